@@ -1,0 +1,27 @@
+// Package jwe is the codec of the Health Data Connect encrypted transport: JWE
+// (RFC 7516) with alg "dir" and enc "A128CBC-HS256" (RFC 7518 §5.2.3), where
+// the content-encryption key is a 16-byte shared key string written twice.
+//
+// Request envelopes come as the flattened JSON serialization with a top-level
+// "kid" member (and optionally "kid" in the protected header), or as the
+// compact serialization. Response envelopes carry "ciphertext", "iv" and "tag",
+// no protected header (so the additional authenticated data is empty), and an
+// "unprotected" header naming alg, enc and kid so that standard JOSE libraries
+// decrypt them as flattened JWE.
+//
+// The reader is hand-written rather than go-jose's ParseEncryptedJSON for four
+// reasons: go-jose needs the whole body in memory (uploads are hundreds of
+// megabytes, so the ciphertext is decoded as a stream into a caller-provided
+// spool instead), it accepts duplicate members and padded base64, it has no
+// notion of the top-level kid, and it does not keep the protected header text
+// exactly as received. Sealing uses go-jose's CBC-HMAC AEAD. Opening is
+// hand-written because the AEAD interface needs the ciphertext and tag in one
+// contiguous buffer and copies it twice; here the tag is computed over a
+// spooled ciphertext (memory or file) and verified in constant time before
+// any byte is decrypted, and the plaintext is then produced as a stream.
+//
+// Errors are of two kinds. A *FormatError describes a malformed or unsupported
+// envelope; its text carries nothing secret and may be shown to the client.
+// Every failure that involves a key (wrong tag, bad padding, wrong key length)
+// is ErrDecrypt, one value, so that a caller can answer all of them alike.
+package jwe

@@ -1,0 +1,50 @@
+package jwe
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// FuzzRead feeds arbitrary bytes to the envelope reader in every form. It
+// must never panic, must fail only with a format error, ErrTooLarge or
+// ErrDecrypt, and whatever it accepts must satisfy the structural checks.
+func FuzzRead(f *testing.F) {
+	v := loadVectors(f)
+	for _, vec := range []envelopeVector{v.Request, v.RequestSpaced, v.Response} {
+		f.Add(vec.json(f), uint8(Flattened))
+		f.Add(vec.compact(), uint8(Compact))
+	}
+	key := v.Request.key(f)
+	f.Add(EncryptRequest(key, "k", []byte(`{"a":1}`)), uint8(Request))
+	f.Add(EncryptResponse(key, "k", nil), uint8(Flattened))
+	f.Add([]byte(`{"protected":"e30","unprotected":{"kid":"\u0000"},"iv":"","ciphertext":"","tag":""}`), uint8(Request))
+	f.Fuzz(func(t *testing.T, data []byte, form uint8) {
+		fm := Form(form % 3)
+		var ct bytes.Buffer
+		e, err := Read(bytes.NewReader(data), fm, &ct, 1<<20)
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) && !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		if e.Size != int64(ct.Len()) || e.Size == 0 || e.Size%blockSize != 0 {
+			t.Fatalf("accepted a ciphertext of %d bytes (buffer %d)", e.Size, ct.Len())
+		}
+		if e.Header.Alg != AlgDir || e.Header.Enc != EncA128CBCHS256 {
+			t.Fatalf("accepted header %+v", e.Header)
+		}
+		if fm == Request && e.Protected == "" {
+			t.Fatal("accepted a request without a protected header")
+		}
+		pt, err := e.Decrypt(key, ct.Bytes())
+		if err != nil && err != ErrDecrypt {
+			t.Fatalf("Decrypt: %v", err)
+		}
+		if err == nil && int64(len(pt)) > e.Size {
+			t.Fatal("plaintext longer than ciphertext")
+		}
+	})
+}

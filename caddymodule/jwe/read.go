@@ -1,0 +1,313 @@
+package jwe
+
+import (
+	"bytes"
+	"io"
+)
+
+// Form names the serializations a reader accepts.
+type Form int
+
+const (
+	// Request is the flattened JSON serialization with a protected header
+	// that names alg and enc: what clients send with Content-Type
+	// application/json.
+	Request Form = iota
+	// Compact is the compact serialization (Content-Type application/jose).
+	// Its key id can only come from the protected header.
+	Compact
+	// Flattened is any flattened JSON serialization: a request, or a response
+	// without a protected header (its additional authenticated data is then
+	// empty and alg and enc, when named, are in the unprotected header).
+	Flattened
+)
+
+// Envelope is a parsed envelope without its ciphertext, which the reader
+// writes elsewhere as it decodes it.
+type Envelope struct {
+	// Protected is the encoded protected header exactly as received; it is the
+	// additional authenticated data. It is empty in a response envelope.
+	Protected string
+	// Header holds the parameters of the protected and unprotected headers.
+	Header Header
+	// Kid is the key id the envelope names, from the top-level member or a
+	// header (all of which must agree), or "" when it names none.
+	Kid  string
+	IV   [ivSize]byte
+	Tag  [tagSize]byte
+	Size int64 // length of the decoded ciphertext
+}
+
+// Read parses an envelope of the given form from r, reading at most limit
+// bytes, and writes the decoded ciphertext to ct as it goes. Every check that
+// needs no key is done here: strict base64url, lengths of iv, tag and
+// ciphertext, duplicate and unknown members, and the alg and enc allow-list.
+// On error, ct may have received part of the ciphertext and must be dropped.
+func Read(r io.Reader, form Form, ct io.Writer, limit int64) (*Envelope, error) {
+	s := newScanner(r, limit)
+	var (
+		e   *Envelope
+		err error
+	)
+	if form == Compact {
+		e, err = s.readCompact(ct)
+	} else {
+		e, err = s.readJSON(ct, form == Request)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e.Size == 0 || e.Size%blockSize != 0 {
+		return nil, formatErr(`"ciphertext" must be a non-empty multiple of %d bytes`, blockSize)
+	}
+	return e, nil
+}
+
+// Parse parses an envelope held in memory and returns it with its ciphertext.
+func Parse(data []byte, form Form) (*Envelope, []byte, error) {
+	var ct bytes.Buffer
+	ct.Grow(len(data) / 4 * 3)
+	e, err := Read(bytes.NewReader(data), form, &ct, int64(len(data)))
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, ct.Bytes(), nil
+}
+
+// Members of the flattened serialization, as bits of a set.
+const (
+	mProtected = 1 << iota
+	mIV
+	mCiphertext
+	mTag
+	mKid
+	mEncryptedKey
+	mUnprotected
+	mHeader
+)
+
+var memberBits = map[string]int{
+	"protected":     mProtected,
+	"iv":            mIV,
+	"ciphertext":    mCiphertext,
+	"tag":           mTag,
+	"kid":           mKid,
+	"encrypted_key": mEncryptedKey,
+	"unprotected":   mUnprotected,
+	"header":        mHeader,
+}
+
+func (s *scanner) readJSON(ct io.Writer, requireProtected bool) (*Envelope, error) {
+	e := &Envelope{}
+	var (
+		seen     int
+		unprot   [][]byte // raw unprotected and per-recipient headers
+		c        byte
+		err      error
+		topKid   string
+		ivBytes  []byte
+		tagBytes []byte
+	)
+	if c, err = s.next(); err != nil {
+		return nil, fail(err)
+	}
+	if c != '{' {
+		return nil, formatErr("envelope is not a JSON object")
+	}
+	for first := true; ; first = false {
+		if c, err = s.next(); err != nil {
+			return nil, fail(err)
+		}
+		if c == '}' && first {
+			break
+		}
+		if !first {
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				return nil, formatErr("envelope is not a JSON object")
+			}
+			if c, err = s.next(); err != nil {
+				return nil, fail(err)
+			}
+		}
+		if c != '"' {
+			return nil, formatErr("envelope is not a JSON object")
+		}
+		name, err := s.readText(maxNameText)
+		if err != nil {
+			return nil, err
+		}
+		if c, err = s.next(); err != nil {
+			return nil, fail(err)
+		}
+		if c != ':' {
+			return nil, formatErr("envelope is not a JSON object")
+		}
+		bit, known := memberBits[name]
+		switch {
+		case !known && (name == "aad" || name == "recipients"):
+			return nil, formatErr("member %q is not supported", name)
+		case !known:
+			return nil, formatErr("unknown member in envelope")
+		case seen&bit != 0:
+			return nil, formatErr("duplicate member %q", name)
+		}
+		seen |= bit
+		if c, err = s.next(); err != nil {
+			return nil, fail(err)
+		}
+		if bit == mUnprotected || bit == mHeader {
+			raw, err := s.readObject(c, maxHeaderText)
+			if err != nil {
+				return nil, err
+			}
+			unprot = append(unprot, raw)
+			continue
+		}
+		if c != '"' {
+			return nil, formatErr("%q must be a string", name)
+		}
+		switch bit {
+		case mProtected:
+			var decoded []byte
+			if e.Protected, decoded, err = s.readSmallB64(name, maxHeaderText); err != nil {
+				return nil, err
+			}
+			if e.Header, err = parseHeader(decoded, protectedParams); err != nil {
+				return nil, err
+			}
+		case mIV:
+			_, ivBytes, err = s.readSmallB64(name, maxSmallB64)
+		case mTag:
+			_, tagBytes, err = s.readSmallB64(name, maxSmallB64)
+		case mEncryptedKey:
+			var key []byte
+			if _, key, err = s.readSmallB64(name, maxSmallB64); err == nil && len(key) > 0 {
+				err = formatErr(`"encrypted_key" must be empty with alg "dir"`)
+			}
+		case mKid:
+			topKid, err = s.readText(maxKidText)
+		case mCiphertext:
+			e.Size, err = s.streamB64(ct, '"', name)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := s.expectEnd(); err != nil {
+		return nil, err
+	}
+	for _, m := range []struct {
+		bit  int
+		name string
+	}{{mIV, "iv"}, {mCiphertext, "ciphertext"}, {mTag, "tag"}} {
+		if seen&m.bit == 0 {
+			return nil, formatErr("member %q is missing", m.name)
+		}
+	}
+	hasProtected := seen&mProtected != 0
+	if requireProtected && !hasProtected {
+		return nil, formatErr(`member "protected" is missing`)
+	}
+	allowed := requestUnprotParams
+	if !hasProtected {
+		allowed = responseUnprotParams
+	}
+	e.Kid = e.Header.Kid
+	for _, raw := range unprot {
+		h, err := parseHeader(raw, allowed)
+		if err != nil {
+			return nil, err
+		}
+		if err := mergeKid(&e.Kid, h.Kid); err != nil {
+			return nil, err
+		}
+		if h.Alg != "" {
+			e.Header.Alg = h.Alg
+		}
+		if h.Enc != "" {
+			e.Header.Enc = h.Enc
+		}
+	}
+	if err := mergeKid(&e.Kid, topKid); err != nil {
+		return nil, err
+	}
+	if !hasProtected && e.Header.Alg == "" && e.Header.Enc == "" {
+		// The response shape of the specification names no algorithm;
+		// the transport has only one.
+		e.Header.Alg, e.Header.Enc = AlgDir, EncA128CBCHS256
+	}
+	if err := e.Header.checkAlgorithms(); err != nil {
+		return nil, err
+	}
+	return e, e.setIVTag(ivBytes, tagBytes)
+}
+
+func (s *scanner) readCompact(ct io.Writer) (*Envelope, error) {
+	e := &Envelope{}
+	c, err := s.next()
+	if err != nil {
+		return nil, fail(err)
+	}
+	if err := s.br.UnreadByte(); err != nil {
+		return nil, err
+	}
+	if c == '{' {
+		return nil, formatErr("JSON envelope sent as application/jose")
+	}
+	var segs [3][]byte // protected, encrypted key, iv
+	for i, max := range []int{maxHeaderText, maxSmallB64, maxSmallB64} {
+		seg, found, err := s.readSegment('.', max)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, errSegments
+		}
+		segs[i] = seg
+	}
+	decoded, err := decodeB64("protected", segs[0])
+	if err != nil {
+		return nil, err
+	}
+	if e.Header, err = parseHeader(decoded, protectedParams); err != nil {
+		return nil, err
+	}
+	if err := e.Header.checkAlgorithms(); err != nil {
+		return nil, err
+	}
+	e.Protected, e.Kid = string(segs[0]), e.Header.Kid
+	if len(segs[1]) > 0 {
+		return nil, formatErr(`the encrypted key must be empty with alg "dir"`)
+	}
+	iv, err := decodeB64("iv", segs[2])
+	if err != nil {
+		return nil, err
+	}
+	if e.Size, err = s.streamB64(ct, '.', "ciphertext"); err != nil {
+		return nil, err
+	}
+	seg, _, err := s.readSegment(0, maxSmallB64)
+	if err != nil {
+		return nil, err
+	}
+	tag, err := decodeB64("tag", seg)
+	if err != nil {
+		return nil, err
+	}
+	return e, e.setIVTag(iv, tag)
+}
+
+func (e *Envelope) setIVTag(iv, tag []byte) error {
+	if len(iv) != ivSize {
+		return formatErr(`"iv" must be %d bytes`, ivSize)
+	}
+	if len(tag) != tagSize {
+		return formatErr(`"tag" must be %d bytes`, tagSize)
+	}
+	copy(e.IV[:], iv)
+	copy(e.Tag[:], tag)
+	return nil
+}

@@ -1,0 +1,266 @@
+package jwe
+
+import (
+	"bytes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// envelopeJSON builds a flattened envelope from member texts, in order.
+func envelopeJSON(members ...string) []byte {
+	return []byte("{" + strings.Join(members, ",") + "}")
+}
+
+func member(name, value string) string { return `"` + name + `":"` + value + `"` }
+
+func headerB64(h string) string { return b64.EncodeToString([]byte(h)) }
+
+// TestReadRejects walks every check made before any key is touched: each
+// envelope must fail with a *FormatError (or ErrTooLarge), whatever the key.
+func TestReadRejects(t *testing.T) {
+	v := loadVectors(t).Request.Envelope
+	prot, iv, ct, tag, kid := member("protected", v["protected"]), member("iv", v["iv"]),
+		member("ciphertext", v["ciphertext"]), member("tag", v["tag"]), member("kid", v["kid"])
+	withHeader := func(h string) string { return member("protected", headerB64(h)) }
+	tests := []struct {
+		name string
+		form Form
+		data string
+	}{
+		{"empty body", Request, ""},
+		{"not an object", Request, `[]`},
+		{"string", Request, `"x"`},
+		{"bad JSON", Request, `{"protected":`},
+		{"unterminated", Request, `{` + prot},
+		{"trailing data", Request, string(envelopeJSON(prot, iv, ct, tag, kid)) + `{}`},
+		{"trailing comma", Request, `{` + prot + `,` + iv + `,` + ct + `,` + tag + `,}`},
+		{"missing colon", Request, `{"protected" "x"}`},
+		{"duplicate iv", Request, string(envelopeJSON(prot, iv, iv, ct, tag))},
+		{"duplicate ciphertext", Request, string(envelopeJSON(prot, iv, ct, ct, tag))},
+		{"duplicate via escape", Request, string(envelopeJSON(prot, iv, ct, tag, `"\u0074ag":"`+v["tag"]+`"`))},
+		{"duplicate kid", Request, string(envelopeJSON(prot, iv, ct, tag, kid, kid))},
+		{"unknown member", Request, string(envelopeJSON(prot, iv, ct, tag, member("x", "y")))},
+		{"aad member", Request, string(envelopeJSON(prot, iv, ct, tag, member("aad", "AAAA")))},
+		{"recipients", Request, string(envelopeJSON(prot, iv, ct, tag, `"recipients":[]`))},
+		{"missing protected", Request, string(envelopeJSON(iv, ct, tag, kid))},
+		{"missing iv", Request, string(envelopeJSON(prot, ct, tag))},
+		{"missing tag", Request, string(envelopeJSON(prot, iv, ct))},
+		{"missing ciphertext", Request, string(envelopeJSON(prot, iv, tag))},
+		{"iv not a string", Request, string(envelopeJSON(prot, `"iv":1`, ct, tag))},
+		{"kid not a string", Request, string(envelopeJSON(prot, iv, ct, tag, `"kid":null`))},
+		{"padded iv", Request, string(envelopeJSON(prot, member("iv", v["iv"]+"=="), ct, tag))},
+		{"padded tag", Request, string(envelopeJSON(prot, iv, ct, member("tag", v["tag"]+"==")))},
+		{"padded ciphertext", Request, string(envelopeJSON(prot, iv, member("ciphertext", v["ciphertext"]+"="), tag))},
+		{"standard alphabet", Request, string(envelopeJSON(prot, iv, member("ciphertext", strings.ReplaceAll(v["ciphertext"], "_", "/")), tag))},
+		{"newline in ciphertext", Request, string(envelopeJSON(prot, iv, member("ciphertext", v["ciphertext"][:8]+`\n`+v["ciphertext"][8:]), tag))},
+		{"raw newline in ciphertext", Request, string(envelopeJSON(prot, iv, member("ciphertext", v["ciphertext"][:8]+"\n"+v["ciphertext"][8:]), tag))},
+		{"escape in iv", Request, string(envelopeJSON(prot, member("iv", `\u0041`+v["iv"][1:]), ct, tag))},
+		{"non-zero trailing bits", Request, string(envelopeJSON(prot, member("iv", v["iv"][:21]+"x"), ct, tag))},
+		{"short iv", Request, string(envelopeJSON(prot, member("iv", b64.EncodeToString(make([]byte, 12))), ct, tag))},
+		{"long iv", Request, string(envelopeJSON(prot, member("iv", b64.EncodeToString(make([]byte, 17))), ct, tag))},
+		{"short tag", Request, string(envelopeJSON(prot, iv, ct, member("tag", b64.EncodeToString(make([]byte, 15)))))},
+		{"long tag", Request, string(envelopeJSON(prot, iv, ct, member("tag", b64.EncodeToString(make([]byte, 32)))))},
+		{"empty ciphertext", Request, string(envelopeJSON(prot, iv, member("ciphertext", ""), tag))},
+		{"truncated ciphertext", Request, string(envelopeJSON(prot, iv, member("ciphertext", b64.EncodeToString(make([]byte, 31))), tag))},
+		{"encrypted key", Request, string(envelopeJSON(prot, member("encrypted_key", "AAAA"), iv, ct, tag))},
+		{"alg A128KW", Request, string(envelopeJSON(withHeader(`{"alg":"A128KW","enc":"A128CBC-HS256"}`), iv, ct, tag))},
+		{"alg none", Request, string(envelopeJSON(withHeader(`{"alg":"none","enc":"A128CBC-HS256"}`), iv, ct, tag))},
+		{"enc A256GCM", Request, string(envelopeJSON(withHeader(`{"alg":"dir","enc":"A256GCM"}`), iv, ct, tag))},
+		{"missing enc", Request, string(envelopeJSON(withHeader(`{"alg":"dir"}`), iv, ct, tag))},
+		{"zip", Request, string(envelopeJSON(withHeader(`{"alg":"dir","enc":"A128CBC-HS256","zip":"DEF"}`), iv, ct, tag))},
+		{"crit", Request, string(envelopeJSON(withHeader(`{"alg":"dir","enc":"A128CBC-HS256","crit":["exp"],"exp":1}`), iv, ct, tag))},
+		{"unknown header parameter", Request, string(envelopeJSON(withHeader(`{"alg":"dir","enc":"A128CBC-HS256","p2s":"x"}`), iv, ct, tag))},
+		{"duplicate header parameter", Request, string(envelopeJSON(withHeader(`{"alg":"dir","alg":"dir","enc":"A128CBC-HS256"}`), iv, ct, tag))},
+		{"header not JSON", Request, string(envelopeJSON(withHeader(`alg=dir`), iv, ct, tag))},
+		{"header trailing data", Request, string(envelopeJSON(withHeader(`{"alg":"dir","enc":"A128CBC-HS256"}x`), iv, ct, tag))},
+		{"header number value", Request, string(envelopeJSON(withHeader(`{"alg":"dir","enc":"A128CBC-HS256","kid":7}`), iv, ct, tag))},
+		{"header invalid UTF-8", Request, string(envelopeJSON(withHeader("{\"alg\":\"dir\",\"enc\":\"A128CBC-HS256\",\"kid\":\"\xff\"}"), iv, ct, tag))},
+		{"kid disagrees with header", Request, string(envelopeJSON(withHeader(`{"alg":"dir","enc":"A128CBC-HS256","kid":"a"}`), iv, ct, tag, member("kid", "b")))},
+		{"alg in unprotected", Request, string(envelopeJSON(prot, iv, ct, tag, `"unprotected":{"alg":"dir"}`))},
+		{"unprotected kid disagrees", Request, string(envelopeJSON(prot, iv, ct, tag, kid, `"header":{"kid":"other"}`))},
+		{"deep nesting", Request, string(envelopeJSON(prot, iv, ct, tag, `"unprotected":`+strings.Repeat("[", 5000)))},
+		{"unprotected not an object", Request, string(envelopeJSON(prot, iv, ct, tag, `"unprotected":"kid"`))},
+		{"control character", Request, string(envelopeJSON(prot, iv, ct, tag, member("kid", "a\x01b")))},
+		{"long member name", Request, string(envelopeJSON(prot, iv, ct, tag, member(strings.Repeat("n", 100), "x")))},
+		{"response header has zip", Flattened, string(envelopeJSON(iv, ct, tag, `"unprotected":{"alg":"dir","enc":"A128CBC-HS256","zip":"DEF"}`))},
+		{"response wrong enc", Flattened, string(envelopeJSON(iv, ct, tag, `"unprotected":{"alg":"dir","enc":"A256GCM"}`))},
+		{"compact with four parts", Compact, v["protected"] + ".." + v["iv"] + "." + v["ciphertext"]},
+		{"compact with six parts", Compact, v["protected"] + ".." + v["iv"] + "." + v["ciphertext"] + "." + v["tag"] + ".x"},
+		{"compact with two parts", Compact, v["protected"] + "." + v["iv"]},
+		{"compact encrypted key", Compact, v["protected"] + ".AAAA." + v["iv"] + "." + v["ciphertext"] + "." + v["tag"]},
+		{"compact padded tag", Compact, v["protected"] + ".." + v["iv"] + "." + v["ciphertext"] + "." + v["tag"] + "=="},
+		{"compact JSON body", Compact, string(envelopeJSON(prot, iv, ct, tag))},
+		{"compact trailing garbage", Compact, v["protected"] + ".." + v["iv"] + "." + v["ciphertext"] + "." + v["tag"] + " x"},
+		{"compact wrong alg", Compact, headerB64(`{"alg":"A128KW","enc":"A128CBC-HS256"}`) + ".." + v["iv"] + "." + v["ciphertext"] + "." + v["tag"]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, err := Parse([]byte(tt.data), tt.form)
+			var fe *FormatError
+			if !errors.As(err, &fe) && !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("Parse = %+v, %v; want a format error", e, err)
+			}
+		})
+	}
+}
+
+// TestReadAccepts covers well-formed variants: whitespace, member order,
+// kid in the header and unprotected headers, escapes in names and kid.
+func TestReadAccepts(t *testing.T) {
+	v := loadVectors(t).Request
+	e := v.Envelope
+	prot, iv, ct, tag := member("protected", e["protected"]), member("iv", e["iv"]), member("ciphertext", e["ciphertext"]), member("tag", e["tag"])
+	tests := []struct {
+		name    string
+		data    string
+		wantKid string
+	}{
+		{"reordered", string(envelopeJSON(tag, ct, iv, prot)), ""},
+		{"whitespace", " {\n\t" + prot + " ,\r\n" + iv + " , " + ct + ",\n" + tag + "\n} \n", ""},
+		{"escaped member name", string(envelopeJSON(prot, iv, ct, `"\u0074ag":"`+e["tag"]+`"`)), ""},
+		{"escaped kid", string(envelopeJSON(prot, iv, ct, tag, `"kid":"client\u002d1"`)), "client-1"},
+		{"kid in unprotected", string(envelopeJSON(prot, iv, ct, tag, `"unprotected":{"kid":"k"}`)), "k"},
+		{"kid in header and top level", string(envelopeJSON(prot, iv, ct, tag, `"header":{"kid":"k"}`, member("kid", "k"))), "k"},
+		{"empty encrypted key", string(envelopeJSON(prot, member("encrypted_key", ""), iv, ct, tag)), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, ciphertext, err := Parse([]byte(tt.data), Request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if env.Kid != tt.wantKid {
+				t.Fatalf("kid = %q, want %q", env.Kid, tt.wantKid)
+			}
+			pt, err := env.Decrypt(v.key(t), ciphertext)
+			if err != nil || string(pt) != v.PlaintextUTF8 {
+				t.Fatalf("Decrypt = %q, %v", pt, err)
+			}
+		})
+	}
+}
+
+func TestReadLimit(t *testing.T) {
+	data := loadVectors(t).Request.json(t)
+	var ct bytes.Buffer
+	if _, err := Read(bytes.NewReader(data), Request, &ct, int64(len(data))); err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+	for _, limit := range []int64{0, 1, int64(len(data)) - 1} {
+		ct.Reset()
+		if _, err := Read(bytes.NewReader(data), Request, &ct, limit); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("limit %d: err = %v, want ErrTooLarge", limit, err)
+		}
+	}
+}
+
+// TestBitFlips flips every bit of the decoded iv, ciphertext, tag and
+// protected header of a valid envelope. Each flip must fail; a flip in iv,
+// ciphertext or tag must fail with exactly ErrDecrypt, and so must a flip in
+// the protected header that still leaves a well-formed header. (In the
+// vector's compact header every flip breaks the JSON or the alg/enc values,
+// so those are format errors; TestDecryptFailuresUniform covers a header that
+// changes and stays well-formed.)
+func TestBitFlips(t *testing.T) {
+	vec := loadVectors(t).Request
+	key := vec.key(t)
+	for _, name := range []string{"protected", "iv", "ciphertext", "tag"} {
+		raw := unb64(t, vec.Envelope[name])
+		var formatErrs, decryptErrs int
+		for bit := 0; bit < len(raw)*8; bit++ {
+			flipped := bytes.Clone(raw)
+			flipped[bit/8] ^= 1 << (bit % 8)
+			env := map[string]string{}
+			for k, v := range vec.Envelope {
+				env[k] = v
+			}
+			env[name] = b64.EncodeToString(flipped)
+			data := envelopeVector{Envelope: env}.json(t)
+			e, ct, err := Parse(data, Request)
+			if err == nil {
+				_, err = e.Decrypt(key, ct)
+			}
+			var fe *FormatError
+			switch {
+			case err == ErrDecrypt:
+				decryptErrs++
+			case name == "protected" && errors.As(err, &fe):
+				formatErrs++
+			default:
+				t.Fatalf("%s bit %d: err = %v", name, bit, err)
+			}
+		}
+		if name != "protected" && decryptErrs != len(raw)*8 {
+			t.Fatalf("%s: %d of %d flips gave ErrDecrypt", name, decryptErrs, len(raw)*8)
+		}
+		t.Logf("%s: %d flips → ErrDecrypt, %d → format error", name, decryptErrs, formatErrs)
+	}
+}
+
+// TestDecryptFailuresUniform checks that a bad tag, bad padding and a wrong
+// key all give the same error value.
+func TestDecryptFailuresUniform(t *testing.T) {
+	v := loadVectors(t).Request
+	key := v.key(t)
+	e, ct, err := Parse(v.json(t), Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An authentic envelope whose padding is not: a last byte of 0 is never
+	// valid padding. Its twin ending in a full block of padding must open,
+	// which shows the tag is right and the padding is what fails.
+	padEnv, ctBad := rawEnvelope(key, e.Protected, make([]byte, 32))
+	goodPad := append(make([]byte, 16), bytes.Repeat([]byte{16}, 16)...)
+	if env, ct := rawEnvelope(key, e.Protected, goodPad); !mustOpen(t, env, key, ct, 16) {
+		t.Fatal("the construction of the bad-padding case is wrong")
+	}
+
+	wrongTag := *e
+	wrongTag.Tag[0] ^= 1
+	otherHeader := *e
+	otherHeader.Protected = headerB64(`{"alg":"dir","enc":"A128CBC-HS256","typ":"JWE"}`)
+	tests := []struct {
+		name string
+		env  *Envelope
+		key  *Key
+		ct   []byte
+	}{
+		{"wrong tag", &wrongTag, key, ct},
+		{"wrong key", e, DummyKey(), ct},
+		{"other protected header", &otherHeader, key, ct},
+		{"bad padding", padEnv, key, ctBad},
+		{"short ciphertext", e, key, ct[:len(ct)-1]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := tt.env.Decrypt(tt.key, tt.ct); err != ErrDecrypt {
+				t.Fatalf("err = %v, want ErrDecrypt", err)
+			}
+		})
+	}
+}
+
+// rawEnvelope encrypts whole blocks without adding padding and tags them.
+func rawEnvelope(key *Key, protected string, blocks []byte) (*Envelope, []byte) {
+	e := &Envelope{Protected: protected, Size: int64(len(blocks))}
+	ct := bytes.Clone(blocks)
+	cipher.NewCBCEncrypter(key.block, e.IV[:]).CryptBlocks(ct, ct)
+	mac := hmac.New(sha256.New, key.macKey())
+	mac.Write([]byte(protected))
+	mac.Write(e.IV[:])
+	mac.Write(ct)
+	mac.Write(binary.BigEndian.AppendUint64(nil, uint64(len(protected))*8))
+	copy(e.Tag[:], mac.Sum(nil))
+	return e, ct
+}
+
+func mustOpen(t *testing.T, e *Envelope, key *Key, ct []byte, wantLen int) bool {
+	t.Helper()
+	pt, err := e.Decrypt(key, ct)
+	return err == nil && len(pt) == wantLen
+}

@@ -1,0 +1,295 @@
+package jwe
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+)
+
+// b64 is the only base64 accepted: URL alphabet, no padding, zero trailing
+// bits. Go's decoder still skips CR and LF, so the scanner refuses those first.
+var b64 = base64.RawURLEncoding.Strict()
+
+const (
+	readBufferSize = 64 << 10
+	maxHeaderText  = 4096 // encoded protected header, or a raw unprotected header object
+	maxSmallB64    = 64   // encoded iv, tag
+	maxKidText     = 1024
+	maxNameText    = 64
+)
+
+// limitReader fails with ErrTooLarge once more than n bytes would be read,
+// where io.LimitReader would silently stop.
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		var probe [1]byte
+		n, err := l.r.Read(probe[:])
+		if n > 0 {
+			return 0, ErrTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// scanner reads the tokens of an envelope from a stream. Small members are
+// read a byte at a time; the ciphertext is decoded in buffer-sized chunks.
+type scanner struct {
+	br *bufio.Reader
+}
+
+func newScanner(r io.Reader, limit int64) *scanner {
+	return &scanner{br: bufio.NewReaderSize(&limitReader{r: r, n: limit}, readBufferSize)}
+}
+
+// fail turns a read error into the error the caller reports: the end of the
+// input in the middle of an envelope is a format error, the rest pass through.
+func fail(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return formatErr("envelope ends unexpectedly")
+	}
+	return err
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// next returns the next byte that is not JSON whitespace.
+func (s *scanner) next() (byte, error) {
+	for {
+		c, err := s.br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		if !isSpace(c) {
+			return c, nil
+		}
+	}
+}
+
+// expectEnd succeeds when only whitespace is left.
+func (s *scanner) expectEnd() error {
+	_, err := s.next()
+	switch {
+	case err == nil:
+		return formatErr("trailing data after the envelope")
+	case errors.Is(err, io.EOF):
+		return nil
+	default:
+		return err
+	}
+}
+
+// readString reads the rest of a JSON string whose opening quote has been
+// consumed and returns its raw text, escapes untouched, and whether it has any.
+func (s *scanner) readString(max int) (raw []byte, escaped bool, err error) {
+	for {
+		c, err := s.br.ReadByte()
+		if err != nil {
+			return nil, false, fail(err)
+		}
+		switch {
+		case c == '"':
+			return raw, escaped, nil
+		case c < 0x20:
+			return nil, false, formatErr("control character in a string")
+		case c == '\\':
+			escaped = true
+			raw = append(raw, c)
+			if c, err = s.br.ReadByte(); err != nil {
+				return nil, false, fail(err)
+			}
+		}
+		raw = append(raw, c)
+		if len(raw) > max {
+			return nil, false, formatErr("string member too long")
+		}
+	}
+}
+
+// readText reads a JSON string value and unescapes it.
+func (s *scanner) readText(max int) (string, error) {
+	raw, escaped, err := s.readString(max)
+	if err != nil || !escaped {
+		return string(raw), err
+	}
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(append(append(quoted, '"'), raw...), '"')
+	var text string
+	if json.Unmarshal(quoted, &text) != nil {
+		return "", formatErr("invalid string escape")
+	}
+	return text, nil
+}
+
+// readSmallB64 reads a short base64url JSON string member and decodes it.
+func (s *scanner) readSmallB64(name string, max int) (text string, decoded []byte, err error) {
+	raw, escaped, err := s.readString(max)
+	if err != nil {
+		return "", nil, err
+	}
+	if escaped {
+		return "", nil, formatErr("%q is not base64url", name)
+	}
+	decoded, err = decodeB64(name, raw)
+	return string(raw), decoded, err
+}
+
+func decodeB64(name string, text []byte) ([]byte, error) {
+	if bytes.IndexByte(text, '\r') >= 0 || bytes.IndexByte(text, '\n') >= 0 {
+		return nil, formatErr("%q is not base64url", name)
+	}
+	out := make([]byte, b64.DecodedLen(len(text)))
+	n, err := b64.Decode(out, text)
+	if err != nil {
+		return nil, formatErr("%q is not base64url", name)
+	}
+	return out[:n], nil
+}
+
+// readObject reads a JSON object that starts with the byte first and returns
+// its raw text. It only balances braces and strings; parseHeader validates.
+func (s *scanner) readObject(first byte, max int) ([]byte, error) {
+	if first != '{' {
+		return nil, formatErr("header member is not an object")
+	}
+	raw := []byte{first}
+	depth, inString := 1, false
+	for depth > 0 {
+		c, err := s.br.ReadByte()
+		if err != nil {
+			return nil, fail(err)
+		}
+		raw = append(raw, c)
+		if len(raw) > max {
+			return nil, formatErr("header member too long")
+		}
+		switch {
+		case inString && c == '\\':
+			c, err = s.br.ReadByte()
+			if err != nil {
+				return nil, fail(err)
+			}
+			raw = append(raw, c)
+		case c == '"':
+			inString = !inString
+		case !inString && (c == '{' || c == '['):
+			depth++
+		case !inString && (c == '}' || c == ']'):
+			depth--
+		}
+	}
+	return raw, nil
+}
+
+// readSegment reads a compact segment up to the byte stop, or to the end of
+// the input or whitespace when stop is 0. It reports whether stop was found.
+func (s *scanner) readSegment(stop byte, max int) (seg []byte, found bool, err error) {
+	for {
+		c, err := s.br.ReadByte()
+		switch {
+		case errors.Is(err, io.EOF):
+			return seg, false, nil
+		case err != nil:
+			return nil, false, err
+		case c == stop && stop != 0:
+			return seg, true, nil
+		case c == '.':
+			return nil, false, errSegments
+		case stop == 0 && isSpace(c):
+			return seg, false, s.expectEnd()
+		}
+		seg = append(seg, c)
+		if len(seg) > max {
+			return nil, false, formatErr("compact segment too long")
+		}
+	}
+}
+
+var errSegments = formatErr("compact serialization must have exactly five parts")
+
+// streamB64 decodes base64url text up to the byte stop into dst, without
+// holding more than a buffer of it, and returns the number of bytes written.
+func (s *scanner) streamB64(dst io.Writer, stop byte, name string) (int64, error) {
+	var (
+		written int64
+		carry   [4]byte // an incomplete quantum left from the previous chunk
+		nc      int
+		out     = make([]byte, readBufferSize/4*3+3)
+	)
+	emit := func(text []byte) error {
+		n, err := b64.Decode(out, text)
+		if err != nil {
+			return formatErr("%q is not base64url", name)
+		}
+		written += int64(n)
+		_, err = dst.Write(out[:n])
+		return err
+	}
+	for {
+		if s.br.Buffered() == 0 {
+			if _, err := s.br.Peek(1); err != nil {
+				if errors.Is(err, io.EOF) && stop == '.' {
+					return 0, errSegments
+				}
+				return 0, fail(err)
+			}
+		}
+		chunk, _ := s.br.Peek(s.br.Buffered())
+		end := bytes.IndexByte(chunk, stop)
+		done := end >= 0
+		if done {
+			chunk = chunk[:end]
+		}
+		// The decoder rejects every byte outside the alphabet except CR and
+		// LF, which it skips; the backslash of a JSON escape is outside it.
+		if bytes.IndexByte(chunk, '\r') >= 0 || bytes.IndexByte(chunk, '\n') >= 0 {
+			return 0, formatErr("%q is not base64url", name)
+		}
+		consumed := len(chunk)
+		if nc > 0 {
+			k := copy(carry[nc:], chunk)
+			nc += k
+			chunk = chunk[k:]
+			if nc == 4 {
+				if err := emit(carry[:]); err != nil {
+					return 0, err
+				}
+				nc = 0
+			}
+		}
+		whole := len(chunk) &^ 3
+		if whole > 0 {
+			if err := emit(chunk[:whole]); err != nil {
+				return 0, err
+			}
+		}
+		nc += copy(carry[nc:], chunk[whole:])
+		if done {
+			consumed++ // the stop byte
+		}
+		if _, err := s.br.Discard(consumed); err != nil {
+			return 0, err
+		}
+		if done {
+			if nc > 0 {
+				if err := emit(carry[:nc]); err != nil {
+					return 0, err
+				}
+			}
+			return written, nil
+		}
+	}
+}
