@@ -1,0 +1,168 @@
+// Package kidregistry holds the edge's shared encryption keys: which key id
+// (kid) names which 16-byte shared key string, which client owns it, and where
+// it is in its rotation (active, retiring, retired).
+//
+// The registry lives in one JSON file that operators change with the hdc CLI
+// (atomic writes under a lock) and that the edge polls and swaps in without a
+// restart, keeping the last good version when a new one is invalid.
+package kidregistry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+	"unicode/utf8"
+)
+
+// SecretSize is the length in bytes of a shared key string: A128CBC-HS256
+// takes 32 key bytes and the specification makes them the string twice.
+const SecretSize = 16
+
+// Status is where a key is in its rotation.
+type Status string
+
+const (
+	// Active keys are accepted and are what a client should encrypt with.
+	Active Status = "active"
+	// Retiring keys are still accepted, for the grace period of a rotation.
+	Retiring Status = "retiring"
+	// Retired keys are refused.
+	Retired Status = "retired"
+)
+
+// Key is one entry of the registry.
+type Key struct {
+	Kid        string     `json:"kid"`
+	ClientID   string     `json:"client_id"`
+	Secret     string     `json:"secret"`
+	Status     Status     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RetiringAt *time.Time `json:"retiring_at,omitempty"`
+	RetiredAt  *time.Time `json:"retired_at,omitempty"`
+}
+
+// Usable reports whether requests encrypted with the key are accepted.
+func (k *Key) Usable() bool { return k.Status == Active || k.Status == Retiring }
+
+// File is the on-disk form of the registry.
+type File struct {
+	Keys []Key `json:"keys"`
+}
+
+// kidPattern keeps key ids safe to carry in HTTP headers, log fields and
+// metric labels.
+var kidPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ValidKid reports whether s may be used as a key id.
+func ValidKid(s string) bool { return kidPattern.MatchString(s) }
+
+// Validate checks every rule of the file format. Its errors name the key by
+// kid and never include a secret.
+func (f *File) Validate() error {
+	seen := make(map[string]bool, len(f.Keys))
+	var errs []error
+	for i := range f.Keys {
+		k := &f.Keys[i]
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("key %d (%q): %s", i, k.Kid, fmt.Sprintf(format, args...)))
+		}
+		switch {
+		case !ValidKid(k.Kid):
+			bad("kid must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")
+		case seen[k.Kid]:
+			bad("duplicate kid")
+		}
+		seen[k.Kid] = true
+		if k.ClientID == "" || len(k.ClientID) > 256 || !utf8.ValidString(k.ClientID) {
+			bad("client_id must be 1 to 256 bytes of UTF-8")
+		}
+		if len(k.Secret) != SecretSize || !utf8.ValidString(k.Secret) {
+			bad("secret must be exactly %d bytes of UTF-8", SecretSize)
+		}
+		switch k.Status {
+		case Active, Retiring, Retired:
+		default:
+			bad("status must be active, retiring or retired")
+		}
+		if k.CreatedAt.IsZero() {
+			bad("created_at is required")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Registry is an immutable, validated view of a registry file, safe for
+// concurrent use.
+type Registry struct {
+	keys  []Key
+	byKid map[string]*Key
+}
+
+// Parse decodes and validates a registry file. Unknown members are refused
+// so that a misspelt field cannot silently change a key's meaning.
+func Parse(data []byte) (*Registry, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("registry is not valid JSON of the expected shape: %w", scrub(err))
+	}
+	if dec.More() {
+		return nil, errors.New("registry has data after its JSON object")
+	}
+	return New(f)
+}
+
+// New validates f and returns its registry.
+func New(f File) (*Registry, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Registry{keys: f.Keys, byKid: make(map[string]*Key, len(f.Keys))}
+	for i := range r.keys {
+		r.byKid[r.keys[i].Kid] = &r.keys[i]
+	}
+	return r, nil
+}
+
+// scrub drops the offending text from JSON errors, which could otherwise
+// quote part of a secret.
+func scrub(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("syntax error at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Errorf("field %q has the wrong type", typ.Field)
+	}
+	return err
+}
+
+// Lookup returns the key named kid, whatever its status. The result must not
+// be modified.
+func (r *Registry) Lookup(kid string) (*Key, bool) {
+	k, ok := r.byKid[kid]
+	return k, ok
+}
+
+// ActiveKey returns the client's current key: the newest active one.
+func (r *Registry) ActiveKey(clientID string) (*Key, bool) {
+	var best *Key
+	for i := range r.keys {
+		k := &r.keys[i]
+		if k.ClientID == clientID && k.Status == Active && (best == nil || k.CreatedAt.After(best.CreatedAt)) {
+			best = k
+		}
+	}
+	return best, best != nil
+}
+
+// Keys returns a copy of every key, in file order.
+func (r *Registry) Keys() []Key { return append([]Key(nil), r.keys...) }
+
+// Len returns the number of keys.
+func (r *Registry) Len() int { return len(r.keys) }

@@ -1,0 +1,125 @@
+package kidregistry
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const validFile = `{"keys":[
+ {"kid":"k1","client_id":"c1","secret":"0123456789abcdef","status":"retiring","created_at":"2026-01-01T00:00:00Z","retiring_at":"2026-02-01T00:00:00Z"},
+ {"kid":"k2","client_id":"c1","secret":"fedcba9876543210","status":"active","created_at":"2026-02-01T00:00:00Z"},
+ {"kid":"k3","client_id":"c1","secret":"aaaaaaaaaaaaaaaa","status":"active","created_at":"2026-01-15T00:00:00Z"},
+ {"kid":"k4","client_id":"c2","secret":"éééééééé","status":"retired","created_at":"2026-01-01T00:00:00Z"}
+]}`
+
+func TestParseValid(t *testing.T) {
+	r, err := Parse([]byte(validFile)) // k4's secret is 8 two-byte runes: 16 bytes
+
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		kid        string
+		wantClient string
+		wantUsable bool
+		found      bool
+	}{
+		{"k1", "c1", true, true},
+		{"k2", "c1", true, true},
+		{"k4", "c2", false, true},
+		{"nope", "", false, false},
+	}
+	for _, tt := range tests {
+		k, ok := r.Lookup(tt.kid)
+		if ok != tt.found {
+			t.Fatalf("Lookup(%q) found = %v", tt.kid, ok)
+		}
+		if ok && (k.ClientID != tt.wantClient || k.Usable() != tt.wantUsable) {
+			t.Fatalf("Lookup(%q) = %+v", tt.kid, k)
+		}
+	}
+	if k, ok := r.ActiveKey("c1"); !ok || k.Kid != "k2" {
+		t.Fatalf("ActiveKey(c1) = %v, %v; want the newest active key k2", k, ok)
+	}
+	if _, ok := r.ActiveKey("c2"); ok {
+		t.Fatal("ActiveKey(c2) found a key, but c2's only key is retired")
+	}
+}
+
+func TestParseInvalid(t *testing.T) {
+	key := func(fields string) string { return `{"keys":[` + fields + `]}` }
+	ok := `"kid":"k1","client_id":"c1","secret":"0123456789abcdef","status":"active","created_at":"2026-01-01T00:00:00Z"`
+	tests := []struct {
+		name, data, wantErr string
+	}{
+		{"not JSON", `{"keys":`, "not valid JSON"},
+		{"trailing data", key("{"+ok+"}") + "{}", "after its JSON object"},
+		{"unknown field", key(`{` + ok + `,"stauts":"active"}`), "not valid JSON"},
+		{"duplicate kid", key(`{` + ok + `},{` + ok + `}`), "duplicate kid"},
+		{"empty kid", key(`{` + strings.Replace(ok, `"k1"`, `""`, 1) + `}`), "kid must be"},
+		{"kid with space", key(`{` + strings.Replace(ok, `"k1"`, `"k 1"`, 1) + `}`), "kid must be"},
+		{"kid with newline", key(`{` + strings.Replace(ok, `"k1"`, `"k\n1"`, 1) + `}`), "kid must be"},
+		{"short secret", key(`{` + strings.Replace(ok, "0123456789abcdef", "0123456789abcde", 1) + `}`), "exactly 16 bytes"},
+		{"long secret", key(`{` + strings.Replace(ok, "0123456789abcdef", "0123456789abcdefg", 1) + `}`), "exactly 16 bytes"},
+		{"16 runes, 17 bytes", key(`{` + strings.Replace(ok, "0123456789abcdef", "é123456789abcdef", 1) + `}`), "exactly 16 bytes"},
+		{"invalid UTF-8 byte", key(`{` + strings.Replace(ok, "0123456789abcdef", "\xff123456789abcde", 1) + `}`), "exactly 16 bytes"},
+		{"unknown status", key(`{` + strings.Replace(ok, `"active"`, `"paused"`, 1) + `}`), "status must be"},
+		{"no client", key(`{` + strings.Replace(ok, `"c1"`, `""`, 1) + `}`), "client_id"},
+		{"no created_at", key(`{` + strings.Replace(ok, `,"created_at":"2026-01-01T00:00:00Z"`, "", 1) + `}`), "created_at"},
+		{"secret is a number", key(`{` + strings.Replace(ok, `"0123456789abcdef"`, `12`, 1) + `}`), "wrong type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.data))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "0123456789abcde") {
+				t.Fatalf("error reveals a secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestEdits(t *testing.T) {
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var f File
+	k1, err := f.Add("c1", "", "", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ValidKid(k1.Kid) || len(k1.Secret) != SecretSize || k1.Status != Active {
+		t.Fatalf("generated key %+v", k1)
+	}
+	if _, err := f.Add("c2", k1.Kid, "", now); err == nil {
+		t.Fatal("Add accepted a duplicate kid")
+	}
+	if _, err := f.Rotate("nobody", now); err == nil {
+		t.Fatal("Rotate accepted a client without keys")
+	}
+	k2, err := f.Rotate("c1", now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old, _ := r.Lookup(k1.Kid); old.Status != Retiring || old.RetiringAt == nil {
+		t.Fatalf("after rotate the old key is %+v", old)
+	}
+	if cur, _ := r.ActiveKey("c1"); cur.Kid != k2.Kid {
+		t.Fatalf("active key %s, want %s", cur.Kid, k2.Kid)
+	}
+	if err := f.Retire(k1.Kid, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Retire("missing", now); err == nil {
+		t.Fatal("Retire accepted an unknown kid")
+	}
+	r, _ = New(f)
+	if old, _ := r.Lookup(k1.Kid); old.Usable() || old.RetiredAt == nil {
+		t.Fatalf("retired key %+v is still usable", old)
+	}
+}

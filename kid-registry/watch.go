@@ -1,0 +1,95 @@
+package kidregistry
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Watcher serves the current registry of a file and reloads it when the file
+// changes. A file that fails to load leaves the last good registry in place.
+type Watcher struct {
+	path   string
+	logger *zap.Logger
+	cur    atomic.Pointer[Registry]
+
+	mu       sync.Mutex // serializes reloads
+	loaded   [sha256.Size]byte
+	rejected string // the last refusal, so that each is logged once
+}
+
+// NewWatcher loads the registry at path; unlike later reloads, this first
+// load must succeed.
+func NewWatcher(path string, logger *zap.Logger) (*Watcher, error) {
+	data, err := readPrivate(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	w := &Watcher{path: path, logger: logger, loaded: sha256.Sum256(data)}
+	w.cur.Store(r)
+	return w, nil
+}
+
+// Path returns the file the watcher follows.
+func (w *Watcher) Path() string { return w.path }
+
+// Registry returns the current registry.
+func (w *Watcher) Registry() *Registry { return w.cur.Load() }
+
+// Reload reads the file now. It swaps in the new registry when the content
+// changed and is valid, and reports whether it did. On error the current
+// registry stays.
+func (w *Watcher) Reload() (changed bool, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	data, err := readPrivate(w.path)
+	if err != nil {
+		return false, w.reject(err.Error(), err)
+	}
+	sum := sha256.Sum256(data)
+	if sum == w.loaded {
+		return false, nil
+	}
+	r, err := Parse(data)
+	if err != nil {
+		return false, w.reject(string(sum[:]), err)
+	}
+	w.cur.Store(r)
+	w.loaded, w.rejected = sum, ""
+	w.logger.Info("key registry reloaded", zap.String("path", w.path), zap.Int("keys", r.Len()))
+	return true, nil
+}
+
+// reject logs why the file was refused, once for each distinct refusal (the
+// content for an invalid file, the error for an unreadable one), and returns
+// err.
+func (w *Watcher) reject(which string, err error) error {
+	if which != w.rejected {
+		w.logger.Warn("key registry not reloaded; keeping the last good one",
+			zap.String("path", w.path), zap.Error(err))
+		w.rejected = which
+	}
+	return err
+}
+
+// Run polls the file every interval until ctx is done.
+func (w *Watcher) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_, _ = w.Reload()
+		}
+	}
+}

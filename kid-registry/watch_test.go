@@ -1,0 +1,97 @@
+package kidregistry
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, within time.Duration, cond func() bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return cond()
+}
+
+func TestWatcher(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.json")
+	writeFile(t, path, validFile, 0o600)
+	core, logs := observer.New(zap.InfoLevel)
+	w, err := NewWatcher(path, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const interval = 20 * time.Millisecond
+	go w.Run(ctx, interval)
+
+	// A valid change is picked up within a few poll intervals (generous, as
+	// the machine may be busy; the poll itself is what is tested).
+	var added Key
+	if err := Update(path, func(f *File) (err error) {
+		added, err = f.Add("c9", "", "", time.Now())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(t, 100*interval, func() bool { _, ok := w.Registry().Lookup(added.Kid); return ok }) {
+		t.Fatal("the watcher did not pick up the new key")
+	}
+
+	// An invalid file keeps the last good registry, and says why once.
+	good := w.Registry()
+	writeFile(t, path, `{"keys":[{"kid":"x"}]}`, 0o600)
+	if !waitFor(t, 100*interval, func() bool { return logs.FilterMessageSnippet("not reloaded").Len() > 0 }) {
+		t.Fatal("no warning about the invalid file")
+	}
+	time.Sleep(5 * interval)
+	if w.Registry() != good {
+		t.Fatal("an invalid file replaced the registry")
+	}
+	if n := logs.FilterMessageSnippet("not reloaded").Len(); n != 1 {
+		t.Fatalf("the same invalid file was logged %d times", n)
+	}
+	for _, e := range logs.All() {
+		for _, f := range e.Context {
+			if strings.Contains(f.String, added.Secret) {
+				t.Fatal("a log line carries a secret")
+			}
+		}
+	}
+
+	// A file that became readable by others is refused too.
+	writeFile(t, path, validFile, 0o644)
+	if changed, err := w.Reload(); changed || err == nil {
+		t.Fatalf("Reload of a world-readable file: changed=%v err=%v", changed, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(t, 100*interval, func() bool { _, ok := w.Registry().Lookup(added.Kid); return !ok }) {
+		t.Fatal("the watcher did not recover once the file was fixed")
+	}
+}
+
+func TestNewWatcherNeedsValidFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.json")
+	if _, err := NewWatcher(path, zap.NewNop()); err == nil {
+		t.Fatal("NewWatcher accepted a missing file")
+	}
+	writeFile(t, path, `{`, 0o600)
+	if _, err := NewWatcher(path, zap.NewNop()); err == nil {
+		t.Fatal("NewWatcher accepted an invalid file")
+	}
+}
