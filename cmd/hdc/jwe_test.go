@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+type envelopeVector struct {
+	SharedKey     string            `json:"shared_key"`
+	Envelope      map[string]string `json:"envelope"`
+	PlaintextUTF8 string            `json:"plaintext_utf8"`
+}
+
+func loadEnvelopeVectors(t *testing.T) map[string]envelopeVector {
+	data, err := os.ReadFile("../../testdata/jwe.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]envelopeVector{}
+	for _, name := range []string{"request_envelope", "request_envelope_spaced_protected_header", "response_envelope"} {
+		var v envelopeVector
+		if err := json.Unmarshal(all[name], &v); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// TestJWEDecryptVectors: hdc jwe decrypt prints each vector's plaintext,
+// from the JSON form and, for requests, from the compact form.
+func TestJWEDecryptVectors(t *testing.T) {
+	for name, v := range loadEnvelopeVectors(t) {
+		inputs := map[string][]byte{}
+		inputs["json"], _ = json.Marshal(v.Envelope)
+		if p, ok := v.Envelope["protected"]; ok {
+			e := v.Envelope
+			inputs["compact"] = []byte(p + ".." + e["iv"] + "." + e["ciphertext"] + "." + e["tag"] + "\n")
+		}
+		for form, in := range inputs {
+			t.Run(name+"/"+form, func(t *testing.T) {
+				r := runHDC(t, in, "jwe", "decrypt", "--key", v.SharedKey)
+				if r.err != nil {
+					t.Fatalf("%v: %s", r.err, r.stderr)
+				}
+				if string(r.stdout) != v.PlaintextUTF8 {
+					t.Fatalf("printed %q, want %q", r.stdout, v.PlaintextUTF8)
+				}
+			})
+		}
+	}
+}
+
+// TestJWERoundTrip encrypts with hdc in each shape and decrypts with hdc.
+func TestJWERoundTrip(t *testing.T) {
+	const key = "0123456789abcdef"
+	plaintext := []byte(`{"file":"aGVsbG8="}`)
+	for _, shape := range [][]string{{}, {"--compact"}, {"--response"}} {
+		args := append([]string{"jwe", "encrypt", "--key", key, "--kid", "k1"}, shape...)
+		enc := runHDC(t, plaintext, args...)
+		if enc.err != nil {
+			t.Fatalf("%v: %v %s", shape, enc.err, enc.stderr)
+		}
+		if bytes.Contains(enc.stdout, plaintext) {
+			t.Fatalf("%v: envelope contains the plaintext", shape)
+		}
+		dec := runHDC(t, enc.stdout, "jwe", "decrypt", "--key", key)
+		if dec.err != nil || !bytes.Equal(dec.stdout, plaintext) {
+			t.Fatalf("%v: decrypt gave %q, %v %s", shape, dec.stdout, dec.err, dec.stderr)
+		}
+	}
+}
+
+// TestJWEDecryptFailures: crypto failures share one message; format errors
+// are described; nothing is printed on standard output.
+func TestJWEDecryptFailures(t *testing.T) {
+	vectors := loadEnvelopeVectors(t)
+	v := vectors["request_envelope"]
+	good, _ := json.Marshal(v.Envelope)
+	flipped := func(member string) []byte {
+		e := map[string]string{}
+		for k, val := range v.Envelope {
+			e[k] = val
+		}
+		b := []byte(e[member])
+		if b[0] == 'A' {
+			b[0] = 'B'
+		} else {
+			b[0] = 'A'
+		}
+		e[member] = string(b)
+		out, _ := json.Marshal(e)
+		return out
+	}
+	var cryptoMessage string
+	for _, tt := range []struct {
+		name   string
+		key    string
+		in     []byte
+		crypto bool
+		want   string
+	}{
+		{"wrong key", "fedcba9876543210", good, true, ""},
+		{"flipped tag", v.SharedKey, flipped("tag"), true, ""},
+		{"flipped iv", v.SharedKey, flipped("iv"), true, ""},
+		{"flipped ciphertext", v.SharedKey, flipped("ciphertext"), true, ""},
+		{"not an envelope", v.SharedKey, []byte(`{"hello":1}`), false, "unknown member"},
+		{"short key", "short", good, false, "exactly 16 bytes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runHDC(t, tt.in, "jwe", "decrypt", "--key", tt.key)
+			if r.err == nil || len(r.stdout) != 0 {
+				t.Fatalf("err = %v, stdout %q", r.err, r.stdout)
+			}
+			msg := strings.TrimSpace(string(r.stderr))
+			if tt.crypto {
+				if cryptoMessage == "" {
+					cryptoMessage = msg
+				}
+				if msg != cryptoMessage {
+					t.Fatalf("crypto failure message %q differs from %q", msg, cryptoMessage)
+				}
+			} else if !strings.Contains(msg, tt.want) {
+				t.Fatalf("stderr %q, want it to mention %q", msg, tt.want)
+			}
+		})
+	}
+	if cryptoMessage != "hdc: jwe: decryption failed" {
+		t.Fatalf("crypto failure message is %q", cryptoMessage)
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+func TestKeysLifecycle(t *testing.T) {
+	reg := filepath.Join(t.TempDir(), "keys.json")
+	r := runHDC(t, nil, "keys", "add", "--registry", reg, "--client", "c1", "--kid", "k-one", "--secret", "0123456789abcdef")
+	if r.err != nil {
+		t.Fatalf("add: %v\n%s", r.err, r.stderr)
+	}
+	var added issuedKey
+	if err := json.Unmarshal(r.stdout, &added); err != nil {
+		t.Fatal(err)
+	}
+	if added != (issuedKey{"k-one", "c1", "0123456789abcdef"}) {
+		t.Fatalf("add printed %+v", added)
+	}
+
+	r = runHDC(t, nil, "keys", "rotate", "--registry", reg, "--client", "c1")
+	var rotated issuedKey
+	if r.err != nil || json.Unmarshal(r.stdout, &rotated) != nil || len(rotated.Secret) != 16 || rotated.Kid == "k-one" {
+		t.Fatalf("rotate: %v %s %s", r.err, r.stdout, r.stderr)
+	}
+
+	r = runHDC(t, nil, "keys", "list", "--registry", reg, "--json")
+	if r.err != nil {
+		t.Fatalf("list: %v %s", r.err, r.stderr)
+	}
+	if strings.Contains(string(r.stdout), "0123456789abcdef") || strings.Contains(string(r.stdout), rotated.Secret) {
+		t.Fatal("list printed a secret")
+	}
+	var listed []listedKey
+	if err := json.Unmarshal(r.stdout, &listed); err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]kidregistry.Status{}
+	for _, k := range listed {
+		status[k.Kid] = k.Status
+	}
+	if status["k-one"] != kidregistry.Retiring || status[rotated.Kid] != kidregistry.Active {
+		t.Fatalf("after rotate: %v", status)
+	}
+
+	if r = runHDC(t, nil, "keys", "retire", "--registry", reg, "--kid", "k-one"); r.err != nil {
+		t.Fatalf("retire: %v %s", r.err, r.stderr)
+	}
+	r = runHDC(t, nil, "keys", "list", "--registry", reg)
+	if r.err != nil || !strings.Contains(string(r.stdout), "retired") || strings.Contains(string(r.stdout), rotated.Secret) {
+		t.Fatalf("list table: %v\n%s", r.err, r.stdout)
+	}
+
+	failures := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"short secret", []string{"keys", "add", "--registry", reg, "--client", "c2", "--secret", "short"}, "exactly 16 bytes"},
+		{"duplicate kid", []string{"keys", "add", "--registry", reg, "--client", "c2", "--kid", "k-one"}, "already exists"},
+		{"bad kid", []string{"keys", "add", "--registry", reg, "--client", "c2", "--kid", "k one"}, "kid must be"},
+		{"no client", []string{"keys", "add", "--registry", reg}, "client"},
+		{"no registry", []string{"keys", "list"}, "--registry"},
+		{"rotate unknown client", []string{"keys", "rotate", "--registry", reg, "--client", "nobody"}, "no keys"},
+		{"retire unknown kid", []string{"keys", "retire", "--registry", reg, "--kid", "nope"}, "no key"},
+	}
+	for _, f := range failures {
+		t.Run(f.name, func(t *testing.T) {
+			r := runHDC(t, nil, f.args...)
+			if r.err == nil || !strings.Contains(string(r.stderr), f.want) {
+				t.Fatalf("err = %v, stderr %q; want failure mentioning %q", r.err, r.stderr, f.want)
+			}
+			if strings.Contains(string(r.stderr), "0123456789abcdef") {
+				t.Fatal("an error message shows a secret")
+			}
+		})
+	}
+}
+
+// TestKeysAddConcurrentProcesses runs 20 hdc processes adding keys to one
+// file at once: every key must land and the file must stay valid.
+func TestKeysAddConcurrentProcesses(t *testing.T) {
+	reg := filepath.Join(t.TempDir(), "keys.json")
+	const n = 20
+	var wg sync.WaitGroup
+	results := make([]hdcResult, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = runHDC(t, nil, "keys", "add", "--registry", reg, "--client", fmt.Sprintf("client-%d", i))
+		}()
+	}
+	wg.Wait()
+	kids := map[string]bool{}
+	for i, r := range results {
+		var k issuedKey
+		if r.err != nil || json.Unmarshal(r.stdout, &k) != nil {
+			t.Fatalf("process %d: %v %s", i, r.err, r.stderr)
+		}
+		kids[k.Kid] = true
+	}
+	reg2, err := kidregistry.Load(reg)
+	if err != nil {
+		t.Fatalf("the file is not valid after concurrent adds: %v", err)
+	}
+	if reg2.Len() != n || len(kids) != n {
+		t.Fatalf("%d keys in the file, %d distinct kids printed; want %d", reg2.Len(), len(kids), n)
+	}
+	for kid := range kids {
+		if _, ok := reg2.Lookup(kid); !ok {
+			t.Fatalf("kid %s printed but not in the file", kid)
+		}
+	}
+}
