@@ -13,18 +13,23 @@ import (
 // Watcher serves the current registry of a file and reloads it when the file
 // changes. A file that fails to load leaves the last good registry in place.
 type Watcher struct {
-	path   string
-	logger *zap.Logger
-	cur    atomic.Pointer[Registry]
+	path    string
+	logger  *zap.Logger
+	observe Observer
+	cur     atomic.Pointer[Registry]
 
 	mu       sync.Mutex // serializes reloads
 	loaded   [sha256.Size]byte
 	rejected string // the last refusal, so that each is logged once
 }
 
+// Observer is told the outcome of every reload: the registry in use after it,
+// whether it changed, and why the file was refused if it was.
+type Observer func(current *Registry, changed bool, err error)
+
 // NewWatcher loads the registry at path; unlike later reloads, this first
-// load must succeed.
-func NewWatcher(path string, logger *zap.Logger) (*Watcher, error) {
+// load must succeed. observe, if not nil, is called after every reload.
+func NewWatcher(path string, logger *zap.Logger, observe Observer) (*Watcher, error) {
 	data, err := readPrivate(path)
 	if err != nil {
 		return nil, err
@@ -33,7 +38,10 @@ func NewWatcher(path string, logger *zap.Logger) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{path: path, logger: logger, loaded: sha256.Sum256(data)}
+	if observe == nil {
+		observe = func(*Registry, bool, error) {}
+	}
+	w := &Watcher{path: path, logger: logger, observe: observe, loaded: sha256.Sum256(data)}
 	w.cur.Store(r)
 	return w, nil
 }
@@ -50,6 +58,12 @@ func (w *Watcher) Registry() *Registry { return w.cur.Load() }
 func (w *Watcher) Reload() (changed bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	changed, err = w.reload()
+	w.observe(w.cur.Load(), changed, err)
+	return changed, err
+}
+
+func (w *Watcher) reload() (changed bool, err error) {
 	data, err := readPrivate(w.path)
 	if err != nil {
 		return false, w.reject(err.Error(), err)

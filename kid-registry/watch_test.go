@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,7 +30,18 @@ func TestWatcher(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
 	writeFile(t, path, validFile, 0o600)
 	core, logs := observer.New(zap.InfoLevel)
-	w, err := NewWatcher(path, zap.New(core))
+	var reloads, rejections atomic.Int32
+	w, err := NewWatcher(path, zap.New(core), func(cur *Registry, changed bool, err error) {
+		if cur == nil {
+			t.Error("observer got no registry")
+		}
+		if changed {
+			reloads.Add(1)
+		}
+		if err != nil {
+			rejections.Add(1)
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,15 +95,18 @@ func TestWatcher(t *testing.T) {
 	if !waitFor(t, 100*interval, func() bool { _, ok := w.Registry().Lookup(added.Kid); return !ok }) {
 		t.Fatal("the watcher did not recover once the file was fixed")
 	}
+	if reloads.Load() != 2 || rejections.Load() < 2 {
+		t.Fatalf("observer saw %d reloads and %d rejections; want 2 and at least 2", reloads.Load(), rejections.Load())
+	}
 }
 
 func TestNewWatcherNeedsValidFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
-	if _, err := NewWatcher(path, zap.NewNop()); err == nil {
+	if _, err := NewWatcher(path, zap.NewNop(), nil); err == nil {
 		t.Fatal("NewWatcher accepted a missing file")
 	}
 	writeFile(t, path, `{`, 0o600)
-	if _, err := NewWatcher(path, zap.NewNop()); err == nil {
+	if _, err := NewWatcher(path, zap.NewNop(), nil); err == nil {
 		t.Fatal("NewWatcher accepted an invalid file")
 	}
 }
