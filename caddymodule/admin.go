@@ -1,0 +1,104 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+func init() {
+	caddy.RegisterModule(Admin{})
+}
+
+// Admin adds the key registry to Caddy's admin API:
+//
+//	GET  /hdc/keys         every kid with its client, status, dates and last use (no secrets)
+//	POST /hdc/keys/reload  re-read the registry file now
+type Admin struct{}
+
+// CaddyModule returns the Caddy module information.
+func (Admin) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.hdc",
+		New: func() caddy.Module { return new(Admin) },
+	}
+}
+
+// Routes returns the admin routes.
+func (a Admin) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{
+		{Pattern: "/hdc/keys", Handler: caddy.AdminHandlerFunc(a.handleKeys)},
+		{Pattern: "/hdc/keys/reload", Handler: caddy.AdminHandlerFunc(a.handleReload)},
+	}
+}
+
+// adminKey is a key as the admin API shows it.
+type adminKey struct {
+	Kid        string             `json:"kid"`
+	ClientID   string             `json:"client_id"`
+	Status     kidregistry.Status `json:"status"`
+	CreatedAt  time.Time          `json:"created_at"`
+	RetiringAt *time.Time         `json:"retiring_at,omitempty"`
+	RetiredAt  *time.Time         `json:"retired_at,omitempty"`
+	LastUsed   *time.Time         `json:"last_used,omitempty"`
+}
+
+func (Admin) handleKeys(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("method not allowed")}
+	}
+	app, err := activeApp()
+	if err != nil {
+		return err
+	}
+	keys := app.keys.watcher.Registry().Keys()
+	out := make([]adminKey, 0, len(keys))
+	for _, k := range keys {
+		ak := adminKey{Kid: k.Kid, ClientID: k.ClientID, Status: k.Status,
+			CreatedAt: k.CreatedAt, RetiringAt: k.RetiringAt, RetiredAt: k.RetiredAt}
+		if t := app.keyLastUse(k.Kid); !t.IsZero() {
+			ak.LastUsed = &t
+		}
+		out = append(out, ak)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(out)
+}
+
+func (Admin) handleReload(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: errors.New("method not allowed")}
+	}
+	app, err := activeApp()
+	if err != nil {
+		return err
+	}
+	changed, err := app.keys.watcher.Reload()
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusUnprocessableEntity,
+			Err: fmt.Errorf("registry not reloaded, the last good one stays: %w", err)}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(map[string]any{
+		"changed": changed,
+		"keys":    app.keys.watcher.Registry().Len(),
+	})
+}
+
+// activeApp returns the hdc app of the running config.
+func activeApp() (*App, error) {
+	app, err := caddy.ActiveContext().AppIfConfigured("hdc")
+	if err != nil {
+		return nil, caddy.APIError{HTTPStatus: http.StatusNotFound, Err: errors.New("the hdc app is not configured")}
+	}
+	return app.(*App), nil
+}
+
+// Interface guards
+var _ caddy.AdminRouter = (*Admin)(nil)

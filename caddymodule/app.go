@@ -1,0 +1,196 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+func init() {
+	caddy.RegisterModule(App{})
+}
+
+// App is the "hdc" app: the state the edge's handlers share. It holds the key
+// registry (reloaded from its file without a restart, and kept across config
+// reloads) and the bearer token verifier.
+type App struct {
+	// Keys configures the key registry.
+	Keys KeysConfig `json:"keys"`
+	// Tokens configures the verification of bearer tokens.
+	Tokens TokensConfig `json:"tokens,omitempty"`
+
+	keys     *keyState
+	verifier *tokenauth.Verifier // nil when no tokens are configured
+	logger   *zap.Logger
+	stop     context.CancelFunc
+}
+
+// KeysConfig locates the key registry file.
+type KeysConfig struct {
+	// Registry is the path of the registry file; placeholders such as
+	// {env.HDC_KEY_REGISTRY} are replaced.
+	Registry string `json:"registry"`
+	// PollInterval is how often the file is checked for changes (default 2s).
+	PollInterval caddy.Duration `json:"poll_interval,omitempty"`
+}
+
+const (
+	defaultPollInterval = 2 * time.Second
+	// reloadCooldown bounds the reloads an unknown kid may trigger.
+	reloadCooldown = time.Second
+)
+
+// CaddyModule returns the Caddy module information.
+func (App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "hdc",
+		New: func() caddy.Module { return new(App) },
+	}
+}
+
+// keyPool shares one keyState per registry file across config reloads: the
+// new config provisions before the old one cleans up, so the registry and
+// the last use of each kid carry over.
+var keyPool = caddy.NewUsagePool()
+
+// keyState is a registry file being followed, with the last use of each kid.
+type keyState struct {
+	path       string
+	watcher    *kidregistry.Watcher
+	lastUse    sync.Map // kid → *atomic.Int64, Unix nanoseconds
+	lastReload atomic.Int64
+}
+
+// Destruct implements caddy.Destructor.
+func (*keyState) Destruct() error { return nil }
+
+// Provision loads the registry and the token verifier.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.logger = ctx.Logger()
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
+	repl := caddy.NewReplacer()
+	path := repl.ReplaceAll(a.Keys.Registry, "")
+	if path == "" {
+		return errors.New("hdc: keys: a registry file is required")
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if a.Keys.PollInterval <= 0 {
+		a.Keys.PollInterval = caddy.Duration(defaultPollInterval)
+	}
+	logger := a.logger.Named("keys")
+	v, _, err := keyPool.LoadOrNew(path, func() (caddy.Destructor, error) {
+		w, err := kidregistry.NewWatcher(path, logger, observeRegistry)
+		if err != nil {
+			return nil, fmt.Errorf("hdc: keys: %w", err)
+		}
+		observeRegistry(w.Registry(), true, nil)
+		return &keyState{path: path, watcher: w}, nil
+	})
+	if err != nil {
+		return err
+	}
+	a.keys = v.(*keyState)
+	return a.provisionTokens(ctx)
+}
+
+// observeRegistry keeps the registry metrics current.
+func observeRegistry(r *kidregistry.Registry, changed bool, err error) {
+	switch {
+	case err != nil:
+		registryReloads.WithLabelValues("rejected").Inc()
+	case changed:
+		registryReloads.WithLabelValues("changed").Inc()
+	default:
+		registryReloads.WithLabelValues("unchanged").Inc()
+	}
+	counts := map[kidregistry.Status]int{kidregistry.Active: 0, kidregistry.Retiring: 0, kidregistry.Retired: 0}
+	for _, k := range r.Keys() {
+		counts[k.Status]++
+	}
+	for status, n := range counts {
+		registryKeys.WithLabelValues(string(status)).Set(float64(n))
+	}
+}
+
+// Start polls the registry file until Stop.
+func (a *App) Start() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stop = cancel
+	go a.keys.watcher.Run(ctx, time.Duration(a.Keys.PollInterval))
+	return nil
+}
+
+// Stop ends the polling.
+func (a *App) Stop() error {
+	if a.stop != nil {
+		a.stop()
+	}
+	return nil
+}
+
+// Cleanup releases this config's use of the shared state.
+func (a *App) Cleanup() error {
+	if a.keys != nil {
+		_, err := keyPool.Delete(a.keys.path)
+		return err
+	}
+	return nil
+}
+
+// lookupKey returns the key named kid. When the kid is unknown it reloads the
+// registry first, at most once per reloadCooldown, so that a key added a
+// moment ago works before the next poll.
+func (a *App) lookupKey(kid string) (*kidregistry.Key, bool) {
+	k, ok := a.keys.watcher.Registry().Lookup(kid)
+	if ok {
+		return k, true
+	}
+	now := time.Now().UnixNano()
+	last := a.keys.lastReload.Load()
+	if now-last < int64(reloadCooldown) || !a.keys.lastReload.CompareAndSwap(last, now) {
+		return nil, false
+	}
+	if changed, _ := a.keys.watcher.Reload(); !changed {
+		return nil, false
+	}
+	return a.keys.watcher.Registry().Lookup(kid)
+}
+
+// touchKey records that kid was used now.
+func (a *App) touchKey(kid string) {
+	now := time.Now()
+	v, _ := a.keys.lastUse.LoadOrStore(kid, new(atomic.Int64))
+	v.(*atomic.Int64).Store(now.UnixNano())
+	keyLastUsed.WithLabelValues(kid).Set(float64(now.UnixNano()) / 1e9)
+}
+
+// keyLastUse returns when kid was last used, or the zero time.
+func (a *App) keyLastUse(kid string) time.Time {
+	v, ok := a.keys.lastUse.Load(kid)
+	if !ok {
+		return time.Time{}
+	}
+	return time.Unix(0, v.(*atomic.Int64).Load())
+}
+
+// Interface guards
+var (
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
+)

@@ -1,0 +1,205 @@
+package caddymodule
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+func init() {
+	caddy.RegisterModule(Auth{})
+}
+
+// Auth is the hdc_auth handler. It removes every X-HDC-* header the client
+// sent, checks the bearer token, and forwards the identity it proves as
+// X-HDC-Client-Id, X-HDC-Workspace-Id and X-HDC-Token-Id (and as the Caddy
+// variables hdc.client_id, hdc.workspace_id, hdc.token_id for hdc_jwe).
+//
+// Modes: "token" (the default) requires a valid access token; "refresh"
+// accepts an expired one (signature, issuer and audience still checked) and
+// requires the Client-Id header to equal its subject; "public" only removes
+// the X-HDC-* headers.
+type Auth struct {
+	Mode string `json:"mode,omitempty"`
+
+	verifier *tokenauth.Verifier
+	logger   *zap.Logger
+}
+
+// Modes of Auth.
+const (
+	authToken   = "token"
+	authRefresh = "refresh"
+	authPublic  = "public"
+)
+
+// CaddyModule returns the Caddy module information.
+func (Auth) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.hdc_auth",
+		New: func() caddy.Module { return new(Auth) },
+	}
+}
+
+// Provision fetches the token verifier from the hdc app.
+func (a *Auth) Provision(ctx caddy.Context) error {
+	a.logger = ctx.Logger()
+	if a.Mode == "" {
+		a.Mode = authToken
+	}
+	switch a.Mode {
+	case authPublic:
+		return nil
+	case authToken, authRefresh:
+	default:
+		return errors.New("hdc_auth: mode must be token, refresh or public")
+	}
+	app, err := ctx.App("hdc")
+	if err != nil {
+		return err
+	}
+	a.verifier = app.(*App).verifier
+	if a.verifier == nil {
+		return errors.New("hdc_auth: the hdc app has no tokens configuration (jwks_url or jwks_file)")
+	}
+	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	for name := range r.Header {
+		if strings.HasPrefix(name, "X-Hdc-") { // names are canonical in the map
+			delete(r.Header, name)
+		}
+	}
+	if a.Mode == authPublic {
+		return next.ServeHTTP(w, r)
+	}
+	mode := tokenauth.ModeAccess
+	if a.Mode == authRefresh {
+		mode = tokenauth.ModeRefresh
+	}
+	token, err := tokenauth.BearerToken(r.Header.Get("Authorization"))
+	var claims *tokenauth.Claims
+	if err == nil {
+		claims, err = a.verifier.Verify(r.Context(), token, mode)
+	}
+	if err == nil && mode == tokenauth.ModeRefresh {
+		err = checkClientID(r.Header.Get("Client-Id"), claims.Subject)
+	}
+	if err != nil {
+		p := authProblem(w, err)
+		authRequests.WithLabelValues(a.Mode, p.Code).Inc()
+		a.logger.Info("request refused", zap.String("mode", a.Mode), zap.String("path", r.URL.Path),
+			zap.String("code", p.Code), zap.String("reason", reason(err)))
+		problem.Write(w, p)
+		return nil
+	}
+	authRequests.WithLabelValues(a.Mode, "ok").Inc()
+
+	ctx := r.Context()
+	caddyhttp.SetVar(ctx, varClientID, claims.Subject)
+	caddyhttp.SetVar(ctx, varWorkspaceID, claims.Workspace)
+	caddyhttp.SetVar(ctx, varTokenID, claims.ID)
+	r.Header.Set("X-Hdc-Client-Id", claims.Subject)
+	r.Header.Set("X-Hdc-Workspace-Id", claims.Workspace)
+	r.Header.Set("X-Hdc-Token-Id", claims.ID)
+	return next.ServeHTTP(w, r)
+}
+
+// Errors of the refresh mode's Client-Id check.
+var (
+	errNoClientID       = errors.New("no Client-Id header")
+	errClientIDMismatch = errors.New("Client-Id is not the token's subject")
+)
+
+func checkClientID(header, subject string) error {
+	switch {
+	case header == "":
+		return errNoClientID
+	case header != subject:
+		return errClientIDMismatch
+	}
+	return nil
+}
+
+// authProblem maps a refusal to its answer and sets the RFC 6750 challenge.
+func authProblem(w http.ResponseWriter, err error) *problem.Problem {
+	const realm = `Bearer realm="hdc"`
+	h := w.Header()
+	switch {
+	case errors.Is(err, tokenauth.ErrKeysUnavailable):
+		h.Set("Retry-After", "5")
+		return problem.New(http.StatusServiceUnavailable, "auth_unavailable",
+			"The signing keys of the token issuer cannot be fetched; try again shortly.")
+	case errors.Is(err, tokenauth.ErrMissing):
+		h.Set("WWW-Authenticate", realm)
+		return problem.New(http.StatusUnauthorized, "missing_token",
+			"This route needs an Authorization: Bearer <access token> header.")
+	case errors.Is(err, tokenauth.ErrExpired):
+		h.Set("WWW-Authenticate", realm+`, error="invalid_token", error_description="the access token expired"`)
+		return problem.New(http.StatusUnauthorized, "token_expired", "The access token expired; refresh it.")
+	case errors.Is(err, errNoClientID):
+		return problem.New(http.StatusBadRequest, "missing_client_id", "The refresh route needs a Client-Id header.")
+	case errors.Is(err, errClientIDMismatch):
+		h.Set("WWW-Authenticate", realm+`, error="invalid_token"`)
+		return problem.New(http.StatusUnauthorized, "client_mismatch", "Client-Id does not match the access token.")
+	default:
+		h.Set("WWW-Authenticate", realm+`, error="invalid_token"`)
+		return problem.New(http.StatusUnauthorized, "invalid_token", "The access token is not valid.")
+	}
+}
+
+// reason is the verifier's label for err, for logs.
+func reason(err error) string {
+	var te *tokenauth.Error
+	if errors.As(err, &te) {
+		return te.Reason
+	}
+	return err.Error()
+}
+
+// parseCaddyfileAuth sets up the handler from:
+//
+//	hdc_auth [token|refresh|public]
+func parseCaddyfileAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	a := new(Auth)
+	err := a.UnmarshalCaddyfile(h.Dispenser)
+	return a, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens.
+func (a *Auth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		switch d.Val() {
+		case authToken, authRefresh, authPublic:
+			a.Mode = d.Val()
+		default:
+			return d.Errf("unknown hdc_auth mode %q (token, refresh or public)", d.Val())
+		}
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	if d.NextBlock(0) {
+		return d.Errf("hdc_auth takes no block; configure tokens in the hdc global option")
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Auth)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Auth)(nil)
+	_ caddyfile.Unmarshaler       = (*Auth)(nil)
+)

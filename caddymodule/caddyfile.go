@@ -1,0 +1,197 @@
+package caddymodule
+
+import (
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+)
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("hdc", parseGlobalOption)
+	httpcaddyfile.RegisterHandlerDirective("hdc_auth", parseCaddyfileAuth)
+	httpcaddyfile.RegisterHandlerDirective("hdc_jwe", parseCaddyfileTransport)
+	// Identity first, then decryption (it binds the key to the identity),
+	// both before the request is proxied. Registered together so their
+	// relative order does not depend on file order.
+	httpcaddyfile.RegisterDirectiveOrder("hdc_auth", httpcaddyfile.Before, "reverse_proxy")
+	httpcaddyfile.RegisterDirectiveOrder("hdc_jwe", httpcaddyfile.Before, "reverse_proxy")
+}
+
+// parseGlobalOption sets up the hdc app from the global options block:
+//
+//	hdc {
+//		keys {
+//			registry      <path>
+//			poll_interval <duration>
+//		}
+//		tokens {
+//			jwks_url         <url>
+//			jwks_file        <path>
+//			issuer           <iss>
+//			audience         <aud>
+//			leeway           <duration>
+//			refresh_cooldown <duration>
+//			cache_size       <entries>
+//			cache_max_age    <duration>
+//			refresh_window   <duration>
+//		}
+//	}
+func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
+	var app App
+	if err := app.UnmarshalCaddyfile(d); err != nil {
+		return nil, err
+	}
+	return httpcaddyfile.App{Name: "hdc", Value: caddyconfig.JSON(app, nil)}, nil
+}
+
+// UnmarshalCaddyfile sets up the app from Caddyfile tokens.
+func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the option name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "keys":
+			for d.NextBlock(1) {
+				switch d.Val() {
+				case "registry":
+					if err := oneString(d, &a.Keys.Registry); err != nil {
+						return err
+					}
+				case "poll_interval":
+					if err := oneDuration(d, &a.Keys.PollInterval); err != nil {
+						return err
+					}
+				default:
+					return d.Errf("unknown keys subdirective %q", d.Val())
+				}
+			}
+		case "tokens":
+			if err := a.Tokens.unmarshalCaddyfile(d); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unknown hdc subdirective %q", d.Val())
+		}
+	}
+	return nil
+}
+
+// parseCaddyfileTransport sets up the handler from:
+//
+//	hdc_jwe [login] {
+//		require
+//		max_body        <size>
+//		spool_threshold <size>
+//		spool_dir       <dir>
+//		max_response    <size>
+//	}
+func parseCaddyfileTransport(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	t := new(Transport)
+	err := t.UnmarshalCaddyfile(h.Dispenser)
+	return t, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens.
+func (t *Transport) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		if d.Val() != "login" {
+			return d.Errf("unknown hdc_jwe mode %q (the only mode is login)", d.Val())
+		}
+		t.Login = true
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		var err error
+		switch d.Val() {
+		case "require":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			t.Require = true
+		case "max_body":
+			err = oneSize(d, &t.MaxBody)
+		case "spool_threshold":
+			err = oneSize(d, &t.SpoolThreshold)
+		case "spool_dir":
+			err = oneString(d, &t.SpoolDir)
+		case "max_response":
+			err = oneSize(d, &t.MaxResponse)
+		default:
+			return d.Errf("unknown hdc_jwe subdirective %q", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneString reads the single argument of the current subdirective.
+func oneString(d *caddyfile.Dispenser, dst *string) error {
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	*dst = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+func oneSize(d *caddyfile.Dispenser, dst *int64) error {
+	name := d.Val()
+	var s string
+	if err := oneString(d, &s); err != nil {
+		return err
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n == 0 || n > 1<<40 {
+		return d.Errf("%s: invalid size %q", name, s)
+	}
+	*dst = int64(n)
+	return nil
+}
+
+func oneDuration(d *caddyfile.Dispenser, dst *caddy.Duration) error {
+	name := d.Val()
+	var s string
+	if err := oneString(d, &s); err != nil {
+		return err
+	}
+	dur, err := caddy.ParseDuration(s)
+	if err != nil || dur <= 0 {
+		return d.Errf("%s: invalid duration %q", name, s)
+	}
+	*dst = caddy.Duration(dur)
+	return nil
+}
+
+func oneInt(d *caddyfile.Dispenser, dst *int) error {
+	name := d.Val()
+	var s string
+	if err := oneString(d, &s); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return d.Errf("%s: invalid number %q", name, s)
+	}
+	*dst = n
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddyfile.Unmarshaler = (*App)(nil)
+	_ caddyfile.Unmarshaler = (*Transport)(nil)
+)

@@ -1,0 +1,189 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+)
+
+func adapt(t *testing.T, src string) (map[string]any, error) {
+	t.Helper()
+	out, _, err := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}.Adapt([]byte(src), map[string]any{"filename": "Caddyfile"})
+	if err != nil {
+		return nil, err
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(out, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, nil
+}
+
+// dig walks a decoded JSON value by object keys and array indexes.
+func dig(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			a, _ := v.([]any)
+			if k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+// routeHandlers returns, for each path matcher of the site, the handlers of
+// its route in order, with their hdc settings.
+func routeHandlers(cfg map[string]any) map[string][]map[string]any {
+	out := map[string][]map[string]any{}
+	routes, _ := dig(cfg, "apps", "http", "servers", "srv0", "routes").([]any)
+	for _, r := range routes {
+		paths, _ := dig(r, "match", 0, "path").([]any)
+		inner, _ := dig(r, "handle", 0, "routes").([]any)
+		var hs []map[string]any
+		for _, ir := range inner {
+			list, _ := dig(ir, "handle").([]any)
+			for _, h := range list {
+				hs = append(hs, h.(map[string]any))
+			}
+		}
+		for _, p := range paths {
+			out[p.(string)] = hs
+		}
+	}
+	return out
+}
+
+func TestReferenceCaddyfile(t *testing.T) {
+	t.Setenv("HDC_KEY_REGISTRY", "/etc/hdc/keys.json")
+	t.Setenv("HDC_BACKEND", "10.0.0.5:9080")
+	src, err := os.ReadFile("../Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := adapt(t, string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dig(cfg, "apps", "hdc", "keys", "registry"); got != "/etc/hdc/keys.json" {
+		t.Fatalf("registry = %v", got)
+	}
+	if got := dig(cfg, "apps", "hdc", "tokens", "jwks_url"); got != "http://127.0.0.1:9081/.well-known/jwks.json" {
+		t.Fatalf("jwks_url = %v", got)
+	}
+	if got := dig(cfg, "apps", "http", "servers", "srv0", "listen", 0); got != "127.0.0.1:8080" {
+		t.Fatalf("listen = %v (the default must be loopback)", got)
+	}
+	routes := routeHandlers(cfg)
+	want := map[string]struct {
+		order    string
+		authMode string
+		login    bool
+	}{
+		"/connect-auth/v1/account/login":                   {"request_body hdc_auth hdc_jwe reverse_proxy", "public", true},
+		"/connect-auth/v1/account/refresh-token":           {"request_body hdc_auth hdc_jwe reverse_proxy", "refresh", false},
+		"/.well-known/jwks.json":                           {"hdc_auth reverse_proxy", "public", false},
+		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_jwe reverse_proxy", "", false},
+		"/notification/v1/connect/webhook/subscriptions":   {"request_body hdc_auth hdc_jwe reverse_proxy", "", false},
+		"/notification/v1/connect/webhook/subscriptions/*": {"request_body hdc_auth hdc_jwe reverse_proxy", "", false},
+		"/mr/api/v2/docs":                                  {"request_body hdc_auth hdc_jwe reverse_proxy", "", false},
+	}
+	for path, w := range want {
+		hs := routes[path]
+		var names []string
+		for _, h := range hs {
+			names = append(names, h["handler"].(string))
+			switch h["handler"] {
+			case "hdc_auth":
+				if mode, _ := h["mode"].(string); mode != w.authMode {
+					t.Fatalf("%s: hdc_auth mode %q, want %q", path, mode, w.authMode)
+				}
+			case "hdc_jwe":
+				if login, _ := h["login"].(bool); login != w.login {
+					t.Fatalf("%s: hdc_jwe login = %v", path, login)
+				}
+			case "reverse_proxy":
+				if path != "/.well-known/jwks.json" && dig(h, "upstreams", 0, "dial") != "10.0.0.5:9080" {
+					t.Fatalf("%s: upstream %v", path, dig(h, "upstreams"))
+				}
+			}
+		}
+		if got := strings.Join(names, " "); got != w.order {
+			t.Fatalf("%s: handlers %q, want %q", path, got, w.order)
+		}
+	}
+	if got := dig(routes["/mr/api/v2/docs"][2], "max_body"); got != float64(64<<20) {
+		t.Fatalf("upload max_body = %v", got)
+	}
+}
+
+func TestCaddyfileDirectives(t *testing.T) {
+	site := func(body string) string { return ":8080 {\n" + body + "\n}" }
+	global := func(body string) string { return "{\n hdc {\n" + body + "\n }\n}\n:8080 {\n respond ok\n}" }
+	tests := []struct {
+		name    string
+		src     string
+		wantErr string
+		check   func(t *testing.T, cfg map[string]any)
+	}{
+		{"jwe options", site("route {\n hdc_jwe login {\n require\n max_body 2MiB\n spool_threshold 512KiB\n spool_dir /var/tmp\n max_response 1MB\n }\n}"), "",
+			func(t *testing.T, cfg map[string]any) {
+				h := dig(cfg, "apps", "http", "servers", "srv0", "routes", 0, "handle", 0, "routes", 0, "handle", 0)
+				want := map[string]any{"handler": "hdc_jwe", "login": true, "require": true, "max_body": float64(2 << 20),
+					"spool_threshold": float64(512 << 10), "spool_dir": "/var/tmp", "max_response": float64(1000000)}
+				for k, v := range want {
+					if dig(h, k) != v {
+						t.Fatalf("%s = %v, want %v", k, dig(h, k), v)
+					}
+				}
+			}},
+		{"jwe unknown mode", site("hdc_jwe logout"), "unknown hdc_jwe mode", nil},
+		{"jwe unknown subdirective", site("hdc_jwe {\n max_bodies 1MB\n}"), "unknown hdc_jwe subdirective", nil},
+		{"jwe bad size", site("hdc_jwe {\n max_body lots\n}"), "invalid size", nil},
+		{"jwe missing argument", site("hdc_jwe {\n spool_dir\n}"), "wrong argument count", nil},
+		{"auth unknown mode", site("hdc_auth admin"), "unknown hdc_auth mode", nil},
+		{"auth with a block", site("hdc_auth {\n issuer x\n}"), "takes no block", nil},
+		{"global", global("keys {\n registry /k.json\n poll_interval 500ms\n }\n tokens {\n jwks_file /j.json\n issuer i\n audience a\n leeway 10s\n refresh_cooldown 1m\n cache_size 5\n cache_max_age 20s\n refresh_window 24h\n }"), "",
+			func(t *testing.T, cfg map[string]any) {
+				app := dig(cfg, "apps", "hdc")
+				for path, want := range map[string]any{"keys.registry": "/k.json", "keys.poll_interval": float64(5e8),
+					"tokens.jwks_file": "/j.json", "tokens.issuer": "i", "tokens.audience": "a", "tokens.leeway": float64(1e10),
+					"tokens.refresh_cooldown": float64(6e10), "tokens.cache_size": float64(5), "tokens.cache_max_age": float64(2e10),
+					"tokens.refresh_window": float64(864e11)} {
+					parts := strings.Split(path, ".")
+					if got := dig(app, parts[0], parts[1]); got != want {
+						t.Fatalf("%s = %v, want %v", path, got, want)
+					}
+				}
+			}},
+		{"global unknown block", global("key {\n }"), "unknown hdc subdirective", nil},
+		{"global unknown keys option", global("keys {\n path /x\n }"), "unknown keys subdirective", nil},
+		{"global unknown tokens option", global("tokens {\n jwks /x\n }"), "unknown tokens subdirective", nil},
+		{"global bad duration", global("keys {\n poll_interval soon\n }"), "invalid duration", nil},
+		{"global bad cache size", global("tokens {\n cache_size many\n }"), "invalid number", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := adapt(t, tt.src)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, cfg)
+		})
+	}
+}

@@ -1,0 +1,52 @@
+package caddymodule
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe"
+)
+
+// FuzzTransport drives the handler's request path with arbitrary bodies, in
+// both forms and both binding modes. Whatever comes in, the answer is a 200
+// from the upstream or a 4xx problem that never reached it; never a 5xx.
+func FuzzTransport(f *testing.F) {
+	k := mustKey(f, secretOf("k-c1"))
+	f.Add(jwe.EncryptRequest(k, "k-c1", []byte(`{"a":1}`)), false, false)
+	f.Add(jwe.EncryptCompact(k, "k-c1", []byte(`{"a":1}`)), true, false)
+	f.Add(jwe.EncryptRequest(k, "k-c1", []byte(`{"client_id":"c1"}`)), false, true)
+	f.Add(jwe.EncryptRequest(mustKey(f, secretOf("k-c2")), "k-c2", []byte(`{"client_id":"c2"}`)), false, true)
+	f.Add([]byte(`{"protected":"eyJhbGciOiJkaXIiLCJlbmMiOiJBMTI4Q0JDLUhTMjU2In0","iv":"","ciphertext":"","tag":"","kid":"k-c1"}`), false, false)
+	token := newTestTransport(f, false)
+	login := newTestTransport(f, true)
+	login.app = token.app
+	f.Fuzz(func(t *testing.T, body []byte, compact, loginMode bool) {
+		h := token
+		if loginMode {
+			h = login
+		}
+		ctype := "application/json"
+		if compact {
+			ctype = "application/jose"
+		}
+		up := &upstream{reply: []byte(`{}`)}
+		w := serve(t, h, encryptedRequest("POST", "/x", body, ctype), "c1", up)
+		switch {
+		case w.Code == http.StatusOK:
+			if !up.called {
+				t.Fatal("200 without the upstream")
+			}
+			openResponse(t, w, secretOf(up.header.Get("X-Hdc-Key-Id")))
+		case w.Code >= 400 && w.Code < 500:
+			if up.called {
+				t.Fatalf("%d after reaching the upstream", w.Code)
+			}
+			if !strings.HasPrefix(w.Header().Get("Content-Type"), "application/problem+json") {
+				t.Fatalf("%d without a problem: %s", w.Code, w.Body)
+			}
+		default:
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	})
+}

@@ -1,0 +1,203 @@
+package caddymodule
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/golang-jwt/jwt/v5"
+
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+// edge is the reference Caddyfile running in this process with the module,
+// in front of a recording upstream and a JWKS server, all on loopback.
+type edge struct {
+	base     string // http://127.0.0.1:port
+	admin    string
+	registry string
+	up       *recorder
+	signKey  ed25519.PrivateKey
+	client   *http.Client
+}
+
+// recorder is the upstream: it remembers what reached it, hashing bodies
+// instead of keeping them, and echoes the identity it was given.
+type recorder struct {
+	mu   sync.Mutex
+	hits []recorded
+}
+
+type recorded struct {
+	method, path  string
+	header        http.Header
+	contentLength int64
+	te            []string
+	size          int64
+	sha256        string
+	body          []byte // the first 64 KiB
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := sha256.New()
+	head := &limitedBuffer{max: 64 << 10}
+	n, err := io.Copy(io.MultiWriter(h, head), r.Body)
+	if err != nil {
+		http.Error(w, "read: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	rec.mu.Lock()
+	rec.hits = append(rec.hits, recorded{r.Method, r.URL.Path, r.Header.Clone(), r.ContentLength,
+		r.TransferEncoding, n, hex.EncodeToString(h.Sum(nil)), head.b})
+	rec.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"path": r.URL.Path, "client": r.Header.Get("X-Hdc-Client-Id"), "workspace": r.Header.Get("X-Hdc-Workspace-Id"),
+		"kid": r.Header.Get("X-Hdc-Key-Id"), "bytes": n, "sha256": hex.EncodeToString(h.Sum(nil)),
+	})
+}
+
+func (rec *recorder) count() int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return len(rec.hits)
+}
+
+func (rec *recorder) last() recorded {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.hits[len(rec.hits)-1]
+}
+
+type limitedBuffer struct {
+	b   []byte
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func freePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startEdge loads ../Caddyfile with the environment pointing at test
+// servers. Caddy is one per process: tests using it must not run in parallel.
+func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edge {
+	t.Helper()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"keys":[{"kty":"OKP","crv":"Ed25519","alg":"EdDSA","use":"sig","kid":"sig-1","x":%q}]}`,
+			base64.RawURLEncoding.EncodeToString(pub))
+	}))
+	t.Cleanup(jwks.Close)
+	rec := &recorder{}
+	upstream := httptest.NewServer(rec)
+	t.Cleanup(upstream.Close)
+
+	registry := filepath.Join(t.TempDir(), "keys.json")
+	if err := kidregistry.Update(registry, func(f *kidregistry.File) error {
+		for _, k := range keys {
+			k.CreatedAt = time.Now()
+			f.Keys = append(f.Keys, k)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	addr, admin := freePort(t), freePort(t)
+	vars := map[string]string{
+		"HDC_SITE":             "http://" + addr,
+		"HDC_BIND":             "127.0.0.1",
+		"HDC_EDGE_ADMIN":       admin,
+		"HDC_KEY_REGISTRY":     registry,
+		"HDC_BACKEND":          upstream.Listener.Addr().String(),
+		"HDC_BACKEND_INTERNAL": jwks.Listener.Addr().String(),
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	for k, v := range vars {
+		t.Setenv(k, v)
+	}
+	src, err := os.ReadFile("../Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, warnings, err := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}.Adapt(src, map[string]any{"filename": "Caddyfile"})
+	if err != nil {
+		t.Fatalf("adapting the Caddyfile: %v", err)
+	}
+	for _, w := range warnings {
+		t.Logf("Caddyfile warning: %s", w.String())
+	}
+	if err := caddy.Load(cfg, true); err != nil {
+		t.Fatalf("loading the config: %v", err)
+	}
+	t.Cleanup(func() { _ = caddy.Stop() })
+
+	e := &edge{base: "http://" + addr, admin: "http://" + admin, registry: registry, up: rec,
+		signKey: priv, client: &http.Client{Timeout: 2 * time.Minute}}
+	// The server must really be up: an unknown route answers our 404 problem.
+	resp, err := e.client.Get(e.base + "/no-such-route")
+	if err != nil {
+		t.Fatalf("the edge is not serving: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("the edge answered %d %s to an unknown route", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return e
+}
+
+// token mints an access token for client in workspace ws, with claims
+// overridden or removed (a nil value removes the claim).
+func (e *edge) token(client string, override map[string]any) string {
+	now := time.Now()
+	claims := jwt.MapClaims{
+		"iss": "health-data-connect", "aud": "health-data-connect-api", "sub": client, "ws": "ws-" + client,
+		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(30 * time.Minute).Unix(), "jti": "jti-" + client,
+	}
+	for k, v := range override {
+		if v == nil {
+			delete(claims, k)
+		} else {
+			claims[k] = v
+		}
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
+	tok.Header["kid"] = "sig-1"
+	s, err := tok.SignedString(e.signKey)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}

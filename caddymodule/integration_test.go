@@ -1,0 +1,514 @@
+package caddymodule
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+const subscriptions = "/notification/v1/connect/webhook/subscriptions"
+
+// call sends one request to the edge and returns the response with its body.
+func (e *edge) call(t testing.TB, method, path string, body []byte, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.base+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body == nil {
+		req.Body, req.ContentLength = nil, 0
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, out
+}
+
+func encHeaders(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token, "X-Encryption": "JWE", "Content-Type": "application/json"}
+}
+
+// decryptResponse opens a response envelope with the shared key of kid.
+func decryptResponse(t testing.TB, resp *http.Response, body []byte, kid string) map[string]any {
+	t.Helper()
+	if resp.Header.Get("X-Encryption") != "JWE" {
+		t.Fatalf("response %d not encrypted: %s", resp.StatusCode, body)
+	}
+	e, ct, err := jwe.Parse(body, jwe.Flattened)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := e.Decrypt(mustKey(t, secretOf(kid)), ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(pt, &m); err != nil {
+		t.Fatalf("decrypted response is not JSON: %q", pt)
+	}
+	return m
+}
+
+func TestEdgeRoundTrips(t *testing.T) {
+	e := startEdge(t, testKeys, nil)
+	c1 := e.token("c1", nil)
+	payload := []byte(`{"endpoint":"https://example.org/hook","event_names":["appointment.created"]}`)
+	k := mustKey(t, secretOf("k-c1"))
+
+	t.Run("flattened", func(t *testing.T) {
+		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(k, "k-c1", payload), encHeaders(c1))
+		got := decryptResponse(t, resp, body, "k-c1")
+		hit := e.up.last()
+		if hit.sha256 != hexSHA(payload) || hit.contentLength != int64(len(payload)) ||
+			hit.header.Get("Content-Length") != strconv.Itoa(len(payload)) || len(hit.te) != 0 {
+			t.Fatalf("upstream got %d bytes (len field %d, header %q, te %v)", hit.size, hit.contentLength, hit.header.Get("Content-Length"), hit.te)
+		}
+		for name, want := range map[string]string{"X-Hdc-Client-Id": "c1", "X-Hdc-Workspace-Id": "ws-c1",
+			"X-Hdc-Token-Id": "jti-c1", "X-Hdc-Key-Id": "k-c1", "X-Encryption": "", "Content-Type": "application/json"} {
+			if hit.header.Get(name) != want {
+				t.Fatalf("upstream header %s = %q, want %q", name, hit.header.Get(name), want)
+			}
+		}
+		if got["client"] != "c1" || got["kid"] != "k-c1" {
+			t.Fatalf("decrypted response %v", got)
+		}
+	})
+	t.Run("compact", func(t *testing.T) {
+		h := encHeaders(c1)
+		h["Content-Type"] = "application/jose"
+		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptCompact(k, "k-c1", payload), h)
+		decryptResponse(t, resp, body, "k-c1")
+		if e.up.last().sha256 != hexSHA(payload) {
+			t.Fatal("upstream did not get the plaintext")
+		}
+	})
+	t.Run("retrieve asks for an encrypted response", func(t *testing.T) {
+		resp, body := e.call(t, "GET", "/health/api/v1/fhir/retrieve?identifier=cc1", nil, map[string]string{
+			"Authorization": "Bearer " + c1, "X-Encryption": "JWE", "X-Encryption-Kid": "k-c1"})
+		if got := decryptResponse(t, resp, body, "k-c1"); got["path"] != "/health/api/v1/fhir/retrieve" {
+			t.Fatalf("decrypted %v", got)
+		}
+	})
+	t.Run("plain requests pass untouched, injected identity replaced", func(t *testing.T) {
+		resp, body := e.call(t, "POST", subscriptions, payload, map[string]string{
+			"Authorization": "Bearer " + c1, "Content-Type": "application/json",
+			"X-HDC-Client-Id": "c2", "X-Hdc-Workspace-Id": "ws-c2", "X-HDC-Key-Id": "k-c2", "X-Hdc-Edge-Secret": "guess"})
+		if resp.StatusCode != 200 || resp.Header.Get("X-Encryption") != "" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		hit := e.up.last()
+		if hit.header.Get("X-Hdc-Client-Id") != "c1" || hit.header.Get("X-Hdc-Workspace-Id") != "ws-c1" ||
+			hit.header.Get("X-Hdc-Key-Id") != "" || hit.sha256 != hexSHA(payload) {
+			t.Fatalf("upstream saw %v", hit.header)
+		}
+		if got := hit.header.Get("X-Hdc-Edge-Secret"); got == "guess" {
+			t.Fatal("a client-sent edge secret reached the upstream")
+		}
+	})
+	t.Run("encrypted login", func(t *testing.T) {
+		login := []byte(`{"client_id":"c1","client_secret":"s3cret"}`)
+		resp, body := e.call(t, "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(k, "k-c1", login),
+			map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"})
+		decryptResponse(t, resp, body, "k-c1")
+		if e.up.last().sha256 != hexSHA(login) {
+			t.Fatal("upstream did not get the login plaintext")
+		}
+	})
+	t.Run("refresh with an expired token", func(t *testing.T) {
+		expired := e.token("c1", map[string]any{"exp": time.Now().Add(-time.Hour).Unix(), "nbf": time.Now().Add(-2 * time.Hour).Unix(), "iat": time.Now().Add(-2 * time.Hour).Unix()})
+		resp, body := e.call(t, "POST", "/connect-auth/v1/account/refresh-token", []byte(`{"refresh_token":"r"}`),
+			map[string]string{"Authorization": "Bearer " + expired, "Client-Id": "c1", "Content-Type": "application/json"})
+		if resp.StatusCode != 200 || e.up.last().header.Get("X-Hdc-Client-Id") != "c1" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		// The same expired token is refused everywhere else.
+		resp, _ = e.call(t, "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + expired})
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("expired token on retrieve: %d", resp.StatusCode)
+		}
+	})
+}
+
+func hexSHA(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// TestEdgeHostile sends malformed and hostile requests through the real
+// edge: each must get a 4xx problem+json, never a 5xx, and never reach the
+// upstream. Tag failure, padding failure and unknown kid answer alike, byte
+// for byte.
+func TestEdgeHostile(t *testing.T) {
+	e := startEdge(t, testKeys, nil)
+	c1 := e.token("c1", nil)
+	k1 := mustKey(t, secretOf("k-c1"))
+	plain := []byte(`{"endpoint":"https://example.org/hook"}`)
+	good := jwe.EncryptRequest(k1, "k-c1", plain)
+	var m map[string]string
+	if err := json.Unmarshal(good, &m); err != nil {
+		t.Fatal(err)
+	}
+	member := func(name, v string) string { return fmt.Sprintf("%q:%q", name, v) }
+	env := func(members ...string) []byte { return []byte("{" + strings.Join(members, ",") + "}") }
+	prot, iv, ct, tag, kid := member("protected", m["protected"]), member("iv", m["iv"]), member("ciphertext", m["ciphertext"]), member("tag", m["tag"]), member("kid", "k-c1")
+	hdr := func(h string) string { return member("protected", b64url.EncodeToString([]byte(h))) }
+	with := func(name, value string) []byte {
+		c := map[string]string{}
+		for k, v := range m {
+			c[k] = v
+		}
+		c[name] = value
+		out, _ := json.Marshal(c)
+		return out
+	}
+	compact := func(parts ...string) []byte { return []byte(strings.Join(parts, ".")) }
+	_, forgedPriv, _ := ed25519.GenerateKey(rand.Reader)
+	forged := func() string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{"iss": "health-data-connect", "aud": "health-data-connect-api",
+			"sub": "c1", "ws": "ws-c1", "jti": "j", "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = "sig-1"
+		s, _ := tok.SignedString(forgedPriv)
+		return s
+	}()
+	noneToken := func() string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"iss": "health-data-connect", "aud": "health-data-connect-api",
+			"sub": "c1", "ws": "ws-c1", "jti": "j", "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = "sig-1"
+		s, _ := tok.SignedString(jwt.UnsafeAllowNoneSignatureType)
+		return s
+	}()
+	hsToken := func() string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "health-data-connect", "aud": "health-data-connect-api",
+			"sub": "c1", "ws": "ws-c1", "jti": "j", "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = "sig-1"
+		s, _ := tok.SignedString([]byte(e.signKey.Public().(ed25519.PublicKey)))
+		return s
+	}()
+	auth := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+	enc := encHeaders(c1)
+	jose := encHeaders(c1)
+	jose["Content-Type"] = "application/jose"
+
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		body   []byte
+		header map[string]string
+		status int
+		code   string
+	}{
+		{"bad JSON", "POST", subscriptions, []byte(`{"protected":`), enc, 400, "invalid_envelope"},
+		{"not an object", "POST", subscriptions, []byte(`[]`), enc, 400, "invalid_envelope"},
+		{"duplicate iv", "POST", subscriptions, env(prot, iv, iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"duplicate via escape", "POST", subscriptions, env(prot, iv, ct, tag, kid, `"\u0074ag":"`+m["tag"]+`"`), enc, 400, "invalid_envelope"},
+		{"padded iv", "POST", subscriptions, with("iv", m["iv"]+"=="), enc, 400, "invalid_envelope"},
+		{"standard base64 alphabet", "POST", subscriptions, with("ciphertext", "+/"+m["ciphertext"][2:]), enc, 400, "invalid_envelope"},
+		{"short iv", "POST", subscriptions, with("iv", b64url.EncodeToString(make([]byte, 12))), enc, 400, "invalid_envelope"},
+		{"short tag", "POST", subscriptions, with("tag", b64url.EncodeToString(make([]byte, 8))), enc, 400, "invalid_envelope"},
+		{"long tag", "POST", subscriptions, with("tag", b64url.EncodeToString(make([]byte, 32))), enc, 400, "invalid_envelope"},
+		{"alg A128KW", "POST", subscriptions, env(hdr(`{"alg":"A128KW","enc":"A128CBC-HS256"}`), iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"alg none", "POST", subscriptions, env(hdr(`{"alg":"none","enc":"A128CBC-HS256"}`), iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"enc A256GCM", "POST", subscriptions, env(hdr(`{"alg":"dir","enc":"A256GCM"}`), iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"zip", "POST", subscriptions, env(hdr(`{"alg":"dir","enc":"A128CBC-HS256","zip":"DEF"}`), iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"crit", "POST", subscriptions, env(hdr(`{"alg":"dir","enc":"A128CBC-HS256","crit":["x"]}`), iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"unknown header parameter", "POST", subscriptions, env(hdr(`{"alg":"dir","enc":"A128CBC-HS256","jku":"https://evil"}`), iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"unknown member", "POST", subscriptions, env(prot, iv, ct, tag, kid, `"extra":1`), enc, 400, "invalid_envelope"},
+		{"aad member", "POST", subscriptions, env(prot, iv, ct, tag, kid, member("aad", "eA")), enc, 400, "invalid_envelope"},
+		{"missing protected", "POST", subscriptions, env(iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"missing kid", "POST", subscriptions, env(hdr(`{"alg":"dir","enc":"A128CBC-HS256"}`), iv, ct, tag), enc, 400, "invalid_envelope"},
+		{"kid disagrees with header", "POST", subscriptions, env(hdr(`{"alg":"dir","enc":"A128CBC-HS256","kid":"k-c2"}`), iv, ct, tag, kid), enc, 400, "invalid_envelope"},
+		{"control character in kid", "POST", subscriptions, env(prot, iv, ct, tag, "\"kid\":\"k\x01\""), enc, 400, "invalid_envelope"},
+		{"trailing data", "POST", subscriptions, append(bytes.Clone(good), []byte(`{}`)...), enc, 400, "invalid_envelope"},
+		{"deep nesting", "POST", subscriptions, env(prot, iv, ct, tag, kid, `"unprotected":`+strings.Repeat(`{"a":`, 10000)), enc, 400, "invalid_envelope"},
+		{"truncated ciphertext", "POST", subscriptions, with("ciphertext", b64url.EncodeToString(make([]byte, 31))), enc, 400, "invalid_envelope"},
+		{"empty ciphertext", "POST", subscriptions, with("ciphertext", ""), enc, 400, "invalid_envelope"},
+		{"compact, four parts", "POST", subscriptions, compact(m["protected"], "", m["iv"], m["ciphertext"]), jose, 400, "invalid_envelope"},
+		{"compact, six parts", "POST", subscriptions, compact(m["protected"], "", m["iv"], m["ciphertext"], m["tag"], "x"), jose, 400, "invalid_envelope"},
+		{"compact, encrypted key", "POST", subscriptions, compact(m["protected"], "AAAA", m["iv"], m["ciphertext"], m["tag"]), jose, 400, "invalid_envelope"},
+		{"compact without kid", "POST", subscriptions, compact(b64url.EncodeToString([]byte(`{"alg":"dir","enc":"A128CBC-HS256"}`)), "", m["iv"], m["ciphertext"], m["tag"]), jose, 400, "invalid_envelope"},
+		{"oversized body", "POST", subscriptions, with("ciphertext", strings.Repeat("A", 400<<10)), enc, 413, "payload_too_large"},
+		{"text/plain body", "POST", subscriptions, good, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE", "Content-Type": "text/plain"}, 415, "unsupported_media_type"},
+		{"body-less without X-Encryption-Kid", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE"}, 400, "invalid_envelope"},
+		{"flipped tag", "POST", subscriptions, with("tag", flipB64(t, m["tag"])), enc, 400, "invalid_encryption"},
+		{"bad padding", "POST", subscriptions, rawEnvelope(t, secretOf("k-c1"), "k-c1", make([]byte, 32)), enc, 400, "invalid_encryption"},
+		{"unknown kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), "k-nobody", plain), enc, 400, "invalid_encryption"},
+		{"flipped ciphertext", "POST", subscriptions, with("ciphertext", flipB64(t, m["ciphertext"])), enc, 400, "invalid_encryption"},
+		{"flipped iv", "POST", subscriptions, with("iv", flipB64(t, m["iv"])), enc, 400, "invalid_encryption"},
+		{"another client's kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), "k-c2", plain), enc, 400, "invalid_encryption"},
+		{"retired kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-dead")), "k-c1-dead", plain), enc, 400, "invalid_encryption"},
+		{"foreign kid for the response", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE", "X-Encryption-Kid": "k-c2"}, 400, "invalid_encryption"},
+		{"login with another client's kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), "k-c2", []byte(`{"client_id":"c1","client_secret":"x"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
+		{"login with an unknown kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), "nobody", []byte(`{"client_id":"c1"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
+		{"no token", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, nil, 401, "missing_token"},
+		{"basic auth", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Basic YTpi"}, 401, "invalid_token"},
+		{"expired token", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(e.token("c1", map[string]any{"exp": time.Now().Add(-10 * time.Minute).Unix()})), 401, "token_expired"},
+		{"forged token", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(forged), 401, "invalid_token"},
+		{"alg none token", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(noneToken), 401, "invalid_token"},
+		{"HS256 with the public key", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(hsToken), 401, "invalid_token"},
+		{"wrong audience", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(e.token("c1", map[string]any{"aud": "someone-else"})), 401, "invalid_token"},
+		{"wrong issuer", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(e.token("c1", map[string]any{"iss": "https://evil"})), 401, "invalid_token"},
+		{"not yet valid", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(e.token("c1", map[string]any{"nbf": time.Now().Add(time.Hour).Unix()})), 401, "invalid_token"},
+		{"no workspace claim", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(e.token("c1", map[string]any{"ws": nil})), 401, "invalid_token"},
+		{"tampered payload", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(tamperJWT(e.token("c1", nil))), 401, "invalid_token"},
+		{"injected identity, no token", "POST", subscriptions, plain, map[string]string{"X-HDC-Client-Id": "c1", "X-HDC-Workspace-Id": "ws-c1", "Content-Type": "application/json"}, 401, "missing_token"},
+		{"refresh, Client-Id mismatch", "POST", "/connect-auth/v1/account/refresh-token", []byte(`{}`), map[string]string{"Authorization": "Bearer " + c1, "Client-Id": "c2"}, 401, "client_mismatch"},
+		{"refresh, no Client-Id", "POST", "/connect-auth/v1/account/refresh-token", []byte(`{}`), auth(c1), 400, "missing_client_id"},
+		{"refresh, forged token", "POST", "/connect-auth/v1/account/refresh-token", []byte(`{}`), map[string]string{"Authorization": "Bearer " + forged, "Client-Id": "c1"}, 401, "invalid_token"},
+		{"unknown route", "GET", "/admin", nil, nil, 404, "not_found"},
+	}
+	uniform := map[string][]byte{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := e.up.count()
+			resp, body := e.call(t, tt.method, tt.path, tt.body, tt.header)
+			if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("got %d %s %s, want %d problem+json", resp.StatusCode, resp.Header.Get("Content-Type"), body, tt.status)
+			}
+			var p struct {
+				Code   string `json:"code"`
+				Status int    `json:"status"`
+				Type   string `json:"type"`
+				Title  string `json:"title"`
+			}
+			if err := json.Unmarshal(body, &p); err != nil || p.Code != tt.code || p.Status != tt.status || p.Type == "" || p.Title == "" {
+				t.Fatalf("problem %s, want code %s", body, tt.code)
+			}
+			if tt.status == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Fatalf("401 without a Bearer challenge: %q", resp.Header.Get("WWW-Authenticate"))
+			}
+			if e.up.count() != before {
+				t.Fatal("the request reached the upstream")
+			}
+			if tt.code == "invalid_encryption" {
+				uniform[tt.name] = canonicalResponse(resp, body)
+			}
+		})
+	}
+	if len(tests) < 40 {
+		t.Fatalf("only %d hostile cases", len(tests))
+	}
+	want := uniform["flipped tag"]
+	for _, name := range []string{"bad padding", "unknown kid", "flipped ciphertext", "another client's kid", "retired kid"} {
+		if !bytes.Equal(uniform[name], want) {
+			t.Fatalf("%q answered differently from a bad tag:\n%s\n---\n%s", name, uniform[name], want)
+		}
+	}
+}
+
+// canonicalResponse is a response's status, headers (but Date) and body.
+func canonicalResponse(resp *http.Response, body []byte) []byte {
+	h := resp.Header.Clone()
+	h.Del("Date")
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d\n", resp.StatusCode)
+	_ = h.Write(&b)
+	b.Write(body)
+	return b.Bytes()
+}
+
+// tamperJWT changes the subject of a token without re-signing it.
+func tamperJWT(tok string) string {
+	parts := strings.Split(tok, ".")
+	payload, _ := b64url.DecodeString(parts[1])
+	payload = bytes.Replace(payload, []byte(`"sub":"c1"`), []byte(`"sub":"c2"`), 1)
+	parts[1] = b64url.EncodeToString(payload)
+	return strings.Join(parts, ".")
+}
+
+// TestEdgeRotation rotates c1's key while clients keep sending: those that
+// have the old key keep using it (retiring), those told the new one switch
+// at once. No request may fail.
+func TestEdgeRotation(t *testing.T) {
+	e := startEdge(t, testKeys, nil)
+	c1 := e.token("c1", nil)
+	type current struct{ kid, secret string }
+	var cur atomic.Pointer[current]
+	cur.Store(&current{"k-c1", secretOf("k-c1")})
+	var sent, failed atomic.Int64
+	var firstFailure atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				use := cur.Load()
+				if w%2 == 0 { // half the clients never hear of the new key
+					use = &current{"k-c1", secretOf("k-c1")}
+				}
+				body := []byte(fmt.Sprintf(`{"worker":%d,"i":%d}`, w, i))
+				resp, out := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, use.secret), use.kid, body), encHeaders(c1))
+				sent.Add(1)
+				if resp.StatusCode != 200 {
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%s: %d %s", use.kid, resp.StatusCode, out))
+					continue
+				}
+				env, ct, err := jwe.Parse(out, jwe.Flattened)
+				if err == nil {
+					_, err = env.Decrypt(mustKey(t, use.secret), ct)
+				}
+				if err != nil {
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, "response: "+err.Error())
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	var rotated kidregistry.Key
+	if err := kidregistry.Update(e.registry, func(f *kidregistry.File) (err error) {
+		rotated, err = f.Rotate("c1", time.Now())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cur.Store(&current{rotated.Kid, rotated.Secret}) // handed to the client straight away
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	if sent.Load() < 20 {
+		t.Fatalf("only %d requests sent", sent.Load())
+	}
+	if failed.Load() != 0 {
+		t.Fatalf("%d of %d requests failed during rotation; first: %v", failed.Load(), sent.Load(), firstFailure.Load())
+	}
+	t.Logf("%d requests during rotation, none failed", sent.Load())
+}
+
+// TestEdgeLargeUpload sends a 64 MiB file encrypted (about 114 MB of
+// envelope): it must reach the upstream intact, as a stream from a spooled
+// ciphertext.
+func TestEdgeLargeUpload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large upload")
+	}
+	e := startEdge(t, testKeys, map[string]string{"HDC_UPLOAD_MAX_BODY": "200MiB"})
+	file := make([]byte, 64<<20)
+	_, _ = rand.Read(file)
+	plaintext := make([]byte, 0, len(file)*4/3+16)
+	plaintext = append(plaintext, `{"file":"`...)
+	plaintext = b64std.AppendEncode(plaintext, file)
+	plaintext = append(plaintext, `"}`...)
+	envelope := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), "k-c1", plaintext)
+	t.Logf("file %d bytes, plaintext %d, envelope %d", len(file), len(plaintext), len(envelope))
+	resp, body := e.call(t, "POST", "/mr/api/v2/docs", envelope, encHeaders(e.token("c1", nil)))
+	got := decryptResponse(t, resp, body, "k-c1")
+	if got["sha256"] != hexSHA(plaintext) || got["bytes"] != float64(len(plaintext)) {
+		t.Fatalf("upstream got %v bytes with sha256 %v", got["bytes"], got["sha256"])
+	}
+	if hit := e.up.last(); hit.contentLength != int64(len(plaintext)) {
+		t.Fatalf("upstream Content-Length %d", hit.contentLength)
+	}
+}
+
+// TestEdgeAdminAndMetrics: the admin API lists kids without secrets, with
+// their last use, and reloads the registry on demand; the metrics count
+// requests by kid and result.
+func TestEdgeAdminAndMetrics(t *testing.T) {
+	e := startEdge(t, testKeys, nil)
+	c1 := e.token("c1", nil)
+	resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), "k-c1", []byte(`{}`)), encHeaders(c1))
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), "k-c2", []byte(`{}`)), encHeaders(c1))
+
+	get := func(path string) (int, []byte) {
+		resp, err := e.client.Get(e.admin + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	status, body := get("/hdc/keys")
+	if status != 200 {
+		t.Fatalf("GET /hdc/keys: %d %s", status, body)
+	}
+	for _, k := range testKeys {
+		if bytes.Contains(body, []byte(k.Secret)) {
+			t.Fatal("the admin API shows a secret")
+		}
+	}
+	var keys []adminKey
+	if err := json.Unmarshal(body, &keys); err != nil || len(keys) != len(testKeys) {
+		t.Fatalf("keys %s", body)
+	}
+	for _, k := range keys {
+		if used := k.LastUsed != nil; used != (k.Kid == "k-c1") {
+			t.Fatalf("%s last_used = %v", k.Kid, k.LastUsed)
+		}
+	}
+
+	// A key added to the file shows up after a forced reload.
+	if err := kidregistry.Update(e.registry, func(f *kidregistry.File) error {
+		_, err := f.Add("c3", "k-c3", "", time.Now())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resp2, err := e.client.Post(e.admin+"/hdc/keys/reload", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reload, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	if resp2.StatusCode != 200 || !bytes.Contains(reload, []byte(`"keys":5`)) {
+		t.Fatalf("reload: %d %s", resp2.StatusCode, reload)
+	}
+	if status, _ := get("/hdc/keys/reload"); status != http.StatusMethodNotAllowed {
+		t.Fatalf("GET reload: %d", status)
+	}
+
+	status, metrics := get("/metrics")
+	if status != 200 {
+		t.Fatalf("metrics: %d", status)
+	}
+	for _, want := range []string{
+		`hdc_edge_jwe_requests_total{kid="k-c1",result="ok"}`,
+		`hdc_edge_jwe_requests_total{kid="k-c2",result="invalid_encryption"}`,
+		`hdc_edge_jwe_decrypted_bytes_total{kid="k-c1"}`,
+		`hdc_edge_key_last_used_timestamp_seconds{kid="k-c1"}`,
+		`hdc_edge_auth_requests_total{mode="token",result="ok"}`,
+		`hdc_edge_key_registry_keys{status="active"}`,
+	} {
+		if !bytes.Contains(metrics, []byte(want)) {
+			t.Fatalf("metrics lack %s", want)
+		}
+	}
+}

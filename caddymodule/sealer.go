@@ -1,0 +1,105 @@
+package caddymodule
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// sealer buffers the response to an encrypted request and replaces it with a
+// response envelope. It is hand-written rather than caddyhttp's
+// ResponseRecorder because its buffer must be bounded: past the limit it
+// drops the body and answers an error, so a large response is never sent in
+// plaintext. It implements no Unwrap, so that nothing below it (a flush, a
+// hijack) can reach the client's connection before the body is sealed.
+type sealer struct {
+	w       http.ResponseWriter
+	key     *jwe.Key
+	kid     string
+	limit   int
+	status  int
+	buf     bytes.Buffer
+	overrun bool
+}
+
+func (s *sealer) Header() http.Header { return s.w.Header() }
+
+func (s *sealer) WriteHeader(status int) {
+	if s.status != 0 || status < 200 { // informational responses are dropped
+		return
+	}
+	s.status = status
+}
+
+func (s *sealer) Write(p []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	if s.overrun {
+		return len(p), nil
+	}
+	if s.buf.Len()+len(p) > s.limit {
+		s.overrun = true
+		s.buf = bytes.Buffer{}
+		return len(p), nil
+	}
+	return s.buf.Write(p)
+}
+
+// FlushError does nothing: nothing may reach the client before the seal.
+func (s *sealer) FlushError() error { return nil }
+
+// Hijack refuses: an encrypted exchange cannot become a raw connection.
+func (s *sealer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return nil, nil, errors.New("hdc_jwe: an encrypted response cannot be hijacked")
+}
+
+// finish writes the sealed response and reports whether it had to refuse
+// one that was too large.
+func (s *sealer) finish() (tooLarge bool) {
+	if s.overrun {
+		s.sealProblem(errResponseTooLarge)
+		return true
+	}
+	status := s.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	h := s.w.Header()
+	// Headers that describe the plaintext must not travel with the envelope.
+	for _, name := range []string{"Etag", "Last-Modified", "Accept-Ranges", "Content-Range",
+		"Content-Encoding", "Content-Md5", "Digest", "Content-Digest", "Repr-Digest"} {
+		h.Del(name)
+	}
+	if s.buf.Len() == 0 {
+		h.Del("Content-Length")
+		s.w.WriteHeader(status)
+		return false
+	}
+	s.writeSealed(status, s.buf.Bytes())
+	return false
+}
+
+// sealProblem answers p, encrypted.
+func (s *sealer) sealProblem(p *problem.Problem) {
+	h := s.w.Header()
+	for name := range h {
+		delete(h, name)
+	}
+	h.Set("Cache-Control", "no-store")
+	s.writeSealed(p.Status, p.Body())
+}
+
+func (s *sealer) writeSealed(status int, plaintext []byte) {
+	env := jwe.EncryptResponse(s.key, s.kid, plaintext)
+	h := s.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Encryption", "JWE")
+	h.Set("Content-Length", strconv.Itoa(len(env)))
+	s.w.WriteHeader(status)
+	_, _ = s.w.Write(env)
+}

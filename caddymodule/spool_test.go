@@ -1,0 +1,64 @@
+package caddymodule
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"testing"
+)
+
+func TestSpool(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1000) // 16 000 bytes
+	tests := []struct {
+		name      string
+		threshold int64
+		chunk     int
+		wantDisk  bool
+	}{
+		{"memory", 1 << 20, 1000, false},
+		{"exactly the threshold stays in memory", 16000, 1600, false},
+		{"spills mid-way", 5000, 999, true},
+		{"spills at once", 10, 4096, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := newSpool(tt.threshold, dir)
+			for off := 0; off < len(data); off += tt.chunk {
+				if _, err := s.Write(data[off:min(off+tt.chunk, len(data))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s.onDisk() != tt.wantDisk {
+				t.Fatalf("onDisk = %v", s.onDisk())
+			}
+			if s.onDisk() && s.mem != nil {
+				t.Fatal("a spilled spool still holds the bytes in memory")
+			}
+			got, err := io.ReadAll(io.NewSectionReader(s, 0, int64(len(data))))
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("read back %d bytes, %v", len(got), err)
+			}
+			// The spool file is unlinked from the start: nothing in dir.
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("spool left files: %v", entries)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestSpoolWriteFailure(t *testing.T) {
+	s := newSpool(1, "/nonexistent-dir-for-hdc-test")
+	_, err := s.Write([]byte("xx"))
+	var se *spoolError
+	if err == nil || !errors.As(err, &se) {
+		t.Fatalf("err = %v, want a spoolError", err)
+	}
+	if readProblem(err) != errSpool {
+		t.Fatalf("a spool failure maps to %v", readProblem(err))
+	}
+}

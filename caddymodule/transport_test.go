@@ -1,0 +1,470 @@
+package caddymodule
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+// testKeys is the registry of the handler tests.
+var testKeys = []kidregistry.Key{
+	{Kid: "k-c1", ClientID: "c1", Secret: "0123456789abcdef", Status: kidregistry.Active},
+	{Kid: "k-c1-old", ClientID: "c1", Secret: "aaaaaaaaaaaaaaaa", Status: kidregistry.Retiring},
+	{Kid: "k-c1-dead", ClientID: "c1", Secret: "bbbbbbbbbbbbbbbb", Status: kidregistry.Retired},
+	{Kid: "k-c2", ClientID: "c2", Secret: "fedcba9876543210", Status: kidregistry.Active},
+}
+
+func secretOf(kid string) string {
+	for _, k := range testKeys {
+		if k.Kid == kid {
+			return k.Secret
+		}
+	}
+	return "zzzzzzzzzzzzzzzz"
+}
+
+func mustKey(t testing.TB, shared string) *jwe.Key {
+	t.Helper()
+	k, err := jwe.NewKey(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// newTestApp writes keys to a private registry file and returns an App
+// following it, without Caddy.
+func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "keys.json")
+	err := kidregistry.Update(path, func(f *kidregistry.File) error {
+		for _, k := range keys {
+			k.CreatedAt = time.Now()
+			f.Keys = append(f.Keys, k)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := kidregistry.NewWatcher(path, zap.NewNop(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &App{keys: &keyState{path: path, watcher: w}, logger: zap.NewNop()}
+}
+
+func newTestTransport(t testing.TB, login bool) *Transport {
+	return &Transport{
+		Login: login, MaxBody: 8 << 20, SpoolThreshold: 4 << 10, SpoolDir: t.TempDir(),
+		MaxResponse: 1 << 20, app: newTestApp(t, testKeys), logger: zap.NewNop(),
+	}
+}
+
+// upstream records what reached it and answers with a fixed response.
+type upstream struct {
+	called        bool
+	body          []byte
+	header        http.Header
+	contentLength int64
+	te            []string
+	status        int
+	reply         []byte
+	replyType     string
+	err           error
+}
+
+func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
+	u.called = true
+	u.header = r.Header.Clone()
+	u.contentLength = r.ContentLength
+	u.te = r.TransferEncoding
+	u.body, _ = io.ReadAll(r.Body)
+	if u.err != nil {
+		return u.err
+	}
+	if u.replyType == "" {
+		u.replyType = "application/json"
+	}
+	w.Header().Set("Content-Type", u.replyType)
+	w.Header().Set("Etag", `"plain-etag"`)
+	if u.status == 0 {
+		u.status = http.StatusOK
+	}
+	w.WriteHeader(u.status)
+	_, _ = w.Write(u.reply)
+	return nil
+}
+
+// serve runs h for r as the authenticated client, the way Caddy would.
+func serve(t testing.TB, h *Transport, r *http.Request, client string, next caddyhttp.Handler) *httptest.ResponseRecorder {
+	t.Helper()
+	ctx := context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer())
+	vars := map[string]any{}
+	if client != "" {
+		vars[varClientID] = client
+	}
+	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, vars)
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, r.WithContext(ctx), next); err != nil {
+		t.Fatalf("ServeHTTP returned %v", err)
+	}
+	return w
+}
+
+func encryptedRequest(method, target string, body []byte, contentType string) *http.Request {
+	r := httptest.NewRequest(method, target, bytes.NewReader(body))
+	r.Header.Set("X-Encryption", "JWE")
+	r.Header.Set("Content-Type", contentType)
+	return r
+}
+
+// openResponse decrypts a response envelope with the given shared key.
+func openResponse(t testing.TB, w *httptest.ResponseRecorder, shared string) []byte {
+	t.Helper()
+	if w.Header().Get("X-Encryption") != "JWE" {
+		t.Fatalf("response not marked encrypted: %d %s", w.Code, w.Body)
+	}
+	e, ct, err := jwe.Parse(w.Body.Bytes(), jwe.Flattened)
+	if err != nil {
+		t.Fatalf("response is not an envelope: %v", err)
+	}
+	if e.Protected != "" {
+		t.Fatal("a response envelope must not have a protected header")
+	}
+	pt, err := e.Decrypt(mustKey(t, shared), ct)
+	if err != nil {
+		t.Fatalf("response does not decrypt: %v", err)
+	}
+	return pt
+}
+
+func TestTransportRoundTrip(t *testing.T) {
+	key := mustKey(t, secretOf("k-c1"))
+	small := []byte(`{"endpoint":"https://example.org/hook","event_names":["user.delete"]}`)
+	large := []byte(`{"file":"` + strings.Repeat("QUJD", 50_000) + `"}`) // 200 kB: spooled to disk
+	tests := []struct {
+		name     string
+		kid      string
+		body     []byte
+		envelope []byte
+		ctype    string
+	}{
+		{"flattened", "k-c1", small, jwe.EncryptRequest(key, "k-c1", small), "application/json"},
+		{"compact", "k-c1", small, jwe.EncryptCompact(key, "k-c1", small), "application/jose"},
+		{"retiring key", "k-c1-old", small, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-old")), "k-c1-old", small), "application/json"},
+		{"large, spooled", "k-c1", large, jwe.EncryptRequest(key, "k-c1", large), "application/json; charset=utf-8"},
+		{"empty plaintext", "k-c1", []byte{}, jwe.EncryptRequest(key, "k-c1", nil), "application/json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestTransport(t, false)
+			up := &upstream{reply: []byte(`{"id":"w1","status":"success"}`), status: http.StatusCreated}
+			r := encryptedRequest("POST", "/notification/v1/connect/webhook/subscriptions", tt.envelope, tt.ctype)
+			r.Header.Set("X-Hdc-Key-Id", "forged")
+			r.Header.Set("Accept-Encoding", "gzip")
+			w := serve(t, h, r, "c1", up)
+
+			if !bytes.Equal(up.body, tt.body) {
+				t.Fatalf("upstream got %d bytes, want the %d-byte plaintext", len(up.body), len(tt.body))
+			}
+			if up.contentLength != int64(len(tt.body)) || up.header.Get("Content-Length") != strconv.Itoa(len(tt.body)) {
+				t.Fatalf("lengths: field %d header %q, want %d", up.contentLength, up.header.Get("Content-Length"), len(tt.body))
+			}
+			if len(up.te) != 0 || up.header.Get("Transfer-Encoding") != "" {
+				t.Fatalf("Transfer-Encoding reached the upstream: %v", up.te)
+			}
+			for name, want := range map[string]string{"X-Encryption": "", "Content-Type": "application/json",
+				"X-Hdc-Key-Id": tt.kid, "Accept-Encoding": ""} {
+				if got := up.header.Get(name); got != want {
+					t.Fatalf("upstream header %s = %q, want %q", name, got, want)
+				}
+			}
+			if w.Code != http.StatusCreated {
+				t.Fatalf("status %d, want the upstream's 201", w.Code)
+			}
+			if got := openResponse(t, w, secretOf(tt.kid)); string(got) != string(up.reply) {
+				t.Fatalf("decrypted response %q", got)
+			}
+			if w.Header().Get("Etag") != "" || w.Header().Get("Content-Length") != strconv.Itoa(w.Body.Len()) {
+				t.Fatalf("response headers not rewritten: %v", w.Header())
+			}
+		})
+	}
+}
+
+func TestTransportResponseOnly(t *testing.T) {
+	h := newTestTransport(t, false)
+	up := &upstream{reply: []byte(`{"resourceType":"Bundle"}`)}
+	r := httptest.NewRequest("GET", "/health/api/v1/fhir/retrieve?identifier=x", nil)
+	r.Header.Set("X-Encryption", "JWE")
+	r.Header.Set("X-Encryption-Kid", "k-c1")
+	w := serve(t, h, r, "c1", up)
+	if got := openResponse(t, w, secretOf("k-c1")); string(got) != string(up.reply) {
+		t.Fatalf("decrypted %q", got)
+	}
+	if up.header.Get("X-Encryption-Kid") != "" || up.header.Get("X-Hdc-Key-Id") != "k-c1" {
+		t.Fatalf("upstream headers %v", up.header)
+	}
+}
+
+// TestTransportUniformFailures: every key-related failure gives the same
+// status, headers and bytes, and never reaches the upstream.
+func TestTransportUniformFailures(t *testing.T) {
+	plain := []byte(`{"a":1}`)
+	good := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), "k-c1", plain)
+	var env map[string]string
+	_ = json.Unmarshal(good, &env)
+	tamper := func(member string) []byte {
+		e := map[string]string{}
+		for k, v := range env {
+			e[k] = v
+		}
+		e[member] = flipB64(t, env[member])
+		out, _ := json.Marshal(e)
+		return out
+	}
+	tests := []struct {
+		name     string
+		client   string
+		envelope []byte
+		header   map[string]string
+	}{
+		{"flipped tag", "c1", tamper("tag"), nil},
+		{"flipped ciphertext", "c1", tamper("ciphertext"), nil},
+		{"flipped iv", "c1", tamper("iv"), nil},
+		{"bad padding", "c1", rawEnvelope(t, secretOf("k-c1"), "k-c1", make([]byte, 32)), nil},
+		{"unknown kid", "c1", jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), "k-nobody", plain), nil},
+		{"retired kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c1-dead")), "k-c1-dead", plain), nil},
+		{"another client's kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), "k-c2", plain), nil},
+		{"wrong key for the kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), "k-c1", plain), nil},
+		{"response-only, foreign kid", "c1", nil, map[string]string{"X-Encryption-Kid": "k-c2"}},
+		{"response-only, unknown kid", "c1", nil, map[string]string{"X-Encryption-Kid": "nope"}},
+	}
+	// The control for "bad padding": the same construction with valid
+	// padding (a full block of 16s after {"a":1} padded by hand) goes through.
+	padded := append([]byte(`{"a":1}`), bytes.Repeat([]byte{9}, 9)...)
+	up := &upstream{}
+	serve(t, newTestTransport(t, false), encryptedRequest("POST", "/x", rawEnvelope(t, secretOf("k-c1"), "k-c1", padded), "application/json"), "c1", up)
+	if string(up.body) != `{"a":1}` {
+		t.Fatalf("control envelope did not decrypt: upstream got %q", up.body)
+	}
+
+	var first *httptest.ResponseRecorder
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestTransport(t, false)
+			up := &upstream{}
+			r := encryptedRequest("POST", "/x", tt.envelope, "application/json")
+			if tt.envelope == nil {
+				r = httptest.NewRequest("GET", "/x", nil)
+				r.Header.Set("X-Encryption", "JWE")
+			}
+			for k, v := range tt.header {
+				r.Header.Set(k, v)
+			}
+			w := serve(t, h, r, tt.client, up)
+			if up.called {
+				t.Fatal("the request reached the upstream")
+			}
+			if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"code":"invalid_encryption"`) {
+				t.Fatalf("got %d %s", w.Code, w.Body)
+			}
+			if first == nil {
+				first = w
+				return
+			}
+			if !bytes.Equal(w.Body.Bytes(), first.Body.Bytes()) || !equalHeaders(w.Header(), first.Header()) {
+				t.Fatalf("answer differs from the first failure:\n%v %s\n%v %s", w.Header(), w.Body, first.Header(), first.Body)
+			}
+		})
+	}
+}
+
+func equalHeaders(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a.Get(k) != b.Get(k) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	b64url = base64.RawURLEncoding
+	b64std = base64.StdEncoding
+)
+
+// rawEnvelope builds an authentic envelope (its tag verifies) of whole
+// blocks encrypted as they are, with no padding added: two blocks of zeros
+// make invalid padding.
+func rawEnvelope(t testing.TB, shared, kid string, blocks []byte) []byte {
+	t.Helper()
+	protected := b64url.EncodeToString([]byte(`{"alg":"dir","enc":"A128CBC-HS256"}`))
+	iv := make([]byte, 16)
+	block, err := aes.NewCipher([]byte(shared)) // the second half of shared‖shared
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := bytes.Clone(blocks)
+	cipher.NewCBCEncrypter(block, iv).CryptBlocks(ct, ct)
+	mac := hmac.New(sha256.New, []byte(shared)) // the first half
+	mac.Write([]byte(protected))
+	mac.Write(iv)
+	mac.Write(ct)
+	mac.Write(binary.BigEndian.AppendUint64(nil, uint64(len(protected))*8))
+	out, _ := json.Marshal(map[string]string{"protected": protected, "iv": b64url.EncodeToString(iv),
+		"ciphertext": b64url.EncodeToString(ct), "tag": b64url.EncodeToString(mac.Sum(nil)[:16]), "kid": kid})
+	return out
+}
+
+// flipB64 flips one bit of the decoded value of a base64url member.
+func flipB64(t testing.TB, s string) string {
+	t.Helper()
+	raw, err := b64url.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0x10
+	return b64url.EncodeToString(raw)
+}
+
+func TestTransportLogin(t *testing.T) {
+	key := mustKey(t, secretOf("k-c1"))
+	tests := []struct {
+		name     string
+		body     string
+		wantCode string // "" for success
+	}{
+		{"own client", `{"client_id":"c1","client_secret":"s"}`, ""},
+		{"other client", `{"client_id":"c2","client_secret":"s"}`, "invalid_encryption"},
+		{"no client_id", `{"client_secret":"s"}`, "invalid_request"},
+		{"client_id not a string", `{"client_id":7}`, "invalid_request"},
+		{"not JSON", `client_id=c1`, "invalid_request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestTransport(t, true)
+			up := &upstream{reply: []byte(`{"access_token":"t"}`)}
+			r := encryptedRequest("POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(key, "k-c1", []byte(tt.body)), "application/json")
+			w := serve(t, h, r, "", up)
+			if tt.wantCode == "" {
+				if string(up.body) != tt.body {
+					t.Fatalf("upstream got %q", up.body)
+				}
+				openResponse(t, w, secretOf("k-c1"))
+				return
+			}
+			if up.called || !strings.Contains(w.Body.String(), `"code":"`+tt.wantCode+`"`) {
+				t.Fatalf("called=%v, answer %d %s", up.called, w.Code, w.Body)
+			}
+		})
+	}
+}
+
+func TestTransportResponses(t *testing.T) {
+	key := mustKey(t, secretOf("k-c1"))
+	env := jwe.EncryptRequest(key, "k-c1", []byte(`{}`))
+	tests := []struct {
+		name       string
+		up         *upstream
+		wantStatus int
+		wantCode   string // of the decrypted problem, "" when the upstream body is expected
+		wantEmpty  bool
+	}{
+		{"backend error is encrypted too", &upstream{status: 404, replyType: "application/problem+json",
+			reply: []byte(`{"code":"not_found","status":404}`)}, 404, "", false},
+		{"non-JSON body is encrypted, not passed in clear", &upstream{replyType: "text/plain", reply: []byte("secret text")}, 200, "", false},
+		{"too large is refused, never sent in clear", &upstream{reply: bytes.Repeat([]byte("x"), 2<<20)}, 502, "response_too_large", false},
+		{"handler error", &upstream{err: caddyhttp.Error(http.StatusBadGateway, errors.New("dial refused"))}, 502, "upstream_error", false},
+		{"no content", &upstream{status: 204}, 204, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestTransport(t, false)
+			w := serve(t, h, encryptedRequest("POST", "/x", env, "application/json"), "c1", tt.up)
+			if w.Code != tt.wantStatus {
+				t.Fatalf("status %d, want %d", w.Code, tt.wantStatus)
+			}
+			if tt.wantEmpty {
+				if w.Body.Len() != 0 {
+					t.Fatalf("body %q", w.Body)
+				}
+				return
+			}
+			if bytes.Contains(w.Body.Bytes(), []byte("secret text")) || bytes.Contains(w.Body.Bytes(), []byte("xxxx")) {
+				t.Fatal("plaintext in the response")
+			}
+			pt := openResponse(t, w, secretOf("k-c1"))
+			if tt.wantCode == "" {
+				if !bytes.Equal(pt, tt.up.reply) {
+					t.Fatalf("decrypted %q", pt)
+				}
+				return
+			}
+			if !strings.Contains(string(pt), `"code":"`+tt.wantCode+`"`) {
+				t.Fatalf("decrypted %s, want code %s", pt, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestTransportPlainAndRequire(t *testing.T) {
+	h := newTestTransport(t, false)
+	up := &upstream{reply: []byte(`{"ok":true}`)}
+	r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`))
+	r.Header.Set("X-Hdc-Key-Id", "forged")
+	w := serve(t, h, r, "c1", up)
+	if string(up.body) != `{"a":1}` || up.header.Get("X-Hdc-Key-Id") != "" || w.Body.String() != `{"ok":true}` {
+		t.Fatalf("plain request: upstream %q %v, answer %s", up.body, up.header, w.Body)
+	}
+	h.Require = true
+	up = &upstream{}
+	w = serve(t, h, httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`)), "c1", up)
+	if up.called || w.Code != 400 || !strings.Contains(w.Body.String(), "encryption_required") {
+		t.Fatalf("require: called=%v %d %s", up.called, w.Code, w.Body)
+	}
+}
+
+func TestTransportNewKeyWithoutWaitingForPoll(t *testing.T) {
+	h := newTestTransport(t, false)
+	var added kidregistry.Key
+	err := kidregistry.Update(h.app.keys.path, func(f *kidregistry.File) (err error) {
+		added, err = f.Add("c1", "", "", time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"n":1}`)
+	up := &upstream{reply: []byte(`{}`)}
+	w := serve(t, h, encryptedRequest("POST", "/x", jwe.EncryptRequest(mustKey(t, added.Secret), added.Kid, body), "application/json"), "c1", up)
+	if !bytes.Equal(up.body, body) || w.Code != 200 {
+		t.Fatalf("a key added before the next poll was refused: %d %s", w.Code, w.Body)
+	}
+}
