@@ -27,6 +27,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newKeysCmd(),
 		newJWECmd(),
+		newClientsCmd(),
+		newSharingCmd(),
 	)
 	return root
 }

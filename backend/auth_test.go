@@ -1,0 +1,221 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/auth"
+)
+
+func TestLogin(t *testing.T) {
+	h := start(t, nil)
+	c := h.client("acme")
+
+	pair := h.login(c, "")
+	if pair.ExpiresIn != 1800 || pair.RefreshExpiresIn != 30*24*3600 || !strings.HasPrefix(pair.RefreshToken, "hdc_rt_") {
+		t.Fatalf("pair = %+v", pair)
+	}
+	cl := h.verify(pair.AccessToken, false)
+	if cl.Subject != c.ClientID || cl.WS != "acme" || cl.ID == "" || cl.NotBefore == nil ||
+		cl.Expiry.Time().Sub(cl.IssuedAt.Time()) != 30*time.Minute {
+		t.Fatalf("claims = %+v", cl)
+	}
+	res := h.postJSON(PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret})
+	if res.Header.Get("Cache-Control") != "no-store" || res.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("headers = %v", res.Header)
+	}
+
+	wrong := h.postJSON(PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": "hdc_cs_wrong"})
+	wantProblem(t, wrong, 401, "invalid_client")
+	unknown := h.postJSON(PathLogin, map[string]string{"client_id": "nobody", "client_secret": c.ClientSecret})
+	wantProblem(t, unknown, 401, "invalid_client")
+	if !bytes.Equal(wrong.body, unknown.body) {
+		t.Fatalf("unknown client and wrong secret answer differently:\n%s\n%s", wrong.body, unknown.body)
+	}
+	if bytes.Contains(wrong.body, []byte("hdc_cs_")) {
+		t.Fatal("the answer quotes the secret")
+	}
+	long := h.postJSON(PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": strings.Repeat("x", 600)})
+	wantProblem(t, long, 401, "invalid_client")
+
+	off := h.client("acme")
+	if err := h.srv.Identity().DisableClient(context.Background(), off.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": off.ClientID, "client_secret": off.ClientSecret}), 401, "invalid_client")
+
+	for _, tt := range []struct {
+		name, body, ct string
+		status         int
+		code           string
+	}{
+		{"missing secret", `{"client_id":"x"}`, "application/json", 400, "invalid_request"},
+		{"unknown member", `{"client_id":"x","client_secret":"y","scope":"all"}`, "application/json", 400, "invalid_request"},
+		{"empty sharing key", `{"client_id":"x","client_secret":"y","sharing_key":""}`, "application/json", 400, "invalid_request"},
+		{"bad JSON", `{"client_id":`, "application/json", 400, "invalid_json"},
+		{"wrong type", `{"client_id":1,"client_secret":"y"}`, "application/json", 400, "invalid_json"},
+		{"form", `client_id=x`, "application/x-www-form-urlencoded", 415, "unsupported_media_type"},
+		{"too large", `{"client_id":"` + strings.Repeat("x", 70<<10) + `"}`, "application/json", 413, "payload_too_large"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantProblem(t, h.do("POST", h.public+PathLogin, strings.NewReader(tt.body), "Content-Type", tt.ct), tt.status, tt.code)
+		})
+	}
+	wantProblem(t, h.do("GET", h.public+PathLogin, nil), 405, "method_not_allowed")
+}
+
+func TestLoginWithSharingKey(t *testing.T) {
+	h := start(t, nil)
+	a, b := h.client("wa"), h.client("wb")
+	g, err := h.srv.Identity().GrantSharing(context.Background(), "wb", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl := h.verify(h.login(a, g.SharingKey).AccessToken, false); cl.WS != "wb" || cl.Subject != a.ClientID {
+		t.Fatalf("shared login claims = %+v", cl)
+	}
+	// The key is bound to a: b cannot use it, nor a with another secret.
+	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": b.ClientID, "client_secret": b.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
+	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": b.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_client")
+	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": "hdc_sk_guess"}), 401, "invalid_sharing_key")
+	if err := h.srv.Identity().RevokeSharing(context.Background(), g.GrantID); err != nil {
+		t.Fatal(err)
+	}
+	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
+}
+
+func TestLoginThrottle(t *testing.T) {
+	h := start(t, func(c *Config) {
+		c.LoginFailuresPerClient = 3
+		c.LoginFailuresPerAddress = 6
+		c.LoginFailureWindow = time.Hour
+	})
+	a, b, c := h.client("w"), h.client("w"), h.client("w")
+	from := func(addr string) []string { return []string{"X-Forwarded-For", "198.51.100.7, " + addr} }
+	fail := func(cr string, addr string) response {
+		return h.postJSON(PathLogin, map[string]string{"client_id": cr, "client_secret": "hdc_cs_wrong"}, from(addr)...)
+	}
+	ok := func(cr map[string]string, addr string) response { return h.postJSON(PathLogin, cr, from(addr)...) }
+	// Successful logins do not count.
+	for range 10 {
+		if res := ok(map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret}, "203.0.113.1"); res.StatusCode != 200 {
+			t.Fatalf("successful login %d: %s", res.StatusCode, res.body)
+		}
+	}
+	// Per client id: three failures, then even the right secret waits.
+	for range 3 {
+		wantProblem(t, fail(a.ClientID, "203.0.113.1"), 401, "invalid_client")
+	}
+	res := ok(map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret}, "203.0.113.2")
+	wantProblem(t, res, 429, "too_many_attempts")
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 3600 {
+		t.Fatalf("Retry-After = %q", res.Header.Get("Retry-After"))
+	}
+	// Another client from another address is not affected.
+	if res := ok(map[string]string{"client_id": b.ClientID, "client_secret": b.ClientSecret}, "203.0.113.2"); res.StatusCode != 200 {
+		t.Fatalf("other client throttled: %d", res.StatusCode)
+	}
+	// Per address: failures spread over client ids add up (3 already from .1).
+	for i := range 3 {
+		wantProblem(t, fail("made-up-"+strconv.Itoa(i), "203.0.113.1"), 401, "invalid_client")
+	}
+	wantProblem(t, ok(map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret}, "203.0.113.1"), 429, "too_many_attempts")
+	// The last X-Forwarded-For hop is the address (the request comes from
+	// loopback, where the edge runs).
+	if res := ok(map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret}, "203.0.113.3"); res.StatusCode != 200 {
+		t.Fatalf("login from another address: %d %s", res.StatusCode, res.body)
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	h := start(t, nil)
+	c := h.client("acme")
+	pair := h.login(c, "")
+	refresh := func(p auth.TokenPair, body any, extra ...string) response {
+		headers := append(h.as(p), "Client-Id", c.ClientID)
+		return h.postJSON(PathRefresh, body, append(headers, extra...)...)
+	}
+
+	res := refresh(pair, map[string]string{"refresh_token": pair.RefreshToken, "access_token": pair.AccessToken})
+	if res.StatusCode != 200 {
+		t.Fatalf("refresh: %d %s", res.StatusCode, res.body)
+	}
+	var next auth.TokenPair
+	res.json(t, &next)
+	if next.RefreshToken == pair.RefreshToken || next.AccessToken == pair.AccessToken || next.ExpiresIn != 1800 {
+		t.Fatalf("refresh did not rotate: %+v", next)
+	}
+	if cl := h.verify(next.AccessToken, false); cl.Subject != c.ClientID || cl.WS != "acme" {
+		t.Fatalf("refreshed claims = %+v", cl)
+	}
+
+	// Request errors.
+	wantProblem(t, h.postJSON(PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, h.as(next)...), 400, "invalid_request")
+	wantProblem(t, h.postJSON(PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, append(h.as(next), "Client-Id", "someone-else")...), 401, "invalid_client")
+	wantProblem(t, refresh(next, map[string]string{"refresh_token": next.RefreshToken, "access_token": pair.AccessToken}), 401, "invalid_token")
+	wantProblem(t, refresh(next, map[string]string{}), 400, "invalid_request")
+	wantProblem(t, refresh(next, map[string]string{"refresh_token": next.RefreshToken, "extra": "x"}), 400, "invalid_request")
+	wantProblem(t, refresh(next, map[string]string{"refresh_token": "hdc_rt_unknown"}), 401, "invalid_refresh_token")
+	wantProblem(t, h.postJSON(PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, "Client-Id", c.ClientID), 401, "unauthenticated")
+
+	// None of the refused requests consumed the token.
+	res = refresh(next, map[string]string{"refresh_token": next.RefreshToken})
+	if res.StatusCode != 200 {
+		t.Fatalf("refresh after refused attempts: %d %s", res.StatusCode, res.body)
+	}
+	var third auth.TokenPair
+	res.json(t, &third)
+
+	// Reuse of a rotated token revokes the family: the newest token dies too.
+	wantProblem(t, refresh(third, map[string]string{"refresh_token": pair.RefreshToken}), 401, "invalid_refresh_token")
+	wantProblem(t, refresh(third, map[string]string{"refresh_token": third.RefreshToken}), 401, "invalid_refresh_token")
+	// A fresh login is a new family and works.
+	fresh := h.login(c, "")
+	if res := refresh(fresh, map[string]string{"refresh_token": fresh.RefreshToken}); res.StatusCode != 200 {
+		t.Fatalf("new family: %d", res.StatusCode)
+	}
+}
+
+func TestRefreshRefusedForDisabledClientAndRevokedGrant(t *testing.T) {
+	h := start(t, nil)
+	a := h.client("wa")
+	h.client("wb")
+	g, err := h.srv.Identity().GrantSharing(context.Background(), "wb", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := h.login(a, g.SharingKey)
+	own := h.login(a, "")
+	refresh := func(p auth.TokenPair) response {
+		return h.postJSON(PathRefresh, map[string]string{"refresh_token": p.RefreshToken}, append(h.as(p), "Client-Id", a.ClientID)...)
+	}
+	if err := h.srv.Identity().RevokeSharing(context.Background(), g.GrantID); err != nil {
+		t.Fatal(err)
+	}
+	wantProblem(t, refresh(shared), 401, "invalid_sharing_key")
+	// The family is revoked with the grant.
+	wantProblem(t, refresh(shared), 401, "invalid_refresh_token")
+	if res := refresh(own); res.StatusCode != 200 {
+		t.Fatalf("own-workspace refresh: %d %s", res.StatusCode, res.body)
+	}
+	own2 := h.login(a, "")
+	if err := h.srv.Identity().DisableClient(context.Background(), a.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	wantProblem(t, refresh(own2), 401, "invalid_client")
+}
+
+func TestPostgresNotBuilt(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.DatabaseURL = "postgres://hdc@127.0.0.1/hdc"
+	if _, err := New(cfg, zap.NewNop()); err == nil || !strings.Contains(err.Error(), "not built yet") {
+		t.Fatalf("New = %v", err)
+	}
+}

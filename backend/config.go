@@ -1,0 +1,203 @@
+package backend
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/health-data-connect/hdc/backend/credential"
+)
+
+// Config configures a Server. Start from DefaultConfig, then LoadEnv, then
+// RegisterFlags and parse them: flags win over the environment.
+type Config struct {
+	// Listen is the public address (spec routes only; put it behind the
+	// edge). Env HDC_LISTEN, flag -listen.
+	Listen string
+	// InternalListen is the internal address: JWKS, parser results, health,
+	// metrics. Env HDC_INTERNAL_LISTEN, flag -internal-listen.
+	InternalListen string
+	// DataDir holds the SQLite database and the blob directory. Env HDC_DATA,
+	// flag -data.
+	DataDir string
+	// DatabaseURL selects the store: empty for SQLite at DataDir/hdc.db, a
+	// path or sqlite:<path> for another SQLite file; postgres://… is
+	// reserved. Env HDC_DATABASE_URL, flag -db.
+	DatabaseURL string
+	// EdgeSecret, when set, must arrive in X-HDC-Edge-Secret on every public
+	// request. Env HDC_EDGE_SECRET, flag -edge-secret.
+	EdgeSecret string
+	// AccessTokenTTL and RefreshTokenTTL are the token lifetimes. Env
+	// HDC_ACCESS_TOKEN_TTL and HDC_REFRESH_TOKEN_TTL (seconds, or a Go
+	// duration such as 30m).
+	AccessTokenTTL  time.Duration
+	RefreshTokenTTL time.Duration
+	// SigningKeyRotation is the age at which the token signing key is
+	// replaced. Env HDC_SIGNING_KEY_ROTATION.
+	SigningKeyRotation time.Duration
+	// UploadLimit is the largest uploaded file in bytes. Env
+	// HDC_UPLOAD_LIMIT (bytes, or a size such as 32MiB).
+	UploadLimit int64
+	// Issuer and Audience are the access tokens' iss and aud. Env
+	// HDC_ISSUER and HDC_AUDIENCE.
+	Issuer   string
+	Audience string
+	// SQSEndpoint is the base URL of an SQS-compatible service whose queue
+	// URLs subscriptions may use besides AWS's; by default the standard AWS
+	// variable AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL.
+	SQSEndpoint string
+	// LoginFailuresPerClient and LoginFailuresPerAddress are the failed
+	// logins allowed per LoginFailureWindow for one client id and one
+	// source address before answering 429.
+	LoginFailuresPerClient  int
+	LoginFailuresPerAddress int
+	LoginFailureWindow      time.Duration
+	// SecretHashing are the argon2id parameters of new client secrets.
+	SecretHashing credential.Params
+	// ShutdownTimeout bounds the graceful shutdown of Serve.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Listen:                  "127.0.0.1:9080",
+		InternalListen:          "127.0.0.1:9081",
+		DataDir:                 "./data",
+		AccessTokenTTL:          1800 * time.Second,
+		RefreshTokenTTL:         30 * 24 * time.Hour,
+		SigningKeyRotation:      30 * 24 * time.Hour,
+		UploadLimit:             32 << 20,
+		Issuer:                  "health-data-connect",
+		Audience:                "health-data-connect-api",
+		LoginFailuresPerClient:  10,
+		LoginFailuresPerAddress: 50,
+		LoginFailureWindow:      5 * time.Minute,
+		SecretHashing:           credential.DefaultParams,
+		ShutdownTimeout:         15 * time.Second,
+	}
+}
+
+// LoadEnv sets the fields whose variables lookup finds (os.LookupEnv).
+func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
+	strs := map[string]*string{
+		"HDC_LISTEN":          &c.Listen,
+		"HDC_INTERNAL_LISTEN": &c.InternalListen,
+		"HDC_DATA":            &c.DataDir,
+		"HDC_DATABASE_URL":    &c.DatabaseURL,
+		"HDC_EDGE_SECRET":     &c.EdgeSecret,
+		"HDC_ISSUER":          &c.Issuer,
+		"HDC_AUDIENCE":        &c.Audience,
+	}
+	for name, p := range strs {
+		if v, ok := lookup(name); ok {
+			*p = v
+		}
+	}
+	for _, name := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS"} { // the specific one wins
+		if v, ok := lookup(name); ok && v != "" {
+			c.SQSEndpoint = v
+		}
+	}
+	durations := map[string]*time.Duration{
+		"HDC_ACCESS_TOKEN_TTL":     &c.AccessTokenTTL,
+		"HDC_REFRESH_TOKEN_TTL":    &c.RefreshTokenTTL,
+		"HDC_SIGNING_KEY_ROTATION": &c.SigningKeyRotation,
+	}
+	for name, p := range durations {
+		if v, ok := lookup(name); ok {
+			if err := (*durationValue)(p).Set(v); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	if v, ok := lookup("HDC_UPLOAD_LIMIT"); ok {
+		if err := (*sizeValue)(&c.UploadLimit).Set(v); err != nil {
+			return fmt.Errorf("HDC_UPLOAD_LIMIT: %w", err)
+		}
+	}
+	return nil
+}
+
+// RegisterFlags defines flags on fs for the settings an operator changes,
+// defaulting to c's current values.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", c.Listen, "public listen address (env HDC_LISTEN)")
+	fs.StringVar(&c.InternalListen, "internal-listen", c.InternalListen, "internal listen address (env HDC_INTERNAL_LISTEN)")
+	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (env HDC_DATA)")
+	fs.StringVar(&c.DatabaseURL, "db", c.DatabaseURL, "database URL; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
+	fs.StringVar(&c.EdgeSecret, "edge-secret", c.EdgeSecret, "secret the edge sends in X-HDC-Edge-Secret (env HDC_EDGE_SECRET; prefer the environment)")
+	fs.Var((*durationValue)(&c.AccessTokenTTL), "access-token-ttl", "access token lifetime, seconds or duration (env HDC_ACCESS_TOKEN_TTL)")
+	fs.Var((*durationValue)(&c.RefreshTokenTTL), "refresh-token-ttl", "refresh token lifetime, seconds or duration (env HDC_REFRESH_TOKEN_TTL)")
+	fs.Var((*durationValue)(&c.SigningKeyRotation), "signing-key-rotation", "signing key rotation interval (env HDC_SIGNING_KEY_ROTATION)")
+	fs.Var((*sizeValue)(&c.UploadLimit), "upload-limit", "largest uploaded file, bytes or size such as 32MiB (env HDC_UPLOAD_LIMIT)")
+	fs.StringVar(&c.Issuer, "issuer", c.Issuer, "access token issuer (env HDC_ISSUER)")
+	fs.StringVar(&c.Audience, "audience", c.Audience, "access token audience (env HDC_AUDIENCE)")
+	fs.StringVar(&c.SQSEndpoint, "sqs-endpoint", c.SQSEndpoint, "SQS-compatible endpoint whose queue URLs subscriptions may use (env AWS_ENDPOINT_URL_SQS)")
+}
+
+// validate reports the first unusable setting.
+func (c *Config) validate() error {
+	switch {
+	case c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0 || c.SigningKeyRotation <= 0:
+		return errors.New("token lifetimes and the key rotation interval must be positive")
+	case c.UploadLimit <= 0 || c.UploadLimit > math.MaxInt32:
+		// FHIR's Attachment.size is an unsignedInt.
+		return fmt.Errorf("the upload limit must be between 1 and %d bytes", math.MaxInt32)
+	case c.Issuer == "" || c.Audience == "":
+		return errors.New("issuer and audience must not be empty")
+	case c.LoginFailuresPerClient <= 0 || c.LoginFailuresPerAddress <= 0 || c.LoginFailureWindow <= 0:
+		return errors.New("login throttling settings must be positive")
+	case c.DataDir == "":
+		return errors.New("the data directory must not be empty")
+	}
+	if c.SQSEndpoint != "" {
+		u, err := url.Parse(c.SQSEndpoint)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return fmt.Errorf("the SQS endpoint must be an http(s) URL")
+		}
+	}
+	return nil
+}
+
+// durationValue is a flag.Value of a duration given in seconds ("1800") or
+// as a Go duration ("30m").
+type durationValue time.Duration
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+
+func (d *durationValue) Set(s string) error {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n > math.MaxInt64/int64(time.Second) {
+			return errors.New("too long")
+		}
+		*d = durationValue(time.Duration(n) * time.Second)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither seconds nor a duration", s)
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+// sizeValue is a flag.Value of a byte size ("33554432", "32MiB", "32MB").
+type sizeValue int64
+
+func (v *sizeValue) String() string { return humanize.IBytes(uint64(*v)) }
+
+func (v *sizeValue) Set(s string) error {
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n > math.MaxInt64 {
+		return fmt.Errorf("%q is not a size", s)
+	}
+	*v = sizeValue(n)
+	return nil
+}

@@ -1,0 +1,302 @@
+// Package fhir turns a health record into a FHIR R4 document Bundle and
+// takes in the resources a parser found in it.
+//
+// The document of a record is assembled on every retrieval from the record
+// and its stored resources, and is the same for the same record version:
+// every id is derived from the record id (UUID version 5), and every time
+// is the record's. Its shape:
+//
+//	Bundle (type document, identifier, timestamp, meta with the NRCES
+//	DocumentBundle profile and security label V, link self)
+//	├─ Composition    status preliminary → final → amended, one section
+//	│                 for the uploaded file and one per parsed resource type
+//	├─ Patient        the subject: the parser's first Patient, or a
+//	│                 placeholder until one arrives
+//	├─ Organization   the author: the workspace
+//	├─ DocumentReference  the uploaded file (type, size, SHA-1, title, time)
+//	└─ parsed resources
+//
+// Every entry has a urn:uuid fullUrl equal to its resource id, and every
+// reference between entries is such a fullUrl.
+package fhir
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// Code systems, profiles and extensions the document uses.
+const (
+	// URNSystem is the identifier system of URN values (urn:uuid:…).
+	URNSystem = "urn:ietf:rfc:3986"
+	// DocumentBundleProfile is the NRCES (India NDHM) document bundle profile.
+	DocumentBundleProfile = "https://nrces.in/ndhm/fhir/r4/StructureDefinition/DocumentBundle"
+	// ConfidentialitySystem is HL7's confidentiality code system.
+	ConfidentialitySystem = "http://terminology.hl7.org/CodeSystem/v3-Confidentiality"
+	// CareContextExtension is the URL of the Composition extension holding
+	// the record's care_context_id, under this project's tag URI space (as
+	// for problem types).
+	CareContextExtension = "tag:health-data-connect,2026:fhir:care-context-id"
+	// WorkspaceSystem is the identifier system of workspace ids.
+	WorkspaceSystem = "tag:health-data-connect,2026:workspace"
+	// RetrievePath is the API path of a record's document.
+	RetrievePath = "/health/api/v1/fhir/retrieve"
+)
+
+// idSpace namespaces the derived ids of documents.
+var idSpace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("tag:health-data-connect,2026:fhir"))
+
+// derive returns the UUID named by the record id and a role.
+func derive(recordID, role string) string {
+	return uuid.NewSHA1(idSpace, []byte(recordID+"/"+role)).String()
+}
+
+// Document returns the FHIR document Bundle of r with its parsed resources
+// (from store.ListRecordResources).
+func Document(r store.Record, resources []store.Resource) ([]byte, error) {
+	ts := instant(r.UpdatedAt)
+	bundleID := derive(r.ID, "Bundle/"+strconv.FormatInt(r.Version, 10))
+	comp := composition{
+		ResourceType: "Composition",
+		ID:           derive(r.ID, "Composition"),
+		Meta:         &meta{LastUpdated: ts},
+		Extension:    []extension{{URL: CareContextExtension, ValueString: r.CareContextID}},
+		Identifier:   identifier{System: URNSystem, Value: "urn:uuid:" + derive(r.ID, "Composition")},
+		Status:       compositionStatus(r.Version),
+		Type:         concept{Text: "Health record of an uploaded document"},
+		Date:         ts,
+		Title:        "Health record " + r.CareContextID,
+	}
+	org := organization{
+		ResourceType: "Organization",
+		ID:           derive(r.ID, "Organization"),
+		Identifier:   []identifier{{System: WorkspaceSystem, Value: r.WorkspaceID}},
+		Name:         "Workspace " + r.WorkspaceID,
+	}
+	comp.Author = []reference{{Reference: urn(org.ID)}}
+
+	var (
+		entries  []entry
+		subject  string
+		sections []section
+		byType   = map[string]int{} // resource type → index in sections
+	)
+	for _, res := range resources {
+		if res.ResourceType == "Patient" && subject == "" {
+			subject = urn(res.ID)
+			continue
+		}
+		i, ok := byType[res.ResourceType]
+		if !ok {
+			i = len(sections)
+			byType[res.ResourceType] = i
+			sections = append(sections, section{Title: sectionTitle(res.ResourceType)})
+		}
+		sections[i].Entry = append(sections[i].Entry, reference{Reference: urn(res.ID)})
+	}
+	if subject == "" {
+		p := patient{ResourceType: "Patient", ID: derive(r.ID, "Patient")}
+		subject = urn(p.ID)
+		entries = append(entries, entry{FullURL: subject, Resource: p})
+	}
+	comp.Subject = reference{Reference: subject}
+
+	doc := documentReference{
+		ResourceType:     "DocumentReference",
+		ID:               derive(r.ID, "DocumentReference"),
+		MasterIdentifier: &identifier{System: URNSystem, Value: "urn:uuid:" + r.ID},
+		Status:           "current",
+		Type:             concept{Text: "Uploaded file"},
+		Subject:          reference{Reference: subject},
+		Date:             instant(r.CreatedAt),
+		Author:           []reference{{Reference: urn(org.ID)}},
+		Content: []content{{Attachment: attachment{
+			ContentType: r.ContentType,
+			Size:        r.Size,
+			Hash:        base64.StdEncoding.EncodeToString(r.SHA1),
+			Title:       r.Title,
+			Creation:    instant(r.CreatedAt),
+		}}},
+	}
+	comp.Section = append([]section{{Title: "Uploaded file", Entry: []reference{{Reference: urn(doc.ID)}}}}, sections...)
+
+	entries = append([]entry{
+		{FullURL: urn(comp.ID), Resource: comp},
+		{FullURL: urn(org.ID), Resource: org},
+		{FullURL: urn(doc.ID), Resource: doc},
+	}, entries...)
+	for _, res := range resources {
+		entries = append(entries, entry{FullURL: urn(res.ID), Resource: json.RawMessage(res.JSON)})
+	}
+
+	b := bundle{
+		ResourceType: "Bundle",
+		ID:           bundleID,
+		Meta: meta{
+			VersionID:   strconv.FormatInt(r.Version, 10),
+			LastUpdated: ts,
+			Profile:     []string{DocumentBundleProfile},
+			Security:    []coding{{System: ConfidentialitySystem, Code: "V", Display: "very restricted"}},
+		},
+		Identifier: identifier{System: URNSystem, Value: urn(bundleID)},
+		Type:       "document",
+		Timestamp:  ts,
+		Link:       []link{{Relation: "self", URL: RetrievePath + "?identifier=" + url.QueryEscape(r.CareContextID)}},
+		Entry:      entries,
+	}
+	return json.Marshal(b)
+}
+
+// compositionStatus follows the record's version: 1 is the upload alone,
+// 2 adds the first parser results, later versions amend them.
+func compositionStatus(version int64) string {
+	switch {
+	case version <= 1:
+		return "preliminary"
+	case version == 2:
+		return "final"
+	}
+	return "amended"
+}
+
+// sectionTitles names the sections of common resource types; others are
+// titled with the type's name.
+var sectionTitles = map[string]string{
+	"AllergyIntolerance":  "Allergies",
+	"Condition":           "Conditions",
+	"DiagnosticReport":    "Diagnostic reports",
+	"Encounter":           "Encounters",
+	"Immunization":        "Immunizations",
+	"MedicationRequest":   "Medication requests",
+	"MedicationStatement": "Medication statements",
+	"Observation":         "Observations",
+	"Procedure":           "Procedures",
+	"ServiceRequest":      "Service requests",
+}
+
+func sectionTitle(resourceType string) string {
+	if t, ok := sectionTitles[resourceType]; ok {
+		return t
+	}
+	return resourceType
+}
+
+func urn(id string) string { return "urn:uuid:" + id }
+
+// instant formats t as a FHIR instant (also a valid dateTime).
+func instant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+type bundle struct {
+	ResourceType string     `json:"resourceType"`
+	ID           string     `json:"id"`
+	Meta         meta       `json:"meta"`
+	Identifier   identifier `json:"identifier"`
+	Type         string     `json:"type"`
+	Timestamp    string     `json:"timestamp"`
+	Link         []link     `json:"link"`
+	Entry        []entry    `json:"entry"`
+}
+
+type meta struct {
+	VersionID   string   `json:"versionId,omitempty"`
+	LastUpdated string   `json:"lastUpdated"`
+	Profile     []string `json:"profile,omitempty"`
+	Security    []coding `json:"security,omitempty"`
+}
+
+type coding struct {
+	System  string `json:"system"`
+	Code    string `json:"code"`
+	Display string `json:"display"`
+}
+
+type identifier struct {
+	System string `json:"system"`
+	Value  string `json:"value"`
+}
+
+type link struct {
+	Relation string `json:"relation"`
+	URL      string `json:"url"`
+}
+
+type entry struct {
+	FullURL  string `json:"fullUrl"`
+	Resource any    `json:"resource"`
+}
+
+type reference struct {
+	Reference string `json:"reference"`
+}
+
+type concept struct {
+	Text string `json:"text"`
+}
+
+type extension struct {
+	URL         string `json:"url"`
+	ValueString string `json:"valueString"`
+}
+
+type section struct {
+	Title string      `json:"title"`
+	Entry []reference `json:"entry"`
+}
+
+type composition struct {
+	ResourceType string      `json:"resourceType"`
+	ID           string      `json:"id"`
+	Meta         *meta       `json:"meta"`
+	Extension    []extension `json:"extension"`
+	Identifier   identifier  `json:"identifier"`
+	Status       string      `json:"status"`
+	Type         concept     `json:"type"`
+	Subject      reference   `json:"subject"`
+	Date         string      `json:"date"`
+	Author       []reference `json:"author"`
+	Title        string      `json:"title"`
+	Section      []section   `json:"section"`
+}
+
+type patient struct {
+	ResourceType string `json:"resourceType"`
+	ID           string `json:"id"`
+}
+
+type organization struct {
+	ResourceType string       `json:"resourceType"`
+	ID           string       `json:"id"`
+	Identifier   []identifier `json:"identifier"`
+	Name         string       `json:"name"`
+}
+
+type documentReference struct {
+	ResourceType     string      `json:"resourceType"`
+	ID               string      `json:"id"`
+	MasterIdentifier *identifier `json:"masterIdentifier"`
+	Status           string      `json:"status"`
+	Type             concept     `json:"type"`
+	Subject          reference   `json:"subject"`
+	Date             string      `json:"date"`
+	Author           []reference `json:"author"`
+	Content          []content   `json:"content"`
+}
+
+type content struct {
+	Attachment attachment `json:"attachment"`
+}
+
+type attachment struct {
+	ContentType string `json:"contentType"`
+	Size        int64  `json:"size"`
+	Hash        string `json:"hash"`
+	Title       string `json:"title,omitempty"`
+	Creation    string `json:"creation"`
+}

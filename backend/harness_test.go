@@ -1,0 +1,214 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/health-data-connect/hdc/backend/auth"
+	"github.com/health-data-connect/hdc/backend/credential"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// harness runs a real Server on loopback listeners and plays the edge:
+// it verifies access tokens against the server's JWKS and forwards the
+// identity headers.
+type harness struct {
+	t        *testing.T
+	srv      *Server
+	cfg      Config
+	public   string
+	internal string
+	// stop cancels Serve and returns what it returned.
+	stop func() error
+}
+
+// start runs a server with test settings, changed by mutate.
+func start(t *testing.T, mutate func(*Config)) *harness {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.SecretHashing = credential.Params{Memory: 64, Time: 1, Threads: 1}
+	cfg.ShutdownTimeout = 5 * time.Second
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	srv, err := New(cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, pub, in) }()
+	stop := sync.OnceValue(func() error {
+		cancel()
+		return <-done
+	})
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return &harness{t: t, srv: srv, cfg: cfg, stop: stop,
+		public: "http://" + pub.Addr().String(), internal: "http://" + in.Addr().String()}
+}
+
+// response is a completed exchange.
+type response struct {
+	*http.Response
+	body []byte
+}
+
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("body %q: %v", r.body, err)
+	}
+}
+
+// do sends a request; headers alternate names and values.
+func (h *harness) do(method, url string, body io.Reader, headers ...string) response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Add(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return response{res, b}
+}
+
+// postJSON posts a JSON body to the public listener.
+func (h *harness) postJSON(path string, body any, headers ...string) response {
+	h.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case string:
+		r = strings.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		r = bytes.NewReader(data)
+	}
+	return h.do("POST", h.public+path, r, append([]string{"Content-Type", "application/json"}, headers...)...)
+}
+
+// client creates a client in workspace.
+func (h *harness) client(workspace string) identity.Credentials {
+	h.t.Helper()
+	c, err := h.srv.Identity().CreateClient(context.Background(), workspace)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+// login logs c in, with sharingKey unless empty, and wants success.
+func (h *harness) login(c identity.Credentials, sharingKey string) auth.TokenPair {
+	h.t.Helper()
+	body := map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret}
+	if sharingKey != "" {
+		body["sharing_key"] = sharingKey
+	}
+	res := h.postJSON(PathLogin, body)
+	if res.StatusCode != 200 {
+		h.t.Fatalf("login: %d %s", res.StatusCode, res.body)
+	}
+	var pair auth.TokenPair
+	res.json(h.t, &pair)
+	return pair
+}
+
+// claims are an access token's claims.
+type claims struct {
+	jwt.Claims
+	WS string `json:"ws"`
+}
+
+// verify checks an access token as the edge does: EdDSA only, a kid from
+// the JWKS, issuer, audience, and expiry unless allowExpired.
+func (h *harness) verify(token string, allowExpired bool) claims {
+	h.t.Helper()
+	res := h.do("GET", h.internal+PathJWKS, nil)
+	var set jose.JSONWebKeySet
+	res.json(h.t, &set)
+	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
+	if err != nil {
+		h.t.Fatalf("access token: %v", err)
+	}
+	keys := set.Key(tok.Headers[0].KeyID)
+	if len(keys) != 1 {
+		h.t.Fatalf("kid %q is not in the JWKS", tok.Headers[0].KeyID)
+	}
+	var c claims
+	if err := tok.Claims(keys[0].Key, &c); err != nil {
+		h.t.Fatalf("signature: %v", err)
+	}
+	now := time.Now()
+	if allowExpired {
+		now = c.IssuedAt.Time()
+	}
+	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: h.cfg.Issuer, AnyAudience: jwt.Audience{h.cfg.Audience}, Time: now}, time.Minute); err != nil {
+		h.t.Fatalf("claims: %v", err)
+	}
+	return c
+}
+
+// as returns the headers the edge forwards for a verified access token.
+func (h *harness) as(pair auth.TokenPair) []string {
+	h.t.Helper()
+	c := h.verify(pair.AccessToken, false)
+	return []string{
+		"X-HDC-Client-Id", c.Subject, "X-HDC-Workspace-Id", c.WS, "X-HDC-Token-Id", c.ID,
+		"Authorization", "Bearer " + pair.AccessToken,
+	}
+}
+
+// wantProblem asserts a problem+json answer with status and code.
+func wantProblem(t *testing.T, res response, status int, code string) problem.Problem {
+	t.Helper()
+	var p problem.Problem
+	if res.StatusCode != status || res.Header.Get("Content-Type") != problem.ContentType ||
+		json.Unmarshal(res.body, &p) != nil || p.Code != code || p.Status != status {
+		t.Fatalf("got %d %s %s; want %d problem %q", res.StatusCode, res.Header.Get("Content-Type"), res.body, status, code)
+	}
+	if status == http.StatusUnauthorized && res.Header.Get("WWW-Authenticate") != "Bearer" {
+		t.Fatalf("401 without WWW-Authenticate: Bearer")
+	}
+	return p
+}

@@ -1,0 +1,284 @@
+// Package identity manages who may call the API: workspaces, their clients,
+// and sharing grants that let a client act in another workspace. Operators
+// drive it through the hdc CLI; the login endpoint authenticates with it.
+//
+// Secrets leave this package exactly once, in the result of CreateClient or
+// GrantSharing; the store only ever sees their hashes.
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/health-data-connect/hdc/backend/credential"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// Prefixes of the secrets this package issues.
+const (
+	clientSecretPrefix = "hdc_cs_"
+	sharingKeyPrefix   = "hdc_sk_"
+)
+
+// Errors of authentication; their messages are safe to show to a client.
+var (
+	// ErrInvalidClient: unknown client, wrong secret or disabled client. The
+	// three are deliberately indistinguishable.
+	ErrInvalidClient = errors.New("invalid client credentials")
+	// ErrInvalidSharingKey: unknown or revoked sharing key, or one granted
+	// to another client.
+	ErrInvalidSharingKey = errors.New("invalid sharing key")
+	// ErrInvalidID: a workspace id that does not match ValidID.
+	ErrInvalidID = errors.New("identifiers are 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+)
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidID reports whether s is acceptable as a workspace or client id. Every
+// id this package generates passes.
+func ValidID(s string) bool { return idPattern.MatchString(s) }
+
+// Service manages identities in a store.
+type Service struct {
+	store  store.Store
+	params credential.Params
+	// dummy is a hash of a random secret that Authenticate verifies against
+	// when the client is unknown, so that case costs what a wrong secret does.
+	dummy string
+	// slots bounds concurrent argon2id verifications, each of which holds
+	// params.Memory KiB.
+	slots chan struct{}
+	now   func() time.Time
+}
+
+// New returns a Service over s hashing client secrets with p. At most
+// concurrency verifications run at once (at least one).
+func New(s store.Store, p credential.Params, concurrency int) *Service {
+	return &Service{
+		store:  s,
+		params: p,
+		dummy:  credential.Hash(credential.NewToken(""), p),
+		slots:  make(chan struct{}, max(concurrency, 1)),
+		now:    time.Now,
+	}
+}
+
+// Credentials are a new client's credentials, shown once.
+type Credentials struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	WorkspaceID  string `json:"workspace_id"`
+}
+
+// CreateClient creates a client in workspaceID, creating the workspace when
+// it does not exist, and returns its credentials.
+func (s *Service) CreateClient(ctx context.Context, workspaceID string) (Credentials, error) {
+	if !ValidID(workspaceID) {
+		return Credentials{}, ErrInvalidID
+	}
+	now := s.now()
+	if _, err := s.store.EnsureWorkspace(ctx, workspaceID, now); err != nil {
+		return Credentials{}, err
+	}
+	cred := Credentials{
+		ClientID:     uuid.NewString(),
+		ClientSecret: credential.NewToken(clientSecretPrefix),
+		WorkspaceID:  workspaceID,
+	}
+	err := s.store.CreateClient(ctx, store.Client{
+		ID:          cred.ClientID,
+		WorkspaceID: workspaceID,
+		SecretHash:  credential.Hash(cred.ClientSecret, s.params),
+		Status:      store.ClientActive,
+		CreatedAt:   now,
+	})
+	if err != nil {
+		return Credentials{}, err
+	}
+	return cred, nil
+}
+
+// Client describes a client without its secret.
+type Client struct {
+	ClientID    string             `json:"client_id"`
+	WorkspaceID string             `json:"workspace_id"`
+	Status      store.ClientStatus `json:"status"`
+	CreatedAt   time.Time          `json:"created_at"`
+}
+
+// ListClients returns every client.
+func (s *Service) ListClients(ctx context.Context) ([]Client, error) {
+	list, err := s.store.ListClients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Client, 0, len(list))
+	for _, c := range list {
+		out = append(out, Client{ClientID: c.ID, WorkspaceID: c.WorkspaceID, Status: c.Status, CreatedAt: c.CreatedAt})
+	}
+	return out, nil
+}
+
+// DisableClient stops the client from logging in and refreshing; access
+// tokens it holds stay valid until they expire.
+func (s *Service) DisableClient(ctx context.Context, clientID string) error {
+	return s.store.SetClientStatus(ctx, clientID, store.ClientDisabled)
+}
+
+// Grant is a new sharing grant with its key, shown once.
+type Grant struct {
+	GrantID     string `json:"grant_id"`
+	SharingKey  string `json:"sharing_key"`
+	WorkspaceID string `json:"workspace_id"`
+	ClientID    string `json:"client_id"`
+}
+
+// GrantSharing lets clientID act in workspaceID with the returned key. Both
+// must exist, and the workspace must not be the client's own.
+func (s *Service) GrantSharing(ctx context.Context, workspaceID, clientID string) (Grant, error) {
+	if _, err := s.store.GetWorkspace(ctx, workspaceID); err != nil {
+		return Grant{}, fmt.Errorf("workspace %q: %w", workspaceID, err)
+	}
+	c, err := s.store.GetClient(ctx, clientID)
+	if err != nil {
+		return Grant{}, fmt.Errorf("client %q: %w", clientID, err)
+	}
+	if c.WorkspaceID == workspaceID {
+		return Grant{}, fmt.Errorf("client %q already belongs to workspace %q", clientID, workspaceID)
+	}
+	g := Grant{
+		GrantID:     uuid.NewString(),
+		SharingKey:  credential.NewToken(sharingKeyPrefix),
+		WorkspaceID: workspaceID,
+		ClientID:    clientID,
+	}
+	err = s.store.CreateSharingGrant(ctx, store.SharingGrant{
+		ID:          g.GrantID,
+		WorkspaceID: workspaceID,
+		ClientID:    clientID,
+		KeyHash:     credential.TokenHash(g.SharingKey),
+		CreatedAt:   s.now(),
+	})
+	if err != nil {
+		return Grant{}, err
+	}
+	return g, nil
+}
+
+// GrantInfo describes a sharing grant without its key.
+type GrantInfo struct {
+	GrantID     string    `json:"grant_id"`
+	WorkspaceID string    `json:"workspace_id"`
+	ClientID    string    `json:"client_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	RevokedAt   time.Time `json:"revoked_at,omitzero"`
+}
+
+// ListGrants returns every sharing grant.
+func (s *Service) ListGrants(ctx context.Context) ([]GrantInfo, error) {
+	list, err := s.store.ListSharingGrants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]GrantInfo, 0, len(list))
+	for _, g := range list {
+		out = append(out, GrantInfo{GrantID: g.ID, WorkspaceID: g.WorkspaceID, ClientID: g.ClientID, CreatedAt: g.CreatedAt, RevokedAt: g.RevokedAt})
+	}
+	return out, nil
+}
+
+// RevokeSharing revokes the grant: its key no longer logs in, and refresh
+// tokens of logins made with it stop working.
+func (s *Service) RevokeSharing(ctx context.Context, grantID string) error {
+	return s.store.RevokeSharingGrant(ctx, grantID, s.now())
+}
+
+// Principal is who a login authenticated, and where it acts.
+type Principal struct {
+	ClientID    string
+	WorkspaceID string
+	// GrantID is the sharing grant that chose WorkspaceID, or empty.
+	GrantID string
+}
+
+// Authenticate checks a client's secret and, when sharingKey is not empty,
+// its sharing grant. Unknown client, wrong secret and disabled client all
+// return ErrInvalidClient after the same argon2id work.
+func (s *Service) Authenticate(ctx context.Context, clientID, secret, sharingKey string) (Principal, error) {
+	c, err := s.store.GetClient(ctx, clientID)
+	known := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Principal{}, err
+	}
+	encoded := s.dummy
+	if known {
+		encoded = c.SecretHash
+	}
+	ok, err := s.verify(ctx, secret, encoded)
+	if err != nil {
+		return Principal{}, err
+	}
+	if !known || !ok || c.Status != store.ClientActive {
+		return Principal{}, ErrInvalidClient
+	}
+	p := Principal{ClientID: c.ID, WorkspaceID: c.WorkspaceID}
+	if sharingKey == "" {
+		return p, nil
+	}
+	g, err := s.store.GetSharingGrantByKeyHash(ctx, credential.TokenHash(sharingKey))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Principal{}, ErrInvalidSharingKey
+	case err != nil:
+		return Principal{}, err
+	case g.ClientID != c.ID || !g.RevokedAt.IsZero():
+		return Principal{}, ErrInvalidSharingKey
+	}
+	p.WorkspaceID, p.GrantID = g.WorkspaceID, g.ID
+	return p, nil
+}
+
+// verify runs one argon2id verification in a slot.
+func (s *Service) verify(ctx context.Context, secret, encoded string) (bool, error) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	defer func() { <-s.slots }()
+	return credential.Verify(secret, encoded)
+}
+
+// CheckClient returns ErrInvalidClient unless the client exists and is active.
+func (s *Service) CheckClient(ctx context.Context, clientID string) error {
+	c, err := s.store.GetClient(ctx, clientID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ErrInvalidClient
+	case err != nil:
+		return err
+	case c.Status != store.ClientActive:
+		return ErrInvalidClient
+	}
+	return nil
+}
+
+// CheckGrant returns ErrInvalidSharingKey unless the grant exists, is not
+// revoked and belongs to clientID.
+func (s *Service) CheckGrant(ctx context.Context, grantID, clientID string) error {
+	g, err := s.store.GetSharingGrant(ctx, grantID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ErrInvalidSharingKey
+	case err != nil:
+		return err
+	case g.ClientID != clientID || !g.RevokedAt.IsZero():
+		return ErrInvalidSharingKey
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package identity
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend/credential"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/sqlite"
+)
+
+func newService(t *testing.T) (*Service, store.Store) {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return New(st, credential.Params{Memory: 64, Time: 1, Threads: 1}, 2), st
+}
+
+func TestCreateClient(t *testing.T) {
+	svc, st := newService(t)
+	if _, err := svc.CreateClient(t.Context(), "bad id"); !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("invalid workspace id: %v", err)
+	}
+	cred, err := svc.CreateClient(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cred.ClientSecret, "hdc_cs_") || cred.WorkspaceID != "acme" || !ValidID(cred.ClientID) {
+		t.Fatalf("credentials = %+v", cred)
+	}
+	if _, err := st.GetWorkspace(t.Context(), "acme"); err != nil {
+		t.Fatalf("workspace not created: %v", err)
+	}
+	c, err := st.GetClient(t.Context(), cred.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(c.SecretHash, cred.ClientSecret) || !strings.HasPrefix(c.SecretHash, "$argon2id$") {
+		t.Fatalf("stored secret hash %q", c.SecretHash)
+	}
+	// A second client joins the existing workspace.
+	if _, err := svc.CreateClient(t.Context(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := svc.ListClients(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(list)
+	if len(list) != 2 || strings.Contains(string(out), "secret") || strings.Contains(string(out), "argon2") {
+		t.Fatalf("ListClients = %s", out)
+	}
+}
+
+func TestAuthenticate(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := t.Context()
+	a, _ := svc.CreateClient(ctx, "wa")
+	b, _ := svc.CreateClient(ctx, "wb")
+	off, _ := svc.CreateClient(ctx, "wa")
+	if err := svc.DisableClient(ctx, off.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	grant, err := svc.GrantSharing(ctx, "wb", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, _ := svc.GrantSharing(ctx, "wb", a.ClientID)
+	if err := svc.RevokeSharing(ctx, revoked.GrantID); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name                 string
+		client, secret, key  string
+		wantErr              error
+		wantWorkspace, grant string
+	}{
+		{"own workspace", a.ClientID, a.ClientSecret, "", nil, "wa", ""},
+		{"wrong secret", a.ClientID, b.ClientSecret, "", ErrInvalidClient, "", ""},
+		{"unknown client", "nobody", a.ClientSecret, "", ErrInvalidClient, "", ""},
+		{"disabled client", off.ClientID, off.ClientSecret, "", ErrInvalidClient, "", ""},
+		{"sharing key", a.ClientID, a.ClientSecret, grant.SharingKey, nil, "wb", grant.GrantID},
+		{"revoked sharing key", a.ClientID, a.ClientSecret, revoked.SharingKey, ErrInvalidSharingKey, "", ""},
+		{"unknown sharing key", a.ClientID, a.ClientSecret, "hdc_sk_nope", ErrInvalidSharingKey, "", ""},
+		{"another client's key", b.ClientID, b.ClientSecret, grant.SharingKey, ErrInvalidSharingKey, "", ""},
+		{"key without the secret", a.ClientID, "wrong", grant.SharingKey, ErrInvalidClient, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := svc.Authenticate(ctx, tt.client, tt.secret, tt.key)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			}
+			if p.WorkspaceID != tt.wantWorkspace || p.GrantID != tt.grant {
+				t.Fatalf("principal = %+v", p)
+			}
+		})
+	}
+	if err := svc.CheckGrant(ctx, grant.GrantID, a.ClientID); err != nil {
+		t.Fatalf("CheckGrant(live) = %v", err)
+	}
+	for _, tc := range [][2]string{{revoked.GrantID, a.ClientID}, {grant.GrantID, b.ClientID}, {"nope", a.ClientID}} {
+		if err := svc.CheckGrant(ctx, tc[0], tc[1]); !errors.Is(err, ErrInvalidSharingKey) {
+			t.Errorf("CheckGrant(%s, %s) = %v", tc[0], tc[1], err)
+		}
+	}
+	if err := svc.CheckClient(ctx, a.ClientID); err != nil {
+		t.Fatalf("CheckClient(active) = %v", err)
+	}
+	for _, id := range []string{off.ClientID, "nobody"} {
+		if err := svc.CheckClient(ctx, id); !errors.Is(err, ErrInvalidClient) {
+			t.Errorf("CheckClient(%s) = %v", id, err)
+		}
+	}
+}
+
+func TestGrantSharingErrors(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := t.Context()
+	a, _ := svc.CreateClient(ctx, "wa")
+	if _, err := svc.CreateClient(ctx, "wb"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.GrantSharing(ctx, "nope", a.ClientID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown workspace: %v", err)
+	}
+	if _, err := svc.GrantSharing(ctx, "wb", "nobody"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown client: %v", err)
+	}
+	if _, err := svc.GrantSharing(ctx, "wa", a.ClientID); err == nil {
+		t.Error("grant to the client's own workspace accepted")
+	}
+	if err := svc.RevokeSharing(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("revoke unknown: %v", err)
+	}
+	if err := svc.DisableClient(ctx, "nobody"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("disable unknown: %v", err)
+	}
+}
+
+func TestValidID(t *testing.T) {
+	for s, want := range map[string]bool{
+		"acme": true, "a.b_c-1": true, "0": true, strings.Repeat("a", 64): true,
+		"": false, "-a": false, "a b": false, "a/b": false, strings.Repeat("a", 65): false, "é": false,
+	} {
+		if ValidID(s) != want {
+			t.Errorf("ValidID(%q) = %v", s, !want)
+		}
+	}
+}

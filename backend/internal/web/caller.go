@@ -1,0 +1,65 @@
+package web
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// Identity headers the edge sets after checking the bearer token. It strips
+// any a client sent, so the backend trusts them because it trusts the edge.
+const (
+	HeaderClientID    = "X-HDC-Client-Id"
+	HeaderWorkspaceID = "X-HDC-Workspace-Id"
+	HeaderTokenID     = "X-HDC-Token-Id"
+	HeaderKeyID       = "X-HDC-Key-Id"
+	HeaderEdgeSecret  = "X-HDC-Edge-Secret"
+)
+
+// Caller is the authenticated client of a request.
+type Caller struct {
+	ClientID    string
+	WorkspaceID string
+}
+
+type callerKey struct{}
+
+// CallerFrom returns the caller RequireCaller stored in ctx.
+func CallerFrom(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c, ok
+}
+
+// UnknownCaller is the problem for identity headers naming a workspace or
+// client that does not exist (any more).
+func UnknownCaller() *problem.Problem {
+	return problem.New(http.StatusUnauthorized, "unauthenticated", "the token's client or workspace does not exist")
+}
+
+// RequireCaller answers 401 unless the request carries exactly one valid
+// client id and workspace id header, and otherwise hands next a context
+// holding the Caller.
+func RequireCaller(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client, okClient := single(r.Header, HeaderClientID)
+		ws, okWS := single(r.Header, HeaderWorkspaceID)
+		if !okClient || !okWS || !identity.ValidID(client) || !identity.ValidID(ws) {
+			problem.Write(w, problem.New(http.StatusUnauthorized, "unauthenticated",
+				"a valid bearer token is required"))
+			return
+		}
+		c := Caller{ClientID: client, WorkspaceID: ws}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+	})
+}
+
+// single returns the header's value when it is present exactly once.
+func single(h http.Header, name string) (string, bool) {
+	v := h.Values(name)
+	if len(v) != 1 {
+		return "", false
+	}
+	return v[0], true
+}

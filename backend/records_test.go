@@ -1,0 +1,378 @@
+package backend
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/base64"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
+	"github.com/health-data-connect/hdc/backend/records"
+)
+
+// wav is the start of a RIFF WAVE file, which content sniffing recognises.
+var wav = append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00"), bytes.Repeat([]byte{0x11, 0x22}, 2000)...)
+
+// multipartBody builds a form with one "file" part.
+func multipartBody(t *testing.T, filename string, content []byte) (io.Reader, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", `form-data; name="file"; filename="`+filename+`"`)
+	h.Set("Content-Type", "application/octet-stream")
+	p, err := w.CreatePart(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Write(content)
+	w.Close()
+	return &buf, w.FormDataContentType()
+}
+
+// upload posts content as a multipart form and wants success.
+func (h *harness) upload(as []string, filename string, content []byte, query string) records.UploadResponse {
+	h.t.Helper()
+	body, ct := multipartBody(h.t, filename, content)
+	res := h.do("POST", h.public+PathUpload+query, body, append([]string{"Content-Type", ct}, as...)...)
+	if res.StatusCode != 200 {
+		h.t.Fatalf("upload: %d %s", res.StatusCode, res.body)
+	}
+	var up records.UploadResponse
+	res.json(h.t, &up)
+	return up
+}
+
+// retrieve gets and checks a record's document.
+func (h *harness) retrieve(as []string, cc string) *fhirtest.Result {
+	h.t.Helper()
+	res := h.do("GET", h.public+PathRetrieve+"?identifier="+url.QueryEscape(cc), nil, as...)
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
+		h.t.Fatalf("retrieve: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
+	}
+	doc, err := fhirtest.CheckDocument(res.body)
+	if err != nil {
+		h.t.Fatalf("the document breaks FHIR document rules:\n%v\n%s", err, res.body)
+	}
+	return doc
+}
+
+// postResources posts parser results on the internal listener.
+func (h *harness) postResources(cc, body string) response {
+	h.t.Helper()
+	return h.do("POST", h.internal+"/internal/v1/records/"+url.PathEscape(cc)+"/resources", strings.NewReader(body),
+		"Content-Type", "application/fhir+json")
+}
+
+func ofType(doc *fhirtest.Result, rt string) []map[string]any {
+	var out []map[string]any
+	for _, e := range doc.Entries {
+		if e["resourceType"] == rt {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+const parserResults = `{"resourceType":"Bundle","type":"collection","entry":[
+	{"fullUrl":"urn:uuid:patient","resource":{"resourceType":"Patient","id":"pt","name":[{"text":"Asha Rao"}]}},
+	{"resource":{"resourceType":"Observation","status":"final","code":{"text":"Temperature"},
+	 "subject":{"reference":"Patient/pt"},"valueQuantity":{"value":38.20,"unit":"Cel"}}},
+	{"resource":{"resourceType":"Condition","code":{"text":"Fever"},"subject":{"reference":"urn:uuid:patient"}}}]}`
+
+func TestUploadRetrieveAndParse(t *testing.T) {
+	h := start(t, nil)
+	as := h.as(h.login(h.client("acme"), ""))
+
+	up := h.upload(as, "visit.wav", wav, "?task=pii&task=smart&task=pii")
+	if _, err := uuid.Parse(up.DocumentID); err != nil || up.CareContextID == "" || up.Status != "pending" {
+		t.Fatalf("upload answer = %+v", up)
+	}
+	doc := h.retrieve(as, up.CareContextID)
+	if doc.Composition["status"] != "preliminary" {
+		t.Fatalf("status before parsing = %v", doc.Composition["status"])
+	}
+	if ext := doc.Composition["extension"].([]any)[0].(map[string]any); ext["valueString"] != up.CareContextID {
+		t.Fatalf("care context extension = %v", ext)
+	}
+	refs := ofType(doc, "DocumentReference")
+	if len(refs) != 1 {
+		t.Fatalf("%d DocumentReferences", len(refs))
+	}
+	att := refs[0]["content"].([]any)[0].(map[string]any)["attachment"].(map[string]any)
+	sum := sha1.Sum(wav)
+	if att["contentType"] != "audio/wave" || att["size"] != float64(len(wav)) || att["hash"] != base64.StdEncoding.EncodeToString(sum[:]) ||
+		att["title"] != "visit.wav" || att["creation"] == nil || refs[0]["status"] != "current" {
+		t.Fatalf("attachment = %v", att)
+	}
+	if mi := refs[0]["masterIdentifier"].(map[string]any); mi["value"] != "urn:uuid:"+up.DocumentID {
+		t.Fatalf("masterIdentifier = %v", mi)
+	}
+
+	res := h.postResources(up.CareContextID, parserResults)
+	if res.StatusCode != 200 {
+		t.Fatalf("parser results: %d %s", res.StatusCode, res.body)
+	}
+	var added records.ResourcesResponse
+	res.json(t, &added)
+	if added.Status != "parsed" || added.Version != 2 || len(added.ResourceIDs) != 3 {
+		t.Fatalf("parser answer = %+v", added)
+	}
+	doc = h.retrieve(as, up.CareContextID)
+	if doc.Composition["status"] != "final" {
+		t.Fatalf("status after parsing = %v", doc.Composition["status"])
+	}
+	if subj := doc.Composition["subject"].(map[string]any)["reference"]; subj != "urn:uuid:"+added.ResourceIDs[0] {
+		t.Fatalf("subject %v, want the parser's Patient", subj)
+	}
+	obs := ofType(doc, "Observation")
+	if len(obs) != 1 || obs[0]["subject"].(map[string]any)["reference"] != "urn:uuid:"+added.ResourceIDs[0] {
+		t.Fatalf("observation = %v", obs)
+	}
+	if !bytes.Contains(h.do("GET", h.public+PathRetrieve+"?identifier="+up.CareContextID, nil, as...).body, []byte(`"value":38.20`)) {
+		t.Fatal("a parser's number was not kept digit for digit")
+	}
+
+	// A second batch amends the document.
+	if res := h.postResources(up.CareContextID, `[{"resourceType":"Observation","status":"final","code":{"text":"Pulse"}}]`); res.StatusCode != 200 {
+		t.Fatalf("second batch: %d", res.StatusCode)
+	}
+	if doc := h.retrieve(as, up.CareContextID); doc.Composition["status"] != "amended" || len(ofType(doc, "Observation")) != 2 {
+		t.Fatalf("after a second batch: %v", doc.Composition["status"])
+	}
+}
+
+func TestUploadJSON(t *testing.T) {
+	h := start(t, nil)
+	as := h.as(h.login(h.client("acme"), ""))
+	enc := base64.StdEncoding.EncodeToString(wav)
+	// JSON escapes inside the string, whitespace around tokens.
+	escaped := strings.ReplaceAll(strings.ReplaceAll(enc, "/", `\/`), "+", `\u002b`)
+	body := "\n{ \"file\" :\t\"" + escaped + "\" }\n"
+	res := h.do("POST", h.public+PathUpload+"?task=classification", strings.NewReader(body), append([]string{"Content-Type", "application/json"}, as...)...)
+	if res.StatusCode != 200 {
+		t.Fatalf("JSON upload: %d %s", res.StatusCode, res.body)
+	}
+	var up records.UploadResponse
+	res.json(t, &up)
+	doc := h.retrieve(as, up.CareContextID)
+	att := ofType(doc, "DocumentReference")[0]["content"].([]any)[0].(map[string]any)["attachment"].(map[string]any)
+	sum := sha1.Sum(wav)
+	if att["hash"] != base64.StdEncoding.EncodeToString(sum[:]) || att["size"] != float64(len(wav)) || att["title"] != "Uploaded file" {
+		t.Fatalf("attachment = %v", att)
+	}
+}
+
+func TestUploadErrors(t *testing.T) {
+	h := start(t, func(c *Config) { c.UploadLimit = 1000 })
+	as := h.as(h.login(h.client("acme"), ""))
+	jsonBody := func(s string) (io.Reader, string) { return strings.NewReader(s), "application/json" }
+	form := func(content []byte) (io.Reader, string) { return multipartBody(t, "a.bin", content) }
+	b64 := func(n int) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, n)) }
+	tests := []struct {
+		name   string
+		body   func() (io.Reader, string)
+		query  string
+		status int
+		code   string
+	}{
+		{"empty JSON file", func() (io.Reader, string) { return jsonBody(`{"file":""}`) }, "", 400, "invalid_upload"},
+		{"empty multipart file", func() (io.Reader, string) { return form(nil) }, "", 400, "invalid_upload"},
+		{"not base64", func() (io.Reader, string) { return jsonBody(`{"file":"@@@@"}`) }, "", 400, "invalid_upload"},
+		{"trailing garbage", func() (io.Reader, string) { return jsonBody(`{"file":"QUJD"} x`) }, "", 400, "invalid_upload"},
+		{"duplicate file", func() (io.Reader, string) { return jsonBody(`{"file":"QUJD","file":"QUJD"}`) }, "", 400, "invalid_upload"},
+		{"unknown member", func() (io.Reader, string) { return jsonBody(`{"name":"a","file":"QUJD"}`) }, "", 400, "invalid_upload"},
+		{"not JSON", func() (io.Reader, string) { return jsonBody(`file=QUJD`) }, "", 400, "invalid_upload"},
+		{"no file part", func() (io.Reader, string) {
+			var buf bytes.Buffer
+			w := multipart.NewWriter(&buf)
+			w.WriteField("note", "x")
+			w.Close()
+			return &buf, w.FormDataContentType()
+		}, "", 400, "invalid_upload"},
+		{"multipart without boundary", func() (io.Reader, string) { return strings.NewReader("x"), "multipart/form-data" }, "", 400, "invalid_upload"},
+		{"JSON over the limit", func() (io.Reader, string) { return jsonBody(`{"file":"` + b64(1001) + `"}`) }, "", 413, "payload_too_large"},
+		{"JSON at the limit", func() (io.Reader, string) { return jsonBody(`{"file":"` + b64(1000) + `"}`) }, "", 200, ""},
+		{"multipart over the limit", func() (io.Reader, string) { return form(make([]byte, 1001)) }, "", 413, "payload_too_large"},
+		{"JSON body whitespace flood", func() (io.Reader, string) {
+			return jsonBody(strings.Repeat(" ", int(records.MaxJSONUploadBody(1000))) + `{"file":"QUJD"}`)
+		}, "", 413, "payload_too_large"},
+		{"unknown task", func() (io.Reader, string) { return form([]byte("abc")) }, "?task=smart&task=srp", 400, "invalid_task"},
+		{"empty task", func() (io.Reader, string) { return form([]byte("abc")) }, "?task=", 400, "invalid_task"},
+		{"malformed query", func() (io.Reader, string) { return form([]byte("abc")) }, "?task=%zz", 400, "invalid_request"},
+		{"text body", func() (io.Reader, string) { return strings.NewReader("abc"), "text/plain" }, "", 415, "unsupported_media_type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body, ct := tt.body()
+			res := h.do("POST", h.public+PathUpload+tt.query, body, append([]string{"Content-Type", ct}, as...)...)
+			if tt.status == 200 {
+				if res.StatusCode != 200 {
+					t.Fatalf("%d %s", res.StatusCode, res.body)
+				}
+				return
+			}
+			wantProblem(t, res, tt.status, tt.code)
+		})
+	}
+	body, ct := form([]byte("abc"))
+	wantProblem(t, h.do("POST", h.public+PathUpload, body, "Content-Type", ct), 401, "unauthenticated")
+}
+
+func TestRetrieveErrors(t *testing.T) {
+	h := start(t, nil)
+	as := h.as(h.login(h.client("acme"), ""))
+	up := h.upload(as, "a.wav", wav, "")
+	for _, tt := range []struct {
+		query  string
+		status int
+		code   string
+	}{
+		{"", 400, "invalid_request"},
+		{"?identifier=", 400, "invalid_request"},
+		{"?identifier=" + up.CareContextID + "&identifier=" + up.CareContextID, 400, "invalid_request"},
+		{"?identifier=%zz", 400, "invalid_request"},
+		{"?identifier=" + uuid.NewString(), 404, "not_found"},
+		{"?identifier=" + up.DocumentID, 404, "not_found"},
+	} {
+		wantProblem(t, h.do("GET", h.public+PathRetrieve+tt.query, nil, as...), tt.status, tt.code)
+	}
+	wantProblem(t, h.do("GET", h.public+PathRetrieve+"?identifier="+up.CareContextID, nil), 401, "unauthenticated")
+	wantProblem(t, h.do("POST", h.public+PathRetrieve, nil, as...), 405, "method_not_allowed")
+}
+
+func TestParserResultsErrors(t *testing.T) {
+	h := start(t, nil)
+	as := h.as(h.login(h.client("acme"), ""))
+	up := h.upload(as, "a.wav", wav, "")
+	wantProblem(t, h.postResources(uuid.NewString(), `[{"resourceType":"Observation"}]`), 404, "not_found")
+	wantProblem(t, h.postResources(up.CareContextID, `[{"resourceType":"Bundle"}]`), 400, "invalid_resources")
+	wantProblem(t, h.postResources(up.CareContextID, `not json`), 400, "invalid_resources")
+	wantProblem(t, h.postResources(up.CareContextID, `[]`), 400, "invalid_resources")
+	wantProblem(t, h.do("POST", h.internal+"/internal/v1/records/"+up.CareContextID+"/resources", strings.NewReader(`[]`), "Content-Type", "text/plain"), 415, "unsupported_media_type")
+	big := `[{"resourceType":"Basic","text":"` + strings.Repeat("x", records.MaxResourcesBody) + `"}]`
+	wantProblem(t, h.postResources(up.CareContextID, big), 413, "payload_too_large")
+	// Nothing above changed the record.
+	if doc := h.retrieve(as, up.CareContextID); doc.Composition["status"] != "preliminary" {
+		t.Fatalf("status = %v", doc.Composition["status"])
+	}
+	// The parser endpoint is internal only.
+	wantProblem(t, h.do("POST", h.public+"/internal/v1/records/"+up.CareContextID+"/resources", strings.NewReader(`[{"resourceType":"Basic"}]`),
+		append([]string{"Content-Type", "application/json"}, as...)...), 404, "not_found")
+}
+
+func TestRoutesByListener(t *testing.T) {
+	h := start(t, nil)
+	for _, path := range []string{PathJWKS, PathHealth, PathReady, PathMetrics} {
+		wantProblem(t, h.do("GET", h.public+path, nil), 404, "not_found")
+		if res := h.do("GET", h.internal+path, nil); res.StatusCode != 200 {
+			t.Errorf("internal %s: %d", path, res.StatusCode)
+		}
+	}
+	for _, path := range []string{PathLogin, PathUpload, PathSubscriptions} {
+		wantProblem(t, h.do("POST", h.internal+path, strings.NewReader("{}"), "Content-Type", "application/json"), 404, "not_found")
+	}
+	res := h.do("PUT", h.public+PathSubscriptions, nil)
+	wantProblem(t, res, 405, "method_not_allowed")
+	if allow := res.Header.Get("Allow"); allow != "POST, GET, HEAD" {
+		t.Errorf("Allow = %q", allow)
+	}
+	wantProblem(t, h.do("GET", h.public+PathSubscriptions+"/x", nil), 405, "method_not_allowed")
+	wantProblem(t, h.do("GET", h.public+"/mr/api/v1/docs", nil), 404, "not_found")
+
+	metrics := h.do("GET", h.internal+PathMetrics, nil)
+	for _, want := range []string{
+		`hdc_backend_http_requests_total{code="404",listener="public",route="/"}`,
+		`hdc_backend_http_requests_total{code="405",listener="public",route="` + PathSubscriptions + `"}`,
+		"go_goroutines",
+	} {
+		if !bytes.Contains(metrics.body, []byte(want)) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	var ready map[string]string
+	h.do("GET", h.internal+PathReady, nil).json(t, &ready)
+	if ready["status"] != "ready" {
+		t.Errorf("readyz = %v", ready)
+	}
+}
+
+func TestEdgeSecret(t *testing.T) {
+	const secret = "edge-secret-0123456789"
+	h := start(t, func(c *Config) { c.EdgeSecret = secret })
+	c := h.client("acme")
+	login := map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret}
+	wantProblem(t, h.postJSON(PathLogin, login), 403, "untrusted_source")
+	wantProblem(t, h.postJSON(PathLogin, login, "X-HDC-Edge-Secret", "edge-secret-012345678X"), 403, "untrusted_source")
+	wantProblem(t, h.postJSON(PathLogin, login, "X-HDC-Edge-Secret", secret, "X-HDC-Edge-Secret", secret), 403, "untrusted_source")
+	wantProblem(t, h.do("GET", h.public+"/nope", nil), 403, "untrusted_source")
+	res := h.postJSON(PathLogin, login, "X-HDC-Edge-Secret", secret)
+	if res.StatusCode != 200 {
+		t.Fatalf("login with the edge secret: %d %s", res.StatusCode, res.body)
+	}
+	var pair struct {
+		AccessToken string `json:"access_token"`
+	}
+	res.json(t, &pair)
+	cl := h.verify(pair.AccessToken, false)
+	identity := []string{"X-HDC-Client-Id", cl.Subject, "X-HDC-Workspace-Id", cl.WS}
+	wantProblem(t, h.do("GET", h.public+PathSubscriptions, nil, identity...), 403, "untrusted_source")
+	if res := h.do("GET", h.public+PathSubscriptions, nil, append(identity, "X-HDC-Edge-Secret", secret)...); res.StatusCode != 200 {
+		t.Fatalf("with the secret: %d %s", res.StatusCode, res.body)
+	}
+	// The internal listener does not ask for it.
+	if res := h.do("GET", h.internal+PathHealth, nil); res.StatusCode != 200 {
+		t.Fatalf("internal: %d", res.StatusCode)
+	}
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	h := start(t, nil)
+	as := h.as(h.login(h.client("acme"), ""))
+	body, ct := multipartBody(t, "a.wav", wav)
+	data, _ := io.ReadAll(body)
+	pr, pw := io.Pipe()
+	answer := make(chan response, 1)
+	go func() {
+		answer <- h.do("POST", h.public+PathUpload, pr, append([]string{"Content-Type", ct}, as...)...)
+	}()
+	// Half the body is on its way, and the server is serving the request,
+	// when it is told to stop.
+	if _, err := pw.Write(data[:len(data)/2]); err != nil {
+		t.Fatal(err)
+	}
+	for !bytes.Contains(h.do("GET", h.internal+PathMetrics, nil).body, []byte(`hdc_backend_http_requests_in_flight{listener="public"} 1`)) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.stop() }()
+	addr := strings.TrimPrefix(h.public, "http://")
+	for {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			break // the listener is closed: shutdown has begun
+		}
+		conn.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := pw.Write(data[len(data)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if res := <-answer; res.StatusCode != http.StatusOK {
+		t.Fatalf("request in flight during shutdown: %d %s", res.StatusCode, res.body)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("Serve = %v, want nil after a requested shutdown", err)
+	}
+}

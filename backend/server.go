@@ -1,0 +1,224 @@
+// Package backend is the Health Data Connect backend service: login and
+// refresh with EdDSA access tokens, uploads that become health records,
+// records retrieved as FHIR documents, and webhook subscriptions.
+//
+// It serves two listeners. The public one carries the API routes of the
+// specification and belongs behind the edge, which checks bearer tokens and
+// forwards the caller's identity in X-HDC-* headers. The internal one
+// carries the JWKS the edge verifies tokens with, the endpoint parsers post
+// results to, health checks and Prometheus metrics; it must not be exposed.
+//
+// A Server runs in its own process (cmd/hdc-backend) or inside another
+// (hdc up, tests):
+//
+//	srv, err := backend.New(cfg, logger)
+//	...
+//	defer srv.Close()
+//	creds, err := srv.Identity().CreateClient(ctx, "demo")
+//	err = srv.Serve(ctx, publicListener, internalListener)
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/auth"
+	"github.com/health-data-connect/hdc/backend/blob"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/records"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/token"
+	"github.com/health-data-connect/hdc/backend/webhook"
+)
+
+// keyCheckInterval is how often each replica reloads the signing keys and
+// rotates when due.
+const keyCheckInterval = time.Minute
+
+// tokenLeeway is the clock skew the edge allows on exp.
+const tokenLeeway = time.Minute
+
+// maxThrottleKeys bounds the memory of each login limiter.
+const maxThrottleKeys = 100_000
+
+// secretVerifications bounds concurrent argon2id verifications; each holds
+// Config.SecretHashing.Memory (19 MiB by default).
+const secretVerifications = 4
+
+// Server is the backend service.
+type Server struct {
+	cfg      Config
+	log      *zap.Logger
+	store    store.Store
+	identity *identity.Service
+	issuer   *token.Issuer
+	public   http.Handler
+	internal http.Handler
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New opens the store and the blob directory, ensures a signing key exists
+// and builds the handlers. Close releases what New opened.
+func New(cfg Config, log *zap.Logger) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var sqsEndpoint *url.URL
+	if cfg.SQSEndpoint != "" {
+		sqsEndpoint, _ = url.Parse(cfg.SQSEndpoint) // validated
+	}
+	ctx := context.Background()
+	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("opening the store: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, store: st}
+	if err := s.build(ctx, sqsEndpoint); err != nil {
+		st.Close()
+		return nil, err
+	}
+	log.Info("backend ready",
+		zap.String("data", cfg.DataDir), zap.Bool("edge_secret", cfg.EdgeSecret != ""),
+		zap.Duration("access_token_ttl", cfg.AccessTokenTTL), zap.Duration("refresh_token_ttl", cfg.RefreshTokenTTL),
+		zap.Int64("upload_limit", cfg.UploadLimit))
+	return s, nil
+}
+
+func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
+	cfg := s.cfg
+	blobs, err := blob.NewDir(filepath.Join(cfg.DataDir, "blobs"))
+	if err != nil {
+		return fmt.Errorf("opening the blob directory: %w", err)
+	}
+	s.issuer, err = token.NewIssuer(ctx, s.store, token.Config{
+		Issuer:      cfg.Issuer,
+		Audience:    cfg.Audience,
+		AccessTTL:   cfg.AccessTokenTTL,
+		RotateEvery: cfg.SigningKeyRotation,
+		CheckEvery:  keyCheckInterval,
+		Leeway:      tokenLeeway,
+	}, s.log.Named("token"))
+	if err != nil {
+		return fmt.Errorf("loading signing keys: %w", err)
+	}
+	s.identity = identity.New(s.store, cfg.SecretHashing, secretVerifications)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	authH, err := auth.New(auth.Config{
+		Identity:   s.identity,
+		Issuer:     s.issuer,
+		Store:      s.store,
+		RefreshTTL: cfg.RefreshTokenTTL,
+		ByClient:   auth.NewMemoryLimiter(cfg.LoginFailuresPerClient, cfg.LoginFailureWindow, maxThrottleKeys),
+		ByAddress:  auth.NewMemoryLimiter(cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow, maxThrottleKeys),
+		Log:        s.log.Named("auth"),
+		Metrics:    reg,
+	})
+	if err != nil {
+		return err
+	}
+	recordsH, err := records.New(records.Config{
+		Store:       s.store,
+		Blobs:       blobs,
+		UploadLimit: cfg.UploadLimit,
+		Log:         s.log.Named("records"),
+		Metrics:     reg,
+	})
+	if err != nil {
+		return err
+	}
+	webhookH := webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint}, s.log.Named("webhook"))
+	m, err := newHTTPMetrics(reg)
+	if err != nil {
+		return err
+	}
+	s.public = s.publicRoutes(m, authH, recordsH, webhookH)
+	s.internal = s.internalRoutes(m, reg, recordsH)
+	return nil
+}
+
+// Identity manages workspaces, clients and sharing grants: hdc up creates
+// its demo client with Identity().CreateClient.
+func (s *Server) Identity() *identity.Service { return s.identity }
+
+// Serve serves the public routes on public and the internal ones on
+// internal until ctx is done, then shuts both down gracefully (waiting at
+// most Config.ShutdownTimeout for requests in flight). It also rotates the
+// signing keys when due. It returns nil after a shutdown ctx asked for, and
+// the error otherwise. Serve closes the listeners.
+func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	servers := []*http.Server{s.httpServer(s.public), s.httpServer(s.internal)}
+	errc := make(chan error, len(servers))
+	for i, ln := range []net.Listener{public, internal} {
+		go func() { errc <- servers[i].Serve(ln) }()
+	}
+	var keys sync.WaitGroup
+	keys.Go(func() { s.issuer.Run(ctx) })
+	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()))
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	cancel()
+	shutdownCtx, done := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer done()
+	for _, srv := range servers {
+		if serr := srv.Shutdown(shutdownCtx); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	keys.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	s.log.Info("stopped")
+	return err
+}
+
+// ListenAndServe listens on Config.Listen and Config.InternalListen and
+// calls Serve.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	public, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	internal, err := net.Listen("tcp", s.cfg.InternalListen)
+	if err != nil {
+		public.Close()
+		return err
+	}
+	return s.Serve(ctx, public, internal)
+}
+
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          zap.NewStdLog(s.log.Named("http")),
+	}
+}
+
+// Close closes the store. Call it after Serve returns.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.store.Close() })
+	return s.closeErr
+}

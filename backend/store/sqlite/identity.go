@@ -1,0 +1,166 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// EnsureWorkspace implements store.Store.
+func (s *Store) EnsureWorkspace(ctx context.Context, id string, now time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx,
+		`INSERT INTO workspaces (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`, id, micros(now))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// GetWorkspace implements store.Store.
+func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, error) {
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT created_at FROM workspaces WHERE id = ?`, id).Scan(&created)
+	if err != nil {
+		return store.Workspace{}, notFound(err)
+	}
+	return store.Workspace{ID: id, CreatedAt: time.UnixMicro(created).UTC()}, nil
+}
+
+// CreateClient implements store.Store.
+func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at) VALUES (?, ?, ?, ?, ?)`,
+		c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), micros(c.CreatedAt))
+	return translate(err)
+}
+
+const clientColumns = `id, workspace_id, secret_hash, status, created_at`
+
+func scanClient(row interface{ Scan(...any) error }) (store.Client, error) {
+	var c store.Client
+	var status string
+	var created int64
+	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.SecretHash, &status, &created); err != nil {
+		return store.Client{}, err
+	}
+	c.Status = store.ClientStatus(status)
+	c.CreatedAt = time.UnixMicro(created).UTC()
+	return c, nil
+}
+
+// GetClient implements store.Store.
+func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) {
+	c, err := scanClient(s.db.QueryRowContext(ctx, `SELECT `+clientColumns+` FROM clients WHERE id = ?`, id))
+	return c, notFound(err)
+}
+
+// ListClients implements store.Store.
+func (s *Store) ListClients(ctx context.Context) ([]store.Client, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Client
+	for rows.Next() {
+		c, err := scanClient(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// SetClientStatus implements store.Store.
+func (s *Store) SetClientStatus(ctx context.Context, id string, status store.ClientStatus) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE clients SET status = ? WHERE id = ?`, string(status), id)
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}
+
+// CreateSharingGrant implements store.Store.
+func (s *Store) CreateSharingGrant(ctx context.Context, g store.SharingGrant) error {
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO sharing_grants (id, workspace_id, client_id, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		g.ID, g.WorkspaceID, g.ClientID, hex.EncodeToString(g.KeyHash), micros(g.CreatedAt), nullMicros(g.RevokedAt))
+	return translate(err)
+}
+
+const grantColumns = `id, workspace_id, client_id, key_hash, created_at, revoked_at`
+
+func scanGrant(row interface{ Scan(...any) error }) (store.SharingGrant, error) {
+	var g store.SharingGrant
+	var keyHash string
+	var created int64
+	var revoked sql.NullInt64
+	if err := row.Scan(&g.ID, &g.WorkspaceID, &g.ClientID, &keyHash, &created, &revoked); err != nil {
+		return store.SharingGrant{}, err
+	}
+	var err error
+	if g.KeyHash, err = hexBytes(keyHash); err != nil {
+		return store.SharingGrant{}, err
+	}
+	g.CreatedAt = time.UnixMicro(created).UTC()
+	g.RevokedAt = fromMicros(revoked)
+	return g, nil
+}
+
+// GetSharingGrantByKeyHash implements store.Store.
+func (s *Store) GetSharingGrantByKeyHash(ctx context.Context, keyHash []byte) (store.SharingGrant, error) {
+	g, err := scanGrant(s.db.QueryRowContext(ctx,
+		`SELECT `+grantColumns+` FROM sharing_grants WHERE key_hash = ?`, hex.EncodeToString(keyHash)))
+	return g, notFound(err)
+}
+
+// GetSharingGrant implements store.Store.
+func (s *Store) GetSharingGrant(ctx context.Context, id string) (store.SharingGrant, error) {
+	g, err := scanGrant(s.db.QueryRowContext(ctx, `SELECT `+grantColumns+` FROM sharing_grants WHERE id = ?`, id))
+	return g, notFound(err)
+}
+
+// ListSharingGrants implements store.Store.
+func (s *Store) ListSharingGrants(ctx context.Context) ([]store.SharingGrant, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+grantColumns+` FROM sharing_grants ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.SharingGrant
+	for rows.Next() {
+		g, err := scanGrant(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// RevokeSharingGrant implements store.Store.
+func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time) error {
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE sharing_grants SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, micros(now), id)
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}
+
+// oneRow turns an update that matched no row into store.ErrNotFound.
+func oneRow(res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+// Package sqlite implements store.Store on SQLite with the pure-Go
+// modernc.org/sqlite driver: one file, write-ahead logging, a busy timeout so
+// that several processes (the server and the hdc CLI) can share it, and
+// versioned migrations embedded in the binary.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the SQLite store. It is safe for concurrent use.
+type Store struct {
+	db *sql.DB
+}
+
+// busyTimeout is how long a connection waits for another writer (another
+// goroutine or process) before giving up with SQLITE_BUSY.
+const busyTimeout = 10 * time.Second
+
+// Open opens (creating if needed) the database file at path and brings its
+// schema up to date. The file is created readable by its owner only: it holds
+// secret hashes and signing keys.
+func Open(ctx context.Context, path string) (*Store, error) {
+	// The driver reads its parameters after a '?' in the name.
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite: database path %q contains '?'", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(busyTimeout.Milliseconds(), 10))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_foreign_keys", "1")
+	// Every transaction writes, so take the write lock at BEGIN: a deferred
+	// transaction upgrading its lock late fails with SQLITE_BUSY at once
+	// instead of waiting for the busy timeout.
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Ping implements store.Store.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Close implements store.Store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// migrate applies, in order and each in its own transaction, the embedded
+// migrations the database has not seen. A database migrated by a newer binary
+// is refused rather than used with a schema this code does not know.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    BIGINT PRIMARY KEY,
+		applied_at BIGINT NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("sqlite: migrations table: %w", err)
+	}
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	var latest int64
+	for _, name := range files {
+		version, err := migrationVersion(name)
+		if err != nil {
+			return err
+		}
+		latest = version
+		script, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if err := s.apply(ctx, version, string(script)); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+		}
+	}
+	var newest int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
+		return err
+	}
+	if newest > latest {
+		return fmt.Errorf("sqlite: database schema version %d is newer than this program's %d", newest, latest)
+	}
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, version int64, script string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, script); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
+			version, time.Now().UnixMicro())
+		return err
+	})
+}
+
+// migrationVersion reads the number a migration file name starts with
+// ("migrations/0001_init.sql" is version 1).
+func migrationVersion(name string) (int64, error) {
+	base := filepath.Base(name)
+	digits, _, ok := strings.Cut(base, "_")
+	v, err := strconv.ParseInt(digits, 10, 64)
+	if !ok || err != nil || v <= 0 {
+		return 0, fmt.Errorf("sqlite: migration %q does not start with a version number", name)
+	}
+	return v, nil
+}
+
+// tx runs fn in a transaction, committing when it returns nil.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// translate maps driver errors to the store's: unique and primary key
+// violations are conflicts, foreign key violations are missing parents.
+func translate(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return fmt.Errorf("%w: %v", store.ErrConflict, err)
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
+	}
+	return err
+}
+
+// notFound maps sql.ErrNoRows to store.ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// micros encodes a time for a BIGINT column.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// nullMicros encodes a time for a nullable column: the zero time is NULL.
+func nullMicros(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+// fromMicros decodes a BIGINT column; NULL becomes the zero time.
+func fromMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(v.Int64).UTC()
+}
+
+// hexBytes decodes a hex column written by this package.
+func hexBytes(s string) ([]byte, error) {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: corrupt hex column: %w", err)
+	}
+	return b, nil
+}
+
+// nullString encodes a string for a nullable column: empty is NULL.
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
+
+var _ store.Store = (*Store)(nil)

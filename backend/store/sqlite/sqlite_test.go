@@ -1,0 +1,88 @@
+package sqlite
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/storetest"
+)
+
+func open(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
+}
+
+func TestReopenKeepsDataAndSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "hdc.db")
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureWorkspace(t.Context(), "w1", time.Unix(1700000000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := st.Mode().Perm(); perm != 0o600 {
+		t.Fatalf("database file mode = %v, want 0600", perm)
+	}
+	s, err = Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.GetWorkspace(t.Context(), "w1"); err != nil {
+		t.Fatalf("workspace lost across reopen: %v", err)
+	}
+}
+
+func TestRefusesNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hdc.db")
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (999, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err := Open(t.Context(), path); err == nil {
+		s.Close()
+		t.Fatal("Open accepted a database migrated by a newer program")
+	}
+}
+
+func TestMigrationVersion(t *testing.T) {
+	tests := []struct {
+		name    string
+		want    int64
+		wantErr bool
+	}{
+		{"migrations/0001_init.sql", 1, false},
+		{"migrations/0012_outbox.sql", 12, false},
+		{"migrations/init.sql", 0, true},
+		{"migrations/0000_zero.sql", 0, true},
+		{"migrations/x1_bad.sql", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := migrationVersion(tt.name)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("migrationVersion(%q) = %d, %v; want %d, error %v", tt.name, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// CreateSubscription implements store.Store.
+func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO subscriptions (id, workspace_id, endpoint, protocol, signing_key, status, created_at,
+				last_delivery_at, last_delivery_outcome)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sub.ID, sub.WorkspaceID, sub.Endpoint, sub.Protocol, nullString(sub.SigningKey), string(sub.Status),
+			micros(sub.CreatedAt), nullMicros(sub.LastDeliveryAt), nullString(sub.LastDeliveryOutcome))
+		if err != nil {
+			return translate(err)
+		}
+		for _, name := range sub.EventNames {
+			_, err := tx.ExecContext(ctx,
+				`INSERT INTO subscription_events (subscription_id, event_name) VALUES (?, ?)`, sub.ID, name)
+			if err != nil {
+				return translate(err)
+			}
+		}
+		return nil
+	})
+}
+
+// ListSubscriptions implements store.Store.
+func (s *Store) ListSubscriptions(ctx context.Context, workspaceID string) ([]store.Subscription, error) {
+	return s.subscriptions(ctx, `WHERE s.workspace_id = ?`, workspaceID)
+}
+
+// GetSubscription implements store.Store.
+func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (store.Subscription, error) {
+	subs, err := s.subscriptions(ctx, `WHERE s.workspace_id = ? AND s.id = ?`, workspaceID, id)
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	if len(subs) == 0 {
+		return store.Subscription{}, store.ErrNotFound
+	}
+	return subs[0], nil
+}
+
+// subscriptions reads the subscriptions matching where, with their event
+// names, in creation order.
+func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([]store.Subscription, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
+			s.last_delivery_at, s.last_delivery_outcome, e.event_name
+		FROM subscriptions s LEFT JOIN subscription_events e ON e.subscription_id = s.id
+		`+where+`
+		ORDER BY s.created_at, s.id, e.event_name`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Subscription
+	for rows.Next() {
+		var (
+			sub                store.Subscription
+			key, outcome, name sql.NullString
+			status             string
+			created            int64
+			last               sql.NullInt64
+		)
+		err := rows.Scan(&sub.ID, &sub.WorkspaceID, &sub.Endpoint, &sub.Protocol, &key, &status, &created,
+			&last, &outcome, &name)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(out); n == 0 || out[n-1].ID != sub.ID {
+			sub.SigningKey = key.String
+			sub.Status = store.SubscriptionStatus(status)
+			sub.CreatedAt = time.UnixMicro(created).UTC()
+			sub.LastDeliveryAt = fromMicros(last)
+			sub.LastDeliveryOutcome = outcome.String
+			out = append(out, sub)
+		}
+		if name.Valid {
+			out[len(out)-1].EventNames = append(out[len(out)-1].EventNames, name.String)
+		}
+	}
+	return out, rows.Err()
+}
+
+// DeleteSubscription implements store.Store.
+func (s *Store) DeleteSubscription(ctx context.Context, workspaceID, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM subscriptions WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}

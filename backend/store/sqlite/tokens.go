@@ -1,0 +1,138 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// CreateRefreshFamily implements store.Store.
+func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, first store.RefreshToken) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO refresh_families (id, client_id, workspace_id, grant_id, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			f.ID, f.ClientID, f.WorkspaceID, nullString(f.GrantID), micros(f.CreatedAt), nullMicros(f.RevokedAt))
+		if err != nil {
+			return translate(err)
+		}
+		first.FamilyID = f.ID
+		return insertRefreshToken(ctx, tx, first)
+	})
+}
+
+func insertRefreshToken(ctx context.Context, tx *sql.Tx, t store.RefreshToken) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO refresh_tokens (hash, family_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+		hex.EncodeToString(t.Hash), t.FamilyID, micros(t.CreatedAt), micros(t.ExpiresAt))
+	return translate(err)
+}
+
+// RotateRefreshToken implements store.Store.
+func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time) (store.RefreshFamily, error) {
+	var (
+		f store.RefreshFamily
+		// reused is set when the family was revoked for reuse: the
+		// transaction must commit that before the caller hears of it.
+		reused bool
+	)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var (
+			expires       int64
+			used          sql.NullInt64
+			grant         sql.NullString
+			created       int64
+			familyRevoked sql.NullInt64
+			hexHash       = hex.EncodeToString(hash)
+		)
+		err := tx.QueryRowContext(ctx, `
+			SELECT t.expires_at, t.used_at, f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+			FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+			WHERE t.hash = ?`, hexHash).
+			Scan(&expires, &used, &f.ID, &f.ClientID, &f.WorkspaceID, &grant, &created, &familyRevoked)
+		if err != nil {
+			return notFound(err)
+		}
+		f.GrantID = grant.String
+		f.CreatedAt = time.UnixMicro(created).UTC()
+		switch {
+		case f.ClientID != clientID, familyRevoked.Valid:
+			return store.ErrNotFound
+		case used.Valid:
+			_, err := tx.ExecContext(ctx,
+				`UPDATE refresh_families SET revoked_at = ? WHERE id = ?`, micros(now), f.ID)
+			reused = true
+			return err
+		case expires <= micros(now):
+			return store.ErrNotFound
+		}
+		res, err := tx.ExecContext(ctx,
+			`UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL`, micros(now), hexHash)
+		if err != nil {
+			return err
+		}
+		if err := oneRow(res); err != nil {
+			return err
+		}
+		next.FamilyID = f.ID
+		return insertRefreshToken(ctx, tx, next)
+	})
+	switch {
+	case err != nil:
+		return store.RefreshFamily{}, err
+	case reused:
+		return store.RefreshFamily{}, store.ErrTokenReused
+	}
+	return f, nil
+}
+
+// RevokeRefreshFamily implements store.Store.
+func (s *Store) RevokeRefreshFamily(ctx context.Context, familyID string, now time.Time) error {
+	res, err := s.db.ExecContext(ctx,
+		`UPDATE refresh_families SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, micros(now), familyID)
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}
+
+// ListSigningKeys implements store.Store.
+func (s *Store) ListSigningKeys(ctx context.Context) ([]store.SigningKey, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT id, generation, seed, created_at FROM signing_keys ORDER BY generation`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.SigningKey
+	for rows.Next() {
+		var k store.SigningKey
+		var seed string
+		var created int64
+		if err := rows.Scan(&k.ID, &k.Generation, &seed, &created); err != nil {
+			return nil, err
+		}
+		if k.Seed, err = hexBytes(seed); err != nil {
+			return nil, err
+		}
+		k.CreatedAt = time.UnixMicro(created).UTC()
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// AddSigningKey implements store.Store.
+func (s *Store) AddSigningKey(ctx context.Context, k store.SigningKey) error {
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO signing_keys (id, generation, seed, created_at) VALUES (?, ?, ?, ?)`,
+		k.ID, k.Generation, hex.EncodeToString(k.Seed), micros(k.CreatedAt))
+	return translate(err)
+}
+
+// DeleteSigningKey implements store.Store.
+func (s *Store) DeleteSigningKey(ctx context.Context, id string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM signing_keys WHERE id = ?`, id)
+	return err
+}

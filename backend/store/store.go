@@ -1,0 +1,261 @@
+// Package store defines the backend's persistence: one interface that every
+// database engine implements (SQLite today, PostgreSQL later) and the records
+// it keeps. The conformance suite in package storetest pins the behaviour an
+// implementation must show; an engine is finished when that suite passes.
+//
+// Every method that looks tenant data up by an identifier a client supplied
+// takes the workspace id too and treats a row of another workspace exactly
+// like a missing row (ErrNotFound), so a handler cannot leak another tenant's
+// data by forgetting a check.
+//
+// Times are stored with microsecond precision in UTC.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors an implementation returns; callers test them with errors.Is.
+var (
+	// ErrNotFound: no such row, or a row of another tenant or client.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a unique key (id, endpoint, key generation) is taken.
+	ErrConflict = errors.New("store: conflict")
+	// ErrTokenReused: a refresh token that was already rotated was presented
+	// again; the implementation has revoked its whole family.
+	ErrTokenReused = errors.New("store: refresh token reused")
+)
+
+// Store is the backend's persistence. Implementations are safe for concurrent
+// use by several goroutines and by several processes sharing the database.
+type Store interface {
+	// Ping reports whether the database answers.
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+
+	// EnsureWorkspace creates the workspace unless it exists and reports
+	// whether it created it.
+	EnsureWorkspace(ctx context.Context, id string, now time.Time) (created bool, err error)
+	// GetWorkspace returns the workspace or ErrNotFound.
+	GetWorkspace(ctx context.Context, id string) (Workspace, error)
+
+	// CreateClient stores c; ErrNotFound when its workspace does not exist,
+	// ErrConflict when the id is taken.
+	CreateClient(ctx context.Context, c Client) error
+	// GetClient returns the client or ErrNotFound.
+	GetClient(ctx context.Context, id string) (Client, error)
+	// ListClients returns every client ordered by creation time, then id.
+	ListClients(ctx context.Context) ([]Client, error)
+	// SetClientStatus changes the client's status or returns ErrNotFound.
+	SetClientStatus(ctx context.Context, id string, status ClientStatus) error
+
+	// CreateSharingGrant stores g; ErrNotFound when its workspace or client
+	// does not exist, ErrConflict when the id or key hash is taken.
+	CreateSharingGrant(ctx context.Context, g SharingGrant) error
+	// GetSharingGrantByKeyHash returns the grant whose key hashes to keyHash,
+	// revoked or not, or ErrNotFound.
+	GetSharingGrantByKeyHash(ctx context.Context, keyHash []byte) (SharingGrant, error)
+	// GetSharingGrant returns the grant with this id or ErrNotFound.
+	GetSharingGrant(ctx context.Context, id string) (SharingGrant, error)
+	// ListSharingGrants returns every grant ordered by creation time, then id.
+	ListSharingGrants(ctx context.Context) ([]SharingGrant, error)
+	// RevokeSharingGrant marks the grant revoked at now. Revoking a revoked
+	// grant keeps the first revocation time. ErrNotFound for an unknown id.
+	RevokeSharingGrant(ctx context.Context, id string, now time.Time) error
+
+	// CreateRefreshFamily starts a token family (one login) with its first token.
+	CreateRefreshFamily(ctx context.Context, f RefreshFamily, first RefreshToken) error
+	// RotateRefreshToken consumes the refresh token hashing to hash, which
+	// must belong to clientID, be unexpired, unused and of a live family, and
+	// stores next (whose FamilyID the implementation sets) in the same family,
+	// atomically. It returns the family.
+	//
+	// A token that is unknown, expired, of another client or of a revoked
+	// family gives ErrNotFound and changes nothing. A token of clientID that
+	// was already consumed revokes the family and gives ErrTokenReused.
+	RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next RefreshToken, now time.Time) (RefreshFamily, error)
+	// RevokeRefreshFamily revokes every token of the family.
+	RevokeRefreshFamily(ctx context.Context, familyID string, now time.Time) error
+
+	// ListSigningKeys returns every signing key, oldest generation first.
+	ListSigningKeys(ctx context.Context) ([]SigningKey, error)
+	// AddSigningKey stores k. Generations are unique: when another replica
+	// already added a key of k.Generation, it returns ErrConflict, which is
+	// how two replicas rotating at once end up adding a single key.
+	AddSigningKey(ctx context.Context, k SigningKey) error
+	// DeleteSigningKey removes the key; deleting a missing key is no error.
+	DeleteSigningKey(ctx context.Context, id string) error
+
+	// CreateRecord stores r; ErrNotFound when its workspace does not exist,
+	// ErrConflict when its id or care context id is taken.
+	CreateRecord(ctx context.Context, r Record) error
+	// GetRecord returns the workspace's record with this care context id, or
+	// ErrNotFound (also when the record belongs to another workspace).
+	GetRecord(ctx context.Context, workspaceID, careContextID string) (Record, error)
+	// AddRecordResources appends resources to the record with this care
+	// context id, marks it parsed, increments its version and sets its
+	// UpdatedAt to now, atomically. It returns the updated record, or
+	// ErrNotFound. Resources get Seq numbers after the existing ones.
+	AddRecordResources(ctx context.Context, careContextID string, resources []Resource, now time.Time) (Record, error)
+	// ListRecordResources returns the resources of a record the caller
+	// already read (with GetRecord), in Seq order.
+	ListRecordResources(ctx context.Context, recordID string) ([]Resource, error)
+
+	// CreateSubscription stores s; ErrNotFound when its workspace does not
+	// exist, ErrConflict when the workspace already has s.Endpoint.
+	CreateSubscription(ctx context.Context, s Subscription) error
+	// ListSubscriptions returns the workspace's subscriptions ordered by
+	// creation time, then id.
+	ListSubscriptions(ctx context.Context, workspaceID string) ([]Subscription, error)
+	// GetSubscription returns the workspace's subscription or ErrNotFound.
+	GetSubscription(ctx context.Context, workspaceID, id string) (Subscription, error)
+	// DeleteSubscription removes the workspace's subscription or returns
+	// ErrNotFound.
+	DeleteSubscription(ctx context.Context, workspaceID, id string) error
+}
+
+// Workspace is a tenant: records, subscriptions and clients belong to one.
+type Workspace struct {
+	ID        string
+	CreatedAt time.Time
+}
+
+// ClientStatus says whether a client may log in and refresh.
+type ClientStatus string
+
+// Client statuses.
+const (
+	ClientActive   ClientStatus = "active"
+	ClientDisabled ClientStatus = "disabled"
+)
+
+// Client is an API client of one workspace.
+type Client struct {
+	ID          string
+	WorkspaceID string
+	// SecretHash is the self-describing argon2id encoding of the secret.
+	SecretHash string
+	Status     ClientStatus
+	CreatedAt  time.Time
+}
+
+// SharingGrant lets ClientID act in WorkspaceID (another workspace than its
+// own, usually) when it logs in with the grant's sharing key.
+type SharingGrant struct {
+	ID          string
+	WorkspaceID string
+	ClientID    string
+	// KeyHash is the SHA-256 of the sharing key; the key itself is never stored.
+	KeyHash   []byte
+	CreatedAt time.Time
+	// RevokedAt is zero while the grant is in force.
+	RevokedAt time.Time
+}
+
+// RefreshFamily is one login: the refresh tokens it rotates through share it,
+// and revoking it revokes them all.
+type RefreshFamily struct {
+	ID          string
+	ClientID    string
+	WorkspaceID string
+	// GrantID is the sharing grant the login used, or empty.
+	GrantID   string
+	CreatedAt time.Time
+	// RevokedAt is zero while the family is live.
+	RevokedAt time.Time
+}
+
+// RefreshToken is one opaque refresh token, known only by its SHA-256.
+type RefreshToken struct {
+	Hash      []byte
+	FamilyID  string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// SigningKey is an Ed25519 key that signs access tokens.
+type SigningKey struct {
+	ID string
+	// Generation orders keys: a rotation adds the latest generation plus one.
+	Generation int64
+	// Seed is the Ed25519 private key seed (ed25519.SeedSize bytes).
+	Seed      []byte
+	CreatedAt time.Time
+}
+
+// RecordStatus is the processing state of a record.
+type RecordStatus string
+
+// Record statuses.
+const (
+	// RecordPending: the file is stored and no parser results arrived yet.
+	RecordPending RecordStatus = "pending"
+	// RecordParsed: parser results are attached.
+	RecordParsed RecordStatus = "parsed"
+)
+
+// Record is an uploaded document and what parsers found in it.
+type Record struct {
+	// ID is the document id returned by the upload.
+	ID            string
+	CareContextID string
+	WorkspaceID   string
+	ClientID      string
+	// BlobKey is the content address (hex SHA-256) of the file.
+	BlobKey string
+	// SHA1 is the file's SHA-1, which FHIR's Attachment.hash carries.
+	SHA1        []byte
+	Size        int64
+	ContentType string
+	Title       string
+	Tasks       []string
+	Status      RecordStatus
+	// Version counts changes: 1 at upload, plus one per batch of resources.
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Resource is one FHIR resource a parser attached to a record.
+type Resource struct {
+	RecordID string
+	Seq      int64
+	// ResourceType and ID repeat the resource's members for queries.
+	ResourceType string
+	ID           string
+	// JSON is the resource, already carrying ID.
+	JSON []byte
+}
+
+// SubscriptionStatus says whether events are delivered to a subscription.
+type SubscriptionStatus string
+
+// Subscription statuses.
+const (
+	SubscriptionActive   SubscriptionStatus = "active"
+	SubscriptionDisabled SubscriptionStatus = "disabled"
+)
+
+// Subscription is a webhook registration of one workspace.
+type Subscription struct {
+	ID          string
+	WorkspaceID string
+	// Endpoint is the normalised URL, queue URL or function ARN.
+	Endpoint string
+	// Protocol is one of "http", "https", "sqs", "lambda".
+	Protocol string
+	// EventNames are the selected events, read back in ascending order.
+	EventNames []string
+	// SigningKey is the client's secret for signing deliveries, or empty.
+	// It is never returned to clients.
+	SigningKey string
+	Status     SubscriptionStatus
+	CreatedAt  time.Time
+	// LastDeliveryAt and LastDeliveryOutcome describe the most recent
+	// delivery attempt; zero and empty before the first one.
+	LastDeliveryAt      time.Time
+	LastDeliveryOutcome string
+}

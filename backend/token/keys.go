@@ -1,0 +1,219 @@
+// Package token issues the backend's access tokens: EdDSA (Ed25519) JWTs
+// whose signing keys live in the store, rotate on a schedule and are
+// published as a JWKS for the edge to verify against.
+//
+// Rotation is safe with several replicas: a new key takes the next
+// generation number, which the store keeps unique, so replicas that decide
+// to rotate at the same moment add one key between them. A replaced key
+// stays published until every token it may have signed has expired, then it
+// is deleted.
+package token
+
+import (
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// Config configures an Issuer.
+type Config struct {
+	// Issuer and Audience are the iss and aud claims.
+	Issuer   string
+	Audience string
+	// AccessTTL is the lifetime of an access token.
+	AccessTTL time.Duration
+	// RotateEvery is the age at which the signing key is replaced.
+	RotateEvery time.Duration
+	// CheckEvery is how often Run reloads the keys and rotates when due. A
+	// replica may go on signing with a replaced key for up to this long.
+	CheckEvery time.Duration
+	// Leeway is the clock skew the edge allows when checking exp.
+	Leeway time.Duration
+}
+
+// Issuer signs access tokens with the newest signing key.
+type Issuer struct {
+	store store.Store
+	cfg   Config
+	log   *zap.Logger
+	now   func() time.Time
+
+	mu      sync.RWMutex
+	current *signingKey
+}
+
+type signingKey struct {
+	id     string
+	signer jose.Signer
+}
+
+// NewIssuer returns an Issuer, creating the first signing key when the store
+// has none and rotating when the newest is due.
+func NewIssuer(ctx context.Context, s store.Store, cfg Config, log *zap.Logger) (*Issuer, error) {
+	if cfg.AccessTTL <= 0 || cfg.RotateEvery <= 0 || cfg.CheckEvery <= 0 {
+		return nil, errors.New("token: AccessTTL, RotateEvery and CheckEvery must be positive")
+	}
+	i := &Issuer{store: s, cfg: cfg, log: log, now: time.Now}
+	if err := i.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return i, nil
+}
+
+// Run calls Refresh every CheckEvery until ctx is done. Failures are logged
+// and retried at the next tick; the Issuer keeps its current key meanwhile.
+func (i *Issuer) Run(ctx context.Context) {
+	t := time.NewTicker(i.cfg.CheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := i.Refresh(ctx); err != nil && ctx.Err() == nil {
+				i.log.Error("signing key refresh failed", zap.Error(err))
+			}
+		}
+	}
+}
+
+// Ready reports whether the Issuer has a signing key.
+func (i *Issuer) Ready() bool {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	return i.current != nil
+}
+
+// Refresh loads the signing keys, adds one when the newest is older than
+// RotateEvery (or there is none), switches to the newest, and deletes keys
+// no token that is still valid can have been signed with.
+func (i *Issuer) Refresh(ctx context.Context) error {
+	now := i.now()
+	keys, err := i.store.ListSigningKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if n := len(keys); n == 0 || !now.Before(keys[n-1].CreatedAt.Add(i.cfg.RotateEvery)) {
+		var gen int64 = 1
+		if n > 0 {
+			gen = keys[n-1].Generation + 1
+		}
+		k, err := newSigningKey(gen, now)
+		if err != nil {
+			return err
+		}
+		switch err := i.store.AddSigningKey(ctx, k); {
+		case errors.Is(err, store.ErrConflict):
+			// Another replica rotated first; use its key.
+		case err != nil:
+			return err
+		default:
+			i.log.Info("signing key added", zap.String("kid", k.ID), zap.Int64("generation", gen))
+		}
+		if keys, err = i.store.ListSigningKeys(ctx); err != nil {
+			return err
+		}
+	}
+	newest := keys[len(keys)-1]
+	signer, err := newSigner(newest)
+	if err != nil {
+		return err
+	}
+	i.mu.Lock()
+	i.current = &signingKey{id: newest.ID, signer: signer}
+	i.mu.Unlock()
+
+	for j, k := range keys[:len(keys)-1] {
+		if !i.published(keys[j+1], now) {
+			if err := i.store.DeleteSigningKey(ctx, k.ID); err != nil {
+				return err
+			}
+			i.log.Info("signing key deleted", zap.String("kid", k.ID))
+		}
+	}
+	return nil
+}
+
+// published reports whether a key whose successor is next must still be
+// published at now: a replica may sign with it until CheckEvery after next
+// appeared, and what it signs is accepted for AccessTTL plus Leeway.
+func (i *Issuer) published(next store.SigningKey, now time.Time) bool {
+	return now.Before(next.CreatedAt.Add(i.cfg.CheckEvery + i.cfg.AccessTTL + i.cfg.Leeway))
+}
+
+// JWKS returns the JSON Web Key Set of the public keys that verify tokens
+// that may still be valid, newest first.
+func (i *Issuer) JWKS(ctx context.Context) ([]byte, error) {
+	keys, err := i.store.ListSigningKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := i.now()
+	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{}}
+	for j := len(keys) - 1; j >= 0; j-- {
+		if j < len(keys)-1 && !i.published(keys[j+1], now) {
+			continue
+		}
+		priv, err := privateKey(keys[j])
+		if err != nil {
+			return nil, err
+		}
+		set.Keys = append(set.Keys, jose.JSONWebKey{
+			Key:       priv.Public(),
+			KeyID:     keys[j].ID,
+			Algorithm: string(jose.EdDSA),
+			Use:       "sig",
+		})
+	}
+	return json.Marshal(set)
+}
+
+// newSigningKey makes a key of generation gen; its id is the RFC 7638
+// thumbprint of the public key.
+func newSigningKey(gen int64, now time.Time) (store.SigningKey, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return store.SigningKey{}, err
+	}
+	jwk := jose.JSONWebKey{Key: pub}
+	tp, err := jwk.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return store.SigningKey{}, err
+	}
+	return store.SigningKey{
+		ID:         base64.RawURLEncoding.EncodeToString(tp),
+		Generation: gen,
+		Seed:       priv.Seed(),
+		CreatedAt:  now,
+	}, nil
+}
+
+func privateKey(k store.SigningKey) (ed25519.PrivateKey, error) {
+	if len(k.Seed) != ed25519.SeedSize {
+		return nil, fmt.Errorf("token: signing key %s has a %d-byte seed", k.ID, len(k.Seed))
+	}
+	return ed25519.NewKeyFromSeed(k.Seed), nil
+}
+
+func newSigner(k store.SigningKey) (jose.Signer, error) {
+	priv, err := privateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return jose.NewSigner(
+		jose.SigningKey{Algorithm: jose.EdDSA, Key: jose.JSONWebKey{Key: priv, KeyID: k.ID}},
+		(&jose.SignerOptions{}).WithType("JWT"),
+	)
+}

@@ -1,0 +1,138 @@
+package webhook
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// Handler serves the subscription endpoints. Every operation acts in the
+// caller's workspace only.
+type Handler struct {
+	store store.Store
+	rules Rules
+	log   *zap.Logger
+	now   func() time.Time
+}
+
+// NewHandler returns a Handler.
+func NewHandler(s store.Store, rules Rules, log *zap.Logger) *Handler {
+	return &Handler{store: s, rules: rules, log: log, now: time.Now}
+}
+
+// Registered is the answer to a registration.
+type Registered struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+// Register serves POST /notification/v1/connect/webhook/subscriptions.
+func (h *Handler) Register(w http.ResponseWriter, r *http.Request) {
+	caller, _ := web.CallerFrom(r.Context())
+	body, p := web.ReadJSON(w, r)
+	if p != nil {
+		problem.Write(w, p)
+		return
+	}
+	spec, err := h.rules.Parse(body)
+	if err != nil {
+		problem.Write(w, web.DecodeProblem(err))
+		return
+	}
+	sub := store.Subscription{
+		ID:          uuid.NewString(),
+		WorkspaceID: caller.WorkspaceID,
+		Endpoint:    spec.Endpoint,
+		Protocol:    spec.Protocol,
+		EventNames:  spec.EventNames,
+		SigningKey:  spec.SigningKey,
+		Status:      store.SubscriptionActive,
+		CreatedAt:   h.now(),
+	}
+	switch err := h.store.CreateSubscription(r.Context(), sub); {
+	case errors.Is(err, store.ErrConflict):
+		problem.Write(w, problem.New(http.StatusConflict, "conflict", "the workspace already has a subscription for this endpoint"))
+		return
+	case errors.Is(err, store.ErrNotFound):
+		problem.Write(w, web.UnknownCaller())
+		return
+	case err != nil:
+		h.log.Error("creating a subscription failed", zap.Error(err))
+		problem.Write(w, web.Internal())
+		return
+	}
+	h.log.Info("subscription created", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", sub.ID),
+		zap.String("protocol", sub.Protocol), zap.Int("events", len(sub.EventNames)))
+	web.WriteJSON(w, http.StatusOK, Registered{ID: sub.ID, Status: "success"})
+}
+
+// Summary is a subscription as listed; the signing key is never shown.
+type Summary struct {
+	ID                  string     `json:"id"`
+	Endpoint            string     `json:"endpoint"`
+	Protocol            string     `json:"protocol"`
+	EventNames          []string   `json:"event_names"`
+	Status              string     `json:"status"`
+	HasSigningKey       bool       `json:"has_signing_key"`
+	CreatedAt           time.Time  `json:"created_at"`
+	LastDeliveryAt      *time.Time `json:"last_delivery_at"`
+	LastDeliveryOutcome *string    `json:"last_delivery_outcome"`
+}
+
+// List is the answer of GET: the workspace's subscriptions, oldest first.
+type List struct {
+	Subscriptions []Summary `json:"subscriptions"`
+}
+
+// List serves GET /notification/v1/connect/webhook/subscriptions.
+func (h *Handler) List(w http.ResponseWriter, r *http.Request) {
+	caller, _ := web.CallerFrom(r.Context())
+	subs, err := h.store.ListSubscriptions(r.Context(), caller.WorkspaceID)
+	if err != nil {
+		h.log.Error("listing subscriptions failed", zap.Error(err))
+		problem.Write(w, web.Internal())
+		return
+	}
+	out := List{Subscriptions: make([]Summary, 0, len(subs))}
+	for _, s := range subs {
+		sum := Summary{
+			ID:            s.ID,
+			Endpoint:      s.Endpoint,
+			Protocol:      s.Protocol,
+			Status:        string(s.Status),
+			HasSigningKey: s.SigningKey != "",
+			CreatedAt:     s.CreatedAt,
+		}
+		if !s.LastDeliveryAt.IsZero() {
+			sum.LastDeliveryAt = &s.LastDeliveryAt
+			sum.LastDeliveryOutcome = &s.LastDeliveryOutcome
+		}
+		sum.EventNames = canonical(s.EventNames)
+		out.Subscriptions = append(out.Subscriptions, sum)
+	}
+	web.WriteJSON(w, http.StatusOK, out)
+}
+
+// Delete serves DELETE /notification/v1/connect/webhook/subscriptions/{id}.
+func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
+	caller, _ := web.CallerFrom(r.Context())
+	id := r.PathValue("id")
+	switch err := h.store.DeleteSubscription(r.Context(), caller.WorkspaceID, id); {
+	case errors.Is(err, store.ErrNotFound):
+		problem.Write(w, web.NotFound())
+		return
+	case err != nil:
+		h.log.Error("deleting a subscription failed", zap.Error(err))
+		problem.Write(w, web.Internal())
+		return
+	}
+	h.log.Info("subscription deleted", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", id))
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,240 @@
+// Package webhook manages webhook subscriptions: a workspace registers an
+// endpoint (an HTTP(S) URL, an SQS queue or a Lambda function) for named
+// events, lists its subscriptions and deletes them.
+package webhook
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/health-data-connect/hdc/backend/internal/web"
+)
+
+// Events are the event names of the API, in the specification's order.
+var Events = []string{
+	"appointment.created",
+	"appointment.updated",
+	"prescription.created",
+	"prescription.updated",
+	"receipt.created",
+	"receipt.updated",
+	"user.delete",
+}
+
+// Delivery protocols, as stored.
+const (
+	ProtocolHTTP   = "http"
+	ProtocolHTTPS  = "https"
+	ProtocolSQS    = "sqs"
+	ProtocolLambda = "lambda"
+)
+
+// protocolNames maps every accepted spelling (compared case-insensitively)
+// to its protocol.
+var protocolNames = map[string]string{
+	"http":            ProtocolHTTP,
+	"https":           ProtocolHTTPS,
+	"sqs":             ProtocolSQS,
+	"sqs endpoint":    ProtocolSQS,
+	"lambda":          ProtocolLambda,
+	"lambda function": ProtocolLambda,
+}
+
+// Limits of a subscription request.
+const (
+	maxEndpoint       = 2048
+	minSigningKeyLen  = 16 // characters
+	maxSigningKeySize = 1024
+)
+
+var (
+	// awsRegion is the shape of an AWS region name (us-east-1, us-gov-west-1, cn-north-1).
+	awsRegion = `[a-z]{2}(-[a-z]+)+-[0-9]{1,2}`
+	// sqsHost matches the hosts of SQS queue URLs: sqs.<region>.amazonaws.com
+	// (.com.cn in China), the dual-stack sqs.<region>.api.aws, and the legacy
+	// <region>.queue.amazonaws.com.
+	sqsHost = regexp.MustCompile(`^(sqs\.` + awsRegion + `\.(amazonaws\.com(\.cn)?|api\.aws)|` + awsRegion + `\.queue\.amazonaws\.com)$`)
+	// sqsPath is /<account id>/<queue name>.
+	sqsPath = regexp.MustCompile(`^/[0-9]{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$`)
+	// lambdaARN is a function ARN with an optional version or alias.
+	lambdaARN = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:lambda:` + awsRegion + `:[0-9]{12}:function:[A-Za-z0-9_-]{1,64}(:(\$LATEST|[A-Za-z0-9_-]{1,128}))?$`)
+)
+
+// Spec is a valid, normalised subscription request.
+type Spec struct {
+	Endpoint   string
+	Protocol   string
+	EventNames []string
+	// SigningKey is empty when the client gave none.
+	SigningKey string
+}
+
+// request is the body of a registration. Pointers tell an omitted (or
+// null) member from an empty one.
+type request struct {
+	Endpoint   *string   `json:"endpoint"`
+	EventNames *[]string `json:"event_names"`
+	SigningKey *string   `json:"signing_key"`
+	Protocol   *string   `json:"protocol"`
+}
+
+// Rules validates subscription requests.
+type Rules struct {
+	// SQSEndpoint, when set, is the base URL of an SQS-compatible service
+	// (AWS_ENDPOINT_URL_SQS, e.g. a local emulator): queue URLs on its
+	// scheme and host are accepted besides AWS's own.
+	SQSEndpoint *url.URL
+}
+
+// Parse reads and validates a registration body. Its errors are safe to
+// show to the client; web.DecodeProblem maps them to problems.
+func (r Rules) Parse(body []byte) (Spec, error) {
+	var req request
+	if err := web.Unmarshal(body, &req); err != nil {
+		return Spec{}, err
+	}
+	if req.Endpoint == nil || *req.Endpoint == "" {
+		return Spec{}, errors.New("endpoint is required")
+	}
+	ep := *req.Endpoint
+	if len(ep) > maxEndpoint {
+		return Spec{}, fmt.Errorf("endpoint is limited to %d bytes", maxEndpoint)
+	}
+	var spec Spec
+	if req.Protocol != nil {
+		p, ok := protocolNames[strings.ToLower(*req.Protocol)]
+		if !ok {
+			return Spec{}, errors.New(`protocol must be one of "http", "https", "SQS endpoint" (or "sqs"), "Lambda function" (or "lambda")`)
+		}
+		spec.Protocol = p
+	} else {
+		spec.Protocol = r.infer(ep)
+	}
+	var err error
+	if spec.Endpoint, err = r.endpoint(spec.Protocol, ep); err != nil {
+		return Spec{}, err
+	}
+	if spec.EventNames, err = eventNames(req.EventNames); err != nil {
+		return Spec{}, err
+	}
+	if req.SigningKey != nil {
+		k := *req.SigningKey
+		if utf8.RuneCountInString(k) < minSigningKeyLen || len(k) > maxSigningKeySize {
+			return Spec{}, fmt.Errorf("signing_key must have at least %d characters and at most %d bytes", minSigningKeyLen, maxSigningKeySize)
+		}
+		spec.SigningKey = k
+	}
+	return spec, nil
+}
+
+// infer chooses the protocol of an endpoint given without one. An endpoint
+// that fits none is left to endpoint to refuse as https.
+func (r Rules) infer(ep string) string {
+	if strings.HasPrefix(ep, "arn:") {
+		return ProtocolLambda
+	}
+	u, err := url.Parse(ep)
+	switch {
+	case err != nil:
+		return ProtocolHTTPS
+	case r.isQueue(u):
+		return ProtocolSQS
+	case u.Scheme == "http":
+		return ProtocolHTTP
+	}
+	return ProtocolHTTPS
+}
+
+// endpoint checks that ep fits protocol and returns its normal form.
+func (r Rules) endpoint(protocol, ep string) (string, error) {
+	if protocol == ProtocolLambda {
+		if !lambdaARN.MatchString(ep) {
+			return "", errors.New("a Lambda endpoint must be a function ARN: arn:aws:lambda:<region>:<account>:function:<name>[:<qualifier>]")
+		}
+		return ep, nil
+	}
+	u, err := url.Parse(ep)
+	if err != nil || u.Opaque != "" || u.Host == "" || u.Hostname() == "" || !utf8.ValidString(ep) {
+		return "", errors.New("endpoint must be an absolute URL")
+	}
+	if u.User != nil {
+		return "", errors.New("endpoint must not carry credentials")
+	}
+	if u.Fragment != "" || strings.Contains(ep, "#") {
+		return "", errors.New("endpoint must not have a fragment")
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", errors.New("endpoint has an invalid port")
+		}
+	}
+	if strings.ContainsAny(ep, " \t\r\n") {
+		return "", errors.New("endpoint must not contain whitespace")
+	}
+	u.Host = strings.ToLower(u.Host)
+	switch protocol {
+	case ProtocolSQS:
+		if !r.isQueue(u) {
+			return "", errors.New("an SQS endpoint must be a queue URL: https://sqs.<region>.amazonaws.com/<account>/<queue>")
+		}
+	case ProtocolHTTP, ProtocolHTTPS:
+		if u.Scheme != protocol {
+			return "", fmt.Errorf("the %s protocol needs a %s:// endpoint", protocol, protocol)
+		}
+	}
+	return u.String(), nil
+}
+
+// isQueue reports whether u is an SQS queue URL: an AWS queue over https,
+// or a queue of the configured SQS endpoint.
+func (r Rules) isQueue(u *url.URL) bool {
+	if !sqsPath.MatchString(u.EscapedPath()) || u.RawQuery != "" || u.User != nil {
+		return false
+	}
+	host := strings.ToLower(u.Host)
+	if u.Scheme == "https" && sqsHost.MatchString(host) {
+		return true
+	}
+	return r.SQSEndpoint != nil && u.Scheme == r.SQSEndpoint.Scheme && host == strings.ToLower(r.SQSEndpoint.Host)
+}
+
+// eventNames validates the requested events: all of them when omitted,
+// otherwise a non-empty list of known names, returned once each in the
+// canonical order.
+func eventNames(names *[]string) ([]string, error) {
+	if names == nil {
+		return slices.Clone(Events), nil
+	}
+	if len(*names) == 0 {
+		return nil, errors.New("event_names must not be empty; omit it to subscribe to every event")
+	}
+	for _, n := range *names {
+		if !slices.Contains(Events, n) {
+			return nil, fmt.Errorf("unknown event name; known events: %s", strings.Join(Events, ", "))
+		}
+	}
+	return canonical(*names), nil
+}
+
+// canonical returns names once each, in the order of Events; names Events
+// does not know (stored by a later version) come last, sorted.
+func canonical(names []string) []string {
+	rank := func(n string) int {
+		if i := slices.Index(Events, n); i >= 0 {
+			return i
+		}
+		return len(Events)
+	}
+	out := slices.Clone(names)
+	slices.SortFunc(out, func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
+	})
+	return slices.Compact(out)
+}

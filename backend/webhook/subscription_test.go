@@ -1,0 +1,137 @@
+package webhook
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend/internal/web"
+)
+
+var localSQS, _ = url.Parse("http://127.0.0.1:4100")
+
+func TestParse(t *testing.T) {
+	rules := Rules{SQSEndpoint: localSQS}
+	const (
+		queue  = "https://sqs.eu-west-1.amazonaws.com/123456789012/orders"
+		lambda = "arn:aws:lambda:eu-west-1:123456789012:function:on-event"
+	)
+	tests := []struct {
+		name     string
+		body     string
+		want     Spec
+		wantErr  string
+		wantJSON bool // the error is web.ErrInvalidJSON
+	}{
+		{name: "https inferred, all events", body: `{"endpoint":"https://Example.COM/hook?x=1"}`,
+			want: Spec{Endpoint: "https://example.com/hook?x=1", Protocol: "https", EventNames: Events}},
+		{name: "http inferred", body: `{"endpoint":"http://127.0.0.1:8080/h"}`,
+			want: Spec{Endpoint: "http://127.0.0.1:8080/h", Protocol: "http", EventNames: Events}},
+		{name: "sqs inferred", body: `{"endpoint":"` + queue + `"}`,
+			want: Spec{Endpoint: queue, Protocol: "sqs", EventNames: Events}},
+		{name: "fifo queue, China region", body: `{"endpoint":"https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q.fifo"}`,
+			want: Spec{Endpoint: "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q.fifo", Protocol: "sqs", EventNames: Events}},
+		{name: "local sqs inferred", body: `{"endpoint":"http://127.0.0.1:4100/100010001000/q"}`,
+			want: Spec{Endpoint: "http://127.0.0.1:4100/100010001000/q", Protocol: "sqs", EventNames: Events}},
+		{name: "lambda inferred", body: `{"endpoint":"` + lambda + `"}`,
+			want: Spec{Endpoint: lambda, Protocol: "lambda", EventNames: Events}},
+		{name: "lambda alias", body: `{"endpoint":"` + lambda + `:live","protocol":"Lambda function"}`,
+			want: Spec{Endpoint: lambda + ":live", Protocol: "lambda", EventNames: Events}},
+		{name: "SQS endpoint spelling", body: `{"endpoint":"` + queue + `","protocol":"SQS Endpoint"}`,
+			want: Spec{Endpoint: queue, Protocol: "sqs", EventNames: Events}},
+		{name: "explicit https for a queue URL", body: `{"endpoint":"` + queue + `","protocol":"HTTPS"}`,
+			want: Spec{Endpoint: queue, Protocol: "https", EventNames: Events}},
+		{name: "events deduplicated and ordered, key kept", body: `{"endpoint":"https://a.example/h","event_names":["user.delete","appointment.created","user.delete"],"signing_key":"0123456789abcdef"}`,
+			want: Spec{Endpoint: "https://a.example/h", Protocol: "https", EventNames: []string{"appointment.created", "user.delete"}, SigningKey: "0123456789abcdef"}},
+		{name: "nulls are omissions", body: `{"endpoint":"https://a.example/h","event_names":null,"signing_key":null,"protocol":null}`,
+			want: Spec{Endpoint: "https://a.example/h", Protocol: "https", EventNames: Events}},
+
+		{name: "no endpoint", body: `{"event_names":["user.delete"]}`, wantErr: "endpoint is required"},
+		{name: "empty endpoint", body: `{"endpoint":""}`, wantErr: "endpoint is required"},
+		{name: "relative endpoint", body: `{"endpoint":"/hook"}`, wantErr: "absolute URL"},
+		{name: "no host", body: `{"endpoint":"https:///hook"}`, wantErr: "absolute URL"},
+		{name: "opaque", body: `{"endpoint":"mailto:a@b.c"}`, wantErr: "absolute URL"},
+		{name: "credentials", body: `{"endpoint":"https://u:p@a.example/h"}`, wantErr: "credentials"},
+		{name: "fragment", body: `{"endpoint":"https://a.example/h#x"}`, wantErr: "fragment"},
+		{name: "bad port", body: `{"endpoint":"https://a.example:99999/h"}`, wantErr: "port"},
+		{name: "whitespace", body: `{"endpoint":"https://a.example/h x"}`, wantErr: "whitespace"},
+		{name: "ftp", body: `{"endpoint":"ftp://a.example/h"}`, wantErr: "https://"},
+		{name: "http protocol, https endpoint", body: `{"endpoint":"https://a.example/h","protocol":"http"}`, wantErr: "http://"},
+		{name: "https protocol, http endpoint", body: `{"endpoint":"http://a.example/h","protocol":"https"}`, wantErr: "https://"},
+		{name: "unknown protocol", body: `{"endpoint":"https://a.example/h","protocol":"smtp"}`, wantErr: "protocol must be"},
+		{name: "sqs with a web URL", body: `{"endpoint":"https://a.example/h","protocol":"sqs"}`, wantErr: "queue URL"},
+		{name: "sqs over http on AWS", body: `{"endpoint":"http://sqs.eu-west-1.amazonaws.com/123456789012/q","protocol":"sqs"}`, wantErr: "queue URL"},
+		{name: "sqs with a short account", body: `{"endpoint":"https://sqs.eu-west-1.amazonaws.com/1234/q","protocol":"sqs"}`, wantErr: "queue URL"},
+		{name: "sqs on another local port", body: `{"endpoint":"http://127.0.0.1:4101/100010001000/q","protocol":"sqs"}`, wantErr: "queue URL"},
+		{name: "sqs look-alike host", body: `{"endpoint":"https://sqs.eu-west-1.amazonaws.com.evil.example/123456789012/q","protocol":"sqs"}`, wantErr: "queue URL"},
+		{name: "lambda with a URL", body: `{"endpoint":"https://a.example/h","protocol":"lambda"}`, wantErr: "function ARN"},
+		{name: "lambda ARN of another service", body: `{"endpoint":"arn:aws:sqs:eu-west-1:123456789012:q"}`, wantErr: "function ARN"},
+		{name: "empty events", body: `{"endpoint":"https://a.example/h","event_names":[]}`, wantErr: "must not be empty"},
+		{name: "unknown event", body: `{"endpoint":"https://a.example/h","event_names":["user.created"]}`, wantErr: "unknown event"},
+		{name: "event case matters", body: `{"endpoint":"https://a.example/h","event_names":["User.Delete"]}`, wantErr: "unknown event"},
+		{name: "short signing key", body: `{"endpoint":"https://a.example/h","signing_key":"0123456789abcde"}`, wantErr: "signing_key"},
+		{name: "empty signing key", body: `{"endpoint":"https://a.example/h","signing_key":""}`, wantErr: "signing_key"},
+		{name: "long endpoint", body: `{"endpoint":"https://a.example/` + strings.Repeat("a", maxEndpoint) + `"}`, wantErr: "limited"},
+		{name: "unknown member", body: `{"endpoint":"https://a.example/h","secret":"x"}`, wantErr: `unknown member "secret"`},
+		{name: "duplicate member", body: `{"endpoint":"https://a.example/h","endpoint":"https://b.example/h"}`, wantErr: "twice"},
+		{name: "wrong type", body: `{"endpoint":"https://a.example/h","event_names":"user.delete"}`, wantErr: "wrong type", wantJSON: true},
+		{name: "not JSON", body: `endpoint=x`, wantErr: "JSON object", wantJSON: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := rules.Parse([]byte(tt.body))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, web.ErrInvalidJSON) != tt.wantJSON {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "0123456789abcde") {
+					t.Fatalf("error %q quotes the signing key", err)
+				}
+				return
+			}
+			if err != nil || got.Endpoint != tt.want.Endpoint || got.Protocol != tt.want.Protocol ||
+				!slices.Equal(got.EventNames, tt.want.EventNames) || got.SigningKey != tt.want.SigningKey {
+				t.Fatalf("Parse = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseWithoutLocalSQS(t *testing.T) {
+	if _, err := (Rules{}).Parse([]byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q","protocol":"sqs"}`)); err == nil {
+		t.Fatal("a loopback queue URL was accepted with no SQS endpoint configured")
+	}
+}
+
+// FuzzParse checks that the parser never panics, and that what it accepts
+// is normal: parsing the normalised subscription again gives it back.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"endpoint":"https://a.example/h","event_names":["user.delete"],"signing_key":"0123456789abcdef","protocol":"https"}`,
+		`{"endpoint":"https://sqs.us-east-1.amazonaws.com/123456789012/q"}`,
+		`{"endpoint":"http://127.0.0.1:4100/100010001000/q","protocol":"SQS endpoint"}`,
+		`{"endpoint":"arn:aws:lambda:us-east-1:123456789012:function:f:$LATEST"}`,
+		`{"endpoint":"HTTP://A.EXAMPLE:80/%41?q=%20"}`,
+		`{"endpoint":"https://[::1]:8443/h"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	rules := Rules{SQSEndpoint: localSQS}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		spec, err := rules.Parse(body)
+		if err != nil {
+			return
+		}
+		if !slices.Contains([]string{ProtocolHTTP, ProtocolHTTPS, ProtocolSQS, ProtocolLambda}, spec.Protocol) || len(spec.EventNames) == 0 {
+			t.Fatalf("accepted %+v", spec)
+		}
+		again, _ := json.Marshal(map[string]any{"endpoint": spec.Endpoint, "protocol": spec.Protocol, "event_names": spec.EventNames})
+		spec2, err := rules.Parse(again)
+		if err != nil || spec2.Endpoint != spec.Endpoint || spec2.Protocol != spec.Protocol || !slices.Equal(spec2.EventNames, spec.EventNames) {
+			t.Fatalf("normal form %+v does not parse to itself: %+v, %v", spec, spec2, err)
+		}
+	})
+}

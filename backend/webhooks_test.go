@@ -1,0 +1,101 @@
+package backend
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/health-data-connect/hdc/backend/webhook"
+)
+
+func TestSubscriptions(t *testing.T) {
+	h := start(t, func(c *Config) { c.SQSEndpoint = "http://127.0.0.1:4100" })
+	as := h.as(h.login(h.client("acme"), ""))
+	register := func(body string) response { return h.postJSON(PathSubscriptions, body, as...) }
+
+	const key = "whsec-0123456789abcdef"
+	res := register(`{"endpoint":"https://hooks.example.com/hdc","event_names":["receipt.created","appointment.created"],"signing_key":"` + key + `"}`)
+	if res.StatusCode != 200 {
+		t.Fatalf("register: %d %s", res.StatusCode, res.body)
+	}
+	var reg webhook.Registered
+	res.json(t, &reg)
+	if _, err := uuid.Parse(reg.ID); err != nil || reg.Status != "success" {
+		t.Fatalf("register answer %s", res.body)
+	}
+	for _, body := range []string{
+		`{"endpoint":"http://127.0.0.1:4100/100010001000/events","protocol":"SQS endpoint"}`,
+		`{"endpoint":"arn:aws:lambda:ap-south-1:123456789012:function:hdc-events","protocol":"Lambda function"}`,
+		`{"endpoint":"http://127.0.0.1:9999/plain"}`,
+	} {
+		if res := register(body); res.StatusCode != 200 {
+			t.Fatalf("register %s: %d %s", body, res.StatusCode, res.body)
+		}
+	}
+
+	wantProblem(t, register(`{"endpoint":"https://hooks.example.com/hdc"}`), 409, "conflict")
+	wantProblem(t, register(`{"endpoint":"https://HOOKS.example.com/hdc"}`), 409, "conflict")
+	for _, tt := range []struct{ body, code string }{
+		{`{}`, "invalid_request"},
+		{`{"endpoint":"hooks.example.com/hdc"}`, "invalid_request"},
+		{`{"endpoint":"https://a.example/h","event_names":["user.created"]}`, "invalid_request"},
+		{`{"endpoint":"https://a.example/h","signing_key":"short"}`, "invalid_request"},
+		{`{"endpoint":"https://a.example/h","protocol":"sqs"}`, "invalid_request"},
+		{`{"endpoint":"https://a.example/h","protocol":"carrier pigeon"}`, "invalid_request"},
+		{`{"endpoint":"https://a.example/h","url":"x"}`, "invalid_request"},
+		{`{"endpoint":42}`, "invalid_json"},
+		{`{"endpoint":"https://a.example/h"`, "invalid_json"},
+	} {
+		p := wantProblem(t, register(tt.body), 400, tt.code)
+		if strings.Contains(p.Detail, "short") {
+			t.Errorf("detail %q quotes the request", p.Detail)
+		}
+	}
+	wantProblem(t, h.do("POST", h.public+PathSubscriptions, strings.NewReader(`{}`), append([]string{"Content-Type", "text/plain"}, as...)...), 415, "unsupported_media_type")
+	wantProblem(t, h.postJSON(PathSubscriptions, `{"endpoint":"https://a.example/h"}`), 401, "unauthenticated")
+
+	list := h.do("GET", h.public+PathSubscriptions, nil, as...)
+	if list.StatusCode != 200 || bytes.Contains(list.body, []byte(key)) || bytes.Contains(list.body, []byte(`"signing_key"`)) {
+		t.Fatalf("list: %d %s", list.StatusCode, list.body)
+	}
+	var got webhook.List
+	list.json(t, &got)
+	if len(got.Subscriptions) != 4 {
+		t.Fatalf("%d subscriptions listed", len(got.Subscriptions))
+	}
+	first := got.Subscriptions[0]
+	if first.ID != reg.ID || first.Endpoint != "https://hooks.example.com/hdc" || first.Protocol != "https" ||
+		!slices.Equal(first.EventNames, []string{"appointment.created", "receipt.created"}) || first.Status != "active" ||
+		!first.HasSigningKey || first.LastDeliveryAt != nil || first.LastDeliveryOutcome != nil ||
+		time.Since(first.CreatedAt) > time.Minute {
+		t.Fatalf("first subscription = %+v", first)
+	}
+	if s := got.Subscriptions[1]; s.Protocol != "sqs" || s.HasSigningKey || !slices.Equal(s.EventNames, webhook.Events) {
+		t.Fatalf("second subscription = %+v", s)
+	}
+	if s := got.Subscriptions[2]; s.Protocol != "lambda" {
+		t.Fatalf("third subscription = %+v", s)
+	}
+	if !bytes.Contains(list.body, []byte(`"last_delivery_at":null`)) {
+		t.Fatalf("the list does not show the (empty) last delivery: %s", list.body)
+	}
+
+	del := h.do("DELETE", h.public+PathSubscriptions+"/"+reg.ID, nil, as...)
+	if del.StatusCode != 204 || len(del.body) != 0 {
+		t.Fatalf("delete: %d %s", del.StatusCode, del.body)
+	}
+	wantProblem(t, h.do("DELETE", h.public+PathSubscriptions+"/"+reg.ID, nil, as...), 404, "not_found")
+	wantProblem(t, h.do("DELETE", h.public+PathSubscriptions+"/"+reg.ID, nil), 401, "unauthenticated")
+	h.do("GET", h.public+PathSubscriptions, nil, as...).json(t, &got)
+	if len(got.Subscriptions) != 3 {
+		t.Fatalf("%d subscriptions after delete", len(got.Subscriptions))
+	}
+	// The endpoint can be registered again once deleted.
+	if res := register(`{"endpoint":"https://hooks.example.com/hdc"}`); res.StatusCode != 200 {
+		t.Fatalf("re-register: %d %s", res.StatusCode, res.body)
+	}
+}

@@ -1,0 +1,57 @@
+// Command hdc-backend runs the Health Data Connect backend: the public API
+// routes behind the edge, and the internal routes (JWKS, parser results,
+// health, metrics). Settings come from HDC_* environment variables and
+// flags; flags win. It stops gracefully on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "hdc-backend:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cfg := backend.DefaultConfig()
+	if err := cfg.LoadEnv(os.LookupEnv); err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("hdc-backend", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	log, err := zap.NewProduction()
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := backend.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return srv.ListenAndServe(ctx)
+}

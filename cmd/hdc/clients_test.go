@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/credential"
+	"github.com/health-data-connect/hdc/backend/identity"
+)
+
+// hdc runs hdc with args against the database in dir and returns its
+// standard output, or an error carrying its standard error.
+func hdc(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
+	res := runHDC(t, nil, append(args, "--data", dir)...)
+	if res.err != nil {
+		return string(res.stdout), fmt.Errorf("%v: %s", res.err, res.stderr)
+	}
+	return string(res.stdout), nil
+}
+
+func decode[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("output %q: %v", s, err)
+	}
+	return v
+}
+
+func TestClientsAndSharing(t *testing.T) {
+	dir := t.TempDir()
+	out, err := hdc(t, dir, "clients", "create", "--workspace", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := decode[identity.Credentials](t, out)
+	if a.ClientID == "" || !strings.HasPrefix(a.ClientSecret, "hdc_cs_") || a.WorkspaceID != "acme" {
+		t.Fatalf("create printed %s", out)
+	}
+	out, _ = hdc(t, dir, "clients", "create", "--workspace", "globex")
+	b := decode[identity.Credentials](t, out)
+
+	out, err = hdc(t, dir, "clients", "list")
+	if err != nil || strings.Contains(out, a.ClientSecret) || strings.Contains(out, "argon2") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	if list := decode[[]identity.Client](t, out); len(list) != 2 || list[0].ClientID != a.ClientID || list[0].Status != "active" {
+		t.Fatalf("list = %s", out)
+	}
+
+	out, err = hdc(t, dir, "sharing", "grant", "--workspace", "globex", "--client", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := decode[identity.Grant](t, out)
+	if g.GrantID == "" || !strings.HasPrefix(g.SharingKey, "hdc_sk_") || g.WorkspaceID != "globex" || g.ClientID != a.ClientID {
+		t.Fatalf("grant printed %s", out)
+	}
+	out, _ = hdc(t, dir, "sharing", "list")
+	if strings.Contains(out, g.SharingKey) || !strings.Contains(out, g.GrantID) {
+		t.Fatalf("sharing list = %s", out)
+	}
+
+	// The database the CLI wrote is the server's: authenticate against it.
+	auth := func(clientID, secret, key string) (identity.Principal, error) {
+		st, err := backend.OpenStore(t.Context(), "", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		return identity.New(st, credential.DefaultParams, 1).Authenticate(t.Context(), clientID, secret, key)
+	}
+	if p, err := auth(a.ClientID, a.ClientSecret, g.SharingKey); err != nil || p.WorkspaceID != "globex" {
+		t.Fatalf("login with the sharing key: %+v, %v", p, err)
+	}
+	if _, err := hdc(t, dir, "sharing", "revoke", "--grant", g.GrantID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth(a.ClientID, a.ClientSecret, g.SharingKey); err == nil {
+		t.Fatal("revoked sharing key still logs in")
+	}
+	if _, err := hdc(t, dir, "clients", "disable", "--client", b.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth(b.ClientID, b.ClientSecret, ""); err == nil {
+		t.Fatal("disabled client still logs in")
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"clients", "create"}, `"workspace" not set`},
+		{[]string{"clients", "create", "--workspace", "bad id"}, "identifiers are"},
+		{[]string{"clients", "disable", "--client", "nobody"}, `no client "nobody"`},
+		{[]string{"sharing", "revoke", "--grant", "nope"}, `no grant "nope"`},
+		{[]string{"sharing", "grant", "--workspace", "nope", "--client", "x"}, "not found"},
+		{[]string{"clients", "list", "--db", "postgres://db/hdc"}, "not built yet"},
+	}
+	for _, tt := range tests {
+		if _, err := hdc(t, dir, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"clients", "--help"}, {"clients", "create", "--help"}, {"clients", "list", "--help"}, {"clients", "disable", "--help"},
+		{"sharing", "--help"}, {"sharing", "grant", "--help"}, {"sharing", "revoke", "--help"}, {"sharing", "list", "--help"},
+	} {
+		res := runHDC(t, nil, args...)
+		if res.err != nil || !bytes.Contains(res.stdout, []byte("Usage:")) {
+			t.Errorf("%v: %v\n%s%s", args, res.err, res.stdout, res.stderr)
+		}
+	}
+}
