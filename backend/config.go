@@ -5,13 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
 
 	"github.com/health-data-connect/hdc/backend/credential"
+	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
 
 // Config configures a Server. Start from DefaultConfig, then LoadEnv, then
@@ -62,6 +65,38 @@ type Config struct {
 	SecretHashing credential.Params
 	// ShutdownTimeout bounds the graceful shutdown of Serve.
 	ShutdownTimeout time.Duration
+
+	// WebhookWorkers is how many webhook deliveries this process attempts
+	// at once. Env HDC_WEBHOOK_WORKERS.
+	WebhookWorkers int
+	// WebhookPollInterval is how often an idle delivery dispatcher looks
+	// for due deliveries (events published to this process wake it at
+	// once). Env HDC_WEBHOOK_POLL_INTERVAL.
+	WebhookPollInterval time.Duration
+	// WebhookTimeout bounds one delivery attempt. Env HDC_WEBHOOK_TIMEOUT.
+	WebhookTimeout time.Duration
+	// WebhookLease is how long a claimed delivery belongs to this process
+	// before another may claim it; it must exceed WebhookTimeout. Env
+	// HDC_WEBHOOK_LEASE.
+	WebhookLease time.Duration
+	// WebhookBackoffBase and WebhookBackoffMax shape the retry delays: the
+	// base doubles after each failed attempt up to the max (which also caps
+	// a subscriber's Retry-After), with jitter. Env HDC_WEBHOOK_BACKOFF_BASE
+	// and HDC_WEBHOOK_BACKOFF_MAX.
+	WebhookBackoffBase time.Duration
+	WebhookBackoffMax  time.Duration
+	// WebhookGiveUpAfter is how long after its event a delivery is given
+	// up. Env HDC_WEBHOOK_GIVE_UP_AFTER.
+	WebhookGiveUpAfter time.Duration
+	// WebhookRetention is how long finished deliveries and their events are
+	// kept; 0 keeps them. Env HDC_WEBHOOK_RETENTION.
+	WebhookRetention time.Duration
+	// WebhookAllowNets are address prefixes that webhook deliveries may
+	// reach although the SSRF guard refuses them by default (loopback,
+	// private, link-local…); empty in production. hdc up allows loopback
+	// here. Env HDC_WEBHOOK_ALLOW_NETS (comma-separated prefixes or
+	// addresses), flag -webhook-allow-nets.
+	WebhookAllowNets []netip.Prefix
 }
 
 // DefaultConfig returns the defaults.
@@ -81,6 +116,14 @@ func DefaultConfig() Config {
 		LoginFailureWindow:      5 * time.Minute,
 		SecretHashing:           credential.DefaultParams,
 		ShutdownTimeout:         15 * time.Second,
+		WebhookWorkers:          8,
+		WebhookPollInterval:     time.Second,
+		WebhookTimeout:          15 * time.Second,
+		WebhookLease:            time.Minute,
+		WebhookBackoffBase:      delivery.DefaultSchedule.Base,
+		WebhookBackoffMax:       delivery.DefaultSchedule.Max,
+		WebhookGiveUpAfter:      delivery.DefaultSchedule.Horizon,
+		WebhookRetention:        7 * 24 * time.Hour,
 	}
 }
 
@@ -106,9 +149,16 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		}
 	}
 	durations := map[string]*time.Duration{
-		"HDC_ACCESS_TOKEN_TTL":     &c.AccessTokenTTL,
-		"HDC_REFRESH_TOKEN_TTL":    &c.RefreshTokenTTL,
-		"HDC_SIGNING_KEY_ROTATION": &c.SigningKeyRotation,
+		"HDC_ACCESS_TOKEN_TTL":      &c.AccessTokenTTL,
+		"HDC_REFRESH_TOKEN_TTL":     &c.RefreshTokenTTL,
+		"HDC_SIGNING_KEY_ROTATION":  &c.SigningKeyRotation,
+		"HDC_WEBHOOK_POLL_INTERVAL": &c.WebhookPollInterval,
+		"HDC_WEBHOOK_TIMEOUT":       &c.WebhookTimeout,
+		"HDC_WEBHOOK_LEASE":         &c.WebhookLease,
+		"HDC_WEBHOOK_BACKOFF_BASE":  &c.WebhookBackoffBase,
+		"HDC_WEBHOOK_BACKOFF_MAX":   &c.WebhookBackoffMax,
+		"HDC_WEBHOOK_GIVE_UP_AFTER": &c.WebhookGiveUpAfter,
+		"HDC_WEBHOOK_RETENTION":     &c.WebhookRetention,
 	}
 	for name, p := range durations {
 		if v, ok := lookup(name); ok {
@@ -120,6 +170,18 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 	if v, ok := lookup("HDC_UPLOAD_LIMIT"); ok {
 		if err := (*sizeValue)(&c.UploadLimit).Set(v); err != nil {
 			return fmt.Errorf("HDC_UPLOAD_LIMIT: %w", err)
+		}
+	}
+	if v, ok := lookup("HDC_WEBHOOK_WORKERS"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("HDC_WEBHOOK_WORKERS: %q is not a number", v)
+		}
+		c.WebhookWorkers = n
+	}
+	if v, ok := lookup("HDC_WEBHOOK_ALLOW_NETS"); ok {
+		if err := (*prefixList)(&c.WebhookAllowNets).Set(v); err != nil {
+			return fmt.Errorf("HDC_WEBHOOK_ALLOW_NETS: %w", err)
 		}
 	}
 	return nil
@@ -140,6 +202,15 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Issuer, "issuer", c.Issuer, "access token issuer (env HDC_ISSUER)")
 	fs.StringVar(&c.Audience, "audience", c.Audience, "access token audience (env HDC_AUDIENCE)")
 	fs.StringVar(&c.SQSEndpoint, "sqs-endpoint", c.SQSEndpoint, "SQS-compatible endpoint whose queue URLs subscriptions may use (env AWS_ENDPOINT_URL_SQS)")
+	fs.IntVar(&c.WebhookWorkers, "webhook-workers", c.WebhookWorkers, "webhook deliveries attempted at once (env HDC_WEBHOOK_WORKERS)")
+	fs.Var((*durationValue)(&c.WebhookPollInterval), "webhook-poll-interval", "how often idle delivery workers look for due deliveries (env HDC_WEBHOOK_POLL_INTERVAL)")
+	fs.Var((*durationValue)(&c.WebhookTimeout), "webhook-timeout", "timeout of one delivery attempt (env HDC_WEBHOOK_TIMEOUT)")
+	fs.Var((*durationValue)(&c.WebhookLease), "webhook-lease", "lease of a claimed delivery; more than the timeout (env HDC_WEBHOOK_LEASE)")
+	fs.Var((*durationValue)(&c.WebhookBackoffBase), "webhook-backoff-base", "delay after the first failed attempt, doubled after each (env HDC_WEBHOOK_BACKOFF_BASE)")
+	fs.Var((*durationValue)(&c.WebhookBackoffMax), "webhook-backoff-max", "longest delay between attempts (env HDC_WEBHOOK_BACKOFF_MAX)")
+	fs.Var((*durationValue)(&c.WebhookGiveUpAfter), "webhook-give-up-after", "age of an event at which its deliveries are given up (env HDC_WEBHOOK_GIVE_UP_AFTER)")
+	fs.Var((*durationValue)(&c.WebhookRetention), "webhook-retention", "how long finished deliveries are kept, 0 for ever (env HDC_WEBHOOK_RETENTION)")
+	fs.Var((*prefixList)(&c.WebhookAllowNets), "webhook-allow-nets", "comma-separated prefixes webhook deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8,::1/128 (env HDC_WEBHOOK_ALLOW_NETS)")
 }
 
 // validate reports the first unusable setting.
@@ -185,6 +256,39 @@ func (d *durationValue) Set(s string) error {
 		return fmt.Errorf("%q is neither seconds nor a duration", s)
 	}
 	*d = durationValue(v)
+	return nil
+}
+
+// prefixList is a flag.Value of comma-separated address prefixes
+// ("10.1.0.0/16, 127.0.0.1"); a bare address is a one-address prefix.
+type prefixList []netip.Prefix
+
+func (l *prefixList) String() string {
+	parts := make([]string, len(*l))
+	for i, p := range *l {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *prefixList) Set(s string) error {
+	var out prefixList
+	for item := range strings.SplitSeq(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			a, aerr := netip.ParseAddr(item)
+			if aerr != nil || a.Zone() != "" {
+				return fmt.Errorf("%q is neither a prefix nor an address", item)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	*l = out
 	return nil
 }
 

@@ -3,9 +3,13 @@ package backend
 import (
 	"errors"
 	"flag"
+	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 func TestConfigEnvAndFlags(t *testing.T) {
@@ -23,6 +27,11 @@ func TestConfigEnvAndFlags(t *testing.T) {
 		"HDC_AUDIENCE":             "aud",
 		"AWS_ENDPOINT_URL":         "http://127.0.0.1:1",
 		"AWS_ENDPOINT_URL_SQS":     "http://127.0.0.1:4100",
+		"HDC_WEBHOOK_WORKERS":      "3",
+		"HDC_WEBHOOK_TIMEOUT":      "2s",
+		"HDC_WEBHOOK_LEASE":        "5",
+		"HDC_WEBHOOK_BACKOFF_BASE": "10ms",
+		"HDC_WEBHOOK_ALLOW_NETS":   "127.0.0.0/8, ::1, 10.1.2.3/16",
 	}
 	cfg := DefaultConfig()
 	if err := cfg.LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
@@ -30,7 +39,8 @@ func TestConfigEnvAndFlags(t *testing.T) {
 	}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
-	if err := fs.Parse([]string{"-listen", "127.0.0.1:3", "-access-token-ttl", "15m", "-upload-limit", "1048576"}); err != nil {
+	if err := fs.Parse([]string{"-listen", "127.0.0.1:3", "-access-token-ttl", "15m", "-upload-limit", "1048576",
+		"-webhook-give-up-after", "1h", "-webhook-backoff-max", "1m"}); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
@@ -38,7 +48,12 @@ func TestConfigEnvAndFlags(t *testing.T) {
 	want.EdgeSecret, want.Issuer, want.Audience, want.SQSEndpoint = "s3", "iss", "aud", "http://127.0.0.1:4100"
 	want.AccessTokenTTL, want.RefreshTokenTTL, want.SigningKeyRotation = 15*time.Minute, 48*time.Hour, 168*time.Hour
 	want.UploadLimit = 1 << 20
-	if cfg != want {
+	want.WebhookWorkers, want.WebhookTimeout, want.WebhookLease = 3, 2*time.Second, 5*time.Second
+	want.WebhookBackoffBase, want.WebhookBackoffMax, want.WebhookGiveUpAfter = 10*time.Millisecond, time.Minute, time.Hour
+	want.WebhookAllowNets = []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("10.1.0.0/16"),
+	}
+	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("config =\n%+v\nwant\n%+v", cfg, want)
 	}
 	if err := cfg.validate(); err != nil {
@@ -49,6 +64,7 @@ func TestConfigEnvAndFlags(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for name, value := range map[string]string{
 		"HDC_ACCESS_TOKEN_TTL": "soon", "HDC_UPLOAD_LIMIT": "big", "HDC_REFRESH_TOKEN_TTL": "99999999999999999",
+		"HDC_WEBHOOK_WORKERS": "many", "HDC_WEBHOOK_ALLOW_NETS": "127.0.0.1/8,localhost", "HDC_WEBHOOK_LEASE": "long",
 	} {
 		cfg := DefaultConfig()
 		err := cfg.LoadEnv(func(k string) (string, bool) { return value, k == name })
@@ -67,6 +83,26 @@ func TestConfigErrors(t *testing.T) {
 		cfg := DefaultConfig()
 		mutate(&cfg)
 		if cfg.validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestWebhookConfigErrors: the delivery settings are checked when the
+// server is built.
+func TestWebhookConfigErrors(t *testing.T) {
+	for name, mutate := range map[string]func(*Config){
+		"no workers":          func(c *Config) { c.WebhookWorkers = 0 },
+		"lease below timeout": func(c *Config) { c.WebhookLease = c.WebhookTimeout },
+		"max below base":      func(c *Config) { c.WebhookBackoffMax = c.WebhookBackoffBase / 2 },
+		"no horizon":          func(c *Config) { c.WebhookGiveUpAfter = 0 },
+		"no poll interval":    func(c *Config) { c.WebhookPollInterval = 0 },
+	} {
+		cfg := DefaultConfig()
+		cfg.DataDir = t.TempDir()
+		mutate(&cfg)
+		if srv, err := New(cfg, zap.NewNop()); err == nil {
+			srv.Close()
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -31,6 +31,7 @@ const (
 const (
 	PathJWKS      = "/.well-known/jwks.json"
 	PathResources = "/internal/v1/records/{care_context_id}/resources"
+	PathEvents    = "/internal/v1/events"
 	PathHealth    = "/healthz"
 	PathReady     = "/readyz"
 	PathMetrics   = "/metrics"
@@ -53,11 +54,13 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	return s.observe("public", m, mux, gate)
 }
 
-// internalRoutes must only be reachable by the edge, parsers and monitoring.
-func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, rec *records.Handler) http.Handler {
+// internalRoutes must only be reachable by the edge, parsers, the services
+// that publish events, and monitoring: none of them authenticates.
+func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, rec *records.Handler, events *webhook.Ingress) http.Handler {
 	mux := web.NewMux()
 	mux.Handle("GET", PathJWKS, http.HandlerFunc(s.jwks))
 	mux.Handle("POST", PathResources, http.HandlerFunc(rec.AddResources))
+	mux.Handle("POST", PathEvents, http.HandlerFunc(events.Publish))
 	mux.Handle("GET", PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))

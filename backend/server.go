@@ -6,7 +6,12 @@
 // specification and belongs behind the edge, which checks bearer tokens and
 // forwards the caller's identity in X-HDC-* headers. The internal one
 // carries the JWKS the edge verifies tokens with, the endpoint parsers post
-// results to, health checks and Prometheus metrics; it must not be exposed.
+// results to, the endpoint other services publish webhook events to, health
+// checks and Prometheus metrics. It has no authentication of its own and
+// must stay reachable only by the edge, trusted services and monitoring.
+//
+// While it serves, it delivers the published events to the webhook
+// subscriptions from a durable outbox (package webhook/delivery).
 //
 // A Server runs in its own process (cmd/hdc-backend) or inside another
 // (hdc up, tests):
@@ -29,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
@@ -40,6 +46,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
 
 // keyCheckInterval is how often each replica reloads the signing keys and
@@ -48,6 +55,10 @@ const keyCheckInterval = time.Minute
 
 // tokenLeeway is the clock skew the edge allows on exp.
 const tokenLeeway = time.Minute
+
+// defaultAWSRegion signs SQS requests to an emulator when the AWS
+// configuration names no region.
+const defaultAWSRegion = "us-east-1"
 
 // maxThrottleKeys bounds the memory of each login limiter.
 const maxThrottleKeys = 100_000
@@ -63,6 +74,7 @@ type Server struct {
 	store    store.Store
 	identity *identity.Service
 	issuer   *token.Issuer
+	delivery *delivery.Dispatcher
 	public   http.Handler
 	internal http.Handler
 
@@ -93,7 +105,9 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	log.Info("backend ready",
 		zap.String("data", cfg.DataDir), zap.Bool("edge_secret", cfg.EdgeSecret != ""),
 		zap.Duration("access_token_ttl", cfg.AccessTokenTTL), zap.Duration("refresh_token_ttl", cfg.RefreshTokenTTL),
-		zap.Int64("upload_limit", cfg.UploadLimit))
+		zap.Int64("upload_limit", cfg.UploadLimit), zap.Int("webhook_workers", cfg.WebhookWorkers),
+		zap.Duration("webhook_give_up_after", cfg.WebhookGiveUpAfter),
+		zap.Stringer("webhook_allow_nets", (*prefixList)(&cfg.WebhookAllowNets)))
 	return s, nil
 }
 
@@ -142,12 +156,43 @@ func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
 		return err
 	}
 	webhookH := webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint}, s.log.Named("webhook"))
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	if awsCfg.Region == "" {
+		// Deliveries to AWS take the region from the queue URL or function
+		// ARN; this one only signs requests to an operator-configured SQS
+		// endpoint (an emulator).
+		awsCfg.Region = defaultAWSRegion
+	}
+	s.delivery, err = delivery.New(delivery.Config{
+		Store:        s.store,
+		Workers:      cfg.WebhookWorkers,
+		PollInterval: cfg.WebhookPollInterval,
+		Timeout:      cfg.WebhookTimeout,
+		Lease:        cfg.WebhookLease,
+		Schedule:     delivery.Schedule{Base: cfg.WebhookBackoffBase, Max: cfg.WebhookBackoffMax, Horizon: cfg.WebhookGiveUpAfter},
+		AllowNets:    cfg.WebhookAllowNets,
+		AWS:          awsCfg,
+		SQSEndpoint:  cfg.SQSEndpoint,
+		Retention:    cfg.WebhookRetention,
+		Log:          s.log.Named("delivery"),
+		Metrics:      reg,
+	})
+	if err != nil {
+		return err
+	}
+	ingress, err := webhook.NewIngress(s.store, s.delivery.Notify, s.log.Named("events"), reg)
+	if err != nil {
+		return err
+	}
 	m, err := newHTTPMetrics(reg)
 	if err != nil {
 		return err
 	}
 	s.public = s.publicRoutes(m, authH, recordsH, webhookH)
-	s.internal = s.internalRoutes(m, reg, recordsH)
+	s.internal = s.internalRoutes(m, reg, recordsH, ingress)
 	return nil
 }
 
@@ -158,7 +203,7 @@ func (s *Server) Identity() *identity.Service { return s.identity }
 // Serve serves the public routes on public and the internal ones on
 // internal until ctx is done, then shuts both down gracefully (waiting at
 // most Config.ShutdownTimeout for requests in flight). It also rotates the
-// signing keys when due. It returns nil after a shutdown ctx asked for, and
+// signing keys when due and delivers webhook events. It returns nil after a shutdown ctx asked for, and
 // the error otherwise. Serve closes the listeners.
 func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -168,8 +213,9 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	for i, ln := range []net.Listener{public, internal} {
 		go func() { errc <- servers[i].Serve(ln) }()
 	}
-	var keys sync.WaitGroup
-	keys.Go(func() { s.issuer.Run(ctx) })
+	var background sync.WaitGroup
+	background.Go(func() { s.issuer.Run(ctx) })
+	background.Go(func() { s.delivery.Run(ctx) })
 	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()))
 
 	var err error
@@ -185,7 +231,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 			err = serr
 		}
 	}
-	keys.Wait()
+	background.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

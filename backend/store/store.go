@@ -26,6 +26,10 @@ var (
 	// ErrTokenReused: a refresh token that was already rotated was presented
 	// again; the implementation has revoked its whole family.
 	ErrTokenReused = errors.New("store: refresh token reused")
+	// ErrLeaseLost: the delivery is no longer pending under the caller's
+	// lease (it expired and another worker claimed it, it was finished, or
+	// its subscription was disabled or deleted).
+	ErrLeaseLost = errors.New("store: delivery lease lost")
 )
 
 // Store is the backend's persistence. Implementations are safe for concurrent
@@ -112,9 +116,51 @@ type Store interface {
 	ListSubscriptions(ctx context.Context, workspaceID string) ([]Subscription, error)
 	// GetSubscription returns the workspace's subscription or ErrNotFound.
 	GetSubscription(ctx context.Context, workspaceID, id string) (Subscription, error)
-	// DeleteSubscription removes the workspace's subscription or returns
-	// ErrNotFound.
+	// DeleteSubscription removes the workspace's subscription, with its
+	// deliveries, or returns ErrNotFound.
 	DeleteSubscription(ctx context.Context, workspaceID, id string) error
+
+	// The webhook outbox. An event is stored with one delivery per matching
+	// subscription in a single transaction; delivery workers, in any number
+	// of processes sharing the database, claim due deliveries under a lease,
+	// attempt them and report each attempt with FinishAttempt. A worker that
+	// dies leaves its claims to expire, and they are claimed again.
+
+	// PublishEvent stores e and, in the same transaction, one pending
+	// delivery due at e.CreatedAt for every active subscription of
+	// e.WorkspaceID that selects e.Type. Delivery ids are generated, random
+	// and unique; PublishEvent returns them. ErrNotFound when the workspace
+	// does not exist, ErrConflict when e.ID is taken; nothing is stored then.
+	PublishEvent(ctx context.Context, e Event) (deliveryIDs []string, err error)
+	// ClaimDeliveries leases to owner at most limit pending deliveries that
+	// are due at now and not under an unexpired lease, earliest due first,
+	// until leaseUntil. Each claim must use an owner no other claim uses.
+	// Two concurrent claims never return the same delivery.
+	ClaimDeliveries(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Delivery, error)
+	// FinishAttempt records attempt a of a delivery leased to owner and
+	// applies next, atomically: the attempt gets the next Number, the
+	// delivery's status and due time follow next and its lease ends, and the
+	// subscription's LastDeliveryAt and LastDeliveryOutcome become a's
+	// start and outcome. With next.DisableSubscription the subscription is
+	// disabled and its other pending deliveries are canceled. ErrLeaseLost
+	// when the delivery is not pending under owner's lease; nothing changes
+	// then.
+	FinishAttempt(ctx context.Context, owner string, a Attempt, next Next) error
+	// ReleaseDelivery ends owner's lease on a delivery without recording an
+	// attempt, so that it can be claimed at once (a worker shutting down
+	// mid-attempt). ErrLeaseLost as for FinishAttempt.
+	ReleaseDelivery(ctx context.Context, owner, deliveryID string) error
+	// GetDelivery returns a delivery with its event and subscription, or
+	// ErrNotFound.
+	GetDelivery(ctx context.Context, id string) (Delivery, error)
+	// ListAttempts returns a delivery's attempts in order.
+	ListAttempts(ctx context.Context, deliveryID string) ([]Attempt, error)
+	// OutboxStats describes the pending deliveries.
+	OutboxStats(ctx context.Context) (OutboxStats, error)
+	// PruneOutbox deletes the deliveries that finished before before, with
+	// their attempts, and the events created before before that have no
+	// delivery left. It returns the number of deliveries deleted.
+	PruneOutbox(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Workspace is a tenant: records, subscriptions and clients belong to one.
@@ -258,4 +304,85 @@ type Subscription struct {
 	// delivery attempt; zero and empty before the first one.
 	LastDeliveryAt      time.Time
 	LastDeliveryOutcome string
+}
+
+// Event is something that happened in a workspace, published to the
+// subscriptions that select its type.
+type Event struct {
+	ID          string
+	WorkspaceID string
+	// Type is one of the event names of the API (webhook.Events).
+	Type string
+	// Data is the event's JSON object, delivered as the payload's "data".
+	Data      []byte
+	CreatedAt time.Time
+}
+
+// DeliveryStatus is the state of a delivery.
+type DeliveryStatus string
+
+// Delivery statuses. Pending is the only one that changes.
+const (
+	// DeliveryPending: waiting for its first attempt or a retry.
+	DeliveryPending DeliveryStatus = "pending"
+	// DeliveryDelivered: an attempt succeeded.
+	DeliveryDelivered DeliveryStatus = "delivered"
+	// DeliveryFailed: given up (retries exhausted, a permanent error, or
+	// the subscription answered that it is gone).
+	DeliveryFailed DeliveryStatus = "failed"
+	// DeliveryCanceled: its subscription was disabled before it succeeded.
+	DeliveryCanceled DeliveryStatus = "canceled"
+)
+
+// Delivery is one event on its way to one subscription.
+type Delivery struct {
+	// ID is random and stable across attempts: the webhook-id derives from it.
+	ID    string
+	Event Event
+	// Subscription is the target; its EventNames are not loaded.
+	Subscription Subscription
+	Status       DeliveryStatus
+	// Attempts counts the finished attempts.
+	Attempts      int
+	CreatedAt     time.Time
+	NextAttemptAt time.Time
+	// LeaseOwner and LeaseExpiresAt describe the current or last claim;
+	// empty and zero before the first claim and after an attempt.
+	LeaseOwner     string
+	LeaseExpiresAt time.Time
+	// FinishedAt is zero while the delivery is pending.
+	FinishedAt time.Time
+}
+
+// Attempt is one try at a delivery.
+type Attempt struct {
+	DeliveryID string
+	// Number counts from 1; FinishAttempt assigns it.
+	Number    int
+	StartedAt time.Time
+	Duration  time.Duration
+	// Outcome is a short code: "delivered", "http_503", "timeout", … It is
+	// shown to the subscriber and must not carry secrets or payloads.
+	Outcome string
+	// StatusCode is the HTTP status of the answer, 0 when there was none.
+	StatusCode int
+}
+
+// Next says what becomes of a delivery after an attempt.
+type Next struct {
+	// Status is DeliveryPending to retry at RetryAt, DeliveryDelivered or
+	// DeliveryFailed.
+	Status  DeliveryStatus
+	RetryAt time.Time
+	// DisableSubscription, with DeliveryFailed, disables the subscription
+	// (it answered 410 Gone).
+	DisableSubscription bool
+}
+
+// OutboxStats describes the pending deliveries of all workspaces.
+type OutboxStats struct {
+	Pending int64
+	// OldestPending is the creation time of the oldest pending delivery,
+	// zero when none is pending.
+	OldestPending time.Time
 }

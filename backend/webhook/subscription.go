@@ -1,6 +1,8 @@
 // Package webhook manages webhook subscriptions: a workspace registers an
 // endpoint (an HTTP(S) URL, an SQS queue or a Lambda function) for named
-// events, lists its subscriptions and deletes them.
+// events, lists its subscriptions (with their status and last delivery
+// outcome) and deletes them. It also receives the events other services
+// publish (Ingress), which package webhook/delivery delivers.
 package webhook
 
 import (

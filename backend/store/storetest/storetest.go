@@ -38,6 +38,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Records", testRecords},
 		{"RecordResources", testRecordResources},
 		{"Subscriptions", testSubscriptions},
+		{"OutboxPublish", testOutboxPublish},
+		{"OutboxClaim", testOutboxClaim},
+		{"OutboxConcurrentClaims", testOutboxConcurrentClaims},
+		{"OutboxTransitions", testOutboxTransitions},
+		{"OutboxStatsAndPrune", testOutboxStatsAndPrune},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })

@@ -1,0 +1,291 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// PublishEvent implements store.Store. The fan-out is one INSERT … SELECT
+// over the subscriptions selecting the event, so it sees exactly the
+// subscriptions that exist when the transaction commits.
+func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, error) {
+	var ids []string
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO webhook_events (id, workspace_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)`,
+			e.ID, e.WorkspaceID, e.Type, string(e.Data), micros(e.CreatedAt))
+		if err != nil {
+			return translate(err)
+		}
+		rows, err := tx.QueryContext(ctx, `
+			INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempts, created_at, next_attempt_at)
+			SELECT lower(hex(randomblob(16))), ?, s.id, 'pending', 0, ?, ?
+			FROM subscriptions s JOIN subscription_events se ON se.subscription_id = s.id
+			WHERE s.workspace_id = ? AND s.status = 'active' AND se.event_name = ?
+			RETURNING id`,
+			e.ID, micros(e.CreatedAt), micros(e.CreatedAt), e.WorkspaceID, e.Type)
+		if err != nil {
+			return err
+		}
+		ids, err = scanStrings(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// ClaimDeliveries implements store.Store. The transaction holds SQLite's
+// write lock, which makes the claim exclusive; PostgreSQL gets the same
+// from FOR UPDATE SKIP LOCKED in the subquery.
+func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]store.Delivery, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var out []store.Delivery
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE webhook_deliveries SET lease_owner = ?, lease_expires_at = ?
+			WHERE id IN (
+				SELECT id FROM webhook_deliveries
+				WHERE status = 'pending' AND next_attempt_at <= ?
+					AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
+				ORDER BY next_attempt_at, id
+				LIMIT ?)`,
+			owner, micros(leaseUntil), micros(now), micros(now), limit)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		out, err = queryDeliveries(ctx, tx, `WHERE d.lease_owner = ? AND d.status = 'pending' ORDER BY d.next_attempt_at, d.id`, owner)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FinishAttempt implements store.Store.
+func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {
+	switch {
+	case next.Status != store.DeliveryPending && next.Status != store.DeliveryDelivered && next.Status != store.DeliveryFailed:
+		return fmt.Errorf("sqlite: a delivery cannot move to %q after an attempt", next.Status)
+	case next.DisableSubscription && next.Status != store.DeliveryFailed:
+		return errors.New("sqlite: disabling the subscription fails the delivery")
+	}
+	finished := a.StartedAt.Add(a.Duration)
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var (
+			subID    string
+			attempts int
+			due      int64
+		)
+		err := tx.QueryRowContext(ctx, `
+			SELECT subscription_id, attempts, next_attempt_at FROM webhook_deliveries
+			WHERE id = ? AND status = 'pending' AND lease_owner = ?`, a.DeliveryID, owner).
+			Scan(&subID, &attempts, &due)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `
+			INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code)
+			VALUES (?, ?, ?, ?, ?, ?)`,
+			a.DeliveryID, attempts+1, micros(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode)
+		if err != nil {
+			return err
+		}
+		end := nullMicros(finished)
+		if next.Status == store.DeliveryPending {
+			due, end = micros(next.RetryAt), sql.NullInt64{}
+		}
+		_, err = tx.ExecContext(ctx, `
+			UPDATE webhook_deliveries
+			SET status = ?, attempts = ?, next_attempt_at = ?, lease_owner = NULL, lease_expires_at = NULL, finished_at = ?
+			WHERE id = ?`,
+			string(next.Status), attempts+1, due, end, a.DeliveryID)
+		if err != nil {
+			return err
+		}
+		// Attempts of one subscription finish out of order; the latest
+		// start wins.
+		_, err = tx.ExecContext(ctx, `
+			UPDATE subscriptions SET last_delivery_at = ?, last_delivery_outcome = ?
+			WHERE id = ? AND (last_delivery_at IS NULL OR last_delivery_at <= ?)`,
+			micros(a.StartedAt), a.Outcome, subID, micros(a.StartedAt))
+		if err != nil || !next.DisableSubscription {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET status = 'disabled' WHERE id = ?`, subID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `
+			UPDATE webhook_deliveries
+			SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, finished_at = ?
+			WHERE subscription_id = ? AND status = 'pending'`,
+			micros(finished), subID)
+		return err
+	})
+}
+
+// ReleaseDelivery implements store.Store.
+func (s *Store) ReleaseDelivery(ctx context.Context, owner, deliveryID string) error {
+	res, err := s.db.ExecContext(ctx, `
+		UPDATE webhook_deliveries SET lease_owner = NULL, lease_expires_at = NULL
+		WHERE id = ? AND status = 'pending' AND lease_owner = ?`, deliveryID, owner)
+	if err != nil {
+		return err
+	}
+	if err := oneRow(res); err != nil {
+		return store.ErrLeaseLost
+	}
+	return nil
+}
+
+// GetDelivery implements store.Store.
+func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, error) {
+	ds, err := queryDeliveries(ctx, s.db, `WHERE d.id = ?`, id)
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return store.Delivery{}, store.ErrNotFound
+	}
+	return ds[0], nil
+}
+
+// ListAttempts implements store.Store.
+func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]store.Attempt, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT number, started_at, duration_us, outcome, status_code FROM webhook_attempts
+		WHERE delivery_id = ? ORDER BY number`, deliveryID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Attempt
+	for rows.Next() {
+		a := store.Attempt{DeliveryID: deliveryID}
+		var started, duration int64
+		if err := rows.Scan(&a.Number, &started, &duration, &a.Outcome, &a.StatusCode); err != nil {
+			return nil, err
+		}
+		a.StartedAt = time.UnixMicro(started).UTC()
+		a.Duration = time.Duration(duration) * time.Microsecond
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// OutboxStats implements store.Store.
+func (s *Store) OutboxStats(ctx context.Context) (store.OutboxStats, error) {
+	var (
+		st     store.OutboxStats
+		oldest sql.NullInt64
+	)
+	err := s.db.QueryRowContext(ctx,
+		`SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&st.Pending, &oldest)
+	st.OldestPending = fromMicros(oldest)
+	return st, err
+}
+
+// PruneOutbox implements store.Store.
+func (s *Store) PruneOutbox(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ?`, micros(before))
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `
+			DELETE FROM webhook_events
+			WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`,
+			micros(before))
+		return err
+	})
+	return n, err
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryDeliveries reads the deliveries matching where (which may order
+// them), with their events and subscriptions.
+func queryDeliveries(ctx context.Context, q querier, where string, args ...any) ([]store.Delivery, error) {
+	rows, err := q.QueryContext(ctx, `
+		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
+			e.id, e.workspace_id, e.type, e.data, e.created_at,
+			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
+			s.last_delivery_at, s.last_delivery_outcome
+		FROM webhook_deliveries d
+			JOIN webhook_events e ON e.id = d.event_id
+			JOIN subscriptions s ON s.id = d.subscription_id
+		`+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Delivery
+	for rows.Next() {
+		var (
+			d                            store.Delivery
+			status, subStatus, data      string
+			created, due, evCreated, sub int64
+			owner, key, outcome          sql.NullString
+			leaseUntil, finished, last   sql.NullInt64
+		)
+		err := rows.Scan(&d.ID, &status, &d.Attempts, &created, &due, &owner, &leaseUntil, &finished,
+			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &data, &evCreated,
+			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
+			&key, &subStatus, &sub, &last, &outcome)
+		if err != nil {
+			return nil, err
+		}
+		d.Status = store.DeliveryStatus(status)
+		d.CreatedAt = time.UnixMicro(created).UTC()
+		d.NextAttemptAt = time.UnixMicro(due).UTC()
+		d.LeaseOwner = owner.String
+		d.LeaseExpiresAt = fromMicros(leaseUntil)
+		d.FinishedAt = fromMicros(finished)
+		d.Event.Data = []byte(data)
+		d.Event.CreatedAt = time.UnixMicro(evCreated).UTC()
+		d.Subscription.SigningKey = key.String
+		d.Subscription.Status = store.SubscriptionStatus(subStatus)
+		d.Subscription.CreatedAt = time.UnixMicro(sub).UTC()
+		d.Subscription.LastDeliveryAt = fromMicros(last)
+		d.Subscription.LastDeliveryOutcome = outcome.String
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// scanStrings reads and closes a one-column result.
+func scanStrings(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

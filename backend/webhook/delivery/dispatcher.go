@@ -1,0 +1,262 @@
+// Package delivery delivers webhook events from the store's outbox to the
+// subscriptions: over HTTP(S) through an SSRF guard, to SQS queues and to
+// Lambda functions, signed as Standard Webhooks, at least once.
+//
+// Events and their deliveries are written in one transaction when an event
+// is published (store.Store.PublishEvent). A Dispatcher claims due
+// deliveries under a lease, attempts them with a bounded number of workers
+// and records every attempt; a failed attempt is retried on a Schedule. Any
+// number of processes may run a Dispatcher on one database: a claim is
+// exclusive while its lease lasts, and the claims of a process that died
+// are claimed again when their leases expire. A subscriber may therefore
+// receive a message twice (never with a different webhook-id) and should
+// deduplicate by webhook-id. Deliveries are not ordered: retries and
+// concurrent workers reorder them, and the payload's timestamp tells when
+// each event happened.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
+)
+
+// storeTimeout bounds the store calls that record an attempt, which run
+// even while the dispatcher shuts down.
+const storeTimeout = 10 * time.Second
+
+// pruneInterval is how often finished deliveries past the retention are
+// deleted.
+const pruneInterval = time.Hour
+
+// Config configures a Dispatcher.
+type Config struct {
+	Store store.Store
+	// Workers is how many attempts run at once in this process.
+	Workers int
+	// PollInterval is how often an idle dispatcher looks for due
+	// deliveries; Notify wakes it sooner.
+	PollInterval time.Duration
+	// Timeout bounds an attempt, the whole exchange.
+	Timeout time.Duration
+	// Lease is how long a claimed delivery stays this process's. It must
+	// exceed Timeout, or another process could attempt it concurrently.
+	Lease    time.Duration
+	Schedule Schedule
+	// AllowNets are destination prefixes the SSRF guard lets through
+	// although they are special (loopback, private, …). Empty in production.
+	AllowNets []netip.Prefix
+	// AWS configures the SQS and Lambda clients (credentials, region,
+	// endpoints); see config.LoadDefaultConfig.
+	AWS aws.Config
+	// SQSEndpoint, when set, is where every SQS call goes (an emulator, a
+	// VPC endpoint); registration accepts queue URLs on its host.
+	SQSEndpoint string
+	// Retention is how long finished deliveries, their attempts and their
+	// events are kept; 0 keeps them forever.
+	Retention time.Duration
+	Log       *zap.Logger
+	// Metrics receives the dispatcher's metrics.
+	Metrics prometheus.Registerer
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Store == nil || c.Log == nil || c.Metrics == nil:
+		return errors.New("delivery: a store, a logger and a metrics registry are required")
+	case c.Workers < 1 || c.PollInterval <= 0 || c.Timeout <= 0:
+		return errors.New("delivery: workers, poll interval and timeout must be positive")
+	case c.Lease <= c.Timeout:
+		return fmt.Errorf("delivery: the lease (%v) must exceed the attempt timeout (%v)", c.Lease, c.Timeout)
+	case c.Schedule.Base <= 0 || c.Schedule.Max < c.Schedule.Base || c.Schedule.Horizon <= 0:
+		return errors.New("delivery: the retry schedule needs 0 < base ≤ max and a positive horizon")
+	case c.Retention < 0:
+		return errors.New("delivery: the retention must not be negative")
+	}
+	return nil
+}
+
+// Dispatcher claims due deliveries from the outbox and attempts them.
+type Dispatcher struct {
+	cfg     Config
+	senders map[string]sender
+	metrics *metrics
+	now     func() time.Time
+	wake    chan struct{}
+	// process and claims make the lease owner of each claim unique:
+	// "<process>/<claim number>".
+	process string
+	claims  atomic.Uint64
+}
+
+// New returns a Dispatcher and registers its metrics.
+func New(cfg Config) (*Dispatcher, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	d := &Dispatcher{cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), process: uuid.NewString()}
+	h := newHTTPSender(cfg.AllowNets)
+	d.senders = map[string]sender{
+		webhook.ProtocolHTTP:   h,
+		webhook.ProtocolHTTPS:  h,
+		webhook.ProtocolSQS:    newSQSSender(cfg.AWS, cfg.SQSEndpoint),
+		webhook.ProtocolLambda: newLambdaSender(cfg.AWS),
+	}
+	var err error
+	if d.metrics, err = newMetrics(cfg.Metrics, cfg.Store, d.now); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Notify tells the dispatcher that deliveries may be due, so it looks
+// before its next poll. It never blocks.
+func (d *Dispatcher) Notify() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx is done. Attempts in flight then are abandoned and
+// their leases released, so that another process (or the next start)
+// attempts them at once; Run returns when they have stopped.
+func (d *Dispatcher) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	poll := time.NewTicker(d.cfg.PollInterval)
+	defer poll.Stop()
+	var prune <-chan time.Time
+	if d.cfg.Retention > 0 {
+		t := time.NewTicker(pruneInterval)
+		defer t.Stop()
+		prune = t.C
+	}
+	// busy counts attempts in flight; backlog is set when more deliveries
+	// may be due than the last claim took.
+	done := make(chan struct{}, d.cfg.Workers)
+	busy, backlog := 0, true
+	for {
+		if free := d.cfg.Workers - busy; backlog && free > 0 {
+			owner := d.process + "/" + strconv.FormatUint(d.claims.Add(1), 10)
+			now := d.now()
+			ds, err := d.cfg.Store.ClaimDeliveries(ctx, owner, now, now.Add(d.cfg.Lease), free)
+			if err != nil && ctx.Err() == nil {
+				d.cfg.Log.Error("claiming webhook deliveries failed", zap.Error(err))
+			}
+			backlog = err == nil && len(ds) == free
+			for _, dl := range ds {
+				busy++
+				wg.Go(func() {
+					d.attempt(ctx, owner, dl)
+					done <- struct{}{}
+				})
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			busy--
+		case <-d.wake:
+			backlog = true
+		case <-poll.C:
+			backlog = true
+		case <-prune:
+			d.prune(ctx)
+		}
+	}
+}
+
+// attempt makes one attempt at dl, leased to owner, and records it.
+func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Delivery) {
+	protocol := dl.Subscription.Protocol
+	log := d.cfg.Log.With(zap.String("delivery_id", dl.ID), zap.String("event_id", dl.Event.ID),
+		zap.String("event_type", dl.Event.Type), zap.String("workspace_id", dl.Event.WorkspaceID),
+		zap.String("subscription_id", dl.Subscription.ID), zap.String("protocol", protocol),
+		zap.Int("attempt", dl.Attempts+1))
+	start := d.now()
+	r := d.send(ctx, dl, start)
+	end := d.now()
+	// Records outlive a shutdown: they are what makes the next start
+	// resume where this one stopped.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if ctx.Err() != nil && !r.Delivered {
+		// Shutting down mid-attempt: not the subscriber's failure.
+		if err := d.cfg.Store.ReleaseDelivery(sctx, owner, dl.ID); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			log.Warn("releasing a webhook delivery failed; it is attempted again when its lease expires", zap.Error(err))
+		}
+		return
+	}
+	elapsed := end.Sub(start)
+	next := d.cfg.Schedule.Next(dl, r, start, end)
+	a := store.Attempt{DeliveryID: dl.ID, StartedAt: start, Duration: elapsed, Outcome: r.Outcome, StatusCode: r.StatusCode}
+	err := d.cfg.Store.FinishAttempt(sctx, owner, a, next)
+	switch {
+	case errors.Is(err, store.ErrLeaseLost):
+		d.metrics.leasesLost.Inc()
+		log.Warn("webhook attempt finished after its lease was lost", zap.String("outcome", r.Outcome), zap.Duration("duration", elapsed))
+		return
+	case err != nil:
+		// The lease expires and the delivery is attempted again.
+		log.Error("recording a webhook attempt failed", zap.String("outcome", r.Outcome), zap.Error(err))
+		return
+	}
+	d.metrics.observe(protocol, r, elapsed, next)
+	fields := []zap.Field{zap.String("outcome", r.Outcome), zap.Duration("duration", elapsed)}
+	if r.Err != nil {
+		fields = append(fields, zap.NamedError("cause", r.Err))
+	}
+	switch {
+	case next.Status == store.DeliveryDelivered:
+		log.Debug("webhook delivered", fields...)
+	case next.Status == store.DeliveryPending:
+		log.Info("webhook attempt failed; retrying", append(fields, zap.Time("retry_at", next.RetryAt))...)
+	case next.DisableSubscription:
+		log.Warn("webhook subscription answered 410 Gone and is disabled", fields...)
+	default:
+		log.Warn("webhook delivery given up", fields...)
+	}
+}
+
+// send builds the message of an attempt at dl started at now and sends it
+// within the timeout.
+func (d *Dispatcher) send(ctx context.Context, dl store.Delivery, now time.Time) Result {
+	s, ok := d.senders[dl.Subscription.Protocol]
+	if !ok {
+		return Result{Outcome: OutcomeInvalidEndpoint, Permanent: true,
+			Err: fmt.Errorf("unknown protocol %q", dl.Subscription.Protocol)}
+	}
+	m, err := NewMessage(dl, now)
+	if err != nil {
+		return Result{Outcome: OutcomeInvalidEvent, Permanent: true, Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	return s.send(ctx, dl.Subscription, m)
+}
+
+// prune deletes what the retention lets go.
+func (d *Dispatcher) prune(ctx context.Context) {
+	n, err := d.cfg.Store.PruneOutbox(ctx, d.now().Add(-d.cfg.Retention))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		d.cfg.Log.Error("pruning the webhook outbox failed", zap.Error(err))
+	case n > 0:
+		d.cfg.Log.Info("pruned finished webhook deliveries", zap.Int64("deliveries", n))
+	}
+}

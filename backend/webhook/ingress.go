@@ -1,0 +1,136 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// ErrUnknownEvent is wrapped by ParseEvent's error for a type that is not
+// one of Events.
+var ErrUnknownEvent = errors.New("unknown event type")
+
+// Event is the body of a publication on the internal events endpoint.
+type Event struct {
+	// Type is one of Events.
+	Type        string `json:"type"`
+	WorkspaceID string `json:"workspace_id"`
+	// Data is any JSON object; subscribers receive it as the payload's data.
+	Data json.RawMessage `json:"data"`
+}
+
+// Published is the answer to a publication: the event's id and how many
+// deliveries it was queued for.
+type Published struct {
+	ID         string `json:"id"`
+	Deliveries int    `json:"deliveries"`
+}
+
+// ParseEvent reads and validates a publication body; Data comes back
+// compacted. Its errors are safe to show to the publisher.
+func ParseEvent(body []byte) (Event, error) {
+	var ev Event
+	if err := web.Unmarshal(body, &ev); err != nil {
+		return Event{}, err
+	}
+	switch {
+	case ev.Type == "":
+		return Event{}, errors.New("type is required")
+	case !slices.Contains(Events, ev.Type):
+		return Event{}, fmt.Errorf("%w; known events: %s", ErrUnknownEvent, strings.Join(Events, ", "))
+	case !identity.ValidID(ev.WorkspaceID):
+		return Event{}, errors.New("workspace_id must be a workspace id")
+	case len(ev.Data) == 0 || ev.Data[0] != '{':
+		return Event{}, errors.New("data must be a JSON object")
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, ev.Data); err != nil {
+		return Event{}, fmt.Errorf("%w: data", web.ErrInvalidJSON)
+	}
+	ev.Data = compact.Bytes()
+	return ev, nil
+}
+
+// Ingress serves the internal events endpoint, where other services
+// publish appointment, prescription, receipt and user events. It has no
+// authentication of its own: it belongs on the internal listener, which
+// must stay reachable only by trusted services.
+type Ingress struct {
+	store  store.Store
+	notify func()
+	log    *zap.Logger
+	now    func() time.Time
+	events *prometheus.CounterVec
+}
+
+// NewIngress returns an Ingress that calls notify after queueing
+// deliveries, and registers its metrics.
+func NewIngress(s store.Store, notify func(), log *zap.Logger, reg prometheus.Registerer) (*Ingress, error) {
+	in := &Ingress{
+		store:  s,
+		notify: notify,
+		log:    log,
+		now:    time.Now,
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hdc_backend_webhook_events_total",
+			Help: "Events published on the internal listener, by type.",
+		}, []string{"type"}),
+	}
+	if err := reg.Register(in.events); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Publish serves POST /internal/v1/events: the event and its deliveries are
+// stored in one transaction before the answer, 202 with Published. An
+// unknown type is 400 unknown_event; an unknown workspace is 404
+// unknown_workspace.
+func (in *Ingress) Publish(w http.ResponseWriter, r *http.Request) {
+	body, p := web.ReadJSON(w, r)
+	if p != nil {
+		problem.Write(w, p)
+		return
+	}
+	ev, err := ParseEvent(body)
+	switch {
+	case errors.Is(err, ErrUnknownEvent):
+		problem.Write(w, problem.New(http.StatusBadRequest, "unknown_event", err.Error()))
+		return
+	case err != nil:
+		problem.Write(w, web.DecodeProblem(err))
+		return
+	}
+	e := store.Event{ID: uuid.NewString(), WorkspaceID: ev.WorkspaceID, Type: ev.Type, Data: ev.Data, CreatedAt: in.now()}
+	ids, err := in.store.PublishEvent(r.Context(), e)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		problem.Write(w, problem.New(http.StatusNotFound, "unknown_workspace", "no such workspace"))
+		return
+	case err != nil:
+		in.log.Error("publishing an event failed", zap.Error(err))
+		problem.Write(w, web.Internal())
+		return
+	}
+	in.events.WithLabelValues(e.Type).Inc()
+	if len(ids) > 0 {
+		in.notify()
+	}
+	in.log.Info("event published", zap.String("event_id", e.ID), zap.String("event_type", e.Type),
+		zap.String("workspace_id", e.WorkspaceID), zap.Int("deliveries", len(ids)), zap.Int("data_bytes", len(e.Data)))
+	web.WriteJSON(w, http.StatusAccepted, Published{ID: e.ID, Deliveries: len(ids)})
+}

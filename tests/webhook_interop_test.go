@@ -1,0 +1,126 @@
+package tests
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWebhookStandardWebhooksInterop: deliveries of a real backend, for
+// events published with `hdc events publish`, verify with npm's
+// standardwebhooks library (and with the Go one, in the receiver); altered
+// messages do not.
+func TestWebhookStandardWebhooksInterop(t *testing.T) {
+	const (
+		asciiKey = "interop-signing-key-0123456789"
+		utf8Key  = "clé-secrète-ü-0123456789" // signed as its UTF-8 bytes
+	)
+	dir := t.TempDir()
+	client := createWebhookClient(t, dir, "interop")
+	all := newWebhookReceiver(t, asciiKey, 0)
+	receipts := newWebhookReceiver(t, utf8Key, 0)
+	b := startWebhookBackend(t, dir, webhookEnv...)
+	b.subscribe(client, `{"endpoint":"`+all.srv.URL+`/all","signing_key":"`+asciiKey+`"}`)
+	b.subscribe(client, `{"endpoint":"`+receipts.srv.URL+`/receipts","protocol":"http","event_names":["receipt.created"],"signing_key":"`+utf8Key+`"}`)
+
+	published := map[string]string{
+		"appointment.created": `{"appointment_id":"a-1","at":"2026-03-14T10:00:00Z"}`,
+		"receipt.created":     `{"receipt_id":"r-1","total":{"amount":12.5,"currency":"INR"},"note":"reçu ✓"}`,
+		"user.delete":         `{"user_id":"u-1"}`,
+	}
+	hdc := binary(t, "hdc")
+	for typ, data := range published {
+		out, err := runProgram(t, nil, hdc, "events", "publish", "--backend-internal", b.internal,
+			"--workspace", "interop", "--type", typ, "--data", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pub struct {
+			ID         string
+			Deliveries int
+		}
+		if err := json.Unmarshal(out, &pub); err != nil || pub.ID == "" || pub.Deliveries != map[bool]int{true: 2, false: 1}[typ == "receipt.created"] {
+			t.Fatalf("hdc events publish %s printed %s", typ, out)
+		}
+	}
+	webhookWait(t, 30*time.Second, "the deliveries", func() bool {
+		return len(all.deliveries()) >= 3 && len(receipts.deliveries()) >= 1 && b.queueDepth() == 0
+	})
+
+	type check struct {
+		Key     string            `json:"key"`
+		Headers map[string]string `json:"headers"`
+		Body    string            `json:"body"`
+	}
+	var checks []check
+	for _, rc := range []struct {
+		r   *webhookReceiver
+		key string
+	}{{all, asciiKey}, {receipts, utf8Key}} {
+		for _, d := range rc.r.deliveries() {
+			if d.verifyErr != nil {
+				t.Fatalf("the Go library rejects a delivery: %v", d.verifyErr)
+			}
+			headers := map[string]string{}
+			for _, name := range []string{"webhook-id", "webhook-timestamp", "webhook-signature"} {
+				headers[name] = d.header.Get(name)
+			}
+			checks = append(checks, check{Key: rc.key, Headers: headers, Body: string(d.body)})
+		}
+	}
+	genuine := len(checks)
+	if genuine != 4 {
+		t.Fatalf("%d deliveries, want 4 (3 events to one subscriber, 1 to the other)", genuine)
+	}
+	// Controls: an altered body, the other subscriber's key, another
+	// message's id.
+	first := checks[0]
+	tampered := first
+	tampered.Body = strings.Replace(first.Body, `"type":"`, `"type":"x`, 1)
+	wrongKey := first
+	wrongKey.Key = utf8Key
+	otherID := first
+	otherID.Headers = map[string]string{"webhook-id": checks[1].Headers["webhook-id"],
+		"webhook-timestamp": first.Headers["webhook-timestamp"], "webhook-signature": first.Headers["webhook-signature"]}
+	checks = append(checks, tampered, wrongKey, otherID)
+
+	input, _ := json.Marshal(checks)
+	out, err := node(t, input, "webhook.mjs", "verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []struct {
+		OK      bool            `json:"ok"`
+		Payload json.RawMessage `json:"payload"`
+		Error   string          `json:"error"`
+	}
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != len(checks) {
+		t.Fatalf("node printed %s: %v", out, err)
+	}
+	for i, r := range results[:genuine] {
+		if !r.OK {
+			t.Fatalf("npm standardwebhooks rejects delivery %d: %s", i, r.Error)
+		}
+		var p struct {
+			Type      string          `json:"type"`
+			Timestamp time.Time       `json:"timestamp"`
+			Data      json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(r.Payload, &p); err != nil || published[p.Type] == "" || time.Since(p.Timestamp) > time.Minute {
+			t.Fatalf("payload %s: %v", r.Payload, err)
+		}
+		var got, want any
+		_ = json.Unmarshal(p.Data, &got)
+		_ = json.Unmarshal([]byte(published[p.Type]), &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s data %s, want %s", p.Type, p.Data, published[p.Type])
+		}
+	}
+	for i, r := range results[genuine:] {
+		if r.OK {
+			t.Fatalf("npm standardwebhooks accepts altered message %d", i)
+		}
+	}
+}
