@@ -140,7 +140,7 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 		"HDC_EDGE_ADMIN":       admin,
 		"HDC_KEY_REGISTRY":     registry,
 		"HDC_BACKEND":          upstream.Listener.Addr().String(),
-		"HDC_BACKEND_INTERNAL": jwks.Listener.Addr().String(),
+		"HDC_BACKEND_INTERNAL": jwks.URL,
 	}
 	for k, v := range env {
 		vars[k] = v
