@@ -29,6 +29,9 @@ func newRootCmd() *cobra.Command {
 		newJWECmd(),
 		newClientsCmd(),
 		newSharingCmd(),
+		newEventsCmd(),
+		newUpCmd(),
+		newCallCmd(),
 	)
 	return root
 }

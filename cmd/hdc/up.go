@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	hdcconfig "github.com/health-data-connect/hdc"
+	"github.com/health-data-connect/hdc/backend"
+	_ "github.com/health-data-connect/hdc/caddymodule"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+// upOptions are the flags of hdc up.
+type upOptions struct {
+	listen, data, admin            string
+	backendListen, internalListen  string
+	caddyfile, logLevel, workspace string
+	allowLoopbackWebhooks          bool
+}
+
+func newUpCmd() *cobra.Command {
+	var o upOptions
+	cmd := &cobra.Command{
+		Use:   "up [--listen 127.0.0.1:8080] [--data ./data] [--allow-loopback-webhooks]",
+		Short: "Run the whole stack locally: the backend and the edge, in one process",
+		Long: `Run the backend and the edge (Caddy with the hdc modules, loading the reference
+Caddyfile) in one process, on SQLite and a blob directory under --data.
+
+On the first run it creates a demo workspace, client and encryption key and
+writes them to <data>/demo-credentials.json (mode 0600), which hdc call reads;
+later runs reuse the data. Ctrl-C stops everything cleanly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runUp(ctx, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the API (the edge)")
+	f.StringVar(&o.data, "data", "./data", "data directory: database, blobs, key registry, demo credentials")
+	f.StringVar(&o.admin, "admin", "127.0.0.1:2019", `address of the edge's admin API ("off" to disable)`)
+	f.StringVar(&o.backendListen, "backend-listen", "127.0.0.1:9080", "address of the backend's public listener (reached only through the edge)")
+	f.StringVar(&o.internalListen, "internal-listen", "127.0.0.1:9081", "address of the backend's internal listener (JWKS, events, metrics)")
+	f.StringVar(&o.caddyfile, "caddyfile", "", "edge configuration (default: the embedded reference Caddyfile)")
+	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	f.StringVar(&o.workspace, "workspace", "demo", "workspace of the demo client created on the first run")
+	f.BoolVar(&o.allowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks be delivered to 127.0.0.0/8 and ::1 (for local receivers)")
+	return cmd
+}
+
+// demoCredentials is what the first run writes for hdc call.
+type demoCredentials struct {
+	BaseURL       string `json:"base_url"`
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	Kid           string `json:"kid"`
+	EncryptionKey string `json:"encryption_key"`
+	WorkspaceID   string `json:"workspace_id"`
+}
+
+func runUp(ctx context.Context, o upOptions, out io.Writer) error {
+	data, err := filepath.Abs(o.data)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return err
+	}
+	logger, err := upLogger(o.logLevel)
+	if err != nil {
+		return err
+	}
+	defer logger.Sync()
+
+	// The backend trusts identity headers only from the edge: a secret
+	// shared between the two halves of this process, new on every run.
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	edgeSecret := hex.EncodeToString(secret)
+
+	cfg := backend.DefaultConfig()
+	if err := cfg.LoadEnv(os.LookupEnv); err != nil {
+		return err
+	}
+	cfg.Listen, cfg.InternalListen, cfg.DataDir, cfg.EdgeSecret = o.backendListen, o.internalListen, data, edgeSecret
+	cfg.DatabaseURL = "" // the embedded default: SQLite under data
+	if o.allowLoopbackWebhooks {
+		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+	}
+	public, internal, err := listenPair(o.backendListen, o.internalListen)
+	if err != nil {
+		return err
+	}
+	srv, err := backend.New(cfg, logger.Named("backend"))
+	if err != nil {
+		public.Close()
+		internal.Close()
+		return err
+	}
+	defer srv.Close()
+
+	registry := filepath.Join(data, "keys.json")
+	baseURL := "http://" + o.listen
+	creds, err := ensureDemo(ctx, srv, data, registry, baseURL, o.workspace)
+	if err != nil {
+		public.Close()
+		internal.Close()
+		return err
+	}
+
+	backendDone := make(chan error, 1)
+	serveCtx, stopBackend := context.WithCancel(context.Background())
+	defer stopBackend()
+	go func() { backendDone <- srv.Serve(serveCtx, public, internal) }()
+
+	if err := startEdge(o, data, registry, edgeSecret); err != nil {
+		stopBackend()
+		<-backendDone
+		return err
+	}
+	printGuide(out, o, data, creds)
+
+	select {
+	case <-ctx.Done():
+	case err = <-backendDone:
+		_ = caddy.Stop()
+		return fmt.Errorf("backend stopped: %w", err)
+	}
+	fmt.Fprintln(out, "\nStopping…")
+	stopErr := caddy.Stop()
+	stopBackend()
+	if err := <-backendDone; err != nil {
+		return err
+	}
+	return stopErr
+}
+
+func upLogger(level string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	c := zap.NewDevelopmentConfig()
+	c.Level = zap.NewAtomicLevelAt(lvl)
+	c.DisableStacktrace = true
+	return c.Build()
+}
+
+// listenPair opens the backend's two listeners, so that a busy port is
+// reported before anything else starts.
+func listenPair(public, internal string) (net.Listener, net.Listener, error) {
+	p, err := net.Listen("tcp", public)
+	if err != nil {
+		return nil, nil, fmt.Errorf("backend listener: %w (choose another with --backend-listen)", err)
+	}
+	i, err := net.Listen("tcp", internal)
+	if err != nil {
+		p.Close()
+		return nil, nil, fmt.Errorf("internal listener: %w (choose another with --internal-listen)", err)
+	}
+	return p, i, nil
+}
+
+// ensureDemo returns the demo credentials, creating the client and its
+// encryption key on the first run.
+func ensureDemo(ctx context.Context, srv *backend.Server, data, registry, baseURL, workspace string) (demoCredentials, error) {
+	path := filepath.Join(data, "demo-credentials.json")
+	var creds demoCredentials
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &creds); err != nil {
+			return creds, fmt.Errorf("%s: %w (delete it to start afresh)", path, err)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		c, err := srv.Identity().CreateClient(ctx, workspace)
+		if err != nil {
+			return creds, fmt.Errorf("creating the demo client: %w", err)
+		}
+		creds = demoCredentials{ClientID: c.ClientID, ClientSecret: c.ClientSecret, WorkspaceID: c.WorkspaceID,
+			Kid: kidregistry.NewKid(), EncryptionKey: kidregistry.NewSecret()}
+	default:
+		return creds, err
+	}
+	creds.BaseURL = baseURL
+	// The registry may be new, or the key may have been retired or removed
+	// by hand: make sure the demo key is there and active.
+	err = kidregistry.Update(registry, func(f *kidregistry.File) error {
+		for i := range f.Keys {
+			if f.Keys[i].Kid == creds.Kid {
+				return nil
+			}
+		}
+		_, err := f.Add(creds.ClientID, creds.Kid, creds.EncryptionKey, time.Now())
+		return err
+	})
+	if err != nil {
+		return creds, err
+	}
+	out, _ := json.MarshalIndent(creds, "", "  ")
+	return creds, writePrivate(path, append(out, '\n'))
+}
+
+// writePrivate writes a file only its owner may read.
+func writePrivate(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// startEdge adapts the Caddyfile with the environment it reads and loads it
+// into this process's Caddy.
+func startEdge(o upOptions, data, registry, edgeSecret string) error {
+	src, name := hdcconfig.Caddyfile, "Caddyfile (embedded)"
+	if o.caddyfile != "" {
+		b, err := os.ReadFile(o.caddyfile)
+		if err != nil {
+			return err
+		}
+		src, name = b, o.caddyfile
+	}
+	host, port, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	for k, v := range map[string]string{
+		"HDC_SITE":             "http://:" + port,
+		"HDC_BIND":             host,
+		"HDC_EDGE_ADMIN":       o.admin,
+		"HDC_KEY_REGISTRY":     registry,
+		"HDC_BACKEND":          o.backendListen,
+		"HDC_BACKEND_INTERNAL": "http://" + o.internalListen,
+		"HDC_EDGE_SECRET":      edgeSecret,
+	} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	cfgJSON, _, err := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}.Adapt(src, map[string]any{"filename": name})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		return err
+	}
+	// Keep Caddy's files under data and its logs at our level.
+	cfg["storage"] = map[string]any{"module": "file_system", "root": filepath.Join(data, "caddy")}
+	cfg["logging"] = map[string]any{"logs": map[string]any{"default": map[string]any{"level": strings.ToUpper(o.logLevel)}}}
+	cfgJSON, err = json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	if err := caddy.Load(cfgJSON, true); err != nil {
+		return fmt.Errorf("starting the edge: %w", err)
+	}
+	return nil
+}
+
+// printGuide tells a newcomer what is running and what to try, with
+// commands that work when pasted.
+func printGuide(w io.Writer, o upOptions, data string, creds demoCredentials) {
+	hdcCmd := "hdc"
+	if exe := os.Args[0]; strings.Contains(exe, "go-build") {
+		hdcCmd = "go run ./cmd/hdc"
+	} else if strings.ContainsRune(exe, '/') {
+		hdcCmd = exe
+	}
+	credsPath := filepath.Join(data, "demo-credentials.json")
+	if rel, err := filepath.Rel(mustGetwd(), credsPath); err == nil && !strings.HasPrefix(rel, "..") {
+		credsPath = rel
+	}
+	call := hdcCmd + " call"
+	if credsPath != defaultCredentials {
+		call += " --credentials " + credsPath
+	}
+	fmt.Fprintf(w, `Health Data Connect is up.
+
+  API (the edge)      %s
+  backend internal    http://%s   (JWKS, events ingress, metrics: keep it private)
+  edge admin          %s
+  demo client         %s in workspace %s, encryption key %s
+  credentials         %s
+
+Try, in another terminal:
+
+  %s POST /notification/v1/connect/webhook/subscriptions --data '{"endpoint":"https://example.org/hooks"}'
+  %s GET /notification/v1/connect/webhook/subscriptions
+  %s --encrypt POST /mr/api/v2/docs --file README.md
+  %s --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id from the upload>
+  %s events publish --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
+
+Press Ctrl-C to stop.
+`, creds.BaseURL, o.internalListen, adminURL(o.admin), creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
+		call, call, call, call, hdcCmd, creds.WorkspaceID)
+}
+
+func adminURL(addr string) string {
+	if addr == "off" {
+		return "off"
+	}
+	return "http://" + addr + "/hdc/keys"
+}
+
+func mustGetwd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	return wd
+}
