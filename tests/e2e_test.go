@@ -1,0 +1,351 @@
+package tests
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/url"
+	"testing"
+)
+
+// The end-to-end suite: the real binaries on loopback, driven over HTTP.
+// Every JWE here is built and every encrypted answer decrypted by npm jose
+// (tests/interop/jwe.mjs), never by our codec, so the suite proves that a
+// standard client works against the whole system.
+
+const (
+	loginPath     = "/connect-auth/v1/account/login"
+	refreshPath   = "/connect-auth/v1/account/refresh-token"
+	retrievePath  = "/health/api/v1/fhir/retrieve"
+	subsPath      = "/notification/v1/connect/webhook/subscriptions"
+	uploadPath    = "/mr/api/v2/docs"
+	jsonType      = "application/json"
+	problemType   = "application/problem+json"
+	jweHeader     = "X-Encryption"
+	jweKidHeader  = "X-Encryption-Kid"
+	authorization = "Authorization"
+)
+
+// joseEncrypt makes a request envelope with npm jose.
+func joseEncrypt(t testing.TB, c *apiClient, plaintext []byte) []byte {
+	t.Helper()
+	env, err := node(t, plaintext, "jwe.mjs", "encrypt", c.Key, c.Kid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// joseDecrypt opens a response envelope with npm jose.
+func joseDecrypt(t testing.TB, c *apiClient, envelope []byte) []byte {
+	t.Helper()
+	pt, err := node(t, envelope, "jwe.mjs", "decrypt", c.Key)
+	if err != nil {
+		t.Fatalf("jose could not decrypt the answer: %v\n%s", err, tail(string(envelope), 300))
+	}
+	return pt
+}
+
+// send calls the edge as c, in plain or encrypted form. An encrypted answer
+// is decrypted (by jose) before it is returned; an encrypted request must
+// get an encrypted answer.
+func (s *stack) send(c *apiClient, encrypt bool, method, path string, body []byte, header map[string]string) *response {
+	s.t.Helper()
+	h := map[string]string{}
+	for k, v := range header {
+		h[k] = v
+	}
+	if body != nil && h["Content-Type"] == "" {
+		h["Content-Type"] = jsonType
+	}
+	if encrypt {
+		h[jweHeader] = "JWE"
+		if body == nil {
+			h[jweKidHeader] = c.Kid
+		} else {
+			body = joseEncrypt(s.t, c, body)
+			h["Content-Type"] = jsonType
+		}
+	}
+	r := s.do(method, path, body, h)
+	if encrypt && len(r.body) == 0 && r.status == 204 {
+		return r // nothing to seal: a body-less answer carries no envelope
+	}
+	if encrypt && r.status == 401 && r.header.Get("Content-Type") == problemType && r.header.Get(jweHeader) == "" {
+		return r // refused by the edge's token check, before any key is established: plain by design
+	}
+	if encrypt {
+		if r.header.Get(jweHeader) != "JWE" {
+			s.t.Fatalf("%s %s: an encrypted request got a plain answer: %s", method, path, r)
+		}
+		r.body = joseDecrypt(s.t, c, r.body)
+	} else if r.header.Get(jweHeader) != "" {
+		s.t.Fatalf("%s %s: a plain request got an encrypted answer", method, path)
+	}
+	return r
+}
+
+// tokens is a login or refresh answer.
+type tokens struct {
+	AccessToken      string `json:"access_token"`
+	ExpiresIn        int    `json:"expires_in"`
+	RefreshToken     string `json:"refresh_token"`
+	RefreshExpiresIn int    `json:"refresh_expires_in"`
+}
+
+func (s *stack) login(c *apiClient, encrypt bool, sharingKey string) tokens {
+	s.t.Helper()
+	body := map[string]string{"client_id": c.ID, "client_secret": c.Secret}
+	if sharingKey != "" {
+		body["sharing_key"] = sharingKey
+	}
+	b, _ := json.Marshal(body)
+	r := s.send(c, encrypt, "POST", loginPath, b, nil)
+	if r.status != 200 {
+		s.t.Fatalf("login: %s", r)
+	}
+	var tk tokens
+	if err := json.Unmarshal(r.body, &tk); err != nil || tk.AccessToken == "" || tk.RefreshToken == "" ||
+		tk.ExpiresIn != 1800 || tk.RefreshExpiresIn != 30*24*3600 {
+		s.t.Fatalf("login answered %s", r)
+	}
+	return tk
+}
+
+func bearer(tk tokens) map[string]string {
+	return map[string]string{authorization: "Bearer " + tk.AccessToken}
+}
+
+// expectProblem checks a problem+json answer with the given status and code.
+func expectProblem(t testing.TB, r *response, status int, code string) {
+	t.Helper()
+	var p struct {
+		Code   string `json:"code"`
+		Status int    `json:"status"`
+	}
+	if r.status != status || json.Unmarshal(r.body, &p) != nil || p.Code != code || p.Status != status {
+		t.Fatalf("got %s, want %d %s", r, status, code)
+	}
+}
+
+func multipartUpload(file []byte) ([]byte, string) {
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	part, _ := w.CreateFormFile("file", "consultation.bin")
+	_, _ = part.Write(file)
+	_ = w.Close()
+	return buf.Bytes(), w.FormDataContentType()
+}
+
+func jsonUpload(file []byte) []byte {
+	return []byte(`{"file":"` + base64.StdEncoding.EncodeToString(file) + `"}`)
+}
+
+// upload sends a file, multipart when plain and as the encrypted JSON form
+// when encrypted, and returns the care_context_id.
+func (s *stack) upload(c *apiClient, tk tokens, encrypt bool, file []byte, query string) string {
+	s.t.Helper()
+	var r *response
+	if encrypt {
+		r = s.send(c, true, "POST", uploadPath+query, jsonUpload(file), bearer(tk))
+	} else {
+		body, ctype := multipartUpload(file)
+		h := bearer(tk)
+		h["Content-Type"] = ctype
+		r = s.send(c, false, "POST", uploadPath+query, body, h)
+	}
+	m := r.json(s.t)
+	id, _ := m["care_context_id"].(string)
+	if r.status != 200 || id == "" || m["document_id"] == nil || m["status"] == nil {
+		s.t.Fatalf("upload: %s", r)
+	}
+	return id
+}
+
+// retrieve fetches a record's Bundle, checks it with npm fhir and fhirpath,
+// and checks that its DocumentReference describes file.
+func (s *stack) retrieve(c *apiClient, tk tokens, encrypt bool, id string, file []byte) map[string]any {
+	s.t.Helper()
+	r := s.send(c, encrypt, "GET", retrievePath+"?identifier="+url.QueryEscape(id), nil, bearer(tk))
+	if r.status != 200 {
+		s.t.Fatalf("retrieve: %s", r)
+	}
+	if out, err := node(s.t, r.body, "fhir.mjs"); err != nil {
+		s.t.Fatalf("the Bundle fails npm fhir/fhirpath: %v\n%s", err, out)
+	}
+	bundle := r.json(s.t)
+	sum := sha1.Sum(file)
+	var found bool
+	for _, e := range bundle["entry"].([]any) {
+		res := e.(map[string]any)["resource"].(map[string]any)
+		if res["resourceType"] != "DocumentReference" {
+			continue
+		}
+		att := res["content"].([]any)[0].(map[string]any)["attachment"].(map[string]any)
+		if att["size"] != float64(len(file)) || att["hash"] != base64.StdEncoding.EncodeToString(sum[:]) {
+			s.t.Fatalf("DocumentReference says size %v hash %v; the file has %d bytes, SHA-1 %s",
+				att["size"], att["hash"], len(file), base64.StdEncoding.EncodeToString(sum[:]))
+		}
+		found = true
+	}
+	if !found {
+		s.t.Fatal("no DocumentReference in the Bundle")
+	}
+	return bundle
+}
+
+// TestE2EEndpoints calls every endpoint of the spec, plain and encrypted.
+func TestE2EEndpoints(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("clinic-a")
+	for _, encrypt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("encrypted=%v", encrypt), func(t *testing.T) {
+			s.t = t
+			tk := s.login(c, encrypt, "")
+
+			// Register, list and delete a webhook subscription.
+			endpoint := fmt.Sprintf("https://hooks.example.org/%v", encrypt)
+			sub := s.send(c, encrypt, "POST", subsPath, []byte(`{"endpoint":"`+endpoint+`","event_names":["appointment.created"],"signing_key":"0123456789abcdef0123"}`), bearer(tk))
+			m := sub.json(t)
+			if sub.status != 200 || m["status"] != "success" || m["id"] == "" {
+				t.Fatalf("register: %s", sub)
+			}
+			list := s.send(c, encrypt, "GET", subsPath, nil, bearer(tk))
+			if list.status != 200 || !bytes.Contains(list.body, []byte(endpoint)) || bytes.Contains(list.body, []byte("0123456789abcdef0123")) {
+				t.Fatalf("list: %s", list)
+			}
+			dup := s.send(c, encrypt, "POST", subsPath, []byte(`{"endpoint":"`+endpoint+`"}`), bearer(tk))
+			expectProblem(t, dup, 409, "conflict")
+			del := s.send(c, encrypt, "DELETE", subsPath+"/"+m["id"].(string), nil, bearer(tk))
+			if del.status != 204 && del.status != 200 {
+				t.Fatalf("delete: %s", del)
+			}
+
+			// Upload, then retrieve the record as a FHIR document.
+			file := []byte(fmt.Sprintf("consultation audio, encrypted=%v", encrypt))
+			id := s.upload(c, tk, encrypt, file, "?task=smart&task=pii")
+			s.retrieve(c, tk, encrypt, id, file)
+			expectProblem(t, s.send(c, encrypt, "GET", retrievePath+"?identifier=no-such-record", nil, bearer(tk)), 404, "not_found")
+			expectProblem(t, s.send(c, encrypt, "POST", uploadPath+"?task=astrology", jsonUpload(file), bearer(tk)), 400, "invalid_task")
+
+			// Refresh rotates; the old refresh token, used again, revokes the family.
+			refresh := func(old tokens, clientID string) *response {
+				b, _ := json.Marshal(map[string]string{"refresh_token": old.RefreshToken, "access_token": old.AccessToken})
+				h := bearer(old)
+				h["Client-Id"] = clientID
+				return s.send(c, encrypt, "POST", refreshPath, b, h)
+			}
+			r := refresh(tk, c.ID)
+			var next tokens
+			if r.status != 200 || json.Unmarshal(r.body, &next) != nil || next.RefreshToken == tk.RefreshToken || next.AccessToken == "" {
+				t.Fatalf("refresh: %s", r)
+			}
+			expectProblem(t, refresh(tk, c.ID), 401, "invalid_refresh_token")
+			expectProblem(t, refresh(next, c.ID), 401, "invalid_refresh_token") // the family is revoked
+			expectProblem(t, refresh(next, "someone-else"), 401, "client_mismatch")
+		})
+	}
+}
+
+// TestE2ELargeUploads sends a 24 MiB file both ways; the retrieved
+// DocumentReference must carry its size and SHA-1.
+func TestE2ELargeUploads(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("clinic-big")
+	tk := s.login(c, false, "")
+	file := make([]byte, 24<<20)
+	_, _ = rand.Read(file)
+	for _, encrypt := range []bool{false, true} {
+		id := s.upload(c, tk, encrypt, file, "")
+		s.retrieve(c, tk, false, id, file)
+	}
+}
+
+// TestE2ETenants: sharing grants open exactly their workspace, and nothing
+// of one workspace is reachable with another's identity or keys.
+func TestE2ETenants(t *testing.T) {
+	s := startStack(t)
+	a, b := s.newClient("ws-a"), s.newClient("ws-b")
+	ta, tb := s.login(a, false, ""), s.login(b, true, "")
+
+	fileB := []byte("workspace b's consultation")
+	recB := s.upload(b, tb, true, fileB, "")
+	subB := s.send(b, false, "POST", subsPath, []byte(`{"endpoint":"https://b.example.org/hook"}`), bearer(tb)).json(t)["id"].(string)
+
+	// A's own identity sees nothing of B.
+	expectProblem(t, s.send(a, false, "GET", retrievePath+"?identifier="+recB, nil, bearer(ta)), 404, "not_found")
+	expectProblem(t, s.send(a, true, "GET", retrievePath+"?identifier="+recB, nil, bearer(ta)), 404, "not_found")
+	expectProblem(t, s.send(a, false, "DELETE", subsPath+"/"+subB, nil, bearer(ta)), 404, "not_found")
+	if list := s.send(a, false, "GET", subsPath, nil, bearer(ta)); bytes.Contains(list.body, []byte("b.example.org")) {
+		t.Fatalf("A lists B's subscription: %s", list)
+	}
+	// B's key, A's token: refused uniformly; B's refresh token: refused.
+	ab := &apiClient{ID: a.ID, Secret: a.Secret, Kid: b.Kid, Key: b.Key}
+	r := s.do("POST", subsPath, joseEncrypt(t, ab, []byte(`{"endpoint":"https://x.example.org"}`)),
+		map[string]string{authorization: "Bearer " + ta.AccessToken, jweHeader: "JWE", "Content-Type": jsonType})
+	expectProblem(t, r, 400, "invalid_encryption")
+	rb, _ := json.Marshal(map[string]string{"refresh_token": tb.RefreshToken})
+	expectProblem(t, s.send(a, false, "POST", refreshPath, rb, map[string]string{authorization: "Bearer " + ta.AccessToken, "Client-Id": a.ID}), 401, "invalid_refresh_token")
+	// A token is bound to its workspace: an identity header naming B changes nothing.
+	h := bearer(ta)
+	h["X-HDC-Workspace-Id"] = b.Workspace
+	expectProblem(t, s.send(a, false, "GET", retrievePath+"?identifier="+recB, nil, h), 404, "not_found")
+	// A login with a sharing key that was not granted to A fails.
+	var grant struct {
+		SharingKey string `json:"sharing_key"`
+	}
+	s.hdc(&grant, "sharing", "grant", "--workspace", b.Workspace, "--client", a.ID)
+	other := s.newClient("ws-c")
+	bad, _ := json.Marshal(map[string]string{"client_id": other.ID, "client_secret": other.Secret, "sharing_key": grant.SharingKey})
+	expectProblem(t, s.send(other, false, "POST", loginPath, bad, nil), 401, "invalid_sharing_key")
+
+	// With the grant, A works in B's workspace, and only there.
+	shared := s.login(a, true, grant.SharingKey)
+	s.retrieve(a, shared, true, recB, fileB)
+	if list := s.send(a, false, "GET", subsPath, nil, bearer(shared)); !bytes.Contains(list.body, []byte("b.example.org")) {
+		t.Fatalf("the shared token does not see B's subscriptions: %s", list)
+	}
+	recA := s.upload(a, ta, false, []byte("a's own file"), "")
+	expectProblem(t, s.send(a, false, "GET", retrievePath+"?identifier="+recA, nil, bearer(shared)), 404, "not_found")
+}
+
+// TestE2EHostileThroughTheEdge: a few of the edge's refusals, seen from a
+// client of the real stack, all problem+json.
+func TestE2EHostileThroughTheEdge(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("clinic-h")
+	tk := s.login(c, false, "")
+	good := joseEncrypt(t, c, []byte(`{"endpoint":"https://h.example.org"}`))
+	var env map[string]any
+	if err := json.Unmarshal(good, &env); err != nil {
+		t.Fatal(err)
+	}
+	tag := []byte(env["tag"].(string))
+	tag[0] ^= 'A' ^ 'B' // A↔B: still base64url, another tag
+	env["tag"] = string(tag)
+	tampered, _ := json.Marshal(env)
+	cases := []struct {
+		name   string
+		body   []byte
+		header map[string]string
+		status int
+		code   string
+	}{
+		{"no token", []byte(`{}`), map[string]string{"Content-Type": jsonType}, 401, "missing_token"},
+		{"bad envelope", []byte(`{"protected":1}`), map[string]string{authorization: "Bearer " + tk.AccessToken, jweHeader: "JWE", "Content-Type": jsonType}, 400, "invalid_envelope"},
+		{"tampered tag", tampered, map[string]string{authorization: "Bearer " + tk.AccessToken, jweHeader: "JWE", "Content-Type": jsonType}, 400, "invalid_encryption"},
+		{"forged identity", []byte(`{}`), map[string]string{"X-HDC-Client-Id": c.ID, "X-HDC-Workspace-Id": c.Workspace, "Content-Type": jsonType}, 401, "missing_token"},
+	}
+	for _, tc := range cases {
+		r := s.do("POST", subsPath, tc.body, tc.header)
+		if r.header.Get("Content-Type") != problemType {
+			t.Fatalf("%s: not problem+json: %s", tc.name, r)
+		}
+		expectProblem(t, r, tc.status, tc.code)
+	}
+	expectProblem(t, s.do("GET", loginPath, nil, nil), 405, "method_not_allowed")
+}

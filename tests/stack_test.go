@@ -1,0 +1,275 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// stack is the real system on loopback: hdc-backend and hdc-edge (running
+// the repository's Caddyfile) as separate processes, managed with the hdc
+// CLI as an operator would.
+type stack struct {
+	t        *testing.T
+	dir      string
+	edge     string // http://127.0.0.1:port
+	internal string // the backend's internal listener
+	admin    string // the edge's admin API
+	registry string
+	env      []string // the operator's environment for hdc commands
+	procs    []*process
+	http     *http.Client
+}
+
+// process is a running binary whose output is kept for failure reports.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startStack starts a backend and an edge on fresh loopback ports and data.
+// extraEnv is added to the backend's environment.
+func startStack(t *testing.T, extraEnv ...string) *stack {
+	t.Helper()
+	backendBin, edgeBin := binary(t, "hdc-backend"), binary(t, "hdc-edge")
+	dir := t.TempDir()
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	edgeSecret := hex.EncodeToString(secret)
+	public, internal, edgeAddr, admin := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	s := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, internal: "http://" + internal, admin: "http://" + admin,
+		registry: filepath.Join(dir, "keys.json"), http: &http.Client{Timeout: 5 * time.Minute}}
+	s.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_DATA_HOME=" + filepath.Join(dir, "share"),
+		"HDC_DATA=" + filepath.Join(dir, "backend"), "HDC_KEY_REGISTRY=" + s.registry,
+		"HDC_BACKEND_INTERNAL=" + s.internal}
+	// The registry must exist before the edge starts: an operator creates it
+	// with the first key; here an empty one.
+	if err := os.WriteFile(s.registry, []byte(`{"keys":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.start("hdc-backend", backendBin, nil, append([]string{"HDC_LISTEN=" + public, "HDC_INTERNAL_LISTEN=" + internal,
+		"HDC_EDGE_SECRET=" + edgeSecret}, extraEnv...))
+	s.waitFor("the backend", func() bool {
+		resp, err := s.http.Get(s.internal + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	s.start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, []string{
+		"HDC_SITE=http://:" + portOf(edgeAddr), "HDC_BIND=127.0.0.1", "HDC_EDGE_ADMIN=" + admin,
+		"HDC_BACKEND=" + public, "HDC_EDGE_SECRET=" + edgeSecret, "HDC_UPLOAD_MAX_BODY=128MiB"})
+	s.waitFor("the edge", func() bool {
+		resp, err := s.http.Get(s.edge + "/no-such-route")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusNotFound && resp.Header.Get("Content-Type") == "application/problem+json"
+	})
+	return s
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
+}
+
+// start runs a binary of the stack; it is stopped with SIGTERM at cleanup.
+func (s *stack) start(name, bin string, args, env []string) *process {
+	s.t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(append([]string{}, s.env...), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	p := &process{name: name, cmd: cmd, out: out, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	s.procs = append(s.procs, p)
+	s.t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		if s.t.Failed() {
+			s.t.Logf("--- %s output (last 4 KiB):\n%s", name, tail(out.String(), 4096))
+		}
+	})
+	return p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// waitFor polls ready until it holds, failing the test after a minute or
+// when a process of the stack has exited.
+func (s *stack) waitFor(what string, ready func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !ready() {
+		for _, p := range s.procs {
+			select {
+			case <-p.done:
+				s.t.Fatalf("%s exited while waiting for %s:\n%s", p.name, what, tail(p.out.String(), 4096))
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s did not become ready", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// hdc runs the CLI as the operator, and decodes its JSON output into v.
+func (s *stack) hdc(v any, args ...string) {
+	s.t.Helper()
+	cmd := exec.Command(binary(s.t, "hdc"), args...)
+	cmd.Env = s.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		s.t.Fatalf("hdc %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	if v != nil {
+		if err := json.Unmarshal(out.Bytes(), v); err != nil {
+			s.t.Fatalf("hdc %s printed %q", strings.Join(args, " "), out.String())
+		}
+	}
+}
+
+// apiClient is a client of the API as an operator provisions one: an
+// identity in a workspace and an encryption key in the edge's registry.
+type apiClient struct {
+	ID, Secret, Workspace string
+	Kid, Key              string
+}
+
+// newClient creates a client in workspace and gives it an encryption key.
+func (s *stack) newClient(workspace string) *apiClient {
+	s.t.Helper()
+	var c struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		WorkspaceID  string `json:"workspace_id"`
+	}
+	s.hdc(&c, "clients", "create", "--workspace", workspace)
+	var k struct {
+		Kid    string `json:"kid"`
+		Secret string `json:"secret"`
+	}
+	s.hdc(&k, "keys", "add", "--client", c.ClientID)
+	return &apiClient{ID: c.ClientID, Secret: c.ClientSecret, Workspace: c.WorkspaceID, Kid: k.Kid, Key: k.Secret}
+}
+
+// response is an HTTP answer read whole.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r *response) String() string { return fmt.Sprintf("%d %s", r.status, tail(string(r.body), 600)) }
+
+// json decodes the body; it fails the test if it is not JSON.
+func (r *response) json(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("not a JSON object: %s", r)
+	}
+	return m
+}
+
+// do sends a request to the edge.
+func (s *stack) do(method, path string, body []byte, header map[string]string) *response {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.edge+path, bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body == nil {
+		req.Body, req.ContentLength = nil, 0
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return &response{resp.StatusCode, resp.Header, b}
+}
+
+// lines returns a reader's lines as they come, for following a process's
+// output.
+func lines(r io.Reader) <-chan string {
+	ch := make(chan string, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}

@@ -1,0 +1,141 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestUpGuideWorksWhenPasted runs `hdc up` as a newcomer would, pastes every
+// command of the guide it prints into a shell, and checks each succeeds;
+// then it stops the stack with Ctrl-C and starts it again on the same data.
+func TestUpGuideWorksWhenPasted(t *testing.T) {
+	hdc := binary(t, "hdc")
+	dir := t.TempDir()
+	listen, admin, backendAddr, internal := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir,
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HDC_BACKEND_INTERNAL=http://" + internal,
+		"HDC_ACCESS_TOKEN_TTL=40s"} // short enough for the refresh below: hdc call treats the last 30 s as expired
+	args := []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr, "--internal-listen", internal}
+
+	up := func() (*exec.Cmd, []string) {
+		cmd := exec.Command(hdc, args...)
+		cmd.Dir, cmd.Env = dir, env
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		var guide []string
+		out := lines(stdout)
+		timeout := time.After(time.Minute)
+		for {
+			select {
+			case line, ok := <-out:
+				if !ok {
+					t.Fatal("hdc up exited before printing its guide")
+				}
+				guide = append(guide, line)
+				if strings.Contains(line, "Ctrl-C") {
+					go func() {
+						for range out { // keep draining
+						}
+					}()
+					return cmd, guide
+				}
+			case <-timeout:
+				t.Fatalf("no guide after a minute; so far:\n%s", strings.Join(guide, "\n"))
+			}
+		}
+	}
+	cmd, guide := up()
+
+	creds := filepath.Join(dir, "data", "demo-credentials.json")
+	fi, err := os.Stat(creds)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("demo credentials: %v, mode %v", err, fi.Mode())
+	}
+	var c map[string]string
+	b, _ := os.ReadFile(creds)
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"base_url", "client_id", "client_secret", "kid", "encryption_key", "workspace_id"} {
+		if c[k] == "" {
+			t.Fatalf("demo-credentials.json lacks %s: %s", k, b)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# a file to upload\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// Paste each command of the guide; the retrieve line needs the id the
+	// upload printed.
+	var commands []string
+	for _, l := range guide {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, hdc+" ") {
+			commands = append(commands, l)
+		}
+	}
+	if len(commands) < 4 {
+		t.Fatalf("the guide has %d commands:\n%s", len(commands), strings.Join(guide, "\n"))
+	}
+	careContext := regexp.MustCompile(`"care_context_id": "([^"]+)"`)
+	var id string
+	paste := func(line string) string {
+		line = strings.ReplaceAll(line, "<care_context_id from the upload>", id)
+		sh := exec.Command("sh", "-c", line)
+		sh.Dir, sh.Env = dir, env
+		out, err := sh.CombinedOutput()
+		if err != nil {
+			t.Fatalf("pasted %q: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	for _, line := range commands {
+		out := paste(line)
+		if m := careContext.FindStringSubmatch(out); m != nil {
+			id = m[1]
+		}
+		if strings.Contains(line, "/fhir/retrieve") && !strings.Contains(out, `"resourceType": "Bundle"`) {
+			t.Fatalf("retrieve printed %s", out)
+		}
+	}
+	// After the access token expires, hdc call refreshes it.
+	time.Sleep(11 * time.Second)
+	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
+		t.Fatalf("after expiry: %s", out)
+	}
+
+	// Ctrl-C stops it cleanly; a second run reuses the data.
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("hdc up exited with %v after Ctrl-C", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("hdc up did not stop after Ctrl-C")
+	}
+	_, guide2 := up()
+	if !strings.Contains(strings.Join(guide2, "\n"), c["client_id"]) {
+		t.Fatal("the second run did not reuse the demo client")
+	}
+	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
+		t.Fatalf("the data did not survive a restart: %s", out)
+	}
+}
