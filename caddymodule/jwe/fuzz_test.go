@@ -2,6 +2,7 @@ package jwe
 
 import (
 	"bytes"
+	stdbase64 "encoding/base64"
 	"errors"
 	"testing"
 )
@@ -45,6 +46,32 @@ func FuzzRead(f *testing.F) {
 		}
 		if err == nil && int64(len(pt)) > e.Size {
 			t.Fatal("plaintext longer than ciphertext")
+		}
+	})
+}
+
+// FuzzBase64 holds the SIMD base64 decoder the codec uses to the standard
+// library's: for any input, both accept or both refuse, and decode alike;
+// and both encode alike.
+func FuzzBase64(f *testing.F) {
+	f.Add([]byte("AAECAwQFBgcICQoLDA0ODw"))
+	f.Add([]byte("YilEJ5ZrVQ1tGxol_Q6nYQ"))
+	f.Add([]byte("abc+/="))
+	f.Add([]byte("ab\ncd"))
+	f.Add([]byte("AB"))
+	f.Add([]byte("AQ"))
+	std := stdbase64.RawURLEncoding.Strict()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantErr := std.DecodeString(string(data))
+		got, gotErr := b64.DecodeString(string(data))
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("%q: encoding/base64 err %v, codec err %v", data, wantErr, gotErr)
+		}
+		if wantErr == nil && !bytes.Equal(got, want) {
+			t.Fatalf("%q decodes differently", data)
+		}
+		if std.EncodeToString(data) != b64.EncodeToString(data) {
+			t.Fatalf("%q encodes differently", data)
 		}
 	})
 }

@@ -19,45 +19,9 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, readBufferSize); r
 // the exact plaintext length and that every byte of it is authentic. Every
 // failure is ErrDecrypt.
 func (e *Envelope) Open(k *Key, ct io.ReaderAt) (*Plaintext, error) {
-	if e.Size == 0 || e.Size%blockSize != 0 {
-		return nil, ErrDecrypt
-	}
-	mac := hmac.New(sha256.New, k.macKey())
-	mac.Write([]byte(e.Protected))
-	mac.Write(e.IV[:])
-	if err := eachChunk(ct, e.Size, func(b []byte) { mac.Write(b) }); err != nil {
+	pad, err := e.verify(k, ct)
+	if err != nil {
 		return nil, err
-	}
-	var al [8]byte
-	binary.BigEndian.PutUint64(al[:], uint64(len(e.Protected))*8)
-	mac.Write(al[:])
-	if !hmac.Equal(mac.Sum(nil)[:tagSize], e.Tag[:]) {
-		return nil, ErrDecrypt
-	}
-
-	// The tag is good: decrypt the last block on its own to learn the padding.
-	var tail [2 * blockSize]byte // previous ciphertext block (or iv), last block
-	if e.Size == blockSize {
-		copy(tail[:blockSize], e.IV[:])
-		if _, err := ct.ReadAt(tail[blockSize:], 0); err != nil {
-			return nil, err
-		}
-	} else if _, err := ct.ReadAt(tail[:], e.Size-2*blockSize); err != nil {
-		return nil, err
-	}
-	var last [blockSize]byte
-	k.block.Decrypt(last[:], tail[blockSize:])
-	for i := range last {
-		last[i] ^= tail[i]
-	}
-	pad := int(last[blockSize-1])
-	if pad == 0 || pad > blockSize {
-		return nil, ErrDecrypt
-	}
-	for _, b := range last[blockSize-pad:] {
-		if int(b) != pad {
-			return nil, ErrDecrypt
-		}
 	}
 	return &Plaintext{
 		Size:   e.Size - int64(pad),
@@ -69,18 +33,64 @@ func (e *Envelope) Open(k *Key, ct io.ReaderAt) (*Plaintext, error) {
 }
 
 // Decrypt opens an envelope whose ciphertext is in memory and returns the
-// whole plaintext.
+// whole plaintext, decrypted straight from ct once it is verified.
 func (e *Envelope) Decrypt(k *Key, ct []byte) ([]byte, error) {
 	if int64(len(ct)) != e.Size {
 		return nil, ErrDecrypt
 	}
-	p, err := e.Open(k, bytesReaderAt(ct))
+	pad, err := e.verify(k, bytesReaderAt(ct))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, p.Size)
-	_, err = io.ReadFull(p, out)
-	return out, err
+	out := make([]byte, len(ct))
+	cipher.NewCBCDecrypter(k.block, e.IV[:]).CryptBlocks(out, ct)
+	return out[:len(ct)-pad], nil
+}
+
+// verify checks the tag over the ciphertext, then the padding of the last
+// block, and returns the padding's length.
+func (e *Envelope) verify(k *Key, ct io.ReaderAt) (pad int, err error) {
+	if e.Size == 0 || e.Size%blockSize != 0 {
+		return 0, ErrDecrypt
+	}
+	mac := hmac.New(sha256.New, k.macKey())
+	mac.Write([]byte(e.Protected))
+	mac.Write(e.IV[:])
+	if err := eachChunk(ct, e.Size, func(b []byte) { mac.Write(b) }); err != nil {
+		return 0, err
+	}
+	var al [8]byte
+	binary.BigEndian.PutUint64(al[:], uint64(len(e.Protected))*8)
+	mac.Write(al[:])
+	if !hmac.Equal(mac.Sum(nil)[:tagSize], e.Tag[:]) {
+		return 0, ErrDecrypt
+	}
+
+	// The tag is good: decrypt the last block on its own to learn the padding.
+	var tail [2 * blockSize]byte // previous ciphertext block (or iv), last block
+	if e.Size == blockSize {
+		copy(tail[:blockSize], e.IV[:])
+		if _, err := ct.ReadAt(tail[blockSize:], 0); err != nil {
+			return 0, err
+		}
+	} else if _, err := ct.ReadAt(tail[:], e.Size-2*blockSize); err != nil {
+		return 0, err
+	}
+	var last [blockSize]byte
+	k.block.Decrypt(last[:], tail[blockSize:])
+	for i := range last {
+		last[i] ^= tail[i]
+	}
+	pad = int(last[blockSize-1])
+	if pad == 0 || pad > blockSize {
+		return 0, ErrDecrypt
+	}
+	for _, b := range last[blockSize-pad:] {
+		if int(b) != pad {
+			return 0, ErrDecrypt
+		}
+	}
+	return pad, nil
 }
 
 // eachChunk calls fn on consecutive pieces of the first size bytes of r.

@@ -3,14 +3,19 @@ package jwe
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
+
+	"github.com/emmansun/base64"
 )
 
 // b64 is the only base64 accepted: URL alphabet, no padding, zero trailing
-// bits. Go's decoder still skips CR and LF, so the scanner refuses those first.
+// bits. It is github.com/emmansun/base64, a drop-in replacement of
+// encoding/base64 that decodes with SIMD instructions about eight times
+// faster, which counts for uploads of hundreds of megabytes; FuzzBase64
+// checks that it accepts and decodes exactly what encoding/base64 does. Both
+// skip CR and LF, so the scanner refuses those first.
 var b64 = base64.RawURLEncoding.Strict()
 
 const (
@@ -52,7 +57,9 @@ type scanner struct {
 }
 
 func newScanner(r io.Reader, limit int64) *scanner {
-	return &scanner{br: bufio.NewReaderSize(&limitReader{r: r, n: limit}, readBufferSize)}
+	// A small envelope gets a small buffer: bufio's floor is 16 bytes.
+	size := int(min(limit+1, readBufferSize))
+	return &scanner{br: bufio.NewReaderSize(&limitReader{r: r, n: limit}, size)}
 }
 
 // fail turns a read error into the error the caller reports: the end of the
@@ -227,7 +234,7 @@ func (s *scanner) streamB64(dst io.Writer, stop byte, name string) (int64, error
 		written int64
 		carry   [4]byte // an incomplete quantum left from the previous chunk
 		nc      int
-		out     = make([]byte, readBufferSize/4*3+3)
+		out     = make([]byte, s.br.Size()/4*3+3)
 	)
 	emit := func(text []byte) error {
 		n, err := b64.Decode(out, text)
