@@ -2,10 +2,6 @@ package jwe
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
-	"slices"
 	"unicode/utf8"
 )
 
@@ -20,70 +16,93 @@ type Header struct {
 	Cty string `json:"cty,omitempty"`
 }
 
+// params is a set of header parameters, as bits.
+type params uint8
+
+const (
+	pAlg params = 1 << iota
+	pEnc
+	pKid
+	pTyp
+	pCty
+)
+
 // Parameters each header may carry. A request's protected header names the
 // algorithms; its unprotected headers may only name the key. A response has
 // no protected header, so its unprotected one names everything.
-var (
-	protectedParams      = []string{"alg", "enc", "kid", "typ", "cty"}
-	requestUnprotParams  = []string{"kid"}
-	responseUnprotParams = []string{"alg", "enc", "kid"}
+const (
+	protectedParams      = pAlg | pEnc | pKid | pTyp | pCty
+	requestUnprotParams  = pKid
+	responseUnprotParams = pAlg | pEnc | pKid
 )
 
-// parseHeader decodes a JSON object of string members, refusing duplicates,
-// members outside allowed, and the parameters that would change processing.
-func parseHeader(data []byte, allowed []string) (Header, error) {
-	var h Header
-	if !utf8.Valid(data) {
-		return h, formatErr("header is not valid UTF-8")
+// field returns the parameter named name and where its value goes.
+func (h *Header) field(name []byte) (params, *string) {
+	switch string(name) {
+	case "alg":
+		return pAlg, &h.Alg
+	case "enc":
+		return pEnc, &h.Enc
+	case "kid":
+		return pKid, &h.Kid
+	case "typ":
+		return pTyp, &h.Typ
+	case "cty":
+		return pCty, &h.Cty
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return h, formatErr("header is not a JSON object")
-	}
-	seen := make(map[string]bool, 4)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return h, formatErr("header is not a JSON object")
+	return 0, nil
+}
+
+// readHeader reads a JSON object of string members whose first byte, first,
+// has been read, refusing duplicates, members outside allowed, and the
+// parameters that would change processing. It returns the parameters seen.
+func (s *scanner) readHeader(first byte, allowed params) (Header, params, error) {
+	var (
+		h    Header
+		seen params
+	)
+	err := s.object(first, func(name []byte, value byte) error {
+		switch string(name) {
+		case "zip":
+			return formatErr(`header parameter "zip" is not supported`)
+		case "crit":
+			return formatErr(`header parameter "crit" is not supported`)
 		}
-		name := tok.(string) // object keys are always strings
+		p, dst := h.field(name)
 		switch {
-		case name == "zip":
-			return h, formatErr(`header parameter "zip" is not supported`)
-		case name == "crit":
-			return h, formatErr(`header parameter "crit" is not supported`)
-		case !slices.Contains(allowed, name):
-			return h, formatErr("unsupported header parameter")
-		case seen[name]:
-			return h, formatErr("duplicate header parameter %q", name)
+		case p&allowed == 0:
+			return formatErr("unsupported header parameter")
+		case seen&p != 0:
+			return formatErr("duplicate header parameter %q", name)
+		case value != '"':
+			return formatErr("header parameter %q must be a string", name)
 		}
-		seen[name] = true
-		if len(seen) > maxHeaderMembers {
-			return h, formatErr("header has too many parameters")
-		}
-		tok, err = dec.Token()
-		value, ok := tok.(string)
-		if err != nil || !ok {
-			return h, formatErr("header parameter %q must be a string", name)
-		}
-		switch name {
-		case "alg":
-			h.Alg = value
-		case "enc":
-			h.Enc = value
-		case "kid":
-			h.Kid = value
-		case "typ":
-			h.Typ = value
-		case "cty":
-			h.Cty = value
-		}
+		seen |= p
+		text, err := s.readText(maxKidText)
+		*dst = text
+		return err
+	})
+	return h, seen, err
+}
+
+// parseHeader decodes a protected header: a JSON object, in UTF-8, with
+// nothing after it.
+func parseHeader(data []byte) (Header, error) {
+	if !utf8.Valid(data) {
+		return Header{}, formatErr("header is not valid UTF-8")
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return h, formatErr("header is not a JSON object")
+	s := newScanner(bytes.NewReader(data), int64(len(data)))
+	defer s.release()
+	c, err := s.next()
+	if err != nil {
+		return Header{}, errNotObject
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return h, formatErr("header has trailing data")
+	h, _, err := s.readHeader(c, protectedParams)
+	if err == nil {
+		err = s.expectEnd()
+	}
+	if err != nil {
+		return Header{}, err
 	}
 	return h, nil
 }

@@ -45,6 +45,7 @@ type Envelope struct {
 // On error, ct may have received part of the ciphertext and must be dropped.
 func Read(r io.Reader, form Form, ct io.Writer, limit int64) (*Envelope, error) {
 	s := newScanner(r, limit)
+	defer s.release()
 	var (
 		e   *Envelope
 		err error
@@ -100,101 +101,79 @@ var memberBits = map[string]int{
 func (s *scanner) readJSON(ct io.Writer, requireProtected bool) (*Envelope, error) {
 	e := &Envelope{}
 	var (
-		seen     int
-		unprot   [][]byte // raw unprotected and per-recipient headers
-		c        byte
-		err      error
-		topKid   string
-		ivBytes  []byte
-		tagBytes []byte
+		seen       int
+		unprot     Header // the unprotected headers, merged
+		unprotSeen params
+		topKid     string
+		iv, tag    []byte
+		encKey     []byte
 	)
-	if c, err = s.next(); err != nil {
+	c, err := s.next()
+	if err != nil {
 		return nil, fail(err)
 	}
 	if c != '{' {
 		return nil, formatErr("envelope is not a JSON object")
 	}
-	for first := true; ; first = false {
-		if c, err = s.next(); err != nil {
-			return nil, fail(err)
-		}
-		if c == '}' && first {
-			break
-		}
-		if !first {
-			if c == '}' {
-				break
-			}
-			if c != ',' {
-				return nil, formatErr("envelope is not a JSON object")
-			}
-			if c, err = s.next(); err != nil {
-				return nil, fail(err)
-			}
-		}
-		if c != '"' {
-			return nil, formatErr("envelope is not a JSON object")
-		}
-		name, err := s.readText(maxNameText)
-		if err != nil {
-			return nil, err
-		}
-		if c, err = s.next(); err != nil {
-			return nil, fail(err)
-		}
-		if c != ':' {
-			return nil, formatErr("envelope is not a JSON object")
-		}
-		bit, known := memberBits[name]
+	err = s.object(c, func(name []byte, c byte) error {
+		bit, known := memberBits[string(name)]
 		switch {
-		case !known && (name == "aad" || name == "recipients"):
-			return nil, formatErr("member %q is not supported", name)
+		case !known && (string(name) == "aad" || string(name) == "recipients"):
+			return formatErr("member %q is not supported", name)
 		case !known:
-			return nil, formatErr("unknown member in envelope")
+			return formatErr("unknown member in envelope")
 		case seen&bit != 0:
-			return nil, formatErr("duplicate member %q", name)
+			return formatErr("duplicate member %q", name)
 		}
 		seen |= bit
-		if c, err = s.next(); err != nil {
-			return nil, fail(err)
-		}
 		if bit == mUnprotected || bit == mHeader {
-			raw, err := s.readObject(c, maxHeaderText)
+			h, hs, err := s.readHeader(c, responseUnprotParams)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			unprot = append(unprot, raw)
-			continue
+			if hs&unprotSeen&^pKid != 0 {
+				return formatErr("header parameters repeated across headers")
+			}
+			unprotSeen |= hs
+			if err := mergeKid(&unprot.Kid, h.Kid); err != nil {
+				return err
+			}
+			if h.Alg != "" {
+				unprot.Alg = h.Alg
+			}
+			if h.Enc != "" {
+				unprot.Enc = h.Enc
+			}
+			return nil
 		}
 		if c != '"' {
-			return nil, formatErr("%q must be a string", name)
+			return formatErr("%q must be a string", name)
 		}
+		var err error
 		switch bit {
 		case mProtected:
 			var decoded []byte
-			if e.Protected, decoded, err = s.readSmallB64(name, maxHeaderText); err != nil {
-				return nil, err
+			if e.Protected, decoded, err = s.readSmallB64("protected", maxHeaderText); err != nil {
+				return err
 			}
-			if e.Header, err = parseHeader(decoded, protectedParams); err != nil {
-				return nil, err
-			}
+			e.Header, err = parseHeader(decoded)
 		case mIV:
-			_, ivBytes, err = s.readSmallB64(name, maxSmallB64)
+			_, iv, err = s.readSmallB64("iv", maxSmallB64)
 		case mTag:
-			_, tagBytes, err = s.readSmallB64(name, maxSmallB64)
+			_, tag, err = s.readSmallB64("tag", maxSmallB64)
 		case mEncryptedKey:
-			var key []byte
-			if _, key, err = s.readSmallB64(name, maxSmallB64); err == nil && len(key) > 0 {
+			if _, encKey, err = s.readSmallB64("encrypted_key", maxSmallB64); err == nil && len(encKey) > 0 {
 				err = formatErr(`"encrypted_key" must be empty with alg "dir"`)
 			}
 		case mKid:
 			topKid, err = s.readText(maxKidText)
 		case mCiphertext:
-			e.Size, err = s.streamB64(ct, '"', name)
+			e.Size, err = s.streamB64(ct, '"', "ciphertext")
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := s.expectEnd(); err != nil {
 		return nil, err
@@ -208,41 +187,31 @@ func (s *scanner) readJSON(ct io.Writer, requireProtected bool) (*Envelope, erro
 		}
 	}
 	hasProtected := seen&mProtected != 0
-	if requireProtected && !hasProtected {
+	switch {
+	case requireProtected && !hasProtected:
 		return nil, formatErr(`member "protected" is missing`)
-	}
-	allowed := requestUnprotParams
-	if !hasProtected {
-		allowed = responseUnprotParams
+	case hasProtected && unprotSeen&^requestUnprotParams != 0:
+		// With a protected header, alg and enc belong there only.
+		return nil, formatErr("unsupported header parameter")
+	case !hasProtected:
+		e.Header.Alg, e.Header.Enc = unprot.Alg, unprot.Enc
+		if unprotSeen&(pAlg|pEnc) == 0 {
+			// The response shape of the specification names no
+			// algorithm; the transport has only one.
+			e.Header.Alg, e.Header.Enc = AlgDir, EncA128CBCHS256
+		}
 	}
 	e.Kid = e.Header.Kid
-	for _, raw := range unprot {
-		h, err := parseHeader(raw, allowed)
-		if err != nil {
-			return nil, err
-		}
-		if err := mergeKid(&e.Kid, h.Kid); err != nil {
-			return nil, err
-		}
-		if h.Alg != "" {
-			e.Header.Alg = h.Alg
-		}
-		if h.Enc != "" {
-			e.Header.Enc = h.Enc
-		}
+	if err := mergeKid(&e.Kid, unprot.Kid); err != nil {
+		return nil, err
 	}
 	if err := mergeKid(&e.Kid, topKid); err != nil {
 		return nil, err
 	}
-	if !hasProtected && e.Header.Alg == "" && e.Header.Enc == "" {
-		// The response shape of the specification names no algorithm;
-		// the transport has only one.
-		e.Header.Alg, e.Header.Enc = AlgDir, EncA128CBCHS256
-	}
 	if err := e.Header.checkAlgorithms(); err != nil {
 		return nil, err
 	}
-	return e, e.setIVTag(ivBytes, tagBytes)
+	return e, e.setIVTag(iv, tag)
 }
 
 func (s *scanner) readCompact(ct io.Writer) (*Envelope, error) {
@@ -272,7 +241,7 @@ func (s *scanner) readCompact(ct io.Writer) (*Envelope, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.Header, err = parseHeader(decoded, protectedParams); err != nil {
+	if e.Header, err = parseHeader(decoded); err != nil {
 		return nil, err
 	}
 	if err := e.Header.checkAlgorithms(); err != nil {

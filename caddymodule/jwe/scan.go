@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/emmansun/base64"
 )
@@ -52,14 +53,31 @@ func (l *limitReader) Read(p []byte) (int, error) {
 
 // scanner reads the tokens of an envelope from a stream. Small members are
 // read a byte at a time; the ciphertext is decoded in buffer-sized chunks.
+// Its buffers come from a pool: an edge reads an envelope per request, and
+// fresh 64 KiB buffers each time would keep the collector busy.
 type scanner struct {
-	br *bufio.Reader
+	br      *bufio.Reader
+	lim     limitReader
+	out     []byte // decoded base64, a chunk at a time
+	scratch []byte // the raw text of the last string read
 }
 
+var scanners = sync.Pool{New: func() any {
+	return &scanner{br: bufio.NewReaderSize(nil, readBufferSize), out: make([]byte, readBufferSize/4*3+3)}
+}}
+
 func newScanner(r io.Reader, limit int64) *scanner {
-	// A small envelope gets a small buffer: bufio's floor is 16 bytes.
-	size := int(min(limit+1, readBufferSize))
-	return &scanner{br: bufio.NewReaderSize(&limitReader{r: r, n: limit}, size)}
+	s := scanners.Get().(*scanner)
+	s.lim = limitReader{r: r, n: limit}
+	s.br.Reset(&s.lim)
+	return s
+}
+
+// release returns the scanner to the pool, keeping no reference to the input.
+func (s *scanner) release() {
+	s.lim = limitReader{}
+	s.br.Reset(nil)
+	scanners.Put(s)
 }
 
 // fail turns a read error into the error the caller reports: the end of the
@@ -91,7 +109,7 @@ func (s *scanner) expectEnd() error {
 	_, err := s.next()
 	switch {
 	case err == nil:
-		return formatErr("trailing data after the envelope")
+		return formatErr("trailing data after the JSON object")
 	case errors.Is(err, io.EOF):
 		return nil
 	default:
@@ -100,8 +118,11 @@ func (s *scanner) expectEnd() error {
 }
 
 // readString reads the rest of a JSON string whose opening quote has been
-// consumed and returns its raw text, escapes untouched, and whether it has any.
+// consumed and returns its raw text, escapes untouched, and whether it has
+// any. The text is only valid until the next read.
 func (s *scanner) readString(max int) (raw []byte, escaped bool, err error) {
+	raw = s.scratch[:0]
+	defer func() { s.scratch = raw[:0] }()
 	for {
 		c, err := s.br.ReadByte()
 		if err != nil {
@@ -132,6 +153,10 @@ func (s *scanner) readText(max int) (string, error) {
 	if err != nil || !escaped {
 		return string(raw), err
 	}
+	return unescape(raw)
+}
+
+func unescape(raw []byte) (string, error) {
 	quoted := make([]byte, 0, len(raw)+2)
 	quoted = append(append(append(quoted, '"'), raw...), '"')
 	var text string
@@ -139,6 +164,65 @@ func (s *scanner) readText(max int) (string, error) {
 		return "", formatErr("invalid string escape")
 	}
 	return text, nil
+}
+
+// object walks a JSON object whose first byte, first, has been read. For
+// each member it calls member with the member's name (unescaped, valid
+// during the call) and the first byte of its value, which member must read
+// to its end.
+func (s *scanner) object(first byte, member func(name []byte, value byte) error) error {
+	if first != '{' {
+		return errNotObject
+	}
+	var nameBuf [maxNameText]byte
+	c, err := s.next()
+	if err != nil {
+		return fail(err)
+	}
+	if c == '}' {
+		return nil
+	}
+	for {
+		if c != '"' {
+			return errMalformed
+		}
+		raw, escaped, err := s.readString(maxNameText)
+		if err != nil {
+			return err
+		}
+		name := nameBuf[:copy(nameBuf[:], raw)]
+		if escaped {
+			text, err := unescape(raw)
+			if err != nil {
+				return err
+			}
+			name = nameBuf[:copy(nameBuf[:], text)]
+		}
+		if c, err = s.next(); err != nil {
+			return fail(err)
+		}
+		if c != ':' {
+			return errMalformed
+		}
+		if c, err = s.next(); err != nil {
+			return fail(err)
+		}
+		if err := member(name, c); err != nil {
+			return err
+		}
+		if c, err = s.next(); err != nil {
+			return fail(err)
+		}
+		if c == '}' {
+			return nil
+		}
+		if c != ',' {
+			return errMalformed
+		}
+		if c, err = s.next(); err != nil {
+			return fail(err)
+		}
+	}
 }
 
 // readSmallB64 reads a short base64url JSON string member and decodes it.
@@ -166,41 +250,6 @@ func decodeB64(name string, text []byte) ([]byte, error) {
 	return out[:n], nil
 }
 
-// readObject reads a JSON object that starts with the byte first and returns
-// its raw text. It only balances braces and strings; parseHeader validates.
-func (s *scanner) readObject(first byte, max int) ([]byte, error) {
-	if first != '{' {
-		return nil, formatErr("header member is not an object")
-	}
-	raw := []byte{first}
-	depth, inString := 1, false
-	for depth > 0 {
-		c, err := s.br.ReadByte()
-		if err != nil {
-			return nil, fail(err)
-		}
-		raw = append(raw, c)
-		if len(raw) > max {
-			return nil, formatErr("header member too long")
-		}
-		switch {
-		case inString && c == '\\':
-			c, err = s.br.ReadByte()
-			if err != nil {
-				return nil, fail(err)
-			}
-			raw = append(raw, c)
-		case c == '"':
-			inString = !inString
-		case !inString && (c == '{' || c == '['):
-			depth++
-		case !inString && (c == '}' || c == ']'):
-			depth--
-		}
-	}
-	return raw, nil
-}
-
 // readSegment reads a compact segment up to the byte stop, or to the end of
 // the input or whitespace when stop is 0. It reports whether stop was found.
 func (s *scanner) readSegment(stop byte, max int) (seg []byte, found bool, err error) {
@@ -225,7 +274,11 @@ func (s *scanner) readSegment(stop byte, max int) (seg []byte, found bool, err e
 	}
 }
 
-var errSegments = formatErr("compact serialization must have exactly five parts")
+var (
+	errSegments  = formatErr("compact serialization must have exactly five parts")
+	errNotObject = formatErr("not a JSON object")
+	errMalformed = formatErr("malformed JSON object")
+)
 
 // streamB64 decodes base64url text up to the byte stop into dst, without
 // holding more than a buffer of it, and returns the number of bytes written.
@@ -234,7 +287,7 @@ func (s *scanner) streamB64(dst io.Writer, stop byte, name string) (int64, error
 		written int64
 		carry   [4]byte // an incomplete quantum left from the previous chunk
 		nc      int
-		out     = make([]byte, s.br.Size()/4*3+3)
+		out     = s.out
 	)
 	emit := func(text []byte) error {
 		n, err := b64.Decode(out, text)
