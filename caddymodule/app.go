@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/jwe"
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -69,6 +70,16 @@ type keyState struct {
 	watcher    *kidregistry.Watcher
 	lastUse    sync.Map // kid → *atomic.Int64, Unix nanoseconds
 	lastReload atomic.Int64
+	ciphers    sync.Map // kid → *cachedKey
+	// dummy stands in for unknown, retired and foreign keys: checking a tag
+	// against it costs what checking against a real key costs, and fails.
+	dummy *jwe.Key
+}
+
+// cachedKey is a registry key's cipher, kept while its secret stays the same.
+type cachedKey struct {
+	secret string
+	key    *jwe.Key
 }
 
 // Destruct implements caddy.Destructor.
@@ -99,7 +110,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 			return nil, fmt.Errorf("hdc: keys: %w", err)
 		}
 		observeRegistry(w.Registry(), true, nil)
-		return &keyState{path: path, watcher: w}, nil
+		return &keyState{path: path, watcher: w, dummy: jwe.DummyKey()}, nil
 	})
 	if err != nil {
 		return err
@@ -169,6 +180,19 @@ func (a *App) lookupKey(kid string) (*kidregistry.Key, bool) {
 		return nil, false
 	}
 	return a.keys.watcher.Registry().Lookup(kid)
+}
+
+// cipherFor returns the cipher of a registry key, built once per secret.
+func (a *App) cipherFor(k *kidregistry.Key) (*jwe.Key, error) {
+	if v, ok := a.keys.ciphers.Load(k.Kid); ok && v.(*cachedKey).secret == k.Secret {
+		return v.(*cachedKey).key, nil
+	}
+	key, err := jwe.NewKey(k.Secret)
+	if err != nil {
+		return nil, err
+	}
+	a.keys.ciphers.Store(k.Kid, &cachedKey{secret: k.Secret, key: key})
+	return key, nil
 }
 
 // touchKey records that kid was used now.

@@ -20,8 +20,15 @@ type spool struct {
 	size      int64
 }
 
-func newSpool(threshold int64, dir string) *spool {
-	return &spool{threshold: threshold, dir: dir}
+// newSpool returns a spool that moves to a file in dir past threshold
+// bytes; sizeHint, when positive, is the expected size, so that memory is
+// reserved once.
+func newSpool(threshold int64, dir string, sizeHint int64) *spool {
+	s := &spool{threshold: threshold, dir: dir}
+	if sizeHint > 0 && sizeHint <= threshold {
+		s.mem = make([]byte, 0, sizeHint+16)
+	}
+	return s
 }
 
 // spoolError marks a failure of the spool itself (the edge's disk), as

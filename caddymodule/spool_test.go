@@ -24,7 +24,7 @@ func TestSpool(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := newSpool(tt.threshold, dir)
+			s := newSpool(tt.threshold, dir, 0)
 			for off := 0; off < len(data); off += tt.chunk {
 				if _, err := s.Write(data[off:min(off+tt.chunk, len(data))]); err != nil {
 					t.Fatal(err)
@@ -52,7 +52,7 @@ func TestSpool(t *testing.T) {
 }
 
 func TestSpoolWriteFailure(t *testing.T) {
-	s := newSpool(1, "/nonexistent-dir-for-hdc-test")
+	s := newSpool(1, "/nonexistent-dir-for-hdc-test", 0)
 	_, err := s.Write([]byte("xx"))
 	var se *spoolError
 	if err == nil || !errors.As(err, &se) {

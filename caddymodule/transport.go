@@ -129,7 +129,8 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
 		kid, key, p = t.responseOnly(r, client)
 	} else {
-		sp := newSpool(t.SpoolThreshold, t.SpoolDir)
+		// The decoded ciphertext is about 3/4 of the body.
+		sp := newSpool(t.SpoolThreshold, t.SpoolDir, r.ContentLength/4*3)
 		defer sp.Close()
 		kid, key, size, p = t.decryptBody(r, client, sp)
 	}
@@ -199,7 +200,7 @@ func (t *Transport) responseOnly(r *http.Request, client string) (string, *jwe.K
 	if !ok {
 		return kid, nil, errInvalidEncryption
 	}
-	key, err := jwe.NewKey(k.Secret)
+	key, err := t.app.cipherFor(k)
 	if err != nil {
 		return kid, nil, errInvalidEncryption
 	}
@@ -236,11 +237,11 @@ func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (kid 
 	// the tag is checked against a key nobody holds, and fails.
 	k, ok := t.usableKey(kid, client)
 	if ok {
-		key, err = jwe.NewKey(k.Secret)
+		key, err = t.app.cipherFor(k)
 		ok = err == nil
 	}
 	if !ok {
-		key = jwe.DummyKey()
+		key = t.app.keys.dummy
 	}
 	pt, err := env.Open(key, sp)
 	if err != nil || !ok {

@@ -73,7 +73,7 @@ func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &App{keys: &keyState{path: path, watcher: w}, logger: zap.NewNop()}
+	return &App{keys: &keyState{path: path, watcher: w, dummy: jwe.DummyKey()}, logger: zap.NewNop()}
 }
 
 func newTestTransport(t testing.TB, login bool) *Transport {

@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"unicode/utf8"
+
+	josecipher "github.com/go-jose/go-jose/v4/cipher"
 )
 
 // Algorithm identifiers of the transport. They form the allow-list that
@@ -32,6 +34,7 @@ var ErrKeySize = errors.New("jwe: shared key must be exactly 16 bytes of UTF-8")
 type Key struct {
 	cek   [cekSize]byte
 	block cipher.Block
+	aead  cipher.AEAD // go-jose's A128CBC-HS256, for sealing
 }
 
 // NewKey derives the key from a shared key string as the specification says:
@@ -58,6 +61,9 @@ func NewKeyFromCEK(cek []byte) (*Key, error) {
 		return nil, err
 	}
 	k.block = block
+	if k.aead, err = josecipher.NewCBCHMAC(k.cek[:], aes.NewCipher); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
 

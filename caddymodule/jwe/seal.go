@@ -1,11 +1,8 @@
 package jwe
 
 import (
-	"crypto/aes"
 	"crypto/rand"
 	"encoding/json"
-
-	josecipher "github.com/go-jose/go-jose/v4/cipher"
 )
 
 // seal encrypts plaintext under k with a fresh random iv and the given
@@ -19,11 +16,7 @@ func seal(k *Key, aad, plaintext []byte) (iv, ciphertext, tag []byte) {
 
 // sealIV encrypts with go-jose's A128CBC-HS256 AEAD under the given iv.
 func sealIV(k *Key, iv, aad, plaintext []byte) (ciphertext, tag []byte) {
-	aead, err := josecipher.NewCBCHMAC(k.cek[:], aes.NewCipher)
-	if err != nil { // cannot happen: the key has the size NewCBCHMAC wants
-		panic(err)
-	}
-	out := aead.Seal(nil, iv, plaintext, aad)
+	out := k.aead.Seal(nil, iv, plaintext, aad)
 	return out[:len(out)-tagSize], out[len(out)-tagSize:]
 }
 

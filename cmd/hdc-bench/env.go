@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bufio"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+const (
+	benchClient = "bench-client"
+	benchKid    = "bench-key"
+	benchSecret = "0123456789abcdef"
+)
+
+// benchEnv is what every part of the bench shares: a temporary directory,
+// the upstream, a signed token and a registry with the bench's key.
+type benchEnv struct {
+	dir      string
+	upstream *http.Server
+	upAddr   string
+	token    string
+	key      *jwe.Key
+	jwks     string
+	registry string
+	lastHash chan uploadSeen
+}
+
+// uploadSeen is what the upstream saw of an upload.
+type uploadSeen struct {
+	bytes  int64
+	sha256 string
+}
+
+func newBenchEnv() (*benchEnv, error) {
+	dir, err := os.MkdirTemp("", "hdc-bench-")
+	if err != nil {
+		return nil, err
+	}
+	e := &benchEnv{dir: dir, lastHash: make(chan uploadSeen, 1)}
+	if e.key, err = jwe.NewKey(benchSecret); err != nil {
+		return nil, err
+	}
+	if err := e.writeKeys(); err != nil {
+		e.close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	e.upAddr = ln.Addr().String()
+	e.upstream = &http.Server{Handler: http.HandlerFunc(e.serveUpstream), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = e.upstream.Serve(ln) }()
+	return e, nil
+}
+
+// serveUpstream is the trivial JSON upstream: it reads the body and answers
+// a small JSON object. Uploads are hashed, to check what came through.
+func (e *benchEnv) serveUpstream(w http.ResponseWriter, r *http.Request) {
+	h := sha256.New()
+	var n int64
+	var err error
+	if r.URL.Path == "/upload" {
+		n, err = io.Copy(h, r.Body)
+	} else {
+		n, err = io.Copy(io.Discard, r.Body)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.URL.Path == "/upload" {
+		select {
+		case e.lastHash <- uploadSeen{n, hex.EncodeToString(h.Sum(nil))}:
+		default:
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"ok":true,"bytes":%d}`, n)
+}
+
+// writeKeys writes the JWKS the edge verifies tokens with, signs the bench's
+// token, and writes the registry with the bench's key.
+func (e *benchEnv) writeKeys() error {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	e.jwks = filepath.Join(e.dir, "jwks.json")
+	jwks := fmt.Sprintf(`{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"bench-sig","alg":"EdDSA","use":"sig","x":%q}]}`,
+		base64.RawURLEncoding.EncodeToString(pub))
+	if err := os.WriteFile(e.jwks, []byte(jwks), 0o600); err != nil {
+		return err
+	}
+	now := time.Now()
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{
+		"iss": "health-data-connect", "aud": "health-data-connect-api", "sub": benchClient, "ws": "bench",
+		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(), "jti": "bench-token"})
+	tok.Header["kid"] = "bench-sig"
+	if e.token, err = tok.SignedString(priv); err != nil {
+		return err
+	}
+	e.registry = filepath.Join(e.dir, "keys.json")
+	return kidregistry.Update(e.registry, func(f *kidregistry.File) error {
+		_, err := f.Add(benchClient, benchKid, benchSecret, now)
+		return err
+	})
+}
+
+func (e *benchEnv) close() {
+	if e.upstream != nil {
+		_ = e.upstream.Close()
+	}
+	_ = os.RemoveAll(e.dir)
+}
+
+// Configurations of the two edges. Both have the same global options and
+// the same upstream; only the handlers differ.
+const (
+	plainConfig = `{
+	admin %[6]s
+	persist_config off
+	default_bind 127.0.0.1
+	storage file_system %[1]s/caddy-%[2]s
+	log {
+		level ERROR
+	}
+}
+http://:%[2]s {
+	reverse_proxy %[3]s
+}
+`
+	hdcConfig = `{
+	admin %[6]s
+	persist_config off
+	default_bind 127.0.0.1
+	storage file_system %[1]s/caddy-%[2]s
+	log {
+		level ERROR
+	}
+	hdc {
+		keys {
+			registry %[4]s
+		}
+		tokens {
+			jwks_file %[5]s
+		}
+	}
+}
+http://:%[2]s {
+	handle /upload {
+		hdc_auth
+		hdc_jwe {
+			max_body 1GiB
+			spool_threshold 1MiB
+			spool_dir %[1]s
+		}
+		reverse_proxy %[3]s
+	}
+	handle {
+		hdc_auth
+		hdc_jwe {
+			max_body 8MiB
+		}
+		reverse_proxy %[3]s
+	}
+}
+`
+)
+
+// edge is a Caddy process started by the bench.
+type edge struct {
+	name  string
+	url   string
+	admin string // the admin API's address, when profiling
+	cmd  *exec.Cmd
+	done chan struct{}
+	logs *strings.Builder
+}
+
+// startEdge runs this binary as Caddy with the named configuration; with
+// profile, its admin API (and so /debug/pprof) listens on loopback.
+func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	admin := "off"
+	if profile {
+		if admin, err = freePort(); err != nil {
+			return nil, err
+		}
+		admin = "127.0.0.1:" + admin
+	}
+	config := fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin)
+	if name == "hdc-edge" {
+		config = fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.registry, e.jwks, admin)
+	}
+	path := filepath.Join(e.dir, name+"-"+port+".Caddyfile")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, edgeArg, "run", "--config", path, "--adapter", "caddyfile")
+	cmd.Env = append(os.Environ(), "HOME="+e.dir, "XDG_DATA_HOME="+e.dir, "XDG_CONFIG_HOME="+e.dir)
+	logs := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	ed := &edge{name: name, url: "http://127.0.0.1:" + port, admin: admin, cmd: cmd, done: make(chan struct{}), logs: logs}
+	go func() { _ = cmd.Wait(); close(ed.done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			c.Close()
+			return ed, nil
+		}
+		select {
+		case <-ed.done:
+			return nil, fmt.Errorf("%s exited: %s", name, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			ed.stop()
+			return nil, errors.New(name + " did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
+}
+
+func (ed *edge) stop() {
+	_ = ed.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-ed.done:
+	case <-time.After(10 * time.Second):
+		_ = ed.cmd.Process.Kill()
+		<-ed.done
+	}
+}
+
+// memory returns the process's resident set size now and at its peak, in
+// bytes, from /proc.
+func (ed *edge) memory() (rss, peak int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", ed.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(fields[1], 10, 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb << 10
+		case "VmHWM:":
+			peak = kb << 10
+		}
+	}
+	return rss, peak, sc.Err()
+}
+
+// request is a prepared request of the load: its body and headers.
+type request struct {
+	path   string
+	body   []byte
+	header http.Header
+}
+
+// plainRequest and encryptedRequest are the two shapes of the same call.
+func (e *benchEnv) plainRequest(payload []byte) request {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	return request{path: "/echo", body: payload, header: h}
+}
+
+func (e *benchEnv) encryptedRequest(path string, payload []byte) request {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Authorization", "Bearer "+e.token)
+	h.Set("X-Encryption", "JWE")
+	return request{path: path, body: jwe.EncryptRequest(e.key, benchKid, payload), header: h}
+}
+
+// jsonPayload returns a JSON object of about n bytes.
+func jsonPayload(n int) []byte {
+	filler := make([]byte, max(n-16, 0))
+	for i := range filler {
+		filler[i] = 'a' + byte(i%26)
+	}
+	b, _ := json.Marshal(map[string]string{"d": string(filler)})
+	return b
+}
+
+func skipped(list, part string) bool {
+	for _, s := range strings.Split(list, ",") {
+		if strings.TrimSpace(s) == part {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// summary is the bench's result, printed as tables and written as JSON.
+type summary struct {
+	Date      string        `json:"date"`
+	CPUs      int           `json:"cpus"`
+	GoVersion string        `json:"go_version"`
+	Proxy     []proxyRow    `json:"proxy,omitempty"`
+	Codec     []codecRow    `json:"codec,omitempty"`
+	Upload    *uploadResult `json:"upload,omitempty"`
+	Targets   []target      `json:"targets"`
+}
+
+// target is one of the goals of the performance issue, with the figure
+// measured against it.
+type target struct {
+	Name     string  `json:"name"`
+	Goal     string  `json:"goal"`
+	Measured float64 `json:"measured"`
+	Met      bool    `json:"met"`
+}
+
+func (s *summary) checkTargets() []target {
+	var ts []target
+	for _, r := range s.Proxy {
+		if r.Payload == "1KiB" {
+			ts = append(ts,
+				target{"edge req/s at 1 KiB, share of plain Caddy", ">= 0.85", r.Ratio, r.Ratio >= 0.85},
+				target{"edge added p50 at 1 KiB (ms)", "< 0.5", r.AddedP50Ms, r.AddedP50Ms < 0.5})
+		}
+	}
+	for _, r := range s.Codec {
+		switch r.Payload {
+		case "16MiB":
+			ts = append(ts, target{"codec throughput at 16 MiB, times go-jose", ">= 8", r.Ratio, r.Ratio >= 8})
+		case "1KiB":
+			ts = append(ts, target{"codec throughput at 1 KiB, times go-jose", ">= 1", r.Ratio, r.Ratio >= 1})
+		}
+	}
+	if u := s.Upload; u != nil {
+		ts = append(ts,
+			target{fmt.Sprintf("%d MiB upload: edge peak RSS above idle (MiB)", u.FileMiB), "<= 64", u.AboveIdleMiB, u.AboveIdleMiB <= 64},
+			target{fmt.Sprintf("%d MiB upload: file MB/s", u.FileMiB), ">= 150", u.FileMBps, u.FileMBps >= 150 && u.UpstreamIntact})
+	}
+	return ts
+}
+
+func (s *summary) print(w io.Writer) {
+	fmt.Fprintf(w, "hdc-bench %s, %d CPUs, %s\n", s.Date, s.CPUs, s.GoVersion)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	if len(s.Proxy) > 0 {
+		fmt.Fprintf(w, "\n(a) plain Caddy vs (b) hdc-edge (bearer + JWE decrypt + encrypt), %d rounds x %.0fs, %d in flight\n",
+			s.Proxy[0].Rounds, s.Proxy[0].RoundSeconds, s.Proxy[0].Concurrency)
+		fmt.Fprintln(tw, "payload\ta req/s\tb req/s\tb/a\ta p50 ms\tb p50 ms\tadded p50 ms\ta p99 ms\tb p99 ms\t")
+		for _, r := range s.Proxy {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", r.Payload, r.PlainRPS, r.EdgeRPS, r.Ratio,
+				r.PlainP50Ms, r.EdgeP50Ms, r.AddedP50Ms, r.PlainP99Ms, r.EdgeP99Ms)
+		}
+		tw.Flush()
+	}
+	if len(s.Codec) > 0 {
+		fmt.Fprintln(w, "\n(c) decrypt an envelope in memory: this codec vs go-jose ParseEncryptedJSON + Decrypt")
+		fmt.Fprintln(tw, "payload\thdc MB/s\tgo-jose MB/s\tratio\thdc allocs\tgo-jose allocs\thdc B/op\tgo-jose B/op\t")
+		for _, r := range s.Codec {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%d\t%d\t%d\t%d\t\n", r.Payload, r.HDCMBps, r.GoJoseMBps, r.Ratio,
+				r.HDCAllocs, r.GoJoseAllocs, r.HDCBytesOp, r.GoJoseBytesOp)
+		}
+		tw.Flush()
+	}
+	if u := s.Upload; u != nil {
+		fmt.Fprintf(w, "\n(d) encrypted upload through hdc-edge: %d MiB of file, %d bytes of envelope\n", u.FileMiB, u.EnvelopeBytes)
+		fmt.Fprintf(w, "    %.2f s, %.0f MB/s of file; edge RSS idle %.1f MiB, peak %.1f MiB (%.1f above idle); upstream got it intact: %v\n",
+			u.Seconds, u.FileMBps, u.IdleRSSMiB, u.PeakRSSMiB, u.AboveIdleMiB, u.UpstreamIntact)
+	}
+	fmt.Fprintln(w, "\ntargets")
+	for _, t := range s.Targets {
+		mark := "met"
+		if !t.Met {
+			mark = "MISSED"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t\n", t.Name, t.Goal, t.Measured, mark)
+	}
+	tw.Flush()
+}
