@@ -195,9 +195,9 @@ type edge struct {
 	name  string
 	url   string
 	admin string // the admin API's address, when profiling
-	cmd  *exec.Cmd
-	done chan struct{}
-	logs *strings.Builder
+	cmd   *exec.Cmd
+	done  chan struct{}
+	logs  *strings.Builder
 }
 
 // startEdge runs this binary as Caddy with the named configuration; with
