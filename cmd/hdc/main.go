@@ -32,6 +32,7 @@ func newRootCmd() *cobra.Command {
 		newEventsCmd(),
 		newUpCmd(),
 		newCallCmd(),
+		newWebhooksCmd(),
 	)
 	return root
 }
