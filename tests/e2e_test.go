@@ -9,7 +9,13 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The end-to-end suite: the real binaries on loopback, driven over HTTP.
@@ -348,4 +354,183 @@ func TestE2EHostileThroughTheEdge(t *testing.T) {
 		expectProblem(t, r, tc.status, tc.code)
 	}
 	expectProblem(t, s.do("GET", loginPath, nil, nil), 405, "method_not_allowed")
+}
+
+// TestE2EWebhooks: a subscription registered through the edge (encrypted,
+// by jose) gets the events published for its workspace, signed; npm
+// standardwebhooks verifies every delivery. Events of other types and of
+// other workspaces do not reach it.
+func TestE2EWebhooks(t *testing.T) {
+	s := startStack(t, "HDC_WEBHOOK_ALLOW_NETS=127.0.0.0/8", "HDC_WEBHOOK_POLL_INTERVAL=100ms")
+	a, b := s.newClient("hooks-a"), s.newClient("hooks-b")
+	const key = "whsec-for-the-e2e-suite"
+	rc := newWebhookReceiver(t, key, 0)
+	ta, tb := s.login(a, true, ""), s.login(b, false, "")
+	sub := s.send(a, true, "POST", subsPath, []byte(`{"endpoint":"`+rc.srv.URL+`/a","protocol":"http",`+
+		`"event_names":["appointment.created","user.delete"],"signing_key":"`+key+`"}`), bearer(ta))
+	if sub.status != 200 || sub.json(t)["status"] != "success" {
+		t.Fatalf("register through the edge: %s", sub)
+	}
+	// B subscribes the same receiver under another path, for everything.
+	if r := s.send(b, false, "POST", subsPath, []byte(`{"endpoint":"`+rc.srv.URL+`/b"}`), bearer(tb)); r.status != 200 {
+		t.Fatalf("register B: %s", r)
+	}
+	publish := func(ws, typ, data string) {
+		s.hdc(nil, "events", "publish", "--workspace", ws, "--type", typ, "--data", data)
+	}
+	publish(a.Workspace, "appointment.created", `{"appointment_id":"a-1"}`)
+	publish(a.Workspace, "user.delete", `{"user_id":"u-1"}`)
+	publish(a.Workspace, "receipt.created", `{"receipt_id":"r-1"}`) // not subscribed
+	publish(b.Workspace, "prescription.created", `{"prescription_id":"p-1"}`)
+
+	webhookWait(t, time.Minute, "three deliveries", func() bool { return len(rc.deliveries()) >= 3 })
+	time.Sleep(500 * time.Millisecond) // anything that should not come has had its chance
+	var toA []webhookDelivery
+	var toB int
+	for _, d := range rc.deliveries() {
+		switch d.path {
+		case "/a":
+			toA = append(toA, d)
+		case "/b":
+			toB++
+		}
+	}
+	if len(toA) != 2 || toB != 1 {
+		t.Fatalf("A's endpoint got %d deliveries (want 2), B's %d (want 1)", len(toA), toB)
+	}
+	type check struct {
+		Key     string            `json:"key"`
+		Headers map[string]string `json:"headers"`
+		Body    string            `json:"body"`
+	}
+	var checks []check
+	for _, d := range toA {
+		checks = append(checks, check{key, map[string]string{"webhook-id": d.header.Get("webhook-id"),
+			"webhook-timestamp": d.header.Get("webhook-timestamp"), "webhook-signature": d.header.Get("webhook-signature")}, string(d.body)})
+	}
+	// The control: a body changed after signing must be refused.
+	bad := checks[0]
+	bad.Body = strings.Replace(bad.Body, "a-1", "a-2", 1)
+	in, _ := json.Marshal(append(checks, bad))
+	out, err := node(t, in, "webhook.mjs", "verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []struct {
+		OK      bool           `json:"ok"`
+		Payload map[string]any `json:"payload"`
+	}
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != 3 {
+		t.Fatalf("webhook.mjs printed %s", out)
+	}
+	types := map[any]bool{}
+	for _, r := range results[:2] {
+		if !r.OK {
+			t.Fatalf("npm standardwebhooks refused a delivery: %s", out)
+		}
+		types[r.Payload["type"]] = true
+	}
+	if !types["appointment.created"] || !types["user.delete"] {
+		t.Fatalf("delivered types %v", types)
+	}
+	if results[2].OK {
+		t.Fatal("npm standardwebhooks accepted a tampered body")
+	}
+	// The subscription's status shows the last delivery.
+	list := s.send(a, true, "GET", subsPath, nil, bearer(ta))
+	if !bytes.Contains(list.body, []byte(`"last_delivery_outcome"`)) || !bytes.Contains(list.body, []byte(`"active"`)) {
+		t.Fatalf("list after delivery: %s", list)
+	}
+}
+
+// TestE2EKeyRotation rotates a client's key with `hdc keys rotate` while
+// encrypted requests run (their JWE built by jose): requests with the old
+// key keep working while it is retiring, the new key works as soon as the
+// client has it, and after every client switched the old key is retired.
+// Nothing fails until then; afterwards the retired key is refused.
+func TestE2EKeyRotation(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("rotation")
+	tk := s.login(c, false, "")
+	type keyPair struct{ kid, key string }
+	var mu sync.Mutex
+	current := keyPair{c.Kid, c.Key}
+	old := current
+	var sent, failed atomic.Int64
+	var firstFailure atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				mu.Lock()
+				k := current
+				mu.Unlock()
+				cl := &apiClient{ID: c.ID, Kid: k.kid, Key: k.key}
+				body := joseEncrypt(t, cl, jsonUpload([]byte(fmt.Sprintf("worker %d, file %d", w, i))))
+				r := s.do("POST", uploadPath, body, map[string]string{authorization: "Bearer " + tk.AccessToken,
+					jweHeader: "JWE", "Content-Type": jsonType})
+				sent.Add(1)
+				if r.status != 200 || r.header.Get(jweHeader) != "JWE" {
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%s: %s", k.kid, r))
+				}
+			}
+		}()
+	}
+	time.Sleep(2 * time.Second)
+	var rotated struct {
+		Kid    string `json:"kid"`
+		Secret string `json:"secret"`
+	}
+	s.hdc(&rotated, "keys", "rotate", "--client", c.ID)
+	mu.Lock()
+	current = keyPair{rotated.Kid, rotated.Secret} // the client takes the new key at once
+	mu.Unlock()
+	time.Sleep(2 * time.Second)
+	s.hdc(nil, "keys", "retire", "--kid", old.kid)
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+	if sent.Load() < 30 {
+		t.Fatalf("only %d requests ran", sent.Load())
+	}
+	if failed.Load() != 0 {
+		t.Fatalf("%d of %d requests failed during the rotation; first: %v", failed.Load(), sent.Load(), firstFailure.Load())
+	}
+	t.Logf("%d encrypted uploads during rotate and retire, none failed", sent.Load())
+	// The control: the retired key is refused now (the edge polls every 2 s).
+	time.Sleep(2500 * time.Millisecond)
+	cl := &apiClient{ID: c.ID, Kid: old.kid, Key: old.key}
+	r := s.do("POST", uploadPath, joseEncrypt(t, cl, jsonUpload([]byte("late"))), map[string]string{
+		authorization: "Bearer " + tk.AccessToken, jweHeader: "JWE", "Content-Type": jsonType})
+	expectProblem(t, r, 400, "invalid_encryption")
+}
+
+// TestEdgeBinary: hdc-edge is Caddy's command line with our modules.
+func TestEdgeBinary(t *testing.T) {
+	edge := binary(t, "hdc-edge")
+	out, err := runProgram(t, nil, edge, "list-modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"hdc", "http.handlers.hdc_auth", "http.handlers.hdc_jwe", "admin.api.hdc", "http.handlers.reverse_proxy"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m) + `$`).Match(out) {
+			t.Fatalf("list-modules lacks %s", m)
+		}
+	}
+	cfg, err := runProgram(t, nil, edge, "adapt", "--config", filepath.Join(repoRoot, "Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(cfg, []byte(`"handler":"hdc_jwe"`)) || !bytes.Contains(cfg, []byte(`"hdc":{`)) {
+		t.Fatalf("adapt output lacks the hdc app or handlers: %.300s", cfg)
+	}
 }
