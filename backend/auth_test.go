@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/health-data-connect/hdc/backend/auth"
 )
 
@@ -209,13 +207,4 @@ func TestRefreshRefusedForDisabledClientAndRevokedGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantProblem(t, refresh(own2), 401, "invalid_client")
-}
-
-func TestPostgresNotBuilt(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.DatabaseURL = "postgres://hdc@127.0.0.1/hdc"
-	if _, err := New(cfg, zap.NewNop()); err == nil || !strings.Contains(err.Error(), "not built yet") {
-		t.Fatalf("New = %v", err)
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -24,17 +25,34 @@ type Config struct {
 	// edge). Env HDC_LISTEN, flag -listen.
 	Listen string
 	// InternalListen is the internal address: JWKS, parser results, health,
-	// metrics. Env HDC_INTERNAL_LISTEN, flag -internal-listen.
+	// metrics. It has no authentication, so it must be a loopback address
+	// unless InternalListenNonLoopback is set. Env HDC_INTERNAL_LISTEN, flag
+	// -internal-listen.
 	InternalListen string
-	// DataDir holds the SQLite database and the blob directory. Env HDC_DATA,
+	// InternalListenNonLoopback lets InternalListen be another address than
+	// loopback. Set it only when the network lets no one but the edge,
+	// parsers, event publishers and monitoring reach that address. Env
+	// HDC_INTERNAL_LISTEN_NON_LOOPBACK (true or 1), flag
+	// -internal-listen-non-loopback.
+	InternalListenNonLoopback bool
+	// DataDir holds the SQLite database and the blob directory by default,
+	// and uploads being sent to an S3 blob store. Env HDC_DATA,
 	// flag -data.
 	DataDir string
 	// DatabaseURL selects the store: empty for SQLite at DataDir/hdc.db, a
-	// path or sqlite:<path> for another SQLite file; postgres://… is
-	// reserved. Env HDC_DATABASE_URL, flag -db.
+	// path or sqlite:<path> for another SQLite file, postgres://… for
+	// PostgreSQL, which several replicas may share (see OpenStore). Env
+	// HDC_DATABASE_URL, flag -db.
 	DatabaseURL string
+	// BlobURL selects the blob store: empty for the directory
+	// DataDir/blobs, a path for another directory, s3://bucket/prefix for
+	// an S3 bucket, which several replicas may share (see OpenBlobs). Env
+	// HDC_BLOB_URL, flag -blob.
+	BlobURL string
 	// EdgeSecret, when set, must arrive in X-HDC-Edge-Secret on every public
-	// request. Env HDC_EDGE_SECRET, flag -edge-secret.
+	// request; it has at least 16 bytes. It may be empty only when Listen is
+	// a loopback address, where only the local edge can connect. Env
+	// HDC_EDGE_SECRET, flag -edge-secret.
 	EdgeSecret string
 	// AccessTokenTTL and RefreshTokenTTL are the token lifetimes. Env
 	// HDC_ACCESS_TOKEN_TTL and HDC_REFRESH_TOKEN_TTL (seconds, or a Go
@@ -42,7 +60,8 @@ type Config struct {
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
 	// SigningKeyRotation is the age at which the token signing key is
-	// replaced. Env HDC_SIGNING_KEY_ROTATION.
+	// replaced; its successor is published 10 minutes earlier, so it must
+	// be longer than that. Env HDC_SIGNING_KEY_ROTATION.
 	SigningKeyRotation time.Duration
 	// UploadLimit is the largest uploaded file in bytes. Env
 	// HDC_UPLOAD_LIMIT (bytes, or a size such as 32MiB).
@@ -97,6 +116,10 @@ type Config struct {
 	// here. Env HDC_WEBHOOK_ALLOW_NETS (comma-separated prefixes or
 	// addresses), flag -webhook-allow-nets.
 	WebhookAllowNets []netip.Prefix
+	// WebhookMaxSubscriptions is the most webhook subscriptions a
+	// workspace may have. Env HDC_WEBHOOK_MAX_SUBSCRIPTIONS, flag
+	// -webhook-max-subscriptions.
+	WebhookMaxSubscriptions int
 }
 
 // DefaultConfig returns the defaults.
@@ -124,6 +147,7 @@ func DefaultConfig() Config {
 		WebhookBackoffMax:       delivery.DefaultSchedule.Max,
 		WebhookGiveUpAfter:      delivery.DefaultSchedule.Horizon,
 		WebhookRetention:        7 * 24 * time.Hour,
+		WebhookMaxSubscriptions: 100,
 	}
 }
 
@@ -134,6 +158,7 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"HDC_INTERNAL_LISTEN": &c.InternalListen,
 		"HDC_DATA":            &c.DataDir,
 		"HDC_DATABASE_URL":    &c.DatabaseURL,
+		"HDC_BLOB_URL":        &c.BlobURL,
 		"HDC_EDGE_SECRET":     &c.EdgeSecret,
 		"HDC_ISSUER":          &c.Issuer,
 		"HDC_AUDIENCE":        &c.Audience,
@@ -172,12 +197,25 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 			return fmt.Errorf("HDC_UPLOAD_LIMIT: %w", err)
 		}
 	}
-	if v, ok := lookup("HDC_WEBHOOK_WORKERS"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("HDC_WEBHOOK_WORKERS: %q is not a number", v)
+	ints := map[string]*int{
+		"HDC_WEBHOOK_WORKERS":           &c.WebhookWorkers,
+		"HDC_WEBHOOK_MAX_SUBSCRIPTIONS": &c.WebhookMaxSubscriptions,
+	}
+	for name, p := range ints {
+		if v, ok := lookup(name); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a number", name, v)
+			}
+			*p = n
 		}
-		c.WebhookWorkers = n
+	}
+	if v, ok := lookup("HDC_INTERNAL_LISTEN_NON_LOOPBACK"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("HDC_INTERNAL_LISTEN_NON_LOOPBACK: %q is not a boolean", v)
+		}
+		c.InternalListenNonLoopback = b
 	}
 	if v, ok := lookup("HDC_WEBHOOK_ALLOW_NETS"); ok {
 		if err := (*prefixList)(&c.WebhookAllowNets).Set(v); err != nil {
@@ -191,10 +229,12 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 // defaulting to c's current values.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", c.Listen, "public listen address (env HDC_LISTEN)")
-	fs.StringVar(&c.InternalListen, "internal-listen", c.InternalListen, "internal listen address (env HDC_INTERNAL_LISTEN)")
+	fs.StringVar(&c.InternalListen, "internal-listen", c.InternalListen, "internal listen address, loopback unless -internal-listen-non-loopback (env HDC_INTERNAL_LISTEN)")
+	fs.BoolVar(&c.InternalListenNonLoopback, "internal-listen-non-loopback", c.InternalListenNonLoopback, "allow a non-loopback internal listen address; it has no authentication, so firewall it (env HDC_INTERNAL_LISTEN_NON_LOOPBACK)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (env HDC_DATA)")
-	fs.StringVar(&c.DatabaseURL, "db", c.DatabaseURL, "database URL; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
-	fs.StringVar(&c.EdgeSecret, "edge-secret", c.EdgeSecret, "secret the edge sends in X-HDC-Edge-Secret (env HDC_EDGE_SECRET; prefer the environment)")
+	fs.StringVar(&c.DatabaseURL, "db", c.DatabaseURL, "database URL: SQLite path or postgres://…; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
+	fs.StringVar(&c.BlobURL, "blob", c.BlobURL, "blob store: directory or s3://bucket/prefix; default <data>/blobs (env HDC_BLOB_URL)")
+	fs.StringVar(&c.EdgeSecret, "edge-secret", c.EdgeSecret, "secret the edge sends in X-HDC-Edge-Secret, at least 16 bytes; required unless -listen is loopback (env HDC_EDGE_SECRET; prefer the environment)")
 	fs.Var((*durationValue)(&c.AccessTokenTTL), "access-token-ttl", "access token lifetime, seconds or duration (env HDC_ACCESS_TOKEN_TTL)")
 	fs.Var((*durationValue)(&c.RefreshTokenTTL), "refresh-token-ttl", "refresh token lifetime, seconds or duration (env HDC_REFRESH_TOKEN_TTL)")
 	fs.Var((*durationValue)(&c.SigningKeyRotation), "signing-key-rotation", "signing key rotation interval (env HDC_SIGNING_KEY_ROTATION)")
@@ -210,14 +250,32 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var((*durationValue)(&c.WebhookBackoffMax), "webhook-backoff-max", "longest delay between attempts (env HDC_WEBHOOK_BACKOFF_MAX)")
 	fs.Var((*durationValue)(&c.WebhookGiveUpAfter), "webhook-give-up-after", "age of an event at which its deliveries are given up (env HDC_WEBHOOK_GIVE_UP_AFTER)")
 	fs.Var((*durationValue)(&c.WebhookRetention), "webhook-retention", "how long finished deliveries are kept, 0 for ever (env HDC_WEBHOOK_RETENTION)")
+	fs.IntVar(&c.WebhookMaxSubscriptions, "webhook-max-subscriptions", c.WebhookMaxSubscriptions, "most webhook subscriptions a workspace may have (env HDC_WEBHOOK_MAX_SUBSCRIPTIONS)")
 	fs.Var((*prefixList)(&c.WebhookAllowNets), "webhook-allow-nets", "comma-separated prefixes webhook deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8,::1/128 (env HDC_WEBHOOK_ALLOW_NETS)")
 }
+
+// minEdgeSecret is the shortest edge secret accepted, in bytes.
+const minEdgeSecret = 16
 
 // validate reports the first unusable setting.
 func (c *Config) validate() error {
 	switch {
-	case c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0 || c.SigningKeyRotation <= 0:
-		return errors.New("token lifetimes and the key rotation interval must be positive")
+	case c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0:
+		return errors.New("token lifetimes must be positive")
+	case c.SigningKeyRotation <= keyPublishAhead:
+		return fmt.Errorf("the signing key rotation interval must be longer than %v (new keys are published that long before use)", keyPublishAhead)
+	case c.EdgeSecret == "" && !loopbackAddr(c.Listen):
+		// The backend believes the X-HDC-* identity headers of any request
+		// that passes the edge secret check.
+		return fmt.Errorf("an edge secret (HDC_EDGE_SECRET) is required unless the listen address is loopback; %q is not", c.Listen)
+	case c.EdgeSecret != "" && len(c.EdgeSecret) < minEdgeSecret:
+		return fmt.Errorf("the edge secret must have at least %d bytes", minEdgeSecret)
+	case !c.InternalListenNonLoopback && !loopbackAddr(c.InternalListen):
+		return fmt.Errorf("the internal listener has no authentication: %q is not a loopback address (set HDC_INTERNAL_LISTEN_NON_LOOPBACK=1 if only trusted peers can reach it)", c.InternalListen)
+	case c.ShutdownTimeout <= 0:
+		return errors.New("the shutdown timeout must be positive")
+	case c.WebhookMaxSubscriptions <= 0:
+		return errors.New("the most webhook subscriptions per workspace must be positive")
 	case c.UploadLimit <= 0 || c.UploadLimit > math.MaxInt32:
 		// FHIR's Attachment.size is an unsignedInt.
 		return fmt.Errorf("the upload limit must be between 1 and %d bytes", math.MaxInt32)
@@ -235,6 +293,21 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// loopbackAddr reports whether the listen address addr (host:port) only
+// accepts local connections: its host is a loopback IP or "localhost". An
+// empty host means every interface.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // durationValue is a flag.Value of a duration given in seconds ("1800") or

@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"errors"
 	"flag"
 	"net/netip"
 	"reflect"
@@ -14,24 +13,26 @@ import (
 
 func TestConfigEnvAndFlags(t *testing.T) {
 	env := map[string]string{
-		"HDC_LISTEN":               "127.0.0.1:1",
-		"HDC_INTERNAL_LISTEN":      "127.0.0.1:2",
-		"HDC_DATA":                 "/env/data",
-		"HDC_DATABASE_URL":         "sqlite:/env/hdc.db",
-		"HDC_EDGE_SECRET":          "s3",
-		"HDC_ACCESS_TOKEN_TTL":     "600",
-		"HDC_REFRESH_TOKEN_TTL":    "48h",
-		"HDC_SIGNING_KEY_ROTATION": "168h",
-		"HDC_UPLOAD_LIMIT":         "8MiB",
-		"HDC_ISSUER":               "iss",
-		"HDC_AUDIENCE":             "aud",
-		"AWS_ENDPOINT_URL":         "http://127.0.0.1:1",
-		"AWS_ENDPOINT_URL_SQS":     "http://127.0.0.1:4100",
-		"HDC_WEBHOOK_WORKERS":      "3",
-		"HDC_WEBHOOK_TIMEOUT":      "2s",
-		"HDC_WEBHOOK_LEASE":        "5",
-		"HDC_WEBHOOK_BACKOFF_BASE": "10ms",
-		"HDC_WEBHOOK_ALLOW_NETS":   "127.0.0.0/8, ::1, 10.1.2.3/16",
+		"HDC_LISTEN":                       "127.0.0.1:1",
+		"HDC_INTERNAL_LISTEN":              "127.0.0.1:2",
+		"HDC_DATA":                         "/env/data",
+		"HDC_DATABASE_URL":                 "sqlite:/env/hdc.db",
+		"HDC_BLOB_URL":                     "s3://bucket/prefix",
+		"HDC_EDGE_SECRET":                  "s3cret-s3cret-s3cret",
+		"HDC_INTERNAL_LISTEN_NON_LOOPBACK": "1",
+		"HDC_ACCESS_TOKEN_TTL":             "600",
+		"HDC_REFRESH_TOKEN_TTL":            "48h",
+		"HDC_SIGNING_KEY_ROTATION":         "168h",
+		"HDC_UPLOAD_LIMIT":                 "8MiB",
+		"HDC_ISSUER":                       "iss",
+		"HDC_AUDIENCE":                     "aud",
+		"AWS_ENDPOINT_URL":                 "http://127.0.0.1:1",
+		"AWS_ENDPOINT_URL_SQS":             "http://127.0.0.1:4100",
+		"HDC_WEBHOOK_WORKERS":              "3",
+		"HDC_WEBHOOK_TIMEOUT":              "2s",
+		"HDC_WEBHOOK_LEASE":                "5",
+		"HDC_WEBHOOK_BACKOFF_BASE":         "10ms",
+		"HDC_WEBHOOK_ALLOW_NETS":           "127.0.0.0/8, ::1, 10.1.2.3/16",
 	}
 	cfg := DefaultConfig()
 	if err := cfg.LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
@@ -45,7 +46,9 @@ func TestConfigEnvAndFlags(t *testing.T) {
 	}
 	want := DefaultConfig()
 	want.Listen, want.InternalListen, want.DataDir, want.DatabaseURL = "127.0.0.1:3", "127.0.0.1:2", "/env/data", "sqlite:/env/hdc.db"
-	want.EdgeSecret, want.Issuer, want.Audience, want.SQSEndpoint = "s3", "iss", "aud", "http://127.0.0.1:4100"
+	want.EdgeSecret, want.Issuer, want.Audience, want.SQSEndpoint = "s3cret-s3cret-s3cret", "iss", "aud", "http://127.0.0.1:4100"
+	want.InternalListenNonLoopback = true
+	want.BlobURL = "s3://bucket/prefix"
 	want.AccessTokenTTL, want.RefreshTokenTTL, want.SigningKeyRotation = 15*time.Minute, 48*time.Hour, 168*time.Hour
 	want.UploadLimit = 1 << 20
 	want.WebhookWorkers, want.WebhookTimeout, want.WebhookLease = 3, 2*time.Second, 5*time.Second
@@ -65,6 +68,7 @@ func TestConfigErrors(t *testing.T) {
 	for name, value := range map[string]string{
 		"HDC_ACCESS_TOKEN_TTL": "soon", "HDC_UPLOAD_LIMIT": "big", "HDC_REFRESH_TOKEN_TTL": "99999999999999999",
 		"HDC_WEBHOOK_WORKERS": "many", "HDC_WEBHOOK_ALLOW_NETS": "127.0.0.1/8,localhost", "HDC_WEBHOOK_LEASE": "long",
+		"HDC_INTERNAL_LISTEN_NON_LOOPBACK": "yes please",
 	} {
 		cfg := DefaultConfig()
 		err := cfg.LoadEnv(func(k string) (string, bool) { return value, k == name })
@@ -79,11 +83,51 @@ func TestConfigErrors(t *testing.T) {
 		"no throttle":       func(c *Config) { c.LoginFailuresPerClient = 0 },
 		"bad sqs endpoint":  func(c *Config) { c.SQSEndpoint = "127.0.0.1:4100" },
 		"no data dir":       func(c *Config) { c.DataDir = "" },
+		"no shutdown time":  func(c *Config) { c.ShutdownTimeout = 0 },
+		"rotation too fast": func(c *Config) { c.SigningKeyRotation = keyPublishAhead },
 	} {
 		cfg := DefaultConfig()
 		mutate(&cfg)
 		if cfg.validate() == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestConfigListenSafety: the backend believes identity headers from
+// whoever passes the edge secret check, and its internal listener has no
+// authentication; both fail closed off loopback.
+func TestConfigListenSafety(t *testing.T) {
+	const secret = "0123456789abcdef" // 16 bytes
+	tests := []struct {
+		name, listen, internal, secret string
+		internalNonLoopback            bool
+		ok                             bool
+	}{
+		{"defaults", "127.0.0.1:9080", "127.0.0.1:9081", "", false, true},
+		{"loopback without secret", "127.9.9.9:9080", "[::1]:9081", "", false, true},
+		{"localhost without secret", "localhost:9080", "LOCALHOST:9081", "", false, true},
+		{"IPv6 loopback without secret", "[::1]:9080", "127.0.0.1:9081", "", false, true},
+		{"all interfaces without secret", "0.0.0.0:9080", "127.0.0.1:9081", "", false, false},
+		{"empty host without secret", ":9080", "127.0.0.1:9081", "", false, false},
+		{"IPv6 any without secret", "[::]:9080", "127.0.0.1:9081", "", false, false},
+		{"private address without secret", "10.0.0.5:9080", "127.0.0.1:9081", "", false, false},
+		{"host name without secret", "backend.internal:9080", "127.0.0.1:9081", "", false, false},
+		{"malformed without secret", "127.0.0.1", "127.0.0.1:9081", "", false, false},
+		{"all interfaces with secret", "0.0.0.0:9080", "127.0.0.1:9081", secret, false, true},
+		{"short secret", "0.0.0.0:9080", "127.0.0.1:9081", secret[:15], false, false},
+		{"short secret on loopback", "127.0.0.1:9080", "127.0.0.1:9081", "s3cret", false, false},
+		{"internal on all interfaces", "127.0.0.1:9080", "0.0.0.0:9081", "", false, false},
+		{"internal on empty host", "127.0.0.1:9080", ":9081", "", false, false},
+		{"internal on a private address", "127.0.0.1:9080", "10.0.0.5:9081", secret, false, false},
+		{"internal off loopback, allowed", "0.0.0.0:9080", "0.0.0.0:9081", secret, true, true},
+	}
+	for _, tt := range tests {
+		cfg := DefaultConfig()
+		cfg.Listen, cfg.InternalListen, cfg.EdgeSecret = tt.listen, tt.internal, tt.secret
+		cfg.InternalListenNonLoopback = tt.internalNonLoopback
+		if err := cfg.validate(); (err == nil) != tt.ok {
+			t.Errorf("%s: validate = %v", tt.name, err)
 		}
 	}
 }
@@ -104,35 +148,6 @@ func TestWebhookConfigErrors(t *testing.T) {
 		if srv, err := New(cfg, zap.NewNop()); err == nil {
 			srv.Close()
 			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
-func TestSQLitePath(t *testing.T) {
-	tests := []struct {
-		url, want string
-		wantErr   error
-	}{
-		{"", "/d/hdc.db", nil},
-		{"/abs/x.db", "/abs/x.db", nil},
-		{"rel/x.db", "rel/x.db", nil},
-		{"sqlite:rel/x.db", "rel/x.db", nil},
-		{"sqlite:///abs/x.db", "/abs/x.db", nil},
-		{"file:/abs/x.db", "/abs/x.db", nil},
-		{"postgres://u@h/db", "", ErrPostgresNotBuilt},
-		{"postgresql://u@h/db", "", ErrPostgresNotBuilt},
-		{"mysql://u@h/db", "", errors.New("")},
-		{"sqlite:", "", errors.New("")},
-	}
-	for _, tt := range tests {
-		got, err := sqlitePath(tt.url, "/d")
-		switch {
-		case tt.wantErr == nil && (err != nil || got != tt.want):
-			t.Errorf("sqlitePath(%q) = %q, %v; want %q", tt.url, got, err, tt.want)
-		case tt.wantErr == ErrPostgresNotBuilt && !errors.Is(err, ErrPostgresNotBuilt):
-			t.Errorf("sqlitePath(%q) error = %v", tt.url, err)
-		case tt.wantErr != nil && err == nil:
-			t.Errorf("sqlitePath(%q) = %q, want an error", tt.url, got)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/health-data-connect/hdc/backend/auth"
@@ -38,6 +39,12 @@ type harness struct {
 // start runs a server with test settings, changed by mutate.
 func start(t *testing.T, mutate func(*Config)) *harness {
 	t.Helper()
+	return startLogged(t, zaptest.NewLogger(t), mutate)
+}
+
+// startLogged is start with the server logging to log.
+func startLogged(t *testing.T, log *zap.Logger, mutate func(*Config)) *harness {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.SecretHashing = credential.Params{Memory: 64, Time: 1, Threads: 1}
@@ -45,7 +52,7 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	srv, err := New(cfg, zaptest.NewLogger(t))
+	srv, err := New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

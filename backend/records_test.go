@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/base64"
+	"errors"
 	"io"
 	"mime/multipart"
 	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,12 +145,34 @@ func TestUploadRetrieveAndParse(t *testing.T) {
 		t.Fatal("a parser's number was not kept digit for digit")
 	}
 
-	// A second batch amends the document.
-	if res := h.postResources(up.CareContextID, `[{"resourceType":"Observation","status":"final","code":{"text":"Pulse"}}]`); res.StatusCode != 200 {
-		t.Fatalf("second batch: %d", res.StatusCode)
+	// A second batch amends the document; its references to the first
+	// batch's resources, by the names the parser gave them, resolve.
+	second := `{"resourceType":"Bundle","type":"collection","entry":[
+		{"fullUrl":"urn:uuid:pulse","resource":{"resourceType":"Observation","status":"final","code":{"text":"Pulse"},
+		 "subject":{"reference":"Patient/pt"}}},
+		{"resource":{"resourceType":"Condition","code":{"text":"Tachycardia"},"subject":{"reference":"urn:uuid:patient"},
+		 "evidence":[{"detail":[{"reference":"urn:uuid:pulse"},{"reference":"Observation/` + added.ResourceIDs[1] + `"}]}]}}]}`
+	res = h.postResources(up.CareContextID, second)
+	if res.StatusCode != 200 {
+		t.Fatalf("second batch: %d %s", res.StatusCode, res.body)
 	}
-	if doc := h.retrieve(as, up.CareContextID); doc.Composition["status"] != "amended" || len(ofType(doc, "Observation")) != 2 {
+	doc = h.retrieve(as, up.CareContextID) // checks that every reference resolves
+	if doc.Composition["status"] != "amended" || len(ofType(doc, "Observation")) != 2 {
 		t.Fatalf("after a second batch: %v", doc.Composition["status"])
+	}
+	for _, c := range ofType(doc, "Condition") {
+		if c["subject"].(map[string]any)["reference"] != "urn:uuid:"+added.ResourceIDs[0] {
+			t.Fatalf("condition of the second batch = %v", c)
+		}
+	}
+
+	// A reference that resolves to nothing in the record is refused, and
+	// so is a resource that takes a name the record has given already.
+	wantProblem(t, h.postResources(up.CareContextID, `[{"resourceType":"Observation","subject":{"reference":"Patient/other"}}]`), 400, "invalid_resources")
+	wantProblem(t, h.postResources(up.CareContextID, `[{"resourceType":"Observation","subject":{"reference":"urn:uuid:other"}}]`), 400, "invalid_resources")
+	wantProblem(t, h.postResources(up.CareContextID, `[{"resourceType":"Patient","id":"pt"}]`), 409, "conflict")
+	if doc := h.retrieve(as, up.CareContextID); len(ofType(doc, "Observation")) != 2 || len(ofType(doc, "Patient")) != 1 {
+		t.Fatal("a refused batch changed the record")
 	}
 }
 
@@ -300,6 +324,11 @@ func TestRoutesByListener(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+	jwks := h.do("GET", h.internal+PathJWKS, nil)
+	if jwks.Header.Get("Content-Type") != "application/json" || jwks.Header.Get("Cache-Control") != "max-age=60" ||
+		jwks.Header.Get("Content-Length") != strconv.Itoa(len(jwks.body)) {
+		t.Errorf("JWKS headers = %v", jwks.Header)
+	}
 	var ready map[string]string
 	h.do("GET", h.internal+PathReady, nil).json(t, &ready)
 	if ready["status"] != "ready" {
@@ -342,37 +371,84 @@ func TestGracefulShutdown(t *testing.T) {
 	body, ct := multipartBody(t, "a.wav", wav)
 	data, _ := io.ReadAll(body)
 	pr, pw := io.Pipe()
-	answer := make(chan response, 1)
+	t.Cleanup(func() { pw.CloseWithError(errors.New("test over")) }) // unblocks the upload if the test fails early
+
+	// The upload runs off the test goroutine, which alone may call
+	// t.Fatal: its outcome comes back on a channel.
+	type outcome struct {
+		status int
+		body   []byte
+		err    error
+	}
+	answer := make(chan outcome, 1)
+	req, err := http.NewRequest("POST", h.public+PathUpload, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ct)
+	for i := 0; i+1 < len(as); i += 2 {
+		req.Header.Set(as[i], as[i+1])
+	}
 	go func() {
-		answer <- h.do("POST", h.public+PathUpload, pr, append([]string{"Content-Type", ct}, as...)...)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answer <- outcome{err: err}
+			return
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		answer <- outcome{status: res.StatusCode, body: b, err: err}
 	}()
 	// Half the body is on its way, and the server is serving the request,
 	// when it is told to stop.
 	if _, err := pw.Write(data[:len(data)/2]); err != nil {
 		t.Fatal(err)
 	}
-	for !bytes.Contains(h.do("GET", h.internal+PathMetrics, nil).body, []byte(`hdc_backend_http_requests_in_flight{listener="public"} 1`)) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the upload to be in flight", func() bool {
+		return bytes.Contains(h.do("GET", h.internal+PathMetrics, nil).body, []byte(`hdc_backend_http_requests_in_flight{listener="public"} 1`))
+	})
 	stopped := make(chan error, 1)
 	go func() { stopped <- h.stop() }()
 	addr := strings.TrimPrefix(h.public, "http://")
-	for {
+	waitFor(t, "the public listener to close", func() bool {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
-			break // the listener is closed: shutdown has begun
+			return true // the listener is closed: shutdown has begun
 		}
 		conn.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 	if _, err := pw.Write(data[len(data)/2:]); err != nil {
 		t.Fatal(err)
 	}
 	pw.Close()
-	if res := <-answer; res.StatusCode != http.StatusOK {
-		t.Fatalf("request in flight during shutdown: %d %s", res.StatusCode, res.body)
+	select {
+	case res := <-answer:
+		if res.err != nil || res.status != http.StatusOK {
+			t.Fatalf("request in flight during shutdown: %d %s %v", res.status, res.body, res.err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the request in flight got no answer")
 	}
-	if err := <-stopped; err != nil {
-		t.Fatalf("Serve = %v, want nil after a requested shutdown", err)
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatalf("Serve = %v, want nil after a requested shutdown", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Serve did not return")
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// deadline (a bound on a hang, not a timing assertion).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -2,16 +2,12 @@ package backend
 
 import (
 	"net/http"
-	"runtime/debug"
-	"strconv"
 
-	"github.com/felixge/httpsnoop"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/auth"
-	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/webhook"
@@ -76,10 +72,8 @@ func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, web.Internal())
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(set)))
 	w.Header().Set("Cache-Control", "max-age=60")
-	_, _ = w.Write(set)
+	web.WriteJSONBytes(w, http.StatusOK, set)
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
@@ -88,93 +82,4 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-}
-
-// httpMetrics count and time requests by listener, route and status.
-type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	inFlight *prometheus.GaugeVec
-}
-
-func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
-	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hdc_backend_http_requests_total",
-			Help: "HTTP requests by listener, route pattern and status code.",
-		}, []string{"listener", "route", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "hdc_backend_http_request_duration_seconds",
-			Help:    "HTTP request durations by listener and route pattern.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"listener", "route"}),
-		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hdc_backend_http_requests_in_flight",
-			Help: "HTTP requests being served, by listener.",
-		}, []string{"listener"}),
-	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
-
-// observe serves mux's routes with panic recovery, metrics and an access
-// log line per request. A gate, when given, runs first and may refuse the
-// request. The log has the route pattern, never the URL: query strings
-// carry record identifiers.
-func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate func(*http.Request) (*http.Request, *problem.Problem)) http.Handler {
-	log := s.log.Named(listener)
-	h := recoverer(log, mux)
-	inFlight := m.inFlight.WithLabelValues(listener)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		inFlight.Inc()
-		defer inFlight.Dec()
-		route := mux.Pattern(r)
-		if route == "" {
-			route = "redirect"
-		}
-		serve := h
-		if gate != nil {
-			var p *problem.Problem
-			if r, p = gate(r); p != nil {
-				serve = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { problem.Write(w, p) })
-			}
-		}
-		mt := httpsnoop.CaptureMetrics(serve, w, r)
-		m.requests.WithLabelValues(listener, route, strconv.Itoa(mt.Code)).Inc()
-		m.duration.WithLabelValues(listener, route).Observe(mt.Duration.Seconds())
-		fields := []zap.Field{
-			zap.String("method", r.Method), zap.String("route", route), zap.Int("status", mt.Code),
-			zap.Int64("bytes_in", r.ContentLength), zap.Int64("bytes_out", mt.Written),
-			zap.Duration("duration", mt.Duration), zap.String("source", web.SourceAddr(r)),
-		}
-		// Identity headers are logged when they have the shape of ids.
-		for _, hf := range [...]struct{ header, field string }{
-			{web.HeaderClientID, "client_id"}, {web.HeaderTokenID, "token_id"}, {web.HeaderKeyID, "kid"},
-		} {
-			if v := r.Header.Get(hf.header); identity.ValidID(v) {
-				fields = append(fields, zap.String(hf.field, v))
-			}
-		}
-		log.Info("request", fields...)
-	})
-}
-
-// recoverer turns a panic in h into a logged 500 problem.
-func recoverer(log *zap.Logger, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				log.Error("handler panicked", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
-				problem.Write(w, web.Internal())
-			}
-		}()
-		h.ServeHTTP(w, r)
-	})
 }

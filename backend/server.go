@@ -30,7 +30,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -40,7 +39,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/auth"
-	"github.com/health-data-connect/hdc/backend/blob"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -55,6 +53,12 @@ const keyCheckInterval = time.Minute
 
 // tokenLeeway is the clock skew the edge allows on exp.
 const tokenLeeway = time.Minute
+
+// keyPublishAhead is how long a new signing key is in the JWKS before it
+// signs. An edge refetches the JWKS after its max age (5 minutes by
+// default) and on an unknown kid at most once per cooldown (30 seconds):
+// 10 minutes covers both with margin.
+const keyPublishAhead = 10 * time.Minute
 
 // defaultAWSRegion signs SQS requests to an emulator when the AWS
 // configuration names no region.
@@ -82,7 +86,7 @@ type Server struct {
 	closeErr  error
 }
 
-// New opens the store and the blob directory, ensures a signing key exists
+// New opens the store and the blob store, ensures a signing key exists
 // and builds the handlers. Close releases what New opened.
 func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if err := cfg.validate(); err != nil {
@@ -113,17 +117,19 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 
 func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
 	cfg := s.cfg
-	blobs, err := blob.NewDir(filepath.Join(cfg.DataDir, "blobs"))
+	blobs, err := OpenBlobs(ctx, cfg.BlobURL, cfg.DataDir)
 	if err != nil {
-		return fmt.Errorf("opening the blob directory: %w", err)
+		return fmt.Errorf("opening the blob store: %w", err)
 	}
 	s.issuer, err = token.NewIssuer(ctx, s.store, token.Config{
-		Issuer:      cfg.Issuer,
-		Audience:    cfg.Audience,
-		AccessTTL:   cfg.AccessTokenTTL,
-		RotateEvery: cfg.SigningKeyRotation,
-		CheckEvery:  keyCheckInterval,
-		Leeway:      tokenLeeway,
+		Issuer:       cfg.Issuer,
+		Audience:     cfg.Audience,
+		AccessTTL:    cfg.AccessTokenTTL,
+		RotateEvery:  cfg.SigningKeyRotation,
+		PublishAhead: keyPublishAhead,
+		CheckEvery:   keyCheckInterval,
+		Leeway:       tokenLeeway,
+		RefreshGrace: cfg.RefreshTokenTTL,
 	}, s.log.Named("token"))
 	if err != nil {
 		return fmt.Errorf("loading signing keys: %w", err)
@@ -137,8 +143,8 @@ func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
 		Issuer:     s.issuer,
 		Store:      s.store,
 		RefreshTTL: cfg.RefreshTokenTTL,
-		ByClient:   auth.NewMemoryLimiter(cfg.LoginFailuresPerClient, cfg.LoginFailureWindow, maxThrottleKeys),
-		ByAddress:  auth.NewMemoryLimiter(cfg.LoginFailuresPerAddress, cfg.LoginFailureWindow, maxThrottleKeys),
+		ByClient:   s.loginLimiter(cfg.LoginFailuresPerClient),
+		ByAddress:  s.loginLimiter(cfg.LoginFailuresPerAddress),
 		Log:        s.log.Named("auth"),
 		Metrics:    reg,
 	})
@@ -155,7 +161,8 @@ func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
 	if err != nil {
 		return err
 	}
-	webhookH := webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint}, s.log.Named("webhook"))
+	webhookH := webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, AllowNets: cfg.WebhookAllowNets},
+		cfg.WebhookMaxSubscriptions, s.log.Named("webhook"))
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return fmt.Errorf("loading the AWS configuration: %w", err)

@@ -2,29 +2,49 @@ package backend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
 )
 
-// ErrPostgresNotBuilt is returned for a postgres:// database URL: the
-// PostgreSQL store will implement store.Store and pass the same conformance
-// suite, but it does not exist yet.
-var ErrPostgresNotBuilt = errors.New("the PostgreSQL store is not built yet; use SQLite (leave the database URL empty)")
-
-// OpenStore opens the store a database URL names: empty for SQLite at
-// dataDir/hdc.db, "sqlite:<path>", "sqlite://<path>", "file:<path>" or a
-// plain path for another SQLite file. The server and the hdc CLI share it.
+// OpenStore opens the store a database URL names: postgres://… or
+// postgresql://… for PostgreSQL (several replicas may share it); empty for
+// SQLite at dataDir/hdc.db, "sqlite:<path>", "sqlite://<path>",
+// "file:<path>" or a plain path for another SQLite file. The server and the
+// hdc CLI share it.
 func OpenStore(ctx context.Context, databaseURL, dataDir string) (store.Store, error) {
+	if sharedStore(databaseURL) {
+		return postgres.Open(ctx, databaseURL)
+	}
 	path, err := sqlitePath(databaseURL, dataDir)
 	if err != nil {
 		return nil, err
 	}
 	return sqlite.Open(ctx, path)
+}
+
+// sharedStore reports whether databaseURL names a PostgreSQL database,
+// which several backend processes may share.
+func sharedStore(databaseURL string) bool {
+	scheme, _, _ := strings.Cut(databaseURL, "://")
+	return strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql")
+}
+
+// loginLimiter returns a login limiter allowing burst failures per
+// Config.LoginFailureWindow. On a shared store (PostgreSQL) it counts in
+// the database, so that the limit holds however a client's attempts are
+// spread over the replicas. On SQLite, where one server process owns the
+// database, it counts in memory, which costs no write per attempt.
+func (s *Server) loginLimiter(burst int) auth.Limiter {
+	if sharedStore(s.cfg.DatabaseURL) {
+		return auth.NewStoreLimiter(s.store, burst, s.cfg.LoginFailureWindow, s.log.Named("throttle"))
+	}
+	return auth.NewMemoryLimiter(burst, s.cfg.LoginFailureWindow, maxThrottleKeys)
 }
 
 func sqlitePath(databaseURL, dataDir string) (string, error) {
@@ -36,8 +56,6 @@ func sqlitePath(databaseURL, dataDir string) (string, error) {
 		return databaseURL, nil
 	}
 	switch strings.ToLower(scheme) {
-	case "postgres", "postgresql":
-		return "", ErrPostgresNotBuilt
 	case "sqlite", "file":
 		path := strings.TrimPrefix(rest, "//")
 		if path == "" {

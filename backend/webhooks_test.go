@@ -2,6 +2,8 @@ package backend
 
 import (
 	"bytes"
+	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +15,10 @@ import (
 )
 
 func TestSubscriptions(t *testing.T) {
-	h := start(t, func(c *Config) { c.SQSEndpoint = "http://127.0.0.1:4100" })
+	h := start(t, func(c *Config) {
+		c.SQSEndpoint = "http://127.0.0.1:4100"
+		c.WebhookAllowNets = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	})
 	as := h.as(h.login(h.client("acme"), ""))
 	register := func(body string) response { return h.postJSON(PathSubscriptions, body, as...) }
 
@@ -38,6 +43,9 @@ func TestSubscriptions(t *testing.T) {
 	}
 
 	wantProblem(t, register(`{"endpoint":"https://hooks.example.com/hdc"}`), 409, "conflict")
+	// The allow-list lets loopback through, not the rest.
+	wantProblem(t, register(`{"endpoint":"http://169.254.169.254/latest/meta-data/"}`), 400, "endpoint_not_allowed")
+	wantProblem(t, register(`{"endpoint":"http://[::1]:9999/plain"}`), 400, "endpoint_not_allowed")
 	wantProblem(t, register(`{"endpoint":"https://HOOKS.example.com/hdc"}`), 409, "conflict")
 	for _, tt := range []struct{ body, code string }{
 		{`{}`, "invalid_request"},
@@ -97,5 +105,57 @@ func TestSubscriptions(t *testing.T) {
 	// The endpoint can be registered again once deleted.
 	if res := register(`{"endpoint":"https://hooks.example.com/hdc"}`); res.StatusCode != 200 {
 		t.Fatalf("re-register: %d %s", res.StatusCode, res.body)
+	}
+}
+
+// TestSubscriptionEndpointScreening: without an allow-list, endpoints at
+// the backend's own listeners, cloud metadata, private addresses and
+// localhost are refused at registration.
+func TestSubscriptionEndpointScreening(t *testing.T) {
+	h := start(t, nil)
+	as := h.as(h.login(h.client("acme"), ""))
+	internal := strings.TrimPrefix(h.internal, "http://")
+	for _, ep := range []string{
+		"http://" + internal + PathEvents,
+		"http://169.254.169.254/latest/meta-data/",
+		"http://10.0.0.8/hook",
+		"https://192.168.0.1/hook",
+		"http://localhost:9081/hook",
+		"http://[::1]/hook",
+	} {
+		p := wantProblem(t, h.postJSON(PathSubscriptions, `{"endpoint":"`+ep+`"}`, as...), 400, "endpoint_not_allowed")
+		if strings.Contains(p.Detail, ep) {
+			t.Errorf("detail %q quotes the endpoint", p.Detail)
+		}
+	}
+	if res := h.postJSON(PathSubscriptions, `{"endpoint":"https://hooks.example.com/hdc"}`, as...); res.StatusCode != 200 {
+		t.Fatalf("public endpoint: %d %s", res.StatusCode, res.body)
+	}
+}
+
+func TestSubscriptionLimit(t *testing.T) {
+	h := start(t, func(c *Config) { c.WebhookMaxSubscriptions = 2 })
+	as := h.as(h.login(h.client("acme"), ""))
+	other := h.as(h.login(h.client("globex"), ""))
+	register := func(as []string, n int) response {
+		return h.postJSON(PathSubscriptions, fmt.Sprintf(`{"endpoint":"https://hooks.example.com/%d"}`, n), as...)
+	}
+	var first webhook.Registered
+	for n := range 2 {
+		res := register(as, n)
+		if res.StatusCode != 200 {
+			t.Fatalf("subscription %d: %d %s", n, res.StatusCode, res.body)
+		}
+		res.json(t, &first)
+	}
+	wantProblem(t, register(as, 2), 409, "subscription_limit")
+	if res := register(other, 2); res.StatusCode != 200 {
+		t.Fatalf("another workspace is limited too: %d %s", res.StatusCode, res.body)
+	}
+	if res := h.do("DELETE", h.public+PathSubscriptions+"/"+first.ID, nil, as...); res.StatusCode != 204 {
+		t.Fatalf("delete: %d", res.StatusCode)
+	}
+	if res := register(as, 2); res.StatusCode != 200 {
+		t.Fatalf("after a delete: %d %s", res.StatusCode, res.body)
 	}
 }

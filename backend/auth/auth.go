@@ -119,7 +119,12 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := web.SourceAddr(r)
-	release, wait, ok := h.take(addr, req.ClientID)
+	release, wait, ok, err := h.take(r.Context(), addr, req.ClientID)
+	if err != nil {
+		h.cfg.Log.Error("login throttling failed", zap.Error(err))
+		h.fail(w, "login", web.Internal())
+		return
+	}
 	if !ok {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
 		h.fail(w, "login", problem.New(http.StatusTooManyRequests, "too_many_attempts",
@@ -129,11 +134,11 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) {
 	p, err := h.authenticate(r.Context(), req)
 	switch {
 	case errors.Is(err, identity.ErrInvalidClient):
-		h.cfg.Log.Info("login refused", zap.String("source", addr), safeID("client_id", req.ClientID))
+		h.cfg.Log.Info("login refused", zap.String("source", addr), loggedClientID(req.ClientID))
 		h.fail(w, "login", errInvalidClient)
 		return
 	case errors.Is(err, identity.ErrInvalidSharingKey):
-		h.cfg.Log.Info("login with an invalid sharing key", zap.String("source", addr), zap.String("client_id", req.ClientID))
+		h.cfg.Log.Info("login with an invalid sharing key", zap.String("source", addr), loggedClientID(req.ClientID))
 		h.fail(w, "login", errSharingKey)
 		return
 	case err != nil:
@@ -164,27 +169,6 @@ func (h *Handler) authenticate(ctx context.Context, req loginRequest) (identity.
 		return identity.Principal{}, identity.ErrInvalidClient
 	}
 	return h.cfg.Identity.Authenticate(ctx, req.ClientID, req.ClientSecret, key)
-}
-
-// take counts a login attempt against both limiters. On success it returns
-// a release function that uncounts it again. Ids that cannot be a client's
-// share one key, so made-up ones neither fill memory nor lock anyone out.
-func (h *Handler) take(addr, clientID string) (release func(), wait time.Duration, ok bool) {
-	if !identity.ValidID(clientID) {
-		clientID = "(malformed)"
-	}
-	addrKey, clientKey := "addr:"+addr, "client:"+clientID
-	if wait, ok := h.cfg.ByAddress.Take(addrKey); !ok {
-		return nil, wait, false
-	}
-	if wait, ok := h.cfg.ByClient.Take(clientKey); !ok {
-		h.cfg.ByAddress.Return(addrKey)
-		return nil, wait, false
-	}
-	return func() {
-		h.cfg.ByAddress.Return(addrKey)
-		h.cfg.ByClient.Return(clientKey)
-	}, 0, true
 }
 
 // startFamily records a new login and issues its first token pair.
@@ -273,10 +257,14 @@ func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.GrantID != "" {
-		if err := h.cfg.Identity.CheckGrant(ctx, f.GrantID, caller.ClientID); err != nil {
+		err := h.cfg.Identity.CheckGrant(ctx, f.GrantID, caller.ClientID)
+		if errors.Is(err, identity.ErrInvalidSharingKey) {
+			// The grant is gone for good: so is every login made with it.
 			if rerr := h.cfg.Store.RevokeRefreshFamily(ctx, f.ID, now); rerr != nil {
 				h.cfg.Log.Error("revoking a refresh family failed", zap.Error(rerr))
 			}
+		}
+		if err != nil {
 			h.refuse(w, err, errSharingKey)
 			return
 		}
@@ -315,10 +303,12 @@ func sameBearer(r *http.Request, tok string) bool {
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(bearer)), []byte(tok)) == 1
 }
 
-// safeID logs a client-supplied id only when it has the shape of one.
-func safeID(key, id string) zap.Field {
-	if !identity.ValidID(id) {
-		return zap.Skip()
+// loggedClientID is the log field of a client id a client sent. Client ids
+// are UUIDs; anything else may be a secret sent in the wrong member, and is
+// logged as "invalid".
+func loggedClientID(id string) zap.Field {
+	if !web.IsUUID(id) {
+		id = "invalid"
 	}
-	return zap.String(key, id)
+	return zap.String("client_id", id)
 }

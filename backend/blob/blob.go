@@ -1,6 +1,8 @@
 // Package blob stores uploaded files by content: the key of a file is the
 // hex SHA-256 of its bytes, so storing a file twice keeps one copy. Dir is
-// the local-directory store; an object store (S3) can implement Store too.
+// the local-directory store of one machine; S3 keeps blobs in an
+// S3-compatible bucket that several backend replicas share. Package
+// blobtest is the conformance suite both pass.
 package blob
 
 import (

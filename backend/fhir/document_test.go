@@ -30,7 +30,7 @@ const parserBundle = `{
       "valueQuantity": {"value": 61.50, "unit": "kg"}}},
     {"resource": {"resourceType": "Condition", "subject": {"reference": "urn:uuid:p1"}, "code": {"text": "Fever"}}},
     {"resource": {"resourceType": "Observation", "status": "final", "code": {"text": "Temperature"},
-      "hasMember": [{"reference": "Observation/o1"}], "subject": {"reference": "Patient/elsewhere"}}}
+      "hasMember": [{"reference": "Observation/o1"}], "subject": {"reference": "https://registry.example/fhir/Patient/elsewhere"}}}
   ]
 }`
 
@@ -59,7 +59,7 @@ func TestDocumentBeforeAndAfterParsing(t *testing.T) {
 		t.Fatalf("attachment = %v", att)
 	}
 
-	resources, err := fhir.Ingest([]byte(parserBundle))
+	resources, err := fhir.Ingest([]byte(parserBundle), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +98,44 @@ func TestDocumentBeforeAndAfterParsing(t *testing.T) {
 	data, _ = fhir.Document(r, resources)
 	if res, err := fhirtest.CheckDocument(data); err != nil || res.Composition["status"] != "amended" {
 		t.Fatalf("version 3: %v, %v", err, res.Composition["status"])
+	}
+}
+
+// TestDocumentOfTwoSubmissions: references of a second submission to the
+// resources of the first resolve inside the document.
+func TestDocumentOfTwoSubmissions(t *testing.T) {
+	r := testRecord()
+	first, err := fhir.Ingest([]byte(parserBundle), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]string{}
+	for _, res := range first {
+		for _, a := range res.Aliases {
+			known[a] = res.ID
+		}
+	}
+	second, err := fhir.Ingest([]byte(`[{"resourceType":"Observation","status":"final","code":{"text":"Pulse"},
+		"subject":{"reference":"Patient/p1"},"derivedFrom":[{"reference":"urn:uuid:o1"}]}]`), known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resources := append(first, second...)
+	for i := range resources {
+		resources[i].RecordID, resources[i].Seq = r.ID, int64(i+1)
+	}
+	r.Version, r.Status = 3, store.RecordParsed
+	data, err := fhir.Document(r, resources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := fhirtest.CheckDocument(data)
+	if err != nil {
+		t.Fatalf("document breaks rules:\n%v\n%s", err, data)
+	}
+	pulse := res.Entries["urn:uuid:"+second[0].ID]
+	if pulse["subject"].(map[string]any)["reference"] != "urn:uuid:"+first[0].ID {
+		t.Fatalf("the second submission's subject is not the first's Patient: %v", pulse["subject"])
 	}
 }
 

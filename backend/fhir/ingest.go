@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"regexp"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -15,8 +17,14 @@ import (
 // MaxResources bounds one submission of parser results.
 const MaxResources = 1000
 
-// Error is a mistake in a submission of parser results.
-type Error struct{ msg string }
+// Error is a mistake in a submission of parser results. Its message never
+// quotes the submission.
+type Error struct {
+	msg string
+	// Conflict is set when the submission is well formed but names a
+	// resource by an alias the record already has.
+	Conflict bool
+}
 
 // Error implements error.
 func (e *Error) Error() string { return e.msg }
@@ -31,12 +39,21 @@ var (
 // Ingest reads a parser's results for a record: a FHIR Bundle of type
 // collection, or a JSON array of resources. Each resource must be an object
 // with a resourceType (not Bundle or Composition: the document has its own)
-// and, if it has one, a valid id. Ingest gives every resource a new UUID id,
-// and rewrites references between the submitted resources (to an entry's
-// fullUrl, or to "Type/id") to the new urn:uuid fullUrls, so they resolve
-// inside the document. Other content is kept as sent, numbers digit for
-// digit.
-func Ingest(data []byte) ([]store.Resource, error) {
+// and, if it has one, a valid id. Ingest gives every resource a new UUID id
+// and rewrites every reference so that it resolves inside the document:
+//
+//   - to a resource of the submission, by its entry's fullUrl or its
+//     "Type/id", or to one of an earlier submission for the record, by its
+//     alias in known (store.RecordAliases), becomes the new urn:uuid fullUrl;
+//   - an absolute http(s) URL (a resource outside the document) and a
+//     "#id" reference to a contained resource are kept;
+//   - anything else resolves to nothing, and the submission is refused.
+//
+// Each returned resource carries its aliases for later submissions: its
+// fullUrl and "Type/id" as submitted, and as assigned. A submitted alias
+// the record already has is refused with a Conflict Error. Other content is
+// kept as sent, numbers digit for digit.
+func Ingest(data []byte, known map[string]string) ([]store.Resource, error) {
 	var top any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -95,7 +112,10 @@ func Ingest(data []byte) ([]store.Resource, error) {
 			return nil, errorf("resource %d is a %s; the document provides its own", i, rt)
 		}
 		newID := uuid.NewString()
-		old := []string{it.fullURL}
+		var old []string
+		if it.fullURL != "" {
+			old = append(old, it.fullURL)
+		}
 		if id, present := it.resource["id"]; present {
 			s, ok := id.(string)
 			if !ok || !idPattern.MatchString(s) {
@@ -104,19 +124,31 @@ func Ingest(data []byte) ([]store.Resource, error) {
 			old = append(old, rt+"/"+s)
 		}
 		for _, o := range old {
-			if o == "" {
-				continue
-			}
 			if _, dup := renamed[o]; dup {
 				return nil, errorf("resource %d repeats the identity of an earlier one", i)
+			}
+			if _, dup := known[o]; dup {
+				return nil, &Error{msg: fmt.Sprintf("resource %d has the identity (fullUrl or Type/id) of a resource the record already has", i), Conflict: true}
 			}
 			renamed[o] = urn(newID)
 		}
 		it.resource["id"] = newID
-		out[i] = store.Resource{ResourceType: rt, ID: newID}
+		out[i] = store.Resource{ResourceType: rt, ID: newID, Aliases: append(old, urn(newID), rt+"/"+newID)}
+	}
+	resolve := func(ref string) (string, bool) {
+		if n, ok := renamed[ref]; ok {
+			return n, true
+		}
+		if id, ok := known[ref]; ok {
+			return urn(id), true
+		}
+		return ref, strings.HasPrefix(ref, "#") || external(ref)
 	}
 	for i, it := range items {
-		rewrite(it.resource, renamed)
+		if !rewrite(it.resource, resolve) {
+			return nil, errorf("resource %d has a reference that resolves to nothing: refer to a resource of the submission or the record "+
+				"(by fullUrl or Type/id), to a contained one (#id) or to an absolute http(s) URL", i)
+		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -128,23 +160,37 @@ func Ingest(data []byte) ([]store.Resource, error) {
 	return out, nil
 }
 
-// rewrite replaces, anywhere inside v, a "reference" string member found in
-// renamed by its new value.
-func rewrite(v any, renamed map[string]string) {
+// rewrite replaces, anywhere inside v, a "reference" string member by what
+// resolve makes of it. It reports false when resolve fails for one.
+func rewrite(v any, resolve func(string) (string, bool)) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
 			if s, ok := x.(string); ok && k == "reference" {
-				if n, ok := renamed[s]; ok {
-					v[k] = n
+				n, ok := resolve(s)
+				if !ok {
+					return false
 				}
+				v[k] = n
 				continue
 			}
-			rewrite(x, renamed)
+			if !rewrite(x, resolve) {
+				return false
+			}
 		}
 	case []any:
 		for _, x := range v {
-			rewrite(x, renamed)
+			if !rewrite(x, resolve) {
+				return false
+			}
 		}
 	}
+	return true
+}
+
+// external reports whether ref is an absolute http(s) URL: a resource
+// outside the document, which a reader may fetch.
+func external(ref string) bool {
+	u, err := url.Parse(ref)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

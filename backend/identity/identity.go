@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,9 +48,11 @@ func ValidID(s string) bool { return idPattern.MatchString(s) }
 type Service struct {
 	store  store.Store
 	params credential.Params
-	// dummy is a hash of a random secret that Authenticate verifies against
-	// when the client is unknown, so that case costs what a wrong secret does.
-	dummy string
+	// dummy returns a hash of a random secret that Authenticate verifies
+	// against when the client is unknown, so that case costs what a wrong
+	// secret does. It is made on first use: the CLI commands that only
+	// manage identities never pay for it.
+	dummy func() string
 	// slots bounds concurrent argon2id verifications, each of which holds
 	// params.Memory KiB.
 	slots chan struct{}
@@ -62,7 +65,7 @@ func New(s store.Store, p credential.Params, concurrency int) *Service {
 	return &Service{
 		store:  s,
 		params: p,
-		dummy:  credential.Hash(credential.NewToken(""), p),
+		dummy:  sync.OnceValue(func() string { return credential.Hash(credential.NewToken(""), p) }),
 		slots:  make(chan struct{}, max(concurrency, 1)),
 		now:    time.Now,
 	}
@@ -215,9 +218,11 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret, sharingKey
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Principal{}, err
 	}
-	encoded := s.dummy
+	var encoded string
 	if known {
 		encoded = c.SecretHash
+	} else {
+		encoded = s.dummy()
 	}
 	ok, err := s.verify(ctx, secret, encoded)
 	if err != nil {

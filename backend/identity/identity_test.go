@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -152,5 +153,28 @@ func TestValidID(t *testing.T) {
 		if ValidID(s) != want {
 			t.Errorf("ValidID(%q) = %v", s, !want)
 		}
+	}
+}
+
+// TestNewDefersTheDummyHash: New does not hash (commands that only manage
+// identities never authenticate); the first unknown client does, once.
+func TestNewDefersTheDummyHash(t *testing.T) {
+	const memory = 16 << 10 // KiB: argon2id allocates this much per hash
+	allocated := func(fn func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		fn()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	var svc *Service
+	if n := allocated(func() { svc = New(nil, credential.Params{Memory: memory, Time: 1, Threads: 1}, 1) }); n >= memory<<10 {
+		t.Fatalf("New allocated %d bytes: it hashed", n)
+	}
+	if n := allocated(func() { svc.dummy() }); n < memory<<10 {
+		t.Fatalf("the first dummy() allocated %d bytes: it did not hash", n)
+	}
+	if n := allocated(func() { svc.dummy() }); n >= memory<<10 {
+		t.Fatalf("the second dummy() allocated %d bytes: it hashed again", n)
 	}
 }

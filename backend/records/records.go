@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -253,13 +252,7 @@ func (h *Handler) Retrieve(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, web.Internal())
 		return
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "application/json")
-	hd.Set("Content-Length", strconv.Itoa(len(doc)))
-	hd.Set("Cache-Control", "no-store")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(doc)
+	web.WriteJSONBytes(w, http.StatusOK, doc)
 }
 
 // ResourcesResponse is the answer to a parser's submission.
@@ -290,24 +283,44 @@ func (h *Handler) AddResources(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, web.BadRequest("the body could not be read"))
 		return
 	}
-	resources, err := fhir.Ingest(data)
-	if err != nil {
-		var fe *fhir.Error
-		if errors.As(err, &fe) {
-			problem.Write(w, problem.New(http.StatusBadRequest, "invalid_resources", fe.Error()))
-			return
-		}
+	cc := r.PathValue("care_context_id")
+	// References may name the resources of earlier submissions by their
+	// aliases. Aliases are only ever added, and are unique per record, so
+	// a submission racing this one can at most make the store refuse ours.
+	known, err := h.cfg.Store.RecordAliases(r.Context(), cc)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		problem.Write(w, web.NotFound())
+		return
+	case err != nil:
+		h.cfg.Log.Error("reading resource aliases failed", zap.Error(err))
+		problem.Write(w, web.Internal())
+		return
+	}
+	resources, err := fhir.Ingest(data, known)
+	var fe *fhir.Error
+	switch {
+	case errors.As(err, &fe) && fe.Conflict:
+		problem.Write(w, problem.New(http.StatusConflict, "conflict", fe.Error()))
+		return
+	case errors.As(err, &fe):
+		problem.Write(w, problem.New(http.StatusBadRequest, "invalid_resources", fe.Error()))
+		return
+	case err != nil:
 		h.cfg.Log.Error("ingesting resources failed", zap.Error(err))
 		problem.Write(w, web.Internal())
 		return
 	}
-	cc := r.PathValue("care_context_id")
 	rec, err := h.cfg.Store.AddRecordResources(r.Context(), cc, resources, h.now())
-	if errors.Is(err, store.ErrNotFound) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		problem.Write(w, web.NotFound())
 		return
-	}
-	if err != nil {
+	case errors.Is(err, store.ErrConflict):
+		problem.Write(w, problem.New(http.StatusConflict, "conflict",
+			"a resource of the submission has the identity (fullUrl or Type/id) of a resource the record already has"))
+		return
+	case err != nil:
 		h.cfg.Log.Error("storing resources failed", zap.Error(err))
 		problem.Write(w, web.Internal())
 		return

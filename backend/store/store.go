@@ -1,7 +1,8 @@
 // Package store defines the backend's persistence: one interface that every
-// database engine implements (SQLite today, PostgreSQL later) and the records
-// it keeps. The conformance suite in package storetest pins the behaviour an
-// implementation must show; an engine is finished when that suite passes.
+// database engine implements (SQLite, and PostgreSQL for replicas sharing
+// one database) and the records it keeps. The conformance suite in package
+// storetest pins the behaviour an implementation must show; an engine is
+// finished when that suite passes.
 //
 // Every method that looks tenant data up by an identifier a client supplied
 // takes the workspace id too and treats a row of another workspace exactly
@@ -26,6 +27,9 @@ var (
 	// ErrTokenReused: a refresh token that was already rotated was presented
 	// again; the implementation has revoked its whole family.
 	ErrTokenReused = errors.New("store: refresh token reused")
+	// ErrLimit: the workspace already has as many rows of the kind as the
+	// caller allows.
+	ErrLimit = errors.New("store: limit reached")
 	// ErrLeaseLost: the delivery is no longer pending under the caller's
 	// lease (it expired and another worker claimed it, it was finished, or
 	// its subscription was disabled or deleted).
@@ -100,17 +104,25 @@ type Store interface {
 	// ErrNotFound (also when the record belongs to another workspace).
 	GetRecord(ctx context.Context, workspaceID, careContextID string) (Record, error)
 	// AddRecordResources appends resources to the record with this care
-	// context id, marks it parsed, increments its version and sets its
-	// UpdatedAt to now, atomically. It returns the updated record, or
-	// ErrNotFound. Resources get Seq numbers after the existing ones.
+	// context id, with their Aliases, marks it parsed, increments its
+	// version and sets its UpdatedAt to now, atomically. It returns the
+	// updated record, or ErrNotFound. Resources get Seq numbers after the
+	// existing ones. ErrConflict when an alias is already the record's (a
+	// record's aliases are unique); nothing is stored then.
 	AddRecordResources(ctx context.Context, careContextID string, resources []Resource, now time.Time) (Record, error)
+	// RecordAliases returns the aliases of the resources of the record
+	// with this care context id, each mapped to its resource's ID, or
+	// ErrNotFound when there is no such record.
+	RecordAliases(ctx context.Context, careContextID string) (map[string]string, error)
 	// ListRecordResources returns the resources of a record the caller
 	// already read (with GetRecord), in Seq order.
 	ListRecordResources(ctx context.Context, recordID string) ([]Resource, error)
 
 	// CreateSubscription stores s; ErrNotFound when its workspace does not
-	// exist, ErrConflict when the workspace already has s.Endpoint.
-	CreateSubscription(ctx context.Context, s Subscription) error
+	// exist, ErrConflict when the workspace already has s.Endpoint, ErrLimit
+	// when it already has max subscriptions (max <= 0: no limit). The count
+	// and the insert are atomic: concurrent creations never exceed max.
+	CreateSubscription(ctx context.Context, s Subscription, max int) error
 	// ListSubscriptions returns the workspace's subscriptions ordered by
 	// creation time, then id.
 	ListSubscriptions(ctx context.Context, workspaceID string) ([]Subscription, error)
@@ -161,6 +173,24 @@ type Store interface {
 	// their attempts, and the events created before before that have no
 	// delivery left. It returns the number of deliveries deleted.
 	PruneOutbox(ctx context.Context, before time.Time) (int64, error)
+
+	// Login throttling shared by every process on the database. Each key
+	// (a client id or a source address) has a token bucket of rate.Burst
+	// attempts, refilled at rate.Burst per rate.Per, kept as the time at
+	// which the bucket will be full again (the generic cell rate
+	// algorithm); a key never seen has a full bucket.
+
+	// TakeThrottle spends one attempt from key's bucket at now and reports
+	// ok; when the bucket is empty it spends nothing and reports how long
+	// until the next attempt is allowed. Concurrent takes, in any number of
+	// processes, never spend more than the bucket holds.
+	TakeThrottle(ctx context.Context, key string, rate Rate, now time.Time) (wait time.Duration, ok bool, err error)
+	// ReturnThrottle gives an attempt back to key's bucket, which never
+	// holds more than rate.Burst.
+	ReturnThrottle(ctx context.Context, key string, rate Rate, now time.Time) error
+	// PruneThrottle forgets the keys whose buckets are full at now and
+	// returns how many it forgot.
+	PruneThrottle(ctx context.Context, now time.Time) (int64, error)
 }
 
 // Workspace is a tenant: records, subscriptions and clients belong to one.
@@ -274,6 +304,11 @@ type Resource struct {
 	ID           string
 	// JSON is the resource, already carrying ID.
 	JSON []byte
+	// Aliases are the references by which the parser's submission named
+	// the resource (its entry's fullUrl, "Type/id"), which later
+	// submissions for the record may use. AddRecordResources stores them;
+	// ListRecordResources does not read them back (RecordAliases does).
+	Aliases []string
 }
 
 // SubscriptionStatus says whether events are delivered to a subscription.
@@ -377,6 +412,23 @@ type Next struct {
 	// DisableSubscription, with DeliveryFailed, disables the subscription
 	// (it answered 410 Gone).
 	DisableSubscription bool
+}
+
+// Rate is a throttling rate: Burst attempts at once, refilled at Burst per
+// Per.
+type Rate struct {
+	Burst int
+	Per   time.Duration
+}
+
+// Interval is the time one attempt takes to refill, 0 for a rate without
+// attempts. A bucket whose full time runs ahead of now by more than
+// Burst × Interval is empty.
+func (r Rate) Interval() time.Duration {
+	if r.Burst <= 0 || r.Per <= 0 {
+		return 0
+	}
+	return r.Per / time.Duration(r.Burst)
 }
 
 // OutboxStats describes the pending deliveries of all workspaces.

@@ -12,8 +12,6 @@ import (
 type Access struct {
 	// Token is the compact JWT.
 	Token string
-	// ID is its jti.
-	ID string
 	// ExpiresIn is its lifetime.
 	ExpiresIn time.Duration
 }
@@ -46,5 +44,5 @@ func (i *Issuer) Issue(clientID, workspaceID string) (Access, error) {
 	if err != nil {
 		return Access{}, err
 	}
-	return Access{Token: tok, ID: std.ID, ExpiresIn: i.cfg.AccessTTL}, nil
+	return Access{Token: tok, ExpiresIn: i.cfg.AccessTTL}, nil
 }

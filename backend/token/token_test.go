@@ -12,6 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	josejwt "github.com/go-jose/go-jose/v4/jwt"
 	gojwt "github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/store"
@@ -20,7 +21,8 @@ import (
 
 var testConfig = Config{
 	Issuer: "health-data-connect", Audience: "health-data-connect-api",
-	AccessTTL: 30 * time.Minute, RotateEvery: 24 * time.Hour, CheckEvery: time.Minute, Leeway: time.Minute,
+	AccessTTL: 30 * time.Minute, RotateEvery: 24 * time.Hour, PublishAhead: 10 * time.Minute,
+	CheckEvery: time.Minute, Leeway: time.Minute, RefreshGrace: 12 * time.Hour,
 }
 
 func openStore(t *testing.T) store.Store {
@@ -42,6 +44,8 @@ type clock struct {
 func (c *clock) now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
+// newIssuer returns an Issuer on st and its clock, which starts after the
+// Issuer's first Refresh.
 func newIssuer(t *testing.T, st store.Store) (*Issuer, *clock) {
 	t.Helper()
 	i, err := NewIssuer(t.Context(), st, testConfig, zap.NewNop())
@@ -51,6 +55,35 @@ func newIssuer(t *testing.T, st store.Store) (*Issuer, *clock) {
 	c := &clock{t: time.Now()}
 	i.now = c.now
 	return i, c
+}
+
+// replica returns another Issuer on st that reads the time from c.
+func replica(t *testing.T, st store.Store, c *clock) *Issuer {
+	t.Helper()
+	i, err := NewIssuer(t.Context(), st, testConfig, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i.now = c.now
+	refresh(t, i)
+	return i
+}
+
+func refresh(t *testing.T, i *Issuer) {
+	t.Helper()
+	if err := i.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// issue returns the kid of a new token.
+func issue(t *testing.T, i *Issuer) string {
+	t.Helper()
+	acc, err := i.Issue("c", "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kid(t, acc.Token)
 }
 
 func jwks(t *testing.T, i *Issuer) jose.JSONWebKeySet {
@@ -93,7 +126,7 @@ func TestIssueVerifiesAgainstJWKS(t *testing.T) {
 	if err != nil || !tok.Valid {
 		t.Fatalf("token does not verify: %v", err)
 	}
-	if claims.Subject != "client-1" || claims.WS != "ws-1" || claims.ID != acc.ID || claims.NotBefore == nil ||
+	if claims.Subject != "client-1" || claims.WS != "ws-1" || uuid.Validate(claims.ID) != nil || claims.NotBefore == nil ||
 		claims.ExpiresAt.Sub(claims.IssuedAt.Time) != 30*time.Minute || tok.Header["typ"] != "JWT" {
 		t.Fatalf("claims = %+v, header = %v", claims, tok.Header)
 	}
@@ -105,38 +138,86 @@ func TestIssueVerifiesAgainstJWKS(t *testing.T) {
 func TestRotation(t *testing.T) {
 	st := openStore(t)
 	i, c := newIssuer(t, st)
-	first, _ := i.Issue("c", "w")
-	firstKid := kid(t, first.Token)
+	firstKid := issue(t, i) // a new store's first key signs at once
 
-	c.advance(testConfig.RotateEvery)
-	if err := i.Refresh(t.Context()); err != nil {
-		t.Fatal(err)
+	// The successor is created PublishAhead before the key is RotateEvery
+	// old, and published at once, but not yet used: an edge that fetched
+	// the JWKS just before must not meet an unknown kid.
+	c.advance(testConfig.RotateEvery - testConfig.PublishAhead - time.Second)
+	refresh(t, i)
+	if set := jwks(t, i); len(set.Keys) != 1 {
+		t.Fatalf("rotated early: %+v", set)
 	}
-	second, _ := i.Issue("c", "w")
-	if kid(t, second.Token) == firstKid {
-		t.Fatal("no rotation after RotateEvery")
+	c.advance(time.Second)
+	refresh(t, i)
+	set := jwks(t, i)
+	if len(set.Keys) != 2 || set.Keys[1].KeyID != firstKid {
+		t.Fatalf("JWKS after rotation = %+v, want the new key first and the old one", set)
 	}
-	// The old key stays published while tokens it signed may be valid.
-	if set := jwks(t, i); len(set.Keys) != 2 || set.Keys[0].KeyID != kid(t, second.Token) || len(set.Key(firstKid)) != 1 {
-		t.Fatalf("JWKS after rotation = %+v", set)
+	secondKid := set.Keys[0].KeyID
+	if got := issue(t, i); got != firstKid {
+		t.Fatal("signing with a key published less than PublishAhead ago")
 	}
-	c.advance(testConfig.CheckEvery + testConfig.AccessTTL + testConfig.Leeway - time.Second)
-	if err := i.Refresh(t.Context()); err != nil {
-		t.Fatal(err)
+	c.advance(testConfig.PublishAhead - time.Second)
+	refresh(t, i)
+	if got := issue(t, i); got != firstKid {
+		t.Fatal("signing with a key published less than PublishAhead ago")
 	}
+	c.advance(time.Second)
+	refresh(t, i)
+	if got := issue(t, i); got != secondKid {
+		t.Fatal("not signing with the new key PublishAhead after it was published")
+	}
+	// A new replica agrees.
+	if got := issue(t, replica(t, st, c)); got != secondKid {
+		t.Fatal("a new replica signs with another key")
+	}
+
+	// The old key stays published while tokens it signed may be presented,
+	// on the refresh route too.
+	c.advance(testConfig.CheckEvery + testConfig.AccessTTL + testConfig.Leeway + testConfig.RefreshGrace - time.Second)
+	refresh(t, i)
 	if set := jwks(t, i); len(set.Key(firstKid)) != 1 {
-		t.Fatal("old key withdrawn while its tokens may still be valid")
+		t.Fatal("old key withdrawn while its tokens may still be presented")
 	}
 	c.advance(2 * time.Second)
-	if err := i.Refresh(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	refresh(t, i)
 	if set := jwks(t, i); len(set.Keys) != 1 || len(set.Key(firstKid)) != 0 {
 		t.Fatalf("old key still published after every token expired: %+v", set)
 	}
 	keys, _ := st.ListSigningKeys(t.Context())
 	if len(keys) != 1 {
 		t.Fatalf("%d keys stored, want the old one deleted", len(keys))
+	}
+}
+
+// TestRefreshGraceKeepsKey: a token signed with the old key by a replica
+// that has not switched yet, the last moment it may, can still be presented
+// expired on the refresh route for RefreshGrace: its key must be published
+// until then.
+func TestRefreshGraceKeepsKey(t *testing.T) {
+	st := openStore(t)
+	i, c := newIssuer(t, st)
+	oldKid := issue(t, i)
+	c.advance(testConfig.RotateEvery - testConfig.PublishAhead)
+	refresh(t, i)
+	// i now plays a replica whose next check comes CheckEvery after the new
+	// key became active.
+	c.advance(testConfig.PublishAhead + testConfig.CheckEvery - time.Second)
+	acc, err := i.Issue("c", "w")
+	if err != nil || kid(t, acc.Token) != oldKid {
+		t.Fatalf("setup: token not signed with the old key (%v)", err)
+	}
+	other := replica(t, st, c) // the replicas that did switch delete keys
+	c.advance(acc.ExpiresIn + testConfig.Leeway + testConfig.RefreshGrace - time.Second)
+	refresh(t, other)
+	if set := jwks(t, other); len(set.Key(oldKid)) != 1 {
+		t.Fatal("the key of a token still accepted on the refresh route was withdrawn")
+	}
+	c.advance(2 * time.Second)
+	refresh(t, other)
+	if set := jwks(t, other); len(set.Key(oldKid)) != 0 {
+		t.Fatal("the old key outlives every token it signed")
 	}
 }
 
@@ -164,7 +245,7 @@ func TestConcurrentRotationAddsOneKey(t *testing.T) {
 	st := openStore(t)
 	i, c := newIssuer(t, st)
 	i.store = &racingStore{Store: st}
-	c.advance(testConfig.RotateEvery)
+	c.advance(testConfig.RotateEvery - testConfig.PublishAhead)
 	if err := i.Refresh(t.Context()); err != nil {
 		t.Fatalf("losing the rotation race is not an error: %v", err)
 	}
@@ -172,14 +253,15 @@ func TestConcurrentRotationAddsOneKey(t *testing.T) {
 	if len(keys) != 2 {
 		t.Fatalf("%d keys after a raced rotation, want 2", len(keys))
 	}
-	acc, _ := i.Issue("c", "w")
-	if kid(t, acc.Token) != keys[1].ID {
+	c.advance(testConfig.PublishAhead)
+	refresh(t, i)
+	if issue(t, i) != keys[1].ID {
 		t.Fatal("the loser does not sign with the winner's key")
 	}
 	// A second replica on the same store agrees and adds nothing.
-	j, _ := newIssuer(t, st)
+	j := replica(t, st, c)
 	keys, _ = st.ListSigningKeys(t.Context())
-	if acc, _ := j.Issue("c", "w"); len(keys) != 2 || kid(t, acc.Token) != keys[1].ID {
+	if len(keys) != 2 || issue(t, j) != keys[1].ID {
 		t.Fatal("second replica disagrees on the signing key")
 	}
 }
@@ -194,9 +276,17 @@ func kid(t *testing.T, tok string) string {
 }
 
 func TestNewIssuerRejectsBadConfig(t *testing.T) {
-	bad := testConfig
-	bad.RotateEvery = 0
-	if _, err := NewIssuer(t.Context(), openStore(t), bad, zap.NewNop()); err == nil {
-		t.Fatal("zero RotateEvery accepted")
+	for name, mutate := range map[string]func(*Config){
+		"zero RotateEvery":           func(c *Config) { c.RotateEvery = 0 },
+		"PublishAhead = RotateEvery": func(c *Config) { c.PublishAhead = c.RotateEvery },
+		"PublishAhead > RotateEvery": func(c *Config) { c.PublishAhead = 2 * c.RotateEvery },
+		"negative PublishAhead":      func(c *Config) { c.PublishAhead = -time.Second },
+		"negative RefreshGrace":      func(c *Config) { c.RefreshGrace = -time.Second },
+	} {
+		bad := testConfig
+		mutate(&bad)
+		if _, err := NewIssuer(t.Context(), openStore(t), bad, zap.NewNop()); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }

@@ -144,10 +144,8 @@ func (j *jsonFile) member(seenFile bool) error {
 	}
 	switch {
 	case string(name) != "file":
-		if !utf8.Valid(name) || len(name) == maxName {
-			return errorf("unknown member; the body must be {\"file\": \"<base64>\"}")
-		}
-		return errorf("unknown member %s; the body must be {\"file\": \"<base64>\"}", strconv.Quote(string(name)))
+		// The name is not quoted: it may be a secret sent by mistake.
+		return errorf("unknown member; the body must be {\"file\": \"<base64>\"}")
 	case seenFile:
 		return errorf("member \"file\" appears twice")
 	}

@@ -30,8 +30,8 @@ func TestJSONFile(t *testing.T) {
 		{"empty object", `{}`, "", `"file" is missing`},
 		{"not an object", `["QQ=="]`, "", "invalid JSON"},
 		{"empty body", ``, "", "ends early"},
-		{"unknown member", `{"name":"x","file":"QQ=="}`, "", `unknown member "name"`},
-		{"member after file", `{"file":"QQ==","name":"x"}`, "", `unknown member "name"`},
+		{"unknown member", `{"name":"x","file":"QQ=="}`, "", `unknown member;`},
+		{"member after file", `{"file":"QQ==","name":"x"}`, "", `unknown member;`},
 		{"duplicate file", `{"file":"QQ==","file":"QQ=="}`, "", "appears twice"},
 		{"file not a string", `{"file":null}`, "", "must be a string"},
 		{"file a number", `{"file":12}`, "", "must be a string"},
@@ -52,6 +52,7 @@ func TestJSONFile(t *testing.T) {
 		{"bad unicode escape", `{"file":"\u00zz"}`, "", "invalid \\u escape"},
 		{"non-ASCII escape", `{"file":"\u00e9AAA"}`, "", "not valid standard base64"},
 		{"long unknown name", `{"` + strings.Repeat("n", 100) + `":1}`, "", "unknown member;"},
+		{"secret as a name", `{"hdc_cs_pasted":"QQ=="}`, "", "unknown member;"},
 	}
 	readers := map[string]func(io.Reader) io.Reader{
 		"whole":    func(r io.Reader) io.Reader { return r },
@@ -71,6 +72,9 @@ func TestJSONFile(t *testing.T) {
 				var e *Error
 				if !errors.As(err, &e) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v; want an *Error containing %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "hdc_cs_pasted") {
+					t.Fatalf("error %q quotes a member name the client made up", err)
 				}
 			})
 		}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/health-data-connect/hdc/backend/blob"
 )
@@ -167,5 +169,93 @@ func TestMultipartMalformed(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) {
 		t.Fatalf("truncated form: %v", err)
+	}
+}
+
+// FuzzMultipartFile feeds MultipartFile arbitrary form bodies: it never
+// panics, refuses with an *Error, and accepts exactly the forms a plain
+// reading with mime/multipart finds well formed with one "file" part (and
+// small other parts), giving that part's bytes and a clean name.
+func FuzzMultipartFile(f *testing.F) {
+	const boundary = "xYzZy"
+	for _, parts := range [][]formPart{
+		{{"file", "visit.wav", "audio/wav", "abc"}},
+		{{"note", "", "", "x"}, {"file", "a.mp3", "", "abc"}, {"other", "", "", "y"}},
+		{{"file", "a", "", "abc"}, {"file", "b", "", "def"}},
+		{{"note", "", "", "x"}},
+		{{"file", "../x\t\u202e.wav", "text/plain; charset=utf-8", ""}},
+	} {
+		var buf bytes.Buffer
+		w := multipart.NewWriter(&buf)
+		if err := w.SetBoundary(boundary); err != nil {
+			f.Fatal(err)
+		}
+		for _, p := range parts {
+			h := textproto.MIMEHeader{}
+			h.Set("Content-Disposition", `form-data; name="`+p.name+`"; filename="`+p.filename+`"`)
+			if p.ct != "" {
+				h.Set("Content-Type", p.ct)
+			}
+			pw, _ := w.CreatePart(h)
+			io.WriteString(pw, p.body)
+		}
+		w.Close()
+		f.Add(buf.Bytes())
+	}
+	f.Add([]byte("--xYzZy\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nabc"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p, err := MultipartFile(multipart.NewReader(bytes.NewReader(body), boundary))
+		var got []byte
+		if err == nil {
+			got, err = io.ReadAll(p)
+		}
+		want, ok := readForm(body, boundary)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v (%T) is not an *Error", err, err)
+			}
+			if ok {
+				t.Fatalf("refused a well-formed form with one file part: %v", err)
+			}
+			return
+		}
+		if !ok {
+			t.Fatal("accepted a form that is malformed or has no single file part")
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("file bytes %q, want %q", got, want)
+		}
+		if !utf8.ValidString(p.Name) || utf8.RuneCountInString(p.Name) > 200 || strings.TrimSpace(p.Name) != p.Name ||
+			strings.ContainsFunc(p.Name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+			t.Fatalf("file name %q is not clean", p.Name)
+		}
+	})
+}
+
+// readForm reads a whole form with mime/multipart alone and returns the
+// content of its "file" part, with ok when the form is well formed, has
+// exactly one such part, and no other part over maxOtherPart.
+func readForm(body []byte, boundary string) (file []byte, ok bool) {
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	files := 0
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return file, files == 1
+		}
+		if err != nil {
+			return nil, false
+		}
+		data, err := io.ReadAll(p)
+		if err != nil {
+			return nil, false
+		}
+		if p.FormName() == "file" {
+			files++
+			file = data
+		} else if len(data) > maxOtherPart {
+			return nil, false
+		}
 	}
 }

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -18,13 +19,15 @@ import (
 type Handler struct {
 	store store.Store
 	rules Rules
+	max   int
 	log   *zap.Logger
 	now   func() time.Time
 }
 
-// NewHandler returns a Handler.
-func NewHandler(s store.Store, rules Rules, log *zap.Logger) *Handler {
-	return &Handler{store: s, rules: rules, log: log, now: time.Now}
+// NewHandler returns a Handler that lets a workspace have at most max
+// subscriptions.
+func NewHandler(s store.Store, rules Rules, max int, log *zap.Logger) *Handler {
+	return &Handler{store: s, rules: rules, max: max, log: log, now: time.Now}
 }
 
 // Registered is the answer to a registration.
@@ -42,7 +45,11 @@ func (h *Handler) Register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	spec, err := h.rules.Parse(body)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrEndpointNotAllowed):
+		problem.Write(w, problem.New(http.StatusBadRequest, "endpoint_not_allowed", err.Error()))
+		return
+	case err != nil:
 		problem.Write(w, web.DecodeProblem(err))
 		return
 	}
@@ -56,9 +63,13 @@ func (h *Handler) Register(w http.ResponseWriter, r *http.Request) {
 		Status:      store.SubscriptionActive,
 		CreatedAt:   h.now(),
 	}
-	switch err := h.store.CreateSubscription(r.Context(), sub); {
+	switch err := h.store.CreateSubscription(r.Context(), sub, h.max); {
 	case errors.Is(err, store.ErrConflict):
 		problem.Write(w, problem.New(http.StatusConflict, "conflict", "the workspace already has a subscription for this endpoint"))
+		return
+	case errors.Is(err, store.ErrLimit):
+		problem.Write(w, problem.New(http.StatusConflict, "subscription_limit",
+			fmt.Sprintf("a workspace has at most %d subscriptions; delete one first", h.max)))
 		return
 	case errors.Is(err, store.ErrNotFound):
 		problem.Write(w, web.UnknownCaller())

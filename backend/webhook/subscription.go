@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -93,6 +94,11 @@ type Rules struct {
 	// (AWS_ENDPOINT_URL_SQS, e.g. a local emulator): queue URLs on its
 	// scheme and host are accepted besides AWS's own.
 	SQSEndpoint *url.URL
+	// AllowNets are the special-purpose address prefixes deliveries may
+	// reach (see NewGuard). An HTTP(S) endpoint whose host is a literal
+	// address outside them, or localhost, is refused with
+	// ErrEndpointNotAllowed.
+	AllowNets []netip.Prefix
 }
 
 // Parse reads and validates a registration body. Its errors are safe to
@@ -189,6 +195,9 @@ func (r Rules) endpoint(protocol, ep string) (string, error) {
 	case ProtocolHTTP, ProtocolHTTPS:
 		if u.Scheme != protocol {
 			return "", fmt.Errorf("the %s protocol needs a %s:// endpoint", protocol, protocol)
+		}
+		if err := screen(NewGuard(r.AllowNets), u); err != nil {
+			return "", err
 		}
 	}
 	return u.String(), nil

@@ -3,6 +3,7 @@ package webhook
 import (
 	"encoding/json"
 	"errors"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -28,8 +29,8 @@ func TestParse(t *testing.T) {
 	}{
 		{name: "https inferred, all events", body: `{"endpoint":"https://Example.COM/hook?x=1"}`,
 			want: Spec{Endpoint: "https://example.com/hook?x=1", Protocol: "https", EventNames: Events}},
-		{name: "http inferred", body: `{"endpoint":"http://127.0.0.1:8080/h"}`,
-			want: Spec{Endpoint: "http://127.0.0.1:8080/h", Protocol: "http", EventNames: Events}},
+		{name: "http inferred", body: `{"endpoint":"http://hooks.example:8080/h"}`,
+			want: Spec{Endpoint: "http://hooks.example:8080/h", Protocol: "http", EventNames: Events}},
 		{name: "sqs inferred", body: `{"endpoint":"` + queue + `"}`,
 			want: Spec{Endpoint: queue, Protocol: "sqs", EventNames: Events}},
 		{name: "fifo queue, China region", body: `{"endpoint":"https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q.fifo"}`,
@@ -75,7 +76,7 @@ func TestParse(t *testing.T) {
 		{name: "short signing key", body: `{"endpoint":"https://a.example/h","signing_key":"0123456789abcde"}`, wantErr: "signing_key"},
 		{name: "empty signing key", body: `{"endpoint":"https://a.example/h","signing_key":""}`, wantErr: "signing_key"},
 		{name: "long endpoint", body: `{"endpoint":"https://a.example/` + strings.Repeat("a", maxEndpoint) + `"}`, wantErr: "limited"},
-		{name: "unknown member", body: `{"endpoint":"https://a.example/h","secret":"x"}`, wantErr: `unknown member "secret"`},
+		{name: "unknown member", body: `{"endpoint":"https://a.example/h","0123456789abcdef":"x"}`, wantErr: `unknown member`},
 		{name: "duplicate member", body: `{"endpoint":"https://a.example/h","endpoint":"https://b.example/h"}`, wantErr: "twice"},
 		{name: "wrong type", body: `{"endpoint":"https://a.example/h","event_names":"user.delete"}`, wantErr: "wrong type", wantJSON: true},
 		{name: "not JSON", body: `endpoint=x`, wantErr: "JSON object", wantJSON: true},
@@ -88,7 +89,7 @@ func TestParse(t *testing.T) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
 				}
 				if strings.Contains(err.Error(), "0123456789abcde") {
-					t.Fatalf("error %q quotes the signing key", err)
+					t.Fatalf("error %q quotes the signing key or a member name", err)
 				}
 				return
 			}
@@ -97,6 +98,55 @@ func TestParse(t *testing.T) {
 				t.Fatalf("Parse = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseScreensAddresses: an HTTP(S) endpoint at an address the
+// delivery guard refuses is refused at registration already, unless the
+// operator's allow-list lets it through.
+func TestParseScreensAddresses(t *testing.T) {
+	loopbackAllowed := Rules{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+	tests := []struct {
+		endpoint      string
+		ok, okIfLocal bool
+	}{
+		{"https://hooks.example/h", true, true},
+		{"https://93.184.215.14/h", true, true},
+		{"https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/h", true, true},
+		{"http://127.0.0.1:9081/internal/v1/events", false, true},
+		{"http://127.9.9.9/h", false, true},
+		{"http://[::1]:9081/h", false, true},
+		{"http://localhost:9081/h", false, true},
+		{"http://LocalHost./h", false, true},
+		{"http://api.localhost/h", false, true},
+		{"http://[::ffff:127.0.0.1]/h", false, true},
+		{"http://169.254.169.254/latest/meta-data/", false, false},
+		{"http://[fd00:ec2::254]/latest/meta-data/", false, false},
+		{"http://10.1.2.3/h", false, false},
+		{"https://172.16.0.1/h", false, false},
+		{"https://192.168.1.1/h", false, false},
+		{"http://100.64.0.1/h", false, false},
+		{"http://0.0.0.0:9081/h", false, false},
+		{"http://[fe80::1%25eth0]/h", false, false},
+		{"http://[::ffff:10.0.0.1]/h", false, false},
+		{"http://localhost.example/h", true, true},
+	}
+	for _, tt := range tests {
+		body := []byte(`{"endpoint":"` + tt.endpoint + `"}`)
+		for _, c := range []struct {
+			rules Rules
+			ok    bool
+		}{{Rules{}, tt.ok}, {loopbackAllowed, tt.okIfLocal}} {
+			_, err := c.rules.Parse(body)
+			if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrEndpointNotAllowed)) {
+				t.Errorf("%s (allow %v): %v", tt.endpoint, c.rules.AllowNets, err)
+			}
+		}
+	}
+	// A queue of the operator's SQS endpoint is not screened: the operator
+	// chose it.
+	if _, err := (Rules{SQSEndpoint: localSQS}).Parse([]byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q"}`)); err != nil {
+		t.Errorf("local SQS queue: %v", err)
 	}
 }
 

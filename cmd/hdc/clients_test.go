@@ -103,7 +103,8 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"clients", "disable", "--client", "nobody"}, `no client "nobody"`},
 		{[]string{"sharing", "revoke", "--grant", "nope"}, `no grant "nope"`},
 		{[]string{"sharing", "grant", "--workspace", "nope", "--client", "x"}, "not found"},
-		{[]string{"clients", "list", "--db", "postgres://db/hdc"}, "not built yet"},
+		{[]string{"clients", "list", "--db", "postgres://hdc@127.0.0.1:1/hdc"}, "failed to connect"},
+		{[]string{"clients", "list", "--db", "postgres://hdc:pw@127.0.0.1:1/hdc?sslmode=bogus"}, "cannot be parsed"},
 	}
 	for _, tt := range tests {
 		if _, err := hdc(t, dir, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {

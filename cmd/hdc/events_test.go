@@ -59,7 +59,7 @@ func TestEventsPublish(t *testing.T) {
 	err = st.CreateSubscription(t.Context(), store.Subscription{
 		ID: "s1", WorkspaceID: "acme", Endpoint: "https://hooks.example.com/h", Protocol: "https",
 		EventNames: []string{"receipt.created"}, Status: store.SubscriptionActive, CreatedAt: time.Now(),
-	})
+	}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

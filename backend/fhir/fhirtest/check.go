@@ -3,14 +3,16 @@
 // Composition invariants a document must satisfy (bdl-1 to bdl-4, bdl-7,
 // bdl-9, bdl-10, bdl-11, cmp-1, the Composition's required elements) and
 // the rules this project adds (urn:uuid fullUrls equal to resource ids,
-// subject, authors, section entries and urn:uuid references resolve inside
-// the Bundle, meta and link as DESIGN.md describes).
+// subject, authors, section entries and every urn:uuid or relative
+// reference resolve inside the Bundle, meta and link as DESIGN.md
+// describes).
 package fhirtest
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -126,11 +128,13 @@ func (c *checker) bundle(b map[string]any) {
 	}
 	c.res.Composition = comp
 	c.composition(comp)
-	// Every urn:uuid reference anywhere resolves inside the Bundle.
+	// Every reference anywhere that is meant to resolve inside the Bundle
+	// (urn:uuid, or relative such as Type/id: the document has no base URL
+	// to resolve it against) is an entry's fullUrl.
 	for i, e := range entries {
 		walkReferences(obj(e)["resource"], func(ref string) {
-			if _, ok := c.res.Entries[ref]; !ok && strings.HasPrefix(ref, "urn:uuid:") {
-				c.fail("entry %d references %q, which is not in the Bundle", i, ref)
+			if _, ok := c.res.Entries[ref]; !ok && internalReference(ref) {
+				c.fail("entry %d references %q, which is not an entry fullUrl", i, ref)
 			}
 		})
 	}
@@ -221,6 +225,17 @@ func (c *checker) composition(comp map[string]any) {
 			}
 		}
 	}
+}
+
+// internalReference reports whether ref must name an entry of the Bundle:
+// a urn:uuid or a relative reference. Absolute URLs of other schemes point
+// outside the document, and "#id" at a contained resource.
+func internalReference(ref string) bool {
+	if strings.HasPrefix(ref, "urn:uuid:") {
+		return true
+	}
+	u, err := url.Parse(ref)
+	return err != nil || u.Scheme == "" && !strings.HasPrefix(ref, "#")
 }
 
 // walkReferences calls fn with every "reference" string inside v.

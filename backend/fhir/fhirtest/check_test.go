@@ -52,6 +52,15 @@ func TestCheckDocumentFails(t *testing.T) {
 		{"dangling section entry", func(b map[string]any) {
 			comp(b)["section"].([]any)[0].(map[string]any)["entry"] = []any{map[string]any{"reference": "urn:uuid:00000000-0000-0000-0000-000000000000"}}
 		}, "not an entry fullUrl"},
+		{"dangling urn:uuid reference", func(b map[string]any) {
+			entry(b, 2)["resource"].(map[string]any)["subject"] = map[string]any{"reference": "urn:uuid:00000000-0000-0000-0000-000000000000"}
+		}, "not an entry fullUrl"},
+		{"dangling relative reference", func(b map[string]any) {
+			entry(b, 2)["resource"].(map[string]any)["subject"] = map[string]any{"reference": "Patient/pt"}
+		}, "not an entry fullUrl"},
+		{"dangling nested relative reference", func(b map[string]any) {
+			entry(b, 2)["resource"].(map[string]any)["author"] = []any{map[string]any{"reference": "Organization/o"}}
+		}, "not an entry fullUrl"},
 		{"fullUrl differs from id", func(b map[string]any) { entry(b, 1)["resource"].(map[string]any)["id"] = "x" }, "does not carry"},
 		{"no profile", func(b map[string]any) { b["meta"].(map[string]any)["profile"] = []any{} }, "DocumentBundle"},
 		{"no security", func(b map[string]any) { delete(b["meta"].(map[string]any), "security") }, "confidentiality"},
@@ -73,3 +82,28 @@ func TestCheckDocumentFails(t *testing.T) {
 
 func entry(b map[string]any, i int) map[string]any { return b["entry"].([]any)[i].(map[string]any) }
 func comp(b map[string]any) map[string]any         { return entry(b, 0)["resource"].(map[string]any) }
+
+// TestCheckDocumentAllowsOutsideReferences: absolute URLs and references
+// to contained resources are not entries, and need not be.
+func TestCheckDocumentAllowsOutsideReferences(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	valid, err := fhir.Document(store.Record{
+		ID: "r1", CareContextID: "cc1", WorkspaceID: "w", SHA1: bytes.Repeat([]byte{1}, 20), Size: 1,
+		ContentType: "audio/wave", Title: "t", Version: 1, CreatedAt: now, UpdatedAt: now,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b map[string]any
+	if err := json.Unmarshal(valid, &b); err != nil {
+		t.Fatal(err)
+	}
+	entry(b, 2)["resource"].(map[string]any)["extension"] = []any{
+		map[string]any{"url": "https://a.example/x", "valueReference": map[string]any{"reference": "https://registry.example/fhir/Patient/7"}},
+		map[string]any{"url": "https://a.example/y", "valueReference": map[string]any{"reference": "#contained"}},
+	}
+	data, _ := json.Marshal(b)
+	if _, err := CheckDocument(data); err != nil {
+		t.Fatalf("outside references rejected: %v", err)
+	}
+}

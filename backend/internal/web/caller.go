@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/google/uuid"
+
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -17,6 +19,16 @@ const (
 	HeaderKeyID       = "X-HDC-Key-Id"
 	HeaderEdgeSecret  = "X-HDC-Edge-Secret"
 )
+
+// IsUUID reports whether s is a UUID in canonical form (lowercase, with
+// hyphens), the form of every client id, token id (jti) and record id the
+// backend makes. Logs record a client-supplied id only when it passes: a
+// secret pasted into an id field (hdc_cs_…, hdc_rt_…, hdc_sk_… values
+// have the shape of identity.ValidID) is never written.
+func IsUUID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
+}
 
 // Caller is the authenticated client of a request.
 type Caller struct {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"net"
 	"net/http"
@@ -14,21 +15,28 @@ import (
 type edgeKey struct{}
 
 // CheckEdgeSecret refuses (403, untrusted_source) a request whose
-// X-HDC-Edge-Secret header is not secret, compared in constant time. It
-// returns the request to serve, without that header, and marked as coming
-// from the edge for SourceAddr. With an empty secret it only removes the
-// header.
+// X-HDC-Edge-Secret header is not secret. It compares SHA-256 digests in
+// constant time, so neither the content nor the length of the secret
+// shows in the timing. It returns the request to serve, without that
+// header, and marked as coming from the edge for SourceAddr. With an empty
+// secret (allowed only on a loopback listener) it only removes the header.
 func CheckEdgeSecret(secret string, r *http.Request) (*http.Request, *problem.Problem) {
 	got := r.Header.Values(HeaderEdgeSecret)
 	r.Header.Del(HeaderEdgeSecret)
 	if secret == "" {
 		return r, nil
 	}
-	if len(got) != 1 || subtle.ConstantTimeCompare([]byte(got[0]), []byte(secret)) != 1 {
+	if len(got) != 1 || !sameSecret(got[0], secret) {
 		return r, problem.New(http.StatusForbidden, "untrusted_source",
 			"requests must come through the Health Data Connect edge")
 	}
 	return r.WithContext(context.WithValue(r.Context(), edgeKey{}, true)), nil
+}
+
+// sameSecret compares the digests of a and b in constant time.
+func sameSecret(a, b string) bool {
+	da, db := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(da[:], db[:]) == 1
 }
 
 // SourceAddr returns the address of the client that made r, for throttling

@@ -52,6 +52,8 @@ func TestCheckEdgeSecret(t *testing.T) {
 		{"s3cret", nil, false},
 		{"s3cret", []string{"s3cre"}, false},
 		{"s3cret", []string{"s3cret", "s3cret"}, false},
+		{"s3cret", []string{"s3cret-and-more"}, false},
+		{"s3cret", []string{""}, false},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest("GET", "/", nil)

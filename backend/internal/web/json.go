@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -27,7 +29,8 @@ var ErrInvalidJSON = errors.New("invalid JSON")
 // strictly than encoding/json: member names must equal a field's JSON name
 // exactly (encoding/json folds case), no member may repeat (encoding/json
 // keeps the last), unknown members and anything after the object are errors.
-// Error messages name members but never quote values.
+// Error messages name the struct's own members but never quote a value or
+// a member name the client made up (it may be a secret sent by mistake).
 func Unmarshal(data []byte, v any) error {
 	known := fieldNames(reflect.TypeOf(v).Elem())
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -43,7 +46,7 @@ func Unmarshal(data []byte, v any) error {
 		name := tok.(string) // inside an object, More means a member name follows
 		switch {
 		case !known[name]:
-			return fmt.Errorf("unknown member %s", quoteName(name))
+			return fmt.Errorf("unknown member; the members are %s", strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 		case seen[name]:
 			return fmt.Errorf("member %s appears twice", quoteName(name))
 		}
@@ -73,15 +76,8 @@ func syntaxError(dec *json.Decoder) error {
 	return fmt.Errorf("%w at offset %d", ErrInvalidJSON, dec.InputOffset())
 }
 
-// quoteName quotes a member name for an error message, shortened so a
-// client's mistake cannot fill the answer.
-func quoteName(s string) string {
-	const max = 40
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return fmt.Sprintf("%q", s)
-}
+// quoteName quotes a member name of the target struct for an error message.
+func quoteName(s string) string { return fmt.Sprintf("%q", s) }
 
 var fieldCache sync.Map // reflect.Type → map[string]bool
 

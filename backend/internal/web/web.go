@@ -19,10 +19,19 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 		problem.Write(w, Internal())
 		return
 	}
+	WriteJSONBytes(w, status, body)
+}
+
+// WriteJSONBytes answers with status and body, a JSON text. The answer is
+// not cached (Cache-Control: no-store) unless the handler set another
+// Cache-Control.
+func WriteJSONBytes(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-store")
+	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

@@ -31,9 +31,10 @@ func TestUnmarshal(t *testing.T) {
 		{in: `{"client_id":"a","client_secret":"b"}`, want: login{ClientID: "a", Secret: "b"}},
 		{in: " \n{ \"names\" : [\"x\"] , \"Plain\": 3 }\t", want: login{Names: []string{"x"}, Plain: 3}},
 		{in: `{}`, want: login{}},
-		{in: `{"CLIENT_ID":"a"}`, wantErr: `unknown member "CLIENT_ID"`},
-		{in: `{"Ignored":"a"}`, wantErr: `unknown member "Ignored"`},
-		{in: `{"-":"a"}`, wantErr: `unknown member "-"`},
+		{in: `{"CLIENT_ID":"a"}`, wantErr: `unknown member; the members are Plain, client_id, client_secret, names`},
+		{in: `{"Ignored":"a"}`, wantErr: `unknown member`},
+		{in: `{"-":"a"}`, wantErr: `unknown member`},
+		{in: `{"hunter2-pasted-as-a-name":"a"}`, wantErr: `unknown member`},
 		{in: `{"client_id":"a","client_id":"b"}`, wantErr: "appears twice"},
 		{in: `{"client_id":"a"} {}`, wantErr: "data after", invalid: true},
 		{in: `{"client_id":"a"}x`, wantErr: "invalid JSON", invalid: true},
@@ -59,7 +60,7 @@ func TestUnmarshal(t *testing.T) {
 			t.Errorf("Unmarshal(%q) error = %v; want %q (invalid JSON %v)", tt.in, err, tt.wantErr, tt.invalid)
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("error %q quotes a value", err)
+			t.Errorf("error %q quotes a value or a made-up member name", err)
 		}
 	}
 }
@@ -180,6 +181,21 @@ func TestRequireCaller(t *testing.T) {
 		}
 		if tt.status == 401 && rec.Header().Get("WWW-Authenticate") != "Bearer" {
 			t.Errorf("%s: WWW-Authenticate = %q", tt.name, rec.Header().Get("WWW-Authenticate"))
+		}
+	}
+}
+
+func TestWriteJSONBytes(t *testing.T) {
+	for _, tt := range []struct{ set, want string }{{"", "no-store"}, {"max-age=60", "max-age=60"}} {
+		w := httptest.NewRecorder()
+		if tt.set != "" {
+			w.Header().Set("Cache-Control", tt.set)
+		}
+		WriteJSONBytes(w, http.StatusCreated, []byte(`{"a":1}`))
+		h := w.Result().Header
+		if w.Code != http.StatusCreated || w.Body.String() != `{"a":1}` || h.Get("Content-Type") != "application/json" ||
+			h.Get("Content-Length") != "7" || h.Get("Cache-Control") != tt.want || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("Cache-Control %q set: %d %v %q", tt.set, w.Code, h, w.Body)
 		}
 	}
 }

@@ -87,6 +87,14 @@ func (s *Store) AddRecordResources(ctx context.Context, careContextID string, re
 			if err != nil {
 				return translate(err)
 			}
+			for _, alias := range res.Aliases {
+				_, err := tx.ExecContext(ctx, `
+					INSERT INTO record_resource_aliases (record_id, alias, resource_id) VALUES (?, ?, ?)`,
+					r.ID, alias, res.ID)
+				if err != nil {
+					return translate(err)
+				}
+			}
 		}
 		return nil
 	})
@@ -114,6 +122,30 @@ func (s *Store) ListRecordResources(ctx context.Context, recordID string) ([]sto
 		}
 		res.JSON = []byte(body)
 		out = append(out, res)
+	}
+	return out, rows.Err()
+}
+
+// RecordAliases implements store.Store.
+func (s *Store) RecordAliases(ctx context.Context, careContextID string) (map[string]string, error) {
+	var recordID string
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM records WHERE care_context_id = ?`, careContextID).Scan(&recordID)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT alias, resource_id FROM record_resource_aliases WHERE record_id = ?`, recordID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var alias, id string
+		if err := rows.Scan(&alias, &id); err != nil {
+			return nil, err
+		}
+		out[alias] = id
 	}
 	return out, rows.Err()
 }

@@ -24,6 +24,25 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
 }
 
+// TestReplicas runs the coordination tests on two handles of one file, as
+// the server and the hdc command have.
+func TestReplicas(t *testing.T) {
+	storetest.RunReplicas(t, func(t *testing.T) (store.Store, store.Store) {
+		path := filepath.Join(t.TempDir(), "hdc.db")
+		a, err := Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		b, err := Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return a, b
+	})
+}
+
 func TestReopenKeepsDataAndSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "hdc.db")
 	s, err := Open(t.Context(), path)

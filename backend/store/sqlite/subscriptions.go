@@ -8,9 +8,20 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
-// CreateSubscription implements store.Store.
-func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription) error {
+// CreateSubscription implements store.Store. Transactions take the write
+// lock at BEGIN, so the count cannot change before the insert.
+func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, max int) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		if max > 0 {
+			var n int
+			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM subscriptions WHERE workspace_id = ?`, sub.WorkspaceID).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if n >= max {
+				return store.ErrLimit
+			}
+		}
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO subscriptions (id, workspace_id, endpoint, protocol, signing_key, status, created_at,
 				last_delivery_at, last_delivery_outcome)

@@ -19,7 +19,7 @@ func subscribe(t *testing.T, s store.Store, id, ws string, events ...string) {
 	must(t, s.CreateSubscription(ctx(t), store.Subscription{
 		ID: id, WorkspaceID: ws, Endpoint: "https://example.com/" + id, Protocol: "https",
 		EventNames: events, SigningKey: "key-of-" + id + "-0123456789", Status: store.SubscriptionActive, CreatedAt: at(0),
-	}))
+	}, 0))
 }
 
 // publish publishes an event of type typ in ws at time created and
@@ -85,7 +85,7 @@ func testOutboxPublish(t *testing.T, s store.Store) {
 		ID: "off", WorkspaceID: "w1", Endpoint: "https://example.com/off", Protocol: "https",
 		EventNames: []string{"receipt.created"}, Status: store.SubscriptionDisabled, CreatedAt: at(0),
 	}
-	must(t, s.CreateSubscription(ctx(t), off))
+	must(t, s.CreateSubscription(ctx(t), off, 0))
 
 	if ids := publish(t, s, "e0", "w1", "prescription.created", at(0)); len(ids) != 0 {
 		t.Fatalf("an event nobody selects got deliveries %q", ids)

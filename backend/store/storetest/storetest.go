@@ -37,12 +37,16 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SigningKeys", testSigningKeys},
 		{"Records", testRecords},
 		{"RecordResources", testRecordResources},
+		{"RecordAliases", testRecordAliases},
 		{"Subscriptions", testSubscriptions},
+		{"SubscriptionLimit", testSubscriptionLimit},
 		{"OutboxPublish", testOutboxPublish},
 		{"OutboxClaim", testOutboxClaim},
 		{"OutboxConcurrentClaims", testOutboxConcurrentClaims},
 		{"OutboxTransitions", testOutboxTransitions},
 		{"OutboxStatsAndPrune", testOutboxStatsAndPrune},
+		{"Throttle", testThrottle},
+		{"ThrottleConcurrentTakes", testThrottleConcurrentTakes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
@@ -360,6 +364,56 @@ func testRecordResources(t *testing.T, s store.Store) {
 	}
 }
 
+func testRecordAliases(t *testing.T, s store.Store) {
+	seed(t, s, "w1", "c1")
+	must(t, s.CreateRecord(ctx(t), record("r1", "cc1", "w1", "c1")))
+	must(t, s.CreateRecord(ctx(t), record("r2", "cc2", "w1", "c1")))
+	aliases, err := s.RecordAliases(ctx(t), "cc1")
+	must(t, err)
+	if len(aliases) != 0 {
+		t.Fatalf("aliases of a new record = %v", aliases)
+	}
+	_, err = s.RecordAliases(ctx(t), "nope")
+	wantErr(t, err, store.ErrNotFound)
+
+	res := func(id string, aliases ...string) store.Resource {
+		return store.Resource{ResourceType: "Patient", ID: id, JSON: []byte(`{"resourceType":"Patient","id":"` + id + `"}`), Aliases: aliases}
+	}
+	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("a", "Patient/pt", "urn:uuid:p"), res("b")}, at(time.Minute))
+	must(t, err)
+	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("c", "Patient/other")}, at(2*time.Minute))
+	must(t, err)
+	// Another record may use the same aliases.
+	_, err = s.AddRecordResources(ctx(t), "cc2", []store.Resource{res("d", "Patient/pt")}, at(time.Minute))
+	must(t, err)
+	want := map[string]string{"Patient/pt": "a", "urn:uuid:p": "a", "Patient/other": "c"}
+	aliases, err = s.RecordAliases(ctx(t), "cc1")
+	must(t, err)
+	if fmt.Sprint(aliases) != fmt.Sprint(want) {
+		t.Fatalf("aliases = %v, want %v", aliases, want)
+	}
+
+	// An alias the record has already is a conflict, and nothing of the
+	// batch is stored.
+	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("e", "Patient/new"), res("f", "Patient/pt")}, at(time.Hour))
+	wantErr(t, err, store.ErrConflict)
+	aliases, err = s.RecordAliases(ctx(t), "cc1")
+	must(t, err)
+	if fmt.Sprint(aliases) != fmt.Sprint(want) {
+		t.Fatalf("aliases after a refused batch = %v, want %v", aliases, want)
+	}
+	got, err := s.ListRecordResources(ctx(t), "r1")
+	must(t, err)
+	if len(got) != 3 {
+		t.Fatalf("%d resources after a refused batch, want 3", len(got))
+	}
+	r, err := s.GetRecord(ctx(t), "w1", "cc1")
+	must(t, err)
+	if r.Version != 3 {
+		t.Fatalf("version after a refused batch = %d, want 3", r.Version)
+	}
+}
+
 func testSubscriptions(t *testing.T, s store.Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
@@ -368,22 +422,22 @@ func testSubscriptions(t *testing.T, s store.Store) {
 		EventNames: []string{"receipt.created", "appointment.created"}, SigningKey: "0123456789abcdef",
 		Status: store.SubscriptionActive, CreatedAt: at(0),
 	}
-	must(t, s.CreateSubscription(ctx(t), sub))
+	must(t, s.CreateSubscription(ctx(t), sub, 0))
 	dup := sub
 	dup.ID = "s2"
-	wantErr(t, s.CreateSubscription(ctx(t), dup), store.ErrConflict)
+	wantErr(t, s.CreateSubscription(ctx(t), dup, 0), store.ErrConflict)
 	other := dup
 	other.WorkspaceID = "w2"
 	other.SigningKey = ""
 	other.EventNames = []string{"user.delete"}
 	other.CreatedAt = at(time.Second)
-	must(t, s.CreateSubscription(ctx(t), other))
+	must(t, s.CreateSubscription(ctx(t), other, 0))
 	orphan := dup
 	orphan.ID, orphan.WorkspaceID = "s3", "nope"
-	wantErr(t, s.CreateSubscription(ctx(t), orphan), store.ErrNotFound)
+	wantErr(t, s.CreateSubscription(ctx(t), orphan, 0), store.ErrNotFound)
 	second := sub
 	second.ID, second.Endpoint, second.Protocol, second.CreatedAt = "s4", "arn:aws:lambda:eu-west-1:123456789012:function:f", "lambda", at(time.Minute)
-	must(t, s.CreateSubscription(ctx(t), second))
+	must(t, s.CreateSubscription(ctx(t), second, 0))
 
 	list, err := s.ListSubscriptions(ctx(t), "w1")
 	must(t, err)
@@ -418,5 +472,45 @@ func testSubscriptions(t *testing.T, s store.Store) {
 	must(t, s.CreateSubscription(ctx(t), store.Subscription{
 		ID: "s5", WorkspaceID: "w1", Endpoint: sub.Endpoint, Protocol: "https",
 		EventNames: []string{"user.delete"}, Status: store.SubscriptionActive, CreatedAt: at(time.Hour),
-	}))
+	}, 0))
+}
+
+func testSubscriptionLimit(t *testing.T, s store.Store) {
+	seed(t, s, "w1", "c1")
+	seed(t, s, "w2", "c2")
+	sub := func(id, ws string) store.Subscription {
+		return store.Subscription{ID: id, WorkspaceID: ws, Endpoint: "https://example.com/" + id, Protocol: "https",
+			EventNames: []string{"user.delete"}, Status: store.SubscriptionActive, CreatedAt: at(0)}
+	}
+	must(t, s.CreateSubscription(ctx(t), sub("a", "w1"), 2))
+	must(t, s.CreateSubscription(ctx(t), sub("b", "w1"), 2))
+	wantErr(t, s.CreateSubscription(ctx(t), sub("c", "w1"), 2), store.ErrLimit)
+	must(t, s.CreateSubscription(ctx(t), sub("d", "w2"), 2)) // per workspace
+	must(t, s.DeleteSubscription(ctx(t), "w1", "a"))
+	must(t, s.CreateSubscription(ctx(t), sub("c", "w1"), 2))
+	must(t, s.CreateSubscription(ctx(t), sub("e", "w1"), 0)) // no limit
+	list, err := s.ListSubscriptions(ctx(t), "w1")
+	must(t, err)
+	if len(list) != 3 {
+		t.Fatalf("%d subscriptions, want 3", len(list))
+	}
+
+	// Concurrent creations never exceed the limit.
+	const n, limit = 8, 3
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = s.CreateSubscription(ctx(t), sub(fmt.Sprint("r", i), "w2"), limit) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, store.ErrLimit) {
+			t.Fatalf("unexpected error %v", err)
+		}
+	}
+	list, err = s.ListSubscriptions(ctx(t), "w2")
+	must(t, err)
+	if len(list) != limit {
+		t.Fatalf("%d subscriptions after concurrent creations with a limit of %d", len(list), limit)
+	}
 }

@@ -91,7 +91,7 @@ func (h *harness) subscribe(endpoint, protocol, key string) string {
 	err := h.store.CreateSubscription(h.t.Context(), store.Subscription{
 		ID: id, WorkspaceID: "w1", Endpoint: endpoint, Protocol: protocol, EventNames: webhook.Events,
 		SigningKey: key, Status: store.SubscriptionActive, CreatedAt: time.Now(),
-	})
+	}, 0)
 	if err != nil {
 		h.t.Fatal(err)
 	}

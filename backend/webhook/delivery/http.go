@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"code.dny.dev/ssrf"
-
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 // userAgent identifies our deliveries to subscribers.
@@ -26,12 +25,10 @@ const maxDrain = 64 << 10
 
 // httpSender POSTs messages to HTTP(S) endpoints.
 //
-// Every connection it opens goes through an SSRF guard that checks the
-// address actually dialled, after DNS resolution, so a hostname resolving
-// to (or rebinding to) an internal address is refused as an IP literal is:
-// loopback, private, link-local (cloud metadata), CGNAT, multicast,
-// documentation and the other special-purpose ranges of IANA's registries,
-// IPv4-mapped IPv6 included, unless an operator allowed the prefix. It
+// Every connection it opens goes through an SSRF guard (webhook.NewGuard)
+// that checks the address actually dialled, after DNS resolution, so a
+// hostname resolving to (or rebinding to) an internal address is refused
+// as an IP literal is, unless an operator allowed the prefix. It
 // never uses an HTTP proxy (the guard would then only see the proxy) and
 // never follows a redirect (the answer is the result).
 type httpSender struct {
@@ -40,15 +37,7 @@ type httpSender struct {
 
 // newHTTPSender returns an httpSender whose guard lets allow through.
 func newHTTPSender(allow []netip.Prefix) *httpSender {
-	var v4, v6 []netip.Prefix
-	for _, p := range allow {
-		if p.Addr().Is4() {
-			v4 = append(v4, p)
-		} else {
-			v6 = append(v6, p)
-		}
-	}
-	guard := ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))
+	guard := webhook.NewGuard(allow)
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: guard.Safe}
 	transport := &http.Transport{
 		Proxy:                  nil,

@@ -1,0 +1,42 @@
+package backend
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend/blob"
+)
+
+func TestOpenBlobs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
+	tests := []struct {
+		url     string
+		want    any // the store's type
+		wantErr bool
+	}{
+		{"", &blob.Dir{}, false},
+		{filepath.Join(dir, "other"), &blob.Dir{}, false},
+		{"file://" + filepath.Join(dir, "third"), &blob.Dir{}, false},
+		{"s3://bucket", &blob.S3{}, false},
+		{"s3://bucket/hdc/blobs?region=eu-west-1&endpoint=http://127.0.0.1:9000&path_style=true", &blob.S3{}, false},
+		{"s3:///prefix", nil, true},
+		{"s3://key:secret@bucket/prefix", nil, true},
+		{"s3://bucket?path_style=maybe", nil, true},
+		{"s3://bucket?endpoint=ftp://x", nil, true},
+		{"gs://bucket", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := OpenBlobs(t.Context(), tt.url, dir)
+		switch {
+		case tt.wantErr && err == nil:
+			t.Errorf("OpenBlobs(%q) accepted", tt.url)
+		case !tt.wantErr && (err != nil || reflect.TypeOf(got) != reflect.TypeOf(tt.want)):
+			t.Errorf("OpenBlobs(%q) = %T, %v; want a %T", tt.url, got, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/health-data-connect/hdc/backend/auth"
+)
+
+// TestLogsHoldNoSecrets sends secrets where ids belong, and wrong secrets
+// where secrets belong, through failed logins, failed refreshes and
+// requests the edge-secret gate refuses: no log line may carry a secret
+// (hdc_cs_, hdc_rt_, hdc_sk_ values) or a submitted client_secret, and no
+// answer may quote one either.
+func TestLogsHoldNoSecrets(t *testing.T) {
+	const edgeSecret = "edge-secret-0123456789"
+	core, logs := observer.New(zapcore.DebugLevel)
+	h := startLogged(t, zap.New(core), func(c *Config) { c.EdgeSecret = edgeSecret })
+	a := h.client("wa")
+	h.client("wb")
+	g, err := h.srv.Identity().GrantSharing(context.Background(), "wb", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wrongSecret = "correct-horse-battery-staple" // a secret without our prefix
+	secrets := []string{a.ClientSecret, g.SharingKey, wrongSecret, edgeSecret}
+	var refusals [][]byte
+	send := func(method, path, body string, headers ...string) response {
+		t.Helper()
+		headers = append([]string{"Content-Type", "application/json"}, headers...)
+		res := h.do(method, h.public+path, strings.NewReader(body), headers...)
+		if res.StatusCode >= 400 {
+			refusals = append(refusals, res.body)
+		}
+		return res
+	}
+	edge := []string{"X-HDC-Edge-Secret", edgeSecret}
+	login := func(body string) response { return send("POST", PathLogin, body, edge...) }
+
+	// Failed logins: a secret as the client id, a wrong secret, a wrong
+	// sharing key, a secret as a member name.
+	login(fmt.Sprintf(`{"client_id":%q,"client_secret":%q}`, a.ClientSecret, a.ClientSecret))
+	login(fmt.Sprintf(`{"client_id":%q,"client_secret":%q}`, g.SharingKey, wrongSecret))
+	login(fmt.Sprintf(`{"client_id":%q,"client_secret":%q}`, a.ClientID, wrongSecret))
+	login(fmt.Sprintf(`{"client_id":%q,"client_secret":%q,"sharing_key":%q}`, a.ClientID, a.ClientSecret, "hdc_sk_"+wrongSecret))
+	login(fmt.Sprintf(`{"client_id":%q,"client_secret":%q,"sharing_key":%q}`, a.ClientSecret, wrongSecret, g.SharingKey))
+	login(fmt.Sprintf(`{%q:1}`, a.ClientSecret))
+
+	// Failed refreshes.
+	var pair auth.TokenPair
+	res := login(fmt.Sprintf(`{"client_id":%q,"client_secret":%q}`, a.ClientID, a.ClientSecret))
+	res.json(t, &pair)
+	secrets = append(secrets, pair.RefreshToken, pair.AccessToken)
+	as := append(h.as(pair), edge...)
+	refresh := func(body string, extra ...string) response {
+		return send("POST", PathRefresh, body, append(as, extra...)...)
+	}
+	refresh(fmt.Sprintf(`{"refresh_token":%q}`, "hdc_rt_"+wrongSecret), "Client-Id", a.ClientID)
+	refresh(fmt.Sprintf(`{"refresh_token":%q}`, pair.RefreshToken), "Client-Id", a.ClientSecret)
+	refresh(fmt.Sprintf(`{"refresh_token":%q,"access_token":%q}`, pair.RefreshToken, wrongSecret), "Client-Id", a.ClientID)
+	refresh(fmt.Sprintf(`{"refresh_token":%q,%q:1}`, pair.RefreshToken, a.ClientSecret), "Client-Id", a.ClientID)
+	// Reuse of a rotated token.
+	if res := refresh(fmt.Sprintf(`{"refresh_token":%q}`, pair.RefreshToken), "Client-Id", a.ClientID); res.StatusCode != 200 {
+		t.Fatalf("refresh: %d %s", res.StatusCode, res.body)
+	}
+	refresh(fmt.Sprintf(`{"refresh_token":%q}`, pair.RefreshToken), "Client-Id", a.ClientID)
+
+	// Requests the gate refuses, carrying secrets in identity headers, and
+	// admitted ones carrying them where the edge puts ids.
+	// (The key id is the name an operator gave a key in the edge's
+	// registry, whatever its shape, so it is forged only where the gate
+	// refuses the request.)
+	forged := []string{"X-HDC-Client-Id", a.ClientSecret, "X-HDC-Workspace-Id", "wa", "X-HDC-Token-Id", pair.RefreshToken}
+	kid := []string{"X-HDC-Key-Id", g.SharingKey}
+	wantProblem(t, send("GET", PathSubscriptions, "", append(forged, kid...)...), 403, "untrusted_source")
+	wantProblem(t, send("GET", PathSubscriptions, "", append(append(forged, kid...), "X-HDC-Edge-Secret", wrongSecret)...), 403, "untrusted_source")
+	send("GET", PathSubscriptions, "", append(forged, edge...)...)
+	send(strings.ToUpper(a.ClientSecret), PathSubscriptions, "", edge...)
+
+	if logs.Len() == 0 {
+		t.Fatal("nothing was logged")
+	}
+	for _, e := range logs.All() {
+		line := e.Message + " " + fmt.Sprint(e.ContextMap())
+		if strings.Contains(strings.ToLower(line), "hdc_") {
+			t.Errorf("log line carries an hdc_ value: %s", line)
+		}
+		for _, s := range secrets {
+			if strings.Contains(line, s) || strings.Contains(strings.ToLower(line), strings.ToLower(s)) {
+				t.Errorf("log line carries a secret: %s", line)
+			}
+		}
+	}
+	if len(refusals) < 10 {
+		t.Fatalf("only %d requests were refused", len(refusals))
+	}
+	for _, body := range refusals {
+		if bytes.Contains(bytes.ToLower(body), []byte("hdc_")) {
+			t.Errorf("answer quotes an hdc_ value: %s", body)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(body, []byte(s)) {
+				t.Errorf("answer quotes a secret: %s", body)
+			}
+		}
+	}
+}

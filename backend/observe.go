@@ -1,0 +1,132 @@
+package backend
+
+import (
+	"net/http"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/felixge/httpsnoop"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/problem"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+// httpMetrics count and time requests by listener, route and status.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight *prometheus.GaugeVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hdc_backend_http_requests_total",
+			Help: "HTTP requests by listener, route pattern and status code.",
+		}, []string{"listener", "route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "hdc_backend_http_request_duration_seconds",
+			Help:    "HTTP request durations by listener and route pattern.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"listener", "route"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hdc_backend_http_requests_in_flight",
+			Help: "HTTP requests being served, by listener.",
+		}, []string{"listener"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observe serves mux's routes with panic recovery, metrics and an access
+// log line per request. A gate, when given, runs first and may refuse the
+// request. The log has the route pattern, never the URL: query strings
+// carry record identifiers.
+func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate func(*http.Request) (*http.Request, *problem.Problem)) http.Handler {
+	log := s.log.Named(listener)
+	h := recoverer(log, mux)
+	inFlight := m.inFlight.WithLabelValues(listener)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inFlight.Inc()
+		defer inFlight.Dec()
+		route := mux.Pattern(r)
+		if route == "" {
+			route = "redirect"
+		}
+		serve, admitted := h, true
+		if gate != nil {
+			var p *problem.Problem
+			if r, p = gate(r); p != nil {
+				serve, admitted = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { problem.Write(w, p) }), false
+			}
+		}
+		mt := httpsnoop.CaptureMetrics(serve, w, r)
+		m.requests.WithLabelValues(listener, route, strconv.Itoa(mt.Code)).Inc()
+		m.duration.WithLabelValues(listener, route).Observe(mt.Duration.Seconds())
+		fields := []zap.Field{
+			zap.String("method", loggedMethod(r.Method)), zap.String("route", route), zap.Int("status", mt.Code),
+			zap.Int64("bytes_in", r.ContentLength), zap.Int64("bytes_out", mt.Written),
+			zap.Duration("duration", mt.Duration), zap.String("source", web.SourceAddr(r)),
+		}
+		if admitted {
+			fields = append(fields, identityFields(r.Header)...)
+		}
+		log.Info("request", fields...)
+	})
+}
+
+// identityFields are the log fields of the identity headers the edge set.
+// They are read only from requests the gate admitted (anyone else's
+// headers are the client's own), and only when they have the shape the
+// edge forwards: client and token ids are UUIDs, key ids those of the
+// edge's key registry.
+func identityFields(h http.Header) []zap.Field {
+	var fields []zap.Field
+	for _, hf := range [...]struct {
+		header, field string
+		valid         func(string) bool
+	}{
+		{web.HeaderClientID, "client_id", web.IsUUID},
+		{web.HeaderTokenID, "token_id", web.IsUUID},
+		{web.HeaderKeyID, "kid", kidregistry.ValidKid},
+	} {
+		if v := h.Get(hf.header); hf.valid(v) {
+			fields = append(fields, zap.String(hf.field, v))
+		}
+	}
+	return fields
+}
+
+// loggedMethod is the method of a request for the log: one of RFC 9110's,
+// or "other" (a method is any token a client chose).
+func loggedMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// recoverer turns a panic in h into a logged 500 problem.
+func recoverer(log *zap.Logger, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.Error("handler panicked", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+				problem.Write(w, web.Internal())
+			}
+		}()
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,114 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// EnsureWorkspace implements store.Store.
+func (s *Store) EnsureWorkspace(ctx context.Context, id string, now time.Time) (bool, error) {
+	tag, err := s.pool.Exec(ctx,
+		`INSERT INTO workspaces (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, id, ts(now))
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// GetWorkspace implements store.Store.
+func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, error) {
+	w := store.Workspace{ID: id}
+	if err := s.pool.QueryRow(ctx, `SELECT created_at FROM workspaces WHERE id = $1`, id).Scan(&w.CreatedAt); err != nil {
+		return store.Workspace{}, notFound(err)
+	}
+	w.CreatedAt = w.CreatedAt.UTC()
+	return w, nil
+}
+
+// CreateClient implements store.Store.
+func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), ts(c.CreatedAt))
+	return translate(err)
+}
+
+const clientColumns = `id, workspace_id, secret_hash, status, created_at`
+
+func scanClient(row pgx.Row) (store.Client, error) {
+	var c store.Client
+	var status string
+	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.SecretHash, &status, &c.CreatedAt); err != nil {
+		return store.Client{}, err
+	}
+	c.Status = store.ClientStatus(status)
+	c.CreatedAt = c.CreatedAt.UTC()
+	return c, nil
+}
+
+// GetClient implements store.Store.
+func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) {
+	c, err := scanClient(s.pool.QueryRow(ctx, `SELECT `+clientColumns+` FROM clients WHERE id = $1`, id))
+	return c, notFound(err)
+}
+
+// ListClients implements store.Store.
+func (s *Store) ListClients(ctx context.Context) ([]store.Client, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id COLLATE "C"`)
+	return collect(rows, err, scanClient)
+}
+
+// SetClientStatus implements store.Store.
+func (s *Store) SetClientStatus(ctx context.Context, id string, status store.ClientStatus) error {
+	return oneRow(s.pool.Exec(ctx, `UPDATE clients SET status = $1 WHERE id = $2`, string(status), id))
+}
+
+// CreateSharingGrant implements store.Store.
+func (s *Store) CreateSharingGrant(ctx context.Context, g store.SharingGrant) error {
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO sharing_grants (id, workspace_id, client_id, key_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		g.ID, g.WorkspaceID, g.ClientID, g.KeyHash, ts(g.CreatedAt), nullTS(g.RevokedAt))
+	return translate(err)
+}
+
+const grantColumns = `id, workspace_id, client_id, key_hash, created_at, revoked_at`
+
+func scanGrant(row pgx.Row) (store.SharingGrant, error) {
+	var g store.SharingGrant
+	var revoked pgtype.Timestamptz
+	if err := row.Scan(&g.ID, &g.WorkspaceID, &g.ClientID, &g.KeyHash, &g.CreatedAt, &revoked); err != nil {
+		return store.SharingGrant{}, err
+	}
+	g.CreatedAt = g.CreatedAt.UTC()
+	g.RevokedAt = fromTS(revoked)
+	return g, nil
+}
+
+// GetSharingGrantByKeyHash implements store.Store.
+func (s *Store) GetSharingGrantByKeyHash(ctx context.Context, keyHash []byte) (store.SharingGrant, error) {
+	g, err := scanGrant(s.pool.QueryRow(ctx, `SELECT `+grantColumns+` FROM sharing_grants WHERE key_hash = $1`, keyHash))
+	return g, notFound(err)
+}
+
+// GetSharingGrant implements store.Store.
+func (s *Store) GetSharingGrant(ctx context.Context, id string) (store.SharingGrant, error) {
+	g, err := scanGrant(s.pool.QueryRow(ctx, `SELECT `+grantColumns+` FROM sharing_grants WHERE id = $1`, id))
+	return g, notFound(err)
+}
+
+// ListSharingGrants implements store.Store.
+func (s *Store) ListSharingGrants(ctx context.Context) ([]store.SharingGrant, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+grantColumns+` FROM sharing_grants ORDER BY created_at, id COLLATE "C"`)
+	return collect(rows, err, scanGrant)
+}
+
+// RevokeSharingGrant implements store.Store.
+func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time) error {
+	return oneRow(s.pool.Exec(ctx,
+		`UPDATE sharing_grants SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, ts(now), id))
+}

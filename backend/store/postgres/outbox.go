@@ -1,0 +1,253 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// PublishEvent implements store.Store. The fan-out is one INSERT … SELECT
+// over the subscriptions selecting the event, so it sees exactly the
+// subscriptions that exist when the transaction commits.
+func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, error) {
+	var ids []string
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx,
+			`INSERT INTO webhook_events (id, workspace_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			e.ID, e.WorkspaceID, e.Type, e.Data, ts(e.CreatedAt))
+		if err != nil {
+			return translate(err)
+		}
+		rows, err := tx.Query(ctx, `
+			INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempts, created_at, next_attempt_at)
+			SELECT replace(gen_random_uuid()::text, '-', ''), $1, s.id, 'pending', 0, $2, $2
+			FROM subscriptions s JOIN subscription_events se ON se.subscription_id = s.id
+			WHERE s.workspace_id = $3 AND s.status = 'active' AND se.event_name = $4
+			RETURNING id`,
+			e.ID, ts(e.CreatedAt), e.WorkspaceID, e.Type)
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// ClaimDeliveries implements store.Store. The subquery locks the due rows
+// it picks with FOR UPDATE SKIP LOCKED: a concurrent claim, on this
+// replica or another, skips them instead of waiting, and after this
+// statement commits it sees their lease.
+func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]store.Delivery, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	return queryDeliveries(ctx, s.pool, `
+		WITH d AS (
+			UPDATE webhook_deliveries SET lease_owner = $1, lease_expires_at = $2
+			WHERE id IN (
+				SELECT id FROM webhook_deliveries
+				WHERE status = 'pending' AND next_attempt_at <= $3
+					AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
+				ORDER BY next_attempt_at, id
+				LIMIT $4
+				FOR UPDATE SKIP LOCKED)
+			RETURNING *)`,
+		`ORDER BY d.next_attempt_at, d.id`,
+		owner, ts(leaseUntil), ts(now), limit)
+}
+
+// FinishAttempt implements store.Store. The delivery's row is locked
+// (FOR UPDATE) while the attempt is recorded, so a claim cannot take it
+// meanwhile.
+func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {
+	switch {
+	case next.Status != store.DeliveryPending && next.Status != store.DeliveryDelivered && next.Status != store.DeliveryFailed:
+		return fmt.Errorf("postgres: a delivery cannot move to %q after an attempt", next.Status)
+	case next.DisableSubscription && next.Status != store.DeliveryFailed:
+		return errors.New("postgres: disabling the subscription fails the delivery")
+	}
+	finished := ts(a.StartedAt.Add(a.Duration))
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		var (
+			subID    string
+			attempts int
+			due      time.Time
+		)
+		err := tx.QueryRow(ctx, `
+			SELECT subscription_id, attempts, next_attempt_at FROM webhook_deliveries
+			WHERE id = $1 AND status = 'pending' AND lease_owner = $2
+			FOR UPDATE`, a.DeliveryID, owner).
+			Scan(&subID, &attempts, &due)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code)
+			VALUES ($1, $2, $3, $4, $5, $6)`,
+			a.DeliveryID, attempts+1, ts(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode)
+		if err != nil {
+			return err
+		}
+		end := nullTS(finished)
+		if next.Status == store.DeliveryPending {
+			due, end = ts(next.RetryAt), pgtype.Timestamptz{}
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE webhook_deliveries
+			SET status = $1, attempts = $2, next_attempt_at = $3, lease_owner = NULL, lease_expires_at = NULL, finished_at = $4
+			WHERE id = $5`,
+			string(next.Status), attempts+1, due, end, a.DeliveryID)
+		if err != nil {
+			return err
+		}
+		// Attempts of one subscription finish out of order; the latest
+		// start wins.
+		_, err = tx.Exec(ctx, `
+			UPDATE subscriptions SET last_delivery_at = $1, last_delivery_outcome = $2
+			WHERE id = $3 AND (last_delivery_at IS NULL OR last_delivery_at <= $1)`,
+			ts(a.StartedAt), a.Outcome, subID)
+		if err != nil || !next.DisableSubscription {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE subscriptions SET status = 'disabled' WHERE id = $1`, subID); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE webhook_deliveries
+			SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, finished_at = $1
+			WHERE subscription_id = $2 AND status = 'pending'`,
+			finished, subID)
+		return err
+	})
+}
+
+// ReleaseDelivery implements store.Store.
+func (s *Store) ReleaseDelivery(ctx context.Context, owner, deliveryID string) error {
+	err := oneRow(s.pool.Exec(ctx, `
+		UPDATE webhook_deliveries SET lease_owner = NULL, lease_expires_at = NULL
+		WHERE id = $1 AND status = 'pending' AND lease_owner = $2`, deliveryID, owner))
+	if errors.Is(err, store.ErrNotFound) {
+		return store.ErrLeaseLost
+	}
+	return err
+}
+
+// GetDelivery implements store.Store.
+func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, error) {
+	ds, err := queryDeliveries(ctx, s.pool,
+		`WITH d AS (SELECT * FROM webhook_deliveries WHERE id = $1)`, ``, id)
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return store.Delivery{}, store.ErrNotFound
+	}
+	return ds[0], nil
+}
+
+// ListAttempts implements store.Store.
+func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]store.Attempt, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT number, started_at, duration_us, outcome, status_code FROM webhook_attempts
+		WHERE delivery_id = $1 ORDER BY number`, deliveryID)
+	return collect(rows, err, func(row pgx.Row) (store.Attempt, error) {
+		a := store.Attempt{DeliveryID: deliveryID}
+		var duration int64
+		err := row.Scan(&a.Number, &a.StartedAt, &duration, &a.Outcome, &a.StatusCode)
+		a.StartedAt = a.StartedAt.UTC()
+		a.Duration = time.Duration(duration) * time.Microsecond
+		return a, err
+	})
+}
+
+// OutboxStats implements store.Store.
+func (s *Store) OutboxStats(ctx context.Context) (store.OutboxStats, error) {
+	var (
+		st     store.OutboxStats
+		oldest pgtype.Timestamptz
+	)
+	err := s.pool.QueryRow(ctx,
+		`SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&st.Pending, &oldest)
+	st.OldestPending = fromTS(oldest)
+	return st, err
+}
+
+// PruneOutbox implements store.Store.
+func (s *Store) PruneOutbox(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx,
+			`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < $1`, ts(before))
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		_, err = tx.Exec(ctx, `
+			DELETE FROM webhook_events e
+			WHERE e.created_at < $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`,
+			ts(before))
+		return err
+	})
+	return n, err
+}
+
+// querier is what the pool and a transaction share.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// queryDeliveries reads the deliveries that the common table expression
+// with (which defines d, with the columns of webhook_deliveries) selects,
+// ordered by order, with their events and subscriptions.
+func queryDeliveries(ctx context.Context, q querier, with, order string, args ...any) ([]store.Delivery, error) {
+	rows, err := q.Query(ctx, with+`
+		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
+			e.id, e.workspace_id, e.type, e.data, e.created_at,
+			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
+			s.last_delivery_at, s.last_delivery_outcome
+		FROM d
+			JOIN webhook_events e ON e.id = d.event_id
+			JOIN subscriptions s ON s.id = d.subscription_id
+		`+order, args...)
+	return collect(rows, err, func(row pgx.Row) (store.Delivery, error) {
+		var (
+			d                          store.Delivery
+			status, subStatus          string
+			owner, key, outcome        pgtype.Text
+			leaseUntil, finished, last pgtype.Timestamptz
+		)
+		err := row.Scan(&d.ID, &status, &d.Attempts, &d.CreatedAt, &d.NextAttemptAt, &owner, &leaseUntil, &finished,
+			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &d.Event.Data, &d.Event.CreatedAt,
+			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
+			&key, &subStatus, &d.Subscription.CreatedAt, &last, &outcome)
+		if err != nil {
+			return store.Delivery{}, err
+		}
+		d.Status = store.DeliveryStatus(status)
+		d.CreatedAt = d.CreatedAt.UTC()
+		d.NextAttemptAt = d.NextAttemptAt.UTC()
+		d.LeaseOwner = owner.String
+		d.LeaseExpiresAt = fromTS(leaseUntil)
+		d.FinishedAt = fromTS(finished)
+		d.Event.CreatedAt = d.Event.CreatedAt.UTC()
+		d.Subscription.SigningKey = key.String
+		d.Subscription.Status = store.SubscriptionStatus(subStatus)
+		d.Subscription.CreatedAt = d.Subscription.CreatedAt.UTC()
+		d.Subscription.LastDeliveryAt = fromTS(last)
+		d.Subscription.LastDeliveryOutcome = outcome.String
+		return d, nil
+	})
+}

@@ -1,0 +1,250 @@
+// Package postgres implements store.Store on PostgreSQL with pgx, for
+// several backend replicas sharing one database. Replicas coordinate
+// through the database only: delivery claims take row locks with FOR UPDATE
+// SKIP LOCKED, refresh-token rotation locks the token's row, signing-key
+// rotation relies on a unique generation, and the schema's embedded
+// migrations run under an advisory lock so that replicas starting together
+// do not race.
+//
+// The database URL is pgx's (postgres://user:password@host:port/db?…); its
+// pool settings (pool_max_conns, …) are honoured.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrationLock is the advisory lock key held while migrating: any number
+// that other users of the database do not take ("hdc" in ASCII).
+const migrationLock = 0x686463
+
+// txAttempts is how often a transaction that PostgreSQL aborted for a
+// deadlock or a serialization failure is tried in all.
+const txAttempts = 3
+
+// Store is the PostgreSQL store. It is safe for concurrent use, also by
+// several processes.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the database at url and brings its schema up to date.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may quote the URL, password included.
+		return nil, errors.New("postgres: the database URL cannot be parsed")
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Ping implements store.Store.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Close implements store.Store.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// migrate applies, in order and each in its own transaction, the embedded
+// migrations the database has not seen, holding an advisory lock for the
+// whole run: a replica starting meanwhile waits, then finds nothing to do.
+// A database migrated by a newer program is refused.
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+		return fmt.Errorf("postgres: migration lock: %w", err)
+	}
+	defer func() {
+		// A lock left behind would only go with the connection.
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock); err != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    bigint      PRIMARY KEY,
+		applied_at timestamptz NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("postgres: migrations table: %w", err)
+	}
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	var latest int64
+	for _, name := range files {
+		version, err := migrationVersion(name)
+		if err != nil {
+			return err
+		}
+		latest = version
+		script, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if err := apply(ctx, conn.Conn(), version, string(script)); err != nil {
+			return fmt.Errorf("postgres: migration %s: %w", name, err)
+		}
+	}
+	var newest int64
+	if err := conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
+		return err
+	}
+	if newest > latest {
+		return fmt.Errorf("postgres: database schema version %d is newer than this program's %d", newest, latest)
+	}
+	return nil
+}
+
+func apply(ctx context.Context, conn *pgx.Conn, version int64, script string) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var done bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&done); err != nil || done {
+			return err
+		}
+		// Without arguments Exec uses the simple protocol, which runs a
+		// script of several statements.
+		if _, err := tx.Exec(ctx, script); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())`, version)
+		return err
+	})
+}
+
+// migrationVersion reads the number a migration file name starts with
+// ("migrations/0001_init.sql" is version 1).
+func migrationVersion(name string) (int64, error) {
+	digits, _, ok := strings.Cut(path.Base(name), "_")
+	v, err := strconv.ParseInt(digits, 10, 64)
+	if !ok || err != nil || v <= 0 {
+		return 0, fmt.Errorf("postgres: migration %q does not start with a version number", name)
+	}
+	return v, nil
+}
+
+// tx runs fn in a transaction, committing when it returns nil. A
+// transaction PostgreSQL aborted for a deadlock or a serialization failure
+// is run again: fn must not keep state from a failed run.
+func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	var err error
+	for range txAttempts {
+		err = pgx.BeginFunc(ctx, s.pool, fn)
+		if !retryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// retryable reports whether err aborted a transaction that may succeed
+// when run again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// translate maps driver errors to the store's: unique violations are
+// conflicts, foreign key violations are missing parents.
+func translate(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Code {
+	case "23505": // unique_violation
+		return fmt.Errorf("%w: %v", store.ErrConflict, err)
+	case "23503": // foreign_key_violation
+		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
+	}
+	return err
+}
+
+// notFound maps pgx.ErrNoRows to store.ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// ts encodes a time for a timestamptz column: PostgreSQL would round to
+// the microsecond, the store truncates.
+func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// nullTS encodes a time for a nullable column: the zero time is NULL.
+func nullTS(t time.Time) pgtype.Timestamptz {
+	if t.IsZero() {
+		return pgtype.Timestamptz{}
+	}
+	return pgtype.Timestamptz{Time: ts(t), Valid: true}
+}
+
+// fromTS decodes a nullable column; NULL becomes the zero time.
+func fromTS(v pgtype.Timestamptz) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return v.Time.UTC()
+}
+
+// nullText encodes a string for a nullable column: empty is NULL.
+func nullText(s string) pgtype.Text {
+	return pgtype.Text{String: s, Valid: s != ""}
+}
+
+// oneRow turns a statement that matched no row into store.ErrNotFound.
+func oneRow(tag pgconn.CommandTag, err error) error {
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// collect reads every row of a query with scan and closes them; err is
+// the query's.
+func collect[T any](rows pgx.Rows, err error, scan func(pgx.Row) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}
+
+var _ store.Store = (*Store)(nil)

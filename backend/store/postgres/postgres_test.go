@@ -1,0 +1,110 @@
+package postgres
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
+	"github.com/health-data-connect/hdc/backend/store/storetest"
+)
+
+func open(t *testing.T, url string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	pgtest.Server(t)
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, pgtest.URL(t)) })
+}
+
+// TestReplicas runs the coordination tests on two pools on one database,
+// as two replicas have.
+func TestReplicas(t *testing.T) {
+	pgtest.Server(t)
+	storetest.RunReplicas(t, func(t *testing.T) (store.Store, store.Store) {
+		url := pgtest.URL(t)
+		return open(t, url), open(t, url)
+	})
+}
+
+// TestConcurrentMigrations starts several stores on one empty database at
+// once, as replicas starting together do: the advisory lock lets one
+// migrate while the others wait, and all of them end up with the schema.
+func TestConcurrentMigrations(t *testing.T) {
+	url := pgtest.URL(t)
+	const replicas = 4
+	stores := make([]*Store, replicas)
+	errs := make([]error, replicas)
+	var wg sync.WaitGroup
+	for i := range replicas {
+		wg.Go(func() { stores[i], errs[i] = Open(t.Context(), url) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("replica %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+	var n int
+	if err := stores[0].pool.QueryRow(t.Context(), `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := migrations.ReadDir("migrations"); n != len(files) {
+		t.Fatalf("%d migrations recorded, want %d", n, len(files))
+	}
+	if _, err := stores[replicas-1].EnsureWorkspace(t.Context(), "w1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRefusesNewerSchema(t *testing.T) {
+	url := pgtest.URL(t)
+	s := open(t, url)
+	if _, err := s.pool.Exec(t.Context(), `INSERT INTO schema_migrations (version, applied_at) VALUES (999, now())`); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(t.Context(), url); err == nil {
+		s.Close()
+		t.Fatal("Open accepted a database migrated by a newer program")
+	}
+}
+
+func TestOpenHidesTheURL(t *testing.T) {
+	_, err := Open(t.Context(), "postgres://u:s3cret-password@127.0.0.1:1/db?sslmode=bogus")
+	if err == nil {
+		t.Fatal("Open accepted a malformed URL")
+	}
+	if msg := err.Error(); len(msg) == 0 || strings.Contains(msg, "s3cret-password") {
+		t.Fatalf("error %q reveals the password", msg)
+	}
+}
+
+func TestMigrationVersion(t *testing.T) {
+	tests := []struct {
+		name    string
+		want    int64
+		wantErr bool
+	}{
+		{"migrations/0001_init.sql", 1, false},
+		{"migrations/0012_outbox.sql", 12, false},
+		{"migrations/init.sql", 0, true},
+		{"migrations/0000_zero.sql", 0, true},
+		{"migrations/x1_bad.sql", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := migrationVersion(tt.name)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("migrationVersion(%q) = %d, %v; want %d, error %v", tt.name, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

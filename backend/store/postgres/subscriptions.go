@@ -1,0 +1,104 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// CreateSubscription implements store.Store. With a limit, the
+// workspace's row is locked first (FOR NO KEY UPDATE, which does not hold
+// up inserts that merely reference the workspace), so that concurrent
+// creations in one workspace, on any replica, count one after the other.
+func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, max int) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if max > 0 {
+			// Two statements: the count must see the snapshot taken once
+			// the lock is held.
+			var n int
+			err := tx.QueryRow(ctx, `SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE`, sub.WorkspaceID).Scan(&n)
+			if err != nil {
+				return notFound(err)
+			}
+			err = tx.QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions WHERE workspace_id = $1`, sub.WorkspaceID).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if n >= max {
+				return store.ErrLimit
+			}
+		}
+		_, err := tx.Exec(ctx, `
+			INSERT INTO subscriptions (id, workspace_id, endpoint, protocol, signing_key, status, created_at,
+				last_delivery_at, last_delivery_outcome)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			sub.ID, sub.WorkspaceID, sub.Endpoint, sub.Protocol, nullText(sub.SigningKey), string(sub.Status),
+			ts(sub.CreatedAt), nullTS(sub.LastDeliveryAt), nullText(sub.LastDeliveryOutcome))
+		if err != nil {
+			return translate(err)
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO subscription_events (subscription_id, event_name)
+			SELECT $1, name FROM unnest($2::text[]) AS name`, sub.ID, sub.EventNames)
+		return translate(err)
+	})
+}
+
+// ListSubscriptions implements store.Store.
+func (s *Store) ListSubscriptions(ctx context.Context, workspaceID string) ([]store.Subscription, error) {
+	return s.subscriptions(ctx, `WHERE s.workspace_id = $1`, workspaceID)
+}
+
+// GetSubscription implements store.Store.
+func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (store.Subscription, error) {
+	subs, err := s.subscriptions(ctx, `WHERE s.workspace_id = $1 AND s.id = $2`, workspaceID, id)
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	if len(subs) == 0 {
+		return store.Subscription{}, store.ErrNotFound
+	}
+	return subs[0], nil
+}
+
+// subscriptions reads the subscriptions matching where, with their event
+// names in ascending order, in creation order.
+func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([]store.Subscription, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
+			s.last_delivery_at, s.last_delivery_outcome,
+			ARRAY(SELECT e.event_name FROM subscription_events e WHERE e.subscription_id = s.id ORDER BY e.event_name COLLATE "C")
+		FROM subscriptions s
+		`+where+`
+		ORDER BY s.created_at, s.id COLLATE "C"`, args...)
+	return collect(rows, err, func(row pgx.Row) (store.Subscription, error) {
+		var (
+			sub          store.Subscription
+			key, outcome pgtype.Text
+			status       string
+			last         pgtype.Timestamptz
+		)
+		err := row.Scan(&sub.ID, &sub.WorkspaceID, &sub.Endpoint, &sub.Protocol, &key, &status, &sub.CreatedAt,
+			&last, &outcome, &sub.EventNames)
+		if err != nil {
+			return store.Subscription{}, err
+		}
+		if len(sub.EventNames) == 0 {
+			sub.EventNames = nil
+		}
+		sub.SigningKey = key.String
+		sub.Status = store.SubscriptionStatus(status)
+		sub.CreatedAt = sub.CreatedAt.UTC()
+		sub.LastDeliveryAt = fromTS(last)
+		sub.LastDeliveryOutcome = outcome.String
+		return sub, nil
+	})
+}
+
+// DeleteSubscription implements store.Store.
+func (s *Store) DeleteSubscription(ctx context.Context, workspaceID, id string) error {
+	return oneRow(s.pool.Exec(ctx, `DELETE FROM subscriptions WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
+}
