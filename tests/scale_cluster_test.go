@@ -1,0 +1,189 @@
+package tests
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/blob/blobtest"
+	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
+)
+
+// scaleBucket is the bucket the replicas share their blobs in.
+const scaleBucket = "hdc-records"
+
+// cluster is the scale-out deployment on loopback: two hdc-backend
+// processes on one PostgreSQL database and one S3-compatible blob store
+// (gofakes3, served by the test process), and two hdc-edge processes
+// running the repository's Caddyfile on one key registry file, each in
+// front of one backend.
+type cluster struct {
+	t        *testing.T
+	ops      *stack // the operator: runs hdc, starts the processes
+	edges    [2]*stack
+	backends [2]*replica
+	database string
+	s3       *s3.Client
+}
+
+// replica is one hdc-backend process.
+type replica struct {
+	public, internal string // base URLs
+	proc             *process
+	data             string
+}
+
+// startCluster starts the deployment: both backends at once (their
+// migrations race on the empty database), then both edges.
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{t: t, database: pgtest.URL(t)}
+	backendBin, edgeBin := binary(t, "hdc-backend"), binary(t, "hdc-edge")
+	s3Endpoint, s3Client := blobtest.S3Server(t, scaleBucket)
+	c.s3 = s3Client
+
+	dir := t.TempDir()
+	registry := filepath.Join(dir, "keys.json")
+	if err := os.WriteFile(registry, []byte(`{"keys":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.ops = &stack{t: t, dir: dir, registry: registry, http: &http.Client{Timeout: time.Minute}}
+	c.ops.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AWS_EC2_METADATA_DISABLED=true",
+		"HDC_DATA=" + filepath.Join(dir, "ops"), "HDC_DATABASE_URL=" + c.database, "HDC_KEY_REGISTRY=" + registry}
+
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	edgeSecret := hex.EncodeToString(secret)
+	blobURL := "s3://" + scaleBucket + "/records?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(s3Endpoint)
+	for i := range c.backends {
+		public, internal := freeAddr(t), freeAddr(t)
+		r := &replica{public: "http://" + public, internal: "http://" + internal, data: filepath.Join(dir, fmt.Sprint("backend-", i+1))}
+		r.proc = c.ops.start(fmt.Sprint("hdc-backend-", i+1), backendBin, nil, append([]string{
+			"HDC_LISTEN=" + public, "HDC_INTERNAL_LISTEN=" + internal, "HDC_DATA=" + r.data,
+			"HDC_BLOB_URL=" + blobURL, "AWS_ACCESS_KEY_ID=hdc", "AWS_SECRET_ACCESS_KEY=hdc-test-secret",
+			"HDC_EDGE_SECRET=" + edgeSecret,
+		}, webhookEnv...))
+		c.backends[i] = r
+	}
+	for i, r := range c.backends {
+		c.ops.waitFor(fmt.Sprint("backend ", i+1), func() bool { return c.get(r.internal+backend.PathReady) == http.StatusOK })
+	}
+	for i, r := range c.backends {
+		edgeAddr := freeAddr(t)
+		c.ops.start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, []string{
+			"HDC_SITE=http://:" + portOf(edgeAddr), "HDC_BIND=127.0.0.1", "HDC_EDGE_ADMIN=" + freeAddr(t),
+			"HDC_BACKEND=" + strings.TrimPrefix(r.public, "http://"), "HDC_BACKEND_INTERNAL=" + r.internal,
+			"HDC_EDGE_SECRET=" + edgeSecret, "HDC_UPLOAD_MAX_BODY=16MiB"})
+		e := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, env: c.ops.env, http: c.ops.http}
+		c.ops.waitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.edge+"/no-such-route") == http.StatusNotFound })
+		c.edges[i] = e
+	}
+	return c
+}
+
+// get returns the status of a GET, 0 when it gets no answer.
+func (c *cluster) get(u string) int {
+	resp, err := c.ops.http.Get(u)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// kill stops backend i with SIGKILL, as a crash would.
+func (c *cluster) kill(i int) {
+	p := c.backends[i].proc
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// metric scrapes a counter or gauge without labels from backend i, -1 when
+// it cannot.
+func (c *cluster) metric(i int, name string) int {
+	resp, err := c.ops.http.Get(c.backends[i].internal + backend.PathMetrics)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			if n, err := strconv.ParseFloat(v, 64); err == nil {
+				return int(n)
+			}
+		}
+	}
+	return -1
+}
+
+// timedReceiver is a webhookReceiver whose requests are also timed, to
+// check that no delivery is attempted by two replicas at once.
+type timedReceiver struct {
+	*webhookReceiver
+	url string
+
+	mu   sync.Mutex
+	reqs []timedRequest
+}
+
+// timedRequest is one request a subscriber received, from its arrival to
+// its answer (or to the sender hanging up).
+type timedRequest struct {
+	id         string
+	start, end time.Time
+}
+
+func newTimedReceiver(t *testing.T, key string, delay time.Duration) *timedReceiver {
+	rc := &timedReceiver{webhookReceiver: newWebhookReceiver(t, key, delay)}
+	inner := rc.srv.Config.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		inner.ServeHTTP(w, r)
+		rc.mu.Lock()
+		rc.reqs = append(rc.reqs, timedRequest{id: r.Header.Get("webhook-id"), start: start, end: time.Now()})
+		rc.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	rc.url = srv.URL
+	return rc
+}
+
+// overlaps counts the pairs of requests that carry one webhook-id and were
+// in progress at the same time.
+func (rc *timedReceiver) overlaps() int {
+	rc.mu.Lock()
+	byID := map[string][]timedRequest{}
+	for _, r := range rc.reqs {
+		byID[r.id] = append(byID[r.id], r)
+	}
+	rc.mu.Unlock()
+	n := 0
+	for _, rs := range byID {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].start.Before(rs[j].start) })
+		for i := 1; i < len(rs); i++ {
+			for j := range i {
+				if rs[i].start.Before(rs[j].end) {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}

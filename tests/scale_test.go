@@ -1,0 +1,268 @@
+package tests
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/webhook"
+)
+
+// TestScaleOut runs two edges and two backends on one PostgreSQL database
+// and one S3-compatible blob store, each edge in front of its own backend,
+// and checks that the replicas behave as one service: tokens, records,
+// refresh-token reuse detection, login throttling and key rotation hold
+// across them, and 1,000 events fanned out to two subscribers while one
+// backend is killed with SIGKILL are all delivered, no delivery ever being
+// attempted by both replicas at once.
+func TestScaleOut(t *testing.T) {
+	c := startCluster(t)
+	a, b := c.edges[0], c.edges[1]
+	client := c.ops.newClient("scale")
+
+	t.Run("TokenFromOneEdgeWorksOnTheOther", func(t *testing.T) {
+		tk := a.login(client, false, "")
+		if r := b.do("GET", subsPath, nil, bearer(tk)); r.status != http.StatusOK {
+			t.Fatalf("edge 2 refused edge 1's token: %s", r)
+		}
+		tk = b.login(client, true, "")
+		if r := a.do("GET", subsPath, nil, bearer(tk)); r.status != http.StatusOK {
+			t.Fatalf("edge 1 refused edge 2's token: %s", r)
+		}
+	})
+
+	t.Run("RecordUploadedThroughOneRetrievedThroughTheOther", func(t *testing.T) {
+		file := make([]byte, 300<<10)
+		_, _ = rand.Read(file)
+		id := a.upload(client, a.login(client, false, ""), false, file, "?task=smart")
+		b.retrieve(client, b.login(client, false, ""), true, id, file)
+		// The file is in the shared bucket, and in neither backend's
+		// directory.
+		sum := sha256.Sum256(file)
+		key := hex.EncodeToString(sum[:])
+		head, err := c.s3.HeadObject(t.Context(), &s3.HeadObjectInput{
+			Bucket: aws.String(scaleBucket), Key: aws.String("records/" + key[:2] + "/" + key)})
+		if err != nil || aws.ToInt64(head.ContentLength) != int64(len(file)) {
+			t.Fatalf("the upload is not in the shared bucket: %v", err)
+		}
+		for _, r := range c.backends {
+			if _, err := os.Stat(r.data + "/blobs"); !os.IsNotExist(err) {
+				t.Fatalf("a backend keeps blobs locally: %v", err)
+			}
+		}
+	})
+
+	t.Run("RefreshRotatedOnOneBackendIsReuseOnTheOther", func(t *testing.T) {
+		first := a.login(client, false, "")
+		refresh := func(e *stack, tk tokens, rt string) *response {
+			h := bearer(tk)
+			h["Client-Id"], h["Content-Type"] = client.ID, jsonType
+			return e.do("POST", refreshPath, []byte(`{"refresh_token":"`+rt+`"}`), h)
+		}
+		r := refresh(a, first, first.RefreshToken)
+		var second tokens
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &second) != nil {
+			t.Fatalf("refresh through edge 1: %s", r)
+		}
+		before := c.metric(1, "hdc_backend_refresh_token_reuse_total")
+		expectProblem(t, refresh(b, second, first.RefreshToken), http.StatusUnauthorized, "invalid_refresh_token")
+		if after := c.metric(1, "hdc_backend_refresh_token_reuse_total"); after != before+1 {
+			t.Fatalf("backend 2 counted %d reuses, want %d", after, before+1)
+		}
+		// The reuse revoked the family: the token edge 1 issued is dead too.
+		expectProblem(t, refresh(b, second, second.RefreshToken), http.StatusUnauthorized, "invalid_refresh_token")
+		expectProblem(t, refresh(a, second, second.RefreshToken), http.StatusUnauthorized, "invalid_refresh_token")
+	})
+
+	t.Run("KeyRotatedInTheRegistryReachesEveryEdge", func(t *testing.T) {
+		var k struct{ Kid, Secret string }
+		c.ops.hdc(&k, "keys", "rotate", "--client", client.ID)
+		rotated := *client
+		rotated.Kid, rotated.Key = k.Kid, k.Secret
+		start := time.Now()
+		for i, e := range c.edges {
+			webhookWait(t, 10*time.Second, fmt.Sprintf("edge %d to accept the new key", i+1), func() bool {
+				r := e.do("POST", loginPath, joseEncrypt(t, &rotated, loginBody(client)), map[string]string{
+					"Content-Type": jsonType, jweHeader: "JWE"})
+				return r.status == http.StatusOK
+			})
+		}
+		accepted := time.Since(start)
+		c.ops.hdc(nil, "keys", "retire", "--kid", client.Kid)
+		start = time.Now()
+		for i, e := range c.edges {
+			webhookWait(t, 10*time.Second, fmt.Sprintf("edge %d to refuse the retired key", i+1), func() bool {
+				r := e.do("POST", loginPath, joseEncrypt(t, client, loginBody(client)), map[string]string{
+					"Content-Type": jsonType, jweHeader: "JWE"})
+				return r.status == http.StatusBadRequest
+			})
+		}
+		t.Logf("both edges accepted the new key %v after the rotation and refused the retired one %v after the retirement (poll interval 2s)",
+			accepted.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+		client.Kid, client.Key = rotated.Kid, rotated.Key
+	})
+
+	t.Run("LoginThrottlingHoldsAcrossReplicas", func(t *testing.T) {
+		victim := c.ops.newClient("scale")
+		wrong := []byte(`{"client_id":"` + victim.ID + `","client_secret":"not-the-secret"}`)
+		h := map[string]string{"Content-Type": jsonType}
+		// The default allows 10 failures per client in 5 minutes; spread
+		// them over both replicas.
+		for i := range 10 {
+			expectProblem(t, c.edges[i%2].do("POST", loginPath, wrong, h), http.StatusUnauthorized, "invalid_client")
+		}
+		for i, e := range c.edges {
+			r := e.do("POST", loginPath, wrong, h)
+			expectProblem(t, r, http.StatusTooManyRequests, "too_many_attempts")
+			if r.header.Get("Retry-After") == "" {
+				t.Fatalf("edge %d: 429 without Retry-After", i+1)
+			}
+		}
+	})
+
+	t.Run("WebhooksSurviveAReplicaKilled", func(t *testing.T) {
+		testScaleWebhooks(t, c, client)
+	})
+
+	t.Run("SurvivorServesEverything", func(t *testing.T) {
+		tk := b.login(client, false, "")
+		file := []byte("uploaded after the crash")
+		id := b.upload(client, tk, false, file, "")
+		b.retrieve(client, tk, false, id, file)
+	})
+}
+
+func loginBody(c *apiClient) []byte {
+	return []byte(`{"client_id":"` + c.ID + `","client_secret":"` + c.Secret + `"}`)
+}
+
+// testScaleWebhooks fans 1,000 events out to two subscriptions, publishing
+// on both backends, and kills backend 1 while both replicas have requests
+// in flight.
+func testScaleWebhooks(t *testing.T, c *cluster, client *apiClient) {
+	const (
+		events = 1000
+		key    = "scale-test-signing-key-0123456789"
+	)
+	rc := newTimedReceiver(t, key, 2*time.Millisecond)
+	tk := c.edges[0].login(client, false, "")
+	for i, path := range []string{"/a", "/b"} {
+		r := c.edges[i].do("POST", subsPath, []byte(`{"endpoint":"`+rc.url+path+`","signing_key":"`+key+`"}`),
+			map[string]string{authorization: "Bearer " + tk.AccessToken, "Content-Type": jsonType})
+		if r.status != http.StatusOK {
+			t.Fatalf("subscribe %s: %s", path, r)
+		}
+	}
+
+	// Hold the first deliveries until every event is published, so that
+	// the kill comes with most deliveries still to make.
+	rc.hold()
+	started := time.Now()
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range 4 {
+		wg.Go(func() {
+			for n := int(next.Add(1) - 1); n < events; n = int(next.Add(1) - 1) {
+				body := fmt.Sprintf(`{"type":%q,"workspace_id":%q,"data":{"n":%d}}`,
+					webhook.Events[n%len(webhook.Events)], client.Workspace, n)
+				resp, err := c.ops.http.Post(c.backends[n%2].internal+backend.PathEvents, jsonType, strings.NewReader(body))
+				if err != nil {
+					t.Errorf("publish %d: %v", n, err)
+					return
+				}
+				var pub webhook.Published
+				err = json.NewDecoder(resp.Body).Decode(&pub)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusAccepted || err != nil || pub.Deliveries != 2 {
+					t.Errorf("publish %d: %d, %+v", n, resp.StatusCode, pub)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	published := time.Since(started)
+	rc.release()
+
+	distinct := func() int {
+		seen := map[string]bool{}
+		for _, d := range rc.deliveries() {
+			seen[d.header.Get("webhook-id")] = true
+		}
+		return len(seen)
+	}
+	// Mid-run, hold the subscriber's answers until more requests are in
+	// flight than one replica's 8 workers can make, so that backend 1 has
+	// some, and kill it.
+	webhookWait(t, time.Minute, "a third of the deliveries", func() bool { return distinct() >= 2*events/3 })
+	rc.hold()
+	webhookWait(t, 10*time.Second, "requests in flight from both backends", func() bool { return rc.inFlight.Load() > 8 })
+	held, before := rc.inFlight.Load(), distinct()
+	c.kill(0)
+	killed := time.Now()
+	rc.release()
+
+	// Backend 1's claims come back when their leases (3 s) expire.
+	webhookWait(t, time.Minute, "every delivery", func() bool {
+		return distinct() == 2*events && c.metric(1, "hdc_backend_webhook_queue_depth") == 0
+	})
+	recovered := time.Since(killed)
+
+	// Each event reached both subscriptions, signed, with one webhook-id
+	// per delivery, and no webhook-id was ever in two requests at once.
+	got := map[string]map[int]string{} // path → event → webhook-id
+	duplicates := 0
+	for _, d := range rc.deliveries() {
+		if d.verifyErr != nil {
+			t.Fatalf("a delivery does not verify: %v", d.verifyErr)
+		}
+		var p struct{ Data struct{ N *int } }
+		if err := json.Unmarshal(d.body, &p); err != nil || p.Data.N == nil {
+			t.Fatalf("payload %s: %v", d.body, err)
+		}
+		if got[d.path] == nil {
+			got[d.path] = map[int]string{}
+		}
+		id := d.header.Get("webhook-id")
+		switch prev, seen := got[d.path][*p.Data.N]; {
+		case !seen:
+			got[d.path][*p.Data.N] = id
+		case prev != id:
+			t.Fatalf("event %d reached %s with webhook-ids %s and %s", *p.Data.N, d.path, prev, id)
+		default:
+			duplicates++
+		}
+	}
+	for _, path := range []string{"/a", "/b"} {
+		if n := len(got[path]); n != events {
+			t.Fatalf("%s received %d of the %d events", path, n, events)
+		}
+	}
+	if duplicates == 0 {
+		t.Fatal("no delivery was made twice: backend 1 had nothing in flight when it was killed")
+	}
+	if n := rc.overlaps(); n != 0 {
+		t.Fatalf("%d times a delivery was attempted while another attempt of it was in progress", n)
+	}
+	t.Logf("%d events × 2 subscriptions published in %v on both backends; backend 1 SIGKILLed with %d of %d deliveries received and %d requests in flight; all delivered %v later; %d deliveries in all, %d duplicates (same webhook-id), 0 overlapping attempts",
+		events, published.Round(time.Millisecond), before, 2*events, held, recovered.Round(time.Millisecond),
+		len(rc.deliveries()), duplicates)
+}
