@@ -60,7 +60,7 @@ func run() error {
 	flag.IntVar(&o.uploadMiB, "upload-mib", 100, "file size of the encrypted upload, in MiB")
 	flag.StringVar(&o.jsonPath, "json", "", "also write the summary as JSON to this file")
 	flag.StringVar(&o.skip, "skip", "", "parts to skip: any of proxy, codec, upload, as a comma-separated list")
-	flag.StringVar(&o.profileDir, "profile", "", "save a CPU profile of the edge under load at each payload size in this directory")
+	flag.StringVar(&o.profileDir, "profile", "", "save CPU profiles of both edges under load at each payload size in this directory")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -39,7 +39,7 @@ var proxySizes = []struct {
 
 // benchProxy runs plain Caddy and hdc-edge in turns at each payload size.
 func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, error) {
-	plain, err := env.startEdge("caddy", false)
+	plain, err := env.startEdge("caddy", o.profileDir != "")
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +80,10 @@ func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, erro
 			}
 		}
 		if o.profileDir != "" {
-			if err := profileLoad(ctx, client, hdc, reqs[hdc], o, size.name); err != nil {
-				return nil, err
+			for _, ed := range []*edge{plain, hdc} {
+				if err := profileLoad(ctx, client, ed, reqs[ed], o, size.name); err != nil {
+					return nil, err
+				}
 			}
 		}
 		p, h := total[plain], total[hdc]
@@ -193,13 +195,18 @@ func runLoad(ctx context.Context, client *http.Client, ed *edge, req request, co
 	return &loadResult{seconds: time.Since(start).Seconds(), latencies: all}, nil
 }
 
-// profileLoad runs one more load against the edge while its CPU profile is
-// taken, and saves the profile in o.profileDir.
+// profileLoad runs one more load against ed while its CPU profile is taken,
+// and saves the profile in o.profileDir, with the number of requests served
+// meanwhile in the file name, so profiles compare per request.
 func profileLoad(ctx context.Context, client *http.Client, ed *edge, req request, o options, size string) error {
-	errc := make(chan error, 1)
+	type outcome struct {
+		r   *loadResult
+		err error
+	}
+	done := make(chan outcome, 1)
 	go func() {
-		_, err := runLoad(ctx, client, ed, req, o.concurrency, o.duration+time.Second)
-		errc <- err
+		r, err := runLoad(ctx, client, ed, req, o.concurrency, o.duration+time.Second)
+		done <- outcome{r, err}
 	}()
 	secs := max(int(o.duration.Seconds()), 1)
 	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", ed.admin, secs))
@@ -211,9 +218,10 @@ func profileLoad(ctx context.Context, client *http.Client, ed *edge, req request
 	if err != nil {
 		return err
 	}
-	if err := <-errc; err != nil {
-		return err
+	out := <-done
+	if out.err != nil {
+		return out.err
 	}
-	path := filepath.Join(o.profileDir, "edge-cpu-"+size+".pprof")
+	path := filepath.Join(o.profileDir, fmt.Sprintf("%s-cpu-%s-%dreq.pprof", ed.name, size, len(out.r.latencies)))
 	return os.WriteFile(path, prof, 0o644)
 }
