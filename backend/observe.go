@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/internal/problem"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -37,10 +38,8 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 			Help: "HTTP requests being served, by listener.",
 		}, []string{"listener"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := metrics.Register(reg, m.requests, m.duration, m.inFlight); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

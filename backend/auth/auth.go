@@ -23,6 +23,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
@@ -74,10 +75,8 @@ func New(cfg Config) (*Handler, error) {
 			Help: "Rotated refresh tokens presented again; each revoked a token family.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{h.failures, h.reuses} {
-		if err := cfg.Metrics.Register(c); err != nil {
-			return nil, err
-		}
+	if err := metrics.Register(cfg.Metrics, h.failures, h.reuses); err != nil {
+		return nil, err
 	}
 	return h, nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/blob"
 	"github.com/health-data-connect/hdc/backend/fhir"
+	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/upload"
@@ -70,10 +71,8 @@ func New(cfg Config) (*Handler, error) {
 			Help: "File bytes stored by uploads.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{h.uploads, h.uploadBytes} {
-		if err := cfg.Metrics.Register(c); err != nil {
-			return nil, err
-		}
+	if err := metrics.Register(cfg.Metrics, h.uploads, h.uploadBytes); err != nil {
+		return nil, err
 	}
 	return h, nil
 }

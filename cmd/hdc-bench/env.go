@@ -139,7 +139,7 @@ func (e *benchEnv) close() {
 // Configurations of the two edges. Both have the same global options and
 // the same upstream; only the handlers differ.
 const (
-	plainConfig = `{
+	globalOptions = `
 	admin %[6]s
 	persist_config off
 	default_bind 127.0.0.1
@@ -147,20 +147,13 @@ const (
 	log {
 		level ERROR
 	}
-}
+`
+	plainConfig = "{" + globalOptions + `}
 http://:%[2]s {
 	reverse_proxy %[3]s
 }
 `
-	hdcConfig = `{
-	admin %[6]s
-	persist_config off
-	default_bind 127.0.0.1
-	storage file_system %[1]s/caddy-%[2]s
-	log {
-		level ERROR
-	}
-	hdc {
+	hdcConfig = "{" + globalOptions + `	hdc {
 		keys {
 			registry %[4]s
 		}

@@ -43,6 +43,23 @@ type issuedKey struct {
 	Secret   string `json:"secret"`
 }
 
+// issueKey applies issue to the registry and prints the key it made.
+func issueKey(cmd *cobra.Command, path func() (string, error), issue func(*kidregistry.File) (kidregistry.Key, error)) error {
+	p, err := path()
+	if err != nil {
+		return err
+	}
+	var k kidregistry.Key
+	err = kidregistry.Update(p, func(f *kidregistry.File) (err error) {
+		k, err = issue(f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
+}
+
 func newKeysAddCmd(path func() (string, error)) *cobra.Command {
 	var client, kid, secret string
 	cmd := &cobra.Command{
@@ -53,19 +70,9 @@ Without --secret a random 16-character secret is generated from crypto/rand;
 without --kid a random kid is generated.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := path()
-			if err != nil {
-				return err
-			}
-			var k kidregistry.Key
-			err = kidregistry.Update(p, func(f *kidregistry.File) (err error) {
-				k, err = f.Add(client, kid, secret, time.Now())
-				return err
+			return issueKey(cmd, path, func(f *kidregistry.File) (kidregistry.Key, error) {
+				return f.Add(client, kid, secret, time.Now())
 			})
-			if err != nil {
-				return err
-			}
-			return printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
 		},
 	}
 	cmd.Flags().StringVar(&client, "client", "", "client id that owns the key (required)")
@@ -85,19 +92,9 @@ retiring: they are still accepted, so clients can switch at their pace. Once
 the edge's metrics show a retiring key is no longer used, retire it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := path()
-			if err != nil {
-				return err
-			}
-			var k kidregistry.Key
-			err = kidregistry.Update(p, func(f *kidregistry.File) (err error) {
-				k, err = f.Rotate(client, time.Now())
-				return err
+			return issueKey(cmd, path, func(f *kidregistry.File) (kidregistry.Key, error) {
+				return f.Rotate(client, time.Now())
 			})
-			if err != nil {
-				return err
-			}
-			return printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
 		},
 	}
 	cmd.Flags().StringVar(&client, "client", "", "client id (required)")

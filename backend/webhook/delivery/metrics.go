@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	hdcmetrics "github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -55,10 +56,8 @@ func newMetrics(reg prometheus.Registerer, st store.Store, now func() time.Time)
 		age: prometheus.NewDesc("hdc_backend_webhook_oldest_pending_age_seconds",
 			"Age of the oldest undelivered event (pending delivery); 0 when none is pending.", nil, nil),
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.deliveries, m.retries, m.duration, m.leasesLost, queue} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := hdcmetrics.Register(reg, m.attempts, m.deliveries, m.retries, m.duration, m.leasesLost, queue); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
