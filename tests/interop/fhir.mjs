@@ -28,6 +28,19 @@ const invariants = {
 };
 const outcome = {};
 let ok = result.valid && messages.length === 0;
+
+// FHIR primitives may not be empty: a string value needs non-whitespace
+// content (the regex of the string type, and ele-1). The validator above
+// lets "" through, so check it here.
+const empty = [];
+(function walk(v, path) {
+  if (typeof v === 'string' && v.trim() === '') empty.push(path);
+  else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, `${path}.${k}`);
+})(bundle, 'Bundle');
+outcome['no-empty-values'] = empty.length === 0;
+ok = ok && outcome['no-empty-values'];
+if (empty.length) messages.push({ severity: 'error', message: `empty values at ${empty.join(', ')}` });
 for (const [name, expr] of Object.entries(invariants)) {
   const value = fhirpath.evaluate(bundle, expr, { bundle }, r4);
   outcome[name] = value.length === 1 && value[0] === true;
