@@ -15,11 +15,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -100,24 +95,15 @@ func (s *Store) migrate(ctx context.Context) error {
 	)`); err != nil {
 		return fmt.Errorf("postgres: migrations table: %w", err)
 	}
-	files, err := fs.Glob(migrations, "migrations/*.sql")
+	ms, err := store.ReadMigrations(migrations, "migrations/*.sql")
 	if err != nil {
-		return err
+		return fmt.Errorf("postgres: %w", err)
 	}
-	sort.Strings(files)
 	var latest int64
-	for _, name := range files {
-		version, err := migrationVersion(name)
-		if err != nil {
-			return err
-		}
-		latest = version
-		script, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		if err := apply(ctx, conn.Conn(), version, string(script)); err != nil {
-			return fmt.Errorf("postgres: migration %s: %w", name, err)
+	for _, m := range ms {
+		latest = m.Version
+		if err := apply(ctx, conn.Conn(), m.Version, m.Script); err != nil {
+			return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
 		}
 	}
 	var newest int64
@@ -144,17 +130,6 @@ func apply(ctx context.Context, conn *pgx.Conn, version int64, script string) er
 		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())`, version)
 		return err
 	})
-}
-
-// migrationVersion reads the number a migration file name starts with
-// ("migrations/0001_init.sql" is version 1).
-func migrationVersion(name string) (int64, error) {
-	digits, _, ok := strings.Cut(path.Base(name), "_")
-	v, err := strconv.ParseInt(digits, 10, 64)
-	if !ok || err != nil || v <= 0 {
-		return 0, fmt.Errorf("postgres: migration %q does not start with a version number", name)
-	}
-	return v, nil
 }
 
 // tx runs fn in a transaction, committing when it returns nil. A

@@ -11,11 +11,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -93,24 +91,15 @@ func (s *Store) migrate(ctx context.Context) error {
 	)`); err != nil {
 		return fmt.Errorf("sqlite: migrations table: %w", err)
 	}
-	files, err := fs.Glob(migrations, "migrations/*.sql")
+	ms, err := store.ReadMigrations(migrations, "migrations/*.sql")
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlite: %w", err)
 	}
-	sort.Strings(files)
 	var latest int64
-	for _, name := range files {
-		version, err := migrationVersion(name)
-		if err != nil {
-			return err
-		}
-		latest = version
-		script, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		if err := s.apply(ctx, version, string(script)); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+	for _, m := range ms {
+		latest = m.Version
+		if err := s.apply(ctx, m.Version, m.Script); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 		}
 	}
 	var newest int64
@@ -139,18 +128,6 @@ func (s *Store) apply(ctx context.Context, version int64, script string) error {
 			version, time.Now().UnixMicro())
 		return err
 	})
-}
-
-// migrationVersion reads the number a migration file name starts with
-// ("migrations/0001_init.sql" is version 1).
-func migrationVersion(name string) (int64, error) {
-	base := filepath.Base(name)
-	digits, _, ok := strings.Cut(base, "_")
-	v, err := strconv.ParseInt(digits, 10, 64)
-	if !ok || err != nil || v <= 0 {
-		return 0, fmt.Errorf("sqlite: migration %q does not start with a version number", name)
-	}
-	return v, nil
 }
 
 // tx runs fn in a transaction, committing when it returns nil.

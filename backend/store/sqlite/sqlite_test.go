@@ -85,23 +85,3 @@ func TestRefusesNewerSchema(t *testing.T) {
 		t.Fatal("Open accepted a database migrated by a newer program")
 	}
 }
-
-func TestMigrationVersion(t *testing.T) {
-	tests := []struct {
-		name    string
-		want    int64
-		wantErr bool
-	}{
-		{"migrations/0001_init.sql", 1, false},
-		{"migrations/0012_outbox.sql", 12, false},
-		{"migrations/init.sql", 0, true},
-		{"migrations/0000_zero.sql", 0, true},
-		{"migrations/x1_bad.sql", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := migrationVersion(tt.name)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("migrationVersion(%q) = %d, %v; want %d, error %v", tt.name, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
