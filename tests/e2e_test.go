@@ -330,9 +330,12 @@ func TestE2EHostileThroughTheEdge(t *testing.T) {
 	if err := json.Unmarshal(good, &env); err != nil {
 		t.Fatal(err)
 	}
-	tag := []byte(env["tag"].(string))
-	tag[0] ^= 'A' ^ 'B' // A↔B: still base64url, another tag
-	env["tag"] = string(tag)
+	tag, err := base64.RawURLEncoding.DecodeString(env["tag"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag[0] ^= 1 // another tag, still well-formed
+	env["tag"] = base64.RawURLEncoding.EncodeToString(tag)
 	tampered, _ := json.Marshal(env)
 	cases := []struct {
 		name   string
