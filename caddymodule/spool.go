@@ -18,14 +18,15 @@ type spool struct {
 	mem       []byte
 	file      *os.File
 	size      int64
+	large     bool // the expected size is past the threshold: go to disk at once
 }
 
 // newSpool returns a spool that moves to a file in dir past threshold
 // bytes; sizeHint, when positive, is the expected size, so that memory is
-// reserved once.
+// reserved once, or not at all when the bytes will end on disk anyway.
 func newSpool(threshold int64, dir string, sizeHint int64) *spool {
-	s := &spool{threshold: threshold, dir: dir}
-	if sizeHint > 0 && sizeHint <= threshold {
+	s := &spool{threshold: threshold, dir: dir, large: sizeHint > threshold}
+	if sizeHint > 0 && !s.large {
 		s.mem = make([]byte, 0, sizeHint+16)
 	}
 	return s
@@ -40,7 +41,7 @@ func (e *spoolError) Unwrap() error { return e.err }
 
 // Write implements io.Writer.
 func (s *spool) Write(p []byte) (int, error) {
-	if s.file == nil && s.size+int64(len(p)) > s.threshold {
+	if s.file == nil && (s.large || s.size+int64(len(p)) > s.threshold) {
 		if err := s.spill(); err != nil {
 			return 0, &spoolError{err}
 		}
@@ -91,8 +92,9 @@ func (s *spool) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// onDisk reports whether the spool moved to a file.
-func (s *spool) onDisk() bool { return s.file != nil }
+// inMemory returns the spooled bytes when they are in memory, for the
+// caller to use in place.
+func (s *spool) inMemory() ([]byte, bool) { return s.mem, s.file == nil }
 
 // Close releases the file. Memory is left to the collector: the upstream
 // transport may still be reading the plaintext when the handler returns.

@@ -13,27 +13,37 @@ func TestSpool(t *testing.T) {
 	tests := []struct {
 		name      string
 		threshold int64
+		hint      int64
 		chunk     int
 		wantDisk  bool
 	}{
-		{"memory", 1 << 20, 1000, false},
-		{"exactly the threshold stays in memory", 16000, 1600, false},
-		{"spills mid-way", 5000, 999, true},
-		{"spills at once", 10, 4096, true},
+		{"memory", 1 << 20, 0, 1000, false},
+		{"memory, reserved", 1 << 20, 16000, 1000, false},
+		{"exactly the threshold stays in memory", 16000, 0, 1600, false},
+		{"spills mid-way", 5000, 0, 999, true},
+		{"spills at once", 10, 0, 4096, true},
+		{"a large hint goes to disk from the first byte", 15000, 16000, 10, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := newSpool(tt.threshold, dir, 0)
+			s := newSpool(tt.threshold, dir, tt.hint)
 			for off := 0; off < len(data); off += tt.chunk {
 				if _, err := s.Write(data[off:min(off+tt.chunk, len(data))]); err != nil {
 					t.Fatal(err)
 				}
+				if _, inMem := s.inMemory(); tt.hint > tt.threshold && inMem {
+					t.Fatalf("held %d bytes in memory though the hint said disk", s.size)
+				}
 			}
-			if s.onDisk() != tt.wantDisk {
-				t.Fatalf("onDisk = %v", s.onDisk())
+			mem, inMem := s.inMemory()
+			if inMem == tt.wantDisk {
+				t.Fatalf("in memory = %v", inMem)
 			}
-			if s.onDisk() && s.mem != nil {
+			if inMem && !bytes.Equal(mem, data) {
+				t.Fatal("the bytes in memory are not the ones written")
+			}
+			if !inMem && (s.mem != nil || mem != nil) {
 				t.Fatal("a spilled spool still holds the bytes in memory")
 			}
 			got, err := io.ReadAll(io.NewSectionReader(s, 0, int64(len(data))))

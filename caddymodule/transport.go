@@ -243,15 +243,13 @@ func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (kid 
 	if !ok {
 		key = t.app.keys.dummy
 	}
-	pt, err := env.Open(key, sp)
+	body, size, err := open(env, key, sp)
 	if err != nil || !ok {
 		return kid, nil, 0, errInvalidEncryption
 	}
-
-	var body io.Reader = pt
 	if t.Login {
-		plain := make([]byte, pt.Size)
-		if _, err := io.ReadFull(pt, plain); err != nil {
+		plain := make([]byte, size)
+		if _, err := io.ReadFull(body, plain); err != nil {
 			return kid, nil, 0, errInvalidEncryption
 		}
 		var login struct {
@@ -267,12 +265,29 @@ func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (kid 
 	}
 	r.Body = io.NopCloser(body)
 	r.GetBody = nil
-	r.ContentLength = pt.Size
+	r.ContentLength = size
 	r.TransferEncoding = nil
 	r.Header.Del("Transfer-Encoding")
-	r.Header.Set("Content-Length", strconv.FormatInt(pt.Size, 10))
+	r.Header.Set("Content-Length", strconv.FormatInt(size, 10))
 	r.Header.Set("Content-Type", "application/json")
-	return kid, key, pt.Size, nil
+	return kid, key, size, nil
+}
+
+// open verifies the spooled ciphertext and returns a reader of its
+// plaintext and the plaintext's size. A ciphertext in memory is decrypted in
+// place and read through a bytes.Reader, which net/http sends upstream in
+// the same write as the request's headers; one on disk is decrypted as a
+// stream on its way upstream.
+func open(env *jwe.Envelope, key *jwe.Key, sp *spool) (io.Reader, int64, error) {
+	if mem, ok := sp.inMemory(); ok {
+		plain, err := env.DecryptInPlace(key, mem)
+		return bytes.NewReader(plain), int64(len(plain)), err
+	}
+	pt, err := env.Open(key, sp)
+	if err != nil {
+		return nil, 0, err
+	}
+	return pt, pt.Size, nil
 }
 
 // readProblem maps an error of jwe.Read to the client's answer.

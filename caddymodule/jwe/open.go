@@ -2,9 +2,7 @@ package jwe
 
 import (
 	"crypto/cipher"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/binary"
+	"crypto/subtle"
 	"io"
 	"sync"
 )
@@ -38,13 +36,27 @@ func (e *Envelope) Decrypt(k *Key, ct []byte) ([]byte, error) {
 	if int64(len(ct)) != e.Size {
 		return nil, ErrDecrypt
 	}
+	return e.decryptTo(k, make([]byte, len(ct)), ct)
+}
+
+// DecryptInPlace is Decrypt without the copy: the plaintext is decrypted
+// over ct, and the returned slice shares ct's memory. ct is left unchanged
+// when it fails.
+func (e *Envelope) DecryptInPlace(k *Key, ct []byte) ([]byte, error) {
+	if int64(len(ct)) != e.Size {
+		return nil, ErrDecrypt
+	}
+	return e.decryptTo(k, ct, ct)
+}
+
+// decryptTo verifies ct, then decrypts it into dst (which may be ct itself).
+func (e *Envelope) decryptTo(k *Key, dst, ct []byte) ([]byte, error) {
 	pad, err := e.verify(k, bytesReaderAt(ct))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, len(ct))
-	cipher.NewCBCDecrypter(k.block, e.IV[:]).CryptBlocks(out, ct)
-	return out[:len(ct)-pad], nil
+	cipher.NewCBCDecrypter(k.block, e.IV[:]).CryptBlocks(dst, ct)
+	return dst[:len(ct)-pad], nil
 }
 
 // verify checks the tag over the ciphertext, then the padding of the last
@@ -53,16 +65,14 @@ func (e *Envelope) verify(k *Key, ct io.ReaderAt) (pad int, err error) {
 	if e.Size == 0 || e.Size%blockSize != 0 {
 		return 0, ErrDecrypt
 	}
-	mac := hmac.New(sha256.New, k.macKey())
-	mac.Write([]byte(e.Protected))
-	mac.Write(e.IV[:])
+	mac := k.startTag(e.Protected, e.IV[:])
 	if err := eachChunk(ct, e.Size, func(b []byte) { mac.Write(b) }); err != nil {
+		k.macs.Put(mac)
 		return 0, err
 	}
-	var al [8]byte
-	binary.BigEndian.PutUint64(al[:], uint64(len(e.Protected))*8)
-	mac.Write(al[:])
-	if !hmac.Equal(mac.Sum(nil)[:tagSize], e.Tag[:]) {
+	var tag [tagSize]byte
+	k.endTag(mac, len(e.Protected), &tag)
+	if subtle.ConstantTimeCompare(tag[:], e.Tag[:]) != 1 {
 		return 0, ErrDecrypt
 	}
 

@@ -141,6 +141,10 @@ func TestReadAccepts(t *testing.T) {
 			if err != nil || string(pt) != v.PlaintextUTF8 {
 				t.Fatalf("Decrypt = %q, %v", pt, err)
 			}
+			pt, err = env.DecryptInPlace(v.key(t), ciphertext)
+			if err != nil || string(pt) != v.PlaintextUTF8 || &pt[0] != &ciphertext[0] {
+				t.Fatalf("DecryptInPlace = %q, %v (in place: %t)", pt, err, err == nil && &pt[0] == &ciphertext[0])
+			}
 		})
 	}
 }
@@ -239,7 +243,14 @@ func TestDecryptFailuresUniform(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := tt.env.Decrypt(tt.key, tt.ct); err != ErrDecrypt {
-				t.Fatalf("err = %v, want ErrDecrypt", err)
+				t.Fatalf("Decrypt: err = %v, want ErrDecrypt", err)
+			}
+			ct := bytes.Clone(tt.ct)
+			if _, err := tt.env.DecryptInPlace(tt.key, ct); err != ErrDecrypt {
+				t.Fatalf("DecryptInPlace: err = %v, want ErrDecrypt", err)
+			}
+			if !bytes.Equal(ct, tt.ct) {
+				t.Fatal("DecryptInPlace changed the ciphertext of an envelope it refused")
 			}
 		})
 	}
