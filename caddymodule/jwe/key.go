@@ -3,11 +3,15 @@ package jwe
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"hash"
+	"io"
+	"sync"
 	"unicode/utf8"
-
-	josecipher "github.com/go-jose/go-jose/v4/cipher"
 )
 
 // Algorithm identifiers of the transport. They form the allow-list that
@@ -34,7 +38,7 @@ var ErrKeySize = errors.New("jwe: shared key must be exactly 16 bytes of UTF-8")
 type Key struct {
 	cek   [cekSize]byte
 	block cipher.Block
-	aead  cipher.AEAD // go-jose's A128CBC-HS256, for sealing
+	macs  sync.Pool // of hash.Hash: HMAC-SHA-256 states under the MAC key
 }
 
 // NewKey derives the key from a shared key string as the specification says:
@@ -61,9 +65,6 @@ func NewKeyFromCEK(cek []byte) (*Key, error) {
 		return nil, err
 	}
 	k.block = block
-	if k.aead, err = josecipher.NewCBCHMAC(k.cek[:], aes.NewCipher); err != nil {
-		return nil, err
-	}
 	return k, nil
 }
 
@@ -78,3 +79,30 @@ func DummyKey() *Key {
 }
 
 func (k *Key) macKey() []byte { return k.cek[:macKeySize] }
+
+// startTag begins an authentication tag (RFC 7518 §5.2.2.1): HMAC-SHA-256
+// under the MAC key over the additional authenticated data, the iv, then the
+// ciphertext, which the caller writes to the returned hash before endTag.
+// The HMAC states are pooled: the edge computes two tags per request.
+func (k *Key) startTag(aad string, iv []byte) hash.Hash {
+	mac, ok := k.macs.Get().(hash.Hash)
+	if ok {
+		mac.Reset()
+	} else {
+		mac = hmac.New(sha256.New, k.macKey())
+	}
+	_, _ = io.WriteString(mac, aad)
+	mac.Write(iv)
+	return mac
+}
+
+// endTag absorbs the length in bits of the additional authenticated data,
+// puts the tag (the first half of the HMAC) in tag, and gives the HMAC state
+// back to the pool.
+func (k *Key) endTag(mac hash.Hash, aadLen int, tag *[tagSize]byte) {
+	var buf [sha256.Size]byte
+	binary.BigEndian.PutUint64(buf[:8], uint64(aadLen)*8)
+	mac.Write(buf[:8])
+	copy(tag[:], mac.Sum(buf[:0]))
+	k.macs.Put(mac)
+}
