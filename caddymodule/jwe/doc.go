@@ -14,11 +14,13 @@
 // megabytes, so the ciphertext is decoded as a stream into a caller-provided
 // spool instead), it accepts duplicate members and padded base64, it has no
 // notion of the top-level kid, and it does not keep the protected header text
-// exactly as received. Sealing uses go-jose's CBC-HMAC AEAD. Opening is
-// hand-written because the AEAD interface needs the ciphertext and tag in one
-// contiguous buffer and copies it twice; here the tag is computed over a
-// spooled ciphertext (memory or file) and verified in constant time before
-// any byte is decrypted, and the plaintext is then produced as a stream.
+// exactly as received. Opening is hand-written because the AEAD interface
+// needs the ciphertext and tag in one contiguous buffer and copies it twice;
+// here the tag is computed over a spooled ciphertext (memory or file) and
+// verified in constant time before any byte is decrypted, and the plaintext
+// is then produced as a stream. Sealing uses the same primitives, because
+// go-jose's CBC-HMAC AEAD copies the plaintext three times per response; the
+// tests hold it to that AEAD byte for byte.
 //
 // Errors are of two kinds. A *FormatError describes a malformed or unsupported
 // envelope; its text carries nothing secret and may be shown to the client.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -271,6 +272,32 @@ func (ed *edge) stop() {
 		_ = ed.cmd.Process.Kill()
 		<-ed.done
 	}
+}
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat on Linux.
+const userHZ = 100
+
+// cpuTime returns the CPU time (user and system, all threads) the process
+// has used so far, from /proc.
+func (ed *edge) cpuTime() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ed.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: count from after it.
+	var fields []string
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+		fields = strings.Fields(string(b[i+1:]))
+	}
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", ed.cmd.Process.Pid)
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * time.Second / userHZ, nil
 }
 
 // memory returns the process's resident set size now and at its peak, in

@@ -26,6 +26,8 @@ type proxyRow struct {
 	AddedP50Ms   float64 `json:"added_p50_ms"`
 	PlainP99Ms   float64 `json:"plain_p99_ms"`
 	EdgeP99Ms    float64 `json:"edge_p99_ms"`
+	PlainCPUUs   float64 `json:"plain_cpu_us_per_request"`
+	EdgeCPUUs    float64 `json:"edge_cpu_us_per_request"`
 	Requests     int     `json:"requests"`
 	Concurrency  int     `json:"concurrency"`
 	RoundSeconds float64 `json:"round_seconds"`
@@ -72,10 +74,19 @@ func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, erro
 				order = []*edge{hdc, plain}
 			}
 			for _, ed := range order {
+				cpu0, err := ed.cpuTime()
+				if err != nil {
+					return nil, err
+				}
 				r, err := runLoad(ctx, client, ed, reqs[ed], o.concurrency, o.duration)
 				if err != nil {
 					return nil, err
 				}
+				cpu1, err := ed.cpuTime()
+				if err != nil {
+					return nil, err
+				}
+				r.cpu = cpu1 - cpu0
 				total[ed].add(r)
 			}
 		}
@@ -90,7 +101,8 @@ func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, erro
 		rows = append(rows, proxyRow{
 			Payload: size.name, PlainRPS: p.rps(), EdgeRPS: h.rps(), Ratio: h.rps() / p.rps(),
 			PlainP50Ms: p.percentile(50), EdgeP50Ms: h.percentile(50), AddedP50Ms: h.percentile(50) - p.percentile(50),
-			PlainP99Ms: p.percentile(99), EdgeP99Ms: h.percentile(99), Requests: len(p.latencies) + len(h.latencies),
+			PlainP99Ms: p.percentile(99), EdgeP99Ms: h.percentile(99),
+			PlainCPUUs: p.cpuPerRequest(), EdgeCPUUs: h.cpuPerRequest(), Requests: len(p.latencies) + len(h.latencies),
 			Concurrency: o.concurrency, RoundSeconds: o.duration.Seconds(), Rounds: o.rounds,
 		})
 	}
@@ -133,11 +145,18 @@ func send(client *http.Client, ed *edge, req request) (*http.Response, []byte, e
 type loadResult struct {
 	seconds   float64
 	latencies []time.Duration
+	cpu       time.Duration // the edge's CPU time during the run
 }
 
 func (l *loadResult) add(o *loadResult) {
 	l.seconds += o.seconds
 	l.latencies = append(l.latencies, o.latencies...)
+	l.cpu += o.cpu
+}
+
+// cpuPerRequest is the edge's CPU time per request served, in microseconds.
+func (l *loadResult) cpuPerRequest() float64 {
+	return float64(l.cpu.Microseconds()) / float64(len(l.latencies))
 }
 
 func (l *loadResult) rps() float64 { return float64(len(l.latencies)) / l.seconds }

@@ -57,10 +57,10 @@ func (s *summary) print(w io.Writer) {
 	if len(s.Proxy) > 0 {
 		fmt.Fprintf(w, "\n(a) plain Caddy vs (b) hdc-edge (bearer + JWE decrypt + encrypt), %d rounds x %.0fs, %d in flight\n",
 			s.Proxy[0].Rounds, s.Proxy[0].RoundSeconds, s.Proxy[0].Concurrency)
-		fmt.Fprintln(tw, "payload\ta req/s\tb req/s\tb/a\ta p50 ms\tb p50 ms\tadded p50 ms\ta p99 ms\tb p99 ms\t")
+		fmt.Fprintln(tw, "payload\ta req/s\tb req/s\tb/a\ta p50 ms\tb p50 ms\tadded p50 ms\ta p99 ms\tb p99 ms\ta CPU µs/req\tb CPU µs/req\t")
 		for _, r := range s.Proxy {
-			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", r.Payload, r.PlainRPS, r.EdgeRPS, r.Ratio,
-				r.PlainP50Ms, r.EdgeP50Ms, r.AddedP50Ms, r.PlainP99Ms, r.EdgeP99Ms)
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t%.0f\t\n", r.Payload, r.PlainRPS, r.EdgeRPS, r.Ratio,
+				r.PlainP50Ms, r.EdgeP50Ms, r.AddedP50Ms, r.PlainP99Ms, r.EdgeP99Ms, r.PlainCPUUs, r.EdgeCPUUs)
 		}
 		tw.Flush()
 	}
