@@ -138,10 +138,7 @@ func (e *benchEnv) close() {
 }
 
 // Configurations of the two edges. Both have the same global options and
-// the same upstream; only the handlers differ. hdc-edge's reverse_proxy
-// buffers request bodies as the reference Caddyfile does: hdc_jwe already
-// holds the plaintext in memory, and a buffered body goes upstream in the
-// same write as the headers.
+// the same upstream; only the handlers differ.
 const (
 	globalOptions = `
 	admin %[6]s
@@ -174,18 +171,14 @@ http://:%[2]s {
 			spool_threshold 1MiB
 			spool_dir %[1]s
 		}
-		reverse_proxy %[3]s {
-			request_buffers 1MiB
-		}
+		reverse_proxy %[3]s
 	}
 	handle {
 		hdc_auth
 		hdc_jwe {
 			max_body 8MiB
 		}
-		reverse_proxy %[3]s {
-			request_buffers 1MiB
-		}
+		reverse_proxy %[3]s
 	}
 }
 `
