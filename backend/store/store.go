@@ -76,6 +76,12 @@ type Store interface {
 
 	// CreateRefreshFamily starts a token family (one login) with its first token.
 	CreateRefreshFamily(ctx context.Context, f RefreshFamily, first RefreshToken) error
+	// RefreshFamilyOf returns the family of the refresh token hashing to
+	// hash, whatever the state of the token and of the family, and changes
+	// nothing: a caller checks what the family depends on before
+	// RotateRefreshToken consumes the token. ErrNotFound for an unknown
+	// token or one of another client than clientID.
+	RefreshFamilyOf(ctx context.Context, clientID string, hash []byte) (RefreshFamily, error)
 	// RotateRefreshToken consumes the refresh token hashing to hash, which
 	// must belong to clientID, be unexpired, unused and of a live family, and
 	// stores next (whose FamilyID the implementation sets) in the same family,

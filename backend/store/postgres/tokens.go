@@ -31,6 +31,29 @@ func insertRefreshToken(ctx context.Context, tx pgx.Tx, t store.RefreshToken) er
 	return translate(err)
 }
 
+// RefreshFamilyOf implements store.Store.
+func (s *Store) RefreshFamilyOf(ctx context.Context, clientID string, hash []byte) (store.RefreshFamily, error) {
+	var (
+		f       store.RefreshFamily
+		grant   pgtype.Text
+		revoked pgtype.Timestamptz
+	)
+	err := s.pool.QueryRow(ctx, `
+		SELECT f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+		WHERE t.hash = $1 AND f.client_id = $2`, hash, clientID).
+		Scan(&f.ID, &f.ClientID, &f.WorkspaceID, &grant, &f.CreatedAt, &revoked)
+	if err != nil {
+		return store.RefreshFamily{}, notFound(err)
+	}
+	f.GrantID = grant.String
+	f.CreatedAt = f.CreatedAt.UTC()
+	if revoked.Valid {
+		f.RevokedAt = revoked.Time.UTC()
+	}
+	return f, nil
+}
+
 // RotateRefreshToken implements store.Store. The presented token's row is
 // locked first (FOR UPDATE), so that concurrent rotations of one token, on
 // any replicas, are decided one after the other: the first consumes it,

@@ -30,6 +30,30 @@ func insertRefreshToken(ctx context.Context, tx *sql.Tx, t store.RefreshToken) e
 	return translate(err)
 }
 
+// RefreshFamilyOf implements store.Store.
+func (s *Store) RefreshFamilyOf(ctx context.Context, clientID string, hash []byte) (store.RefreshFamily, error) {
+	var (
+		f       store.RefreshFamily
+		grant   sql.NullString
+		created int64
+		revoked sql.NullInt64
+	)
+	err := s.db.QueryRowContext(ctx, `
+		SELECT f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+		WHERE t.hash = ? AND f.client_id = ?`, hex.EncodeToString(hash), clientID).
+		Scan(&f.ID, &f.ClientID, &f.WorkspaceID, &grant, &created, &revoked)
+	if err != nil {
+		return store.RefreshFamily{}, notFound(err)
+	}
+	f.GrantID = grant.String
+	f.CreatedAt = time.UnixMicro(created).UTC()
+	if revoked.Valid {
+		f.RevokedAt = time.UnixMicro(revoked.Int64).UTC()
+	}
+	return f, nil
+}
+
 // RotateRefreshToken implements store.Store.
 func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time) (store.RefreshFamily, error) {
 	var (

@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SharingGrants", testSharingGrants},
 		{"RefreshRotation", testRefreshRotation},
 		{"RefreshReuse", testRefreshReuse},
+		{"RefreshFamilyOf", testRefreshFamilyOf},
 		{"RefreshIsolation", testRefreshIsolation},
 		{"RefreshConcurrentRotation", testRefreshConcurrentRotation},
 		{"SigningKeys", testSigningKeys},
@@ -226,6 +227,37 @@ func testRefreshReuse(t *testing.T, s store.Store) {
 	// Another family of the same client is untouched.
 	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(20), token(21, at(3*time.Minute)), at(3*time.Minute))
 	must(t, err)
+}
+
+func testRefreshFamilyOf(t *testing.T, s store.Store) {
+	seed(t, s, "w1", "c1")
+	seed(t, s, "w2", "c2")
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
+	f, err := s.RefreshFamilyOf(ctx(t), "c1", hash(1))
+	must(t, err)
+	if f.ID != "f1" || f.ClientID != "c1" || f.WorkspaceID != "w1" || !f.CreatedAt.Equal(at(0)) || !f.RevokedAt.IsZero() {
+		t.Fatalf("family = %+v", f)
+	}
+	// Looking changes nothing: the token still rotates, once.
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute))
+	must(t, err)
+	// A consumed token and its successor still name the family, so that a
+	// caller can check the family before the rotation decides.
+	for _, b := range []byte{1, 2} {
+		if f, err := s.RefreshFamilyOf(ctx(t), "c1", hash(b)); err != nil || f.ID != "f1" {
+			t.Fatalf("token %d: family %+v, %v", b, f, err)
+		}
+	}
+	must(t, s.RevokeRefreshFamily(ctx(t), "f1", at(2*time.Minute)))
+	f, err = s.RefreshFamilyOf(ctx(t), "c1", hash(2))
+	must(t, err)
+	if !f.RevokedAt.Equal(at(2 * time.Minute)) {
+		t.Fatalf("revoked family = %+v", f)
+	}
+	_, err = s.RefreshFamilyOf(ctx(t), "c2", hash(1))
+	wantErr(t, err, store.ErrNotFound)
+	_, err = s.RefreshFamilyOf(ctx(t), "c1", hash(9))
+	wantErr(t, err, store.ErrNotFound)
 }
 
 func testRefreshIsolation(t *testing.T, s store.Store) {
