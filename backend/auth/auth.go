@@ -243,19 +243,16 @@ func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.now()
-	next := credential.NewToken(refreshTokenPrefix)
-	f, err := h.cfg.Store.RotateRefreshToken(ctx, caller.ClientID, credential.TokenHash(req.RefreshToken), h.refreshToken(next, now), now)
-	switch {
-	case errors.Is(err, store.ErrTokenReused):
-		h.reuses.Inc()
-		h.cfg.Log.Warn("rotated refresh token presented again; its family is revoked", zap.String("client_id", caller.ClientID))
-		h.fail(w, "refresh", errRefreshToken)
-		return
-	case err != nil:
+	hash := credential.TokenHash(req.RefreshToken)
+	// Everything that can fail is checked before the token is consumed, so
+	// that a client whose refresh failed on the server's side can retry with
+	// the same token instead of being taken for a thief.
+	f, err := h.cfg.Store.RefreshFamilyOf(ctx, caller.ClientID, hash)
+	if err != nil {
 		h.refuse(w, err, errRefreshToken)
 		return
 	}
-	if f.GrantID != "" {
+	if f.GrantID != "" && f.RevokedAt.IsZero() {
 		err := h.cfg.Identity.CheckGrant(ctx, f.GrantID, caller.ClientID)
 		if errors.Is(err, identity.ErrInvalidSharingKey) {
 			// The grant is gone for good: so is every login made with it.
@@ -268,9 +265,23 @@ func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	next := credential.NewToken(refreshTokenPrefix)
 	pair, err := h.pair(caller.ClientID, f.WorkspaceID, next)
 	if err != nil {
 		h.refuse(w, err, nil)
+		return
+	}
+	// The rotation decides: a token that is expired, consumed or of a
+	// revoked family is refused here, atomically.
+	_, err = h.cfg.Store.RotateRefreshToken(ctx, caller.ClientID, hash, h.refreshToken(next, now), now)
+	switch {
+	case errors.Is(err, store.ErrTokenReused):
+		h.reuses.Inc()
+		h.cfg.Log.Warn("rotated refresh token presented again; its family is revoked", zap.String("client_id", caller.ClientID))
+		h.fail(w, "refresh", errRefreshToken)
+		return
+	case err != nil:
+		h.refuse(w, err, errRefreshToken)
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, pair)
