@@ -276,8 +276,7 @@ func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (kid 
 
 // open verifies the spooled ciphertext and returns a reader of its
 // plaintext and the plaintext's size. A ciphertext in memory is decrypted in
-// place and read through a bytes.Reader, which net/http sends upstream in
-// the same write as the request's headers; one on disk is decrypted as a
+// place, in one call, and read from there; one on disk is decrypted as a
 // stream on its way upstream.
 func open(env *jwe.Envelope, key *jwe.Key, sp *spool) (io.Reader, int64, error) {
 	if mem, ok := sp.inMemory(); ok {
