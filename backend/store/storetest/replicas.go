@@ -86,26 +86,7 @@ func testReplicaRefreshReuse(t *testing.T, a, b store.Store) {
 	wantErr(t, err, store.ErrNotFound)
 
 	must(t, a.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(10, at(0))))
-	errs := make([]error, 8)
-	var wg sync.WaitGroup
-	for i := range errs {
-		s := []store.Store{a, b}[i%2]
-		wg.Go(func() {
-			_, errs[i] = s.RotateRefreshToken(ctx(t), "c1", hash(10), token(byte(100+i), at(time.Minute)), at(time.Minute))
-		})
-	}
-	wg.Wait()
-	var ok int
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			ok++
-		case errors.Is(err, store.ErrTokenReused), errors.Is(err, store.ErrNotFound):
-		default:
-			t.Fatalf("unexpected error %v", err)
-		}
-	}
-	if ok != 1 {
+	if ok, errs := rotateAtOnce(t, []store.Store{a, b}, hash(10), 8); ok != 1 {
 		t.Fatalf("%d rotations of one token on two replicas succeeded, want exactly 1 (errors %v)", ok, errs)
 	}
 }

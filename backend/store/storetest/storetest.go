@@ -278,16 +278,25 @@ func testRefreshIsolation(t *testing.T, s store.Store) {
 func testRefreshConcurrentRotation(t *testing.T, s store.Store) {
 	seed(t, s, "w1", "c1")
 	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
-	const n = 8
-	errs := make([]error, n)
+	if ok, errs := rotateAtOnce(t, []store.Store{s}, hash(1), 8); ok != 1 {
+		t.Fatalf("%d concurrent rotations of one token succeeded, want exactly 1 (errors %v)", ok, errs)
+	}
+}
+
+// rotateAtOnce rotates the token hashing to h n times at once, attempt i on
+// stores[i%len(stores)] (c1's, at minute 1), and returns how many succeeded;
+// every other attempt must fail as reused or not found.
+func rotateAtOnce(t *testing.T, stores []store.Store, h []byte, n int) (ok int, errs []error) {
+	t.Helper()
+	errs = make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
+		s := stores[i%len(stores)]
 		wg.Go(func() {
-			_, errs[i] = s.RotateRefreshToken(ctx(t), "c1", hash(1), token(byte(100+i), at(time.Minute)), at(time.Minute))
+			_, errs[i] = s.RotateRefreshToken(ctx(t), "c1", h, token(byte(100+i), at(time.Minute)), at(time.Minute))
 		})
 	}
 	wg.Wait()
-	var ok int
 	for _, err := range errs {
 		switch {
 		case err == nil:
@@ -297,9 +306,7 @@ func testRefreshConcurrentRotation(t *testing.T, s store.Store) {
 			t.Fatalf("unexpected error %v", err)
 		}
 	}
-	if ok != 1 {
-		t.Fatalf("%d concurrent rotations of one token succeeded, want exactly 1 (errors %v)", ok, errs)
-	}
+	return ok, errs
 }
 
 func testSigningKeys(t *testing.T, s store.Store) {
