@@ -12,7 +12,7 @@ echo "== go vet"
 go vet ./...
 
 echo "== unit tests"
-go test -count=1 $(go list ./... | grep -v '/tests$')
+go test -race -count=1 $(go list ./... | grep -v '/tests$')
 
 echo "== end-to-end and interop tests"
 go test -count=1 -timeout 30m ./tests/...
