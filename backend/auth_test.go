@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/auth"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 func TestLogin(t *testing.T) {
@@ -24,14 +25,14 @@ func TestLogin(t *testing.T) {
 		cl.Expiry.Time().Sub(cl.IssuedAt.Time()) != 30*time.Minute {
 		t.Fatalf("claims = %+v", cl)
 	}
-	res := h.postJSON(PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret})
+	res := h.postJSON(contract.PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret})
 	if res.Header.Get("Cache-Control") != "no-store" || res.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("headers = %v", res.Header)
 	}
 
-	wrong := h.postJSON(PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": "hdc_cs_wrong"})
+	wrong := h.postJSON(contract.PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": "hdc_cs_wrong"})
 	wantProblem(t, wrong, 401, "invalid_client")
-	unknown := h.postJSON(PathLogin, map[string]string{"client_id": "nobody", "client_secret": c.ClientSecret})
+	unknown := h.postJSON(contract.PathLogin, map[string]string{"client_id": "nobody", "client_secret": c.ClientSecret})
 	wantProblem(t, unknown, 401, "invalid_client")
 	if !bytes.Equal(wrong.body, unknown.body) {
 		t.Fatalf("unknown client and wrong secret answer differently:\n%s\n%s", wrong.body, unknown.body)
@@ -39,14 +40,14 @@ func TestLogin(t *testing.T) {
 	if bytes.Contains(wrong.body, []byte("hdc_cs_")) {
 		t.Fatal("the answer quotes the secret")
 	}
-	long := h.postJSON(PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": strings.Repeat("x", 600)})
+	long := h.postJSON(contract.PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": strings.Repeat("x", 600)})
 	wantProblem(t, long, 401, "invalid_client")
 
 	off := h.client("acme")
 	if err := h.srv.Identity().DisableClient(context.Background(), off.ClientID); err != nil {
 		t.Fatal(err)
 	}
-	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": off.ClientID, "client_secret": off.ClientSecret}), 401, "invalid_client")
+	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": off.ClientID, "client_secret": off.ClientSecret}), 401, "invalid_client")
 
 	for _, tt := range []struct {
 		name, body, ct string
@@ -62,10 +63,10 @@ func TestLogin(t *testing.T) {
 		{"too large", `{"client_id":"` + strings.Repeat("x", 70<<10) + `"}`, "application/json", 413, "payload_too_large"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantProblem(t, h.do("POST", h.public+PathLogin, strings.NewReader(tt.body), "Content-Type", tt.ct), tt.status, tt.code)
+			wantProblem(t, h.do("POST", h.public+contract.PathLogin, strings.NewReader(tt.body), "Content-Type", tt.ct), tt.status, tt.code)
 		})
 	}
-	wantProblem(t, h.do("GET", h.public+PathLogin, nil), 405, "method_not_allowed")
+	wantProblem(t, h.do("GET", h.public+contract.PathLogin, nil), 405, "method_not_allowed")
 }
 
 func TestLoginWithSharingKey(t *testing.T) {
@@ -79,13 +80,13 @@ func TestLoginWithSharingKey(t *testing.T) {
 		t.Fatalf("shared login claims = %+v", cl)
 	}
 	// The key is bound to a: b cannot use it, nor a with another secret.
-	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": b.ClientID, "client_secret": b.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
-	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": b.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_client")
-	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": "hdc_sk_guess"}), 401, "invalid_sharing_key")
+	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": b.ClientID, "client_secret": b.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
+	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": b.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_client")
+	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": "hdc_sk_guess"}), 401, "invalid_sharing_key")
 	if err := h.srv.Identity().RevokeSharing(context.Background(), g.GrantID); err != nil {
 		t.Fatal(err)
 	}
-	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
+	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
 }
 
 func TestLoginThrottle(t *testing.T) {
@@ -97,9 +98,11 @@ func TestLoginThrottle(t *testing.T) {
 	a, b, c := h.client("w"), h.client("w"), h.client("w")
 	from := func(addr string) []string { return []string{"X-Forwarded-For", "198.51.100.7, " + addr} }
 	fail := func(cr string, addr string) response {
-		return h.postJSON(PathLogin, map[string]string{"client_id": cr, "client_secret": "hdc_cs_wrong"}, from(addr)...)
+		return h.postJSON(contract.PathLogin, map[string]string{"client_id": cr, "client_secret": "hdc_cs_wrong"}, from(addr)...)
 	}
-	ok := func(cr map[string]string, addr string) response { return h.postJSON(PathLogin, cr, from(addr)...) }
+	ok := func(cr map[string]string, addr string) response {
+		return h.postJSON(contract.PathLogin, cr, from(addr)...)
+	}
 	// Successful logins do not count.
 	for range 10 {
 		if res := ok(map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret}, "203.0.113.1"); res.StatusCode != 200 {
@@ -137,7 +140,7 @@ func TestRefresh(t *testing.T) {
 	pair := h.login(c, "")
 	refresh := func(p auth.TokenPair, body any, extra ...string) response {
 		headers := append(h.as(p), "Client-Id", c.ClientID)
-		return h.postJSON(PathRefresh, body, append(headers, extra...)...)
+		return h.postJSON(contract.PathRefresh, body, append(headers, extra...)...)
 	}
 
 	res := refresh(pair, map[string]string{"refresh_token": pair.RefreshToken, "access_token": pair.AccessToken})
@@ -154,13 +157,13 @@ func TestRefresh(t *testing.T) {
 	}
 
 	// Request errors.
-	wantProblem(t, h.postJSON(PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, h.as(next)...), 400, "invalid_request")
-	wantProblem(t, h.postJSON(PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, append(h.as(next), "Client-Id", "someone-else")...), 401, "invalid_client")
+	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, h.as(next)...), 400, "invalid_request")
+	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, append(h.as(next), "Client-Id", "someone-else")...), 401, "invalid_client")
 	wantProblem(t, refresh(next, map[string]string{"refresh_token": next.RefreshToken, "access_token": pair.AccessToken}), 401, "invalid_token")
 	wantProblem(t, refresh(next, map[string]string{}), 400, "invalid_request")
 	wantProblem(t, refresh(next, map[string]string{"refresh_token": next.RefreshToken, "extra": "x"}), 400, "invalid_request")
 	wantProblem(t, refresh(next, map[string]string{"refresh_token": "hdc_rt_unknown"}), 401, "invalid_refresh_token")
-	wantProblem(t, h.postJSON(PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, "Client-Id", c.ClientID), 401, "unauthenticated")
+	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, "Client-Id", c.ClientID), 401, "unauthenticated")
 
 	// None of the refused requests consumed the token.
 	res = refresh(next, map[string]string{"refresh_token": next.RefreshToken})
@@ -191,7 +194,7 @@ func TestRefreshRefusedForDisabledClientAndRevokedGrant(t *testing.T) {
 	shared := h.login(a, g.SharingKey)
 	own := h.login(a, "")
 	refresh := func(p auth.TokenPair) response {
-		return h.postJSON(PathRefresh, map[string]string{"refresh_token": p.RefreshToken}, append(h.as(p), "Client-Id", a.ClientID)...)
+		return h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": p.RefreshToken}, append(h.as(p), "Client-Id", a.ClientID)...)
 	}
 	if err := h.srv.Identity().RevokeSharing(context.Background(), g.GrantID); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TestEventsToSubscribers: an event published on the internal listener
@@ -36,13 +37,13 @@ func TestEventsToSubscribers(t *testing.T) {
 		`{"endpoint":"` + receiver.URL + `/ok","event_names":["receipt.created"],"signing_key":"acme-signing-key-0123"}`,
 		`{"endpoint":"` + receiver.URL + `/gone"}`,
 	} {
-		if res := h.postJSON(PathSubscriptions, body, as...); res.StatusCode != 200 {
+		if res := h.postJSON(contract.PathSubscriptions, body, as...); res.StatusCode != 200 {
 			t.Fatalf("register: %d %s", res.StatusCode, res.body)
 		}
 	}
 
 	publish := func(body string, headers ...string) response {
-		return h.do("POST", h.internal+PathEvents, strings.NewReader(body), append([]string{"Content-Type", "application/json"}, headers...)...)
+		return h.do("POST", h.internal+contract.PathEvents, strings.NewReader(body), append([]string{"Content-Type", "application/json"}, headers...)...)
 	}
 	res := publish(`{"type":"receipt.created","workspace_id":"acme","data":{"receipt_id":"r-1"}}`)
 	var pub webhook.Published
@@ -62,13 +63,13 @@ func TestEventsToSubscribers(t *testing.T) {
 	wantProblem(t, publish(`{"type":"receipt.created","workspace_id":"acme","data":{"x":1}`), 400, "invalid_json")
 	big := `{"type":"receipt.created","workspace_id":"acme","data":{"x":"` + strings.Repeat("a", 64<<10) + `"}}`
 	wantProblem(t, publish(big), 413, "payload_too_large")
-	wantProblem(t, h.do("POST", h.internal+PathEvents, strings.NewReader(`{}`), "Content-Type", "text/plain"), 415, "unsupported_media_type")
-	wantProblem(t, h.do("POST", h.public+PathEvents, strings.NewReader(`{}`), "Content-Type", "application/json"), 404, "not_found")
+	wantProblem(t, h.do("POST", h.internal+contract.PathEvents, strings.NewReader(`{}`), "Content-Type", "text/plain"), 415, "unsupported_media_type")
+	wantProblem(t, h.do("POST", h.public+contract.PathEvents, strings.NewReader(`{}`), "Content-Type", "application/json"), 404, "not_found")
 
 	var list webhook.List
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		h.do("GET", h.public+PathSubscriptions, nil, as...).json(t, &list)
+		h.do("GET", h.public+contract.PathSubscriptions, nil, as...).json(t, &list)
 		ok, gone := list.Subscriptions[0], list.Subscriptions[1]
 		if ok.LastDeliveryOutcome != nil && gone.Status == "disabled" {
 			if *ok.LastDeliveryOutcome != "delivered" || ok.Status != "active" || *gone.LastDeliveryOutcome != "http_410" ||
@@ -91,7 +92,7 @@ func TestEventsToSubscribers(t *testing.T) {
 		t.Fatalf("user.delete has %d deliveries after the 410", pub.Deliveries)
 	}
 
-	metrics := h.do("GET", h.internal+PathMetrics, nil)
+	metrics := h.do("GET", h.internal+contract.PathMetrics, nil)
 	for _, want := range []string{
 		`hdc_backend_webhook_events_total{type="receipt.created"} 2`,
 		`hdc_backend_webhook_deliveries_total{outcome="delivered",protocol="http"} 1`,

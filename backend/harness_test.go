@@ -20,6 +20,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -152,7 +153,7 @@ func (h *harness) login(c identity.Credentials, sharingKey string) auth.TokenPai
 	if sharingKey != "" {
 		body["sharing_key"] = sharingKey
 	}
-	res := h.postJSON(PathLogin, body)
+	res := h.postJSON(contract.PathLogin, body)
 	if res.StatusCode != 200 {
 		h.t.Fatalf("login: %d %s", res.StatusCode, res.body)
 	}
@@ -171,7 +172,7 @@ type claims struct {
 // the JWKS, issuer, audience, and expiry unless allowExpired.
 func (h *harness) verify(token string, allowExpired bool) claims {
 	h.t.Helper()
-	res := h.do("GET", h.internal+PathJWKS, nil)
+	res := h.do("GET", h.internal+contract.PathJWKS, nil)
 	var set jose.JSONWebKeySet
 	res.json(h.t, &set)
 	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA})
@@ -201,7 +202,7 @@ func (h *harness) as(pair auth.TokenPair) []string {
 	h.t.Helper()
 	c := h.verify(pair.AccessToken, false)
 	return []string{
-		"X-HDC-Client-Id", c.Subject, "X-HDC-Workspace-Id", c.WS, "X-HDC-Token-Id", c.ID,
+		contract.HeaderClientID, c.Subject, contract.HeaderWorkspaceID, c.WS, contract.HeaderTokenID, c.ID,
 		"Authorization", "Bearer " + pair.AccessToken,
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TestTenantIsolation attempts every operation of one workspace with the
@@ -29,11 +30,11 @@ func TestTenantIsolation(t *testing.T) {
 	recA := h.upload(asAlice, "alpha.wav", wav, "")
 	recB := h.upload(asBob, "bravo.wav", wav, "")
 	var subA webhook.Registered
-	h.postJSON(PathSubscriptions, `{"endpoint":"https://alpha.example/hook"}`, asAlice...).json(t, &subA)
+	h.postJSON(contract.PathSubscriptions, `{"endpoint":"https://alpha.example/hook"}`, asAlice...).json(t, &subA)
 
 	// Records: another workspace's record is exactly as absent as a missing one.
-	missing := h.do("GET", h.public+PathRetrieve+"?identifier=00000000-0000-4000-8000-000000000000", nil, asBob...)
-	foreign := h.do("GET", h.public+PathRetrieve+"?identifier="+url.QueryEscape(recA.CareContextID), nil, asBob...)
+	missing := h.do("GET", h.public+contract.PathRetrieve+"?identifier=00000000-0000-4000-8000-000000000000", nil, asBob...)
+	foreign := h.do("GET", h.public+contract.PathRetrieve+"?identifier="+url.QueryEscape(recA.CareContextID), nil, asBob...)
 	wantProblem(t, foreign, 404, "not_found")
 	if !bytes.Equal(missing.body, foreign.body) {
 		t.Fatalf("a foreign record answers differently from a missing one:\n%s\n%s", missing.body, foreign.body)
@@ -42,35 +43,35 @@ func TestTenantIsolation(t *testing.T) {
 	// Webhooks: bob sees none of alice's, cannot delete them, and may
 	// register the same endpoint in his own workspace without learning of hers.
 	var list webhook.List
-	h.do("GET", h.public+PathSubscriptions, nil, asBob...).json(t, &list)
+	h.do("GET", h.public+contract.PathSubscriptions, nil, asBob...).json(t, &list)
 	if len(list.Subscriptions) != 0 {
 		t.Fatalf("bob lists %+v", list.Subscriptions)
 	}
-	wantProblem(t, h.do("DELETE", h.public+PathSubscriptions+"/"+subA.ID, nil, asBob...), 404, "not_found")
-	h.do("GET", h.public+PathSubscriptions, nil, asAlice...).json(t, &list)
+	wantProblem(t, h.do("DELETE", h.public+contract.PathSubscriptions+"/"+subA.ID, nil, asBob...), 404, "not_found")
+	h.do("GET", h.public+contract.PathSubscriptions, nil, asAlice...).json(t, &list)
 	if len(list.Subscriptions) != 1 || list.Subscriptions[0].ID != subA.ID {
 		t.Fatalf("alice's subscriptions after bob's delete: %+v", list.Subscriptions)
 	}
-	if res := h.postJSON(PathSubscriptions, `{"endpoint":"https://alpha.example/hook"}`, asBob...); res.StatusCode != 200 {
+	if res := h.postJSON(contract.PathSubscriptions, `{"endpoint":"https://alpha.example/hook"}`, asBob...); res.StatusCode != 200 {
 		t.Fatalf("same endpoint in another workspace: %d %s", res.StatusCode, res.body)
 	}
 
 	// Refresh tokens: bob presenting alice's, twice, is refused and neither
 	// consumes it nor trips reuse detection on her family.
 	for range 2 {
-		res := h.postJSON(PathRefresh, map[string]string{"refresh_token": alicePair.RefreshToken},
+		res := h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": alicePair.RefreshToken},
 			append(asBob, "Client-Id", bob.ClientID)...)
 		wantProblem(t, res, 401, "invalid_refresh_token")
 	}
-	res := h.postJSON(PathRefresh, map[string]string{"refresh_token": alicePair.RefreshToken}, append(asAlice, "Client-Id", alice.ClientID)...)
+	res := h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": alicePair.RefreshToken}, append(asAlice, "Client-Id", alice.ClientID)...)
 	if res.StatusCode != 200 {
 		t.Fatalf("alice's refresh after bob's attempts: %d %s", res.StatusCode, res.body)
 	}
 	// Bob naming alice in Client-Id while holding his own token is refused.
-	wantProblem(t, h.postJSON(PathRefresh, map[string]string{"refresh_token": bobPair.RefreshToken}, append(asBob, "Client-Id", alice.ClientID)...), 401, "invalid_client")
+	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": bobPair.RefreshToken}, append(asBob, "Client-Id", alice.ClientID)...), 401, "invalid_client")
 
 	// Sharing keys: carol's key does not work for bob.
-	wantProblem(t, h.postJSON(PathLogin, map[string]string{"client_id": bob.ClientID, "client_secret": bob.ClientSecret, "sharing_key": grant.SharingKey}), 401, "invalid_sharing_key")
+	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": bob.ClientID, "client_secret": bob.ClientSecret, "sharing_key": grant.SharingKey}), 401, "invalid_sharing_key")
 
 	// The grant opens exactly alpha: carol sees alice's record and
 	// subscription, not bob's record; without the key she sees neither.
@@ -78,31 +79,31 @@ func TestTenantIsolation(t *testing.T) {
 	if doc := h.retrieve(shared, recA.CareContextID); doc.Composition == nil {
 		t.Fatal("no document through the grant")
 	}
-	wantProblem(t, h.do("GET", h.public+PathRetrieve+"?identifier="+url.QueryEscape(recB.CareContextID), nil, shared...), 404, "not_found")
-	h.do("GET", h.public+PathSubscriptions, nil, shared...).json(t, &list)
+	wantProblem(t, h.do("GET", h.public+contract.PathRetrieve+"?identifier="+url.QueryEscape(recB.CareContextID), nil, shared...), 404, "not_found")
+	h.do("GET", h.public+contract.PathSubscriptions, nil, shared...).json(t, &list)
 	if len(list.Subscriptions) != 1 || list.Subscriptions[0].ID != subA.ID {
 		t.Fatalf("carol (shared) lists %+v", list.Subscriptions)
 	}
 	own := h.as(h.login(carol, ""))
-	wantProblem(t, h.do("GET", h.public+PathRetrieve+"?identifier="+url.QueryEscape(recA.CareContextID), nil, own...), 404, "not_found")
-	h.do("GET", h.public+PathSubscriptions, nil, own...).json(t, &list)
+	wantProblem(t, h.do("GET", h.public+contract.PathRetrieve+"?identifier="+url.QueryEscape(recA.CareContextID), nil, own...), 404, "not_found")
+	h.do("GET", h.public+contract.PathSubscriptions, nil, own...).json(t, &list)
 	if len(list.Subscriptions) != 0 {
 		t.Fatalf("carol (own workspace) lists %+v", list.Subscriptions)
 	}
 	// Uploads land in the token's workspace: carol's shared upload is alpha's.
 	recC := h.upload(shared, "c.wav", wav, "")
 	h.retrieve(asAlice, recC.CareContextID)
-	wantProblem(t, h.do("GET", h.public+PathRetrieve+"?identifier="+url.QueryEscape(recC.CareContextID), nil, own...), 404, "not_found")
+	wantProblem(t, h.do("GET", h.public+contract.PathRetrieve+"?identifier="+url.QueryEscape(recC.CareContextID), nil, own...), 404, "not_found")
 
 	// Identity headers naming a workspace that does not exist create nothing.
-	ghost := []string{"X-HDC-Client-Id", bob.ClientID, "X-HDC-Workspace-Id", "ghost"}
+	ghost := []string{contract.HeaderClientID, bob.ClientID, contract.HeaderWorkspaceID, "ghost"}
 	body, ct := multipartBody(t, "g.wav", wav)
-	wantProblem(t, h.do("POST", h.public+PathUpload, body, append([]string{"Content-Type", ct}, ghost...)...), 401, "unauthenticated")
-	wantProblem(t, h.postJSON(PathSubscriptions, `{"endpoint":"https://ghost.example/hook"}`, ghost...), 401, "unauthenticated")
+	wantProblem(t, h.do("POST", h.public+contract.PathUpload, body, append([]string{"Content-Type", ct}, ghost...)...), 401, "unauthenticated")
+	wantProblem(t, h.postJSON(contract.PathSubscriptions, `{"endpoint":"https://ghost.example/hook"}`, ghost...), 401, "unauthenticated")
 
 	// Refreshing a shared login keeps the shared workspace.
 	sharedPair := h.login(carol, grant.SharingKey)
-	res = h.postJSON(PathRefresh, map[string]string{"refresh_token": sharedPair.RefreshToken}, append(h.as(sharedPair), "Client-Id", carol.ClientID)...)
+	res = h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": sharedPair.RefreshToken}, append(h.as(sharedPair), "Client-Id", carol.ClientID)...)
 	var refreshed auth.TokenPair
 	res.json(t, &refreshed)
 	if cl := h.verify(refreshed.AccessToken, false); cl.WS != "alpha" {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/health-data-connect/hdc/backend/auth"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TestLogsHoldNoSecrets sends secrets where ids belong, and wrong secrets
@@ -41,8 +42,8 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		}
 		return res
 	}
-	edge := []string{"X-HDC-Edge-Secret", edgeSecret}
-	login := func(body string) response { return send("POST", PathLogin, body, edge...) }
+	edge := []string{contract.HeaderEdgeSecret, edgeSecret}
+	login := func(body string) response { return send("POST", contract.PathLogin, body, edge...) }
 
 	// Failed logins: a secret as the client id, a wrong secret, a wrong
 	// sharing key, a secret as a member name.
@@ -60,7 +61,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	secrets = append(secrets, pair.RefreshToken, pair.AccessToken)
 	as := append(h.as(pair), edge...)
 	refresh := func(body string, extra ...string) response {
-		return send("POST", PathRefresh, body, append(as, extra...)...)
+		return send("POST", contract.PathRefresh, body, append(as, extra...)...)
 	}
 	refresh(fmt.Sprintf(`{"refresh_token":%q}`, "hdc_rt_"+wrongSecret), "Client-Id", a.ClientID)
 	refresh(fmt.Sprintf(`{"refresh_token":%q}`, pair.RefreshToken), "Client-Id", a.ClientSecret)
@@ -77,12 +78,12 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	// (The key id is the name an operator gave a key in the edge's
 	// registry, whatever its shape, so it is forged only where the gate
 	// refuses the request.)
-	forged := []string{"X-HDC-Client-Id", a.ClientSecret, "X-HDC-Workspace-Id", "wa", "X-HDC-Token-Id", pair.RefreshToken}
-	kid := []string{"X-HDC-Key-Id", g.SharingKey}
-	wantProblem(t, send("GET", PathSubscriptions, "", append(forged, kid...)...), 403, "untrusted_source")
-	wantProblem(t, send("GET", PathSubscriptions, "", append(append(forged, kid...), "X-HDC-Edge-Secret", wrongSecret)...), 403, "untrusted_source")
-	send("GET", PathSubscriptions, "", append(forged, edge...)...)
-	send(strings.ToUpper(a.ClientSecret), PathSubscriptions, "", edge...)
+	forged := []string{contract.HeaderClientID, a.ClientSecret, contract.HeaderWorkspaceID, "wa", contract.HeaderTokenID, pair.RefreshToken}
+	kid := []string{contract.HeaderKeyID, g.SharingKey}
+	wantProblem(t, send("GET", contract.PathSubscriptions, "", append(forged, kid...)...), 403, "untrusted_source")
+	wantProblem(t, send("GET", contract.PathSubscriptions, "", append(append(forged, kid...), contract.HeaderEdgeSecret, wrongSecret)...), 403, "untrusted_source")
+	send("GET", contract.PathSubscriptions, "", append(forged, edge...)...)
+	send(strings.ToUpper(a.ClientSecret), contract.PathSubscriptions, "", edge...)
 
 	if logs.Len() == 0 {
 		t.Fatal("nothing was logged")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/records"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // base64Stream yields n bytes of base64 text without allocating: "QUJD"
@@ -76,7 +77,7 @@ func TestUploadJSONMemory(t *testing.T) {
 	n := int64((fileSize + 2) / 3 * 4)
 	body := io.MultiReader(strings.NewReader(`{"file":"`), &base64Stream{n: n}, strings.NewReader(`"}`))
 
-	req, err := http.NewRequest("POST", h.public+PathUpload, body)
+	req, err := http.NewRequest("POST", h.public+contract.PathUpload, body)
 	if err != nil {
 		t.Fatal(err)
 	}

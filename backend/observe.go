@@ -11,8 +11,8 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // httpMetrics count and time requests by listener, route and status.
@@ -92,9 +92,9 @@ func identityFields(h http.Header) []zap.Field {
 		header, field string
 		valid         func(string) bool
 	}{
-		{web.HeaderClientID, "client_id", web.IsUUID},
-		{web.HeaderTokenID, "token_id", web.IsUUID},
-		{web.HeaderKeyID, "kid", kidregistry.ValidKid},
+		{contract.HeaderClientID, "client_id", contract.IsUUID},
+		{contract.HeaderTokenID, "token_id", contract.IsUUID},
+		{contract.HeaderKeyID, "kid", contract.ValidKid},
 	} {
 		if v := h.Get(hf.header); hf.valid(v) {
 			fields = append(fields, zap.String(hf.field, v))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
 	"github.com/health-data-connect/hdc/backend/records"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // wav is the start of a RIFF WAVE file, which content sniffing recognises.
@@ -46,7 +47,7 @@ func multipartBody(t *testing.T, filename string, content []byte) (io.Reader, st
 func (h *harness) upload(as []string, filename string, content []byte, query string) records.UploadResponse {
 	h.t.Helper()
 	body, ct := multipartBody(h.t, filename, content)
-	res := h.do("POST", h.public+PathUpload+query, body, append([]string{"Content-Type", ct}, as...)...)
+	res := h.do("POST", h.public+contract.PathUpload+query, body, append([]string{"Content-Type", ct}, as...)...)
 	if res.StatusCode != 200 {
 		h.t.Fatalf("upload: %d %s", res.StatusCode, res.body)
 	}
@@ -58,7 +59,7 @@ func (h *harness) upload(as []string, filename string, content []byte, query str
 // retrieve gets and checks a record's document.
 func (h *harness) retrieve(as []string, cc string) *fhirtest.Result {
 	h.t.Helper()
-	res := h.do("GET", h.public+PathRetrieve+"?identifier="+url.QueryEscape(cc), nil, as...)
+	res := h.do("GET", h.public+contract.PathRetrieve+"?identifier="+url.QueryEscape(cc), nil, as...)
 	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
 		h.t.Fatalf("retrieve: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
 	}
@@ -141,7 +142,7 @@ func TestUploadRetrieveAndParse(t *testing.T) {
 	if len(obs) != 1 || obs[0]["subject"].(map[string]any)["reference"] != "urn:uuid:"+added.ResourceIDs[0] {
 		t.Fatalf("observation = %v", obs)
 	}
-	if !bytes.Contains(h.do("GET", h.public+PathRetrieve+"?identifier="+up.CareContextID, nil, as...).body, []byte(`"value":38.20`)) {
+	if !bytes.Contains(h.do("GET", h.public+contract.PathRetrieve+"?identifier="+up.CareContextID, nil, as...).body, []byte(`"value":38.20`)) {
 		t.Fatal("a parser's number was not kept digit for digit")
 	}
 
@@ -183,7 +184,7 @@ func TestUploadJSON(t *testing.T) {
 	// JSON escapes inside the string, whitespace around tokens.
 	escaped := strings.ReplaceAll(strings.ReplaceAll(enc, "/", `\/`), "+", `\u002b`)
 	body := "\n{ \"file\" :\t\"" + escaped + "\" }\n"
-	res := h.do("POST", h.public+PathUpload+"?task=classification", strings.NewReader(body), append([]string{"Content-Type", "application/json"}, as...)...)
+	res := h.do("POST", h.public+contract.PathUpload+"?task=classification", strings.NewReader(body), append([]string{"Content-Type", "application/json"}, as...)...)
 	if res.StatusCode != 200 {
 		t.Fatalf("JSON upload: %d %s", res.StatusCode, res.body)
 	}
@@ -239,7 +240,7 @@ func TestUploadErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body, ct := tt.body()
-			res := h.do("POST", h.public+PathUpload+tt.query, body, append([]string{"Content-Type", ct}, as...)...)
+			res := h.do("POST", h.public+contract.PathUpload+tt.query, body, append([]string{"Content-Type", ct}, as...)...)
 			if tt.status == 200 {
 				if res.StatusCode != 200 {
 					t.Fatalf("%d %s", res.StatusCode, res.body)
@@ -250,7 +251,7 @@ func TestUploadErrors(t *testing.T) {
 		})
 	}
 	body, ct := form([]byte("abc"))
-	wantProblem(t, h.do("POST", h.public+PathUpload, body, "Content-Type", ct), 401, "unauthenticated")
+	wantProblem(t, h.do("POST", h.public+contract.PathUpload, body, "Content-Type", ct), 401, "unauthenticated")
 }
 
 func TestRetrieveErrors(t *testing.T) {
@@ -269,10 +270,10 @@ func TestRetrieveErrors(t *testing.T) {
 		{"?identifier=" + uuid.NewString(), 404, "not_found"},
 		{"?identifier=" + up.DocumentID, 404, "not_found"},
 	} {
-		wantProblem(t, h.do("GET", h.public+PathRetrieve+tt.query, nil, as...), tt.status, tt.code)
+		wantProblem(t, h.do("GET", h.public+contract.PathRetrieve+tt.query, nil, as...), tt.status, tt.code)
 	}
-	wantProblem(t, h.do("GET", h.public+PathRetrieve+"?identifier="+up.CareContextID, nil), 401, "unauthenticated")
-	wantProblem(t, h.do("POST", h.public+PathRetrieve, nil, as...), 405, "method_not_allowed")
+	wantProblem(t, h.do("GET", h.public+contract.PathRetrieve+"?identifier="+up.CareContextID, nil), 401, "unauthenticated")
+	wantProblem(t, h.do("POST", h.public+contract.PathRetrieve, nil, as...), 405, "method_not_allowed")
 }
 
 func TestParserResultsErrors(t *testing.T) {
@@ -297,40 +298,40 @@ func TestParserResultsErrors(t *testing.T) {
 
 func TestRoutesByListener(t *testing.T) {
 	h := start(t, nil)
-	for _, path := range []string{PathJWKS, PathHealth, PathReady, PathMetrics} {
+	for _, path := range []string{contract.PathJWKS, contract.PathHealth, contract.PathReady, contract.PathMetrics} {
 		wantProblem(t, h.do("GET", h.public+path, nil), 404, "not_found")
 		if res := h.do("GET", h.internal+path, nil); res.StatusCode != 200 {
 			t.Errorf("internal %s: %d", path, res.StatusCode)
 		}
 	}
-	for _, path := range []string{PathLogin, PathUpload, PathSubscriptions} {
+	for _, path := range []string{contract.PathLogin, contract.PathUpload, contract.PathSubscriptions} {
 		wantProblem(t, h.do("POST", h.internal+path, strings.NewReader("{}"), "Content-Type", "application/json"), 404, "not_found")
 	}
-	res := h.do("PUT", h.public+PathSubscriptions, nil)
+	res := h.do("PUT", h.public+contract.PathSubscriptions, nil)
 	wantProblem(t, res, 405, "method_not_allowed")
 	if allow := res.Header.Get("Allow"); allow != "POST, GET, HEAD" {
 		t.Errorf("Allow = %q", allow)
 	}
-	wantProblem(t, h.do("GET", h.public+PathSubscriptions+"/x", nil), 405, "method_not_allowed")
+	wantProblem(t, h.do("GET", h.public+contract.PathSubscriptions+"/x", nil), 405, "method_not_allowed")
 	wantProblem(t, h.do("GET", h.public+"/mr/api/v1/docs", nil), 404, "not_found")
 
-	metrics := h.do("GET", h.internal+PathMetrics, nil)
+	metrics := h.do("GET", h.internal+contract.PathMetrics, nil)
 	for _, want := range []string{
 		`hdc_backend_http_requests_total{code="404",listener="public",route="/"}`,
-		`hdc_backend_http_requests_total{code="405",listener="public",route="` + PathSubscriptions + `"}`,
+		`hdc_backend_http_requests_total{code="405",listener="public",route="` + contract.PathSubscriptions + `"}`,
 		"go_goroutines",
 	} {
 		if !bytes.Contains(metrics.body, []byte(want)) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	jwks := h.do("GET", h.internal+PathJWKS, nil)
+	jwks := h.do("GET", h.internal+contract.PathJWKS, nil)
 	if jwks.Header.Get("Content-Type") != "application/json" || jwks.Header.Get("Cache-Control") != "max-age=60" ||
 		jwks.Header.Get("Content-Length") != strconv.Itoa(len(jwks.body)) {
 		t.Errorf("JWKS headers = %v", jwks.Header)
 	}
 	var ready map[string]string
-	h.do("GET", h.internal+PathReady, nil).json(t, &ready)
+	h.do("GET", h.internal+contract.PathReady, nil).json(t, &ready)
 	if ready["status"] != "ready" {
 		t.Errorf("readyz = %v", ready)
 	}
@@ -341,11 +342,11 @@ func TestEdgeSecret(t *testing.T) {
 	h := start(t, func(c *Config) { c.EdgeSecret = secret })
 	c := h.client("acme")
 	login := map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret}
-	wantProblem(t, h.postJSON(PathLogin, login), 403, "untrusted_source")
-	wantProblem(t, h.postJSON(PathLogin, login, "X-HDC-Edge-Secret", "edge-secret-012345678X"), 403, "untrusted_source")
-	wantProblem(t, h.postJSON(PathLogin, login, "X-HDC-Edge-Secret", secret, "X-HDC-Edge-Secret", secret), 403, "untrusted_source")
+	wantProblem(t, h.postJSON(contract.PathLogin, login), 403, "untrusted_source")
+	wantProblem(t, h.postJSON(contract.PathLogin, login, contract.HeaderEdgeSecret, "edge-secret-012345678X"), 403, "untrusted_source")
+	wantProblem(t, h.postJSON(contract.PathLogin, login, contract.HeaderEdgeSecret, secret, contract.HeaderEdgeSecret, secret), 403, "untrusted_source")
 	wantProblem(t, h.do("GET", h.public+"/nope", nil), 403, "untrusted_source")
-	res := h.postJSON(PathLogin, login, "X-HDC-Edge-Secret", secret)
+	res := h.postJSON(contract.PathLogin, login, contract.HeaderEdgeSecret, secret)
 	if res.StatusCode != 200 {
 		t.Fatalf("login with the edge secret: %d %s", res.StatusCode, res.body)
 	}
@@ -354,13 +355,13 @@ func TestEdgeSecret(t *testing.T) {
 	}
 	res.json(t, &pair)
 	cl := h.verify(pair.AccessToken, false)
-	identity := []string{"X-HDC-Client-Id", cl.Subject, "X-HDC-Workspace-Id", cl.WS}
-	wantProblem(t, h.do("GET", h.public+PathSubscriptions, nil, identity...), 403, "untrusted_source")
-	if res := h.do("GET", h.public+PathSubscriptions, nil, append(identity, "X-HDC-Edge-Secret", secret)...); res.StatusCode != 200 {
+	identity := []string{contract.HeaderClientID, cl.Subject, contract.HeaderWorkspaceID, cl.WS}
+	wantProblem(t, h.do("GET", h.public+contract.PathSubscriptions, nil, identity...), 403, "untrusted_source")
+	if res := h.do("GET", h.public+contract.PathSubscriptions, nil, append(identity, contract.HeaderEdgeSecret, secret)...); res.StatusCode != 200 {
 		t.Fatalf("with the secret: %d %s", res.StatusCode, res.body)
 	}
 	// The internal listener does not ask for it.
-	if res := h.do("GET", h.internal+PathHealth, nil); res.StatusCode != 200 {
+	if res := h.do("GET", h.internal+contract.PathHealth, nil); res.StatusCode != 200 {
 		t.Fatalf("internal: %d", res.StatusCode)
 	}
 }
@@ -381,7 +382,7 @@ func TestGracefulShutdown(t *testing.T) {
 		err    error
 	}
 	answer := make(chan outcome, 1)
-	req, err := http.NewRequest("POST", h.public+PathUpload, pr)
+	req, err := http.NewRequest("POST", h.public+contract.PathUpload, pr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +406,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the upload to be in flight", func() bool {
-		return bytes.Contains(h.do("GET", h.internal+PathMetrics, nil).body, []byte(`hdc_backend_http_requests_in_flight{listener="public"} 1`))
+		return bytes.Contains(h.do("GET", h.internal+contract.PathMetrics, nil).body, []byte(`hdc_backend_http_requests_in_flight{listener="public"} 1`))
 	})
 	stopped := make(chan error, 1)
 	go func() { stopped <- h.stop() }()

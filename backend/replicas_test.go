@@ -6,6 +6,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TestReplicasOnPostgres runs two servers on one PostgreSQL database, as
@@ -29,7 +30,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 		t.Fatalf("claims verified by the other replica = %+v", cl)
 	}
 	refresh := func(h *harness, p auth.TokenPair, token string) response {
-		return h.postJSON(PathRefresh, map[string]string{"refresh_token": token}, append(h.as(p), "Client-Id", c.ClientID)...)
+		return h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": token}, append(h.as(p), "Client-Id", c.ClientID)...)
 	}
 	res := refresh(a, pair, pair.RefreshToken)
 	if res.StatusCode != 200 {
@@ -41,7 +42,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	wantProblem(t, refresh(a, next, next.RefreshToken), 401, "invalid_refresh_token")
 
 	fail := func(h *harness) response {
-		return h.postJSON(PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": "hdc_cs_wrong"})
+		return h.postJSON(contract.PathLogin, map[string]string{"client_id": c.ClientID, "client_secret": "hdc_cs_wrong"})
 	}
 	for _, h := range []*harness{a, b, a} {
 		wantProblem(t, fail(h), 401, "invalid_client")

@@ -11,39 +11,21 @@ import (
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
-)
-
-// Public API paths.
-const (
-	PathLogin         = "/connect-auth/v1/account/login"
-	PathRefresh       = "/connect-auth/v1/account/refresh-token"
-	PathRetrieve      = "/health/api/v1/fhir/retrieve"
-	PathSubscriptions = "/notification/v1/connect/webhook/subscriptions"
-	PathUpload        = "/mr/api/v2/docs"
-)
-
-// Internal paths.
-const (
-	PathJWKS      = "/.well-known/jwks.json"
-	PathResources = "/internal/v1/records/{care_context_id}/resources"
-	PathEvents    = "/internal/v1/events"
-	PathHealth    = "/healthz"
-	PathReady     = "/readyz"
-	PathMetrics   = "/metrics"
 )
 
 // publicRoutes are the specification's routes, behind the edge secret.
 func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Handler, wh *webhook.Handler) http.Handler {
 	mux := web.NewMux()
 	protected := func(h http.HandlerFunc) http.Handler { return web.RequireCaller(h) }
-	mux.Handle("POST", PathLogin, http.HandlerFunc(a.Login))
-	mux.Handle("POST", PathRefresh, protected(a.Refresh))
-	mux.Handle("GET", PathRetrieve, protected(rec.Retrieve))
-	mux.Handle("POST", PathUpload, protected(rec.Upload))
-	mux.Handle("POST", PathSubscriptions, protected(wh.Register))
-	mux.Handle("GET", PathSubscriptions, protected(wh.List))
-	mux.Handle("DELETE", PathSubscriptions+"/{id}", protected(wh.Delete))
+	mux.Handle("POST", contract.PathLogin, http.HandlerFunc(a.Login))
+	mux.Handle("POST", contract.PathRefresh, protected(a.Refresh))
+	mux.Handle("GET", contract.PathRetrieve, protected(rec.Retrieve))
+	mux.Handle("POST", contract.PathUpload, protected(rec.Upload))
+	mux.Handle("POST", contract.PathSubscriptions, protected(wh.Register))
+	mux.Handle("GET", contract.PathSubscriptions, protected(wh.List))
+	mux.Handle("DELETE", contract.PathSubscriptions+"/{id}", protected(wh.Delete))
 	gate := func(r *http.Request) (*http.Request, *problem.Problem) {
 		return web.CheckEdgeSecret(s.cfg.EdgeSecret, r)
 	}
@@ -54,14 +36,14 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 // that publish events, and monitoring: none of them authenticates.
 func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, rec *records.Handler, events *webhook.Ingress) http.Handler {
 	mux := web.NewMux()
-	mux.Handle("GET", PathJWKS, http.HandlerFunc(s.jwks))
-	mux.Handle("POST", PathResources, http.HandlerFunc(rec.AddResources))
-	mux.Handle("POST", PathEvents, http.HandlerFunc(events.Publish))
-	mux.Handle("GET", PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET", contract.PathJWKS, http.HandlerFunc(s.jwks))
+	mux.Handle("POST", contract.PathResources, http.HandlerFunc(rec.AddResources))
+	mux.Handle("POST", contract.PathEvents, http.HandlerFunc(events.Publish))
+	mux.Handle("GET", contract.PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
-	mux.Handle("GET", PathReady, http.HandlerFunc(s.ready))
-	mux.Handle("GET", PathMetrics, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET", contract.PathReady, http.HandlerFunc(s.ready))
+	mux.Handle("GET", contract.PathMetrics, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return s.observe("internal", m, mux, nil)
 }
 

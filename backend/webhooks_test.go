@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 func TestSubscriptions(t *testing.T) {
@@ -20,7 +21,7 @@ func TestSubscriptions(t *testing.T) {
 		c.WebhookAllowNets = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	})
 	as := h.as(h.login(h.client("acme"), ""))
-	register := func(body string) response { return h.postJSON(PathSubscriptions, body, as...) }
+	register := func(body string) response { return h.postJSON(contract.PathSubscriptions, body, as...) }
 
 	const key = "whsec-0123456789abcdef"
 	res := register(`{"endpoint":"https://hooks.example.com/hdc","event_names":["receipt.created","appointment.created"],"signing_key":"` + key + `"}`)
@@ -63,10 +64,10 @@ func TestSubscriptions(t *testing.T) {
 			t.Errorf("detail %q quotes the request", p.Detail)
 		}
 	}
-	wantProblem(t, h.do("POST", h.public+PathSubscriptions, strings.NewReader(`{}`), append([]string{"Content-Type", "text/plain"}, as...)...), 415, "unsupported_media_type")
-	wantProblem(t, h.postJSON(PathSubscriptions, `{"endpoint":"https://a.example/h"}`), 401, "unauthenticated")
+	wantProblem(t, h.do("POST", h.public+contract.PathSubscriptions, strings.NewReader(`{}`), append([]string{"Content-Type", "text/plain"}, as...)...), 415, "unsupported_media_type")
+	wantProblem(t, h.postJSON(contract.PathSubscriptions, `{"endpoint":"https://a.example/h"}`), 401, "unauthenticated")
 
-	list := h.do("GET", h.public+PathSubscriptions, nil, as...)
+	list := h.do("GET", h.public+contract.PathSubscriptions, nil, as...)
 	if list.StatusCode != 200 || bytes.Contains(list.body, []byte(key)) || bytes.Contains(list.body, []byte(`"signing_key"`)) {
 		t.Fatalf("list: %d %s", list.StatusCode, list.body)
 	}
@@ -92,13 +93,13 @@ func TestSubscriptions(t *testing.T) {
 		t.Fatalf("the list does not show the (empty) last delivery: %s", list.body)
 	}
 
-	del := h.do("DELETE", h.public+PathSubscriptions+"/"+reg.ID, nil, as...)
+	del := h.do("DELETE", h.public+contract.PathSubscriptions+"/"+reg.ID, nil, as...)
 	if del.StatusCode != 204 || len(del.body) != 0 {
 		t.Fatalf("delete: %d %s", del.StatusCode, del.body)
 	}
-	wantProblem(t, h.do("DELETE", h.public+PathSubscriptions+"/"+reg.ID, nil, as...), 404, "not_found")
-	wantProblem(t, h.do("DELETE", h.public+PathSubscriptions+"/"+reg.ID, nil), 401, "unauthenticated")
-	h.do("GET", h.public+PathSubscriptions, nil, as...).json(t, &got)
+	wantProblem(t, h.do("DELETE", h.public+contract.PathSubscriptions+"/"+reg.ID, nil, as...), 404, "not_found")
+	wantProblem(t, h.do("DELETE", h.public+contract.PathSubscriptions+"/"+reg.ID, nil), 401, "unauthenticated")
+	h.do("GET", h.public+contract.PathSubscriptions, nil, as...).json(t, &got)
 	if len(got.Subscriptions) != 3 {
 		t.Fatalf("%d subscriptions after delete", len(got.Subscriptions))
 	}
@@ -116,19 +117,19 @@ func TestSubscriptionEndpointScreening(t *testing.T) {
 	as := h.as(h.login(h.client("acme"), ""))
 	internal := strings.TrimPrefix(h.internal, "http://")
 	for _, ep := range []string{
-		"http://" + internal + PathEvents,
+		"http://" + internal + contract.PathEvents,
 		"http://169.254.169.254/latest/meta-data/",
 		"http://10.0.0.8/hook",
 		"https://192.168.0.1/hook",
 		"http://localhost:9081/hook",
 		"http://[::1]/hook",
 	} {
-		p := wantProblem(t, h.postJSON(PathSubscriptions, `{"endpoint":"`+ep+`"}`, as...), 400, "endpoint_not_allowed")
+		p := wantProblem(t, h.postJSON(contract.PathSubscriptions, `{"endpoint":"`+ep+`"}`, as...), 400, "endpoint_not_allowed")
 		if strings.Contains(p.Detail, ep) {
 			t.Errorf("detail %q quotes the endpoint", p.Detail)
 		}
 	}
-	if res := h.postJSON(PathSubscriptions, `{"endpoint":"https://hooks.example.com/hdc"}`, as...); res.StatusCode != 200 {
+	if res := h.postJSON(contract.PathSubscriptions, `{"endpoint":"https://hooks.example.com/hdc"}`, as...); res.StatusCode != 200 {
 		t.Fatalf("public endpoint: %d %s", res.StatusCode, res.body)
 	}
 }
@@ -138,7 +139,7 @@ func TestSubscriptionLimit(t *testing.T) {
 	as := h.as(h.login(h.client("acme"), ""))
 	other := h.as(h.login(h.client("globex"), ""))
 	register := func(as []string, n int) response {
-		return h.postJSON(PathSubscriptions, fmt.Sprintf(`{"endpoint":"https://hooks.example.com/%d"}`, n), as...)
+		return h.postJSON(contract.PathSubscriptions, fmt.Sprintf(`{"endpoint":"https://hooks.example.com/%d"}`, n), as...)
 	}
 	var first webhook.Registered
 	for n := range 2 {
@@ -152,7 +153,7 @@ func TestSubscriptionLimit(t *testing.T) {
 	if res := register(other, 2); res.StatusCode != 200 {
 		t.Fatalf("another workspace is limited too: %d %s", res.StatusCode, res.body)
 	}
-	if res := h.do("DELETE", h.public+PathSubscriptions+"/"+first.ID, nil, as...); res.StatusCode != 204 {
+	if res := h.do("DELETE", h.public+contract.PathSubscriptions+"/"+first.ID, nil, as...); res.StatusCode != 204 {
 		t.Fatalf("delete: %d", res.StatusCode)
 	}
 	if res := register(as, 2); res.StatusCode != 200 {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -77,7 +78,7 @@ func (a *Auth) Provision(ctx caddy.Context) error {
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	for name := range r.Header {
-		if strings.HasPrefix(name, "X-Hdc-") { // names are canonical in the map
+		if strings.HasPrefix(name, contract.HeaderPrefix) { // names are canonical in the map
 			delete(r.Header, name)
 		}
 	}
@@ -110,9 +111,9 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 	caddyhttp.SetVar(ctx, varClientID, claims.Subject)
 	caddyhttp.SetVar(ctx, varWorkspaceID, claims.Workspace)
 	caddyhttp.SetVar(ctx, varTokenID, claims.ID)
-	r.Header.Set("X-Hdc-Client-Id", claims.Subject)
-	r.Header.Set("X-Hdc-Workspace-Id", claims.Workspace)
-	r.Header.Set("X-Hdc-Token-Id", claims.ID)
+	r.Header.Set(contract.HeaderClientID, claims.Subject)
+	r.Header.Set(contract.HeaderWorkspaceID, claims.Workspace)
+	r.Header.Set(contract.HeaderTokenID, claims.ID)
 	return next.ServeHTTP(w, r)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // FuzzTransport drives the handler's request path with arbitrary bodies, in
@@ -37,7 +38,7 @@ func FuzzTransport(f *testing.F) {
 			if !up.called {
 				t.Fatal("200 without the upstream")
 			}
-			openResponse(t, w, secretOf(up.header.Get("X-Hdc-Key-Id")))
+			openResponse(t, w, secretOf(up.header.Get(contract.HeaderKeyID)))
 		case w.Code >= 400 && w.Code < 500:
 			if up.called {
 				t.Fatalf("%d after reaching the upstream", w.Code)

@@ -24,6 +24,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -69,8 +70,8 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"path": r.URL.Path, "client": r.Header.Get("X-Hdc-Client-Id"), "workspace": r.Header.Get("X-Hdc-Workspace-Id"),
-		"kid": r.Header.Get("X-Hdc-Key-Id"), "bytes": n, "sha256": hex.EncodeToString(h.Sum(nil)),
+		"path": r.URL.Path, "client": r.Header.Get(contract.HeaderClientID), "workspace": r.Header.Get(contract.HeaderWorkspaceID),
+		"kid": r.Header.Get(contract.HeaderKeyID), "bytes": n, "sha256": hex.EncodeToString(h.Sum(nil)),
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -123,11 +124,11 @@ func TestEdgeRoundTrips(t *testing.T) {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 		hit := e.up.last()
-		if hit.header.Get("X-Hdc-Client-Id") != "c1" || hit.header.Get("X-Hdc-Workspace-Id") != "ws-c1" ||
-			hit.header.Get("X-Hdc-Key-Id") != "" || hit.sha256 != hexSHA(payload) {
+		if hit.header.Get(contract.HeaderClientID) != "c1" || hit.header.Get(contract.HeaderWorkspaceID) != "ws-c1" ||
+			hit.header.Get(contract.HeaderKeyID) != "" || hit.sha256 != hexSHA(payload) {
 			t.Fatalf("upstream saw %v", hit.header)
 		}
-		if got := hit.header.Get("X-Hdc-Edge-Secret"); got == "guess" {
+		if got := hit.header.Get(contract.HeaderEdgeSecret); got == "guess" {
 			t.Fatal("a client-sent edge secret reached the upstream")
 		}
 	})
@@ -144,7 +145,7 @@ func TestEdgeRoundTrips(t *testing.T) {
 		expired := e.token("c1", map[string]any{"exp": time.Now().Add(-time.Hour).Unix(), "nbf": time.Now().Add(-2 * time.Hour).Unix(), "iat": time.Now().Add(-2 * time.Hour).Unix()})
 		resp, body := e.call(t, "POST", "/connect-auth/v1/account/refresh-token", []byte(`{"refresh_token":"r"}`),
 			map[string]string{"Authorization": "Bearer " + expired, "Client-Id": "c1", "Content-Type": "application/json"})
-		if resp.StatusCode != 200 || e.up.last().header.Get("X-Hdc-Client-Id") != "c1" {
+		if resp.StatusCode != 200 || e.up.last().header.Get(contract.HeaderClientID) != "c1" {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 		// The same expired token is refused everywhere else.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -98,7 +99,7 @@ func (s *sealer) writeSealed(status int, plaintext []byte) {
 	env := jwe.EncryptResponse(s.key, s.kid, plaintext)
 	h := s.w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("X-Encryption", "JWE")
+	h.Set(contract.HeaderEncryption, contract.EncryptionJWE)
 	h.Set("Content-Length", strconv.Itoa(len(env)))
 	s.w.WriteHeader(status)
 	_, _ = s.w.Write(env)

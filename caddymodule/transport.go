@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -103,8 +104,8 @@ func (t *Transport) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	r.Header.Del("X-Hdc-Key-Id") // only this handler may say which key was used
-	if !strings.EqualFold(r.Header.Get("X-Encryption"), "JWE") {
+	r.Header.Del(contract.HeaderKeyID) // only this handler may say which key was used
+	if !strings.EqualFold(r.Header.Get(contract.HeaderEncryption), contract.EncryptionJWE) {
 		if t.Require {
 			problem.Write(w, errEncryptionRequired)
 			return nil
@@ -152,9 +153,9 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 	}
 
 	caddyhttp.SetVar(r.Context(), varKeyID, kid)
-	r.Header.Set("X-Hdc-Key-Id", kid)
-	r.Header.Del("X-Encryption")
-	r.Header.Del("X-Encryption-Kid")
+	r.Header.Set(contract.HeaderKeyID, kid)
+	r.Header.Del(contract.HeaderEncryption)
+	r.Header.Del(contract.HeaderEncryptionKid)
 	// The response is sealed whole: ask the upstream for the plain
 	// representation, not a compressed or partial one.
 	for _, h := range []string{"Accept-Encoding", "Range", "If-Range"} {
@@ -193,7 +194,7 @@ func (t *Transport) responseOnly(r *http.Request, client string) (string, *jwe.K
 	if t.Login {
 		return "", nil, errLoginNeedsBody
 	}
-	kid := r.Header.Get("X-Encryption-Kid")
+	kid := r.Header.Get(contract.HeaderEncryptionKid)
 	if kid == "" {
 		return "", nil, errNeedsKidHeader
 	}

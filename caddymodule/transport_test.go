@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -225,7 +226,7 @@ func TestTransportResponseOnly(t *testing.T) {
 	if got := openResponse(t, w, secretOf("k-c1")); string(got) != string(up.reply) {
 		t.Fatalf("decrypted %q", got)
 	}
-	if up.header.Get("X-Encryption-Kid") != "" || up.header.Get("X-Hdc-Key-Id") != "k-c1" {
+	if up.header.Get(contract.HeaderEncryptionKid) != "" || up.header.Get(contract.HeaderKeyID) != "k-c1" {
 		t.Fatalf("upstream headers %v", up.header)
 	}
 }
@@ -440,7 +441,7 @@ func TestTransportPlainAndRequire(t *testing.T) {
 	r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`))
 	r.Header.Set("X-Hdc-Key-Id", "forged")
 	w := serve(t, h, r, "c1", up)
-	if string(up.body) != `{"a":1}` || up.header.Get("X-Hdc-Key-Id") != "" || w.Body.String() != `{"ok":true}` {
+	if string(up.body) != `{"a":1}` || up.header.Get(contract.HeaderKeyID) != "" || w.Body.String() != `{"ok":true}` {
 		t.Fatalf("plain request: upstream %q %v, answer %s", up.body, up.header, w.Body)
 	}
 	h.Require = true

@@ -1,6 +1,10 @@
 package kidregistry
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+)
 
 // FuzzParse feeds arbitrary bytes to the registry parser: it must not panic,
 // and whatever it accepts must hold up under the registry's own rules.
@@ -15,7 +19,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, k := range r.Keys() {
 			got, ok := r.Lookup(k.Kid)
-			if !ok || got.ClientID != k.ClientID || len(got.Secret) != SecretSize || !ValidKid(got.Kid) {
+			if !ok || got.ClientID != k.ClientID || len(got.Secret) != SecretSize || !contract.ValidKid(got.Kid) {
 				t.Fatalf("accepted an inconsistent key %+v", k.Kid)
 			}
 		}

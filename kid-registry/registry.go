@@ -12,9 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 	"unicode/utf8"
+
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // SecretSize is the length in bytes of a shared key string: A128CBC-HS256
@@ -52,13 +53,6 @@ type File struct {
 	Keys []Key `json:"keys"`
 }
 
-// kidPattern keeps key ids safe to carry in HTTP headers, log fields and
-// metric labels.
-var kidPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
-// ValidKid reports whether s may be used as a key id.
-func ValidKid(s string) bool { return kidPattern.MatchString(s) }
-
 // Validate checks every rule of the file format. Its errors name the key by
 // kid and never include a secret.
 func (f *File) Validate() error {
@@ -70,7 +64,7 @@ func (f *File) Validate() error {
 			errs = append(errs, fmt.Errorf("key %d (%q): %s", i, k.Kid, fmt.Sprintf(format, args...)))
 		}
 		switch {
-		case !ValidKid(k.Kid):
+		case !contract.ValidKid(k.Kid):
 			bad("kid must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")
 		case seen[k.Kid]:
 			bad("duplicate kid")

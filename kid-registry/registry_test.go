@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 const validFile = `{"keys":[
@@ -89,7 +91,7 @@ func TestEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ValidKid(k1.Kid) || len(k1.Secret) != SecretSize || k1.Status != Active {
+	if !contract.ValidKid(k1.Kid) || len(k1.Secret) != SecretSize || k1.Status != Active {
 		t.Fatalf("generated key %+v", k1)
 	}
 	if _, err := f.Add("c2", k1.Kid, "", now); err == nil {

@@ -20,9 +20,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/blob/blobtest"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // scaleBucket is the bucket the replicas share their blobs in.
@@ -82,7 +82,7 @@ func startCluster(t *testing.T) *cluster {
 		c.backends[i] = r
 	}
 	for i, r := range c.backends {
-		c.ops.waitFor(fmt.Sprint("backend ", i+1), func() bool { return c.get(r.internal+backend.PathReady) == http.StatusOK })
+		c.ops.waitFor(fmt.Sprint("backend ", i+1), func() bool { return c.get(r.internal+contract.PathReady) == http.StatusOK })
 	}
 	for i, r := range c.backends {
 		edgeAddr := freeAddr(t)
@@ -117,7 +117,7 @@ func (c *cluster) kill(i int) {
 // metric scrapes a counter or gauge without labels from backend i, -1 when
 // it cannot.
 func (c *cluster) metric(i int, name string) int {
-	resp, err := c.ops.http.Get(c.backends[i].internal + backend.PathMetrics)
+	resp, err := c.ops.http.Get(c.backends[i].internal + contract.PathMetrics)
 	if err != nil {
 		return -1
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TestScaleOut runs two edges and two backends on one PostgreSQL database
@@ -180,7 +180,7 @@ func testScaleWebhooks(t *testing.T, c *cluster, client *apiClient) {
 			for n := int(next.Add(1) - 1); n < events; n = int(next.Add(1) - 1) {
 				body := fmt.Sprintf(`{"type":%q,"workspace_id":%q,"data":{"n":%d}}`,
 					webhook.Events[n%len(webhook.Events)], client.Workspace, n)
-				resp, err := c.ops.http.Post(c.backends[n%2].internal+backend.PathEvents, jsonType, strings.NewReader(body))
+				resp, err := c.ops.http.Post(c.backends[n%2].internal+contract.PathEvents, jsonType, strings.NewReader(body))
 				if err != nil {
 					t.Errorf("publish %d: %v", n, err)
 					return

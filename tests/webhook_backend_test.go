@@ -20,8 +20,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // webhookBackend is an hdc-backend process listening on free loopback
@@ -148,7 +148,7 @@ func (b *webhookBackend) post(url, body string, headers ...string) (int, []byte)
 // queueDepth scrapes the backend's count of pending deliveries, -1 when
 // the scrape fails.
 func (b *webhookBackend) queueDepth() int {
-	res, err := http.Get(b.internal + backend.PathMetrics)
+	res, err := http.Get(b.internal + contract.PathMetrics)
 	if err != nil {
 		return -1
 	}
@@ -168,8 +168,8 @@ func (b *webhookBackend) queueDepth() int {
 // would forward it, and returns the subscription id.
 func (b *webhookBackend) subscribe(client identity.Credentials, body string) string {
 	b.t.Helper()
-	status, answer := b.post(b.public+backend.PathSubscriptions, body,
-		"X-HDC-Client-Id", client.ClientID, "X-HDC-Workspace-Id", client.WorkspaceID)
+	status, answer := b.post(b.public+contract.PathSubscriptions, body,
+		contract.HeaderClientID, client.ClientID, contract.HeaderWorkspaceID, client.WorkspaceID)
 	var reg struct{ ID string }
 	if status != http.StatusOK || json.Unmarshal(answer, &reg) != nil {
 		b.t.Fatalf("register %s: %d %s", body, status, answer)

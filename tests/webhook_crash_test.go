@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TestWebhookCrashRecovery publishes 500 events to a subscriber, kills the
@@ -43,7 +43,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 		wg.Go(func() {
 			for n := int(next.Add(1) - 1); n < events; n = int(next.Add(1) - 1) {
 				typ := webhook.Events[n%len(webhook.Events)]
-				status, answer := b.post(b.internal+backend.PathEvents,
+				status, answer := b.post(b.internal+contract.PathEvents,
 					fmt.Sprintf(`{"type":%q,"workspace_id":"crash","data":{"n":%d}}`, typ, n))
 				var pub webhook.Published
 				if status != http.StatusAccepted || json.Unmarshal(answer, &pub) != nil || pub.Deliveries != 1 {

@@ -27,6 +27,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -317,7 +318,7 @@ func sameBearer(r *http.Request, tok string) bool {
 // are UUIDs; anything else may be a secret sent in the wrong member, and is
 // logged as "invalid".
 func loggedClientID(id string) zap.Field {
-	if !web.IsUUID(id) {
+	if !contract.IsUUID(id) {
 		id = "invalid"
 	}
 	return zap.String("client_id", id)

@@ -23,6 +23,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
 	"github.com/health-data-connect/hdc/backend/token"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // flakyStore fails GetSharingGrant while failing is set, as a database
@@ -159,7 +160,7 @@ func (f *fixture) refresh(t *testing.T, clientID string, pair auth.TokenPair) *h
 	t.Helper()
 	return f.post(t, web.RequireCaller(http.HandlerFunc(f.handler.Refresh)),
 		fmt.Sprintf(`{"refresh_token":%q}`, pair.RefreshToken),
-		web.HeaderClientID, clientID, web.HeaderWorkspaceID, "wb", "Client-Id", clientID)
+		contract.HeaderClientID, clientID, contract.HeaderWorkspaceID, "wb", "Client-Id", clientID)
 }
 
 // TestRefreshKeepsFamilyOnStoreFailure: a store failure while checking the

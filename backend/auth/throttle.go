@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Limiter throttles login attempts per key (a client id or a source
@@ -32,7 +32,7 @@ type Limiter interface {
 // made-up ones neither fill memory nor lock anyone out, and a secret sent
 // as a client id is not kept.
 func (h *Handler) take(ctx context.Context, addr, clientID string) (release func(), wait time.Duration, ok bool, err error) {
-	if !web.IsUUID(clientID) {
+	if !contract.IsUUID(clientID) {
 		clientID = "(malformed)"
 	}
 	addrKey, clientKey := "addr:"+addr, "client:"+clientID

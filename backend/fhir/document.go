@@ -30,6 +30,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Code systems, profiles and extensions the document uses.
@@ -46,8 +47,6 @@ const (
 	CareContextExtension = "tag:health-data-connect,2026:fhir:care-context-id"
 	// WorkspaceSystem is the identifier system of workspace ids.
 	WorkspaceSystem = "tag:health-data-connect,2026:workspace"
-	// RetrievePath is the API path of a record's document.
-	RetrievePath = "/health/api/v1/fhir/retrieve"
 )
 
 // idSpace namespaces the derived ids of documents.
@@ -148,7 +147,7 @@ func Document(r store.Record, resources []store.Resource) ([]byte, error) {
 		Identifier: identifier{System: URNSystem, Value: urn(bundleID)},
 		Type:       "document",
 		Timestamp:  ts,
-		Link:       []link{{Relation: "self", URL: RetrievePath + "?identifier=" + url.QueryEscape(r.CareContextID)}},
+		Link:       []link{{Relation: "self", URL: contract.PathRetrieve + "?identifier=" + url.QueryEscape(r.CareContextID)}},
 		Entry:      entries,
 	}
 	return json.Marshal(b)

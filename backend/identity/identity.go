@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Prefixes of the secrets this package issues.
@@ -34,15 +34,9 @@ var (
 	// ErrInvalidSharingKey: unknown or revoked sharing key, or one granted
 	// to another client.
 	ErrInvalidSharingKey = errors.New("invalid sharing key")
-	// ErrInvalidID: a workspace id that does not match ValidID.
+	// ErrInvalidID: a workspace id that does not match contract.ValidID.
 	ErrInvalidID = errors.New("identifiers are 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 )
-
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// ValidID reports whether s is acceptable as a workspace or client id. Every
-// id this package generates passes.
-func ValidID(s string) bool { return idPattern.MatchString(s) }
 
 // Service manages identities in a store.
 type Service struct {
@@ -81,7 +75,7 @@ type Credentials struct {
 // CreateClient creates a client in workspaceID, creating the workspace when
 // it does not exist, and returns its credentials.
 func (s *Service) CreateClient(ctx context.Context, workspaceID string) (Credentials, error) {
-	if !ValidID(workspaceID) {
+	if !contract.ValidID(workspaceID) {
 		return Credentials{}, ErrInvalidID
 	}
 	now := s.now()

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -52,7 +52,7 @@ func ParseEvent(body []byte) (Event, error) {
 		return Event{}, errors.New("type is required")
 	case !slices.Contains(Events, ev.Type):
 		return Event{}, fmt.Errorf("%w; known events: %s", ErrUnknownEvent, strings.Join(Events, ", "))
-	case !identity.ValidID(ev.WorkspaceID):
+	case !contract.ValidID(ev.WorkspaceID):
 		return Event{}, errors.New("workspace_id must be a workspace id")
 	case len(ev.Data) == 0 || ev.Data[0] != '{':
 		return Event{}, errors.New("data must be a JSON object")

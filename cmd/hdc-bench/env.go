@@ -25,6 +25,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -336,7 +337,7 @@ func (e *benchEnv) encryptedRequest(path string, payload []byte) request {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("Authorization", "Bearer "+e.token)
-	h.Set("X-Encryption", "JWE")
+	h.Set(contract.HeaderEncryption, contract.EncryptionJWE)
 	return request{path: path, body: jwe.EncryptRequest(e.key, benchKid, payload), header: h}
 }
 

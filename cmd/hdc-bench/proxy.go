@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // proxyRow compares plain Caddy with hdc-edge at one payload size.
@@ -116,7 +117,7 @@ func checkEncrypted(client *http.Client, ed *edge, req request, key *jwe.Key) er
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Encryption") != "JWE" {
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(contract.HeaderEncryption) != contract.EncryptionJWE {
 		return fmt.Errorf("%s answered %d: %s", ed.name, resp.StatusCode, body)
 	}
 	e, ct, err := jwe.Parse(body, jwe.Flattened)

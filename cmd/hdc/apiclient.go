@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // apiClient talks to the API as one client: it logs in, keeps the token
@@ -114,12 +115,12 @@ func (c *apiClient) login() error {
 		body["sharing_key"] = c.sharingKey
 	}
 	b, _ := json.Marshal(body)
-	return c.obtain("/connect-auth/v1/account/login", b, nil)
+	return c.obtain(contract.PathLogin, b, nil)
 }
 
 func (c *apiClient) refresh() error {
 	b, _ := json.Marshal(map[string]string{"refresh_token": c.tokens.RefreshToken, "access_token": c.tokens.AccessToken})
-	return c.obtain("/connect-auth/v1/account/refresh-token", b, map[string]string{
+	return c.obtain(contract.PathRefresh, b, map[string]string{
 		"Authorization": "Bearer " + c.tokens.AccessToken, "Client-Id": c.creds.ClientID})
 }
 
@@ -206,9 +207,9 @@ func (c *apiClient) send(method, path string, query url.Values, b *body, header 
 		return nil, err
 	}
 	if c.encrypt {
-		req.Header.Set("X-Encryption", "JWE")
+		req.Header.Set(contract.HeaderEncryption, contract.EncryptionJWE)
 		if payload == nil {
-			req.Header.Set("X-Encryption-Kid", c.creds.Kid)
+			req.Header.Set(contract.HeaderEncryptionKid, c.creds.Kid)
 		} else {
 			payload, contentType = jwe.EncryptRequest(c.key, c.creds.Kid, payload), "application/json"
 		}
@@ -230,7 +231,7 @@ func (c *apiClient) send(method, path string, query url.Values, b *body, header 
 	if err != nil {
 		return nil, err
 	}
-	if strings.EqualFold(resp.Header.Get("X-Encryption"), "JWE") {
+	if strings.EqualFold(resp.Header.Get(contract.HeaderEncryption), contract.EncryptionJWE) {
 		if c.key == nil {
 			return nil, errors.New("the answer is encrypted but no key was given")
 		}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -51,7 +51,7 @@ delivers it at least once. Prints {"id", "deliveries"}.`,
 			if err != nil {
 				return err
 			}
-			url := strings.TrimSuffix(internal, "/") + backend.PathEvents
+			url := strings.TrimSuffix(internal, "/") + contract.PathEvents
 			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, url, bytes.NewReader(body))
 			if err != nil {
 				return fmt.Errorf("--backend-internal: %w", err)

@@ -4,31 +4,9 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/google/uuid"
-
-	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
-
-// Identity headers the edge sets after checking the bearer token. It strips
-// any a client sent, so the backend trusts them because it trusts the edge.
-const (
-	HeaderClientID    = "X-HDC-Client-Id"
-	HeaderWorkspaceID = "X-HDC-Workspace-Id"
-	HeaderTokenID     = "X-HDC-Token-Id"
-	HeaderKeyID       = "X-HDC-Key-Id"
-	HeaderEdgeSecret  = "X-HDC-Edge-Secret"
-)
-
-// IsUUID reports whether s is a UUID in canonical form (lowercase, with
-// hyphens), the form of every client id, token id (jti) and record id the
-// backend makes. Logs record a client-supplied id only when it passes: a
-// secret pasted into an id field (hdc_cs_…, hdc_rt_…, hdc_sk_… values
-// have the shape of identity.ValidID) is never written.
-func IsUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.String() == s
-}
 
 // Caller is the authenticated client of a request.
 type Caller struct {
@@ -55,9 +33,9 @@ func UnknownCaller() *problem.Problem {
 // holding the Caller.
 func RequireCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		client, okClient := single(r.Header, HeaderClientID)
-		ws, okWS := single(r.Header, HeaderWorkspaceID)
-		if !okClient || !okWS || !identity.ValidID(client) || !identity.ValidID(ws) {
+		client, okClient := single(r.Header, contract.HeaderClientID)
+		ws, okWS := single(r.Header, contract.HeaderWorkspaceID)
+		if !okClient || !okWS || !contract.ValidID(client) || !contract.ValidID(ws) {
 			problem.Write(w, problem.New(http.StatusUnauthorized, "unauthenticated",
 				"a valid bearer token is required"))
 			return

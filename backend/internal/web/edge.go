@@ -2,13 +2,12 @@ package web
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -21,22 +20,16 @@ type edgeKey struct{}
 // header, and marked as coming from the edge for SourceAddr. With an empty
 // secret (allowed only on a loopback listener) it only removes the header.
 func CheckEdgeSecret(secret string, r *http.Request) (*http.Request, *problem.Problem) {
-	got := r.Header.Values(HeaderEdgeSecret)
-	r.Header.Del(HeaderEdgeSecret)
+	got := r.Header.Values(contract.HeaderEdgeSecret)
+	r.Header.Del(contract.HeaderEdgeSecret)
 	if secret == "" {
 		return r, nil
 	}
-	if len(got) != 1 || !sameSecret(got[0], secret) {
+	if len(got) != 1 || !contract.SameSecret(got[0], secret) {
 		return r, problem.New(http.StatusForbidden, "untrusted_source",
 			"requests must come through the Health Data Connect edge")
 	}
 	return r.WithContext(context.WithValue(r.Context(), edgeKey{}, true)), nil
-}
-
-// sameSecret compares the digests of a and b in constant time.
-func sameSecret(a, b string) bool {
-	da, db := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
-	return subtle.ConstantTimeCompare(da[:], db[:]) == 1
 }
 
 // SourceAddr returns the address of the client that made r, for throttling

@@ -3,6 +3,8 @@ package web
 import (
 	"net/http/httptest"
 	"testing"
+
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 func TestSourceAddr(t *testing.T) {
@@ -28,7 +30,7 @@ func TestSourceAddr(t *testing.T) {
 			r.Header.Add("X-Forwarded-For", v)
 		}
 		if tt.secret != "" {
-			r.Header.Set(HeaderEdgeSecret, tt.secret)
+			r.Header.Set(contract.HeaderEdgeSecret, tt.secret)
 		}
 		r, p := CheckEdgeSecret(tt.secret, r)
 		if p != nil {
@@ -58,13 +60,13 @@ func TestCheckEdgeSecret(t *testing.T) {
 	for _, tt := range tests {
 		r := httptest.NewRequest("GET", "/", nil)
 		for _, v := range tt.sent {
-			r.Header.Add(HeaderEdgeSecret, v)
+			r.Header.Add(contract.HeaderEdgeSecret, v)
 		}
 		r, p := CheckEdgeSecret(tt.secret, r)
 		if (p == nil) != tt.ok || (p != nil && (p.Status != 403 || p.Code != "untrusted_source")) {
 			t.Errorf("secret %q sent %q: %v", tt.secret, tt.sent, p)
 		}
-		if r.Header.Get(HeaderEdgeSecret) != "" {
+		if r.Header.Get(contract.HeaderEdgeSecret) != "" {
 			t.Errorf("the edge secret header reaches the handler")
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -161,13 +162,13 @@ func TestRequireCaller(t *testing.T) {
 		status  int
 		body    string
 	}{
-		{"complete", [][2]string{{HeaderClientID, "c1"}, {HeaderWorkspaceID, "w1"}, {HeaderTokenID, "t1"}}, 200, "c1|w1"},
-		{"no token id", [][2]string{{HeaderClientID, "c1"}, {HeaderWorkspaceID, "w1"}}, 200, "c1|w1"},
-		{"no workspace", [][2]string{{HeaderClientID, "c1"}}, 401, ""},
-		{"no client", [][2]string{{HeaderWorkspaceID, "w1"}}, 401, ""},
-		{"empty client", [][2]string{{HeaderClientID, ""}, {HeaderWorkspaceID, "w1"}}, 401, ""},
-		{"two clients", [][2]string{{HeaderClientID, "c1"}, {HeaderClientID, "c2"}, {HeaderWorkspaceID, "w1"}}, 401, ""},
-		{"bad workspace", [][2]string{{HeaderClientID, "c1"}, {HeaderWorkspaceID, "w 1"}}, 401, ""},
+		{"complete", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w1"}, {contract.HeaderTokenID, "t1"}}, 200, "c1|w1"},
+		{"no token id", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w1"}}, 200, "c1|w1"},
+		{"no workspace", [][2]string{{contract.HeaderClientID, "c1"}}, 401, ""},
+		{"no client", [][2]string{{contract.HeaderWorkspaceID, "w1"}}, 401, ""},
+		{"empty client", [][2]string{{contract.HeaderClientID, ""}, {contract.HeaderWorkspaceID, "w1"}}, 401, ""},
+		{"two clients", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderClientID, "c2"}, {contract.HeaderWorkspaceID, "w1"}}, 401, ""},
+		{"bad workspace", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w 1"}}, 401, ""},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest("GET", "/", nil)

@@ -1,0 +1,32 @@
+package contract
+
+// HeaderPrefix starts the name of every header of the edge–backend hop, in
+// the canonical form net/http keys header maps with. The edge removes every
+// header with this prefix that a client sent.
+const HeaderPrefix = "X-Hdc-"
+
+// Identity headers the edge sets after verifying a bearer token.
+const (
+	// HeaderClientID is the token's subject: the calling client.
+	HeaderClientID = HeaderPrefix + "Client-Id"
+	// HeaderWorkspaceID is the token's ws claim: the workspace the client
+	// acts in (its own, or another one through a sharing grant).
+	HeaderWorkspaceID = HeaderPrefix + "Workspace-Id"
+	// HeaderTokenID is the token's jti.
+	HeaderTokenID = HeaderPrefix + "Token-Id"
+	// HeaderKeyID is the kid of the key an encrypted request was opened
+	// with; absent on a plain request.
+	HeaderKeyID = HeaderPrefix + "Key-Id"
+)
+
+// Headers of the encrypted transport, as clients send and receive them.
+const (
+	// HeaderEncryption opts a request into the encrypted transport and
+	// marks an encrypted answer; its one value is EncryptionJWE.
+	HeaderEncryption = "X-Encryption"
+	// HeaderEncryptionKid names the key of the answer to a request without
+	// a body (which has no envelope to name it).
+	HeaderEncryptionKid = "X-Encryption-Kid"
+	// EncryptionJWE is the value of HeaderEncryption.
+	EncryptionJWE = "JWE"
+)

@@ -1,0 +1,22 @@
+package contract
+
+// Paths of the public API, which clients call through the edge.
+const (
+	PathLogin         = "/connect-auth/v1/account/login"
+	PathRefresh       = "/connect-auth/v1/account/refresh-token"
+	PathRetrieve      = "/health/api/v1/fhir/retrieve"
+	PathSubscriptions = "/notification/v1/connect/webhook/subscriptions"
+	PathUpload        = "/mr/api/v2/docs"
+	// PathJWKS is served by the backend's internal listener, and by the
+	// edge, which proxies it.
+	PathJWKS = "/.well-known/jwks.json"
+)
+
+// Paths of the backend's internal listener, for the platform only.
+const (
+	PathResources = "/internal/v1/records/{care_context_id}/resources"
+	PathEvents    = "/internal/v1/events"
+	PathHealth    = "/healthz"
+	PathReady     = "/readyz"
+	PathMetrics   = "/metrics"
+)
