@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"path"
@@ -44,4 +45,45 @@ func ReadMigrations(fsys fs.FS, pattern string) ([]Migration, error) {
 		}
 	}
 	return ms, nil
+}
+
+// Migrator is an engine's side of Migrate: statements, with no decision of
+// their own.
+type Migrator interface {
+	// CreateTable creates the table of applied migrations unless it exists.
+	CreateTable(ctx context.Context) error
+	// Apply runs m's script and records its version, in one transaction,
+	// unless the version is recorded already.
+	Apply(ctx context.Context, m Migration) error
+	// Newest returns the highest version recorded, 0 when none is.
+	Newest(ctx context.Context) (int64, error)
+}
+
+// Migrate applies, in order and each in its own transaction, the
+// migrations of fsys matching pattern that the database has not seen. A
+// database migrated by a newer program is refused rather than used with a
+// schema this one does not know.
+func Migrate(ctx context.Context, m Migrator, fsys fs.FS, pattern string) error {
+	if err := m.CreateTable(ctx); err != nil {
+		return fmt.Errorf("migrations table: %w", err)
+	}
+	ms, err := ReadMigrations(fsys, pattern)
+	if err != nil {
+		return err
+	}
+	var latest int64
+	for _, mg := range ms {
+		latest = mg.Version
+		if err := m.Apply(ctx, mg); err != nil {
+			return fmt.Errorf("migration %s: %w", mg.Name, err)
+		}
+	}
+	newest, err := m.Newest(ctx)
+	if err != nil {
+		return err
+	}
+	if newest > latest {
+		return fmt.Errorf("database schema version %d is newer than this program's %d", newest, latest)
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,72 +65,65 @@ func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now, leaseUnt
 		owner, ts(leaseUntil), ts(now), limit)
 }
 
-// FinishAttempt implements store.Store. The delivery's row is locked
-// (FOR UPDATE) while the attempt is recorded, so a claim cannot take it
-// meanwhile.
+// FinishAttempt implements store.Store with store.Finish.
 func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {
-	switch {
-	case next.Status != store.DeliveryPending && next.Status != store.DeliveryDelivered && next.Status != store.DeliveryFailed:
-		return fmt.Errorf("postgres: a delivery cannot move to %q after an attempt", next.Status)
-	case next.DisableSubscription && next.Status != store.DeliveryFailed:
-		return errors.New("postgres: disabling the subscription fails the delivery")
+	return s.tx(ctx, func(tx pgx.Tx) error { return store.Finish(ctx, attemptTx{tx}, owner, a, next) })
+}
+
+// attemptTx is store.AttemptTx in a PostgreSQL transaction. The delivery's
+// row is locked (FOR UPDATE) while the attempt is recorded, so a claim
+// cannot take it meanwhile.
+type attemptTx struct{ tx pgx.Tx }
+
+func (t attemptTx) LockLeased(ctx context.Context, deliveryID, owner string) (store.LeasedDelivery, error) {
+	var d store.LeasedDelivery
+	err := t.tx.QueryRow(ctx, `
+		SELECT subscription_id, attempts, next_attempt_at FROM webhook_deliveries
+		WHERE id = $1 AND status = 'pending' AND lease_owner = $2
+		FOR UPDATE`, deliveryID, owner).
+		Scan(&d.SubscriptionID, &d.Attempts, &d.NextAttemptAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, store.ErrLeaseLost
 	}
-	finished := ts(a.StartedAt.Add(a.Duration))
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		var (
-			subID    string
-			attempts int
-			due      time.Time
-		)
-		err := tx.QueryRow(ctx, `
-			SELECT subscription_id, attempts, next_attempt_at FROM webhook_deliveries
-			WHERE id = $1 AND status = 'pending' AND lease_owner = $2
-			FOR UPDATE`, a.DeliveryID, owner).
-			Scan(&subID, &attempts, &due)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return store.ErrLeaseLost
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `
-			INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code)
-			VALUES ($1, $2, $3, $4, $5, $6)`,
-			a.DeliveryID, attempts+1, ts(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode)
-		if err != nil {
-			return err
-		}
-		end := nullTS(finished)
-		if next.Status == store.DeliveryPending {
-			due, end = ts(next.RetryAt), pgtype.Timestamptz{}
-		}
-		_, err = tx.Exec(ctx, `
-			UPDATE webhook_deliveries
-			SET status = $1, attempts = $2, next_attempt_at = $3, lease_owner = NULL, lease_expires_at = NULL, finished_at = $4
-			WHERE id = $5`,
-			string(next.Status), attempts+1, due, end, a.DeliveryID)
-		if err != nil {
-			return err
-		}
-		// Attempts of one subscription finish out of order; the latest
-		// start wins.
-		_, err = tx.Exec(ctx, `
-			UPDATE subscriptions SET last_delivery_at = $1, last_delivery_outcome = $2
-			WHERE id = $3 AND (last_delivery_at IS NULL OR last_delivery_at <= $1)`,
-			ts(a.StartedAt), a.Outcome, subID)
-		if err != nil || !next.DisableSubscription {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE subscriptions SET status = 'disabled' WHERE id = $1`, subID); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `
-			UPDATE webhook_deliveries
-			SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, finished_at = $1
-			WHERE subscription_id = $2 AND status = 'pending'`,
-			finished, subID)
+	d.NextAttemptAt = d.NextAttemptAt.UTC()
+	return d, err
+}
+
+func (t attemptTx) InsertAttempt(ctx context.Context, a store.Attempt, n int) error {
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		a.DeliveryID, n, ts(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode)
+	return err
+}
+
+func (t attemptTx) UpdateDelivery(ctx context.Context, u store.DeliveryUpdate) error {
+	_, err := t.tx.Exec(ctx, `
+		UPDATE webhook_deliveries
+		SET status = $1, attempts = $2, next_attempt_at = $3, lease_owner = NULL, lease_expires_at = NULL, finished_at = $4
+		WHERE id = $5`,
+		string(u.Status), u.Attempts, ts(u.NextAttemptAt), nullTS(u.FinishedAt), u.ID)
+	return err
+}
+
+func (t attemptTx) NoteLastDelivery(ctx context.Context, subscriptionID string, start time.Time, outcome string) error {
+	_, err := t.tx.Exec(ctx, `
+		UPDATE subscriptions SET last_delivery_at = $1, last_delivery_outcome = $2
+		WHERE id = $3 AND (last_delivery_at IS NULL OR last_delivery_at <= $1)`,
+		ts(start), outcome, subscriptionID)
+	return err
+}
+
+func (t attemptTx) DisableSubscription(ctx context.Context, subscriptionID string, now time.Time) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE subscriptions SET status = 'disabled' WHERE id = $1`, subscriptionID); err != nil {
 		return err
-	})
+	}
+	_, err := t.tx.Exec(ctx, `
+		UPDATE webhook_deliveries
+		SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, finished_at = $1
+		WHERE subscription_id = $2 AND status = 'pending'`,
+		ts(now), subscriptionID)
+	return err
 }
 
 // ReleaseDelivery implements store.Store.

@@ -70,10 +70,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// migrate applies, in order and each in its own transaction, the embedded
-// migrations the database has not seen, holding an advisory lock for the
-// whole run: a replica starting meanwhile waits, then finds nothing to do.
-// A database migrated by a newer program is refused.
+// migrate brings the schema up to date with the embedded migrations
+// (store.Migrate), holding an advisory lock for the whole run: a replica
+// starting meanwhile waits, then finds nothing to do.
 func (s *Store) migrate(ctx context.Context) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -89,47 +88,43 @@ func (s *Store) migrate(ctx context.Context) error {
 			conn.Conn().Close(context.WithoutCancel(ctx))
 		}
 	}()
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    bigint      PRIMARY KEY,
-		applied_at timestamptz NOT NULL
-	)`); err != nil {
-		return fmt.Errorf("postgres: migrations table: %w", err)
-	}
-	ms, err := store.ReadMigrations(migrations, "migrations/*.sql")
-	if err != nil {
+	if err := store.Migrate(ctx, migrator{conn.Conn()}, migrations, "migrations/*.sql"); err != nil {
 		return fmt.Errorf("postgres: %w", err)
-	}
-	var latest int64
-	for _, m := range ms {
-		latest = m.Version
-		if err := apply(ctx, conn.Conn(), m.Version, m.Script); err != nil {
-			return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
-		}
-	}
-	var newest int64
-	if err := conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
-		return err
-	}
-	if newest > latest {
-		return fmt.Errorf("postgres: database schema version %d is newer than this program's %d", newest, latest)
 	}
 	return nil
 }
 
-func apply(ctx context.Context, conn *pgx.Conn, version int64, script string) error {
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+// migrator is store.Migrator on the connection holding the lock.
+type migrator struct{ conn *pgx.Conn }
+
+func (m migrator) CreateTable(ctx context.Context) error {
+	_, err := m.conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    bigint      PRIMARY KEY,
+		applied_at timestamptz NOT NULL
+	)`)
+	return err
+}
+
+func (m migrator) Apply(ctx context.Context, mg store.Migration) error {
+	return pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
 		var done bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&done); err != nil || done {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, mg.Version).Scan(&done); err != nil || done {
 			return err
 		}
 		// Without arguments Exec uses the simple protocol, which runs a
 		// script of several statements.
-		if _, err := tx.Exec(ctx, script); err != nil {
+		if _, err := tx.Exec(ctx, mg.Script); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())`, version)
+		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())`, mg.Version)
 		return err
 	})
+}
+
+func (m migrator) Newest(ctx context.Context) (int64, error) {
+	var v int64
+	err := m.conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
 }
 
 // tx runs fn in a transaction, committing when it returns nil. A

@@ -54,67 +54,55 @@ func (s *Store) RefreshFamilyOf(ctx context.Context, clientID string, hash []byt
 	return f, nil
 }
 
-// RotateRefreshToken implements store.Store. The presented token's row is
-// locked first (FOR UPDATE), so that concurrent rotations of one token, on
-// any replicas, are decided one after the other: the first consumes it,
-// the others find it used and revoke the family. The conditional UPDATE
-// … WHERE used_at IS NULL makes the consumption itself safe as well.
+// RotateRefreshToken implements store.Store with store.Rotate. The
+// presented token's row is locked first (FOR UPDATE), so that concurrent
+// rotations of one token, on any replicas, are decided one after the other.
 func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time) (store.RefreshFamily, error) {
-	var (
-		f store.RefreshFamily
-		// reused is set when the family was revoked for reuse: the
-		// transaction must commit that before the caller hears of it.
-		reused bool
-	)
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		f, reused = store.RefreshFamily{}, false
-		var (
-			expires       time.Time
-			used          pgtype.Timestamptz
-			grant         pgtype.Text
-			familyRevoked pgtype.Timestamptz
-		)
-		err := tx.QueryRow(ctx, `
-			SELECT t.expires_at, t.used_at, f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
-			FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
-			WHERE t.hash = $1
-			FOR UPDATE OF t`, hash).
-			Scan(&expires, &used, &f.ID, &f.ClientID, &f.WorkspaceID, &grant, &f.CreatedAt, &familyRevoked)
-		if err != nil {
-			return notFound(err)
-		}
-		f.GrantID = grant.String
-		f.CreatedAt = f.CreatedAt.UTC()
-		switch {
-		case f.ClientID != clientID, familyRevoked.Valid:
-			return store.ErrNotFound
-		case used.Valid:
-			reused = true
-			_, err := tx.Exec(ctx, revokeFamily, ts(now), f.ID)
-			return err
-		case !expires.After(ts(now)):
-			return store.ErrNotFound
-		}
-		tag, err := tx.Exec(ctx,
-			`UPDATE refresh_tokens SET used_at = $1 WHERE hash = $2 AND used_at IS NULL`, ts(now), hash)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() != 1 {
-			reused = true
-			_, err := tx.Exec(ctx, revokeFamily, ts(now), f.ID)
-			return err
-		}
-		next.FamilyID = f.ID
-		return insertRefreshToken(ctx, tx, next)
-	})
-	switch {
-	case err != nil:
-		return store.RefreshFamily{}, err
-	case reused:
-		return store.RefreshFamily{}, store.ErrTokenReused
+	inTx := func(fn func(store.RotationTx) error) error {
+		return s.tx(ctx, func(tx pgx.Tx) error { return fn(rotationTx{tx}) })
 	}
-	return f, nil
+	return store.Rotate(ctx, inTx, clientID, hash, next, now)
+}
+
+// rotationTx is store.RotationTx in a PostgreSQL transaction.
+type rotationTx struct{ tx pgx.Tx }
+
+func (r rotationTx) LockToken(ctx context.Context, hash []byte) (store.PresentedToken, error) {
+	var (
+		t       store.PresentedToken
+		used    pgtype.Timestamptz
+		grant   pgtype.Text
+		revoked pgtype.Timestamptz
+	)
+	err := r.tx.QueryRow(ctx, `
+		SELECT t.expires_at, t.used_at, f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+		WHERE t.hash = $1
+		FOR UPDATE OF t`, hash).
+		Scan(&t.ExpiresAt, &used, &t.Family.ID, &t.Family.ClientID, &t.Family.WorkspaceID, &grant, &t.Family.CreatedAt, &revoked)
+	if err != nil {
+		return t, notFound(err)
+	}
+	t.Family.GrantID = grant.String
+	t.Family.CreatedAt = t.Family.CreatedAt.UTC()
+	t.Family.RevokedAt = fromTS(revoked)
+	t.ExpiresAt = t.ExpiresAt.UTC()
+	t.Used = used.Valid
+	return t, nil
+}
+
+func (r rotationTx) ConsumeToken(ctx context.Context, hash []byte, now time.Time) (bool, error) {
+	tag, err := r.tx.Exec(ctx, `UPDATE refresh_tokens SET used_at = $1 WHERE hash = $2 AND used_at IS NULL`, ts(now), hash)
+	return err == nil && tag.RowsAffected() == 1, err
+}
+
+func (r rotationTx) InsertToken(ctx context.Context, t store.RefreshToken) error {
+	return insertRefreshToken(ctx, r.tx, t)
+}
+
+func (r rotationTx) RevokeFamily(ctx context.Context, familyID string, now time.Time) error {
+	_, err := r.tx.Exec(ctx, revokeFamily, ts(now), familyID)
+	return err
 }
 
 // revokeFamily revokes a token family; revoking a revoked family keeps the

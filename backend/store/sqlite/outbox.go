@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/store"
@@ -74,69 +73,66 @@ func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now, leaseUnt
 	return out, nil
 }
 
-// FinishAttempt implements store.Store.
+// FinishAttempt implements store.Store with store.Finish.
 func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {
-	switch {
-	case next.Status != store.DeliveryPending && next.Status != store.DeliveryDelivered && next.Status != store.DeliveryFailed:
-		return fmt.Errorf("sqlite: a delivery cannot move to %q after an attempt", next.Status)
-	case next.DisableSubscription && next.Status != store.DeliveryFailed:
-		return errors.New("sqlite: disabling the subscription fails the delivery")
+	return s.tx(ctx, func(tx *sql.Tx) error { return store.Finish(ctx, attemptTx{tx}, owner, a, next) })
+}
+
+// attemptTx is store.AttemptTx in a SQLite transaction, which holds the
+// write lock: nothing claims the delivery meanwhile.
+type attemptTx struct{ tx *sql.Tx }
+
+func (t attemptTx) LockLeased(ctx context.Context, deliveryID, owner string) (store.LeasedDelivery, error) {
+	var (
+		d   store.LeasedDelivery
+		due int64
+	)
+	err := t.tx.QueryRowContext(ctx, `
+		SELECT subscription_id, attempts, next_attempt_at FROM webhook_deliveries
+		WHERE id = ? AND status = 'pending' AND lease_owner = ?`, deliveryID, owner).
+		Scan(&d.SubscriptionID, &d.Attempts, &due)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, store.ErrLeaseLost
 	}
-	finished := a.StartedAt.Add(a.Duration)
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		var (
-			subID    string
-			attempts int
-			due      int64
-		)
-		err := tx.QueryRowContext(ctx, `
-			SELECT subscription_id, attempts, next_attempt_at FROM webhook_deliveries
-			WHERE id = ? AND status = 'pending' AND lease_owner = ?`, a.DeliveryID, owner).
-			Scan(&subID, &attempts, &due)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrLeaseLost
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `
-			INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code)
-			VALUES (?, ?, ?, ?, ?, ?)`,
-			a.DeliveryID, attempts+1, micros(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode)
-		if err != nil {
-			return err
-		}
-		end := nullMicros(finished)
-		if next.Status == store.DeliveryPending {
-			due, end = micros(next.RetryAt), sql.NullInt64{}
-		}
-		_, err = tx.ExecContext(ctx, `
-			UPDATE webhook_deliveries
-			SET status = ?, attempts = ?, next_attempt_at = ?, lease_owner = NULL, lease_expires_at = NULL, finished_at = ?
-			WHERE id = ?`,
-			string(next.Status), attempts+1, due, end, a.DeliveryID)
-		if err != nil {
-			return err
-		}
-		// Attempts of one subscription finish out of order; the latest
-		// start wins.
-		_, err = tx.ExecContext(ctx, `
-			UPDATE subscriptions SET last_delivery_at = ?, last_delivery_outcome = ?
-			WHERE id = ? AND (last_delivery_at IS NULL OR last_delivery_at <= ?)`,
-			micros(a.StartedAt), a.Outcome, subID, micros(a.StartedAt))
-		if err != nil || !next.DisableSubscription {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET status = 'disabled' WHERE id = ?`, subID); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `
-			UPDATE webhook_deliveries
-			SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, finished_at = ?
-			WHERE subscription_id = ? AND status = 'pending'`,
-			micros(finished), subID)
+	d.NextAttemptAt = time.UnixMicro(due).UTC()
+	return d, err
+}
+
+func (t attemptTx) InsertAttempt(ctx context.Context, a store.Attempt, n int) error {
+	_, err := t.tx.ExecContext(ctx, `
+		INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		a.DeliveryID, n, micros(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode)
+	return err
+}
+
+func (t attemptTx) UpdateDelivery(ctx context.Context, u store.DeliveryUpdate) error {
+	_, err := t.tx.ExecContext(ctx, `
+		UPDATE webhook_deliveries
+		SET status = ?, attempts = ?, next_attempt_at = ?, lease_owner = NULL, lease_expires_at = NULL, finished_at = ?
+		WHERE id = ?`,
+		string(u.Status), u.Attempts, micros(u.NextAttemptAt), nullMicros(u.FinishedAt), u.ID)
+	return err
+}
+
+func (t attemptTx) NoteLastDelivery(ctx context.Context, subscriptionID string, start time.Time, outcome string) error {
+	_, err := t.tx.ExecContext(ctx, `
+		UPDATE subscriptions SET last_delivery_at = ?, last_delivery_outcome = ?
+		WHERE id = ? AND (last_delivery_at IS NULL OR last_delivery_at <= ?)`,
+		micros(start), outcome, subscriptionID, micros(start))
+	return err
+}
+
+func (t attemptTx) DisableSubscription(ctx context.Context, subscriptionID string, now time.Time) error {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE subscriptions SET status = 'disabled' WHERE id = ?`, subscriptionID); err != nil {
 		return err
-	})
+	}
+	_, err := t.tx.ExecContext(ctx, `
+		UPDATE webhook_deliveries
+		SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, finished_at = ?
+		WHERE subscription_id = ? AND status = 'pending'`,
+		micros(now), subscriptionID)
+	return err
 }
 
 // ReleaseDelivery implements store.Store.

@@ -81,53 +81,45 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // Close implements store.Store.
 func (s *Store) Close() error { return s.db.Close() }
 
-// migrate applies, in order and each in its own transaction, the embedded
-// migrations the database has not seen. A database migrated by a newer binary
-// is refused rather than used with a schema this code does not know.
+// migrate brings the schema up to date with the embedded migrations
+// (store.Migrate).
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    BIGINT PRIMARY KEY,
-		applied_at BIGINT NOT NULL
-	)`); err != nil {
-		return fmt.Errorf("sqlite: migrations table: %w", err)
-	}
-	ms, err := store.ReadMigrations(migrations, "migrations/*.sql")
-	if err != nil {
+	if err := store.Migrate(ctx, migrator{s}, migrations, "migrations/*.sql"); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
-	}
-	var latest int64
-	for _, m := range ms {
-		latest = m.Version
-		if err := s.apply(ctx, m.Version, m.Script); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-		}
-	}
-	var newest int64
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
-		return err
-	}
-	if newest > latest {
-		return fmt.Errorf("sqlite: database schema version %d is newer than this program's %d", newest, latest)
 	}
 	return nil
 }
 
-func (s *Store) apply(ctx context.Context, version int64, script string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+// migrator is store.Migrator on the database.
+type migrator struct{ s *Store }
+
+func (m migrator) CreateTable(ctx context.Context) error {
+	_, err := m.s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    BIGINT PRIMARY KEY,
+		applied_at BIGINT NOT NULL
+	)`)
+	return err
+}
+
+func (m migrator) Apply(ctx context.Context, mg store.Migration) error {
+	return m.s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, mg.Version).Scan(&n); err != nil || n > 0 {
 			return err
 		}
-		if n > 0 {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, script); err != nil {
+		if _, err := tx.ExecContext(ctx, mg.Script); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
-			version, time.Now().UnixMicro())
+			mg.Version, time.Now().UnixMicro())
 		return err
 	})
+}
+
+func (m migrator) Newest(ctx context.Context) (int64, error) {
+	var v int64
+	err := m.s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
 }
 
 // tx runs fn in a transaction, committing when it returns nil.

@@ -54,68 +54,70 @@ func (s *Store) RefreshFamilyOf(ctx context.Context, clientID string, hash []byt
 	return f, nil
 }
 
-// RotateRefreshToken implements store.Store.
+// RotateRefreshToken implements store.Store with store.Rotate. The
+// transaction holds SQLite's write lock from its start, so rotations of one
+// token are decided one after the other.
 func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time) (store.RefreshFamily, error) {
-	var (
-		f store.RefreshFamily
-		// reused is set when the family was revoked for reuse: the
-		// transaction must commit that before the caller hears of it.
-		reused bool
-	)
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var (
-			expires       int64
-			used          sql.NullInt64
-			grant         sql.NullString
-			created       int64
-			familyRevoked sql.NullInt64
-			hexHash       = hex.EncodeToString(hash)
-		)
-		err := tx.QueryRowContext(ctx, `
-			SELECT t.expires_at, t.used_at, f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
-			FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
-			WHERE t.hash = ?`, hexHash).
-			Scan(&expires, &used, &f.ID, &f.ClientID, &f.WorkspaceID, &grant, &created, &familyRevoked)
-		if err != nil {
-			return notFound(err)
-		}
-		f.GrantID = grant.String
-		f.CreatedAt = time.UnixMicro(created).UTC()
-		switch {
-		case f.ClientID != clientID, familyRevoked.Valid:
-			return store.ErrNotFound
-		case used.Valid:
-			_, err := tx.ExecContext(ctx,
-				`UPDATE refresh_families SET revoked_at = ? WHERE id = ?`, micros(now), f.ID)
-			reused = true
-			return err
-		case expires <= micros(now):
-			return store.ErrNotFound
-		}
-		res, err := tx.ExecContext(ctx,
-			`UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL`, micros(now), hexHash)
-		if err != nil {
-			return err
-		}
-		if err := oneRow(res); err != nil {
-			return err
-		}
-		next.FamilyID = f.ID
-		return insertRefreshToken(ctx, tx, next)
-	})
-	switch {
-	case err != nil:
-		return store.RefreshFamily{}, err
-	case reused:
-		return store.RefreshFamily{}, store.ErrTokenReused
+	inTx := func(fn func(store.RotationTx) error) error {
+		return s.tx(ctx, func(tx *sql.Tx) error { return fn(rotationTx{tx}) })
 	}
-	return f, nil
+	return store.Rotate(ctx, inTx, clientID, hash, next, now)
 }
+
+// rotationTx is store.RotationTx in a SQLite transaction.
+type rotationTx struct{ tx *sql.Tx }
+
+func (r rotationTx) LockToken(ctx context.Context, hash []byte) (store.PresentedToken, error) {
+	var (
+		t       store.PresentedToken
+		expires int64
+		used    sql.NullInt64
+		grant   sql.NullString
+		created int64
+		revoked sql.NullInt64
+	)
+	err := r.tx.QueryRowContext(ctx, `
+		SELECT t.expires_at, t.used_at, f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+		WHERE t.hash = ?`, hex.EncodeToString(hash)).
+		Scan(&expires, &used, &t.Family.ID, &t.Family.ClientID, &t.Family.WorkspaceID, &grant, &created, &revoked)
+	if err != nil {
+		return t, notFound(err)
+	}
+	t.Family.GrantID = grant.String
+	t.Family.CreatedAt = time.UnixMicro(created).UTC()
+	t.Family.RevokedAt = fromMicros(revoked)
+	t.ExpiresAt = time.UnixMicro(expires).UTC()
+	t.Used = used.Valid
+	return t, nil
+}
+
+func (r rotationTx) ConsumeToken(ctx context.Context, hash []byte, now time.Time) (bool, error) {
+	res, err := r.tx.ExecContext(ctx,
+		`UPDATE refresh_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL`, micros(now), hex.EncodeToString(hash))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (r rotationTx) InsertToken(ctx context.Context, t store.RefreshToken) error {
+	return insertRefreshToken(ctx, r.tx, t)
+}
+
+func (r rotationTx) RevokeFamily(ctx context.Context, familyID string, now time.Time) error {
+	_, err := r.tx.ExecContext(ctx, revokeFamily, micros(now), familyID)
+	return err
+}
+
+// revokeFamily revokes a token family; revoking a revoked family keeps the
+// first revocation time.
+const revokeFamily = `UPDATE refresh_families SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`
 
 // RevokeRefreshFamily implements store.Store.
 func (s *Store) RevokeRefreshFamily(ctx context.Context, familyID string, now time.Time) error {
-	res, err := s.db.ExecContext(ctx,
-		`UPDATE refresh_families SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, micros(now), familyID)
+	res, err := s.db.ExecContext(ctx, revokeFamily, micros(now), familyID)
 	if err != nil {
 		return err
 	}

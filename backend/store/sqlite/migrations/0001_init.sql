@@ -1,6 +1,5 @@
--- Schema version 1. Portable by design: TEXT, BIGINT and foreign keys only,
--- so the PostgreSQL store can run the same statements (it may prefer
--- timestamptz and bytea). Times are BIGINT microseconds since the Unix epoch,
+-- Schema version 1 of the SQLite store (the PostgreSQL store keeps its own,
+-- numbered alike). Times are BIGINT microseconds since the Unix epoch,
 -- UTC; NULL means "not yet" (revoked_at, used_at, last_delivery_at). Hashes
 -- and key seeds are lowercase hex.
 

@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// PresentedToken is what an engine read, under a lock, of a refresh token
+// presented for rotation: its family and its own state.
+type PresentedToken struct {
+	Family    RefreshFamily
+	ExpiresAt time.Time
+	// Used is set when the token was consumed by an earlier rotation.
+	Used bool
+}
+
+// RotationTx is an engine's side of RotateRefreshToken: statements in one
+// transaction, with no decision of their own.
+type RotationTx interface {
+	// LockToken reads the token hashing to hash and its family, locking
+	// the token's row until the transaction ends, or returns ErrNotFound.
+	LockToken(ctx context.Context, hash []byte) (PresentedToken, error)
+	// ConsumeToken marks the token used at now unless it already is, and
+	// reports whether it did.
+	ConsumeToken(ctx context.Context, hash []byte, now time.Time) (bool, error)
+	// InsertToken stores t.
+	InsertToken(ctx context.Context, t RefreshToken) error
+	// RevokeFamily revokes the family at now, keeping an earlier revocation.
+	RevokeFamily(ctx context.Context, familyID string, now time.Time) error
+}
+
+// Rotate is Store.RotateRefreshToken for engines: inTx runs its function
+// in one transaction of the engine, committing when it returns nil. A token
+// that is unknown, of another client than clientID, of a revoked family or
+// expired gives ErrNotFound and changes nothing. A token that was consumed
+// before, or that a concurrent rotation consumed between the read and the
+// update, revokes its family, which is committed, and gives ErrTokenReused.
+// Otherwise the token is consumed and next is stored in its family, and
+// Rotate returns the family.
+func Rotate(ctx context.Context, inTx func(func(RotationTx) error) error, clientID string, hash []byte, next RefreshToken, now time.Time) (RefreshFamily, error) {
+	var (
+		f      RefreshFamily
+		reused bool
+	)
+	err := inTx(func(tx RotationTx) error {
+		var err error
+		f, reused, err = rotate(ctx, tx, clientID, hash, next, now)
+		return err
+	})
+	switch {
+	case err != nil:
+		return RefreshFamily{}, err
+	case reused:
+		return RefreshFamily{}, ErrTokenReused
+	}
+	return f, nil
+}
+
+// rotate decides in tx; reused means the family was revoked for reuse, to
+// be committed and then reported.
+func rotate(ctx context.Context, tx RotationTx, clientID string, hash []byte, next RefreshToken, now time.Time) (_ RefreshFamily, reused bool, _ error) {
+	t, err := tx.LockToken(ctx, hash)
+	switch {
+	case err != nil:
+		return RefreshFamily{}, false, err
+	case t.Family.ClientID != clientID || !t.Family.RevokedAt.IsZero():
+		return RefreshFamily{}, false, ErrNotFound
+	case t.Used:
+		return RefreshFamily{}, true, tx.RevokeFamily(ctx, t.Family.ID, now)
+	case !t.ExpiresAt.After(now):
+		return RefreshFamily{}, false, ErrNotFound
+	}
+	consumed, err := tx.ConsumeToken(ctx, hash, now)
+	if err != nil {
+		return RefreshFamily{}, false, err
+	}
+	if !consumed {
+		return RefreshFamily{}, true, tx.RevokeFamily(ctx, t.Family.ID, now)
+	}
+	next.FamilyID = t.Family.ID
+	return t.Family, false, tx.InsertToken(ctx, next)
+}
