@@ -141,7 +141,7 @@ func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
 	authH, err := auth.New(auth.Config{
 		Identity:   s.identity,
 		Issuer:     s.issuer,
-		Store:      s.store,
+		Tokens:     s.store,
 		RefreshTTL: cfg.RefreshTokenTTL,
 		ByClient:   s.loginLimiter(cfg.LoginFailuresPerClient),
 		ByAddress:  s.loginLimiter(cfg.LoginFailuresPerAddress),

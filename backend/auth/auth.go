@@ -42,7 +42,7 @@ const maxSecretLen = 512
 type Config struct {
 	Identity *identity.Service
 	Issuer   *token.Issuer
-	Store    store.Store
+	Tokens   store.Tokens
 	// RefreshTTL is the lifetime of each refresh token.
 	RefreshTTL time.Duration
 	// ByClient and ByAddress throttle login attempts per client id and per
@@ -182,7 +182,7 @@ func (h *Handler) startFamily(ctx context.Context, p identity.Principal) (TokenP
 		GrantID:     p.GrantID,
 		CreatedAt:   now,
 	}
-	if err := h.cfg.Store.CreateRefreshFamily(ctx, f, h.refreshToken(refresh, now)); err != nil {
+	if err := h.cfg.Tokens.CreateRefreshFamily(ctx, f, h.refreshToken(refresh, now)); err != nil {
 		return TokenPair{}, err
 	}
 	return h.pair(p.ClientID, p.WorkspaceID, refresh)
@@ -248,7 +248,7 @@ func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) {
 	// Everything that can fail is checked before the token is consumed, so
 	// that a client whose refresh failed on the server's side can retry with
 	// the same token instead of being taken for a thief.
-	f, err := h.cfg.Store.RefreshFamilyOf(ctx, caller.ClientID, hash)
+	f, err := h.cfg.Tokens.RefreshFamilyOf(ctx, caller.ClientID, hash)
 	if err != nil {
 		h.refuse(w, err, errRefreshToken)
 		return
@@ -257,7 +257,7 @@ func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) {
 		err := h.cfg.Identity.CheckGrant(ctx, f.GrantID, caller.ClientID)
 		if errors.Is(err, identity.ErrInvalidSharingKey) {
 			// The grant is gone for good: so is every login made with it.
-			if rerr := h.cfg.Store.RevokeRefreshFamily(ctx, f.ID, now); rerr != nil {
+			if rerr := h.cfg.Tokens.RevokeRefreshFamily(ctx, f.ID, now); rerr != nil {
 				h.cfg.Log.Error("revoking a refresh family failed", zap.Error(rerr))
 			}
 		}
@@ -274,7 +274,7 @@ func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) {
 	}
 	// The rotation decides: a token that is expired, consumed or of a
 	// revoked family is refused here, atomically.
-	_, err = h.cfg.Store.RotateRefreshToken(ctx, caller.ClientID, hash, h.refreshToken(next, now), now)
+	_, err = h.cfg.Tokens.RotateRefreshToken(ctx, caller.ClientID, hash, h.refreshToken(next, now), now)
 	switch {
 	case errors.Is(err, store.ErrTokenReused):
 		h.reuses.Inc()

@@ -104,7 +104,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	h, err := auth.New(auth.Config{
-		Identity: ids, Issuer: iss, Store: fs, RefreshTTL: time.Hour,
+		Identity: ids, Issuer: iss, Tokens: fs, RefreshTTL: time.Hour,
 		ByClient:  auth.NewMemoryLimiter(100, time.Minute, 100),
 		ByAddress: auth.NewMemoryLimiter(100, time.Minute, 100),
 		Log:       zap.NewNop(), Metrics: prometheus.NewRegistry(),

@@ -163,11 +163,11 @@ func (l *MemoryLimiter) Return(_ context.Context, key string) error {
 }
 
 // StoreLimiter is a Limiter whose buckets are rows of the store
-// (store.Store.TakeThrottle), so that a limit holds however the attempts
+// (store.Throttle), so that a limit holds however the attempts
 // are spread over the replicas sharing the database. It forgets full
 // buckets once per window.
 type StoreLimiter struct {
-	store store.Store
+	store store.Throttle
 	rate  store.Rate
 	log   *zap.Logger
 	now   func() time.Time
@@ -177,7 +177,7 @@ type StoreLimiter struct {
 
 // NewStoreLimiter allows burst attempts per key, refilled at burst per
 // window, counted in s.
-func NewStoreLimiter(s store.Store, burst int, window time.Duration, log *zap.Logger) *StoreLimiter {
+func NewStoreLimiter(s store.Throttle, burst int, window time.Duration, log *zap.Logger) *StoreLimiter {
 	return &StoreLimiter{store: s, rate: store.Rate{Burst: burst, Per: window}, log: log, now: time.Now}
 }
 

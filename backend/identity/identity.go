@@ -40,7 +40,7 @@ var (
 
 // Service manages identities in a store.
 type Service struct {
-	store  store.Store
+	store  store.Identities
 	params credential.Params
 	// dummy returns a hash of a random secret that Authenticate verifies
 	// against when the client is unknown, so that case costs what a wrong
@@ -55,7 +55,7 @@ type Service struct {
 
 // New returns a Service over s hashing client secrets with p. At most
 // concurrency verifications run at once (at least one).
-func New(s store.Store, p credential.Params, concurrency int) *Service {
+func New(s store.Identities, p credential.Params, concurrency int) *Service {
 	return &Service{
 		store:  s,
 		params: p,

@@ -40,7 +40,7 @@ const defaultTitle = "Uploaded file"
 
 // Config configures a Handler.
 type Config struct {
-	Store store.Store
+	Store store.Records
 	Blobs blob.Store
 	// UploadLimit is the largest file accepted, in bytes.
 	UploadLimit int64

@@ -36,20 +36,32 @@ var (
 	ErrLeaseLost = errors.New("store: delivery lease lost")
 )
 
-// Store is the backend's persistence. Implementations are safe for concurrent
-// use by several goroutines and by several processes sharing the database.
+// Store is the backend's persistence: every role, as one engine
+// (SQLite, PostgreSQL) implements them. Implementations are safe for
+// concurrent use by several goroutines and by several processes sharing the
+// database. A package that needs one role takes that role, not Store.
 type Store interface {
+	Identities
+	Tokens
+	SigningKeys
+	Records
+	Subscriptions
+	Outbox
+	Throttle
+
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.
 	Close() error
+}
 
+// Identities are workspaces, their clients and sharing grants (package identity).
+type Identities interface {
 	// EnsureWorkspace creates the workspace unless it exists and reports
 	// whether it created it.
 	EnsureWorkspace(ctx context.Context, id string, now time.Time) (created bool, err error)
 	// GetWorkspace returns the workspace or ErrNotFound.
 	GetWorkspace(ctx context.Context, id string) (Workspace, error)
-
 	// CreateClient stores c; ErrNotFound when its workspace does not exist,
 	// ErrConflict when the id is taken.
 	CreateClient(ctx context.Context, c Client) error
@@ -59,7 +71,6 @@ type Store interface {
 	ListClients(ctx context.Context) ([]Client, error)
 	// SetClientStatus changes the client's status or returns ErrNotFound.
 	SetClientStatus(ctx context.Context, id string, status ClientStatus) error
-
 	// CreateSharingGrant stores g; ErrNotFound when its workspace or client
 	// does not exist, ErrConflict when the id or key hash is taken.
 	CreateSharingGrant(ctx context.Context, g SharingGrant) error
@@ -73,7 +84,10 @@ type Store interface {
 	// RevokeSharingGrant marks the grant revoked at now. Revoking a revoked
 	// grant keeps the first revocation time. ErrNotFound for an unknown id.
 	RevokeSharingGrant(ctx context.Context, id string, now time.Time) error
+}
 
+// Tokens are the refresh token families of logins (package auth).
+type Tokens interface {
 	// CreateRefreshFamily starts a token family (one login) with its first token.
 	CreateRefreshFamily(ctx context.Context, f RefreshFamily, first RefreshToken) error
 	// RefreshFamilyOf returns the family of the refresh token hashing to
@@ -93,7 +107,10 @@ type Store interface {
 	RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next RefreshToken, now time.Time) (RefreshFamily, error)
 	// RevokeRefreshFamily revokes every token of the family.
 	RevokeRefreshFamily(ctx context.Context, familyID string, now time.Time) error
+}
 
+// SigningKeys are the keys that sign access tokens (package token).
+type SigningKeys interface {
 	// ListSigningKeys returns every signing key, oldest generation first.
 	ListSigningKeys(ctx context.Context) ([]SigningKey, error)
 	// AddSigningKey stores k. Generations are unique: when another replica
@@ -102,7 +119,10 @@ type Store interface {
 	AddSigningKey(ctx context.Context, k SigningKey) error
 	// DeleteSigningKey removes the key; deleting a missing key is no error.
 	DeleteSigningKey(ctx context.Context, id string) error
+}
 
+// Records are uploaded documents and the resources parsers attach (package records).
+type Records interface {
 	// CreateRecord stores r; ErrNotFound when its workspace does not exist,
 	// ErrConflict when its id or care context id is taken.
 	CreateRecord(ctx context.Context, r Record) error
@@ -123,7 +143,10 @@ type Store interface {
 	// ListRecordResources returns the resources of a record the caller
 	// already read (with GetRecord), in Seq order.
 	ListRecordResources(ctx context.Context, recordID string) ([]Resource, error)
+}
 
+// Subscriptions are the webhook registrations of workspaces (package webhook).
+type Subscriptions interface {
 	// CreateSubscription stores s; ErrNotFound when its workspace does not
 	// exist, ErrConflict when the workspace already has s.Endpoint, ErrLimit
 	// when it already has max subscriptions (max <= 0: no limit). The count
@@ -132,18 +155,18 @@ type Store interface {
 	// ListSubscriptions returns the workspace's subscriptions ordered by
 	// creation time, then id.
 	ListSubscriptions(ctx context.Context, workspaceID string) ([]Subscription, error)
-	// GetSubscription returns the workspace's subscription or ErrNotFound.
-	GetSubscription(ctx context.Context, workspaceID, id string) (Subscription, error)
 	// DeleteSubscription removes the workspace's subscription, with its
 	// deliveries, or returns ErrNotFound.
 	DeleteSubscription(ctx context.Context, workspaceID, id string) error
+}
 
-	// The webhook outbox. An event is stored with one delivery per matching
-	// subscription in a single transaction; delivery workers, in any number
-	// of processes sharing the database, claim due deliveries under a lease,
-	// attempt them and report each attempt with FinishAttempt. A worker that
-	// dies leaves its claims to expire, and they are claimed again.
-
+// Outbox is the webhook outbox (packages webhook and webhook/delivery). An
+// event is stored with one delivery per matching subscription in a single
+// transaction; delivery workers, in any number of processes sharing the
+// database, claim due deliveries under a lease, attempt them and report
+// each attempt with FinishAttempt. A worker that dies leaves its claims to
+// expire, and they are claimed again.
+type Outbox interface {
 	// PublishEvent stores e and, in the same transaction, one pending
 	// delivery due at e.CreatedAt for every active subscription of
 	// e.WorkspaceID that selects e.Type. Delivery ids are generated, random
@@ -168,24 +191,20 @@ type Store interface {
 	// attempt, so that it can be claimed at once (a worker shutting down
 	// mid-attempt). ErrLeaseLost as for FinishAttempt.
 	ReleaseDelivery(ctx context.Context, owner, deliveryID string) error
-	// GetDelivery returns a delivery with its event and subscription, or
-	// ErrNotFound.
-	GetDelivery(ctx context.Context, id string) (Delivery, error)
-	// ListAttempts returns a delivery's attempts in order.
-	ListAttempts(ctx context.Context, deliveryID string) ([]Attempt, error)
 	// OutboxStats describes the pending deliveries.
 	OutboxStats(ctx context.Context) (OutboxStats, error)
 	// PruneOutbox deletes the deliveries that finished before before, with
 	// their attempts, and the events created before before that have no
 	// delivery left. It returns the number of deliveries deleted.
 	PruneOutbox(ctx context.Context, before time.Time) (int64, error)
+}
 
-	// Login throttling shared by every process on the database. Each key
-	// (a client id or a source address) has a token bucket of rate.Burst
-	// attempts, refilled at rate.Burst per rate.Per, kept as the time at
-	// which the bucket will be full again (the generic cell rate
-	// algorithm); a key never seen has a full bucket.
-
+// Throttle is login throttling shared by every process on the database
+// (package auth). Each key (a client id or a source address) has a token
+// bucket of rate.Burst attempts, refilled at rate.Burst per rate.Per, kept
+// as the time at which the bucket will be full again (the generic cell rate
+// algorithm); a key never seen has a full bucket.
+type Throttle interface {
 	// TakeThrottle spends one attempt from key's bucket at now and reports
 	// ok; when the bucket is empty it spends nothing and reports how long
 	// until the next attempt is allowed. Concurrent takes, in any number of

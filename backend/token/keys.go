@@ -63,7 +63,7 @@ type Config struct {
 // Issuer signs access tokens with the active signing key: the newest one
 // published for at least PublishAhead.
 type Issuer struct {
-	store store.Store
+	store store.SigningKeys
 	cfg   Config
 	log   *zap.Logger
 	now   func() time.Time
@@ -79,7 +79,7 @@ type signingKey struct {
 
 // NewIssuer returns an Issuer, creating the first signing key when the store
 // has none and rotating when the newest is due.
-func NewIssuer(ctx context.Context, s store.Store, cfg Config, log *zap.Logger) (*Issuer, error) {
+func NewIssuer(ctx context.Context, s store.SigningKeys, cfg Config, log *zap.Logger) (*Issuer, error) {
 	switch {
 	case cfg.AccessTTL <= 0 || cfg.RotateEvery <= 0 || cfg.CheckEvery <= 0:
 		return nil, errors.New("token: AccessTTL, RotateEvery and CheckEvery must be positive")

@@ -17,7 +17,7 @@ import (
 // Handler serves the subscription endpoints. Every operation acts in the
 // caller's workspace only.
 type Handler struct {
-	store store.Store
+	store store.Subscriptions
 	rules Rules
 	max   int
 	log   *zap.Logger
@@ -26,7 +26,7 @@ type Handler struct {
 
 // NewHandler returns a Handler that lets a workspace have at most max
 // subscriptions.
-func NewHandler(s store.Store, rules Rules, max int, log *zap.Logger) *Handler {
+func NewHandler(s store.Subscriptions, rules Rules, max int, log *zap.Logger) *Handler {
 	return &Handler{store: s, rules: rules, max: max, log: log, now: time.Now}
 }
 

@@ -70,7 +70,7 @@ func ParseEvent(body []byte) (Event, error) {
 // authentication of its own: it belongs on the internal listener, which
 // must stay reachable only by trusted services.
 type Ingress struct {
-	store  store.Store
+	store  store.Outbox
 	notify func()
 	log    *zap.Logger
 	now    func() time.Time
@@ -79,7 +79,7 @@ type Ingress struct {
 
 // NewIngress returns an Ingress that calls notify after queueing
 // deliveries, and registers its metrics.
-func NewIngress(s store.Store, notify func(), log *zap.Logger, reg prometheus.Registerer) (*Ingress, error) {
+func NewIngress(s store.Outbox, notify func(), log *zap.Logger, reg prometheus.Registerer) (*Ingress, error) {
 	in := &Ingress{
 		store:  s,
 		notify: notify,

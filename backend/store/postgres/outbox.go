@@ -137,7 +137,7 @@ func (s *Store) ReleaseDelivery(ctx context.Context, owner, deliveryID string) e
 	return err
 }
 
-// GetDelivery implements store.Store.
+// GetDelivery implements storetest.Inspector.
 func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, error) {
 	ds, err := queryDeliveries(ctx, s.pool,
 		`WITH d AS (SELECT * FROM webhook_deliveries WHERE id = $1)`, ``, id)
@@ -150,7 +150,7 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, err
 	return ds[0], nil
 }
 
-// ListAttempts implements store.Store.
+// ListAttempts implements storetest.Inspector.
 func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]store.Attempt, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT number, started_at, duration_us, outcome, status_code FROM webhook_attempts

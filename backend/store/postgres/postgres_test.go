@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/backend/store/storetest"
 )
@@ -23,14 +22,14 @@ func open(t *testing.T, url string) *Store {
 
 func TestConformance(t *testing.T) {
 	pgtest.Server(t)
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t, pgtest.URL(t)) })
+	storetest.Run(t, func(t *testing.T) storetest.Store { return open(t, pgtest.URL(t)) })
 }
 
 // TestReplicas runs the coordination tests on two pools on one database,
 // as two replicas have.
 func TestReplicas(t *testing.T) {
 	pgtest.Server(t)
-	storetest.RunReplicas(t, func(t *testing.T) (store.Store, store.Store) {
+	storetest.RunReplicas(t, func(t *testing.T) (storetest.Store, storetest.Store) {
 		url := pgtest.URL(t)
 		return open(t, url), open(t, url)
 	})

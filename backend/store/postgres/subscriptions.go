@@ -52,7 +52,7 @@ func (s *Store) ListSubscriptions(ctx context.Context, workspaceID string) ([]st
 	return s.subscriptions(ctx, `WHERE s.workspace_id = $1`, workspaceID)
 }
 
-// GetSubscription implements store.Store.
+// GetSubscription implements storetest.Inspector.
 func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (store.Subscription, error) {
 	subs, err := s.subscriptions(ctx, `WHERE s.workspace_id = $1 AND s.id = $2`, workspaceID, id)
 	if err != nil {

@@ -149,7 +149,7 @@ func (s *Store) ReleaseDelivery(ctx context.Context, owner, deliveryID string) e
 	return nil
 }
 
-// GetDelivery implements store.Store.
+// GetDelivery implements storetest.Inspector.
 func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, error) {
 	ds, err := queryDeliveries(ctx, s.db, `WHERE d.id = ?`, id)
 	if err != nil {
@@ -161,7 +161,7 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, err
 	return ds[0], nil
 }
 
-// ListAttempts implements store.Store.
+// ListAttempts implements storetest.Inspector.
 func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]store.Attempt, error) {
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT number, started_at, duration_us, outcome, status_code FROM webhook_attempts

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/storetest"
 )
 
@@ -21,13 +20,13 @@ func open(t *testing.T) *Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
+	storetest.Run(t, func(t *testing.T) storetest.Store { return open(t) })
 }
 
 // TestReplicas runs the coordination tests on two handles of one file, as
 // the server and the hdc command have.
 func TestReplicas(t *testing.T) {
-	storetest.RunReplicas(t, func(t *testing.T) (store.Store, store.Store) {
+	storetest.RunReplicas(t, func(t *testing.T) (storetest.Store, storetest.Store) {
 		path := filepath.Join(t.TempDir(), "hdc.db")
 		a, err := Open(t.Context(), path)
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 const lease = time.Minute
 
 // subscribe creates an active subscription of ws to events.
-func subscribe(t *testing.T, s store.Store, id, ws string, events ...string) {
+func subscribe(t *testing.T, s Store, id, ws string, events ...string) {
 	t.Helper()
 	must(t, s.CreateSubscription(ctx(t), store.Subscription{
 		ID: id, WorkspaceID: ws, Endpoint: "https://example.com/" + id, Protocol: "https",
@@ -24,7 +24,7 @@ func subscribe(t *testing.T, s store.Store, id, ws string, events ...string) {
 
 // publish publishes an event of type typ in ws at time created and
 // returns its delivery ids.
-func publish(t *testing.T, s store.Store, id, ws, typ string, created time.Time) []string {
+func publish(t *testing.T, s Store, id, ws, typ string, created time.Time) []string {
 	t.Helper()
 	ids, err := s.PublishEvent(ctx(t), store.Event{
 		ID: id, WorkspaceID: ws, Type: typ, Data: []byte(`{"n":"` + id + `"}`), CreatedAt: created,
@@ -34,7 +34,7 @@ func publish(t *testing.T, s store.Store, id, ws, typ string, created time.Time)
 }
 
 // claim claims up to limit deliveries for owner at now.
-func claim(t *testing.T, s store.Store, owner string, now time.Time, limit int) []store.Delivery {
+func claim(t *testing.T, s Store, owner string, now time.Time, limit int) []store.Delivery {
 	t.Helper()
 	ds, err := s.ClaimDeliveries(ctx(t), owner, now, now.Add(lease), limit)
 	must(t, err)
@@ -56,14 +56,14 @@ func sorted(ids []string) []string {
 	return ids
 }
 
-func getDelivery(t *testing.T, s store.Store, id string) store.Delivery {
+func getDelivery(t *testing.T, s Store, id string) store.Delivery {
 	t.Helper()
 	d, err := s.GetDelivery(ctx(t), id)
 	must(t, err)
 	return d
 }
 
-func stats(t *testing.T, s store.Store) store.OutboxStats {
+func stats(t *testing.T, s Store) store.OutboxStats {
 	t.Helper()
 	st, err := s.OutboxStats(ctx(t))
 	must(t, err)
@@ -75,7 +75,7 @@ func attempt(id string, start time.Time, outcome string, code int) store.Attempt
 	return store.Attempt{DeliveryID: id, StartedAt: start, Duration: 250 * time.Millisecond, Outcome: outcome, StatusCode: code}
 }
 
-func testOutboxPublish(t *testing.T, s store.Store) {
+func testOutboxPublish(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
 	subscribe(t, s, "all", "w1", "appointment.created", "receipt.created", "user.delete")
@@ -133,7 +133,7 @@ func testOutboxPublish(t *testing.T, s store.Store) {
 	}
 }
 
-func testOutboxClaim(t *testing.T, s store.Store) {
+func testOutboxClaim(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	subscribe(t, s, "s1", "w1", "receipt.created")
 	var want []string
@@ -184,7 +184,7 @@ func testOutboxClaim(t *testing.T, s store.Store) {
 	}
 }
 
-func testOutboxConcurrentClaims(t *testing.T, s store.Store) {
+func testOutboxConcurrentClaims(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	subscribe(t, s, "s1", "w1", "receipt.created")
 	subscribe(t, s, "s2", "w1", "receipt.created")
@@ -218,7 +218,7 @@ func testOutboxConcurrentClaims(t *testing.T, s store.Store) {
 	}
 }
 
-func testOutboxTransitions(t *testing.T, s store.Store) {
+func testOutboxTransitions(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	subscribe(t, s, "s1", "w1", "receipt.created")
 	subscribe(t, s, "s2", "w1", "receipt.created")
@@ -314,7 +314,7 @@ func testOutboxTransitions(t *testing.T, s store.Store) {
 	}
 }
 
-func testOutboxStatsAndPrune(t *testing.T, s store.Store) {
+func testOutboxStatsAndPrune(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	if st := stats(t, s); st.Pending != 0 || !st.OldestPending.IsZero() {
 		t.Fatalf("empty outbox stats = %+v", st)

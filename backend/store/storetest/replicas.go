@@ -14,10 +14,10 @@ import (
 // RunReplicas runs the tests of coordination between processes: open
 // returns two stores on one fresh database, as two replicas have, and
 // arranges their cleanup.
-func RunReplicas(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
+func RunReplicas(t *testing.T, open func(t *testing.T) (a, b Store)) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, a, b store.Store)
+		fn   func(t *testing.T, a, b Store)
 	}{
 		{"Claims", testReplicaClaims},
 		{"RefreshReuse", testReplicaRefreshReuse},
@@ -34,7 +34,7 @@ func RunReplicas(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 
 // testReplicaClaims drains an outbox with workers on both replicas and
 // checks that each delivery was claimed exactly once.
-func testReplicaClaims(t *testing.T, a, b store.Store) {
+func testReplicaClaims(t *testing.T, a, b Store) {
 	seed(t, a, "w1", "c1")
 	subscribe(t, a, "s1", "w1", "receipt.created")
 	subscribe(t, b, "s2", "w1", "receipt.created")
@@ -48,7 +48,7 @@ func testReplicaClaims(t *testing.T, a, b store.Store) {
 		wg  sync.WaitGroup
 	)
 	for i := range 6 {
-		s := []store.Store{a, b}[i%2]
+		s := []Store{a, b}[i%2]
 		wg.Go(func() {
 			for n := 0; ; n++ {
 				ds, err := s.ClaimDeliveries(ctx(t), fmt.Sprintf("r%d-%d", i, n), at(time.Second), at(time.Minute), 2)
@@ -75,7 +75,7 @@ func testReplicaClaims(t *testing.T, a, b store.Store) {
 // testReplicaRefreshReuse rotates a token on one replica and presents the
 // rotated one to the other, which must see the reuse; then both race to
 // rotate one token, and one wins.
-func testReplicaRefreshReuse(t *testing.T, a, b store.Store) {
+func testReplicaRefreshReuse(t *testing.T, a, b Store) {
 	seed(t, a, "w1", "c1")
 	must(t, a.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
 	_, err := a.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute))
@@ -86,17 +86,17 @@ func testReplicaRefreshReuse(t *testing.T, a, b store.Store) {
 	wantErr(t, err, store.ErrNotFound)
 
 	must(t, a.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(10, at(0))))
-	if ok, errs := rotateAtOnce(t, []store.Store{a, b}, hash(10), 8); ok != 1 {
+	if ok, errs := rotateAtOnce(t, []Store{a, b}, hash(10), 8); ok != 1 {
 		t.Fatalf("%d rotations of one token on two replicas succeeded, want exactly 1 (errors %v)", ok, errs)
 	}
 }
 
 // testReplicaSigningKeys has both replicas rotate at once: one key is
 // added, and both see it.
-func testReplicaSigningKeys(t *testing.T, a, b store.Store) {
+func testReplicaSigningKeys(t *testing.T, a, b Store) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
-	for i, s := range []store.Store{a, b} {
+	for i, s := range []Store{a, b} {
 		wg.Go(func() {
 			errs[i] = s.AddSigningKey(ctx(t), store.SigningKey{
 				ID: fmt.Sprint("k", i), Generation: 1, Seed: hash(byte(i))[:32], CreatedAt: at(0),
@@ -124,13 +124,13 @@ func testReplicaSigningKeys(t *testing.T, a, b store.Store) {
 
 // testReplicaThrottle spreads attempts of one key over both replicas: the
 // limit holds across them.
-func testReplicaThrottle(t *testing.T, a, b store.Store) {
-	for i, s := range []store.Store{a, b, a} {
+func testReplicaThrottle(t *testing.T, a, b Store) {
+	for i, s := range []Store{a, b, a} {
 		if _, ok := take(t, s, "client:c1", at(0)); !ok {
 			t.Fatalf("attempt %d refused", i+1)
 		}
 	}
-	for _, s := range []store.Store{a, b} {
+	for _, s := range []Store{a, b} {
 		if _, ok := take(t, s, "client:c1", at(0)); ok {
 			t.Fatal("a replica allowed an attempt beyond the burst made on both")
 		}

@@ -2,7 +2,7 @@
 // it from its own tests:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) store.Store { return openFresh(t) })
+//		storetest.Run(t, func(t *testing.T) storetest.Store { return openFresh(t) })
 //	}
 //
 // open must return an empty, migrated store and arrange its cleanup.
@@ -22,10 +22,10 @@ import (
 )
 
 // Run runs the whole suite; each subtest gets a fresh store from open.
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
+func Run(t *testing.T, open func(t *testing.T) Store) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s store.Store)
+		fn   func(t *testing.T, s Store)
 	}{
 		{"Workspaces", testWorkspaces},
 		{"Clients", testClients},
@@ -76,7 +76,7 @@ func wantErr(t *testing.T, err, target error) {
 }
 
 // seed creates workspace ws with client c.
-func seed(t *testing.T, s store.Store, ws, c string) {
+func seed(t *testing.T, s Store, ws, c string) {
 	t.Helper()
 	_, err := s.EnsureWorkspace(ctx(t), ws, at(0))
 	must(t, err)
@@ -85,7 +85,7 @@ func seed(t *testing.T, s store.Store, ws, c string) {
 	}))
 }
 
-func testWorkspaces(t *testing.T, s store.Store) {
+func testWorkspaces(t *testing.T, s Store) {
 	created, err := s.EnsureWorkspace(ctx(t), "w1", t0)
 	must(t, err)
 	if !created {
@@ -106,7 +106,7 @@ func testWorkspaces(t *testing.T, s store.Store) {
 	must(t, s.Ping(ctx(t)))
 }
 
-func testClients(t *testing.T, s store.Store) {
+func testClients(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	c2 := store.Client{ID: "c2", WorkspaceID: "w1", SecretHash: "h2", Status: store.ClientActive, CreatedAt: at(time.Second)}
 	must(t, s.CreateClient(ctx(t), c2))
@@ -130,7 +130,7 @@ func testClients(t *testing.T, s store.Store) {
 	}
 }
 
-func testSharingGrants(t *testing.T, s store.Store) {
+func testSharingGrants(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	_, err := s.EnsureWorkspace(ctx(t), "w2", t0)
 	must(t, err)
@@ -177,7 +177,7 @@ func family(id, client, ws string) store.RefreshFamily {
 	return store.RefreshFamily{ID: id, ClientID: client, WorkspaceID: ws, CreatedAt: at(0)}
 }
 
-func testRefreshRotation(t *testing.T, s store.Store) {
+func testRefreshRotation(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
 	f, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Hour)), at(time.Hour))
@@ -213,7 +213,7 @@ func testRefreshRotation(t *testing.T, s store.Store) {
 	}
 }
 
-func testRefreshReuse(t *testing.T, s store.Store) {
+func testRefreshReuse(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
 	must(t, s.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(20, at(0))))
@@ -229,7 +229,7 @@ func testRefreshReuse(t *testing.T, s store.Store) {
 	must(t, err)
 }
 
-func testRefreshFamilyOf(t *testing.T, s store.Store) {
+func testRefreshFamilyOf(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
 	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
@@ -260,7 +260,7 @@ func testRefreshFamilyOf(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound)
 }
 
-func testRefreshIsolation(t *testing.T, s store.Store) {
+func testRefreshIsolation(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
 	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
@@ -275,10 +275,10 @@ func testRefreshIsolation(t *testing.T, s store.Store) {
 	}
 }
 
-func testRefreshConcurrentRotation(t *testing.T, s store.Store) {
+func testRefreshConcurrentRotation(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
-	if ok, errs := rotateAtOnce(t, []store.Store{s}, hash(1), 8); ok != 1 {
+	if ok, errs := rotateAtOnce(t, []Store{s}, hash(1), 8); ok != 1 {
 		t.Fatalf("%d concurrent rotations of one token succeeded, want exactly 1 (errors %v)", ok, errs)
 	}
 }
@@ -286,7 +286,7 @@ func testRefreshConcurrentRotation(t *testing.T, s store.Store) {
 // rotateAtOnce rotates the token hashing to h n times at once, attempt i on
 // stores[i%len(stores)] (c1's, at minute 1), and returns how many succeeded;
 // every other attempt must fail as reused or not found.
-func rotateAtOnce(t *testing.T, stores []store.Store, h []byte, n int) (ok int, errs []error) {
+func rotateAtOnce(t *testing.T, stores []Store, h []byte, n int) (ok int, errs []error) {
 	t.Helper()
 	errs = make([]error, n)
 	var wg sync.WaitGroup
@@ -309,7 +309,7 @@ func rotateAtOnce(t *testing.T, stores []store.Store, h []byte, n int) (ok int, 
 	return ok, errs
 }
 
-func testSigningKeys(t *testing.T, s store.Store) {
+func testSigningKeys(t *testing.T, s Store) {
 	k1 := store.SigningKey{ID: "k1", Generation: 1, Seed: bytes.Repeat([]byte{1}, 32), CreatedAt: at(0)}
 	k2 := store.SigningKey{ID: "k2", Generation: 2, Seed: bytes.Repeat([]byte{2}, 32), CreatedAt: at(time.Hour)}
 	must(t, s.AddSigningKey(ctx(t), k2))
@@ -339,7 +339,7 @@ func record(id, cc, ws, client string) store.Record {
 	}
 }
 
-func testRecords(t *testing.T, s store.Store) {
+func testRecords(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
 	r := record("r1", "cc1", "w1", "c1")
@@ -366,7 +366,7 @@ func testRecords(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound)
 }
 
-func testRecordResources(t *testing.T, s store.Store) {
+func testRecordResources(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	must(t, s.CreateRecord(ctx(t), record("r1", "cc1", "w1", "c1")))
 	batch := func(ids ...string) []store.Resource {
@@ -403,7 +403,7 @@ func testRecordResources(t *testing.T, s store.Store) {
 	}
 }
 
-func testRecordAliases(t *testing.T, s store.Store) {
+func testRecordAliases(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	must(t, s.CreateRecord(ctx(t), record("r1", "cc1", "w1", "c1")))
 	must(t, s.CreateRecord(ctx(t), record("r2", "cc2", "w1", "c1")))
@@ -453,7 +453,7 @@ func testRecordAliases(t *testing.T, s store.Store) {
 	}
 }
 
-func testSubscriptions(t *testing.T, s store.Store) {
+func testSubscriptions(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
 	sub := store.Subscription{
@@ -514,7 +514,7 @@ func testSubscriptions(t *testing.T, s store.Store) {
 	}, 0))
 }
 
-func testSubscriptionLimit(t *testing.T, s store.Store) {
+func testSubscriptionLimit(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
 	sub := func(id, ws string) store.Subscription {

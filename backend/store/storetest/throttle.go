@@ -12,14 +12,14 @@ import (
 // threePerThreeMinutes refills one attempt a minute.
 var threePerThreeMinutes = store.Rate{Burst: 3, Per: 3 * time.Minute}
 
-func take(t *testing.T, s store.Store, key string, now time.Time) (time.Duration, bool) {
+func take(t *testing.T, s Store, key string, now time.Time) (time.Duration, bool) {
 	t.Helper()
 	wait, ok, err := s.TakeThrottle(ctx(t), key, threePerThreeMinutes, now)
 	must(t, err)
 	return wait, ok
 }
 
-func testThrottle(t *testing.T, s store.Store) {
+func testThrottle(t *testing.T, s Store) {
 	for i := range 3 {
 		if _, ok := take(t, s, "k", at(0)); !ok {
 			t.Fatalf("attempt %d of a burst of 3 refused", i+1)
@@ -74,7 +74,7 @@ func testThrottle(t *testing.T, s store.Store) {
 	}
 }
 
-func testThrottleConcurrentTakes(t *testing.T, s store.Store) {
+func testThrottleConcurrentTakes(t *testing.T, s Store) {
 	const callers = 12
 	var (
 		ok atomic.Int64

@@ -3,7 +3,7 @@
 // Lambda functions, signed as Standard Webhooks, at least once.
 //
 // Events and their deliveries are written in one transaction when an event
-// is published (store.Store.PublishEvent). A Dispatcher claims due
+// is published (store.Outbox.PublishEvent). A Dispatcher claims due
 // deliveries under a lease, attempts them with a bounded number of workers
 // and records every attempt; a failed attempt is retried on a Schedule. Any
 // number of processes may run a Dispatcher on one database: a claim is
@@ -44,7 +44,7 @@ const pruneInterval = time.Hour
 
 // Config configures a Dispatcher.
 type Config struct {
-	Store store.Store
+	Store store.Outbox
 	// Workers is how many attempts run at once in this process.
 	Workers int
 	// PollInterval is how often an idle dispatcher looks for due

@@ -21,6 +21,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/backend/store/storetest"
 	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
@@ -31,7 +32,7 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustPa
 // compressed schedule.
 type harness struct {
 	t     *testing.T
-	store store.Store
+	store storetest.Store
 	d     *Dispatcher
 	reg   *prometheus.Registry
 	// stop stops the dispatcher and waits for it.

@@ -24,7 +24,7 @@ type metrics struct {
 	leasesLost prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, st store.Store, now func() time.Time) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time) (*metrics, error) {
 	m := &metrics{
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hdc_backend_webhook_attempts_total",
@@ -98,7 +98,7 @@ func resultClass(outcome string) string {
 // queueCollector reads the outbox's depth and age at each scrape. Every
 // replica reports the same, database-wide, values.
 type queueCollector struct {
-	store      store.Store
+	store      store.Outbox
 	now        func() time.Time
 	depth, age *prometheus.Desc
 }
