@@ -60,7 +60,7 @@ func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Ping(r.Context()); err != nil || !s.issuer.Ready() {
-		problem.Write(w, problem.New(http.StatusServiceUnavailable, "not_ready", "the store or the signing keys are not available"))
+		problem.Write(w, problem.New(http.StatusServiceUnavailable, problem.CodeNotReady, "the store or the signing keys are not available"))
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})

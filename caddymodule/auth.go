@@ -140,23 +140,23 @@ func authProblem(w http.ResponseWriter, err error) *problem.Problem {
 	switch {
 	case errors.Is(err, tokenauth.ErrKeysUnavailable):
 		h.Set("Retry-After", "5")
-		return problem.New(http.StatusServiceUnavailable, "auth_unavailable",
+		return problem.New(http.StatusServiceUnavailable, problem.CodeAuthUnavailable,
 			"The signing keys of the token issuer cannot be fetched; try again shortly.")
 	case errors.Is(err, tokenauth.ErrMissing):
 		h.Set("WWW-Authenticate", realm)
-		return problem.New(http.StatusUnauthorized, "missing_token",
+		return problem.New(http.StatusUnauthorized, problem.CodeMissingToken,
 			"This route needs an Authorization: Bearer <access token> header.")
 	case errors.Is(err, tokenauth.ErrExpired):
 		h.Set("WWW-Authenticate", realm+`, error="invalid_token", error_description="the access token expired"`)
-		return problem.New(http.StatusUnauthorized, "token_expired", "The access token expired; refresh it.")
+		return problem.New(http.StatusUnauthorized, problem.CodeTokenExpired, "The access token expired; refresh it.")
 	case errors.Is(err, errNoClientID):
-		return problem.New(http.StatusBadRequest, "missing_client_id", "The refresh route needs a Client-Id header.")
+		return problem.New(http.StatusBadRequest, problem.CodeMissingClientID, "The refresh route needs a Client-Id header.")
 	case errors.Is(err, errClientIDMismatch):
 		h.Set("WWW-Authenticate", realm+`, error="invalid_token"`)
-		return problem.New(http.StatusUnauthorized, "client_mismatch", "Client-Id does not match the access token.")
+		return problem.New(http.StatusUnauthorized, problem.CodeClientMismatch, "Client-Id does not match the access token.")
 	default:
 		h.Set("WWW-Authenticate", realm+`, error="invalid_token"`)
-		return problem.New(http.StatusUnauthorized, "invalid_token", "The access token is not valid.")
+		return problem.New(http.StatusUnauthorized, problem.CodeInvalidToken, "The access token is not valid.")
 	}
 }
 

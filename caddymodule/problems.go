@@ -11,32 +11,32 @@ var (
 	// errInvalidEncryption is the one answer to every failure that involves
 	// a key: bad tag, bad padding, unknown, retired or foreign kid. Its bytes
 	// never vary, so the answer says nothing about which it was.
-	errInvalidEncryption = problem.New(http.StatusBadRequest, "invalid_encryption",
+	errInvalidEncryption = problem.New(http.StatusBadRequest, problem.CodeInvalidEncryption,
 		"The request could not be decrypted.")
-	errEncryptionRequired = problem.New(http.StatusBadRequest, "encryption_required",
+	errEncryptionRequired = problem.New(http.StatusBadRequest, problem.CodeEncryptionRequired,
 		"This route only accepts JWE-encrypted requests (X-Encryption: JWE).")
-	errMissingKid = problem.New(http.StatusBadRequest, "invalid_envelope",
+	errMissingKid = problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope,
 		"The envelope names no key: send a top-level kid or a kid in the protected header.")
-	errNeedsKidHeader = problem.New(http.StatusBadRequest, "invalid_envelope",
+	errNeedsKidHeader = problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope,
 		"A request without a body asks for an encrypted response with X-Encryption-Kid.")
-	errLoginNeedsBody = problem.New(http.StatusBadRequest, "invalid_envelope",
+	errLoginNeedsBody = problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope,
 		"An encrypted login must carry its credentials as an envelope.")
-	errLoginBody = problem.New(http.StatusBadRequest, "invalid_request",
+	errLoginBody = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
 		"The decrypted login body must be a JSON object with a string client_id.")
-	errMediaType = problem.New(http.StatusUnsupportedMediaType, "unsupported_media_type",
+	errMediaType = problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 		"An encrypted body must be application/json (flattened JWE) or application/jose (compact JWE).")
-	errTooLarge = problem.New(http.StatusRequestEntityTooLarge, "payload_too_large",
+	errTooLarge = problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
 		"The request body exceeds this route's limit.")
-	errBodyRead = problem.New(http.StatusBadRequest, "invalid_request",
+	errBodyRead = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
 		"The request body could not be read.")
-	errSpool = problem.New(http.StatusInternalServerError, "internal_error",
+	errSpool = problem.New(http.StatusInternalServerError, problem.CodeInternalError,
 		"The edge could not buffer the request.")
-	errResponseTooLarge = problem.New(http.StatusBadGateway, "response_too_large",
+	errResponseTooLarge = problem.New(http.StatusBadGateway, problem.CodeResponseTooLarge,
 		"The response exceeds the size the edge encrypts.")
-	errUpstream = problem.New(http.StatusBadGateway, "upstream_error",
+	errUpstream = problem.New(http.StatusBadGateway, problem.CodeUpstreamError,
 		"The service behind the edge did not answer.")
 )
 
 func invalidEnvelope(reason string) *problem.Problem {
-	return problem.New(http.StatusBadRequest, "invalid_envelope", reason)
+	return problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope, reason)
 }

@@ -98,9 +98,9 @@ type loginRequest struct {
 
 // Problems of this package.
 var (
-	errInvalidClient = problem.New(http.StatusUnauthorized, "invalid_client", identity.ErrInvalidClient.Error())
-	errSharingKey    = problem.New(http.StatusUnauthorized, "invalid_sharing_key", identity.ErrInvalidSharingKey.Error())
-	errRefreshToken  = problem.New(http.StatusUnauthorized, "invalid_refresh_token", "the refresh token is not valid")
+	errInvalidClient = problem.New(http.StatusUnauthorized, problem.CodeInvalidClient, identity.ErrInvalidClient.Error())
+	errSharingKey    = problem.New(http.StatusUnauthorized, problem.CodeInvalidSharingKey, identity.ErrInvalidSharingKey.Error())
+	errRefreshToken  = problem.New(http.StatusUnauthorized, problem.CodeInvalidRefreshToken, "the refresh token is not valid")
 )
 
 // Login serves POST /connect-auth/v1/account/login.
@@ -127,7 +127,7 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
-		h.fail(w, "login", problem.New(http.StatusTooManyRequests, "too_many_attempts",
+		h.fail(w, "login", problem.New(http.StatusTooManyRequests, problem.CodeTooManyAttempts,
 			"too many failed logins; retry later"))
 		return
 	}
@@ -222,7 +222,7 @@ func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "refresh", web.BadRequest("the Client-Id header is required once"))
 		return
 	case clientHeader[0] != caller.ClientID:
-		h.fail(w, "refresh", problem.New(http.StatusUnauthorized, "invalid_client", "Client-Id does not match the access token"))
+		h.fail(w, "refresh", problem.New(http.StatusUnauthorized, problem.CodeInvalidClient, "Client-Id does not match the access token"))
 		return
 	}
 	var req refreshRequest
@@ -235,7 +235,7 @@ func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.AccessToken != nil && !sameBearer(r, *req.AccessToken) {
-		h.fail(w, "refresh", problem.New(http.StatusUnauthorized, "invalid_token", "access_token does not match the bearer token"))
+		h.fail(w, "refresh", problem.New(http.StatusUnauthorized, problem.CodeInvalidToken, "access_token does not match the bearer token"))
 		return
 	}
 	ctx := r.Context()

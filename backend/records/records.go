@@ -111,7 +111,7 @@ func (h *Handler) Upload(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.UploadLimit+1<<20)
 		mr, err := r.MultipartReader()
 		if err != nil {
-			fail(problem.New(http.StatusBadRequest, "invalid_upload", "malformed multipart form"))
+			fail(problem.New(http.StatusBadRequest, problem.CodeInvalidUpload, "malformed multipart form"))
 			return
 		}
 		part, err := upload.MultipartFile(mr)
@@ -128,7 +128,7 @@ func (h *Handler) Upload(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxJSONUploadBody(h.cfg.UploadLimit))
 		src = upload.JSONFile(r.Body)
 	default:
-		fail(problem.New(http.StatusUnsupportedMediaType, "unsupported_media_type",
+		fail(problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 			"Content-Type must be multipart/form-data or application/json"))
 		return
 	}
@@ -195,7 +195,7 @@ func parseTasks(rawQuery string) ([]string, *problem.Problem) {
 	var tasks []string
 	for _, t := range q["task"] {
 		if !slices.Contains(knownTasks, t) {
-			return nil, problem.New(http.StatusBadRequest, "invalid_task", "task must be one of smart, pii, classification")
+			return nil, problem.New(http.StatusBadRequest, problem.CodeInvalidTask, "task must be one of smart, pii, classification")
 		}
 	}
 	for _, t := range knownTasks {
@@ -216,9 +216,9 @@ func uploadProblem(err error) *problem.Problem {
 	case errors.Is(err, upload.ErrTooLarge), errors.As(err, &tooLarge):
 		return web.TooLarge("the file exceeds the upload limit")
 	case errors.As(err, &bad):
-		return problem.New(http.StatusBadRequest, "invalid_upload", bad.Error())
+		return problem.New(http.StatusBadRequest, problem.CodeInvalidUpload, bad.Error())
 	}
-	return problem.New(http.StatusBadRequest, "invalid_upload", "the upload could not be read")
+	return problem.New(http.StatusBadRequest, problem.CodeInvalidUpload, "the upload could not be read")
 }
 
 // Retrieve serves GET /health/api/v1/fhir/retrieve?identifier=<care_context_id>.
@@ -268,7 +268,7 @@ type ResourcesResponse struct {
 func (h *Handler) AddResources(w http.ResponseWriter, r *http.Request) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "application/json" && mt != "application/fhir+json" {
-		problem.Write(w, problem.New(http.StatusUnsupportedMediaType, "unsupported_media_type",
+		problem.Write(w, problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 			"Content-Type must be application/json or application/fhir+json"))
 		return
 	}
@@ -300,10 +300,10 @@ func (h *Handler) AddResources(w http.ResponseWriter, r *http.Request) {
 	var fe *fhir.Error
 	switch {
 	case errors.As(err, &fe) && fe.Conflict:
-		problem.Write(w, problem.New(http.StatusConflict, "conflict", fe.Error()))
+		problem.Write(w, problem.New(http.StatusConflict, problem.CodeConflict, fe.Error()))
 		return
 	case errors.As(err, &fe):
-		problem.Write(w, problem.New(http.StatusBadRequest, "invalid_resources", fe.Error()))
+		problem.Write(w, problem.New(http.StatusBadRequest, problem.CodeInvalidResources, fe.Error()))
 		return
 	case err != nil:
 		h.cfg.Log.Error("ingesting resources failed", zap.Error(err))
@@ -316,7 +316,7 @@ func (h *Handler) AddResources(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, web.NotFound())
 		return
 	case errors.Is(err, store.ErrConflict):
-		problem.Write(w, problem.New(http.StatusConflict, "conflict",
+		problem.Write(w, problem.New(http.StatusConflict, problem.CodeConflict,
 			"a resource of the submission has the identity (fullUrl or Type/id) of a resource the record already has"))
 		return
 	case err != nil:

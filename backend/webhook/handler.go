@@ -47,7 +47,7 @@ func (h *Handler) Register(w http.ResponseWriter, r *http.Request) {
 	spec, err := h.rules.Parse(body)
 	switch {
 	case errors.Is(err, ErrEndpointNotAllowed):
-		problem.Write(w, problem.New(http.StatusBadRequest, "endpoint_not_allowed", err.Error()))
+		problem.Write(w, problem.New(http.StatusBadRequest, problem.CodeEndpointNotAllowed, err.Error()))
 		return
 	case err != nil:
 		problem.Write(w, web.DecodeProblem(err))
@@ -65,10 +65,10 @@ func (h *Handler) Register(w http.ResponseWriter, r *http.Request) {
 	}
 	switch err := h.store.CreateSubscription(r.Context(), sub, h.max); {
 	case errors.Is(err, store.ErrConflict):
-		problem.Write(w, problem.New(http.StatusConflict, "conflict", "the workspace already has a subscription for this endpoint"))
+		problem.Write(w, problem.New(http.StatusConflict, problem.CodeConflict, "the workspace already has a subscription for this endpoint"))
 		return
 	case errors.Is(err, store.ErrLimit):
-		problem.Write(w, problem.New(http.StatusConflict, "subscription_limit",
+		problem.Write(w, problem.New(http.StatusConflict, problem.CodeSubscriptionLimit,
 			fmt.Sprintf("a workspace has at most %d subscriptions; delete one first", h.max)))
 		return
 	case errors.Is(err, store.ErrNotFound):

@@ -109,7 +109,7 @@ func (in *Ingress) Publish(w http.ResponseWriter, r *http.Request) {
 	ev, err := ParseEvent(body)
 	switch {
 	case errors.Is(err, ErrUnknownEvent):
-		problem.Write(w, problem.New(http.StatusBadRequest, "unknown_event", err.Error()))
+		problem.Write(w, problem.New(http.StatusBadRequest, problem.CodeUnknownEvent, err.Error()))
 		return
 	case err != nil:
 		problem.Write(w, web.DecodeProblem(err))
@@ -119,7 +119,7 @@ func (in *Ingress) Publish(w http.ResponseWriter, r *http.Request) {
 	ids, err := in.store.PublishEvent(r.Context(), e)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		problem.Write(w, problem.New(http.StatusNotFound, "unknown_workspace", "no such workspace"))
+		problem.Write(w, problem.New(http.StatusNotFound, problem.CodeUnknownWorkspace, "no such workspace"))
 		return
 	case err != nil:
 		in.log.Error("publishing an event failed", zap.Error(err))

@@ -25,7 +25,7 @@ func CallerFrom(ctx context.Context) (Caller, bool) {
 // UnknownCaller is the problem for identity headers naming a workspace or
 // client that does not exist (any more).
 func UnknownCaller() *problem.Problem {
-	return problem.New(http.StatusUnauthorized, "unauthenticated", "the token's client or workspace does not exist")
+	return problem.New(http.StatusUnauthorized, problem.CodeUnauthenticated, "the token's client or workspace does not exist")
 }
 
 // RequireCaller answers 401 unless the request carries exactly one valid
@@ -36,7 +36,7 @@ func RequireCaller(next http.Handler) http.Handler {
 		client, okClient := single(r.Header, contract.HeaderClientID)
 		ws, okWS := single(r.Header, contract.HeaderWorkspaceID)
 		if !okClient || !okWS || !contract.ValidID(client) || !contract.ValidID(ws) {
-			problem.Write(w, problem.New(http.StatusUnauthorized, "unauthenticated",
+			problem.Write(w, problem.New(http.StatusUnauthorized, problem.CodeUnauthenticated,
 				"a valid bearer token is required"))
 			return
 		}

@@ -26,7 +26,7 @@ func CheckEdgeSecret(secret string, r *http.Request) (*http.Request, *problem.Pr
 		return r, nil
 	}
 	if len(got) != 1 || !contract.SameSecret(got[0], secret) {
-		return r, problem.New(http.StatusForbidden, "untrusted_source",
+		return r, problem.New(http.StatusForbidden, problem.CodeUntrustedSource,
 			"requests must come through the Health Data Connect edge")
 	}
 	return r.WithContext(context.WithValue(r.Context(), edgeKey{}, true)), nil

@@ -139,7 +139,7 @@ func ReadJSON(w http.ResponseWriter, r *http.Request) ([]byte, *problem.Problem)
 // types, invalid_request otherwise.
 func DecodeProblem(err error) *problem.Problem {
 	if errors.Is(err, ErrInvalidJSON) {
-		return problem.New(http.StatusBadRequest, "invalid_json", err.Error())
+		return problem.New(http.StatusBadRequest, problem.CodeInvalidJSON, err.Error())
 	}
 	return BadRequest(err.Error())
 }
@@ -150,5 +150,5 @@ func requireJSON(r *http.Request) *problem.Problem {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "application/json" {
 		return nil
 	}
-	return problem.New(http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
+	return problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia, "Content-Type must be application/json")
 }

@@ -20,7 +20,7 @@ type Mux struct {
 func NewMux() *Mux {
 	m := &Mux{mux: http.NewServeMux(), methods: map[string][]string{}}
 	m.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		problem.Write(w, problem.New(http.StatusNotFound, "not_found", "no such route"))
+		problem.Write(w, problem.New(http.StatusNotFound, problem.CodeNotFound, "no such route"))
 	})
 	return m
 }
@@ -35,7 +35,7 @@ func (m *Mux) Handle(method, path string, h http.Handler) {
 				allowed = append(allowed, http.MethodHead)
 			}
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			problem.Write(w, problem.New(http.StatusMethodNotAllowed, "method_not_allowed",
+			problem.Write(w, problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
 				"the route does not allow this method; see the Allow header"))
 		})
 	}

@@ -40,21 +40,21 @@ func WriteJSONBytes(w http.ResponseWriter, status int, body []byte) {
 // Internal is the problem for a failure that is the server's fault. Its
 // detail says nothing about the cause, which goes to the log instead.
 func Internal() *problem.Problem {
-	return problem.New(http.StatusInternalServerError, "internal_error", "the server failed to handle the request")
+	return problem.New(http.StatusInternalServerError, problem.CodeInternalError, "the server failed to handle the request")
 }
 
 // NotFound is the problem for a missing resource; it never says whether the
 // resource exists somewhere the caller may not see.
 func NotFound() *problem.Problem {
-	return problem.New(http.StatusNotFound, "not_found", "no such resource")
+	return problem.New(http.StatusNotFound, problem.CodeNotFound, "no such resource")
 }
 
 // BadRequest is the problem for a request the client must correct.
 func BadRequest(detail string) *problem.Problem {
-	return problem.New(http.StatusBadRequest, "invalid_request", detail)
+	return problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, detail)
 }
 
 // TooLarge is the problem for a body over its limit.
 func TooLarge(detail string) *problem.Problem {
-	return problem.New(http.StatusRequestEntityTooLarge, "payload_too_large", detail)
+	return problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge, detail)
 }

@@ -1,0 +1,41 @@
+package problem
+
+// Codes of the problems the edge and the backend answer with, one per
+// condition. The README's error table lists every one of them, with its
+// status; a test holds the two together.
+const (
+	CodeInvalidEnvelope     = "invalid_envelope"
+	CodeInvalidEncryption   = "invalid_encryption"
+	CodeEncryptionRequired  = "encryption_required"
+	CodeResponseTooLarge    = "response_too_large"
+	CodeUpstreamError       = "upstream_error"
+	CodeEdgeError           = "edge_error"
+	CodeAuthUnavailable     = "auth_unavailable"
+	CodeMissingToken        = "missing_token"
+	CodeInvalidToken        = "invalid_token"
+	CodeTokenExpired        = "token_expired"
+	CodeMissingClientID     = "missing_client_id"
+	CodeClientMismatch      = "client_mismatch"
+	CodePayloadTooLarge     = "payload_too_large"
+	CodeUnsupportedMedia    = "unsupported_media_type"
+	CodeNotFound            = "not_found"
+	CodeMethodNotAllowed    = "method_not_allowed"
+	CodeInvalidJSON         = "invalid_json"
+	CodeInvalidRequest      = "invalid_request"
+	CodeInvalidUpload       = "invalid_upload"
+	CodeInvalidTask         = "invalid_task"
+	CodeEndpointNotAllowed  = "endpoint_not_allowed"
+	CodeUnknownEvent        = "unknown_event"
+	CodeInvalidResources    = "invalid_resources"
+	CodeInvalidClient       = "invalid_client"
+	CodeInvalidSharingKey   = "invalid_sharing_key"
+	CodeInvalidRefreshToken = "invalid_refresh_token"
+	CodeUnauthenticated     = "unauthenticated"
+	CodeUntrustedSource     = "untrusted_source"
+	CodeConflict            = "conflict"
+	CodeSubscriptionLimit   = "subscription_limit"
+	CodeUnknownWorkspace    = "unknown_workspace"
+	CodeTooManyAttempts     = "too_many_attempts"
+	CodeInternalError       = "internal_error"
+	CodeNotReady            = "not_ready"
+)
