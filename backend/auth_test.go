@@ -157,8 +157,8 @@ func TestRefresh(t *testing.T) {
 	}
 
 	// Request errors.
-	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, h.as(next)...), 400, "invalid_request")
-	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, append(h.as(next), "Client-Id", "someone-else")...), 401, "invalid_client")
+	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, h.as(next)...), 400, "missing_client_id")
+	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": next.RefreshToken}, append(h.as(next), "Client-Id", "someone-else")...), 401, "client_mismatch")
 	wantProblem(t, refresh(next, map[string]string{"refresh_token": next.RefreshToken, "access_token": pair.AccessToken}), 401, "invalid_token")
 	wantProblem(t, refresh(next, map[string]string{}), 400, "invalid_request")
 	wantProblem(t, refresh(next, map[string]string{"refresh_token": next.RefreshToken, "extra": "x"}), 400, "invalid_request")

@@ -68,7 +68,7 @@ func TestTenantIsolation(t *testing.T) {
 		t.Fatalf("alice's refresh after bob's attempts: %d %s", res.StatusCode, res.body)
 	}
 	// Bob naming alice in Client-Id while holding his own token is refused.
-	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": bobPair.RefreshToken}, append(asBob, "Client-Id", alice.ClientID)...), 401, "invalid_client")
+	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": bobPair.RefreshToken}, append(asBob, "Client-Id", alice.ClientID)...), 401, "client_mismatch")
 
 	// Sharing keys: carol's key does not work for bob.
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": bob.ClientID, "client_secret": bob.ClientSecret, "sharing_key": grant.SharingKey}), 401, "invalid_sharing_key")

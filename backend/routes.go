@@ -5,7 +5,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/internal/web"
@@ -36,32 +35,32 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 // that publish events, and monitoring: none of them authenticates.
 func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, rec *records.Handler, events *webhook.Ingress) http.Handler {
 	mux := web.NewMux()
-	mux.Handle("GET", contract.PathJWKS, http.HandlerFunc(s.jwks))
+	problems := &web.Problems{Log: s.log}
+	mux.Handle("GET", contract.PathJWKS, problems.Handler("jwks", s.jwks))
 	mux.Handle("POST", contract.PathResources, http.HandlerFunc(rec.AddResources))
 	mux.Handle("POST", contract.PathEvents, http.HandlerFunc(events.Publish))
 	mux.Handle("GET", contract.PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
-	mux.Handle("GET", contract.PathReady, http.HandlerFunc(s.ready))
+	mux.Handle("GET", contract.PathReady, problems.Handler("ready", s.ready))
 	mux.Handle("GET", contract.PathMetrics, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return s.observe("internal", m, mux, nil)
 }
 
-func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jwks(w http.ResponseWriter, r *http.Request) error {
 	set, err := s.issuer.JWKS(r.Context())
 	if err != nil {
-		s.log.Error("reading signing keys failed", zap.Error(err))
-		problem.Write(w, web.Internal())
-		return
+		return err
 	}
 	w.Header().Set("Cache-Control", "max-age=60")
 	web.WriteJSONBytes(w, http.StatusOK, set)
+	return nil
 }
 
-func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.Ping(r.Context()); err != nil || !s.issuer.Ready() {
-		problem.Write(w, problem.New(http.StatusServiceUnavailable, problem.CodeNotReady, "the store or the signing keys are not available"))
-		return
+		return problem.New(http.StatusServiceUnavailable, problem.CodeNotReady, "the store or the signing keys are not available")
 	}
 	web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
 }

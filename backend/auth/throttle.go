@@ -31,28 +31,28 @@ type Limiter interface {
 // Ids that cannot be a client's (client ids are UUIDs) share one key, so
 // made-up ones neither fill memory nor lock anyone out, and a secret sent
 // as a client id is not kept.
-func (h *Handler) take(ctx context.Context, addr, clientID string) (release func(), wait time.Duration, ok bool, err error) {
+func (s *Service) take(ctx context.Context, addr, clientID string) (release func(), wait time.Duration, ok bool, err error) {
 	if !contract.IsUUID(clientID) {
 		clientID = "(malformed)"
 	}
 	addrKey, clientKey := "addr:"+addr, "client:"+clientID
-	if wait, ok, err := h.cfg.ByAddress.Take(ctx, addrKey); !ok || err != nil {
+	if wait, ok, err := s.cfg.ByAddress.Take(ctx, addrKey); !ok || err != nil {
 		return nil, wait, false, err
 	}
 	// Whatever becomes of the request, what was counted is settled.
 	ctx = context.WithoutCancel(ctx)
 	giveBack := func(l Limiter, key string) {
 		if err := l.Return(ctx, key); err != nil {
-			h.cfg.Log.Error("returning a login attempt failed", zap.Error(err))
+			s.cfg.Log.Error("returning a login attempt failed", zap.Error(err))
 		}
 	}
-	if wait, ok, err := h.cfg.ByClient.Take(ctx, clientKey); !ok || err != nil {
-		giveBack(h.cfg.ByAddress, addrKey)
+	if wait, ok, err := s.cfg.ByClient.Take(ctx, clientKey); !ok || err != nil {
+		giveBack(s.cfg.ByAddress, addrKey)
 		return nil, wait, false, err
 	}
 	return func() {
-		giveBack(h.cfg.ByAddress, addrKey)
-		giveBack(h.cfg.ByClient, clientKey)
+		giveBack(s.cfg.ByAddress, addrKey)
+		giveBack(s.cfg.ByClient, clientKey)
 	}, 0, true, nil
 }
 

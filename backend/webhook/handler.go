@@ -22,13 +22,38 @@ type Handler struct {
 	max   int
 	log   *zap.Logger
 	now   func() time.Time
+
+	register, list, delete http.Handler
 }
 
 // NewHandler returns a Handler that lets a workspace have at most max
 // subscriptions.
 func NewHandler(s store.Subscriptions, rules Rules, max int, log *zap.Logger) *Handler {
-	return &Handler{store: s, rules: rules, max: max, log: log, now: time.Now}
+	h := &Handler{store: s, rules: rules, max: max, log: log, now: time.Now}
+	problems := &web.Problems{
+		Known: web.ErrorMap{
+			{Err: store.ErrNotFound, Problem: web.NotFound()},
+			{Err: store.ErrConflict, Problem: problem.New(http.StatusConflict, problem.CodeConflict,
+				"the workspace already has a subscription for this endpoint")},
+			{Err: store.ErrLimit, Problem: problem.New(http.StatusConflict, problem.CodeSubscriptionLimit,
+				fmt.Sprintf("a workspace has at most %d subscriptions; delete one first", max))},
+		},
+		Log: log,
+	}
+	h.register = problems.Handler("register", h.serveRegister)
+	h.list = problems.Handler("list", h.serveList)
+	h.delete = problems.Handler("delete", h.serveDelete)
+	return h
 }
+
+// Register serves POST /notification/v1/connect/webhook/subscriptions.
+func (h *Handler) Register(w http.ResponseWriter, r *http.Request) { h.register.ServeHTTP(w, r) }
+
+// List serves GET /notification/v1/connect/webhook/subscriptions.
+func (h *Handler) List(w http.ResponseWriter, r *http.Request) { h.list.ServeHTTP(w, r) }
+
+// Delete serves DELETE /notification/v1/connect/webhook/subscriptions/{id}.
+func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) { h.delete.ServeHTTP(w, r) }
 
 // Registered is the answer to a registration.
 type Registered struct {
@@ -36,22 +61,18 @@ type Registered struct {
 	Status string `json:"status"`
 }
 
-// Register serves POST /notification/v1/connect/webhook/subscriptions.
-func (h *Handler) Register(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
 	body, p := web.ReadJSON(w, r)
 	if p != nil {
-		problem.Write(w, p)
-		return
+		return p
 	}
 	spec, err := h.rules.Parse(body)
 	switch {
 	case errors.Is(err, ErrEndpointNotAllowed):
-		problem.Write(w, problem.New(http.StatusBadRequest, problem.CodeEndpointNotAllowed, err.Error()))
-		return
+		return problem.New(http.StatusBadRequest, problem.CodeEndpointNotAllowed, err.Error())
 	case err != nil:
-		problem.Write(w, web.DecodeProblem(err))
-		return
+		return web.DecodeProblem(err)
 	}
 	sub := store.Subscription{
 		ID:          uuid.NewString(),
@@ -63,25 +84,17 @@ func (h *Handler) Register(w http.ResponseWriter, r *http.Request) {
 		Status:      store.SubscriptionActive,
 		CreatedAt:   h.now(),
 	}
-	switch err := h.store.CreateSubscription(r.Context(), sub, h.max); {
-	case errors.Is(err, store.ErrConflict):
-		problem.Write(w, problem.New(http.StatusConflict, problem.CodeConflict, "the workspace already has a subscription for this endpoint"))
-		return
-	case errors.Is(err, store.ErrLimit):
-		problem.Write(w, problem.New(http.StatusConflict, problem.CodeSubscriptionLimit,
-			fmt.Sprintf("a workspace has at most %d subscriptions; delete one first", h.max)))
-		return
-	case errors.Is(err, store.ErrNotFound):
-		problem.Write(w, web.UnknownCaller())
-		return
-	case err != nil:
-		h.log.Error("creating a subscription failed", zap.Error(err))
-		problem.Write(w, web.Internal())
-		return
+	err = h.store.CreateSubscription(r.Context(), sub, h.max)
+	if errors.Is(err, store.ErrNotFound) {
+		return web.UnknownCaller()
+	}
+	if err != nil {
+		return err
 	}
 	h.log.Info("subscription created", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", sub.ID),
 		zap.String("protocol", sub.Protocol), zap.Int("events", len(sub.EventNames)))
 	web.WriteJSON(w, http.StatusOK, Registered{ID: sub.ID, Status: "success"})
+	return nil
 }
 
 // Summary is a subscription as listed; the signing key is never shown.
@@ -102,14 +115,11 @@ type List struct {
 	Subscriptions []Summary `json:"subscriptions"`
 }
 
-// List serves GET /notification/v1/connect/webhook/subscriptions.
-func (h *Handler) List(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
 	subs, err := h.store.ListSubscriptions(r.Context(), caller.WorkspaceID)
 	if err != nil {
-		h.log.Error("listing subscriptions failed", zap.Error(err))
-		problem.Write(w, web.Internal())
-		return
+		return err
 	}
 	out := List{Subscriptions: make([]Summary, 0, len(subs))}
 	for _, s := range subs {
@@ -129,21 +139,16 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) {
 		out.Subscriptions = append(out.Subscriptions, sum)
 	}
 	web.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-// Delete serves DELETE /notification/v1/connect/webhook/subscriptions/{id}.
-func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
 	id := r.PathValue("id")
-	switch err := h.store.DeleteSubscription(r.Context(), caller.WorkspaceID, id); {
-	case errors.Is(err, store.ErrNotFound):
-		problem.Write(w, web.NotFound())
-		return
-	case err != nil:
-		h.log.Error("deleting a subscription failed", zap.Error(err))
-		problem.Write(w, web.Internal())
-		return
+	if err := h.store.DeleteSubscription(r.Context(), caller.WorkspaceID, id); err != nil {
+		return err
 	}
 	h.log.Info("subscription deleted", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", id))
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -70,11 +70,12 @@ func ParseEvent(body []byte) (Event, error) {
 // authentication of its own: it belongs on the internal listener, which
 // must stay reachable only by trusted services.
 type Ingress struct {
-	store  store.Outbox
-	notify func()
-	log    *zap.Logger
-	now    func() time.Time
-	events *prometheus.CounterVec
+	store   store.Outbox
+	notify  func()
+	log     *zap.Logger
+	now     func() time.Time
+	events  *prometheus.CounterVec
+	publish http.Handler
 }
 
 // NewIngress returns an Ingress that calls notify after queueing
@@ -93,6 +94,13 @@ func NewIngress(s store.Outbox, notify func(), log *zap.Logger, reg prometheus.R
 	if err := reg.Register(in.events); err != nil {
 		return nil, err
 	}
+	problems := &web.Problems{
+		Known: web.ErrorMap{
+			{Err: store.ErrNotFound, Problem: problem.New(http.StatusNotFound, problem.CodeUnknownWorkspace, "no such workspace")},
+		},
+		Log: log,
+	}
+	in.publish = problems.Handler("events", in.servePublish)
 	return in, nil
 }
 
@@ -100,31 +108,24 @@ func NewIngress(s store.Outbox, notify func(), log *zap.Logger, reg prometheus.R
 // stored in one transaction before the answer, 202 with Published. An
 // unknown type is 400 unknown_event; an unknown workspace is 404
 // unknown_workspace.
-func (in *Ingress) Publish(w http.ResponseWriter, r *http.Request) {
+func (in *Ingress) Publish(w http.ResponseWriter, r *http.Request) { in.publish.ServeHTTP(w, r) }
+
+func (in *Ingress) servePublish(w http.ResponseWriter, r *http.Request) error {
 	body, p := web.ReadJSON(w, r)
 	if p != nil {
-		problem.Write(w, p)
-		return
+		return p
 	}
 	ev, err := ParseEvent(body)
 	switch {
 	case errors.Is(err, ErrUnknownEvent):
-		problem.Write(w, problem.New(http.StatusBadRequest, problem.CodeUnknownEvent, err.Error()))
-		return
+		return problem.New(http.StatusBadRequest, problem.CodeUnknownEvent, err.Error())
 	case err != nil:
-		problem.Write(w, web.DecodeProblem(err))
-		return
+		return web.DecodeProblem(err)
 	}
 	e := store.Event{ID: uuid.NewString(), WorkspaceID: ev.WorkspaceID, Type: ev.Type, Data: ev.Data, CreatedAt: in.now()}
 	ids, err := in.store.PublishEvent(r.Context(), e)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		problem.Write(w, problem.New(http.StatusNotFound, problem.CodeUnknownWorkspace, "no such workspace"))
-		return
-	case err != nil:
-		in.log.Error("publishing an event failed", zap.Error(err))
-		problem.Write(w, web.Internal())
-		return
+	if err != nil {
+		return err
 	}
 	in.events.WithLabelValues(e.Type).Inc()
 	if len(ids) > 0 {
@@ -133,4 +134,5 @@ func (in *Ingress) Publish(w http.ResponseWriter, r *http.Request) {
 	in.log.Info("event published", zap.String("event_id", e.ID), zap.String("event_type", e.Type),
 		zap.String("workspace_id", e.WorkspaceID), zap.Int("deliveries", len(ids)), zap.Int("data_bytes", len(e.Data)))
 	web.WriteJSON(w, http.StatusAccepted, Published{ID: e.ID, Deliveries: len(ids)})
+	return nil
 }

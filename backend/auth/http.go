@@ -1,0 +1,152 @@
+package auth
+
+import (
+	"crypto/subtle"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/health-data-connect/hdc/backend/internal/metrics"
+	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// Handler serves the login and refresh endpoints over a Service.
+type Handler struct {
+	svc      *Service
+	login    http.Handler
+	refresh  http.Handler
+	failures *prometheus.CounterVec
+	reuses   prometheus.Counter
+}
+
+// Problems of this package.
+var (
+	errInvalidClient = problem.New(http.StatusUnauthorized, problem.CodeInvalidClient, ErrInvalidClient.Error())
+	errSharingKey    = problem.New(http.StatusUnauthorized, problem.CodeInvalidSharingKey, ErrInvalidSharingKey.Error())
+	errRefreshToken  = problem.New(http.StatusUnauthorized, problem.CodeInvalidRefreshToken, ErrInvalidRefreshToken.Error())
+)
+
+// New returns a Handler over a new Service and registers its metrics.
+func New(cfg Config) (*Handler, error) {
+	h := &Handler{
+		svc: NewService(cfg),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hdc_backend_auth_failures_total",
+			Help: "Failed logins and refreshes by endpoint and problem code.",
+		}, []string{"endpoint", "code"}),
+		reuses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hdc_backend_refresh_token_reuse_total",
+			Help: "Rotated refresh tokens presented again; each revoked a token family.",
+		}),
+	}
+	if err := metrics.Register(cfg.Metrics, h.failures, h.reuses); err != nil {
+		return nil, err
+	}
+	problems := &web.Problems{
+		Known: web.ErrorMap{
+			{Err: ErrInvalidClient, Problem: errInvalidClient},
+			{Err: ErrInvalidSharingKey, Problem: errSharingKey},
+			{Err: ErrInvalidRefreshToken, Problem: errRefreshToken},
+			{Err: ErrRefreshTokenReused, Problem: errRefreshToken},
+		},
+		Log: cfg.Log,
+		Observe: func(endpoint string, p *problem.Problem) {
+			h.failures.WithLabelValues(endpoint, p.Code).Inc()
+		},
+	}
+	h.login = problems.Handler("login", h.serveLogin)
+	h.refresh = problems.Handler("refresh", h.serveRefresh)
+	return h, nil
+}
+
+// Login serves POST /connect-auth/v1/account/login.
+func (h *Handler) Login(w http.ResponseWriter, r *http.Request) { h.login.ServeHTTP(w, r) }
+
+// Refresh serves POST /connect-auth/v1/account/refresh-token. The edge has
+// checked the bearer token's signature, issuer and audience (allowing it to
+// be expired) and that Client-Id is its subject; RequireCaller has put the
+// caller in the context.
+func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) { h.refresh.ServeHTTP(w, r) }
+
+type loginRequest struct {
+	ClientID     string  `json:"client_id"`
+	ClientSecret string  `json:"client_secret"`
+	SharingKey   *string `json:"sharing_key"`
+}
+
+func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) error {
+	var req loginRequest
+	if p := web.DecodeRequest(w, r, &req); p != nil {
+		return p
+	}
+	switch {
+	case req.ClientID == "" || req.ClientSecret == "":
+		return web.BadRequest("client_id and client_secret are required")
+	case req.SharingKey != nil && *req.SharingKey == "":
+		return web.BadRequest("sharing_key must not be empty")
+	}
+	c := Credentials{ClientID: req.ClientID, ClientSecret: req.ClientSecret, Source: web.SourceAddr(r)}
+	if req.SharingKey != nil {
+		c.SharingKey = *req.SharingKey
+	}
+	pair, err := h.svc.Login(r.Context(), c)
+	var te *ThrottledError
+	if errors.As(err, &te) {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(te.Wait.Seconds())), 10))
+		return problem.New(http.StatusTooManyRequests, problem.CodeTooManyAttempts, te.Error())
+	}
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, pair)
+	return nil
+}
+
+type refreshRequest struct {
+	RefreshToken string  `json:"refresh_token"`
+	AccessToken  *string `json:"access_token"`
+}
+
+func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) error {
+	caller, _ := web.CallerFrom(r.Context())
+	clientHeader := r.Header.Values("Client-Id")
+	switch {
+	case len(clientHeader) != 1 || clientHeader[0] == "":
+		return problem.New(http.StatusBadRequest, problem.CodeMissingClientID, "the Client-Id header is required once")
+	case clientHeader[0] != caller.ClientID:
+		return problem.New(http.StatusUnauthorized, problem.CodeClientMismatch, "Client-Id does not match the access token")
+	}
+	var req refreshRequest
+	if p := web.DecodeRequest(w, r, &req); p != nil {
+		return p
+	}
+	if req.RefreshToken == "" {
+		return web.BadRequest("refresh_token is required")
+	}
+	if req.AccessToken != nil && !sameBearer(r, *req.AccessToken) {
+		return problem.New(http.StatusUnauthorized, problem.CodeInvalidToken, "access_token does not match the bearer token")
+	}
+	pair, err := h.svc.Refresh(r.Context(), caller.ClientID, req.RefreshToken)
+	if errors.Is(err, ErrRefreshTokenReused) {
+		h.reuses.Inc()
+	}
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, pair)
+	return nil
+}
+
+// sameBearer reports in constant time whether r's bearer token is tok.
+func sameBearer(r *http.Request, tok string) bool {
+	scheme, bearer, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(bearer)), []byte(tok)) == 1
+}

@@ -1,0 +1,241 @@
+// Package auth serves login and refresh: it exchanges client credentials
+// (and optionally a sharing key) for a token pair, and rotates refresh
+// tokens, revoking a whole login when a rotated token comes back.
+//
+// Refresh tokens are opaque 256-bit random strings the store knows only by
+// their SHA-256. Each login starts a family; every refresh consumes the
+// presented token and issues the next one in the family.
+//
+// Service decides; Handler decodes requests, calls it and encodes answers.
+package auth
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/credential"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/token"
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// refreshTokenPrefix marks refresh tokens.
+const refreshTokenPrefix = "hdc_rt_"
+
+// maxSecretLen bounds the secrets a login may present: longer ones cannot be
+// ours, and hashing them would only cost time.
+const maxSecretLen = 512
+
+// Errors of the service; their messages are safe to show to a client.
+var (
+	// ErrInvalidClient: unknown client, wrong secret or disabled client.
+	ErrInvalidClient = identity.ErrInvalidClient
+	// ErrInvalidSharingKey: unknown or revoked sharing key, or one granted
+	// to another client.
+	ErrInvalidSharingKey = identity.ErrInvalidSharingKey
+	// ErrInvalidRefreshToken: unknown, expired or revoked refresh token, or
+	// one of another client.
+	ErrInvalidRefreshToken = errors.New("the refresh token is not valid")
+	// ErrRefreshTokenReused: a rotated refresh token came back; its whole
+	// login is revoked. Clients are told ErrInvalidRefreshToken.
+	ErrRefreshTokenReused = errors.New("the refresh token was rotated before; its login is revoked")
+)
+
+// ThrottledError refuses a login attempt over its limit.
+type ThrottledError struct {
+	// Wait is how long until the next attempt is allowed.
+	Wait time.Duration
+}
+
+func (e *ThrottledError) Error() string { return "too many failed logins; retry later" }
+
+// Config configures a Service and its Handler.
+type Config struct {
+	Identity *identity.Service
+	Issuer   *token.Issuer
+	Tokens   store.Tokens
+	// RefreshTTL is the lifetime of each refresh token.
+	RefreshTTL time.Duration
+	// ByClient and ByAddress throttle login attempts per client id and per
+	// source address.
+	ByClient  Limiter
+	ByAddress Limiter
+	Log       *zap.Logger
+	// Metrics receives the handler's metrics.
+	Metrics prometheus.Registerer
+}
+
+// TokenPair is the answer of login and refresh.
+type TokenPair struct {
+	AccessToken      string `json:"access_token"`
+	ExpiresIn        int64  `json:"expires_in"`
+	RefreshExpiresIn int64  `json:"refresh_expires_in"`
+	RefreshToken     string `json:"refresh_token"`
+}
+
+// Service decides logins and refreshes.
+type Service struct {
+	cfg Config
+	now func() time.Time
+}
+
+// NewService returns a Service.
+func NewService(cfg Config) *Service { return &Service{cfg: cfg, now: time.Now} }
+
+// Credentials are what a login presents.
+type Credentials struct {
+	ClientID     string
+	ClientSecret string
+	// SharingKey, when not empty, asks for the workspace of its grant.
+	SharingKey string
+	// Source is the address the attempt came from, for throttling.
+	Source string
+}
+
+// Login authenticates c and starts a login (a refresh token family). It
+// returns ErrInvalidClient, ErrInvalidSharingKey or *ThrottledError for
+// a refused attempt.
+func (s *Service) Login(ctx context.Context, c Credentials) (TokenPair, error) {
+	release, wait, ok, err := s.take(ctx, c.Source, c.ClientID)
+	switch {
+	case err != nil:
+		return TokenPair{}, err
+	case !ok:
+		return TokenPair{}, &ThrottledError{Wait: wait}
+	}
+	p, err := s.authenticate(ctx, c)
+	switch {
+	case errors.Is(err, ErrInvalidClient), errors.Is(err, ErrInvalidSharingKey):
+		s.cfg.Log.Info("login refused", zap.String("source", c.Source), loggedClientID(c.ClientID), zap.String("reason", err.Error()))
+		return TokenPair{}, err
+	case err != nil:
+		return TokenPair{}, err
+	}
+	release()
+	pair, err := s.startFamily(ctx, p)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	s.cfg.Log.Info("login", zap.String("client_id", p.ClientID), zap.String("workspace_id", p.WorkspaceID),
+		zap.String("grant_id", p.GrantID))
+	return pair, nil
+}
+
+func (s *Service) authenticate(ctx context.Context, c Credentials) (identity.Principal, error) {
+	if len(c.ClientSecret) > maxSecretLen || len(c.SharingKey) > maxSecretLen {
+		// Still do the work a real attempt does, so length tells nothing.
+		_, _ = s.cfg.Identity.Authenticate(ctx, "", "", "")
+		return identity.Principal{}, ErrInvalidClient
+	}
+	return s.cfg.Identity.Authenticate(ctx, c.ClientID, c.ClientSecret, c.SharingKey)
+}
+
+// startFamily records a new login and issues its first token pair.
+func (s *Service) startFamily(ctx context.Context, p identity.Principal) (TokenPair, error) {
+	now := s.now()
+	refresh := credential.NewToken(refreshTokenPrefix)
+	f := store.RefreshFamily{
+		ID:          uuid.NewString(),
+		ClientID:    p.ClientID,
+		WorkspaceID: p.WorkspaceID,
+		GrantID:     p.GrantID,
+		CreatedAt:   now,
+	}
+	if err := s.cfg.Tokens.CreateRefreshFamily(ctx, f, s.refreshToken(refresh, now)); err != nil {
+		return TokenPair{}, err
+	}
+	return s.pair(p.ClientID, p.WorkspaceID, refresh)
+}
+
+func (s *Service) refreshToken(tok string, now time.Time) store.RefreshToken {
+	return store.RefreshToken{Hash: credential.TokenHash(tok), CreatedAt: now, ExpiresAt: now.Add(s.cfg.RefreshTTL)}
+}
+
+func (s *Service) pair(clientID, workspaceID, refresh string) (TokenPair, error) {
+	acc, err := s.cfg.Issuer.Issue(clientID, workspaceID)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	return TokenPair{
+		AccessToken:      acc.Token,
+		ExpiresIn:        int64(acc.ExpiresIn / time.Second),
+		RefreshExpiresIn: int64(s.cfg.RefreshTTL / time.Second),
+		RefreshToken:     refresh,
+	}, nil
+}
+
+// Refresh rotates the refresh token of clientID's login and returns the
+// next pair. It returns ErrInvalidClient for a client that is gone or
+// disabled, ErrInvalidSharingKey when the login's sharing grant was revoked
+// (which revokes the login), ErrInvalidRefreshToken, or
+// ErrRefreshTokenReused (the login is revoked).
+//
+// Everything that can fail is checked before the token is consumed, so that
+// a client whose refresh failed on the server's side can retry with the same
+// token instead of being taken for a thief.
+func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string) (TokenPair, error) {
+	if err := s.cfg.Identity.CheckClient(ctx, clientID); err != nil {
+		return TokenPair{}, err
+	}
+	now := s.now()
+	hash := credential.TokenHash(refreshToken)
+	f, err := s.cfg.Tokens.RefreshFamilyOf(ctx, clientID, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return TokenPair{}, ErrInvalidRefreshToken
+	}
+	if err != nil {
+		return TokenPair{}, err
+	}
+	if err := s.checkGrant(ctx, f, now); err != nil {
+		return TokenPair{}, err
+	}
+	next := credential.NewToken(refreshTokenPrefix)
+	pair, err := s.pair(clientID, f.WorkspaceID, next)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	// The rotation decides: a token that is expired, consumed or of a
+	// revoked family is refused here, atomically.
+	_, err = s.cfg.Tokens.RotateRefreshToken(ctx, clientID, hash, s.refreshToken(next, now), now)
+	switch {
+	case errors.Is(err, store.ErrTokenReused):
+		s.cfg.Log.Warn("rotated refresh token presented again; its family is revoked", zap.String("client_id", clientID))
+		return TokenPair{}, ErrRefreshTokenReused
+	case errors.Is(err, store.ErrNotFound):
+		return TokenPair{}, ErrInvalidRefreshToken
+	case err != nil:
+		return TokenPair{}, err
+	}
+	return pair, nil
+}
+
+// checkGrant refuses the refresh of a live login made with a sharing grant
+// that is no longer in force, and then revokes the login for good.
+func (s *Service) checkGrant(ctx context.Context, f store.RefreshFamily, now time.Time) error {
+	if f.GrantID == "" || !f.RevokedAt.IsZero() {
+		return nil
+	}
+	err := s.cfg.Identity.CheckGrant(ctx, f.GrantID, f.ClientID)
+	if errors.Is(err, ErrInvalidSharingKey) {
+		if rerr := s.cfg.Tokens.RevokeRefreshFamily(ctx, f.ID, now); rerr != nil {
+			s.cfg.Log.Error("revoking a refresh family failed", zap.Error(rerr))
+		}
+	}
+	return err
+}
+
+// loggedClientID is the log field of a client id a client sent. Client ids
+// are UUIDs; anything else may be a secret sent in the wrong member, and is
+// logged as "invalid".
+func loggedClientID(id string) zap.Field {
+	if !contract.IsUUID(id) {
+		id = "invalid"
+	}
+	return zap.String("client_id", id)
+}
