@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -73,13 +74,13 @@ type keyState struct {
 	ciphers    sync.Map // kid → *cachedKey
 	// dummy stands in for unknown, retired and foreign keys: checking a tag
 	// against it costs what checking against a real key costs, and fails.
-	dummy *jwe.Key
+	dummy *cbchmac.Key
 }
 
 // cachedKey is a registry key's cipher, kept while its secret stays the same.
 type cachedKey struct {
 	secret string
-	key    *jwe.Key
+	key    *cbchmac.Key
 }
 
 // Destruct implements caddy.Destructor.
@@ -110,7 +111,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 			return nil, fmt.Errorf("hdc: keys: %w", err)
 		}
 		observeRegistry(w.Registry(), true, nil)
-		return &keyState{path: path, watcher: w, dummy: jwe.DummyKey()}, nil
+		return &keyState{path: path, watcher: w, dummy: cbchmac.DummyKey()}, nil
 	})
 	if err != nil {
 		return err
@@ -183,7 +184,7 @@ func (a *App) lookupKey(kid string) (*kidregistry.Key, bool) {
 }
 
 // cipherFor returns the cipher of a registry key, built once per secret.
-func (a *App) cipherFor(k *kidregistry.Key) (*jwe.Key, error) {
+func (a *App) cipherFor(k *kidregistry.Key) (*cbchmac.Key, error) {
 	if v, ok := a.keys.ciphers.Load(k.Kid); ok && v.(*cachedKey).secret == k.Secret {
 		return v.(*cachedKey).key, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -21,7 +22,7 @@ import (
 // hijack) can reach the client's connection before the body is sealed.
 type sealer struct {
 	w       http.ResponseWriter
-	key     *jwe.Key
+	key     *cbchmac.Key
 	kid     string
 	limit   int
 	status  int

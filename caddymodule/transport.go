@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -123,7 +124,7 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 	start := time.Now()
 	var (
 		kid  string
-		key  *jwe.Key
+		key  *cbchmac.Key
 		size int64
 		p    *problem.Problem
 	)
@@ -190,7 +191,7 @@ func upstreamProblem(err error) *problem.Problem {
 
 // responseOnly handles a body-less request that asks for an encrypted
 // response with X-Encryption-Kid.
-func (t *Transport) responseOnly(r *http.Request, client string) (string, *jwe.Key, *problem.Problem) {
+func (t *Transport) responseOnly(r *http.Request, client string) (string, *cbchmac.Key, *problem.Problem) {
 	if t.Login {
 		return "", nil, errLoginNeedsBody
 	}
@@ -211,7 +212,7 @@ func (t *Transport) responseOnly(r *http.Request, client string) (string, *jwe.K
 
 // decryptBody reads, verifies and decrypts the envelope in r's body, and
 // replaces the body with the plaintext.
-func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (kid string, key *jwe.Key, size int64, p *problem.Problem) {
+func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (kid string, key *cbchmac.Key, size int64, p *problem.Problem) {
 	var form jwe.Form
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
@@ -279,7 +280,7 @@ func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (kid 
 // plaintext and the plaintext's size. A ciphertext in memory is decrypted in
 // place, in one call, and read from there; one on disk is decrypted as a
 // stream on its way upstream.
-func open(env *jwe.Envelope, key *jwe.Key, sp *spool) (io.Reader, int64, error) {
+func open(env *jwe.Envelope, key *cbchmac.Key, sp *spool) (io.Reader, int64, error) {
 	if mem, ok := sp.inMemory(); ok {
 		plain, err := env.DecryptInPlace(key, mem)
 		return bytes.NewReader(plain), int64(len(plain)), err

@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -46,7 +47,7 @@ func secretOf(kid string) string {
 	return "zzzzzzzzzzzzzzzz"
 }
 
-func mustKey(t testing.TB, shared string) *jwe.Key {
+func mustKey(t testing.TB, shared string) *cbchmac.Key {
 	t.Helper()
 	k, err := jwe.NewKey(shared)
 	if err != nil {
@@ -74,7 +75,7 @@ func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &App{keys: &keyState{path: path, watcher: w, dummy: jwe.DummyKey()}, logger: zap.NewNop()}
+	return &App{keys: &keyState{path: path, watcher: w, dummy: cbchmac.DummyKey()}, logger: zap.NewNop()}
 }
 
 func newTestTransport(t testing.TB, login bool) *Transport {

@@ -1,6 +1,9 @@
-// Package jwe is the codec of the Health Data Connect encrypted transport: JWE
-// (RFC 7516) with alg "dir" and enc "A128CBC-HS256" (RFC 7518 §5.2.3), where
-// the content-encryption key is a 16-byte shared key string written twice.
+// Package jwe is the wire format of the Health Data Connect encrypted
+// transport: JWE (RFC 7516) envelopes with alg "dir" and enc "A128CBC-HS256"
+// (RFC 7518 §5.2.3), where the content-encryption key is a 16-byte shared
+// key string written twice (NewKey). The cryptography itself is package
+// cbchmac; this package reads and writes envelopes and hands cbchmac the
+// ciphertext, iv, tag and additional authenticated data.
 //
 // Request envelopes come as the flattened JSON serialization with a top-level
 // "kid" member (and optionally "kid" in the protected header), or as the
@@ -10,20 +13,15 @@
 // decrypt them as flattened JWE.
 //
 // The reader is hand-written rather than go-jose's ParseEncryptedJSON for four
-// reasons: go-jose needs the whole body in memory (uploads are hundreds of
-// megabytes, so the ciphertext is decoded as a stream into a caller-provided
-// spool instead), it accepts duplicate members and padded base64, it has no
-// notion of the top-level kid, and it does not keep the protected header text
-// exactly as received. Opening is hand-written because the AEAD interface
-// needs the ciphertext and tag in one contiguous buffer and copies it twice;
-// here the tag is computed over a spooled ciphertext (memory or file) and
-// verified in constant time before any byte is decrypted, and the plaintext
-// is then produced as a stream. Sealing uses the same primitives, because
-// go-jose's CBC-HMAC AEAD copies the plaintext three times per response; the
-// tests hold it to that AEAD byte for byte.
+// reasons: go-jose needs the whole body in memory (an upload is tens of
+// megabytes of envelope, 64 MiB by default, so the ciphertext is decoded as a
+// stream into a caller-provided spool instead), it accepts duplicate members
+// and padded base64, it has no notion of the top-level kid, and it does not
+// keep the protected header text exactly as received, which is the
+// additional authenticated data.
 //
 // Errors are of two kinds. A *FormatError describes a malformed or unsupported
 // envelope; its text carries nothing secret and may be shown to the client.
-// Every failure that involves a key (wrong tag, bad padding, wrong key length)
-// is ErrDecrypt, one value, so that a caller can answer all of them alike.
+// Every failure that involves a key (wrong tag, bad padding) is ErrDecrypt,
+// one value, so that a caller can answer all of them alike.
 package jwe

@@ -5,11 +5,6 @@ import (
 	"fmt"
 )
 
-// ErrDecrypt is the single error for every cryptographic failure: an
-// authentication tag that does not verify, bad padding, or an unusable key.
-// It deliberately says nothing about which of them happened.
-var ErrDecrypt = errors.New("jwe: decryption failed")
-
 // ErrTooLarge reports an envelope longer than the reader's limit.
 var ErrTooLarge = errors.New("jwe: envelope too large")
 

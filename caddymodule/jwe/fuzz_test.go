@@ -5,6 +5,8 @@ import (
 	stdbase64 "encoding/base64"
 	"errors"
 	"testing"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 )
 
 // FuzzRead feeds arbitrary bytes to the envelope reader in every form. It
@@ -31,7 +33,7 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
-		if e.Size != int64(ct.Len()) || e.Size == 0 || e.Size%blockSize != 0 {
+		if e.Size != int64(ct.Len()) || e.Size == 0 || e.Size%cbchmac.BlockSize != 0 {
 			t.Fatalf("accepted a ciphertext of %d bytes (buffer %d)", e.Size, ct.Len())
 		}
 		if e.Header.Alg != AlgDir || e.Header.Enc != EncA128CBCHS256 {

@@ -3,6 +3,8 @@ package jwe
 import (
 	"bytes"
 	"io"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 )
 
 // Form names the serializations a reader accepts.
@@ -33,8 +35,8 @@ type Envelope struct {
 	// Kid is the key id the envelope names, from the top-level member or a
 	// header (all of which must agree), or "" when it names none.
 	Kid  string
-	IV   [ivSize]byte
-	Tag  [tagSize]byte
+	IV   [cbchmac.IVSize]byte
+	Tag  [cbchmac.TagSize]byte
 	Size int64 // length of the decoded ciphertext
 }
 
@@ -58,8 +60,8 @@ func Read(r io.Reader, form Form, ct io.Writer, limit int64) (*Envelope, error) 
 	if err != nil {
 		return nil, err
 	}
-	if e.Size == 0 || e.Size%blockSize != 0 {
-		return nil, formatErr(`"ciphertext" must be a non-empty multiple of %d bytes`, blockSize)
+	if e.Size == 0 || e.Size%cbchmac.BlockSize != 0 {
+		return nil, formatErr(`"ciphertext" must be a non-empty multiple of %d bytes`, cbchmac.BlockSize)
 	}
 	return e, nil
 }
@@ -270,11 +272,11 @@ func (s *scanner) readCompact(ct io.Writer) (*Envelope, error) {
 }
 
 func (e *Envelope) setIVTag(iv, tag []byte) error {
-	if len(iv) != ivSize {
-		return formatErr(`"iv" must be %d bytes`, ivSize)
+	if len(iv) != cbchmac.IVSize {
+		return formatErr(`"iv" must be %d bytes`, cbchmac.IVSize)
 	}
-	if len(tag) != tagSize {
-		return formatErr(`"tag" must be %d bytes`, tagSize)
+	if len(tag) != cbchmac.TagSize {
+		return formatErr(`"tag" must be %d bytes`, cbchmac.TagSize)
 	}
 	copy(e.IV[:], iv)
 	copy(e.Tag[:], tag)

@@ -14,7 +14,7 @@ import (
 // b64 is the only base64 accepted: URL alphabet, no padding, zero trailing
 // bits. It is github.com/emmansun/base64, a drop-in replacement of
 // encoding/base64 that decodes with SIMD instructions about eight times
-// faster, which counts for uploads of hundreds of megabytes; FuzzBase64
+// faster, which counts for uploads of tens of megabytes; FuzzBase64
 // checks that it accepts and decodes exactly what encoding/base64 does. Both
 // skip CR and LF, so the scanner refuses those first.
 var b64 = base64.RawURLEncoding.Strict()

@@ -25,6 +25,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -42,7 +43,7 @@ type benchEnv struct {
 	upstream *http.Server
 	upAddr   string
 	token    string
-	key      *jwe.Key
+	key      *cbchmac.Key
 	jwks     string
 	registry string
 	lastHash chan uploadSeen

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -112,7 +113,7 @@ func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, erro
 
 // checkEncrypted makes sure the edge really decrypts and encrypts before it
 // is measured: one request, its answer decrypted.
-func checkEncrypted(client *http.Client, ed *edge, req request, key *jwe.Key) error {
+func checkEncrypted(client *http.Client, ed *edge, req request, key *cbchmac.Key) error {
 	resp, body, err := send(client, ed, req)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -28,7 +29,7 @@ type apiClient struct {
 	creds      demoCredentials
 	sharingKey string
 	encrypt    bool
-	key        *jwe.Key
+	key        *cbchmac.Key
 	http       *http.Client
 	cachePath  string
 	tokens     tokenPair

@@ -1,42 +1,10 @@
 package jwe
 
 import (
-	"crypto/cipher"
-	"crypto/rand"
 	"encoding/json"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 )
-
-// seal encrypts plaintext under k with a fresh random iv and the given
-// additional authenticated data.
-func seal(k *Key, aad string, plaintext []byte) (iv, ciphertext, tag []byte) {
-	iv = make([]byte, ivSize)
-	_, _ = rand.Read(iv)
-	ciphertext, tag = sealIV(k, iv, aad, plaintext)
-	return iv, ciphertext, tag
-}
-
-// sealIV encrypts plaintext with A128CBC-HS256 under the given iv (RFC 7518
-// §5.2.2.1): PKCS #7 padding, AES-128-CBC, then the tag over aad, iv,
-// ciphertext and the length of aad. It is written here, with the primitives
-// Open uses, rather than taken from go-jose's CBC-HMAC AEAD (which the tests
-// hold it to, byte for byte) because the edge seals every response: that
-// AEAD allocates four buffers and copies the plaintext three times per call,
-// where this pads and encrypts in one buffer and reuses pooled HMAC states.
-func sealIV(k *Key, iv []byte, aad string, plaintext []byte) (ciphertext, tag []byte) {
-	n := len(plaintext)/blockSize*blockSize + blockSize
-	out := make([]byte, n+tagSize)
-	copy(out, plaintext)
-	pad := byte(n - len(plaintext))
-	for i := len(plaintext); i < n; i++ {
-		out[i] = pad
-	}
-	ciphertext = out[:n]
-	cipher.NewCBCEncrypter(k.block, iv).CryptBlocks(ciphertext, ciphertext)
-	mac := k.startTag(aad, iv)
-	mac.Write(ciphertext)
-	k.endTag(mac, len(aad), (*[tagSize]byte)(out[n:]))
-	return ciphertext, out[n:]
-}
 
 // protectedHeader returns the encoded protected header of a request.
 func protectedHeader(kid string) string {
@@ -58,9 +26,9 @@ func appendHeader(b []byte, kid string) []byte {
 // EncryptRequest returns a request envelope in the flattened JSON
 // serialization: protected (alg, enc, and kid when given), iv, ciphertext,
 // tag, and the top-level kid when given.
-func EncryptRequest(k *Key, kid string, plaintext []byte) []byte {
+func EncryptRequest(k *cbchmac.Key, kid string, plaintext []byte) []byte {
 	protected := protectedHeader(kid)
-	iv, ct, tag := seal(k, protected, plaintext)
+	iv, ct, tag := k.Seal(protected, plaintext)
 	b := make([]byte, 0, len(protected)+b64.EncodedLen(len(ct))+len(kid)+128)
 	b = append(b, '{')
 	b = appendB64Member(b, "protected", []byte(protected), false)
@@ -75,9 +43,9 @@ func EncryptRequest(k *Key, kid string, plaintext []byte) []byte {
 }
 
 // EncryptCompact returns a request envelope in the compact serialization.
-func EncryptCompact(k *Key, kid string, plaintext []byte) []byte {
+func EncryptCompact(k *cbchmac.Key, kid string, plaintext []byte) []byte {
 	protected := protectedHeader(kid)
-	iv, ct, tag := seal(k, protected, plaintext)
+	iv, ct, tag := k.Seal(protected, plaintext)
 	b := make([]byte, 0, len(protected)+b64.EncodedLen(len(ct))+64)
 	b = append(b, protected...)
 	b = append(b, '.', '.')
@@ -92,8 +60,8 @@ func EncryptCompact(k *Key, kid string, plaintext []byte) []byte {
 // empty additional authenticated data, as the specification shows, plus an
 // unprotected header naming alg, enc and kid so that standard JOSE libraries
 // read it as a flattened JWE.
-func EncryptResponse(k *Key, kid string, plaintext []byte) []byte {
-	iv, ct, tag := seal(k, "", plaintext)
+func EncryptResponse(k *cbchmac.Key, kid string, plaintext []byte) []byte {
+	iv, ct, tag := k.Seal("", plaintext)
 	b := make([]byte, 0, b64.EncodedLen(len(ct))+len(kid)+160)
 	b = append(b, '{')
 	b = appendB64Member(b, "ciphertext", ct, true)
