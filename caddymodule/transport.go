@@ -1,14 +1,9 @@
 package caddymodule
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,11 +11,9 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
 	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 func init() {
@@ -122,39 +115,63 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 		}
 	}
 	start := time.Now()
-	var (
-		kid  string
-		key  *cbchmac.Key
-		size int64
-		p    *problem.Problem
-	)
-	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
-		kid, key, p = t.responseOnly(r, client)
-	} else {
-		// The decoded ciphertext is about 3/4 of the body.
-		sp := newSpool(t.SpoolThreshold, t.SpoolDir, r.ContentLength/4*3)
+	o, sp, p := t.openRequest(r, client)
+	if sp != nil {
 		defer sp.Close()
-		kid, key, size, p = t.decryptBody(r, client, sp)
 	}
-	label := t.kidLabel(kid)
 	if p != nil {
-		jweRequests.WithLabelValues(label, p.Code).Inc()
-		t.logger.Info("encrypted request refused", zap.String("kid", label), zap.String("client", client),
-			zap.String("path", r.URL.Path), zap.Int64("content_length", r.ContentLength),
-			zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))
-		problem.Write(w, p)
+		t.refuse(w, r, client, o.kid, p, start)
 		return nil
 	}
-	jweRequests.WithLabelValues(kid, "ok").Inc()
-	jweDecryptedBytes.WithLabelValues(kid).Add(float64(size))
-	t.app.touchKey(kid)
-	if ce := t.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
-		ce.Write(zap.String("kid", kid), zap.String("client", client), zap.String("path", r.URL.Path),
-			zap.Int64("plaintext_bytes", size), zap.Duration("decrypt", time.Since(start)))
-	}
+	t.accept(r, client, o, start)
+	return t.serveSealed(w, r, next, o)
+}
 
-	caddyhttp.SetVar(r.Context(), varKeyID, kid)
-	r.Header.Set(contract.HeaderKeyID, kid)
+// opened is an encrypted request whose key is established: its envelope
+// was verified and its plaintext forwarded, or it has no body and asks for
+// an encrypted answer.
+type opened struct {
+	kid  string
+	key  *cbchmac.Key
+	size int64 // plaintext bytes forwarded
+}
+
+// openRequest establishes the key of an encrypted request and, when it has
+// a body, replaces the body with its plaintext. The spool it returns, if
+// any, is the caller's to close once the request is served.
+func (t *Transport) openRequest(r *http.Request, client string) (opened, *spool, *problem.Problem) {
+	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
+		o, p := t.responseOnly(r, client)
+		return o, nil, p
+	}
+	// The decoded ciphertext is about 3/4 of the body.
+	sp := newSpool(t.SpoolThreshold, t.SpoolDir, r.ContentLength/4*3)
+	o, p := t.decryptBody(r, client, sp)
+	return o, sp, p
+}
+
+// refuse answers a request whose key could not be established, plainly.
+func (t *Transport) refuse(w http.ResponseWriter, r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
+	label := t.kidLabel(kid)
+	jweRequests.WithLabelValues(label, p.Code).Inc()
+	t.logger.Info("encrypted request refused", zap.String("kid", label), zap.String("client", client),
+		zap.String("path", r.URL.Path), zap.Int64("content_length", r.ContentLength),
+		zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))
+	problem.Write(w, p)
+}
+
+// accept records an opened request and rewrites its headers for the
+// upstream.
+func (t *Transport) accept(r *http.Request, client string, o opened, start time.Time) {
+	jweRequests.WithLabelValues(o.kid, "ok").Inc()
+	jweDecryptedBytes.WithLabelValues(o.kid).Add(float64(o.size))
+	t.app.touchKey(o.kid)
+	if ce := t.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
+		ce.Write(zap.String("kid", o.kid), zap.String("client", client), zap.String("path", r.URL.Path),
+			zap.Int64("plaintext_bytes", o.size), zap.Duration("decrypt", time.Since(start)))
+	}
+	caddyhttp.SetVar(r.Context(), varKeyID, o.kid)
+	r.Header.Set(contract.HeaderKeyID, o.kid)
 	r.Header.Del(contract.HeaderEncryption)
 	r.Header.Del(contract.HeaderEncryptionKid)
 	// The response is sealed whole: ask the upstream for the plain
@@ -162,20 +179,24 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 	for _, h := range []string{"Accept-Encoding", "Range", "If-Range"} {
 		r.Header.Del(h)
 	}
+}
 
-	s := &sealer{w: w, key: key, kid: kid, limit: int(t.MaxResponse)}
+// serveSealed serves the request with next and answers its response
+// encrypted under the request's key.
+func (t *Transport) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
+	s := &sealer{w: w, key: o.key, kid: o.kid, limit: int(t.MaxResponse)}
 	if err := next.ServeHTTP(s, r); err != nil {
-		t.logger.Error("upstream handler failed under an encrypted request", zap.String("kid", kid), zap.Error(err))
+		t.logger.Error("upstream handler failed under an encrypted request", zap.String("kid", o.kid), zap.Error(err))
 		s.sealProblem(upstreamProblem(err))
-		jweEncryptedResponses.WithLabelValues(kid, "error").Inc()
+		jweEncryptedResponses.WithLabelValues(o.kid, "error").Inc()
 		return nil
 	}
 	if s.finish() {
-		t.logger.Warn("response too large to encrypt; refused", zap.String("kid", kid), zap.Int64("limit", t.MaxResponse))
-		jweEncryptedResponses.WithLabelValues(kid, "too_large").Inc()
+		t.logger.Warn("response too large to encrypt; refused", zap.String("kid", o.kid), zap.Int64("limit", t.MaxResponse))
+		jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
 		return nil
 	}
-	jweEncryptedResponses.WithLabelValues(kid, "ok").Inc()
+	jweEncryptedResponses.WithLabelValues(o.kid, "ok").Inc()
 	return nil
 }
 
@@ -187,138 +208,6 @@ func upstreamProblem(err error) *problem.Problem {
 		return problem.New(he.StatusCode, errUpstream.Code, errUpstream.Detail)
 	}
 	return errUpstream
-}
-
-// responseOnly handles a body-less request that asks for an encrypted
-// response with X-Encryption-Kid.
-func (t *Transport) responseOnly(r *http.Request, client string) (string, *cbchmac.Key, *problem.Problem) {
-	if t.Login {
-		return "", nil, errLoginNeedsBody
-	}
-	kid := r.Header.Get(contract.HeaderEncryptionKid)
-	if kid == "" {
-		return "", nil, errNeedsKidHeader
-	}
-	k, ok := t.usableKey(kid, client)
-	if !ok {
-		return kid, nil, errInvalidEncryption
-	}
-	key, err := t.app.cipherFor(k)
-	if err != nil {
-		return kid, nil, errInvalidEncryption
-	}
-	return kid, key, nil
-}
-
-// decryptBody reads, verifies and decrypts the envelope in r's body, and
-// replaces the body with the plaintext.
-func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (kid string, key *cbchmac.Key, size int64, p *problem.Problem) {
-	var form jwe.Form
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch mt {
-	case "application/json":
-		form = jwe.Request
-	case "application/jose":
-		form = jwe.Compact
-	default:
-		return "", nil, 0, errMediaType
-	}
-	limit := t.MaxBody
-	if t.Login {
-		limit = min(limit, maxLoginBody)
-	}
-	env, err := jwe.Read(r.Body, form, sp, limit)
-	if p := readProblem(err); p != nil {
-		return "", nil, 0, p
-	}
-	kid = env.Kid
-	if kid == "" {
-		return "", nil, 0, errMissingKid
-	}
-
-	// Unknown, retired and foreign keys cost the same work as a real one:
-	// the tag is checked against a key nobody holds, and fails.
-	k, ok := t.usableKey(kid, client)
-	if ok {
-		key, err = t.app.cipherFor(k)
-		ok = err == nil
-	}
-	if !ok {
-		key = t.app.keys.dummy
-	}
-	body, size, err := open(env, key, sp)
-	if err != nil || !ok {
-		return kid, nil, 0, errInvalidEncryption
-	}
-	if t.Login {
-		plain := make([]byte, size)
-		if _, err := io.ReadFull(body, plain); err != nil {
-			return kid, nil, 0, errInvalidEncryption
-		}
-		var login struct {
-			ClientID *string `json:"client_id"`
-		}
-		if json.Unmarshal(plain, &login) != nil || login.ClientID == nil {
-			return kid, nil, 0, errLoginBody
-		}
-		if *login.ClientID != k.ClientID {
-			return kid, nil, 0, errInvalidEncryption
-		}
-		body = bytes.NewReader(plain)
-	}
-	r.Body = io.NopCloser(body)
-	r.GetBody = nil
-	r.ContentLength = size
-	r.TransferEncoding = nil
-	r.Header.Del("Transfer-Encoding")
-	r.Header.Set("Content-Length", strconv.FormatInt(size, 10))
-	r.Header.Set("Content-Type", "application/json")
-	return kid, key, size, nil
-}
-
-// open verifies the spooled ciphertext and returns a reader of its
-// plaintext and the plaintext's size. A ciphertext in memory is decrypted in
-// place, in one call, and read from there; one on disk is decrypted as a
-// stream on its way upstream.
-func open(env *jwe.Envelope, key *cbchmac.Key, sp *spool) (io.Reader, int64, error) {
-	if mem, ok := sp.inMemory(); ok {
-		plain, err := env.DecryptInPlace(key, mem)
-		return bytes.NewReader(plain), int64(len(plain)), err
-	}
-	pt, err := env.Open(key, sp)
-	if err != nil {
-		return nil, 0, err
-	}
-	return pt, pt.Size, nil
-}
-
-// readProblem maps an error of jwe.Read to the client's answer.
-func readProblem(err error) *problem.Problem {
-	var fe *jwe.FormatError
-	var mbe *http.MaxBytesError
-	var se *spoolError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &se):
-		return errSpool
-	case errors.As(err, &fe):
-		return invalidEnvelope(fe.Reason)
-	case errors.Is(err, jwe.ErrTooLarge), errors.As(err, &mbe):
-		return errTooLarge
-	default:
-		return errBodyRead
-	}
-}
-
-// usableKey returns the key kid if it is active or retiring and belongs to
-// client (any client in login mode, where the body decides).
-func (t *Transport) usableKey(kid, client string) (*kidregistry.Key, bool) {
-	k, ok := t.app.lookupKey(kid)
-	if !ok || !k.Usable() || (!t.Login && k.ClientID != client) {
-		return nil, false
-	}
-	return k, true
 }
 
 // kidLabel is kid as a metric label and log field: only kids of the

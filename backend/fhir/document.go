@@ -60,33 +60,38 @@ func derive(recordID, role string) string {
 // Document returns the FHIR document Bundle of r with its parsed resources
 // (from store.ListRecordResources).
 func Document(r store.Record, resources []store.Resource) ([]byte, error) {
-	ts := instant(r.UpdatedAt)
-	bundleID := derive(r.ID, "Bundle/"+strconv.FormatInt(r.Version, 10))
-	comp := composition{
-		ResourceType: "Composition",
-		ID:           derive(r.ID, "Composition"),
-		Meta:         &meta{LastUpdated: ts},
-		Extension:    []extension{{URL: CareContextExtension, ValueString: r.CareContextID}},
-		Identifier:   identifier{System: URNSystem, Value: "urn:uuid:" + derive(r.ID, "Composition")},
-		Status:       compositionStatus(r.Version),
-		Type:         concept{Text: "Health record of an uploaded document"},
-		Date:         ts,
-		Title:        "Health record " + r.CareContextID,
-	}
 	org := organization{
 		ResourceType: "Organization",
 		ID:           derive(r.ID, "Organization"),
 		Identifier:   []identifier{{System: WorkspaceSystem, Value: r.WorkspaceID}},
 		Name:         "Workspace " + r.WorkspaceID,
 	}
-	comp.Author = []reference{{Reference: urn(org.ID)}}
+	subject, sections := sectionsOf(resources)
+	var entries []entry
+	if subject == "" {
+		p := patient{ResourceType: "Patient", ID: derive(r.ID, "Patient")}
+		subject = urn(p.ID)
+		entries = append(entries, entry{FullURL: subject, Resource: p})
+	}
+	doc := uploadedFile(r, subject, urn(org.ID))
+	comp := newComposition(r, subject, urn(org.ID))
+	comp.Section = append([]section{{Title: "Uploaded file", Entry: []reference{{Reference: urn(doc.ID)}}}}, sections...)
+	entries = append([]entry{
+		{FullURL: urn(comp.ID), Resource: comp},
+		{FullURL: urn(org.ID), Resource: org},
+		{FullURL: urn(doc.ID), Resource: doc},
+	}, entries...)
+	for _, res := range resources {
+		entries = append(entries, entry{FullURL: urn(res.ID), Resource: json.RawMessage(res.JSON)})
+	}
+	return json.Marshal(newBundle(r, entries))
+}
 
-	var (
-		entries  []entry
-		subject  string
-		sections []section
-		byType   = map[string]int{} // resource type → index in sections
-	)
+// sectionsOf sorts the parsed resources into one section per resource type,
+// in the order the types first appear, except the first Patient, which is
+// the subject (empty when there is none).
+func sectionsOf(resources []store.Resource) (subject string, sections []section) {
+	byType := map[string]int{} // resource type → index in sections
 	for _, res := range resources {
 		if res.ResourceType == "Patient" && subject == "" {
 			subject = urn(res.ID)
@@ -100,14 +105,30 @@ func Document(r store.Record, resources []store.Resource) ([]byte, error) {
 		}
 		sections[i].Entry = append(sections[i].Entry, reference{Reference: urn(res.ID)})
 	}
-	if subject == "" {
-		p := patient{ResourceType: "Patient", ID: derive(r.ID, "Patient")}
-		subject = urn(p.ID)
-		entries = append(entries, entry{FullURL: subject, Resource: p})
-	}
-	comp.Subject = reference{Reference: subject}
+	return subject, sections
+}
 
-	doc := documentReference{
+// newComposition returns the document's Composition, without sections.
+func newComposition(r store.Record, subject, author string) composition {
+	ts := instant(r.UpdatedAt)
+	return composition{
+		ResourceType: "Composition",
+		ID:           derive(r.ID, "Composition"),
+		Meta:         &meta{LastUpdated: ts},
+		Extension:    []extension{{URL: CareContextExtension, ValueString: r.CareContextID}},
+		Identifier:   identifier{System: URNSystem, Value: "urn:uuid:" + derive(r.ID, "Composition")},
+		Status:       compositionStatus(r.Version),
+		Type:         concept{Text: "Health record of an uploaded document"},
+		Subject:      reference{Reference: subject},
+		Date:         ts,
+		Author:       []reference{{Reference: author}},
+		Title:        "Health record " + r.CareContextID,
+	}
+}
+
+// uploadedFile returns the DocumentReference of the uploaded file.
+func uploadedFile(r store.Record, subject, author string) documentReference {
+	return documentReference{
 		ResourceType:     "DocumentReference",
 		ID:               derive(r.ID, "DocumentReference"),
 		MasterIdentifier: &identifier{System: URNSystem, Value: "urn:uuid:" + r.ID},
@@ -115,7 +136,7 @@ func Document(r store.Record, resources []store.Resource) ([]byte, error) {
 		Type:             concept{Text: "Uploaded file"},
 		Subject:          reference{Reference: subject},
 		Date:             instant(r.CreatedAt),
-		Author:           []reference{{Reference: urn(org.ID)}},
+		Author:           []reference{{Reference: author}},
 		Content: []content{{Attachment: attachment{
 			ContentType: r.ContentType,
 			Size:        r.Size,
@@ -124,33 +145,27 @@ func Document(r store.Record, resources []store.Resource) ([]byte, error) {
 			Creation:    instant(r.CreatedAt),
 		}}},
 	}
-	comp.Section = append([]section{{Title: "Uploaded file", Entry: []reference{{Reference: urn(doc.ID)}}}}, sections...)
+}
 
-	entries = append([]entry{
-		{FullURL: urn(comp.ID), Resource: comp},
-		{FullURL: urn(org.ID), Resource: org},
-		{FullURL: urn(doc.ID), Resource: doc},
-	}, entries...)
-	for _, res := range resources {
-		entries = append(entries, entry{FullURL: urn(res.ID), Resource: json.RawMessage(res.JSON)})
-	}
-
-	b := bundle{
+// newBundle returns the document Bundle of r's current version.
+func newBundle(r store.Record, entries []entry) bundle {
+	ts := instant(r.UpdatedAt)
+	id := derive(r.ID, "Bundle/"+strconv.FormatInt(r.Version, 10))
+	return bundle{
 		ResourceType: "Bundle",
-		ID:           bundleID,
+		ID:           id,
 		Meta: meta{
 			VersionID:   strconv.FormatInt(r.Version, 10),
 			LastUpdated: ts,
 			Profile:     []string{DocumentBundleProfile},
 			Security:    []coding{{System: ConfidentialitySystem, Code: "V", Display: "very restricted"}},
 		},
-		Identifier: identifier{System: URNSystem, Value: urn(bundleID)},
+		Identifier: identifier{System: URNSystem, Value: urn(id)},
 		Type:       "document",
 		Timestamp:  ts,
 		Link:       []link{{Relation: "self", URL: contract.PathRetrieve + "?identifier=" + url.QueryEscape(r.CareContextID)}},
 		Entry:      entries,
 	}
-	return json.Marshal(b)
 }
 
 // compositionStatus follows the record's version: 1 is the upload alone,

@@ -54,86 +54,13 @@ var (
 // the record already has is refused with a Conflict Error. Other content is
 // kept as sent, numbers digit for digit.
 func Ingest(data []byte, known map[string]string) ([]store.Resource, error) {
-	var top any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&top); err != nil {
-		return nil, errorf("the body is not JSON")
+	items, err := parseSubmission(data)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errorf("data after the JSON value")
-	}
-	type item struct {
-		fullURL  string
-		resource map[string]any
-	}
-	var items []item
-	switch top := top.(type) {
-	case []any:
-		for i, v := range top {
-			res, ok := v.(map[string]any)
-			if !ok {
-				return nil, errorf("element %d is not a resource object", i)
-			}
-			items = append(items, item{resource: res})
-		}
-	case map[string]any:
-		if top["resourceType"] != "Bundle" || top["type"] != "collection" {
-			return nil, errorf("the body must be a Bundle of type collection or an array of resources")
-		}
-		list, ok := top["entry"].([]any)
-		if !ok {
-			return nil, errorf("the Bundle has no entry array")
-		}
-		for i, v := range list {
-			e, ok := v.(map[string]any)
-			res, okRes := e["resource"].(map[string]any)
-			if !ok || !okRes {
-				return nil, errorf("entry %d has no resource object", i)
-			}
-			full, _ := e["fullUrl"].(string)
-			items = append(items, item{fullURL: full, resource: res})
-		}
-	default:
-		return nil, errorf("the body must be a Bundle of type collection or an array of resources")
-	}
-	if len(items) == 0 || len(items) > MaxResources {
-		return nil, errorf("a submission holds 1 to %d resources", MaxResources)
-	}
-
-	renamed := map[string]string{} // old reference → new fullUrl
-	out := make([]store.Resource, len(items))
-	for i, it := range items {
-		rt, _ := it.resource["resourceType"].(string)
-		switch {
-		case !resourceTypePattern.MatchString(rt):
-			return nil, errorf("resource %d has no valid resourceType", i)
-		case rt == "Bundle" || rt == "Composition":
-			return nil, errorf("resource %d is a %s; the document provides its own", i, rt)
-		}
-		newID := uuid.NewString()
-		var old []string
-		if it.fullURL != "" {
-			old = append(old, it.fullURL)
-		}
-		if id, present := it.resource["id"]; present {
-			s, ok := id.(string)
-			if !ok || !idPattern.MatchString(s) {
-				return nil, errorf("resource %d has an invalid id", i)
-			}
-			old = append(old, rt+"/"+s)
-		}
-		for _, o := range old {
-			if _, dup := renamed[o]; dup {
-				return nil, errorf("resource %d repeats the identity of an earlier one", i)
-			}
-			if _, dup := known[o]; dup {
-				return nil, &Error{msg: fmt.Sprintf("resource %d has the identity (fullUrl or Type/id) of a resource the record already has", i), Conflict: true}
-			}
-			renamed[o] = urn(newID)
-		}
-		it.resource["id"] = newID
-		out[i] = store.Resource{ResourceType: rt, ID: newID, Aliases: append(old, urn(newID), rt+"/"+newID)}
+	out, renamed, err := rename(items, known)
+	if err != nil {
+		return nil, err
 	}
 	resolve := func(ref string) (string, bool) {
 		if n, ok := renamed[ref]; ok {
@@ -158,6 +85,126 @@ func Ingest(data []byte, known map[string]string) ([]store.Resource, error) {
 		out[i].JSON = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
 	return out, nil
+}
+
+// item is one resource of a submission, with its entry's fullUrl.
+type item struct {
+	fullURL  string
+	resource map[string]any
+}
+
+// parseSubmission reads a submission's resources: the entries of a Bundle
+// of type collection, or the elements of an array. Numbers stay as sent.
+func parseSubmission(data []byte) ([]item, error) {
+	var top any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&top); err != nil {
+		return nil, errorf("the body is not JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errorf("data after the JSON value")
+	}
+	var (
+		items []item
+		err   error
+	)
+	switch top := top.(type) {
+	case []any:
+		items, err = arrayItems(top)
+	case map[string]any:
+		items, err = bundleItems(top)
+	default:
+		err = errorf("the body must be a Bundle of type collection or an array of resources")
+	}
+	if err == nil && (len(items) == 0 || len(items) > MaxResources) {
+		err = errorf("a submission holds 1 to %d resources", MaxResources)
+	}
+	return items, err
+}
+
+func arrayItems(list []any) ([]item, error) {
+	items := make([]item, 0, len(list))
+	for i, v := range list {
+		res, ok := v.(map[string]any)
+		if !ok {
+			return nil, errorf("element %d is not a resource object", i)
+		}
+		items = append(items, item{resource: res})
+	}
+	return items, nil
+}
+
+func bundleItems(b map[string]any) ([]item, error) {
+	if b["resourceType"] != "Bundle" || b["type"] != "collection" {
+		return nil, errorf("the body must be a Bundle of type collection or an array of resources")
+	}
+	list, ok := b["entry"].([]any)
+	if !ok {
+		return nil, errorf("the Bundle has no entry array")
+	}
+	items := make([]item, 0, len(list))
+	for i, v := range list {
+		e, ok := v.(map[string]any)
+		res, okRes := e["resource"].(map[string]any)
+		if !ok || !okRes {
+			return nil, errorf("entry %d has no resource object", i)
+		}
+		full, _ := e["fullUrl"].(string)
+		items = append(items, item{fullURL: full, resource: res})
+	}
+	return items, nil
+}
+
+// rename gives every resource a new UUID id and returns the resources to
+// store, without their JSON yet, and the map from each old reference (its
+// fullUrl, its Type/id) to its new fullUrl.
+func rename(items []item, known map[string]string) ([]store.Resource, map[string]string, error) {
+	renamed := map[string]string{} // old reference → new fullUrl
+	out := make([]store.Resource, len(items))
+	for i, it := range items {
+		rt, _ := it.resource["resourceType"].(string)
+		switch {
+		case !resourceTypePattern.MatchString(rt):
+			return nil, nil, errorf("resource %d has no valid resourceType", i)
+		case rt == "Bundle" || rt == "Composition":
+			return nil, nil, errorf("resource %d is a %s; the document provides its own", i, rt)
+		}
+		old, err := aliases(i, it, rt)
+		if err != nil {
+			return nil, nil, err
+		}
+		newID := uuid.NewString()
+		for _, o := range old {
+			if _, dup := renamed[o]; dup {
+				return nil, nil, errorf("resource %d repeats the identity of an earlier one", i)
+			}
+			if _, dup := known[o]; dup {
+				return nil, nil, &Error{msg: fmt.Sprintf("resource %d has the identity (fullUrl or Type/id) of a resource the record already has", i), Conflict: true}
+			}
+			renamed[o] = urn(newID)
+		}
+		it.resource["id"] = newID
+		out[i] = store.Resource{ResourceType: rt, ID: newID, Aliases: append(old, urn(newID), rt+"/"+newID)}
+	}
+	return out, renamed, nil
+}
+
+// aliases returns the references by which the submission names resource i:
+// its entry's fullUrl and its "Type/id".
+func aliases(i int, it item, rt string) ([]string, error) {
+	var old []string
+	if it.fullURL != "" {
+		old = append(old, it.fullURL)
+	}
+	if id, present := it.resource["id"]; present {
+		s, ok := id.(string)
+		if !ok || !idPattern.MatchString(s) {
+			return nil, errorf("resource %d has an invalid id", i)
+		}
+		old = append(old, rt+"/"+s)
+	}
+	return old, nil
 }
 
 // rewrite replaces, anywhere inside v, a "reference" string member by what

@@ -39,7 +39,7 @@ func FuzzRead(f *testing.F) {
 		if e.Header.Alg != AlgDir || e.Header.Enc != EncA128CBCHS256 {
 			t.Fatalf("accepted header %+v", e.Header)
 		}
-		if fm == Request && e.Protected == "" {
+		if fm == Request && e.AAD == "" {
 			t.Fatal("accepted a request without a protected header")
 		}
 		pt, err := e.Decrypt(key, ct.Bytes())

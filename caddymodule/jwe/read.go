@@ -27,17 +27,15 @@ const (
 // Envelope is a parsed envelope without its ciphertext, which the reader
 // writes elsewhere as it decodes it.
 type Envelope struct {
-	// Protected is the encoded protected header exactly as received; it is the
-	// additional authenticated data. It is empty in a response envelope.
-	Protected string
+	// Sealed describes the ciphertext to package cbchmac: its AAD is the
+	// encoded protected header exactly as received (empty when there is
+	// none), then the iv, the tag, and the length of the decoded ciphertext.
+	cbchmac.Sealed
 	// Header holds the parameters of the protected and unprotected headers.
 	Header Header
 	// Kid is the key id the envelope names, from the top-level member or a
 	// header (all of which must agree), or "" when it names none.
-	Kid  string
-	IV   [cbchmac.IVSize]byte
-	Tag  [cbchmac.TagSize]byte
-	Size int64 // length of the decoded ciphertext
+	Kid string
 }
 
 // Read parses an envelope of the given form from r, reading at most limit
@@ -77,183 +75,8 @@ func Parse(data []byte, form Form) (*Envelope, []byte, error) {
 	return e, ct.Bytes(), nil
 }
 
-// Members of the flattened serialization, as bits of a set.
-const (
-	mProtected = 1 << iota
-	mIV
-	mCiphertext
-	mTag
-	mKid
-	mEncryptedKey
-	mUnprotected
-	mHeader
-)
-
-var memberBits = map[string]int{
-	"protected":     mProtected,
-	"iv":            mIV,
-	"ciphertext":    mCiphertext,
-	"tag":           mTag,
-	"kid":           mKid,
-	"encrypted_key": mEncryptedKey,
-	"unprotected":   mUnprotected,
-	"header":        mHeader,
-}
-
-func (s *scanner) readJSON(ct io.Writer, requireProtected bool) (*Envelope, error) {
-	e := &Envelope{}
-	var (
-		seen       int
-		unprot     Header // the unprotected headers, merged
-		unprotSeen params
-		topKid     string
-		iv, tag    []byte
-		encKey     []byte
-	)
-	c, err := s.next()
-	if err != nil {
-		return nil, fail(err)
-	}
-	if c != '{' {
-		return nil, formatErr("envelope is not a JSON object")
-	}
-	err = s.object(c, func(name []byte, c byte) error {
-		bit, known := memberBits[string(name)]
-		switch {
-		case !known && (string(name) == "aad" || string(name) == "recipients"):
-			return formatErr("member %q is not supported", name)
-		case !known:
-			return formatErr("unknown member in envelope")
-		case seen&bit != 0:
-			return formatErr("duplicate member %q", name)
-		}
-		seen |= bit
-		if bit == mUnprotected || bit == mHeader {
-			h, hs, err := s.readHeader(c, responseUnprotParams)
-			if err != nil {
-				return err
-			}
-			if hs&unprotSeen&^pKid != 0 {
-				return formatErr("header parameters repeated across headers")
-			}
-			unprotSeen |= hs
-			if err := mergeKid(&unprot.Kid, h.Kid); err != nil {
-				return err
-			}
-			if h.Alg != "" {
-				unprot.Alg = h.Alg
-			}
-			if h.Enc != "" {
-				unprot.Enc = h.Enc
-			}
-			return nil
-		}
-		if c != '"' {
-			return formatErr("%q must be a string", name)
-		}
-		var err error
-		switch bit {
-		case mProtected:
-			var decoded []byte
-			if e.Protected, decoded, err = s.readSmallB64("protected", maxHeaderText); err != nil {
-				return err
-			}
-			e.Header, err = parseHeader(decoded)
-		case mIV:
-			_, iv, err = s.readSmallB64("iv", maxSmallB64)
-		case mTag:
-			_, tag, err = s.readSmallB64("tag", maxSmallB64)
-		case mEncryptedKey:
-			if _, encKey, err = s.readSmallB64("encrypted_key", maxSmallB64); err == nil && len(encKey) > 0 {
-				err = formatErr(`"encrypted_key" must be empty with alg "dir"`)
-			}
-		case mKid:
-			topKid, err = s.readText(maxKidText)
-		case mCiphertext:
-			e.Size, err = s.streamB64(ct, '"', "ciphertext")
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.expectEnd(); err != nil {
-		return nil, err
-	}
-	for _, m := range []struct {
-		bit  int
-		name string
-	}{{mIV, "iv"}, {mCiphertext, "ciphertext"}, {mTag, "tag"}} {
-		if seen&m.bit == 0 {
-			return nil, formatErr("member %q is missing", m.name)
-		}
-	}
-	hasProtected := seen&mProtected != 0
-	switch {
-	case requireProtected && !hasProtected:
-		return nil, formatErr(`member "protected" is missing`)
-	case hasProtected && unprotSeen&^requestUnprotParams != 0:
-		// With a protected header, alg and enc belong there only.
-		return nil, formatErr("unsupported header parameter")
-	case !hasProtected:
-		e.Header.Alg, e.Header.Enc = unprot.Alg, unprot.Enc
-		if unprotSeen&(pAlg|pEnc) == 0 {
-			// The response shape of the specification names no
-			// algorithm; the transport has only one.
-			e.Header.Alg, e.Header.Enc = AlgDir, EncA128CBCHS256
-		}
-	}
-	e.Kid = e.Header.Kid
-	if err := mergeKid(&e.Kid, unprot.Kid); err != nil {
-		return nil, err
-	}
-	if err := mergeKid(&e.Kid, topKid); err != nil {
-		return nil, err
-	}
-	if err := e.Header.checkAlgorithms(); err != nil {
-		return nil, err
-	}
-	return e, e.setIVTag(iv, tag)
-}
-
 func (s *scanner) readCompact(ct io.Writer) (*Envelope, error) {
-	e := &Envelope{}
-	c, err := s.next()
-	if err != nil {
-		return nil, fail(err)
-	}
-	if err := s.br.UnreadByte(); err != nil {
-		return nil, err
-	}
-	if c == '{' {
-		return nil, formatErr("JSON envelope sent as application/jose")
-	}
-	var segs [3][]byte // protected, encrypted key, iv
-	for i, max := range []int{maxHeaderText, maxSmallB64, maxSmallB64} {
-		seg, found, err := s.readSegment('.', max)
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			return nil, errSegments
-		}
-		segs[i] = seg
-	}
-	decoded, err := decodeB64("protected", segs[0])
-	if err != nil {
-		return nil, err
-	}
-	if e.Header, err = parseHeader(decoded); err != nil {
-		return nil, err
-	}
-	if err := e.Header.checkAlgorithms(); err != nil {
-		return nil, err
-	}
-	e.Protected, e.Kid = string(segs[0]), e.Header.Kid
-	if len(segs[1]) > 0 {
-		return nil, formatErr(`the encrypted key must be empty with alg "dir"`)
-	}
-	iv, err := decodeB64("iv", segs[2])
+	e, iv, err := s.compactHead()
 	if err != nil {
 		return nil, err
 	}
@@ -269,6 +92,50 @@ func (s *scanner) readCompact(ct io.Writer) (*Envelope, error) {
 		return nil, err
 	}
 	return e, e.setIVTag(iv, tag)
+}
+
+// compactHead reads the compact segments before the ciphertext: the
+// protected header (checked), the encrypted key (empty with "dir") and the
+// iv, which it returns decoded.
+func (s *scanner) compactHead() (*Envelope, []byte, error) {
+	c, err := s.next()
+	if err != nil {
+		return nil, nil, fail(err)
+	}
+	if err := s.br.UnreadByte(); err != nil {
+		return nil, nil, err
+	}
+	if c == '{' {
+		return nil, nil, formatErr("JSON envelope sent as application/jose")
+	}
+	var segs [3][]byte // protected, encrypted key, iv
+	for i, max := range []int{maxHeaderText, maxSmallB64, maxSmallB64} {
+		seg, found, err := s.readSegment('.', max)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !found {
+			return nil, nil, errSegments
+		}
+		segs[i] = seg
+	}
+	e := &Envelope{Sealed: cbchmac.Sealed{AAD: string(segs[0])}}
+	decoded, err := decodeB64("protected", segs[0])
+	if err == nil {
+		e.Header, err = parseHeader(decoded)
+	}
+	if err == nil {
+		err = e.Header.checkAlgorithms()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	e.Kid = e.Header.Kid
+	if len(segs[1]) > 0 {
+		return nil, nil, formatErr(`the encrypted key must be empty with alg "dir"`)
+	}
+	iv, err := decodeB64("iv", segs[2])
+	return e, iv, err
 }
 
 func (e *Envelope) setIVTag(iv, tag []byte) error {

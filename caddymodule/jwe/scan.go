@@ -183,31 +183,11 @@ func (s *scanner) object(first byte, member func(name []byte, value byte) error)
 		return nil
 	}
 	for {
-		if c != '"' {
-			return errMalformed
-		}
-		raw, escaped, err := s.readString(maxNameText)
+		name, value, err := s.memberName(c, &nameBuf)
 		if err != nil {
 			return err
 		}
-		name := nameBuf[:copy(nameBuf[:], raw)]
-		if escaped {
-			text, err := unescape(raw)
-			if err != nil {
-				return err
-			}
-			name = nameBuf[:copy(nameBuf[:], text)]
-		}
-		if c, err = s.next(); err != nil {
-			return fail(err)
-		}
-		if c != ':' {
-			return errMalformed
-		}
-		if c, err = s.next(); err != nil {
-			return fail(err)
-		}
-		if err := member(name, c); err != nil {
+		if err := member(name, value); err != nil {
 			return err
 		}
 		if c, err = s.next(); err != nil {
@@ -223,6 +203,37 @@ func (s *scanner) object(first byte, member func(name []byte, value byte) error)
 			return fail(err)
 		}
 	}
+}
+
+// memberName reads a member's name, whose opening quote c has been read,
+// into buf, unescaped, and the colon after it; it returns the name and the
+// first byte of the value.
+func (s *scanner) memberName(c byte, buf *[maxNameText]byte) (name []byte, value byte, err error) {
+	if c != '"' {
+		return nil, 0, errMalformed
+	}
+	raw, escaped, err := s.readString(maxNameText)
+	if err != nil {
+		return nil, 0, err
+	}
+	name = buf[:copy(buf[:], raw)]
+	if escaped {
+		text, err := unescape(raw)
+		if err != nil {
+			return nil, 0, err
+		}
+		name = buf[:copy(buf[:], text)]
+	}
+	if c, err = s.next(); err != nil {
+		return nil, 0, fail(err)
+	}
+	if c != ':' {
+		return nil, 0, errMalformed
+	}
+	if value, err = s.next(); err != nil {
+		return nil, 0, fail(err)
+	}
+	return name, value, nil
 }
 
 // readSmallB64 reads a short base64url JSON string member and decodes it.
@@ -283,21 +294,7 @@ var (
 // streamB64 decodes base64url text up to the byte stop into dst, without
 // holding more than a buffer of it, and returns the number of bytes written.
 func (s *scanner) streamB64(dst io.Writer, stop byte, name string) (int64, error) {
-	var (
-		written int64
-		carry   [4]byte // an incomplete quantum left from the previous chunk
-		nc      int
-		out     = s.out
-	)
-	emit := func(text []byte) error {
-		n, err := b64.Decode(out, text)
-		if err != nil {
-			return formatErr("%q is not base64url", name)
-		}
-		written += int64(n)
-		_, err = dst.Write(out[:n])
-		return err
-	}
+	d := b64Stream{dst: dst, out: s.out, name: name}
 	for {
 		if s.br.Buffered() == 0 {
 			if _, err := s.br.Peek(1); err != nil {
@@ -311,45 +308,79 @@ func (s *scanner) streamB64(dst io.Writer, stop byte, name string) (int64, error
 		end := bytes.IndexByte(chunk, stop)
 		done := end >= 0
 		if done {
-			chunk = chunk[:end]
+			chunk = chunk[:end+1] // the stop byte is consumed too
 		}
-		// The decoder rejects every byte outside the alphabet except CR and
-		// LF, which it skips; the backslash of a JSON escape is outside it.
-		if bytes.IndexByte(chunk, '\r') >= 0 || bytes.IndexByte(chunk, '\n') >= 0 {
-			return 0, formatErr("%q is not base64url", name)
+		if err := d.write(chunk[:len(chunk)-boolInt(done)]); err != nil {
+			return 0, err
 		}
-		consumed := len(chunk)
-		if nc > 0 {
-			k := copy(carry[nc:], chunk)
-			nc += k
-			chunk = chunk[k:]
-			if nc == 4 {
-				if err := emit(carry[:]); err != nil {
-					return 0, err
-				}
-				nc = 0
-			}
-		}
-		whole := len(chunk) &^ 3
-		if whole > 0 {
-			if err := emit(chunk[:whole]); err != nil {
-				return 0, err
-			}
-		}
-		nc += copy(carry[nc:], chunk[whole:])
-		if done {
-			consumed++ // the stop byte
-		}
-		if _, err := s.br.Discard(consumed); err != nil {
+		if _, err := s.br.Discard(len(chunk)); err != nil {
 			return 0, err
 		}
 		if done {
-			if nc > 0 {
-				if err := emit(carry[:nc]); err != nil {
-					return 0, err
-				}
-			}
-			return written, nil
+			return d.written, d.flush()
 		}
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// b64Stream decodes base64url text handed to it in pieces of any length.
+type b64Stream struct {
+	dst     io.Writer
+	out     []byte // decoded bytes, a chunk at a time
+	name    string // the member, for errors
+	carry   [4]byte
+	nc      int // bytes of an incomplete quantum left from the previous piece
+	written int64
+}
+
+// write decodes text, keeping an incomplete last quantum for the next piece.
+func (d *b64Stream) write(text []byte) error {
+	// The decoder rejects every byte outside the alphabet except CR and
+	// LF, which it skips; the backslash of a JSON escape is outside it.
+	if bytes.IndexByte(text, '\r') >= 0 || bytes.IndexByte(text, '\n') >= 0 {
+		return formatErr("%q is not base64url", d.name)
+	}
+	if d.nc > 0 {
+		k := copy(d.carry[d.nc:], text)
+		d.nc += k
+		text = text[k:]
+		if d.nc == 4 {
+			d.nc = 0
+			if err := d.emit(d.carry[:]); err != nil {
+				return err
+			}
+		}
+	}
+	whole := len(text) &^ 3
+	if whole > 0 {
+		if err := d.emit(text[:whole]); err != nil {
+			return err
+		}
+	}
+	d.nc += copy(d.carry[d.nc:], text[whole:])
+	return nil
+}
+
+// flush decodes the last, incomplete quantum.
+func (d *b64Stream) flush() error {
+	if d.nc == 0 {
+		return nil
+	}
+	return d.emit(d.carry[:d.nc])
+}
+
+func (d *b64Stream) emit(text []byte) error {
+	n, err := b64.Decode(d.out, text)
+	if err != nil {
+		return formatErr("%q is not base64url", d.name)
+	}
+	d.written += int64(n)
+	_, err = d.dst.Write(d.out[:n])
+	return err
 }

@@ -68,51 +68,7 @@ func path(m map[string]any, keys ...string) any {
 }
 
 func (c *checker) bundle(b map[string]any) {
-	if b["resourceType"] != "Bundle" || b["type"] != "document" {
-		c.fail("not a Bundle of type document: %v %v", b["resourceType"], b["type"])
-	}
-	if !idPattern.MatchString(str(b["id"])) {
-		c.fail("Bundle.id %q is not a valid id", b["id"])
-	}
-	// bdl-9
-	if str(path(b, "identifier", "system")) == "" || str(path(b, "identifier", "value")) == "" {
-		c.fail("bdl-9: a document must have an identifier with a system and a value")
-	}
-	// bdl-10
-	if !instantPattern.MatchString(str(b["timestamp"])) {
-		c.fail("bdl-10: a document must have a timestamp (an instant), got %q", b["timestamp"])
-	}
-	// bdl-1
-	if _, ok := b["total"]; ok {
-		c.fail("bdl-1: total only when a search or history")
-	}
-	meta := obj(b["meta"])
-	if str(meta["versionId"]) == "" || !instantPattern.MatchString(str(meta["lastUpdated"])) {
-		c.fail("meta needs versionId and an instant lastUpdated: %v", meta)
-	}
-	if !slices.Contains(list(meta["profile"]), any("https://nrces.in/ndhm/fhir/r4/StructureDefinition/DocumentBundle")) {
-		c.fail("meta.profile lacks the DocumentBundle profile")
-	}
-	var labelled bool
-	for _, s := range list(meta["security"]) {
-		s := obj(s)
-		if s["system"] == "http://terminology.hl7.org/CodeSystem/v3-Confidentiality" && s["code"] == "V" && str(s["display"]) != "" {
-			labelled = true
-		}
-	}
-	if !labelled {
-		c.fail("meta.security lacks the confidentiality label V")
-	}
-	var self bool
-	for _, l := range list(b["link"]) {
-		if obj(l)["relation"] == "self" && str(obj(l)["url"]) != "" {
-			self = true
-		}
-	}
-	if !self {
-		c.fail("link lacks relation self")
-	}
-
+	c.bundleHeader(b)
 	entries := list(b["entry"])
 	if len(entries) == 0 {
 		c.fail("bdl-11: a document must have a Composition as the first resource; there are no entries")
@@ -138,6 +94,49 @@ func (c *checker) bundle(b map[string]any) {
 			}
 		})
 	}
+}
+
+// bundleHeader checks the Bundle's own members: type, id, identifier,
+// timestamp, meta and link.
+func (c *checker) bundleHeader(b map[string]any) {
+	if b["resourceType"] != "Bundle" || b["type"] != "document" {
+		c.fail("not a Bundle of type document: %v %v", b["resourceType"], b["type"])
+	}
+	if !idPattern.MatchString(str(b["id"])) {
+		c.fail("Bundle.id %q is not a valid id", b["id"])
+	}
+	// bdl-9
+	if str(path(b, "identifier", "system")) == "" || str(path(b, "identifier", "value")) == "" {
+		c.fail("bdl-9: a document must have an identifier with a system and a value")
+	}
+	// bdl-10
+	if !instantPattern.MatchString(str(b["timestamp"])) {
+		c.fail("bdl-10: a document must have a timestamp (an instant), got %q", b["timestamp"])
+	}
+	// bdl-1
+	if _, ok := b["total"]; ok {
+		c.fail("bdl-1: total only when a search or history")
+	}
+	meta := obj(b["meta"])
+	if str(meta["versionId"]) == "" || !instantPattern.MatchString(str(meta["lastUpdated"])) {
+		c.fail("meta needs versionId and an instant lastUpdated: %v", meta)
+	}
+	if !slices.Contains(list(meta["profile"]), any("https://nrces.in/ndhm/fhir/r4/StructureDefinition/DocumentBundle")) {
+		c.fail("meta.profile lacks the DocumentBundle profile")
+	}
+	if !anyMember(list(meta["security"]), func(s map[string]any) bool {
+		return s["system"] == "http://terminology.hl7.org/CodeSystem/v3-Confidentiality" && s["code"] == "V" && str(s["display"]) != ""
+	}) {
+		c.fail("meta.security lacks the confidentiality label V")
+	}
+	if !anyMember(list(b["link"]), func(l map[string]any) bool { return l["relation"] == "self" && str(l["url"]) != "" }) {
+		c.fail("link lacks relation self")
+	}
+}
+
+// anyMember reports whether an object of l satisfies ok.
+func anyMember(l []any, ok func(map[string]any) bool) bool {
+	return slices.ContainsFunc(l, func(v any) bool { return ok(obj(v)) })
 }
 
 func (c *checker) entry(i int, e map[string]any) {
@@ -198,23 +197,20 @@ func (c *checker) composition(comp map[string]any) {
 	if !instantPattern.MatchString(str(path(comp, "meta", "lastUpdated"))) {
 		c.fail("Composition.meta.lastUpdated is missing")
 	}
-	var cc bool
-	for _, x := range list(comp["extension"]) {
-		x := obj(x)
-		if str(x["url"]) != "" && str(x["valueString"]) != "" {
-			cc = true
-		}
-	}
-	if !cc {
+	if !anyMember(list(comp["extension"]), func(x map[string]any) bool { return str(x["url"]) != "" && str(x["valueString"]) != "" }) {
 		c.fail("Composition.extension lacks the care context id")
 	}
-	sections := list(comp["section"])
+	c.sections(list(comp["section"]))
+}
+
+// sections checks the Composition's sections: there are some, each has
+// entries (cmp-1, made stricter), and every entry is in the Bundle.
+func (c *checker) sections(sections []any) {
 	if len(sections) == 0 {
 		c.fail("Composition has no section")
 	}
 	for i, s := range sections {
 		s := obj(s)
-		// cmp-1, made stricter: every section has entries.
 		if len(list(s["entry"])) == 0 {
 			c.fail("cmp-1: section %d has no entry", i)
 		}

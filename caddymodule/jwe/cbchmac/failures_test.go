@@ -39,7 +39,7 @@ func TestDecryptFailuresUniform(t *testing.T) {
 	// open, which shows the tag is right and the padding is what fails.
 	badPad, ctBadPad := rawSealed(key, aad, make([]byte, 32))
 	goodPad, ctGoodPad := rawSealed(key, aad, append(make([]byte, 16), bytes.Repeat([]byte{16}, 16)...))
-	if pt, err := key.Decrypt(goodPad, ctGoodPad); err != nil || len(pt) != 16 {
+	if pt, err := key.Decrypt(&goodPad, ctGoodPad); err != nil || len(pt) != 16 {
 		t.Fatal("the construction of the bad-padding case is wrong")
 	}
 	wrongTag, otherAAD := good, good
@@ -62,11 +62,11 @@ func TestDecryptFailuresUniform(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := tt.key.Decrypt(tt.s, tt.ct); err != ErrDecrypt {
+			if _, err := tt.key.Decrypt(&tt.s, tt.ct); err != ErrDecrypt {
 				t.Fatalf("Decrypt: err = %v, want ErrDecrypt", err)
 			}
 			ct := bytes.Clone(tt.ct)
-			if _, err := tt.key.DecryptInPlace(tt.s, ct); err != ErrDecrypt {
+			if _, err := tt.key.DecryptInPlace(&tt.s, ct); err != ErrDecrypt {
 				t.Fatalf("DecryptInPlace: err = %v, want ErrDecrypt", err)
 			}
 			if !bytes.Equal(ct, tt.ct) {

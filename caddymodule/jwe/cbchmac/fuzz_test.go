@@ -20,7 +20,7 @@ func FuzzOpen(f *testing.F) {
 		s := Sealed{AAD: string(aad), Size: int64(len(ct))}
 		copy(s.IV[:], iv)
 		copy(s.Tag[:], tag)
-		pt, err := key.Decrypt(s, ct)
+		pt, err := key.Decrypt(&s, ct)
 		if err != nil && err != ErrDecrypt {
 			t.Fatalf("Decrypt: %v", err)
 		}
@@ -32,10 +32,10 @@ func FuzzOpen(f *testing.F) {
 		s2 := Sealed{AAD: string(aad), Size: int64(len(ct2))}
 		copy(s2.IV[:], iv2)
 		copy(s2.Tag[:], tag2)
-		if got, err := key.Decrypt(s2, ct2); err != nil || !bytes.Equal(got, ct) {
+		if got, err := key.Decrypt(&s2, ct2); err != nil || !bytes.Equal(got, ct) {
 			t.Fatalf("round trip in memory: %v", err)
 		}
-		p, err := key.Open(s2, bytes.NewReader(ct2))
+		p, err := key.Open(&s2, bytes.NewReader(ct2))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,10 +67,10 @@ func TestOpenGoJose(t *testing.T) {
 		s := Sealed{AAD: aad, Size: int64(len(ct))}
 		copy(s.IV[:], iv)
 		copy(s.Tag[:], out[len(ct):])
-		if got, err := key.Decrypt(s, ct); err != nil || !bytes.Equal(got, pt) {
+		if got, err := key.Decrypt(&s, ct); err != nil || !bytes.Equal(got, pt) {
 			t.Fatalf("%d bytes: Decrypt differs (%v)", n, err)
 		}
-		p, err := key.Open(s, bytes.NewReader(ct))
+		p, err := key.Open(&s, bytes.NewReader(ct))
 		if err != nil || p.Size != int64(n) {
 			t.Fatalf("%d bytes: Open: %v", n, err)
 		}

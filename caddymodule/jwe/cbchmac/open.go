@@ -29,7 +29,7 @@ type Sealed struct {
 // allows) before the reader is returned, so a caller that gets no error
 // knows the exact plaintext length and that every byte of it is authentic.
 // Every failure is ErrDecrypt.
-func (k *Key) Open(s Sealed, ct io.ReaderAt) (*Plaintext, error) {
+func (k *Key) Open(s *Sealed, ct io.ReaderAt) (*Plaintext, error) {
 	pad, err := k.verify(s, ct)
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func (k *Key) Open(s Sealed, ct io.ReaderAt) (*Plaintext, error) {
 
 // Decrypt opens a ciphertext held in memory and returns the whole
 // plaintext, decrypted straight from ct once it is verified.
-func (k *Key) Decrypt(s Sealed, ct []byte) ([]byte, error) {
+func (k *Key) Decrypt(s *Sealed, ct []byte) ([]byte, error) {
 	if int64(len(ct)) != s.Size {
 		return nil, ErrDecrypt
 	}
@@ -55,7 +55,7 @@ func (k *Key) Decrypt(s Sealed, ct []byte) ([]byte, error) {
 // DecryptInPlace is Decrypt without the copy: the plaintext is decrypted
 // over ct, and the returned slice shares ct's memory. ct is left unchanged
 // when it fails.
-func (k *Key) DecryptInPlace(s Sealed, ct []byte) ([]byte, error) {
+func (k *Key) DecryptInPlace(s *Sealed, ct []byte) ([]byte, error) {
 	if int64(len(ct)) != s.Size {
 		return nil, ErrDecrypt
 	}
@@ -63,7 +63,7 @@ func (k *Key) DecryptInPlace(s Sealed, ct []byte) ([]byte, error) {
 }
 
 // decryptTo verifies ct, then decrypts it into dst (which may be ct itself).
-func (k *Key) decryptTo(s Sealed, dst, ct []byte) ([]byte, error) {
+func (k *Key) decryptTo(s *Sealed, dst, ct []byte) ([]byte, error) {
 	pad, err := k.verify(s, bytesReaderAt(ct))
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func (k *Key) decryptTo(s Sealed, dst, ct []byte) ([]byte, error) {
 
 // verify checks the tag over the ciphertext, then the padding of the last
 // block, and returns the padding's length.
-func (k *Key) verify(s Sealed, ct io.ReaderAt) (pad int, err error) {
+func (k *Key) verify(s *Sealed, ct io.ReaderAt) (pad int, err error) {
 	if s.Size == 0 || s.Size%BlockSize != 0 {
 		return 0, ErrDecrypt
 	}
@@ -93,7 +93,7 @@ func (k *Key) verify(s Sealed, ct io.ReaderAt) (pad int, err error) {
 
 // padding decrypts the last block on its own, once the tag is good, and
 // returns the length of its PKCS #7 padding.
-func (k *Key) padding(s Sealed, ct io.ReaderAt) (int, error) {
+func (k *Key) padding(s *Sealed, ct io.ReaderAt) (int, error) {
 	var tail [2 * BlockSize]byte // previous ciphertext block (or iv), last block
 	if s.Size == BlockSize {
 		copy(tail[:BlockSize], s.IV[:])

@@ -1,0 +1,176 @@
+package caddymodule
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/problem"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+// responseOnly handles a body-less request that asks for an encrypted
+// response with X-Encryption-Kid.
+func (t *Transport) responseOnly(r *http.Request, client string) (opened, *problem.Problem) {
+	if t.Login {
+		return opened{}, errLoginNeedsBody
+	}
+	kid := r.Header.Get(contract.HeaderEncryptionKid)
+	if kid == "" {
+		return opened{}, errNeedsKidHeader
+	}
+	k, ok := t.usableKey(kid, client)
+	if !ok {
+		return opened{kid: kid}, errInvalidEncryption
+	}
+	key, err := t.app.cipherFor(k)
+	if err != nil {
+		return opened{kid: kid}, errInvalidEncryption
+	}
+	return opened{kid: kid, key: key}, nil
+}
+
+// decryptBody reads, verifies and decrypts the envelope in r's body, and
+// replaces the body with the plaintext.
+func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
+	env, p := t.readEnvelope(r, sp)
+	if p != nil {
+		return opened{}, p
+	}
+	o := opened{kid: env.Kid}
+	// Unknown, retired and foreign keys cost the same work as a real one:
+	// the tag is checked against a key nobody holds, and fails.
+	k, key := t.keyOrDummy(env.Kid, client)
+	body, size, err := open(env, key, sp)
+	if err != nil || k == nil {
+		return o, errInvalidEncryption
+	}
+	if t.Login {
+		if body, p = bindLogin(body, size, k.ClientID); p != nil {
+			return o, p
+		}
+	}
+	replaceBody(r, body, size)
+	o.key, o.size = key, size
+	return o, nil
+}
+
+// readEnvelope reads the envelope of r's body into sp, in the form its
+// media type names, and checks that it names a key.
+func (t *Transport) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, *problem.Problem) {
+	var form jwe.Form
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/json":
+		form = jwe.Request
+	case "application/jose":
+		form = jwe.Compact
+	default:
+		return nil, errMediaType
+	}
+	limit := t.MaxBody
+	if t.Login {
+		limit = min(limit, maxLoginBody)
+	}
+	env, err := jwe.Read(r.Body, form, sp, limit)
+	if p := readProblem(err); p != nil {
+		return nil, p
+	}
+	if env.Kid == "" {
+		return nil, errMissingKid
+	}
+	return env, nil
+}
+
+// keyOrDummy returns the registry key kid and its cipher when client may use
+// it, and a nil key with the dummy cipher otherwise.
+func (t *Transport) keyOrDummy(kid, client string) (*kidregistry.Key, *cbchmac.Key) {
+	if k, ok := t.usableKey(kid, client); ok {
+		if key, err := t.app.cipherFor(k); err == nil {
+			return k, key
+		}
+	}
+	return nil, t.app.keys.dummy
+}
+
+// bindLogin checks that the decrypted login body names the key's client,
+// and returns the body to forward.
+func bindLogin(body io.Reader, size int64, keyClient string) (io.Reader, *problem.Problem) {
+	plain := make([]byte, size)
+	if _, err := io.ReadFull(body, plain); err != nil {
+		return nil, errInvalidEncryption
+	}
+	var login struct {
+		ClientID *string `json:"client_id"`
+	}
+	if json.Unmarshal(plain, &login) != nil || login.ClientID == nil {
+		return nil, errLoginBody
+	}
+	if *login.ClientID != keyClient {
+		return nil, errInvalidEncryption
+	}
+	return bytes.NewReader(plain), nil
+}
+
+// replaceBody makes body, of size bytes of JSON, r's body.
+func replaceBody(r *http.Request, body io.Reader, size int64) {
+	r.Body = io.NopCloser(body)
+	r.GetBody = nil
+	r.ContentLength = size
+	r.TransferEncoding = nil
+	r.Header.Del("Transfer-Encoding")
+	r.Header.Set("Content-Length", strconv.FormatInt(size, 10))
+	r.Header.Set("Content-Type", "application/json")
+}
+
+// open verifies the spooled ciphertext and returns a reader of its
+// plaintext and the plaintext's size. A ciphertext in memory is decrypted in
+// place, in one call, and read from there; one on disk is decrypted as a
+// stream on its way upstream.
+func open(env *jwe.Envelope, key *cbchmac.Key, sp *spool) (io.Reader, int64, error) {
+	if mem, ok := sp.inMemory(); ok {
+		plain, err := env.DecryptInPlace(key, mem)
+		return bytes.NewReader(plain), int64(len(plain)), err
+	}
+	pt, err := env.Open(key, sp)
+	if err != nil {
+		return nil, 0, err
+	}
+	return pt, pt.Size, nil
+}
+
+// readProblem maps an error of jwe.Read to the client's answer.
+func readProblem(err error) *problem.Problem {
+	var fe *jwe.FormatError
+	var mbe *http.MaxBytesError
+	var se *spoolError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return errSpool
+	case errors.As(err, &fe):
+		return invalidEnvelope(fe.Reason)
+	case errors.Is(err, jwe.ErrTooLarge), errors.As(err, &mbe):
+		return errTooLarge
+	default:
+		return errBodyRead
+	}
+}
+
+// usableKey returns the key kid if it is active or retiring and belongs to
+// client (any client in login mode, where the body decides).
+func (t *Transport) usableKey(kid, client string) (*kidregistry.Key, bool) {
+	k, ok := t.app.lookupKey(kid)
+	if !ok || !k.Usable() || (!t.Login && k.ClientID != client) {
+		return nil, false
+	}
+	return k, true
+}
