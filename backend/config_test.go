@@ -145,7 +145,7 @@ func TestWebhookConfigErrors(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.DataDir = t.TempDir()
 		mutate(&cfg)
-		if srv, err := New(cfg, zap.NewNop()); err == nil {
+		if srv, err := New(t.Context(), cfg, zap.NewNop()); err == nil {
 			srv.Close()
 			t.Errorf("%s: accepted", name)
 		}

@@ -53,7 +53,7 @@ func startLogged(t *testing.T, log *zap.Logger, mutate func(*Config)) *harness {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	srv, err := New(cfg, log)
+	srv, err := New(t.Context(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

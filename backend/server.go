@@ -16,7 +16,7 @@
 // A Server runs in its own process (cmd/hdc-backend) or inside another
 // (hdc up, tests):
 //
-//	srv, err := backend.New(cfg, logger)
+//	srv, err := backend.New(ctx, cfg, logger)
 //	...
 //	defer srv.Close()
 //	creds, err := srv.Identity().CreateClient(ctx, "demo")
@@ -51,7 +51,10 @@ import (
 // rotates when due.
 const keyCheckInterval = time.Minute
 
-// tokenLeeway is the clock skew the edge allows on exp.
+// tokenLeeway is the most clock skew an edge may allow on exp (the edge's
+// leeway setting is at most a minute; the reference Caddyfile sets 30 s): a
+// replaced signing key stays in the JWKS that much longer than the tokens
+// it signed live.
 const tokenLeeway = time.Minute
 
 // keyPublishAhead is how long a new signing key is in the JWKS before it
@@ -87,22 +90,19 @@ type Server struct {
 }
 
 // New opens the store and the blob store, ensures a signing key exists
-// and builds the handlers. Close releases what New opened.
-func New(cfg Config, log *zap.Logger) (*Server, error) {
+// and builds the handlers. ctx bounds the start-up: when it is done (a
+// SIGTERM while the database does not answer, say) New gives up. Close
+// releases what New opened.
+func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	var sqsEndpoint *url.URL
-	if cfg.SQSEndpoint != "" {
-		sqsEndpoint, _ = url.Parse(cfg.SQSEndpoint) // validated
-	}
-	ctx := context.Background()
 	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, store: st}
-	if err := s.build(ctx, sqsEndpoint); err != nil {
+	if err := s.build(ctx); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -115,7 +115,8 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
+// build makes the services and handlers over the open store.
+func (s *Server) build(ctx context.Context) error {
 	cfg := s.cfg
 	blobs, err := OpenBlobs(ctx, cfg.BlobURL, cfg.DataDir)
 	if err != nil {
@@ -135,7 +136,6 @@ func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
 		return fmt.Errorf("loading signing keys: %w", err)
 	}
 	s.identity = identity.New(s.store, cfg.SecretHashing, secretVerifications)
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	authH, err := auth.New(auth.Config{
@@ -152,14 +152,21 @@ func (s *Server) build(ctx context.Context, sqsEndpoint *url.URL) error {
 		return err
 	}
 	recordsH, err := records.New(records.Config{
-		Store:       s.store,
-		Blobs:       blobs,
-		UploadLimit: cfg.UploadLimit,
-		Log:         s.log.Named("records"),
-		Metrics:     reg,
+		Store: s.store, Blobs: blobs, UploadLimit: cfg.UploadLimit, Log: s.log.Named("records"), Metrics: reg,
 	})
 	if err != nil {
 		return err
+	}
+	return s.buildWebhooks(ctx, reg, authH, recordsH)
+}
+
+// buildWebhooks makes the subscription handler, the delivery dispatcher and
+// the events ingress, then the routes.
+func (s *Server) buildWebhooks(ctx context.Context, reg *prometheus.Registry, authH *auth.Handler, recordsH *records.Handler) error {
+	cfg := s.cfg
+	var sqsEndpoint *url.URL
+	if cfg.SQSEndpoint != "" {
+		sqsEndpoint, _ = url.Parse(cfg.SQSEndpoint) // validated
 	}
 	webhookH := webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, AllowNets: cfg.WebhookAllowNets},
 		cfg.WebhookMaxSubscriptions, s.log.Named("webhook"))

@@ -35,6 +35,7 @@ type App struct {
 	verifier *tokenauth.Verifier // nil when no tokens are configured
 	logger   *zap.Logger
 	stop     context.CancelFunc
+	polled   chan struct{} // closed when the poller Start started returns
 }
 
 // KeysConfig locates the key registry file.
@@ -143,14 +144,21 @@ func observeRegistry(r *kidregistry.Registry, changed bool, err error) {
 func (a *App) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
-	go a.keys.watcher.Run(ctx, time.Duration(a.Keys.PollInterval))
+	a.polled = make(chan struct{})
+	go func() {
+		defer close(a.polled)
+		a.keys.watcher.Run(ctx, time.Duration(a.Keys.PollInterval))
+	}()
 	return nil
 }
 
-// Stop ends the polling.
+// Stop ends the polling and waits for the poller to return.
 func (a *App) Stop() error {
 	if a.stop != nil {
 		a.stop()
+	}
+	if a.polled != nil {
+		<-a.polled
 	}
 	return nil
 }

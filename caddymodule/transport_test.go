@@ -153,7 +153,7 @@ func openResponse(t testing.TB, w *httptest.ResponseRecorder, shared string) []b
 	if err != nil {
 		t.Fatalf("response is not an envelope: %v", err)
 	}
-	if e.Protected != "" {
+	if e.AAD != "" {
 		t.Fatal("a response envelope must not have a protected header")
 	}
 	pt, err := e.Decrypt(mustKey(t, shared), ct)

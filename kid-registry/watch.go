@@ -46,9 +46,6 @@ func NewWatcher(path string, logger *zap.Logger, observe Observer) (*Watcher, er
 	return w, nil
 }
 
-// Path returns the file the watcher follows.
-func (w *Watcher) Path() string { return w.path }
-
 // Registry returns the current registry.
 func (w *Watcher) Registry() *Registry { return w.cur.Load() }
 

@@ -52,7 +52,7 @@ type Config struct {
 	// CheckEvery is how often Run reloads the keys and rotates when due. A
 	// replica may go on signing with a replaced key for up to this long.
 	CheckEvery time.Duration
-	// Leeway is the clock skew the edge allows when checking exp.
+	// Leeway is the most clock skew an edge allows when checking exp.
 	Leeway time.Duration
 	// RefreshGrace is how long after its exp the edge still accepts an
 	// access token on the refresh route (it checks the signature, so the

@@ -48,7 +48,7 @@ func run(args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, err := backend.New(cfg, log)
+	srv, err := backend.New(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func serveBackend(t *testing.T, dir string) (*backend.Server, string) {
 	cfg := backend.DefaultConfig()
 	cfg.DataDir = dir
 	cfg.SecretHashing = credential.Params{Memory: 64, Time: 1, Threads: 1}
-	srv, err := backend.New(cfg, zap.NewNop())
+	srv, err := backend.New(t.Context(), cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := backend.New(cfg, logger.Named("backend"))
+	srv, err := backend.New(ctx, cfg, logger.Named("backend"))
 	if err != nil {
 		public.Close()
 		internal.Close()
