@@ -264,14 +264,8 @@ func (c *Config) validate() error {
 		return errors.New("token lifetimes must be positive")
 	case c.SigningKeyRotation <= keyPublishAhead:
 		return fmt.Errorf("the signing key rotation interval must be longer than %v (new keys are published that long before use)", keyPublishAhead)
-	case c.EdgeSecret == "" && !loopbackAddr(c.Listen):
-		// The backend believes the X-HDC-* identity headers of any request
-		// that passes the edge secret check.
-		return fmt.Errorf("an edge secret (HDC_EDGE_SECRET) is required unless the listen address is loopback; %q is not", c.Listen)
 	case c.EdgeSecret != "" && len(c.EdgeSecret) < minEdgeSecret:
 		return fmt.Errorf("the edge secret must have at least %d bytes", minEdgeSecret)
-	case !c.InternalListenNonLoopback && !loopbackAddr(c.InternalListen):
-		return fmt.Errorf("the internal listener has no authentication: %q is not a loopback address (set HDC_INTERNAL_LISTEN_NON_LOOPBACK=1 if only trusted peers can reach it)", c.InternalListen)
 	case c.ShutdownTimeout <= 0:
 		return errors.New("the shutdown timeout must be positive")
 	case c.WebhookMaxSubscriptions <= 0:
@@ -286,11 +280,30 @@ func (c *Config) validate() error {
 	case c.DataDir == "":
 		return errors.New("the data directory must not be empty")
 	}
+	if err := c.checkExposure(c.Listen, c.InternalListen); err != nil {
+		return err
+	}
 	if c.SQSEndpoint != "" {
 		u, err := url.Parse(c.SQSEndpoint)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 			return fmt.Errorf("the SQS endpoint must be an http(s) URL")
 		}
+	}
+	return nil
+}
+
+// checkExposure refuses listen addresses (host:port) that would expose
+// what must stay private: the public listener beyond loopback without the
+// edge's credential, the internal one beyond loopback unless allowed. An
+// inherited socket (fd/N) is checked by ListenAndServe once it is open.
+func (c *Config) checkExposure(public, internal string) error {
+	switch {
+	case !inherited(public) && c.EdgeSecret == "" && !loopbackAddr(public):
+		// The backend believes the X-HDC-* identity headers of any request
+		// that passes the edge secret check.
+		return fmt.Errorf("an edge secret (HDC_EDGE_SECRET) is required unless the listen address is loopback; %q is not", public)
+	case !inherited(internal) && !c.InternalListenNonLoopback && !loopbackAddr(internal):
+		return fmt.Errorf("the internal listener has no authentication: %q is not a loopback address (set HDC_INTERNAL_LISTEN_NON_LOOPBACK=1 if only trusted peers can reach it)", internal)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestEventsToSubscribers: an event published on the internal listener
@@ -67,21 +68,14 @@ func TestEventsToSubscribers(t *testing.T) {
 	wantProblem(t, h.do("POST", h.public+contract.PathEvents, strings.NewReader(`{}`), "Content-Type", "application/json"), 404, "not_found")
 
 	var list webhook.List
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Eventually(t, 30*time.Second, "both deliveries", func() bool {
 		h.do("GET", h.public+contract.PathSubscriptions, nil, as...).json(t, &list)
-		ok, gone := list.Subscriptions[0], list.Subscriptions[1]
-		if ok.LastDeliveryOutcome != nil && gone.Status == "disabled" {
-			if *ok.LastDeliveryOutcome != "delivered" || ok.Status != "active" || *gone.LastDeliveryOutcome != "http_410" ||
-				time.Since(*ok.LastDeliveryAt) > time.Minute {
-				t.Fatalf("subscriptions after delivery: %+v %+v", ok, gone)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deliveries did not finish: %+v", list)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return list.Subscriptions[0].LastDeliveryOutcome != nil && list.Subscriptions[1].Status == "disabled"
+	})
+	ok, gone := list.Subscriptions[0], list.Subscriptions[1]
+	if *ok.LastDeliveryOutcome != "delivered" || ok.Status != "active" || *gone.LastDeliveryOutcome != "http_410" ||
+		time.Since(*ok.LastDeliveryAt) > time.Minute {
+		t.Fatalf("subscriptions after delivery: %+v %+v", ok, gone)
 	}
 	if n := received.Load(); n != 2 {
 		t.Fatalf("the receiver got %d requests, want 2", n)

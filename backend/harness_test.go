@@ -22,6 +22,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // harness runs a real Server on loopback listeners and plays the edge:
@@ -210,13 +211,5 @@ func (h *harness) as(pair auth.TokenPair) []string {
 // wantProblem asserts a problem+json answer with status and code.
 func wantProblem(t *testing.T, res response, status int, code string) problem.Problem {
 	t.Helper()
-	var p problem.Problem
-	if res.StatusCode != status || res.Header.Get("Content-Type") != problem.ContentType ||
-		json.Unmarshal(res.body, &p) != nil || p.Code != code || p.Status != status {
-		t.Fatalf("got %d %s %s; want %d problem %q", res.StatusCode, res.Header.Get("Content-Type"), res.body, status, code)
-	}
-	if status == http.StatusUnauthorized && res.Header.Get("WWW-Authenticate") != "Bearer" {
-		t.Fatalf("401 without WWW-Authenticate: Bearer")
-	}
-	return p
+	return testkit.WantProblem(t, res.StatusCode, res.Header, res.body, status, code)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // wav is the start of a RIFF WAVE file, which content sniffing recognises.
@@ -405,13 +406,13 @@ func TestGracefulShutdown(t *testing.T) {
 	if _, err := pw.Write(data[:len(data)/2]); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the upload to be in flight", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the upload to be in flight", func() bool {
 		return bytes.Contains(h.do("GET", h.internal+contract.PathMetrics, nil).body, []byte(`hdc_backend_http_requests_in_flight{listener="public"} 1`))
 	})
 	stopped := make(chan error, 1)
 	go func() { stopped <- h.stop() }()
 	addr := strings.TrimPrefix(h.public, "http://")
-	waitFor(t, "the public listener to close", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the public listener to close", func() bool {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			return true // the listener is closed: shutdown has begun
@@ -438,18 +439,5 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("Serve did not return")
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline (a bound on a hang, not a timing assertion).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -30,6 +30,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -254,19 +257,49 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 }
 
 // ListenAndServe listens on Config.Listen and Config.InternalListen and
-// calls Serve.
+// calls Serve. An address may be "fd/N", a socket the process inherited
+// (systemd socket activation, a test harness), whose actual address must
+// then pass the same exposure rules as a configured one.
 func (s *Server) ListenAndServe(ctx context.Context) error {
-	public, err := net.Listen("tcp", s.cfg.Listen)
+	public, err := listen(s.cfg.Listen)
 	if err != nil {
 		return err
 	}
-	internal, err := net.Listen("tcp", s.cfg.InternalListen)
+	internal, err := listen(s.cfg.InternalListen)
+	if err == nil {
+		err = s.cfg.checkExposure(public.Addr().String(), internal.Addr().String())
+	}
 	if err != nil {
 		public.Close()
+		if internal != nil {
+			internal.Close()
+		}
 		return err
 	}
 	return s.Serve(ctx, public, internal)
 }
+
+// listen opens the listen address addr: host:port, or fd/N.
+func listen(addr string) (net.Listener, error) {
+	n, ok := strings.CutPrefix(addr, "fd/")
+	if !ok {
+		return net.Listen("tcp", addr)
+	}
+	fd, err := strconv.ParseUint(n, 10, 31)
+	if err != nil {
+		return nil, fmt.Errorf("listen address %q: not a file descriptor number", addr)
+	}
+	f := os.NewFile(uintptr(fd), addr)
+	defer f.Close() // the listener holds its own copy
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// inherited reports whether addr names an inherited socket (fd/N).
+func inherited(addr string) bool { return strings.HasPrefix(addr, "fd/") }
 
 func (s *Server) httpServer(h http.Handler) *http.Server {
 	return &http.Server{

@@ -3,11 +3,15 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestNewGivesUpWhenItsContextEnds: a start-up stuck on a database that
@@ -48,5 +52,65 @@ func TestNewGivesUpWhenItsContextEnds(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("New did not return after its context ended")
+	}
+}
+
+func TestListen(t *testing.T) {
+	f, addr := testkit.ListenFile(t)
+	tests := []struct {
+		name, addr string
+		want       string // the listener's address; "" for an error
+	}{
+		{"host and port", "127.0.0.1:0", "127.0.0.1:"},
+		{"inherited socket", fmt.Sprintf("fd/%d", f.Fd()), addr},
+		{"not a number", "fd/x", ""},
+		{"not a socket", "fd/0", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ln, err := listen(tt.addr)
+			if tt.want == "" {
+				if err == nil {
+					ln.Close()
+					t.Fatalf("listen(%q) succeeded", tt.addr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			if !strings.HasPrefix(ln.Addr().String(), tt.want) {
+				t.Fatalf("listening on %s, want %s", ln.Addr(), tt.want)
+			}
+		})
+	}
+}
+
+// TestListenAndServeChecksInheritedSockets: an inherited public socket
+// bound beyond loopback is refused without the edge's credential, as a
+// configured address would be.
+func TestListenAndServeChecksInheritedSockets(t *testing.T) {
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ln.(*net.TCPListener).File()
+	ln.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = fmt.Sprintf("fd/%d", f.Fd())
+	cfg.InternalListen = "127.0.0.1:0"
+	srv, err := New(t.Context(), cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := srv.ListenAndServe(t.Context()); err == nil || !strings.Contains(err.Error(), "required unless the listen address is loopback") {
+		t.Fatalf("ListenAndServe = %v", err)
 	}
 }

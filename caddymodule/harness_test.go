@@ -1,15 +1,11 @@
 package caddymodule
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,9 +18,9 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
-	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -35,7 +31,7 @@ type edge struct {
 	admin    string
 	registry string
 	up       *recorder
-	signKey  ed25519.PrivateKey
+	signer   *testkit.Signer
 	client   *http.Client
 }
 
@@ -99,25 +95,14 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func freePort(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startEdge loads ../Caddyfile with the environment pointing at test
 // servers. Caddy is one per process: tests using it must not run in parallel.
 func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edge {
 	t.Helper()
-	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer := testkit.NewSigner("sig-1")
 	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"keys":[{"kty":"OKP","crv":"Ed25519","alg":"EdDSA","use":"sig","kid":"sig-1","x":%q}]}`,
-			base64.RawURLEncoding.EncodeToString(pub))
+		w.Write(testkit.JWKS(signer))
 	}))
 	t.Cleanup(jwks.Close)
 	rec := &recorder{}
@@ -134,11 +119,14 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 	}); err != nil {
 		t.Fatal(err)
 	}
-	addr, admin := freePort(t), freePort(t)
+	// Caddy takes the listeners as inherited sockets ("fd/N"), so no port
+	// is closed and reused.
+	site, addr := testkit.ListenFile(t)
+	adminSock, admin := testkit.ListenFile(t)
 	vars := map[string]string{
-		"HDC_SITE":             "http://" + addr,
-		"HDC_BIND":             "127.0.0.1",
-		"HDC_EDGE_ADMIN":       admin,
+		"HDC_SITE":             "http://",
+		"HDC_BIND":             fmt.Sprintf("fd/%d", site.Fd()),
+		"HDC_EDGE_ADMIN":       fmt.Sprintf("fd/%d", adminSock.Fd()),
 		"HDC_KEY_REGISTRY":     registry,
 		"HDC_BACKEND":          upstream.Listener.Addr().String(),
 		"HDC_BACKEND_INTERNAL": jwks.URL,
@@ -166,7 +154,7 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 	t.Cleanup(func() { _ = caddy.Stop() })
 
 	e := &edge{base: "http://" + addr, admin: "http://" + admin, registry: registry, up: rec,
-		signKey: priv, client: &http.Client{Timeout: 2 * time.Minute}}
+		signer: signer, client: &http.Client{Timeout: 2 * time.Minute}}
 	// The server must really be up: an unknown route answers our 404 problem.
 	resp, err := e.client.Get(e.base + "/no-such-route")
 	if err != nil {
@@ -179,26 +167,8 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 	return e
 }
 
-// token mints an access token for client in workspace ws, with claims
-// overridden or removed (a nil value removes the claim).
+// token mints an access token for client in workspace ws-<client>, with
+// claims overridden or removed (a nil value removes the claim).
 func (e *edge) token(client string, override map[string]any) string {
-	now := time.Now()
-	claims := jwt.MapClaims{
-		"iss": "health-data-connect", "aud": "health-data-connect-api", "sub": client, "ws": "ws-" + client,
-		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(30 * time.Minute).Unix(), "jti": "jti-" + client,
-	}
-	for k, v := range override {
-		if v == nil {
-			delete(claims, k)
-		} else {
-			claims[k] = v
-		}
-	}
-	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
-	tok.Header["kid"] = "sig-1"
-	s, err := tok.SignedString(e.signKey)
-	if err != nil {
-		panic(err)
-	}
-	return s
+	return e.signer.Token(testkit.With(testkit.Claims(client, "ws-"+client, "jti-"+client, time.Now()), override))
 }

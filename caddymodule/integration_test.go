@@ -208,7 +208,7 @@ func TestEdgeHostile(t *testing.T) {
 		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "health-data-connect", "aud": "health-data-connect-api",
 			"sub": "c1", "ws": "ws-c1", "jti": "j", "exp": time.Now().Add(time.Hour).Unix()})
 		tok.Header["kid"] = "sig-1"
-		s, _ := tok.SignedString([]byte(e.signKey.Public().(ed25519.PublicKey)))
+		s, _ := tok.SignedString([]byte(e.signer.Pub))
 		return s
 	}()
 	auth := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }

@@ -143,18 +143,6 @@ func (r *Registry) Lookup(kid string) (*Key, bool) {
 	return k, ok
 }
 
-// ActiveKey returns the client's current key: the newest active one.
-func (r *Registry) ActiveKey(clientID string) (*Key, bool) {
-	var best *Key
-	for i := range r.keys {
-		k := &r.keys[i]
-		if k.ClientID == clientID && k.Status == Active && (best == nil || k.CreatedAt.After(best.CreatedAt)) {
-			best = k
-		}
-	}
-	return best, best != nil
-}
-
 // Keys returns a copy of every key, in file order.
 func (r *Registry) Keys() []Key { return append([]Key(nil), r.keys...) }
 

@@ -11,20 +11,9 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
-)
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, cond func() bool) bool {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return cond()
-}
+	"github.com/health-data-connect/hdc/internal/testkit"
+)
 
 func TestWatcher(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
@@ -59,14 +48,14 @@ func TestWatcher(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(t, 100*interval, func() bool { _, ok := w.Registry().Lookup(added.Kid); return ok }) {
+	if !testkit.WaitFor(100*interval, func() bool { _, ok := w.Registry().Lookup(added.Kid); return ok }) {
 		t.Fatal("the watcher did not pick up the new key")
 	}
 
 	// An invalid file keeps the last good registry, and says why once.
 	good := w.Registry()
 	writeFile(t, path, `{"keys":[{"kid":"x"}]}`, 0o600)
-	if !waitFor(t, 100*interval, func() bool { return logs.FilterMessageSnippet("not reloaded").Len() > 0 }) {
+	if !testkit.WaitFor(100*interval, func() bool { return logs.FilterMessageSnippet("not reloaded").Len() > 0 }) {
 		t.Fatal("no warning about the invalid file")
 	}
 	time.Sleep(5 * interval)
@@ -92,7 +81,7 @@ func TestWatcher(t *testing.T) {
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(t, 100*interval, func() bool { _, ok := w.Registry().Lookup(added.Kid); return !ok }) {
+	if !testkit.WaitFor(100*interval, func() bool { _, ok := w.Registry().Lookup(added.Kid); return !ok }) {
 		t.Fatal("the watcher did not recover once the file was fixed")
 	}
 	if reloads.Load() != 2 || rejections.Load() < 2 {

@@ -16,6 +16,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // The end-to-end suite: the real binaries on loopback, driven over HTTP.
@@ -88,7 +91,7 @@ func (s *stack) send(c *apiClient, encrypt bool, method, path string, body []byt
 		if r.header.Get(jweHeader) != "JWE" {
 			s.t.Fatalf("%s %s: an encrypted request got a plain answer: %s", method, path, r)
 		}
-		r.body = joseDecrypt(s.t, c, r.body)
+		r.body, r.sealed = joseDecrypt(s.t, c, r.body), true
 	} else if r.header.Get(jweHeader) != "" {
 		s.t.Fatalf("%s %s: a plain request got an encrypted answer", method, path)
 	}
@@ -129,13 +132,12 @@ func bearer(tk tokens) map[string]string {
 // expectProblem checks a problem+json answer with the given status and code.
 func expectProblem(t testing.TB, r *response, status int, code string) {
 	t.Helper()
-	var p struct {
-		Code   string `json:"code"`
-		Status int    `json:"status"`
+	header := r.header
+	if r.sealed { // the envelope is application/json, whatever it seals
+		header = header.Clone()
+		header.Set("Content-Type", problem.ContentType)
 	}
-	if r.status != status || json.Unmarshal(r.body, &p) != nil || p.Code != code || p.Status != status {
-		t.Fatalf("got %s, want %d %s", r, status, code)
-	}
+	testkit.WantProblem(t, r.status, header, r.body, status, code)
 }
 
 func multipartUpload(file []byte) ([]byte, string) {
@@ -386,7 +388,7 @@ func TestE2EWebhooks(t *testing.T) {
 	publish(a.Workspace, "receipt.created", `{"receipt_id":"r-1"}`) // not subscribed
 	publish(b.Workspace, "prescription.created", `{"prescription_id":"p-1"}`)
 
-	webhookWait(t, time.Minute, "three deliveries", func() bool { return len(rc.deliveries()) >= 3 })
+	testkit.Eventually(t, time.Minute, "three deliveries", func() bool { return len(rc.deliveries()) >= 3 })
 	time.Sleep(500 * time.Millisecond) // anything that should not come has had its chance
 	var toA []webhookDelivery
 	var toB int

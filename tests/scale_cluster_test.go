@@ -23,6 +23,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/blob/blobtest"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // scaleBucket is the bucket the replicas share their blobs in.
@@ -72,24 +73,25 @@ func startCluster(t *testing.T) *cluster {
 	edgeSecret := hex.EncodeToString(secret)
 	blobURL := "s3://" + scaleBucket + "/records?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(s3Endpoint)
 	for i := range c.backends {
-		public, internal := freeAddr(t), freeAddr(t)
+		publicSock, public := testkit.ListenFile(t)
+		internalSock, internal := testkit.ListenFile(t)
 		r := &replica{public: "http://" + public, internal: "http://" + internal, data: filepath.Join(dir, fmt.Sprint("backend-", i+1))}
 		r.proc = c.ops.start(fmt.Sprint("hdc-backend-", i+1), backendBin, nil, append([]string{
-			"HDC_LISTEN=" + public, "HDC_INTERNAL_LISTEN=" + internal, "HDC_DATA=" + r.data,
+			"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4", "HDC_DATA=" + r.data,
 			"HDC_BLOB_URL=" + blobURL, "AWS_ACCESS_KEY_ID=hdc", "AWS_SECRET_ACCESS_KEY=hdc-test-secret",
 			"HDC_EDGE_SECRET=" + edgeSecret,
-		}, webhookEnv...))
+		}, webhookEnv...), publicSock, internalSock)
 		c.backends[i] = r
 	}
 	for i, r := range c.backends {
 		c.ops.waitFor(fmt.Sprint("backend ", i+1), func() bool { return c.get(r.internal+contract.PathReady) == http.StatusOK })
 	}
 	for i, r := range c.backends {
-		edgeAddr := freeAddr(t)
+		edgeSock, edgeAddr := testkit.ListenFile(t)
 		c.ops.start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, []string{
-			"HDC_SITE=http://:" + portOf(edgeAddr), "HDC_BIND=127.0.0.1", "HDC_EDGE_ADMIN=" + freeAddr(t),
+			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=off",
 			"HDC_BACKEND=" + strings.TrimPrefix(r.public, "http://"), "HDC_BACKEND_INTERNAL=" + r.internal,
-			"HDC_EDGE_SECRET=" + edgeSecret, "HDC_UPLOAD_MAX_BODY=16MiB"})
+			"HDC_EDGE_SECRET=" + edgeSecret, "HDC_UPLOAD_MAX_BODY=16MiB"}, edgeSock)
 		e := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, env: c.ops.env, http: c.ops.http}
 		c.ops.waitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.edge+"/no-such-route") == http.StatusNotFound })
 		c.edges[i] = e

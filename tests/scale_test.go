@@ -19,6 +19,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestScaleOut runs two edges and two backends on one PostgreSQL database
@@ -94,7 +95,7 @@ func TestScaleOut(t *testing.T) {
 		rotated.Kid, rotated.Key = k.Kid, k.Secret
 		start := time.Now()
 		for i, e := range c.edges {
-			webhookWait(t, 10*time.Second, fmt.Sprintf("edge %d to accept the new key", i+1), func() bool {
+			testkit.Eventually(t, 10*time.Second, fmt.Sprintf("edge %d to accept the new key", i+1), func() bool {
 				r := e.do("POST", loginPath, joseEncrypt(t, &rotated, loginBody(client)), map[string]string{
 					"Content-Type": jsonType, jweHeader: "JWE"})
 				return r.status == http.StatusOK
@@ -104,7 +105,7 @@ func TestScaleOut(t *testing.T) {
 		c.ops.hdc(nil, "keys", "retire", "--kid", client.Kid)
 		start = time.Now()
 		for i, e := range c.edges {
-			webhookWait(t, 10*time.Second, fmt.Sprintf("edge %d to refuse the retired key", i+1), func() bool {
+			testkit.Eventually(t, 10*time.Second, fmt.Sprintf("edge %d to refuse the retired key", i+1), func() bool {
 				r := e.do("POST", loginPath, joseEncrypt(t, client, loginBody(client)), map[string]string{
 					"Content-Type": jsonType, jweHeader: "JWE"})
 				return r.status == http.StatusBadRequest
@@ -212,16 +213,16 @@ func testScaleWebhooks(t *testing.T, c *cluster, client *apiClient) {
 	// Mid-run, hold the subscriber's answers until more requests are in
 	// flight than one replica's 8 workers can make, so that backend 1 has
 	// some, and kill it.
-	webhookWait(t, time.Minute, "a third of the deliveries", func() bool { return distinct() >= 2*events/3 })
+	testkit.Eventually(t, time.Minute, "a third of the deliveries", func() bool { return distinct() >= 2*events/3 })
 	rc.hold()
-	webhookWait(t, 10*time.Second, "requests in flight from both backends", func() bool { return rc.inFlight.Load() > 8 })
+	testkit.Eventually(t, 10*time.Second, "requests in flight from both backends", func() bool { return rc.inFlight.Load() > 8 })
 	held, before := rc.inFlight.Load(), distinct()
 	c.kill(0)
 	killed := time.Now()
 	rc.release()
 
 	// Backend 1's claims come back when their leases (3 s) expire.
-	webhookWait(t, time.Minute, "every delivery", func() bool {
+	testkit.Eventually(t, time.Minute, "every delivery", func() bool {
 		return distinct() == 2*events && c.metric(1, "hdc_backend_webhook_queue_depth") == 0
 	})
 	recovered := time.Since(killed)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // stack is the real system on loopback: hdc-backend and hdc-edge (running
@@ -60,16 +61,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startStack starts a backend and an edge on fresh loopback ports and data.
 // extraEnv is added to the backend's environment.
 func startStack(t *testing.T, extraEnv ...string) *stack {
@@ -79,7 +70,12 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 	secret := make([]byte, 16)
 	_, _ = rand.Read(secret)
 	edgeSecret := hex.EncodeToString(secret)
-	public, internal, edgeAddr, admin := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	// Each process inherits its listening sockets (fd/3, fd/4): no port is
+	// closed and reused.
+	publicSock, public := testkit.ListenFile(t)
+	internalSock, internal := testkit.ListenFile(t)
+	edgeSock, edgeAddr := testkit.ListenFile(t)
+	adminSock, admin := testkit.ListenFile(t)
 	s := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, internal: "http://" + internal, admin: "http://" + admin,
 		registry: filepath.Join(dir, "keys.json"), http: &http.Client{Timeout: 5 * time.Minute}}
 	s.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
@@ -91,8 +87,8 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 	if err := os.WriteFile(s.registry, []byte(`{"keys":[]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.start("hdc-backend", backendBin, nil, append([]string{"HDC_LISTEN=" + public, "HDC_INTERNAL_LISTEN=" + internal,
-		"HDC_EDGE_SECRET=" + edgeSecret}, extraEnv...))
+	s.start("hdc-backend", backendBin, nil, append([]string{"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4",
+		"HDC_EDGE_SECRET=" + edgeSecret}, extraEnv...), publicSock, internalSock)
 	s.waitFor("the backend", func() bool {
 		resp, err := s.http.Get(s.internal + "/readyz")
 		if err != nil {
@@ -102,8 +98,8 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 		return resp.StatusCode == http.StatusOK
 	})
 	s.start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, []string{
-		"HDC_SITE=http://:" + portOf(edgeAddr), "HDC_BIND=127.0.0.1", "HDC_EDGE_ADMIN=" + admin,
-		"HDC_BACKEND=" + public, "HDC_EDGE_SECRET=" + edgeSecret, "HDC_UPLOAD_MAX_BODY=128MiB"})
+		"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=fd/4",
+		"HDC_BACKEND=" + public, "HDC_EDGE_SECRET=" + edgeSecret, "HDC_UPLOAD_MAX_BODY=128MiB"}, edgeSock, adminSock)
 	s.waitFor("the edge", func() bool {
 		resp, err := s.http.Get(s.edge + "/no-such-route")
 		if err != nil {
@@ -115,16 +111,13 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 	return s
 }
 
-func portOf(addr string) string {
-	_, port, _ := net.SplitHostPort(addr)
-	return port
-}
-
-// start runs a binary of the stack; it is stopped with SIGTERM at cleanup.
-func (s *stack) start(name, bin string, args, env []string) *process {
+// start runs a binary of the stack, handing it files as fd/3, fd/4, …; it
+// is stopped with SIGTERM at cleanup.
+func (s *stack) start(name, bin string, args, env []string, files ...*os.File) *process {
 	s.t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append([]string{}, s.env...), env...)
+	cmd.ExtraFiles = files
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -221,6 +214,9 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	// sealed is set when body was decrypted from an envelope, whose media
+	// type (application/json) is not the plaintext's.
+	sealed bool
 }
 
 func (r *response) String() string { return fmt.Sprintf("%d %s", r.status, tail(string(r.body), 600)) }
@@ -257,7 +253,7 @@ func (s *stack) do(method, path string, body []byte, header map[string]string) *
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return &response{resp.StatusCode, resp.Header, b}
+	return &response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
 // lines returns a reader's lines as they come, for following a process's

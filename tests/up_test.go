@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestUpGuideWorksWhenPasted runs `hdc up` as a newcomer would, pastes every
@@ -18,7 +20,8 @@ import (
 func TestUpGuideWorksWhenPasted(t *testing.T) {
 	hdc := binary(t, "hdc")
 	dir := t.TempDir()
-	listen, admin, backendAddr, internal := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	// hdc up binds the addresses its flags name itself.
+	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir,
 		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HDC_BACKEND_INTERNAL=http://" + internal,
 		"HDC_ACCESS_TOKEN_TTL=40s"} // short enough for the refresh below: hdc call treats the last 30 s as expired

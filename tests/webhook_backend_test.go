@@ -3,7 +3,6 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -268,18 +267,4 @@ func (rc *webhookReceiver) deliveries() []webhookDelivery {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]webhookDelivery(nil), rc.got...)
-}
-
-// webhookWait polls cond until it holds or the deadline passes.
-func webhookWait(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestWebhookCrashRecovery publishes 500 events to a subscriber, kills the
@@ -63,9 +64,9 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	// Let deliveries flow, then hold them again and kill the backend while
 	// the subscriber holds requests it has received but not answered.
 	rc.release()
-	webhookWait(t, 30*time.Second, "100 deliveries", func() bool { return len(rc.deliveries()) >= 100 })
+	testkit.Eventually(t, 30*time.Second, "100 deliveries", func() bool { return len(rc.deliveries()) >= 100 })
 	rc.hold()
-	webhookWait(t, 10*time.Second, "held requests", func() bool { return rc.inFlight.Load() > 0 })
+	testkit.Eventually(t, 10*time.Second, "held requests", func() bool { return rc.inFlight.Load() > 0 })
 	before, held := len(rc.deliveries()), rc.inFlight.Load()
 	if before >= events {
 		t.Fatalf("all %d events were received before the kill", before)
@@ -84,7 +85,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	}
 	// The deliveries held at the kill stay leased to the dead process until
 	// their leases expire; then they are made again.
-	webhookWait(t, 60*time.Second, "every delivery after the restart", func() bool {
+	testkit.Eventually(t, 60*time.Second, "every delivery after the restart", func() bool {
 		return distinct() >= events && b.queueDepth() == 0
 	})
 	recovered := time.Since(killed)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestWebhookStandardWebhooksInterop: deliveries of a real backend, for
@@ -45,7 +47,7 @@ func TestWebhookStandardWebhooksInterop(t *testing.T) {
 			t.Fatalf("hdc events publish %s printed %s", typ, out)
 		}
 	}
-	webhookWait(t, 30*time.Second, "the deliveries", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the deliveries", func() bool {
 		return len(all.deliveries()) >= 3 && len(receipts.deliveries()) >= 1 && b.queueDepth() == 0
 	})
 

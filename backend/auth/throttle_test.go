@@ -11,19 +11,20 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // clockedLimiter is a Limiter under test with the clock it reads.
 type clockedLimiter struct {
 	Limiter
-	now *time.Time
+	clock *testkit.Clock
 }
 
 // limiters returns each implementation allowing 3 attempts a minute.
 func limiters(t *testing.T) map[string]clockedLimiter {
-	now := time.Unix(1000, 0)
+	memClock, storeClock := testkit.NewClock(time.Unix(1000, 0)), testkit.NewClock(time.Unix(1000, 0))
 	mem := NewMemoryLimiter(3, time.Minute, 100)
-	mem.now = func() time.Time { return now }
+	mem.now = memClock.Now
 
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
 	if err != nil {
@@ -31,9 +32,8 @@ func limiters(t *testing.T) map[string]clockedLimiter {
 	}
 	t.Cleanup(func() { st.Close() })
 	db := NewStoreLimiter(st, 3, time.Minute, zap.NewNop())
-	storeNow := now
-	db.now = func() time.Time { return storeNow }
-	return map[string]clockedLimiter{"memory": {mem, &now}, "store": {db, &storeNow}}
+	db.now = storeClock.Now
+	return map[string]clockedLimiter{"memory": {mem, memClock}, "store": {db, storeClock}}
 }
 
 func TestLimiters(t *testing.T) {
@@ -65,11 +65,11 @@ func TestLimiters(t *testing.T) {
 			if _, ok := take("other"); !ok {
 				t.Fatal("another key is throttled")
 			}
-			*l.now = l.now.Add(10 * time.Second)
+			l.clock.Advance(10 * time.Second)
 			if wait, ok := take("k"); ok || wait != 10*time.Second {
 				t.Fatalf("after 10s: %v, %v", wait, ok)
 			}
-			*l.now = l.now.Add(10 * time.Second)
+			l.clock.Advance(10 * time.Second)
 			if _, ok := take("k"); !ok {
 				t.Fatal("no attempt allowed after the refill time")
 			}
@@ -79,7 +79,7 @@ func TestLimiters(t *testing.T) {
 				t.Fatal("a returned attempt still counts")
 			}
 			// Returns never exceed the burst.
-			*l.now = l.now.Add(time.Hour)
+			l.clock.Advance(time.Hour)
 			for range 5 {
 				giveBack("k")
 			}

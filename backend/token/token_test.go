@@ -17,6 +17,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 var testConfig = Config{
@@ -35,36 +36,27 @@ func openStore(t *testing.T) store.Store {
 	return st
 }
 
-// clock is a settable time source.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
 // newIssuer returns an Issuer on st and its clock, which starts after the
 // Issuer's first Refresh.
-func newIssuer(t *testing.T, st store.Store) (*Issuer, *clock) {
+func newIssuer(t *testing.T, st store.Store) (*Issuer, *testkit.Clock) {
 	t.Helper()
 	i, err := NewIssuer(t.Context(), st, testConfig, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Now()}
-	i.now = c.now
+	c := testkit.NewClock(time.Now())
+	i.now = c.Now
 	return i, c
 }
 
 // replica returns another Issuer on st that reads the time from c.
-func replica(t *testing.T, st store.Store, c *clock) *Issuer {
+func replica(t *testing.T, st store.Store, c *testkit.Clock) *Issuer {
 	t.Helper()
 	i, err := NewIssuer(t.Context(), st, testConfig, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	i.now = c.now
+	i.now = c.Now
 	refresh(t, i)
 	return i
 }
@@ -143,12 +135,12 @@ func TestRotation(t *testing.T) {
 	// The successor is created PublishAhead before the key is RotateEvery
 	// old, and published at once, but not yet used: an edge that fetched
 	// the JWKS just before must not meet an unknown kid.
-	c.advance(testConfig.RotateEvery - testConfig.PublishAhead - time.Second)
+	c.Advance(testConfig.RotateEvery - testConfig.PublishAhead - time.Second)
 	refresh(t, i)
 	if set := jwks(t, i); len(set.Keys) != 1 {
 		t.Fatalf("rotated early: %+v", set)
 	}
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	refresh(t, i)
 	set := jwks(t, i)
 	if len(set.Keys) != 2 || set.Keys[1].KeyID != firstKid {
@@ -158,12 +150,12 @@ func TestRotation(t *testing.T) {
 	if got := issue(t, i); got != firstKid {
 		t.Fatal("signing with a key published less than PublishAhead ago")
 	}
-	c.advance(testConfig.PublishAhead - time.Second)
+	c.Advance(testConfig.PublishAhead - time.Second)
 	refresh(t, i)
 	if got := issue(t, i); got != firstKid {
 		t.Fatal("signing with a key published less than PublishAhead ago")
 	}
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	refresh(t, i)
 	if got := issue(t, i); got != secondKid {
 		t.Fatal("not signing with the new key PublishAhead after it was published")
@@ -175,12 +167,12 @@ func TestRotation(t *testing.T) {
 
 	// The old key stays published while tokens it signed may be presented,
 	// on the refresh route too.
-	c.advance(testConfig.CheckEvery + testConfig.AccessTTL + testConfig.Leeway + testConfig.RefreshGrace - time.Second)
+	c.Advance(testConfig.CheckEvery + testConfig.AccessTTL + testConfig.Leeway + testConfig.RefreshGrace - time.Second)
 	refresh(t, i)
 	if set := jwks(t, i); len(set.Key(firstKid)) != 1 {
 		t.Fatal("old key withdrawn while its tokens may still be presented")
 	}
-	c.advance(2 * time.Second)
+	c.Advance(2 * time.Second)
 	refresh(t, i)
 	if set := jwks(t, i); len(set.Keys) != 1 || len(set.Key(firstKid)) != 0 {
 		t.Fatalf("old key still published after every token expired: %+v", set)
@@ -199,22 +191,22 @@ func TestRefreshGraceKeepsKey(t *testing.T) {
 	st := openStore(t)
 	i, c := newIssuer(t, st)
 	oldKid := issue(t, i)
-	c.advance(testConfig.RotateEvery - testConfig.PublishAhead)
+	c.Advance(testConfig.RotateEvery - testConfig.PublishAhead)
 	refresh(t, i)
 	// i now plays a replica whose next check comes CheckEvery after the new
 	// key became active.
-	c.advance(testConfig.PublishAhead + testConfig.CheckEvery - time.Second)
+	c.Advance(testConfig.PublishAhead + testConfig.CheckEvery - time.Second)
 	acc, err := i.Issue("c", "w")
 	if err != nil || kid(t, acc.Token) != oldKid {
 		t.Fatalf("setup: token not signed with the old key (%v)", err)
 	}
 	other := replica(t, st, c) // the replicas that did switch delete keys
-	c.advance(acc.ExpiresIn + testConfig.Leeway + testConfig.RefreshGrace - time.Second)
+	c.Advance(acc.ExpiresIn + testConfig.Leeway + testConfig.RefreshGrace - time.Second)
 	refresh(t, other)
 	if set := jwks(t, other); len(set.Key(oldKid)) != 1 {
 		t.Fatal("the key of a token still accepted on the refresh route was withdrawn")
 	}
-	c.advance(2 * time.Second)
+	c.Advance(2 * time.Second)
 	refresh(t, other)
 	if set := jwks(t, other); len(set.Key(oldKid)) != 0 {
 		t.Fatal("the old key outlives every token it signed")
@@ -245,7 +237,7 @@ func TestConcurrentRotationAddsOneKey(t *testing.T) {
 	st := openStore(t)
 	i, c := newIssuer(t, st)
 	i.store = &racingStore{Store: st}
-	c.advance(testConfig.RotateEvery - testConfig.PublishAhead)
+	c.Advance(testConfig.RotateEvery - testConfig.PublishAhead)
 	if err := i.Refresh(t.Context()); err != nil {
 		t.Fatalf("losing the rotation race is not an error: %v", err)
 	}
@@ -253,7 +245,7 @@ func TestConcurrentRotationAddsOneKey(t *testing.T) {
 	if len(keys) != 2 {
 		t.Fatalf("%d keys after a raced rotation, want 2", len(keys))
 	}
-	c.advance(testConfig.PublishAhead)
+	c.Advance(testConfig.PublishAhead)
 	refresh(t, i)
 	if issue(t, i) != keys[1].ID {
 		t.Fatal("the loser does not sign with the winner's key")

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // cached returns the cache entry of token, if any.
@@ -32,7 +34,7 @@ func cacheLen(v *Verifier) int {
 func TestCacheHit(t *testing.T) {
 	f := newFixture(t, VerifierOptions{})
 	ctx := context.Background()
-	token := f.key.token(t, claimsAt(f.clock.Now()))
+	token := f.key.Token(claimsAt(f.clock.Now()))
 	cold, err := f.verifier.Verify(ctx, token, ModeAccess)
 	if err != nil {
 		t.Fatal(err)
@@ -77,8 +79,8 @@ func TestCacheExpiry(t *testing.T) {
 
 	short := claimsAt(now)
 	short["exp"] = now.Add(20 * time.Second).Unix()
-	shortToken := f.key.token(t, short)
-	longToken := f.key.token(t, claimsAt(now)) // exp in 30 min
+	shortToken := f.key.Token(short)
+	longToken := f.key.Token(claimsAt(now)) // exp in 30 min
 
 	for _, token := range []string{shortToken, longToken} {
 		if _, err := f.verifier.Verify(ctx, token, ModeAccess); err != nil {
@@ -118,13 +120,13 @@ func TestCacheExpiry(t *testing.T) {
 func TestCacheKeyRemoval(t *testing.T) {
 	f := newFixture(t, VerifierOptions{CacheMaxAge: time.Hour})
 	ctx := context.Background()
-	token := f.key.token(t, claimsAt(f.clock.Now()))
+	token := f.key.Token(claimsAt(f.clock.Now()))
 	if _, err := f.verifier.Verify(ctx, token, ModeAccess); err != nil {
 		t.Fatal(err)
 	}
 	// The backend revokes k1: the next refresh of the set drops it, and
 	// with it the cached token.
-	f.server.set(http.StatusOK, jwksOf(t, newSigningKey(t, "k2")))
+	f.server.set(http.StatusOK, testkit.JWKS(testkit.NewSigner("k2")))
 	f.clock.Advance(DefaultMaxAge)
 	if _, err := f.verifier.Verify(ctx, token, ModeAccess); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("err = %v, want ErrUnknownKey once the key is gone", err)
@@ -137,13 +139,13 @@ func TestCacheKeyRemoval(t *testing.T) {
 func TestCacheKeyReplaced(t *testing.T) {
 	f := newFixture(t, VerifierOptions{CacheMaxAge: time.Hour})
 	ctx := context.Background()
-	token := f.key.token(t, claimsAt(f.clock.Now()))
+	token := f.key.Token(claimsAt(f.clock.Now()))
 	if _, err := f.verifier.Verify(ctx, token, ModeAccess); err != nil {
 		t.Fatal(err)
 	}
 	// The same kid now names another key: the cached token was signed by
 	// the old one and must not be served.
-	f.server.set(http.StatusOK, jwksOf(t, newSigningKey(t, "k1")))
+	f.server.set(http.StatusOK, testkit.JWKS(testkit.NewSigner("k1")))
 	f.clock.Advance(DefaultMaxAge)
 	if _, err := f.verifier.Verify(ctx, token, ModeAccess); !errors.Is(err, ErrBadSignature) {
 		t.Fatalf("err = %v, want ErrBadSignature", err)
@@ -154,7 +156,7 @@ func TestCacheRefreshMode(t *testing.T) {
 	f := newFixture(t, VerifierOptions{})
 	ctx := context.Background()
 	now := f.clock.Now()
-	valid := f.key.token(t, claimsAt(now))
+	valid := f.key.Token(claimsAt(now))
 	if _, err := f.verifier.Verify(ctx, valid, ModeRefresh); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestCacheRefreshMode(t *testing.T) {
 	}
 	c := claimsAt(now)
 	c["exp"] = now.Add(-time.Hour).Unix()
-	expired := f.key.token(t, c)
+	expired := f.key.Token(c)
 	if _, err := f.verifier.Verify(ctx, expired, ModeRefresh); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +185,7 @@ func TestCacheRefreshMode(t *testing.T) {
 
 func TestCacheDisabled(t *testing.T) {
 	f := newFixture(t, VerifierOptions{CacheSize: -1})
-	token := f.key.token(t, claimsAt(f.clock.Now()))
+	token := f.key.Token(claimsAt(f.clock.Now()))
 	for range 2 {
 		if _, err := f.verifier.Verify(context.Background(), token, ModeAccess); err != nil {
 			t.Fatal(err)
@@ -201,7 +203,7 @@ func TestCacheBounded(t *testing.T) {
 	for i := range 5 {
 		c := claimsAt(f.clock.Now())
 		c["jti"] = fmt.Sprint(i)
-		tokens = append(tokens, f.key.token(t, c))
+		tokens = append(tokens, f.key.Token(c))
 		if _, err := f.verifier.Verify(ctx, tokens[i], ModeAccess); err != nil {
 			t.Fatal(err)
 		}
@@ -260,9 +262,9 @@ func TestCacheConcurrent(t *testing.T) {
 	for i := range 16 {
 		c := claimsAt(f.clock.Now())
 		c["jti"] = fmt.Sprint(i)
-		tokens = append(tokens, f.key.token(t, c))
+		tokens = append(tokens, f.key.Token(c))
 	}
-	other := newSigningKey(t, "k1").token(t, claimsAt(f.clock.Now()))
+	other := testkit.NewSigner("k1").Token(claimsAt(f.clock.Now()))
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for g := range 8 {

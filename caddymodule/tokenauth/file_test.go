@@ -10,26 +10,28 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 func TestFileKeySource(t *testing.T) {
 	ctx := context.Background()
-	k1, k2 := newSigningKey(t, "k1"), newSigningKey(t, "k2")
+	k1, k2 := testkit.NewSigner("k1"), testkit.NewSigner("k2")
 	path := filepath.Join(t.TempDir(), "jwks.json")
-	writeFile(t, path, jwksOf(t, k1))
-	clk := newClock()
+	writeFile(t, path, testkit.JWKS(k1))
+	clk := testkit.NewClock(epoch)
 	core, logs := observer.New(zap.ErrorLevel)
 	src, err := NewFileKeySource(path, FileOptions{Now: clk.Now, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustKey := func(kid string, want signingKey) {
+	mustKey := func(kid string, want *testkit.Signer) {
 		t.Helper()
 		k, err := src.Key(ctx, kid)
 		if err != nil {
 			t.Fatalf("Key(%q): %v", kid, err)
 		}
-		if !k.Equal(want.pub) {
+		if !k.Equal(want.Pub) {
 			t.Fatalf("Key(%q) returned another key", kid)
 		}
 	}
@@ -43,11 +45,11 @@ func TestFileKeySource(t *testing.T) {
 	mustUnknown("k2")
 
 	// A new kid is picked up on first use, without waiting for the interval.
-	writeFile(t, path, jwksOf(t, k1, k2))
+	writeFile(t, path, testkit.JWKS(k1, k2))
 	mustKey("k2", k2)
 
 	// A removed kid goes at the next check.
-	writeFile(t, path, jwksOf(t, k2))
+	writeFile(t, path, testkit.JWKS(k2))
 	mustKey("k1", k1) // not looked at yet
 	clk.Advance(DefaultCheckInterval)
 	mustUnknown("k1")
@@ -72,7 +74,7 @@ func TestFileKeySource(t *testing.T) {
 	}
 
 	// Written in place (same file, another size): reloaded.
-	if err := os.WriteFile(path, jwksOf(t, k1), 0o600); err != nil {
+	if err := os.WriteFile(path, testkit.JWKS(k1), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	mustKey("k1", k1)
@@ -82,9 +84,9 @@ func TestFileKeySource(t *testing.T) {
 
 func TestFileKeySourceModTime(t *testing.T) {
 	ctx := context.Background()
-	a, b := newSigningKey(t, "a"), newSigningKey(t, "b")
+	a, b := testkit.NewSigner("a"), testkit.NewSigner("b")
 	path := filepath.Join(t.TempDir(), "jwks.json")
-	writeFile(t, path, jwksOf(t, a))
+	writeFile(t, path, testkit.JWKS(a))
 	src, err := NewFileKeySource(path, FileOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +96,7 @@ func TestFileKeySourceModTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Write(jwksOf(t, b)); err != nil {
+	if _, err := f.Write(testkit.JWKS(b)); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -118,16 +120,16 @@ func TestNewFileKeySource(t *testing.T) {
 		}
 	}
 	good := filepath.Join(dir, "good.json")
-	writeFile(t, good, jwksOf(t, newSigningKey(t, "k1")))
+	writeFile(t, good, testkit.JWKS(testkit.NewSigner("k1")))
 	if _, err := NewFileKeySource(good, FileOptions{CheckInterval: -1}); err == nil {
 		t.Error("negative interval accepted")
 	}
 }
 
 func TestFileKeySourceVerifies(t *testing.T) {
-	k := newSigningKey(t, "k1")
+	k := testkit.NewSigner("k1")
 	path := filepath.Join(t.TempDir(), "jwks.json")
-	writeFile(t, path, jwksOf(t, k))
+	writeFile(t, path, testkit.JWKS(k))
 	src, err := NewFileKeySource(path, FileOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +138,7 @@ func TestFileKeySourceVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := v.Verify(context.Background(), k.token(t, claimsAt(time.Now())), ModeAccess)
+	c, err := v.Verify(context.Background(), k.Token(claimsAt(time.Now())), ModeAccess)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,15 +9,17 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // FuzzParseJWKS feeds arbitrary documents to the JWK Set parser. It must not
 // panic, and whatever it accepts must hold only well-formed Ed25519 keys
 // with a kid.
 func FuzzParseJWKS(f *testing.F) {
-	a, b := newSigningKey(f, "a"), newSigningKey(f, "b")
-	f.Add(jwksOf(f, a))
-	f.Add(jwksOf(f, a, b))
+	a, b := testkit.NewSigner("a"), testkit.NewSigner("b")
+	f.Add(testkit.JWKS(a))
+	f.Add(testkit.JWKS(a, b))
 	f.Add([]byte(`{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB","kid":"r"},{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"k","key_ops":["verify"]}]}`))
 	f.Add([]byte(`{"keys":[1,null,{"kid":7}]}`))
 	f.Add([]byte(`{"keys":{}}`))
@@ -53,20 +55,20 @@ func (s staticKeys) Key(_ context.Context, kid string) (ed25519.PublicKey, error
 // quote the token, and may accept only the genuine tokens it was seeded
 // with: any change to a signed token must be refused.
 func FuzzVerify(f *testing.F) {
-	k := newSigningKey(f, "k1")
+	k := testkit.NewSigner("k1")
 	now := epoch
 	c := claimsAt(now)
 	c["aud"] = []string{"x", DefaultAudience}
-	genuine := []string{k.token(f, claimsAt(now)), k.token(f, c)}
+	genuine := []string{k.Token(claimsAt(now)), k.Token(c)}
 	for _, tok := range genuine {
 		f.Add(tok, false)
 		f.Add(tok, true)
 	}
-	f.Add(sign(f, jwt.SigningMethodHS256, []byte(k.pub), map[string]any{"kid": "k1"}, claimsAt(now)), false)
-	f.Add(sign(f, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, map[string]any{"kid": "k1"}, claimsAt(now)), false)
+	f.Add(testkit.Sign(jwt.SigningMethodHS256, []byte(k.Pub), map[string]any{"kid": "k1"}, claimsAt(now)), false)
+	f.Add(testkit.Sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, map[string]any{"kid": "k1"}, claimsAt(now)), false)
 	f.Add("eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIn0.e30.", true)
 	f.Add("", false)
-	v, err := NewVerifier(staticKeys{"k1": k.pub}, VerifierOptions{Now: func() time.Time { return now }})
+	v, err := NewVerifier(staticKeys{"k1": k.Pub}, VerifierOptions{Now: func() time.Time { return now }})
 	if err != nil {
 		f.Fatal(err)
 	}

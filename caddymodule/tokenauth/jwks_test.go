@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 func TestParseJWKS(t *testing.T) {
@@ -75,12 +77,12 @@ func TestParseJWKS(t *testing.T) {
 }
 
 func TestParseJWKSKeyValue(t *testing.T) {
-	k := newSigningKey(t, "k1")
-	set, err := parseJWKS(jwksOf(t, k))
+	k := testkit.NewSigner("k1")
+	set, err := parseJWKS(testkit.JWKS(k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !set["k1"].Equal(k.pub) {
+	if !set["k1"].Equal(k.Pub) {
 		t.Fatal("the parsed key differs from the published one")
 	}
 }

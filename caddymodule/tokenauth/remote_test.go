@@ -14,12 +14,14 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 func TestRemoteUnknownKidCooldown(t *testing.T) {
 	f := newFixture(t, VerifierOptions{})
 	ctx := context.Background()
-	if _, err := f.verifier.Verify(ctx, f.key.token(t, claimsAt(f.clock.Now())), ModeAccess); err != nil {
+	if _, err := f.verifier.Verify(ctx, f.key.Token(claimsAt(f.clock.Now())), ModeAccess); err != nil {
 		t.Fatal(err)
 	}
 	if n := f.server.hits.Load(); n != 1 {
@@ -28,8 +30,8 @@ func TestRemoteUnknownKidCooldown(t *testing.T) {
 	// A spray of made-up kids: the first refetches, the rest wait for the cooldown.
 	f.clock.Advance(DefaultCooldown)
 	for i := range 20 {
-		k := newSigningKey(t, fmt.Sprintf("forged-%d", i))
-		if _, err := f.verifier.Verify(ctx, k.token(t, claimsAt(f.clock.Now())), ModeAccess); !errors.Is(err, ErrUnknownKey) {
+		k := testkit.NewSigner(fmt.Sprintf("forged-%d", i))
+		if _, err := f.verifier.Verify(ctx, k.Token(claimsAt(f.clock.Now())), ModeAccess); !errors.Is(err, ErrUnknownKey) {
 			t.Fatalf("err = %v, want ErrUnknownKey", err)
 		}
 		f.clock.Advance(time.Second)
@@ -49,16 +51,16 @@ func TestRemoteUnknownKidCooldown(t *testing.T) {
 func TestRemoteRotation(t *testing.T) {
 	f := newFixture(t, VerifierOptions{})
 	ctx := context.Background()
-	if _, err := f.verifier.Verify(ctx, f.key.token(t, claimsAt(f.clock.Now())), ModeAccess); err != nil {
+	if _, err := f.verifier.Verify(ctx, f.key.Token(claimsAt(f.clock.Now())), ModeAccess); err != nil {
 		t.Fatal(err)
 	}
-	k2 := newSigningKey(t, "k2")
-	f.server.set(http.StatusOK, jwksOf(t, f.key, k2))
+	k2 := testkit.NewSigner("k2")
+	f.server.set(http.StatusOK, testkit.JWKS(f.key, k2))
 	f.clock.Advance(DefaultCooldown)
-	if _, err := f.verifier.Verify(ctx, k2.token(t, claimsAt(f.clock.Now())), ModeAccess); err != nil {
+	if _, err := f.verifier.Verify(ctx, k2.Token(claimsAt(f.clock.Now())), ModeAccess); err != nil {
 		t.Fatalf("the new key was not picked up: %v", err)
 	}
-	if _, err := f.verifier.Verify(ctx, f.key.token(t, claimsAt(f.clock.Now())), ModeAccess); err != nil {
+	if _, err := f.verifier.Verify(ctx, f.key.Token(claimsAt(f.clock.Now())), ModeAccess); err != nil {
 		t.Fatalf("the old key was lost: %v", err)
 	}
 	if n := f.server.hits.Load(); n != 2 {
@@ -74,8 +76,8 @@ func TestRemoteRotationWithinCooldown(t *testing.T) {
 	if _, err := f.source.Key(ctx, "k1"); err != nil {
 		t.Fatal(err)
 	}
-	k2 := newSigningKey(t, "k2")
-	f.server.set(http.StatusOK, jwksOf(t, f.key, k2))
+	k2 := testkit.NewSigner("k2")
+	f.server.set(http.StatusOK, testkit.JWKS(f.key, k2))
 	f.clock.Advance(DefaultCooldown / 2)
 	if _, err := f.source.Key(ctx, "k2"); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("err = %v, want ErrUnknownKey within the cooldown", err)
@@ -92,7 +94,7 @@ func TestRemoteMaxAge(t *testing.T) {
 	if _, err := f.source.Key(ctx, "k1"); err != nil {
 		t.Fatal(err)
 	}
-	f.server.set(http.StatusOK, jwksOf(t, newSigningKey(t, "k2")))
+	f.server.set(http.StatusOK, testkit.JWKS(testkit.NewSigner("k2")))
 	f.clock.Advance(DefaultMaxAge - time.Second)
 	if _, err := f.source.Key(ctx, "k1"); err != nil {
 		t.Fatalf("before the max age: %v", err)
@@ -111,9 +113,9 @@ func TestRemoteMaxAge(t *testing.T) {
 
 func TestRemoteDownWithKeys(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
-	clk := newClock()
-	k := newSigningKey(t, "k1")
-	srv := newJWKSServer(t, jwksOf(t, k))
+	clk := testkit.NewClock(epoch)
+	k := testkit.NewSigner("k1")
+	srv := newJWKSServer(t, testkit.JWKS(k))
 	src, err := NewRemoteKeySource(srv.URL, RemoteOptions{Now: clk.Now, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +125,7 @@ func TestRemoteDownWithKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := v.Verify(ctx, k.token(t, claimsAt(clk.Now())), ModeAccess); err != nil {
+	if _, err := v.Verify(ctx, k.Token(claimsAt(clk.Now())), ModeAccess); err != nil {
 		t.Fatal(err)
 	}
 	for _, down := range []struct {
@@ -137,7 +139,7 @@ func TestRemoteDownWithKeys(t *testing.T) {
 		down.set()
 		clk.Advance(DefaultMaxAge)
 		before := logs.Len()
-		if _, err := v.Verify(ctx, k.token(t, claimsAt(clk.Now())), ModeAccess); err != nil {
+		if _, err := v.Verify(ctx, k.Token(claimsAt(clk.Now())), ModeAccess); err != nil {
 			t.Fatalf("%s: the last good set was not kept: %v", down.name, err)
 		}
 		if logs.Len() != before+1 {
@@ -150,7 +152,7 @@ func TestRemoteDownWithKeys(t *testing.T) {
 }
 
 func TestRemoteDownWithoutKeys(t *testing.T) {
-	k := newSigningKey(t, "k1")
+	k := testkit.NewSigner("k1")
 	for _, tt := range []struct {
 		name   string
 		status int
@@ -163,7 +165,7 @@ func TestRemoteDownWithoutKeys(t *testing.T) {
 		{"too large", http.StatusOK, `{"keys":[],"pad":"` + strings.Repeat("a", maxJWKSSize) + `"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := newClock()
+			clk := testkit.NewClock(epoch)
 			srv := newJWKSServer(t, []byte(tt.body))
 			srv.set(tt.status, []byte(tt.body))
 			src, err := NewRemoteKeySource(srv.URL, RemoteOptions{Now: clk.Now})
@@ -175,7 +177,7 @@ func TestRemoteDownWithoutKeys(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			token := k.token(t, claimsAt(clk.Now()))
+			token := k.Token(claimsAt(clk.Now()))
 			for range 3 {
 				if _, err := v.Verify(ctx, token, ModeAccess); !errors.Is(err, ErrKeysUnavailable) {
 					t.Fatalf("err = %v, want ErrKeysUnavailable", err)
@@ -185,7 +187,7 @@ func TestRemoteDownWithoutKeys(t *testing.T) {
 				t.Fatalf("%d fetches within a second, want 1", n)
 			}
 			// Without any set, the next try comes after a second, not a cooldown.
-			srv.set(http.StatusOK, jwksOf(t, k))
+			srv.set(http.StatusOK, testkit.JWKS(k))
 			clk.Advance(emptyRetry)
 			if _, err := v.Verify(ctx, token, ModeAccess); err != nil {
 				t.Fatalf("after the backend recovered: %v", err)
@@ -229,7 +231,7 @@ func TestRemoteTimeout(t *testing.T) {
 
 func TestRemoteCallerContext(t *testing.T) {
 	release := make(chan struct{})
-	body := jwksOf(t, newSigningKey(t, "k1"))
+	body := testkit.JWKS(testkit.NewSigner("k1"))
 	var once sync.Once
 	entered := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -265,8 +267,8 @@ func TestRemoteCallerContext(t *testing.T) {
 }
 
 func TestRemoteConcurrentMisses(t *testing.T) {
-	k := newSigningKey(t, "k1")
-	body := jwksOf(t, k)
+	k := testkit.NewSigner("k1")
+	body := testkit.JWKS(k)
 	release := make(chan struct{})
 	entered := make(chan struct{}, 50)
 	var hits atomic.Int64

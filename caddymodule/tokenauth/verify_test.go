@@ -15,13 +15,15 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 func TestVerify(t *testing.T) {
 	f := newFixture(t, VerifierOptions{CacheSize: -1})
 	k := f.key
 	now := f.clock.Now()
-	other := newSigningKey(t, "k1") // same kid, another key
+	other := testkit.NewSigner("k1") // same kid, another key
 	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -40,8 +42,8 @@ func TestVerify(t *testing.T) {
 	without := func(name string) jwt.MapClaims {
 		return with(func(c jwt.MapClaims) { delete(c, name) })
 	}
-	valid := k.token(t, claimsAt(now))
-	expired := k.token(t, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() }))
+	valid := k.Token(claimsAt(now))
+	expired := k.Token(with(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() }))
 	parts := strings.Split(valid, ".")
 	otherPayload := base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"health-data-connect","aud":"health-data-connect-api","sub":"admin","ws":"ws-2","jti":"x","exp":9999999999}`))
 	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
@@ -56,40 +58,40 @@ func TestVerify(t *testing.T) {
 	}{
 		{"valid", valid, ModeAccess, nil},
 		{"expired", expired, ModeAccess, ErrExpired},
-		{"expired within leeway", k.token(t, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-20 * time.Second).Unix() })), ModeAccess, nil},
-		{"expired just past leeway", k.token(t, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-DefaultLeeway).Unix() })), ModeAccess, ErrExpired},
-		{"nbf in the future", k.token(t, with(func(c jwt.MapClaims) { c["nbf"] = now.Add(5 * time.Minute).Unix() })), ModeAccess, ErrNotYetValid},
-		{"nbf within leeway", k.token(t, with(func(c jwt.MapClaims) { c["nbf"] = now.Add(20 * time.Second).Unix() })), ModeAccess, nil},
-		{"iat in the future", k.token(t, with(func(c jwt.MapClaims) { c["iat"] = now.Add(5 * time.Minute).Unix() })), ModeAccess, ErrNotYetValid},
-		{"no nbf, no iat", k.token(t, with(func(c jwt.MapClaims) { delete(c, "nbf"); delete(c, "iat") })), ModeAccess, nil},
-		{"wrong iss", k.token(t, with(func(c jwt.MapClaims) { c["iss"] = "someone-else" })), ModeAccess, ErrClaims},
-		{"wrong aud", k.token(t, with(func(c jwt.MapClaims) { c["aud"] = "other-api" })), ModeAccess, ErrClaims},
-		{"aud array with ours", k.token(t, with(func(c jwt.MapClaims) { c["aud"] = []string{"other-api", DefaultAudience} })), ModeAccess, nil},
-		{"aud array without ours", k.token(t, with(func(c jwt.MapClaims) { c["aud"] = []string{"a", "b"} })), ModeAccess, ErrClaims},
-		{"aud empty string", k.token(t, with(func(c jwt.MapClaims) { c["aud"] = "" })), ModeAccess, ErrClaims},
-		{"missing iss", k.token(t, without("iss")), ModeAccess, ErrClaims},
-		{"missing aud", k.token(t, without("aud")), ModeAccess, ErrClaims},
-		{"missing sub", k.token(t, without("sub")), ModeAccess, ErrClaims},
-		{"missing ws", k.token(t, without("ws")), ModeAccess, ErrClaims},
-		{"empty ws", k.token(t, with(func(c jwt.MapClaims) { c["ws"] = "" })), ModeAccess, ErrClaims},
-		{"missing jti", k.token(t, without("jti")), ModeAccess, ErrClaims},
-		{"missing exp", k.token(t, without("exp")), ModeAccess, ErrClaims},
-		{"ws not a string", k.token(t, with(func(c jwt.MapClaims) { c["ws"] = 7 })), ModeAccess, ErrMalformed},
-		{"exp not a number", k.token(t, with(func(c jwt.MapClaims) { c["exp"] = "tomorrow" })), ModeAccess, ErrMalformed},
-		{"alg none", sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, map[string]any{"kid": k.kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
-		{"HS256 with the public key bytes", sign(t, jwt.SigningMethodHS256, []byte(k.pub), map[string]any{"kid": k.kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
-		{"HS256 with the x member", sign(t, jwt.SigningMethodHS256, []byte(base64.RawURLEncoding.EncodeToString(k.pub)), map[string]any{"kid": k.kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
-		{"RS256", sign(t, jwt.SigningMethodRS256, rsaKey, map[string]any{"kid": k.kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
-		{"ES256", sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": k.kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
-		{"EdDSA by another key", other.token(t, claimsAt(now)), ModeAccess, ErrBadSignature},
+		{"expired within leeway", k.Token(with(func(c jwt.MapClaims) { c["exp"] = now.Add(-20 * time.Second).Unix() })), ModeAccess, nil},
+		{"expired just past leeway", k.Token(with(func(c jwt.MapClaims) { c["exp"] = now.Add(-DefaultLeeway).Unix() })), ModeAccess, ErrExpired},
+		{"nbf in the future", k.Token(with(func(c jwt.MapClaims) { c["nbf"] = now.Add(5 * time.Minute).Unix() })), ModeAccess, ErrNotYetValid},
+		{"nbf within leeway", k.Token(with(func(c jwt.MapClaims) { c["nbf"] = now.Add(20 * time.Second).Unix() })), ModeAccess, nil},
+		{"iat in the future", k.Token(with(func(c jwt.MapClaims) { c["iat"] = now.Add(5 * time.Minute).Unix() })), ModeAccess, ErrNotYetValid},
+		{"no nbf, no iat", k.Token(with(func(c jwt.MapClaims) { delete(c, "nbf"); delete(c, "iat") })), ModeAccess, nil},
+		{"wrong iss", k.Token(with(func(c jwt.MapClaims) { c["iss"] = "someone-else" })), ModeAccess, ErrClaims},
+		{"wrong aud", k.Token(with(func(c jwt.MapClaims) { c["aud"] = "other-api" })), ModeAccess, ErrClaims},
+		{"aud array with ours", k.Token(with(func(c jwt.MapClaims) { c["aud"] = []string{"other-api", DefaultAudience} })), ModeAccess, nil},
+		{"aud array without ours", k.Token(with(func(c jwt.MapClaims) { c["aud"] = []string{"a", "b"} })), ModeAccess, ErrClaims},
+		{"aud empty string", k.Token(with(func(c jwt.MapClaims) { c["aud"] = "" })), ModeAccess, ErrClaims},
+		{"missing iss", k.Token(without("iss")), ModeAccess, ErrClaims},
+		{"missing aud", k.Token(without("aud")), ModeAccess, ErrClaims},
+		{"missing sub", k.Token(without("sub")), ModeAccess, ErrClaims},
+		{"missing ws", k.Token(without("ws")), ModeAccess, ErrClaims},
+		{"empty ws", k.Token(with(func(c jwt.MapClaims) { c["ws"] = "" })), ModeAccess, ErrClaims},
+		{"missing jti", k.Token(without("jti")), ModeAccess, ErrClaims},
+		{"missing exp", k.Token(without("exp")), ModeAccess, ErrClaims},
+		{"ws not a string", k.Token(with(func(c jwt.MapClaims) { c["ws"] = 7 })), ModeAccess, ErrMalformed},
+		{"exp not a number", k.Token(with(func(c jwt.MapClaims) { c["exp"] = "tomorrow" })), ModeAccess, ErrMalformed},
+		{"alg none", testkit.Sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, map[string]any{"kid": k.Kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
+		{"HS256 with the public key bytes", testkit.Sign(jwt.SigningMethodHS256, []byte(k.Pub), map[string]any{"kid": k.Kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
+		{"HS256 with the x member", testkit.Sign(jwt.SigningMethodHS256, []byte(base64.RawURLEncoding.EncodeToString(k.Pub)), map[string]any{"kid": k.Kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
+		{"RS256", testkit.Sign(jwt.SigningMethodRS256, rsaKey, map[string]any{"kid": k.Kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
+		{"ES256", testkit.Sign(jwt.SigningMethodES256, ecKey, map[string]any{"kid": k.Kid}, claimsAt(now)), ModeAccess, ErrBadSignature},
+		{"EdDSA by another key", other.Token(claimsAt(now)), ModeAccess, ErrBadSignature},
 		{"tampered payload", parts[0] + "." + otherPayload + "." + parts[2], ModeAccess, ErrBadSignature},
 		{"tampered signature", flippedSig, ModeAccess, ErrBadSignature},
 		{"no signature", parts[0] + "." + parts[1] + ".", ModeAccess, ErrBadSignature},
 		{"padded signature", valid + "==", ModeAccess, ErrMalformed},
-		{"no kid", sign(t, jwt.SigningMethodEdDSA, k.priv, map[string]any{}, claimsAt(now)), ModeAccess, ErrMalformed},
-		{"kid not a string", sign(t, jwt.SigningMethodEdDSA, k.priv, map[string]any{"kid": 1}, claimsAt(now)), ModeAccess, ErrMalformed},
-		{"crit header", sign(t, jwt.SigningMethodEdDSA, k.priv, map[string]any{"kid": k.kid, "crit": []string{"exp"}}, claimsAt(now)), ModeAccess, ErrMalformed},
-		{"unknown kid", newSigningKey(t, "k9").token(t, claimsAt(now)), ModeAccess, ErrUnknownKey},
+		{"no kid", testkit.Sign(jwt.SigningMethodEdDSA, k.Priv, map[string]any{}, claimsAt(now)), ModeAccess, ErrMalformed},
+		{"kid not a string", testkit.Sign(jwt.SigningMethodEdDSA, k.Priv, map[string]any{"kid": 1}, claimsAt(now)), ModeAccess, ErrMalformed},
+		{"crit header", testkit.Sign(jwt.SigningMethodEdDSA, k.Priv, map[string]any{"kid": k.Kid, "crit": []string{"exp"}}, claimsAt(now)), ModeAccess, ErrMalformed},
+		{"unknown kid", testkit.NewSigner("k9").Token(claimsAt(now)), ModeAccess, ErrUnknownKey},
 		{"two segments", parts[0] + "." + parts[1], ModeAccess, ErrMalformed},
 		{"four segments", valid + ".x", ModeAccess, ErrMalformed},
 		{"not base64", "a!b.c.d", ModeAccess, ErrMalformed},
@@ -98,15 +100,15 @@ func TestVerify(t *testing.T) {
 
 		{"refresh: valid", valid, ModeRefresh, nil},
 		{"refresh: expired an hour ago", expired, ModeRefresh, nil},
-		{"refresh: expired 29 days ago", k.token(t, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-29 * 24 * time.Hour).Unix() })), ModeRefresh, nil},
-		{"refresh: expired 31 days ago", k.token(t, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-31 * 24 * time.Hour).Unix() })), ModeRefresh, ErrExpired},
-		{"refresh: forged", other.token(t, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() })), ModeRefresh, ErrBadSignature},
-		{"refresh: HS256", sign(t, jwt.SigningMethodHS256, []byte(k.pub), map[string]any{"kid": k.kid}, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() })), ModeRefresh, ErrBadSignature},
-		{"refresh: wrong aud", k.token(t, with(func(c jwt.MapClaims) { c["aud"] = "other-api"; c["exp"] = now.Add(-time.Hour).Unix() })), ModeRefresh, ErrClaims},
-		{"refresh: wrong iss", k.token(t, with(func(c jwt.MapClaims) { c["iss"] = "x"; c["exp"] = now.Add(-time.Hour).Unix() })), ModeRefresh, ErrClaims},
-		{"refresh: nbf in the future", k.token(t, with(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() })), ModeRefresh, ErrNotYetValid},
-		{"refresh: missing exp", k.token(t, without("exp")), ModeRefresh, ErrClaims},
-		{"refresh: missing sub", k.token(t, without("sub")), ModeRefresh, ErrClaims},
+		{"refresh: expired 29 days ago", k.Token(with(func(c jwt.MapClaims) { c["exp"] = now.Add(-29 * 24 * time.Hour).Unix() })), ModeRefresh, nil},
+		{"refresh: expired 31 days ago", k.Token(with(func(c jwt.MapClaims) { c["exp"] = now.Add(-31 * 24 * time.Hour).Unix() })), ModeRefresh, ErrExpired},
+		{"refresh: forged", other.Token(with(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() })), ModeRefresh, ErrBadSignature},
+		{"refresh: HS256", testkit.Sign(jwt.SigningMethodHS256, []byte(k.Pub), map[string]any{"kid": k.Kid}, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() })), ModeRefresh, ErrBadSignature},
+		{"refresh: wrong aud", k.Token(with(func(c jwt.MapClaims) { c["aud"] = "other-api"; c["exp"] = now.Add(-time.Hour).Unix() })), ModeRefresh, ErrClaims},
+		{"refresh: wrong iss", k.Token(with(func(c jwt.MapClaims) { c["iss"] = "x"; c["exp"] = now.Add(-time.Hour).Unix() })), ModeRefresh, ErrClaims},
+		{"refresh: nbf in the future", k.Token(with(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() })), ModeRefresh, ErrNotYetValid},
+		{"refresh: missing exp", k.Token(without("exp")), ModeRefresh, ErrClaims},
+		{"refresh: missing sub", k.Token(without("sub")), ModeRefresh, ErrClaims},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,7 +144,7 @@ func TestVerifyClaims(t *testing.T) {
 	now := f.clock.Now()
 	c := claimsAt(now)
 	c["aud"] = []string{"x", DefaultAudience}
-	got, err := f.verifier.Verify(context.Background(), f.key.token(t, c), ModeAccess)
+	got, err := f.verifier.Verify(context.Background(), f.key.Token(c), ModeAccess)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestVerifierOptions(t *testing.T) {
 	now := f.clock.Now()
 	c := claimsAt(now)
 	c["iss"], c["aud"] = "https://auth.example", "records"
-	token := f.key.token(t, c)
+	token := f.key.Token(c)
 	for _, tt := range []struct {
 		name string
 		opts VerifierOptions
@@ -211,7 +213,7 @@ func TestVerifyLeeway(t *testing.T) {
 	f := newFixture(t, VerifierOptions{})
 	c := claimsAt(f.clock.Now())
 	c["exp"] = f.clock.Now().Add(-50 * time.Second).Unix()
-	token := f.key.token(t, c)
+	token := f.key.Token(c)
 	for _, tt := range []struct {
 		leeway time.Duration
 		want   error
@@ -234,7 +236,7 @@ func TestRefreshGrace(t *testing.T) {
 	f := newFixture(t, VerifierOptions{})
 	c := claimsAt(f.clock.Now())
 	c["exp"] = f.clock.Now().Add(-2 * time.Hour).Unix()
-	token := f.key.token(t, c)
+	token := f.key.Token(c)
 	for _, tt := range []struct {
 		grace time.Duration
 		want  error
@@ -265,8 +267,8 @@ func TestVerifyForeignSourceError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := newSigningKey(t, "k1")
-	_, err = v.Verify(context.Background(), k.token(t, claimsAt(time.Now())), ModeAccess)
+	k := testkit.NewSigner("k1")
+	_, err = v.Verify(context.Background(), k.Token(claimsAt(time.Now())), ModeAccess)
 	if !errors.Is(err, ErrKeysUnavailable) {
 		t.Fatalf("err = %v, want ErrKeysUnavailable", err)
 	}

@@ -3,10 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -22,11 +19,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
 	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -107,24 +103,14 @@ func (e *benchEnv) serveUpstream(w http.ResponseWriter, r *http.Request) {
 // writeKeys writes the JWKS the edge verifies tokens with, signs the bench's
 // token, and writes the registry with the bench's key.
 func (e *benchEnv) writeKeys() error {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return err
-	}
+	signer := testkit.NewSigner("bench-sig")
 	e.jwks = filepath.Join(e.dir, "jwks.json")
-	jwks := fmt.Sprintf(`{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"bench-sig","alg":"EdDSA","use":"sig","x":%q}]}`,
-		base64.RawURLEncoding.EncodeToString(pub))
-	if err := os.WriteFile(e.jwks, []byte(jwks), 0o600); err != nil {
+	if err := os.WriteFile(e.jwks, testkit.JWKS(signer), 0o600); err != nil {
 		return err
 	}
 	now := time.Now()
-	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{
-		"iss": "health-data-connect", "aud": "health-data-connect-api", "sub": benchClient, "ws": "bench",
-		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(), "jti": "bench-token"})
-	tok.Header["kid"] = "bench-sig"
-	if e.token, err = tok.SignedString(priv); err != nil {
-		return err
-	}
+	e.token = signer.Token(testkit.With(testkit.Claims(benchClient, "bench", "bench-token", now),
+		map[string]any{"exp": now.Add(time.Hour).Unix()}))
 	e.registry = filepath.Join(e.dir, "keys.json")
 	return kidregistry.Update(e.registry, func(f *kidregistry.File) error {
 		_, err := f.Add(benchClient, benchKid, benchSecret, now)
@@ -145,14 +131,14 @@ const (
 	globalOptions = `
 	admin %[6]s
 	persist_config off
-	default_bind 127.0.0.1
+	default_bind fd/3
 	storage file_system %[1]s/caddy-%[2]s
 	log {
 		level ERROR
 	}
 `
 	plainConfig = "{" + globalOptions + `}
-http://:%[2]s {
+http:// {
 	reverse_proxy %[3]s
 }
 `
@@ -165,7 +151,7 @@ http://:%[2]s {
 		}
 	}
 }
-http://:%[2]s {
+http:// {
 	handle /upload {
 		hdc_auth
 		hdc_jwe {
@@ -197,19 +183,25 @@ type edge struct {
 }
 
 // startEdge runs this binary as Caddy with the named configuration; with
-// profile, its admin API (and so /debug/pprof) listens on loopback.
+// profile, its admin API (and so /debug/pprof) listens on loopback. The
+// edge inherits its listeners (fd/3, and fd/4 for the admin API), so that
+// no port is closed and reused.
 func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
-	port, err := freePort()
+	site, addr, err := testkit.OpenListenFile()
 	if err != nil {
 		return nil, err
 	}
-	admin := "off"
+	defer site.Close()
+	files, admin, adminAddr := []*os.File{site}, "off", ""
 	if profile {
-		if admin, err = freePort(); err != nil {
+		adminSock, a, err := testkit.OpenListenFile()
+		if err != nil {
 			return nil, err
 		}
-		admin = "127.0.0.1:" + admin
+		defer adminSock.Close()
+		files, admin, adminAddr = append(files, adminSock), "fd/4", a
 	}
+	_, port, _ := net.SplitHostPort(addr)
 	config := fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin)
 	if name == "hdc-edge" {
 		config = fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.registry, e.jwks, admin)
@@ -224,39 +216,38 @@ func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
 	}
 	cmd := exec.Command(self, edgeArg, "run", "--config", path, "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), "HOME="+e.dir, "XDG_DATA_HOME="+e.dir, "XDG_CONFIG_HOME="+e.dir)
+	cmd.ExtraFiles = files
 	logs := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	ed := &edge{name: name, url: "http://127.0.0.1:" + port, admin: admin, cmd: cmd, done: make(chan struct{}), logs: logs}
+	ed := &edge{name: name, url: "http://" + addr, admin: adminAddr, cmd: cmd, done: make(chan struct{}), logs: logs}
 	go func() { _ = cmd.Wait(); close(ed.done) }()
+	return ed, ed.waitServing()
+}
+
+// waitServing waits until the edge answers HTTP: the inherited socket
+// accepts connections before Caddy serves them.
+func (ed *edge) waitServing() error {
+	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
-			c.Close()
-			return ed, nil
+		if resp, err := client.Get(ed.url + "/"); err == nil {
+			resp.Body.Close()
+			return nil
 		}
 		select {
 		case <-ed.done:
-			return nil, fmt.Errorf("%s exited: %s", name, logs.String())
+			return fmt.Errorf("%s exited: %s", ed.name, ed.logs.String())
 		default:
 		}
 		if time.Now().After(deadline) {
 			ed.stop()
-			return nil, errors.New(name + " did not start")
+			return errors.New(ed.name + " did not start")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
 }
 
 func (ed *edge) stop() {

@@ -1,0 +1,15 @@
+package kidregistry
+
+// Test-only helpers.
+
+// ActiveKey returns the client's current key: the newest active one.
+func (r *Registry) ActiveKey(clientID string) (*Key, bool) {
+	var best *Key
+	for i := range r.keys {
+		k := &r.keys[i]
+		if k.ClientID == clientID && k.Status == Active && (best == nil || k.CreatedAt.After(best.CreatedAt)) {
+			best = k
+		}
+	}
+	return best, best != nil
+}
