@@ -1,0 +1,104 @@
+package hdc
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/health-data-connect/hdc"
+
+// imports returns, for each package directory of the repository, the
+// packages of this module its non-test files import (directories relative
+// to the root).
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	deps := map[string][]string{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if rel, ok := strings.CutPrefix(p, module+"/"); ok {
+				deps[dir] = append(deps[dir], rel)
+			}
+		}
+		if _, ok := deps[dir]; !ok {
+			deps[dir] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return deps
+}
+
+func under(pkg, tree string) bool { return pkg == tree || strings.HasPrefix(pkg, tree+"/") }
+
+// TestImportRules holds the import rules of docs/architecture.md.
+func TestImportRules(t *testing.T) {
+	deps := imports(t)
+	rules := []struct {
+		name    string
+		applies func(pkg string) bool
+		allowed func(dep string) bool
+	}{
+		{"the contract and problems import nothing of ours",
+			func(p string) bool { return p == "internal/contract" || p == "internal/problem" },
+			func(string) bool { return false }},
+		{"the backend imports nothing of the edge",
+			func(p string) bool { return under(p, "backend") },
+			func(d string) bool { return !under(d, "caddymodule") && d != "kid-registry" }},
+		{"the edge imports nothing of the backend",
+			func(p string) bool { return under(p, "caddymodule") || p == "kid-registry" },
+			func(d string) bool { return !under(d, "backend") }},
+		{"cbchmac imports nothing of ours",
+			func(p string) bool { return p == "caddymodule/jwe/cbchmac" },
+			func(string) bool { return false }},
+		{"jwe imports only cbchmac",
+			func(p string) bool { return p == "caddymodule/jwe" },
+			func(d string) bool { return d == "caddymodule/jwe/cbchmac" }},
+		{"the store imports nothing of ours, its engines only the store",
+			func(p string) bool { return p == "backend/store" || p == "backend/store/sqlite" || p == "backend/store/postgres" },
+			func(d string) bool { return d == "backend/store" }},
+		{"web is plumbing: no domain package",
+			func(p string) bool { return p == "backend/internal/web" },
+			func(d string) bool { return d == "internal/contract" || d == "internal/problem" }},
+	}
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			checked := 0
+			for pkg, ds := range deps {
+				if !r.applies(pkg) {
+					continue
+				}
+				checked++
+				for _, d := range ds {
+					if !r.allowed(d) {
+						t.Errorf("%s imports %s", pkg, d)
+					}
+				}
+			}
+			if checked == 0 {
+				t.Fatal("the rule applies to no package: it is out of date")
+			}
+		})
+	}
+}
