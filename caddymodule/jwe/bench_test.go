@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // benchSizes are the plaintext sizes of the codec benchmarks.
@@ -26,7 +28,7 @@ func BenchmarkDecrypt(b *testing.B) {
 	key, _ := NewKey(testShared)
 	cek := []byte(testShared + testShared)
 	for _, n := range benchSizes {
-		env := EncryptRequest(key, "k1", randomBytes(n))
+		env := EncryptRequest(key, "k1", testkit.RandomBytes(n))
 		b.Run("codec="+"hdc/size="+sizeName(n), func(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
@@ -61,7 +63,7 @@ func BenchmarkDecrypt(b *testing.B) {
 func BenchmarkEncryptResponse(b *testing.B) {
 	key, _ := NewKey(testShared)
 	for _, n := range benchSizes {
-		pt := randomBytes(n)
+		pt := testkit.RandomBytes(n)
 		b.Run("size="+sizeName(n), func(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()

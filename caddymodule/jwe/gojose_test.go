@@ -2,33 +2,14 @@ package jwe
 
 import (
 	"bytes"
-	"crypto/rand"
 	"io"
-	mrand "math/rand/v2"
 	"testing"
 	"testing/iotest"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
-
-// payloadSizes are the edges of the block structure plus random sizes up to
-// 1 MiB; the seed is logged so a failure can be replayed.
-func payloadSizes(t *testing.T) []int {
-	seed := mrand.Uint64()
-	t.Logf("seed %d", seed)
-	r := mrand.New(mrand.NewPCG(seed, seed))
-	sizes := []int{0, 1, 15, 16, 17, 31, 32, 33, 1 << 20}
-	for range 24 {
-		sizes = append(sizes, r.IntN(1<<20+1))
-	}
-	return sizes
-}
-
-func randomBytes(n int) []byte {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return b
-}
 
 const testShared = "0123456789abcdef"
 
@@ -38,8 +19,8 @@ func TestGoJoseDecryptsOurs(t *testing.T) {
 	key, _ := NewKey(testShared)
 	cek := []byte(testShared + testShared)
 	algs, encs := []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A128CBC_HS256}
-	for _, n := range payloadSizes(t) {
-		pt := randomBytes(n)
+	for _, n := range testkit.PayloadSizes(t) {
+		pt := testkit.RandomBytes(n)
 		shapes := []struct {
 			name  string
 			data  []byte
@@ -86,8 +67,8 @@ func TestWeDecryptGoJose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range payloadSizes(t) {
-		pt := randomBytes(n)
+	for _, n := range testkit.PayloadSizes(t) {
+		pt := testkit.RandomBytes(n)
 		obj, err := enc.Encrypt(pt)
 		if err != nil {
 			t.Fatal(err)

@@ -5,56 +5,43 @@ import (
 	"testing"
 )
 
-func TestValidID(t *testing.T) {
+func TestSyntax(t *testing.T) {
 	tests := []struct {
-		id   string
-		want bool
+		check string
+		fn    func(string) bool
+		in    string
+		want  bool
 	}{
-		{"acme", true}, {"a.b_c-1", true}, {"0", true}, {strings.Repeat("a", 64), true},
-		{"", false}, {"-a", false}, {"a b", false}, {"a/b", false}, {strings.Repeat("a", 65), false}, {"é", false},
+		{"ValidID", ValidID, "acme", true},
+		{"ValidID", ValidID, "a.b_c-1", true},
+		{"ValidID", ValidID, "0", true},
+		{"ValidID", ValidID, strings.Repeat("a", 64), true},
+		{"ValidID", ValidID, "", false},
+		{"ValidID", ValidID, "-a", false},
+		{"ValidID", ValidID, "a b", false},
+		{"ValidID", ValidID, "a/b", false},
+		{"ValidID", ValidID, strings.Repeat("a", 65), false},
+		{"ValidID", ValidID, "é", false},
+		{"ValidKid", ValidKid, "k_2x7", true},
+		{"ValidKid", ValidKid, "client-1:2026.11", true},
+		{"ValidKid", ValidKid, strings.Repeat("k", 128), true},
+		{"ValidKid", ValidKid, "", false},
+		{"ValidKid", ValidKid, strings.Repeat("k", 129), false},
+		{"ValidKid", ValidKid, "k 1", false},
+		{"ValidKid", ValidKid, "k/1", false},
+		{"ValidKid", ValidKid, "k\n1", false},
+		{"ValidKid", ValidKid, `k"1`, false},
+		{"IsUUID", IsUUID, "6f9619ff-8b86-d011-b42d-00cf4fc964ff", true},
+		{"IsUUID", IsUUID, "6F9619FF-8B86-D011-B42D-00CF4FC964FF", false}, // not canonical
+		{"IsUUID", IsUUID, "{6f9619ff-8b86-d011-b42d-00cf4fc964ff}", false},
+		{"IsUUID", IsUUID, "6f9619ff8b86d011b42d00cf4fc964ff", false},
+		{"IsUUID", IsUUID, "hdc_cs_6f9619ff8b86d011b42d00cf4fc964ff", false},
+		{"IsUUID", IsUUID, "", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.id, func(t *testing.T) {
-			if got := ValidID(tt.id); got != tt.want {
-				t.Errorf("ValidID(%q) = %v", tt.id, got)
-			}
-		})
-	}
-}
-
-func TestValidKid(t *testing.T) {
-	tests := []struct {
-		kid  string
-		want bool
-	}{
-		{"k_2x7", true}, {"client-1:2026.11", true}, {strings.Repeat("k", 128), true},
-		{"", false}, {strings.Repeat("k", 129), false}, {"k 1", false}, {"k/1", false}, {"k\n1", false}, {`k"1`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.kid, func(t *testing.T) {
-			if got := ValidKid(tt.kid); got != tt.want {
-				t.Errorf("ValidKid(%q) = %v", tt.kid, got)
-			}
-		})
-	}
-}
-
-func TestIsUUID(t *testing.T) {
-	tests := []struct {
-		s    string
-		want bool
-	}{
-		{"6f9619ff-8b86-d011-b42d-00cf4fc964ff", true},
-		{"6F9619FF-8B86-D011-B42D-00CF4FC964FF", false}, // not canonical
-		{"{6f9619ff-8b86-d011-b42d-00cf4fc964ff}", false},
-		{"6f9619ff8b86d011b42d00cf4fc964ff", false},
-		{"hdc_cs_6f9619ff8b86d011b42d00cf4fc964ff", false},
-		{"", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.s, func(t *testing.T) {
-			if got := IsUUID(tt.s); got != tt.want {
-				t.Errorf("IsUUID(%q) = %v", tt.s, got)
+		t.Run(tt.check+"/"+tt.in, func(t *testing.T) {
+			if got := tt.fn(tt.in); got != tt.want {
+				t.Errorf("%s(%q) = %v", tt.check, tt.in, got)
 			}
 		})
 	}

@@ -6,17 +6,19 @@ import (
 	"testing"
 
 	josecipher "github.com/go-jose/go-jose/v4/cipher"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // BenchmarkSeal measures sealing with this package and with go-jose's
 // CBC-HMAC AEAD, the figure behind sealing by hand (see the package doc).
 func BenchmarkSeal(b *testing.B) {
-	cek := randomBytes(KeySize)
+	cek := testkit.RandomBytes(KeySize)
 	key, _ := NewKey(cek)
 	aead, _ := josecipher.NewCBCHMAC(cek, aes.NewCipher)
-	iv := randomBytes(IVSize)
+	iv := testkit.RandomBytes(IVSize)
 	for _, n := range []int{1 << 10, 16 << 20} {
-		pt := randomBytes(n)
+		pt := testkit.RandomBytes(n)
 		b.Run(fmt.Sprintf("impl=cbchmac/size=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()

@@ -3,41 +3,22 @@ package cbchmac
 import (
 	"bytes"
 	"crypto/aes"
-	"crypto/rand"
 	"io"
-	mrand "math/rand/v2"
 	"testing"
 	"testing/iotest"
 
 	josecipher "github.com/go-jose/go-jose/v4/cipher"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
-
-// payloadSizes are the edges of the block structure plus random sizes up to
-// 1 MiB; the seed is logged so a failure can be replayed.
-func payloadSizes(t *testing.T) []int {
-	seed := mrand.Uint64()
-	t.Logf("seed %d", seed)
-	r := mrand.New(mrand.NewPCG(seed, seed))
-	sizes := []int{0, 1, 15, 16, 17, 31, 32, 33, 1 << 20}
-	for range 24 {
-		sizes = append(sizes, r.IntN(1<<20+1))
-	}
-	return sizes
-}
-
-func randomBytes(n int) []byte {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return b
-}
 
 // TestSealMatchesGoJose holds the hand-written sealing to go-jose's
 // A128CBC-HS256 AEAD: for the same key, iv, additional data and plaintext,
 // the same ciphertext and tag, byte for byte.
 func TestSealMatchesGoJose(t *testing.T) {
-	for _, n := range payloadSizes(t) {
-		cek, iv, pt := randomBytes(KeySize), randomBytes(IVSize), randomBytes(n)
-		aad := string(randomBytes(n % 97))
+	for _, n := range testkit.PayloadSizes(t) {
+		cek, iv, pt := testkit.RandomBytes(KeySize), testkit.RandomBytes(IVSize), testkit.RandomBytes(n)
+		aad := string(testkit.RandomBytes(n % 97))
 		key, err := NewKey(cek)
 		if err != nil {
 			t.Fatal(err)
@@ -57,9 +38,9 @@ func TestSealMatchesGoJose(t *testing.T) {
 // TestOpenGoJose opens what go-jose's AEAD seals, in memory and as a stream
 // read through readers of awkward sizes.
 func TestOpenGoJose(t *testing.T) {
-	for _, n := range payloadSizes(t) {
-		cek, iv, pt := randomBytes(KeySize), randomBytes(IVSize), randomBytes(n)
-		aad := string(randomBytes(n % 53))
+	for _, n := range testkit.PayloadSizes(t) {
+		cek, iv, pt := testkit.RandomBytes(KeySize), testkit.RandomBytes(IVSize), testkit.RandomBytes(n)
+		aad := string(testkit.RandomBytes(n % 53))
 		key, _ := NewKey(cek)
 		aead, _ := josecipher.NewCBCHMAC(cek, aes.NewCipher)
 		out := aead.Seal(nil, iv, pt, []byte(aad))

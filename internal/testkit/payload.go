@@ -1,0 +1,27 @@
+package testkit
+
+import (
+	"crypto/rand"
+	mrand "math/rand/v2"
+	"testing"
+)
+
+// PayloadSizes are the edges of AES's block structure plus random sizes up
+// to 1 MiB; the seed is logged so that a failure can be replayed.
+func PayloadSizes(t testing.TB) []int {
+	seed := mrand.Uint64()
+	t.Logf("seed %d", seed)
+	r := mrand.New(mrand.NewPCG(seed, seed))
+	sizes := []int{0, 1, 15, 16, 17, 31, 32, 33, 1 << 20}
+	for range 24 {
+		sizes = append(sizes, r.IntN(1<<20+1))
+	}
+	return sizes
+}
+
+// RandomBytes returns n random bytes.
+func RandomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
