@@ -76,7 +76,9 @@ func TestImportRules(t *testing.T) {
 			func(p string) bool { return p == "caddymodule/jwe" },
 			func(d string) bool { return d == "caddymodule/jwe/cbchmac" }},
 		{"the store imports nothing of ours, its engines only the store",
-			func(p string) bool { return p == "backend/store" || p == "backend/store/sqlite" || p == "backend/store/postgres" },
+			func(p string) bool {
+				return p == "backend/store" || p == "backend/store/sqlite" || p == "backend/store/postgres"
+			},
 			func(d string) bool { return d == "backend/store" }},
 		{"web is plumbing: no domain package",
 			func(p string) bool { return p == "backend/internal/web" },

@@ -15,28 +15,31 @@ func TestOpenBlobs(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
 	tests := []struct {
+		name    string
 		url     string
 		want    any // the store's type
 		wantErr bool
 	}{
-		{"", &blob.Dir{}, false},
-		{filepath.Join(dir, "other"), &blob.Dir{}, false},
-		{"file://" + filepath.Join(dir, "third"), &blob.Dir{}, false},
-		{"s3://bucket", &blob.S3{}, false},
-		{"s3://bucket/hdc/blobs?region=eu-west-1&endpoint=http://127.0.0.1:9000&path_style=true", &blob.S3{}, false},
-		{"s3:///prefix", nil, true},
-		{"s3://key:secret@bucket/prefix", nil, true},
-		{"s3://bucket?path_style=maybe", nil, true},
-		{"s3://bucket?endpoint=ftp://x", nil, true},
-		{"gs://bucket", nil, true},
+		{"default directory", "", &blob.Dir{}, false},
+		{"plain path", filepath.Join(dir, "other"), &blob.Dir{}, false},
+		{"file URL", "file://" + filepath.Join(dir, "third"), &blob.Dir{}, false},
+		{"s3 bucket", "s3://bucket", &blob.S3{}, false},
+		{"s3 with options", "s3://bucket/hdc/blobs?region=eu-west-1&endpoint=http://127.0.0.1:9000&path_style=true", &blob.S3{}, false},
+		{"s3 without bucket", "s3:///prefix", nil, true},
+		{"s3 with credentials", "s3://key:secret@bucket/prefix", nil, true},
+		{"s3 bad path_style", "s3://bucket?path_style=maybe", nil, true},
+		{"s3 non-HTTP endpoint", "s3://bucket?endpoint=ftp://x", nil, true},
+		{"unknown scheme", "gs://bucket", nil, true},
 	}
 	for _, tt := range tests {
-		got, err := OpenBlobs(t.Context(), tt.url, dir)
-		switch {
-		case tt.wantErr && err == nil:
-			t.Errorf("OpenBlobs(%q) accepted", tt.url)
-		case !tt.wantErr && (err != nil || reflect.TypeOf(got) != reflect.TypeOf(tt.want)):
-			t.Errorf("OpenBlobs(%q) = %T, %v; want a %T", tt.url, got, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := OpenBlobs(t.Context(), tt.url, dir)
+			switch {
+			case tt.wantErr && err == nil:
+				t.Errorf("OpenBlobs(%q) accepted", tt.url)
+			case !tt.wantErr && (err != nil || reflect.TypeOf(got) != reflect.TypeOf(tt.want)):
+				t.Errorf("OpenBlobs(%q) = %T, %v; want a %T", tt.url, got, err, tt.want)
+			}
+		})
 	}
 }

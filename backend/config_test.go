@@ -70,11 +70,13 @@ func TestConfigErrors(t *testing.T) {
 		"HDC_WEBHOOK_WORKERS": "many", "HDC_WEBHOOK_ALLOW_NETS": "127.0.0.1/8,localhost", "HDC_WEBHOOK_LEASE": "long",
 		"HDC_INTERNAL_LISTEN_NON_LOOPBACK": "yes please",
 	} {
-		cfg := DefaultConfig()
-		err := cfg.LoadEnv(func(k string) (string, bool) { return value, k == name })
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s=%s: %v", name, value, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			err := cfg.LoadEnv(func(k string) (string, bool) { return value, k == name })
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%s: %v", name, value, err)
+			}
+		})
 	}
 	for name, mutate := range map[string]func(*Config){
 		"zero ttl":          func(c *Config) { c.AccessTokenTTL = 0 },
@@ -86,11 +88,13 @@ func TestConfigErrors(t *testing.T) {
 		"no shutdown time":  func(c *Config) { c.ShutdownTimeout = 0 },
 		"rotation too fast": func(c *Config) { c.SigningKeyRotation = keyPublishAhead },
 	} {
-		cfg := DefaultConfig()
-		mutate(&cfg)
-		if cfg.validate() == nil {
-			t.Errorf("%s: accepted", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			mutate(&cfg)
+			if cfg.validate() == nil {
+				t.Errorf("%s: accepted", name)
+			}
+		})
 	}
 }
 
@@ -123,12 +127,14 @@ func TestConfigListenSafety(t *testing.T) {
 		{"internal off loopback, allowed", "0.0.0.0:9080", "0.0.0.0:9081", secret, true, true},
 	}
 	for _, tt := range tests {
-		cfg := DefaultConfig()
-		cfg.Listen, cfg.InternalListen, cfg.EdgeSecret = tt.listen, tt.internal, tt.secret
-		cfg.InternalListenNonLoopback = tt.internalNonLoopback
-		if err := cfg.validate(); (err == nil) != tt.ok {
-			t.Errorf("%s: validate = %v", tt.name, err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Listen, cfg.InternalListen, cfg.EdgeSecret = tt.listen, tt.internal, tt.secret
+			cfg.InternalListenNonLoopback = tt.internalNonLoopback
+			if err := cfg.validate(); (err == nil) != tt.ok {
+				t.Errorf("%s: validate = %v", tt.name, err)
+			}
+		})
 	}
 }
 
@@ -142,12 +148,14 @@ func TestWebhookConfigErrors(t *testing.T) {
 		"no horizon":          func(c *Config) { c.WebhookGiveUpAfter = 0 },
 		"no poll interval":    func(c *Config) { c.WebhookPollInterval = 0 },
 	} {
-		cfg := DefaultConfig()
-		cfg.DataDir = t.TempDir()
-		mutate(&cfg)
-		if srv, err := New(t.Context(), cfg, zap.NewNop()); err == nil {
-			srv.Close()
-			t.Errorf("%s: accepted", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.DataDir = t.TempDir()
+			mutate(&cfg)
+			if srv, err := New(t.Context(), cfg, zap.NewNop()); err == nil {
+				srv.Close()
+				t.Errorf("%s: accepted", name)
+			}
+		})
 	}
 }

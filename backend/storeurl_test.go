@@ -4,23 +4,26 @@ import "testing"
 
 func TestSQLitePath(t *testing.T) {
 	tests := []struct {
+		name      string
 		url, want string
 		wantErr   bool
 	}{
-		{"", "/d/hdc.db", false},
-		{"/abs/x.db", "/abs/x.db", false},
-		{"rel/x.db", "rel/x.db", false},
-		{"sqlite:rel/x.db", "rel/x.db", false},
-		{"sqlite:///abs/x.db", "/abs/x.db", false},
-		{"file:/abs/x.db", "/abs/x.db", false},
-		{"mysql://u@h/db", "", true},
-		{"sqlite:", "", true},
+		{"default in data dir", "", "/d/hdc.db", false},
+		{"absolute path", "/abs/x.db", "/abs/x.db", false},
+		{"relative path", "rel/x.db", "rel/x.db", false},
+		{"sqlite relative", "sqlite:rel/x.db", "rel/x.db", false},
+		{"sqlite absolute URL", "sqlite:///abs/x.db", "/abs/x.db", false},
+		{"file URL", "file:/abs/x.db", "/abs/x.db", false},
+		{"other database", "mysql://u@h/db", "", true},
+		{"empty sqlite path", "sqlite:", "", true},
 	}
 	for _, tt := range tests {
-		got, err := sqlitePath(tt.url, "/d")
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("sqlitePath(%q) = %q, %v; want %q, error %v", tt.url, got, err, tt.want, tt.wantErr)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := sqlitePath(tt.url, "/d")
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("sqlitePath(%q) = %q, %v; want %q, error %v", tt.url, got, err, tt.want, tt.wantErr)
+			}
+		})
 	}
 }
 
@@ -34,8 +37,10 @@ func TestSharedStore(t *testing.T) {
 		"/data/postgres/hdc.db":    false,
 		"postgres.db":              false,
 	} {
-		if got := sharedStore(url); got != want {
-			t.Errorf("sharedStore(%q) = %v, want %v", url, got, want)
-		}
+		t.Run(url, func(t *testing.T) {
+			if got := sharedStore(url); got != want {
+				t.Errorf("sharedStore(%q) = %v, want %v", url, got, want)
+			}
+		})
 	}
 }

@@ -22,24 +22,27 @@ func TestParseValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
+		name       string
 		kid        string
 		wantClient string
 		wantUsable bool
 		found      bool
 	}{
-		{"k1", "c1", true, true},
-		{"k2", "c1", true, true},
-		{"k4", "c2", false, true},
-		{"nope", "", false, false},
+		{"retiring key is usable", "k1", "c1", true, true},
+		{"active key is usable", "k2", "c1", true, true},
+		{"retired key is not usable", "k4", "c2", false, true},
+		{"unknown kid", "nope", "", false, false},
 	}
 	for _, tt := range tests {
-		k, ok := r.Lookup(tt.kid)
-		if ok != tt.found {
-			t.Fatalf("Lookup(%q) found = %v", tt.kid, ok)
-		}
-		if ok && (k.ClientID != tt.wantClient || k.Usable() != tt.wantUsable) {
-			t.Fatalf("Lookup(%q) = %+v", tt.kid, k)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			k, ok := r.Lookup(tt.kid)
+			if ok != tt.found {
+				t.Fatalf("Lookup(%q) found = %v", tt.kid, ok)
+			}
+			if ok && (k.ClientID != tt.wantClient || k.Usable() != tt.wantUsable) {
+				t.Fatalf("Lookup(%q) = %+v", tt.kid, k)
+			}
+		})
 	}
 	if k, ok := r.ActiveKey("c1"); !ok || k.Kid != "k2" {
 		t.Fatalf("ActiveKey(c1) = %v, %v; want the newest active key k2", k, ok)

@@ -268,8 +268,12 @@ func TestE2ELargeUploads(t *testing.T) {
 	file := make([]byte, 24<<20)
 	_, _ = rand.Read(file)
 	for _, encrypt := range []bool{false, true} {
-		id := s.upload(c, tk, encrypt, file, "")
-		s.retrieve(c, tk, false, id, file)
+		t.Run(fmt.Sprintf("encrypted=%v", encrypt), func(t *testing.T) {
+			defer func(parent *testing.T) { s.t = parent }(s.t)
+			s.t = t
+			id := s.upload(c, tk, encrypt, file, "")
+			s.retrieve(c, tk, false, id, file)
+		})
 	}
 }
 
@@ -352,11 +356,15 @@ func TestE2EHostileThroughTheEdge(t *testing.T) {
 		{"forged identity", []byte(`{}`), map[string]string{"X-HDC-Client-Id": c.ID, "X-HDC-Workspace-Id": c.Workspace, "Content-Type": jsonType}, 401, "missing_token"},
 	}
 	for _, tc := range cases {
-		r := s.do("POST", subsPath, tc.body, tc.header)
-		if r.header.Get("Content-Type") != problemType {
-			t.Fatalf("%s: not problem+json: %s", tc.name, r)
-		}
-		expectProblem(t, r, tc.status, tc.code)
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(parent *testing.T) { s.t = parent }(s.t)
+			s.t = t
+			r := s.do("POST", subsPath, tc.body, tc.header)
+			if r.header.Get("Content-Type") != problemType {
+				t.Fatalf("%s: not problem+json: %s", tc.name, r)
+			}
+			expectProblem(t, r, tc.status, tc.code)
+		})
 	}
 	expectProblem(t, s.do("GET", loginPath, nil, nil), 405, "method_not_allowed")
 }
@@ -527,9 +535,11 @@ func TestEdgeBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"hdc", "http.handlers.hdc_auth", "http.handlers.hdc_jwe", "admin.api.hdc", "http.handlers.reverse_proxy"} {
-		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m) + `$`).Match(out) {
-			t.Fatalf("list-modules lacks %s", m)
-		}
+		t.Run(m, func(t *testing.T) {
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m) + `$`).Match(out) {
+				t.Fatalf("list-modules lacks %s", m)
+			}
+		})
 	}
 	cfg, err := runProgram(t, nil, edge, "adapt", "--config", filepath.Join(repoRoot, "Caddyfile"))
 	if err != nil {

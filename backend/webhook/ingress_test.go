@@ -10,39 +10,42 @@ import (
 
 func TestParseEvent(t *testing.T) {
 	tests := []struct {
+		name     string
 		body     string
 		wantData string
 		wantErr  error // nil: valid; web.ErrInvalidJSON, ErrUnknownEvent or errOther
 	}{
-		{`{"type":"receipt.created","workspace_id":"acme","data":{"id": "r1", "n": [1, 2]}}`, `{"id":"r1","n":[1,2]}`, nil},
-		{`{"data":{},"workspace_id":"w-1","type":"user.delete"}`, `{}`, nil},
-		{`{"type":"receipt.deleted","workspace_id":"acme","data":{}}`, "", ErrUnknownEvent},
-		{`{"type":"Receipt.Created","workspace_id":"acme","data":{}}`, "", ErrUnknownEvent},
-		{`{"workspace_id":"acme","data":{}}`, "", errOther},
-		{`{"type":"user.delete","data":{}}`, "", errOther},
-		{`{"type":"user.delete","workspace_id":"../etc","data":{}}`, "", errOther},
-		{`{"type":"user.delete","workspace_id":"acme"}`, "", errOther},
-		{`{"type":"user.delete","workspace_id":"acme","data":null}`, "", errOther},
-		{`{"type":"user.delete","workspace_id":"acme","data":[1]}`, "", errOther},
-		{`{"type":"user.delete","workspace_id":"acme","data":"{}"}`, "", errOther},
-		{`{"type":"user.delete","workspace_id":"acme","data":{},"id":"x"}`, "", errOther},
-		{`{"type":"user.delete","type":"user.delete","workspace_id":"acme","data":{}}`, "", errOther},
-		{`{"type":42,"workspace_id":"acme","data":{}}`, "", web.ErrInvalidJSON},
-		{`{"type":"user.delete","workspace_id":"acme","data":{}`, "", web.ErrInvalidJSON},
-		{`[]`, "", web.ErrInvalidJSON},
+		{"data compacted", `{"type":"receipt.created","workspace_id":"acme","data":{"id": "r1", "n": [1, 2]}}`, `{"id":"r1","n":[1,2]}`, nil},
+		{"members in any order", `{"data":{},"workspace_id":"w-1","type":"user.delete"}`, `{}`, nil},
+		{"unknown event type", `{"type":"receipt.deleted","workspace_id":"acme","data":{}}`, "", ErrUnknownEvent},
+		{"event type case matters", `{"type":"Receipt.Created","workspace_id":"acme","data":{}}`, "", ErrUnknownEvent},
+		{"no type", `{"workspace_id":"acme","data":{}}`, "", errOther},
+		{"no workspace", `{"type":"user.delete","data":{}}`, "", errOther},
+		{"invalid workspace", `{"type":"user.delete","workspace_id":"../etc","data":{}}`, "", errOther},
+		{"no data", `{"type":"user.delete","workspace_id":"acme"}`, "", errOther},
+		{"null data", `{"type":"user.delete","workspace_id":"acme","data":null}`, "", errOther},
+		{"array data", `{"type":"user.delete","workspace_id":"acme","data":[1]}`, "", errOther},
+		{"string data", `{"type":"user.delete","workspace_id":"acme","data":"{}"}`, "", errOther},
+		{"unknown member", `{"type":"user.delete","workspace_id":"acme","data":{},"id":"x"}`, "", errOther},
+		{"duplicate member", `{"type":"user.delete","type":"user.delete","workspace_id":"acme","data":{}}`, "", errOther},
+		{"type is a number", `{"type":42,"workspace_id":"acme","data":{}}`, "", web.ErrInvalidJSON},
+		{"truncated JSON", `{"type":"user.delete","workspace_id":"acme","data":{}`, "", web.ErrInvalidJSON},
+		{"not an object", `[]`, "", web.ErrInvalidJSON},
 	}
 	for _, tt := range tests {
-		ev, err := ParseEvent([]byte(tt.body))
-		switch {
-		case tt.wantErr == nil && err != nil:
-			t.Errorf("%s: %v", tt.body, err)
-		case tt.wantErr == nil && string(ev.Data) != tt.wantData:
-			t.Errorf("%s: data %s, want %s", tt.body, ev.Data, tt.wantData)
-		case tt.wantErr == errOther && (err == nil || errors.Is(err, ErrUnknownEvent) || errors.Is(err, web.ErrInvalidJSON)):
-			t.Errorf("%s: error %v, want a validation error", tt.body, err)
-		case tt.wantErr != nil && tt.wantErr != errOther && !errors.Is(err, tt.wantErr):
-			t.Errorf("%s: error %v, want %v", tt.body, err, tt.wantErr)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := ParseEvent([]byte(tt.body))
+			switch {
+			case tt.wantErr == nil && err != nil:
+				t.Errorf("%s: %v", tt.body, err)
+			case tt.wantErr == nil && string(ev.Data) != tt.wantData:
+				t.Errorf("%s: data %s, want %s", tt.body, ev.Data, tt.wantData)
+			case tt.wantErr == errOther && (err == nil || errors.Is(err, ErrUnknownEvent) || errors.Is(err, web.ErrInvalidJSON)):
+				t.Errorf("%s: error %v, want a validation error", tt.body, err)
+			case tt.wantErr != nil && tt.wantErr != errOther && !errors.Is(err, tt.wantErr):
+				t.Errorf("%s: error %v, want %v", tt.body, err, tt.wantErr)
+			}
+		})
 	}
 }
 

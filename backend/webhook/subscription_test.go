@@ -107,41 +107,44 @@ func TestParse(t *testing.T) {
 func TestParseScreensAddresses(t *testing.T) {
 	loopbackAllowed := Rules{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
 	tests := []struct {
+		name          string
 		endpoint      string
 		ok, okIfLocal bool
 	}{
-		{"https://hooks.example/h", true, true},
-		{"https://93.184.215.14/h", true, true},
-		{"https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/h", true, true},
-		{"http://127.0.0.1:9081/internal/v1/events", false, true},
-		{"http://127.9.9.9/h", false, true},
-		{"http://[::1]:9081/h", false, true},
-		{"http://localhost:9081/h", false, true},
-		{"http://LocalHost./h", false, true},
-		{"http://api.localhost/h", false, true},
-		{"http://[::ffff:127.0.0.1]/h", false, true},
-		{"http://169.254.169.254/latest/meta-data/", false, false},
-		{"http://[fd00:ec2::254]/latest/meta-data/", false, false},
-		{"http://10.1.2.3/h", false, false},
-		{"https://172.16.0.1/h", false, false},
-		{"https://192.168.1.1/h", false, false},
-		{"http://100.64.0.1/h", false, false},
-		{"http://0.0.0.0:9081/h", false, false},
-		{"http://[fe80::1%25eth0]/h", false, false},
-		{"http://[::ffff:10.0.0.1]/h", false, false},
-		{"http://localhost.example/h", true, true},
+		{"public host name", "https://hooks.example/h", true, true},
+		{"public IPv4", "https://93.184.215.14/h", true, true},
+		{"public IPv6", "https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/h", true, true},
+		{"backend internal listener", "http://127.0.0.1:9081/internal/v1/events", false, true},
+		{"other IPv4 loopback", "http://127.9.9.9/h", false, true},
+		{"IPv6 loopback", "http://[::1]:9081/h", false, true},
+		{"localhost", "http://localhost:9081/h", false, true},
+		{"localhost mixed case with dot", "http://LocalHost./h", false, true},
+		{"localhost subdomain", "http://api.localhost/h", false, true},
+		{"IPv4-mapped loopback", "http://[::ffff:127.0.0.1]/h", false, true},
+		{"IPv4 metadata", "http://169.254.169.254/latest/meta-data/", false, false},
+		{"IPv6 metadata", "http://[fd00:ec2::254]/latest/meta-data/", false, false},
+		{"private 10/8", "http://10.1.2.3/h", false, false},
+		{"private 172.16/12", "https://172.16.0.1/h", false, false},
+		{"private 192.168/16", "https://192.168.1.1/h", false, false},
+		{"shared address space", "http://100.64.0.1/h", false, false},
+		{"unspecified address", "http://0.0.0.0:9081/h", false, false},
+		{"IPv6 link-local with zone", "http://[fe80::1%25eth0]/h", false, false},
+		{"IPv4-mapped private", "http://[::ffff:10.0.0.1]/h", false, false},
+		{"public name containing localhost", "http://localhost.example/h", true, true},
 	}
 	for _, tt := range tests {
-		body := []byte(`{"endpoint":"` + tt.endpoint + `"}`)
-		for _, c := range []struct {
-			rules Rules
-			ok    bool
-		}{{Rules{}, tt.ok}, {loopbackAllowed, tt.okIfLocal}} {
-			_, err := c.rules.Parse(body)
-			if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrEndpointNotAllowed)) {
-				t.Errorf("%s (allow %v): %v", tt.endpoint, c.rules.AllowNets, err)
+		t.Run(tt.name, func(t *testing.T) {
+			body := []byte(`{"endpoint":"` + tt.endpoint + `"}`)
+			for _, c := range []struct {
+				rules Rules
+				ok    bool
+			}{{Rules{}, tt.ok}, {loopbackAllowed, tt.okIfLocal}} {
+				_, err := c.rules.Parse(body)
+				if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrEndpointNotAllowed)) {
+					t.Errorf("%s (allow %v): %v", tt.endpoint, c.rules.AllowNets, err)
+				}
 			}
-		}
+		})
 	}
 	// A queue of the operator's SQS endpoint is not screened: the operator
 	// chose it.

@@ -9,40 +9,43 @@ import (
 func TestBearerToken(t *testing.T) {
 	const tok = "eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJjIn0.c2ln"
 	tests := []struct {
+		name   string
 		header string
 		want   string
 		err    error
 	}{
-		{"Bearer " + tok, tok, nil},
-		{"bearer " + tok, tok, nil},
-		{"BEARER " + tok, tok, nil},
-		{"Bearer abc+/~_-.==", "abc+/~_-.==", nil},
-		{"", "", ErrMissing},
-		{"Bearer", "", ErrMalformed},
-		{"Bearer ", "", ErrMalformed},
-		{"Bearer  " + tok, "", ErrMalformed},
-		{"Bearer " + tok + " ", "", ErrMalformed},
-		{"Bearer " + tok + " extra", "", ErrMalformed},
-		{"Bearer\t" + tok, "", ErrMalformed},
-		{" Bearer " + tok, "", ErrMalformed},
-		{"Basic dXNlcjpwYXNz", "", ErrMalformed},
-		{"Bearer:" + tok, "", ErrMalformed},
-		{"Bearertoken " + tok, "", ErrMalformed},
-		{tok, "", ErrMalformed},
-		{"Bearer ===", "", ErrMalformed},
-		{"Bearer a=b", "", ErrMalformed},
-		{"Bearer " + tok + ",Bearer " + tok, "", ErrMalformed},
-		{"Bearer tök", "", ErrMalformed},
-		{"Bearer " + strings.Repeat("a", MaxTokenSize), strings.Repeat("a", MaxTokenSize), nil},
-		{"Bearer " + strings.Repeat("a", MaxTokenSize+1), "", ErrMalformed},
+		{"bearer token", "Bearer " + tok, tok, nil},
+		{"lower-case scheme", "bearer " + tok, tok, nil},
+		{"upper-case scheme", "BEARER " + tok, tok, nil},
+		{"all token68 characters", "Bearer abc+/~_-.==", "abc+/~_-.==", nil},
+		{"no header", "", "", ErrMissing},
+		{"scheme only", "Bearer", "", ErrMalformed},
+		{"empty token", "Bearer ", "", ErrMalformed},
+		{"two spaces", "Bearer  " + tok, "", ErrMalformed},
+		{"trailing space", "Bearer " + tok + " ", "", ErrMalformed},
+		{"extra word", "Bearer " + tok + " extra", "", ErrMalformed},
+		{"tab separator", "Bearer\t" + tok, "", ErrMalformed},
+		{"leading space", " Bearer " + tok, "", ErrMalformed},
+		{"basic scheme", "Basic dXNlcjpwYXNz", "", ErrMalformed},
+		{"colon separator", "Bearer:" + tok, "", ErrMalformed},
+		{"scheme run into token", "Bearertoken " + tok, "", ErrMalformed},
+		{"no scheme", tok, "", ErrMalformed},
+		{"padding only", "Bearer ===", "", ErrMalformed},
+		{"padding inside", "Bearer a=b", "", ErrMalformed},
+		{"two tokens", "Bearer " + tok + ",Bearer " + tok, "", ErrMalformed},
+		{"non-ASCII token", "Bearer tök", "", ErrMalformed},
+		{"largest token", "Bearer " + strings.Repeat("a", MaxTokenSize), strings.Repeat("a", MaxTokenSize), nil},
+		{"token too large", "Bearer " + strings.Repeat("a", MaxTokenSize+1), "", ErrMalformed},
 	}
 	for _, tt := range tests {
-		got, err := BearerToken(tt.header)
-		if got != tt.want || !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
-			t.Errorf("BearerToken(%.40q) = %.20q, %v; want %.20q, %v", tt.header, got, err, tt.want, tt.err)
-		}
-		if err != nil && strings.Contains(err.Error(), tok) {
-			t.Errorf("error %q quotes the token", err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := BearerToken(tt.header)
+			if got != tt.want || !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
+				t.Errorf("BearerToken(%.40q) = %.20q, %v; want %.20q, %v", tt.header, got, err, tt.want, tt.err)
+			}
+			if err != nil && strings.Contains(err.Error(), tok) {
+				t.Errorf("error %q quotes the token", err)
+			}
+		})
 	}
 }

@@ -95,21 +95,24 @@ func TestClientsAndSharing(t *testing.T) {
 func TestCommandErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
+		name string
 		args []string
 		want string
 	}{
-		{[]string{"clients", "create"}, `"workspace" not set`},
-		{[]string{"clients", "create", "--workspace", "bad id"}, "identifiers are"},
-		{[]string{"clients", "disable", "--client", "nobody"}, `no client "nobody"`},
-		{[]string{"sharing", "revoke", "--grant", "nope"}, `no grant "nope"`},
-		{[]string{"sharing", "grant", "--workspace", "nope", "--client", "x"}, "not found"},
-		{[]string{"clients", "list", "--db", "postgres://hdc@127.0.0.1:1/hdc"}, "failed to connect"},
-		{[]string{"clients", "list", "--db", "postgres://hdc:pw@127.0.0.1:1/hdc?sslmode=bogus"}, "cannot be parsed"},
+		{"create without workspace", []string{"clients", "create"}, `"workspace" not set`},
+		{"create with invalid workspace", []string{"clients", "create", "--workspace", "bad id"}, "identifiers are"},
+		{"disable unknown client", []string{"clients", "disable", "--client", "nobody"}, `no client "nobody"`},
+		{"revoke unknown grant", []string{"sharing", "revoke", "--grant", "nope"}, `no grant "nope"`},
+		{"grant unknown workspace", []string{"sharing", "grant", "--workspace", "nope", "--client", "x"}, "not found"},
+		{"unreachable database", []string{"clients", "list", "--db", "postgres://hdc@127.0.0.1:1/hdc"}, "failed to connect"},
+		{"malformed database URL", []string{"clients", "list", "--db", "postgres://hdc:pw@127.0.0.1:1/hdc?sslmode=bogus"}, "cannot be parsed"},
 	}
 	for _, tt := range tests {
-		if _, err := hdc(t, dir, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := hdc(t, dir, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -118,9 +121,11 @@ func TestHelp(t *testing.T) {
 		{"clients", "--help"}, {"clients", "create", "--help"}, {"clients", "list", "--help"}, {"clients", "disable", "--help"},
 		{"sharing", "--help"}, {"sharing", "grant", "--help"}, {"sharing", "revoke", "--help"}, {"sharing", "list", "--help"},
 	} {
-		res := runHDC(t, nil, args...)
-		if res.err != nil || !bytes.Contains(res.stdout, []byte("Usage:")) {
-			t.Errorf("%v: %v\n%s%s", args, res.err, res.stdout, res.stderr)
-		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			res := runHDC(t, nil, args...)
+			if res.err != nil || !bytes.Contains(res.stdout, []byte("Usage:")) {
+				t.Errorf("%v: %v\n%s%s", args, res.err, res.stdout, res.stderr)
+			}
+		})
 	}
 }

@@ -46,9 +46,11 @@ func TestQueueRegion(t *testing.T) {
 		"::":                                                     "",
 	}
 	for in, want := range tests {
-		if got := queueRegion(in); got != want {
-			t.Errorf("queueRegion(%q) = %q, want %q", in, got, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			if got := queueRegion(in); got != want {
+				t.Errorf("queueRegion(%q) = %q, want %q", in, got, want)
+			}
+		})
 	}
 }
 

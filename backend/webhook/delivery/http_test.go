@@ -16,26 +16,29 @@ import (
 func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
+		name string
 		in   string
 		want time.Duration
 	}{
-		{"", 0},
-		{"0", 0},
-		{"120", 2 * time.Minute},
-		{" 7 ", 7 * time.Second},
-		{"-5", 0},
-		{"1.5", 0},
-		{"soon", 0},
-		{"99999999999", maxRetryAfter},
-		{"99999999999999999999999", maxRetryAfter},
-		{"Sat, 14 Mar 2026 12:05:00 GMT", 5 * time.Minute},
-		{"Sat, 14 Mar 2026 11:00:00 GMT", 0},
-		{"Sun, 14 Mar 2100 12:00:00 GMT", maxRetryAfter},
+		{"absent", "", 0},
+		{"zero seconds", "0", 0},
+		{"seconds", "120", 2 * time.Minute},
+		{"seconds with spaces", " 7 ", 7 * time.Second},
+		{"negative seconds", "-5", 0},
+		{"fractional seconds", "1.5", 0},
+		{"not a number or date", "soon", 0},
+		{"seconds above the cap", "99999999999", maxRetryAfter},
+		{"seconds overflowing", "99999999999999999999999", maxRetryAfter},
+		{"future date", "Sat, 14 Mar 2026 12:05:00 GMT", 5 * time.Minute},
+		{"past date", "Sat, 14 Mar 2026 11:00:00 GMT", 0},
+		{"far future date", "Sun, 14 Mar 2100 12:00:00 GMT", maxRetryAfter},
 	}
 	for _, tt := range tests {
-		if got := RetryAfter(tt.in, now); got != tt.want {
-			t.Errorf("RetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := RetryAfter(tt.in, now); got != tt.want {
+				t.Errorf("RetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -116,10 +119,12 @@ func TestSSRFGuard(t *testing.T) {
 		"http://[fd00::1]/hook",
 		"http://[fe80::1]/hook",
 	} {
-		r := sendHTTP(t, nil, endpoint)
-		if r.Outcome != OutcomeAddressRefused || !r.Permanent || r.Delivered {
-			t.Errorf("%s: result %+v, want address_refused", endpoint, r)
-		}
+		t.Run(endpoint, func(t *testing.T) {
+			r := sendHTTP(t, nil, endpoint)
+			if r.Outcome != OutcomeAddressRefused || !r.Permanent || r.Delivered {
+				t.Errorf("%s: result %+v, want address_refused", endpoint, r)
+			}
+		})
 	}
 	if v4hits.Load() != 0 || v6hits.Load() != 0 {
 		t.Fatalf("refused endpoints were connected to: %d on 127.0.0.1, %d on ::1", v4hits.Load(), v6hits.Load())
@@ -137,48 +142,53 @@ func TestSSRFGuard(t *testing.T) {
 	// A redirect, here from an allowed address to a refused one and to an
 	// allowed one, is not followed: the 3xx is the answer, and retried.
 	for _, target := range []string{"http://[::1]:" + v6port + "/", v4.URL + "/elsewhere"} {
-		before4, before6 := v4hits.Load(), v6hits.Load()
-		redirector, _ := countingServer(t, "127.0.0.1:0", http.StatusFound, target)
-		r := sendHTTP(t, allow, redirector.URL)
-		if r.Delivered || r.Outcome != "http_302" || r.StatusCode != http.StatusFound || r.Permanent || r.Gone {
-			t.Fatalf("redirect to %s: %+v", target, r)
-		}
-		if v4hits.Load() != before4 || v6hits.Load() != before6 {
-			t.Fatalf("the redirect to %s was followed", target)
-		}
+		t.Run("redirect to "+target, func(t *testing.T) {
+			before4, before6 := v4hits.Load(), v6hits.Load()
+			redirector, _ := countingServer(t, "127.0.0.1:0", http.StatusFound, target)
+			r := sendHTTP(t, allow, redirector.URL)
+			if r.Delivered || r.Outcome != "http_302" || r.StatusCode != http.StatusFound || r.Permanent || r.Gone {
+				t.Fatalf("redirect to %s: %+v", target, r)
+			}
+			if v4hits.Load() != before4 || v6hits.Load() != before6 {
+				t.Fatalf("the redirect to %s was followed", target)
+			}
+		})
 	}
 }
 
 func TestHTTPAnswers(t *testing.T) {
 	allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	tests := []struct {
+		name       string
 		status     int
 		retryAfter string
 		want       Result
 	}{
-		{200, "", Result{Outcome: "delivered", StatusCode: 200, Delivered: true}},
-		{202, "", Result{Outcome: "delivered", StatusCode: 202, Delivered: true}},
-		{301, "", Result{Outcome: "http_301", StatusCode: 301}},
-		{400, "", Result{Outcome: "http_400", StatusCode: 400}},
-		{404, "", Result{Outcome: "http_404", StatusCode: 404}},
-		{410, "", Result{Outcome: "http_410", StatusCode: 410, Gone: true}},
-		{429, "30", Result{Outcome: "http_429", StatusCode: 429, RetryAfter: 30 * time.Second}},
-		{500, "", Result{Outcome: "http_500", StatusCode: 500}},
-		{503, "120", Result{Outcome: "http_503", StatusCode: 503, RetryAfter: 2 * time.Minute}},
+		{"200 delivered", 200, "", Result{Outcome: "delivered", StatusCode: 200, Delivered: true}},
+		{"202 delivered", 202, "", Result{Outcome: "delivered", StatusCode: 202, Delivered: true}},
+		{"301 not followed", 301, "", Result{Outcome: "http_301", StatusCode: 301}},
+		{"400 failed", 400, "", Result{Outcome: "http_400", StatusCode: 400}},
+		{"404 failed", 404, "", Result{Outcome: "http_404", StatusCode: 404}},
+		{"410 gone", 410, "", Result{Outcome: "http_410", StatusCode: 410, Gone: true}},
+		{"429 with Retry-After", 429, "30", Result{Outcome: "http_429", StatusCode: 429, RetryAfter: 30 * time.Second}},
+		{"500 failed", 500, "", Result{Outcome: "http_500", StatusCode: 500}},
+		{"503 with Retry-After", 503, "120", Result{Outcome: "http_503", StatusCode: 503, RetryAfter: 2 * time.Minute}},
 	}
 	for _, tt := range tests {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if tt.retryAfter != "" {
-				w.Header().Set("Retry-After", tt.retryAfter)
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.retryAfter != "" {
+					w.Header().Set("Retry-After", tt.retryAfter)
+				}
+				w.WriteHeader(tt.status)
+				_, _ = w.Write([]byte("ignored"))
+			}))
+			got := sendHTTP(t, allow, srv.URL)
+			srv.Close()
+			if got != tt.want {
+				t.Errorf("status %d: %+v, want %+v", tt.status, got, tt.want)
 			}
-			w.WriteHeader(tt.status)
-			_, _ = w.Write([]byte("ignored"))
-		}))
-		got := sendHTTP(t, allow, srv.URL)
-		srv.Close()
-		if got != tt.want {
-			t.Errorf("status %d: %+v, want %+v", tt.status, got, tt.want)
-		}
+		})
 	}
 	// Failures without an answer, and an endpoint that is not HTTP.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

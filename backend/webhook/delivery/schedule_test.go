@@ -10,20 +10,23 @@ import (
 func TestBackoff(t *testing.T) {
 	s := Schedule{Base: 10 * time.Second, Max: 2 * time.Hour, Horizon: 72 * time.Hour}
 	tests := []struct {
+		name string
 		n    int
 		want time.Duration
 	}{
-		{1, 10 * time.Second},
-		{2, 20 * time.Second},
-		{3, 40 * time.Second},
-		{10, 5120 * time.Second},
-		{11, 2 * time.Hour},
-		{1000, 2 * time.Hour}, // no overflow
+		{"first attempt", 1, 10 * time.Second},
+		{"second attempt", 2, 20 * time.Second},
+		{"third attempt", 3, 40 * time.Second},
+		{"last below max", 10, 5120 * time.Second},
+		{"capped at max", 11, 2 * time.Hour},
+		{"no overflow", 1000, 2 * time.Hour}, // no overflow
 	}
 	for _, tt := range tests {
-		if got := s.backoff(tt.n); got != tt.want {
-			t.Errorf("backoff(%d) = %v, want %v", tt.n, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := s.backoff(tt.n); got != tt.want {
+				t.Errorf("backoff(%d) = %v, want %v", tt.n, got, tt.want)
+			}
+		})
 	}
 	for range 1000 {
 		if d := jitter(time.Minute); d < 30*time.Second || d > time.Minute {
@@ -69,31 +72,33 @@ func TestScheduleNext(t *testing.T) {
 		{name: "give up past the horizon", n: 21, r: Result{StatusCode: 500}, started: created.Add(25 * time.Hour), status: store.DeliveryFailed},
 	}
 	for _, tt := range tests {
-		if tt.started.IsZero() {
-			tt.started = created
-		}
-		if tt.now.IsZero() {
-			tt.now = tt.started
-		}
-		next := s.Next(store.Delivery{CreatedAt: created, Attempts: tt.n - 1}, tt.r, tt.started, tt.now)
-		if next.Status != tt.status || next.DisableSubscription != tt.disable {
-			t.Errorf("%s: next = %+v, want status %s, disable %v", tt.name, next, tt.status, tt.disable)
-			continue
-		}
-		if tt.status != store.DeliveryPending {
-			if !next.RetryAt.IsZero() {
-				t.Errorf("%s: a finished delivery has a retry time", tt.name)
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.started.IsZero() {
+				tt.started = created
 			}
-			continue
-		}
-		if tt.atDeadline {
-			if !next.RetryAt.Equal(created.Add(s.Horizon)) {
-				t.Errorf("%s: retry at %v, want the horizon %v", tt.name, next.RetryAt, created.Add(s.Horizon))
+			if tt.now.IsZero() {
+				tt.now = tt.started
 			}
-			continue
-		}
-		if delay := next.RetryAt.Sub(tt.now); delay < tt.earliest || delay > tt.latest {
-			t.Errorf("%s: retry after %v, want within [%v, %v]", tt.name, delay, tt.earliest, tt.latest)
-		}
+			next := s.Next(store.Delivery{CreatedAt: created, Attempts: tt.n - 1}, tt.r, tt.started, tt.now)
+			if next.Status != tt.status || next.DisableSubscription != tt.disable {
+				t.Errorf("%s: next = %+v, want status %s, disable %v", tt.name, next, tt.status, tt.disable)
+				return
+			}
+			if tt.status != store.DeliveryPending {
+				if !next.RetryAt.IsZero() {
+					t.Errorf("%s: a finished delivery has a retry time", tt.name)
+				}
+				return
+			}
+			if tt.atDeadline {
+				if !next.RetryAt.Equal(created.Add(s.Horizon)) {
+					t.Errorf("%s: retry at %v, want the horizon %v", tt.name, next.RetryAt, created.Add(s.Horizon))
+				}
+				return
+			}
+			if delay := next.RetryAt.Sub(tt.now); delay < tt.earliest || delay > tt.latest {
+				t.Errorf("%s: retry after %v, want within [%v, %v]", tt.name, delay, tt.earliest, tt.latest)
+			}
+		})
 	}
 }
