@@ -346,10 +346,20 @@ func TestRetries(t *testing.T) {
 
 	t.Run("410 disables the subscription", func(t *testing.T) {
 		h := start(t, func(c *Config) { c.Workers = 1 })
-		rc := newReceiver(t, status(http.StatusGone))
+		// The receiver holds the first attempt until both events are
+		// published: otherwise its 410 may disable the subscription first.
+		published := make(chan struct{})
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-published:
+			case <-r.Context().Done():
+			}
+			w.WriteHeader(http.StatusGone)
+		})
 		subID := h.subscribe(rc.srv.URL, webhook.ProtocolHTTP, "")
 		first := h.publish("user.delete", `{"user":"u1"}`)[0]
 		second := h.publish("user.delete", `{"user":"u2"}`)[0]
+		close(published)
 		if d, attempts := h.finished(first); d.Status != store.DeliveryFailed || !slices.Equal(outcomes(attempts), []string{"http_410"}) {
 			t.Fatalf("first delivery %+v, attempts %q", d, outcomes(attempts))
 		}
