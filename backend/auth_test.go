@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/auth"
+	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -89,6 +90,9 @@ func TestLoginWithSharingKey(t *testing.T) {
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
 }
 
+// TestLoginThrottle: failed logins are counted per source address and per
+// (source, client): a client locked out from one address logs in from its
+// own, and failures from anywhere else never lock it out.
 func TestLoginThrottle(t *testing.T) {
 	h := start(t, func(c *Config) {
 		c.LoginFailuresPerClient = 3
@@ -96,40 +100,43 @@ func TestLoginThrottle(t *testing.T) {
 		c.LoginFailureWindow = time.Hour
 	})
 	a, b, c := h.client("w"), h.client("w"), h.client("w")
-	from := func(addr string) []string { return []string{"X-Forwarded-For", "198.51.100.7, " + addr} }
+	from := func(addr string) []string { return []string{contract.HeaderClientIP, addr} }
 	fail := func(cr string, addr string) response {
 		return h.postJSON(contract.PathLogin, map[string]string{"client_id": cr, "client_secret": "hdc_cs_wrong"}, from(addr)...)
 	}
-	ok := func(cr map[string]string, addr string) response {
-		return h.postJSON(contract.PathLogin, cr, from(addr)...)
+	ok := func(cr identity.Credentials, addr string) response {
+		return h.postJSON(contract.PathLogin, map[string]string{"client_id": cr.ClientID, "client_secret": cr.ClientSecret}, from(addr)...)
 	}
 	// Successful logins do not count.
 	for range 10 {
-		if res := ok(map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret}, "203.0.113.1"); res.StatusCode != 200 {
+		if res := ok(a, "203.0.113.1"); res.StatusCode != 200 {
 			t.Fatalf("successful login %d: %s", res.StatusCode, res.body)
 		}
 	}
-	// Per client id: three failures, then even the right secret waits.
+	// Per (source, client): three failures from .1, then even the right
+	// secret from .1 waits.
 	for range 3 {
 		wantProblem(t, fail(a.ClientID, "203.0.113.1"), 401, "invalid_client")
 	}
-	res := ok(map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret}, "203.0.113.2")
+	res := ok(a, "203.0.113.1")
 	wantProblem(t, res, 429, "too_many_attempts")
 	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 3600 {
 		t.Fatalf("Retry-After = %q", res.Header.Get("Retry-After"))
 	}
-	// Another client from another address is not affected.
-	if res := ok(map[string]string{"client_id": b.ClientID, "client_secret": b.ClientSecret}, "203.0.113.2"); res.StatusCode != 200 {
-		t.Fatalf("other client throttled: %d", res.StatusCode)
+	// The same client from its own address is not affected.
+	if res := ok(a, "203.0.113.2"); res.StatusCode != 200 {
+		t.Fatalf("the client from another address: %d %s", res.StatusCode, res.body)
+	}
+	// Nor another client from the first address, below that address's limit.
+	if res := ok(b, "203.0.113.1"); res.StatusCode != 200 {
+		t.Fatalf("another client from the same address: %d", res.StatusCode)
 	}
 	// Per address: failures spread over client ids add up (3 already from .1).
 	for i := range 3 {
 		wantProblem(t, fail("made-up-"+strconv.Itoa(i), "203.0.113.1"), 401, "invalid_client")
 	}
-	wantProblem(t, ok(map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret}, "203.0.113.1"), 429, "too_many_attempts")
-	// The last X-Forwarded-For hop is the address (the request comes from
-	// loopback, where the edge runs).
-	if res := ok(map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret}, "203.0.113.3"); res.StatusCode != 200 {
+	wantProblem(t, ok(c, "203.0.113.1"), 429, "too_many_attempts")
+	if res := ok(c, "203.0.113.3"); res.StatusCode != 200 {
 		t.Fatalf("login from another address: %d %s", res.StatusCode, res.body)
 	}
 }

@@ -49,11 +49,13 @@ type Config struct {
 	// an S3 bucket, which several replicas may share (see OpenBlobs). Env
 	// HDC_BLOB_URL, flag -blob.
 	BlobURL string
-	// EdgeSecret, when set, must arrive in X-HDC-Edge-Secret on every public
-	// request; it has at least 16 bytes. It may be empty only when Listen is
-	// a loopback address, where only the local edge can connect. Env
-	// HDC_EDGE_SECRET, flag -edge-secret.
-	EdgeSecret string
+	// HopCA, HopCert and HopKey are the PEM files of the edge–backend hop's
+	// mutual TLS (hdc tls init makes them): the authority whose edge
+	// certificates the public listener requires, and this backend's server
+	// certificate and key. Without them the public listener is plain HTTP,
+	// which only a loopback address may be. Env HDC_HOP_CA, HDC_HOP_CERT,
+	// HDC_HOP_KEY; flags -hop-ca, -hop-cert, -hop-key.
+	HopCA, HopCert, HopKey string
 	// AccessTokenTTL and RefreshTokenTTL are the token lifetimes. Env
 	// HDC_ACCESS_TOKEN_TTL and HDC_REFRESH_TOKEN_TTL (seconds, or a Go
 	// duration such as 30m).
@@ -75,8 +77,8 @@ type Config struct {
 	// variable AWS_ENDPOINT_URL_SQS, else AWS_ENDPOINT_URL.
 	SQSEndpoint string
 	// LoginFailuresPerClient and LoginFailuresPerAddress are the failed
-	// logins allowed per LoginFailureWindow for one client id and one
-	// source address before answering 429.
+	// logins allowed per LoginFailureWindow for one client id from one
+	// source address, and for one source address, before answering 429.
 	LoginFailuresPerClient  int
 	LoginFailuresPerAddress int
 	LoginFailureWindow      time.Duration
@@ -159,7 +161,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"HDC_DATA":            &c.DataDir,
 		"HDC_DATABASE_URL":    &c.DatabaseURL,
 		"HDC_BLOB_URL":        &c.BlobURL,
-		"HDC_EDGE_SECRET":     &c.EdgeSecret,
+		"HDC_HOP_CA":          &c.HopCA,
+		"HDC_HOP_CERT":        &c.HopCert,
+		"HDC_HOP_KEY":         &c.HopKey,
 		"HDC_ISSUER":          &c.Issuer,
 		"HDC_AUDIENCE":        &c.Audience,
 	}
@@ -234,7 +238,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (env HDC_DATA)")
 	fs.StringVar(&c.DatabaseURL, "db", c.DatabaseURL, "database URL: SQLite path or postgres://…; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
 	fs.StringVar(&c.BlobURL, "blob", c.BlobURL, "blob store: directory or s3://bucket/prefix; default <data>/blobs (env HDC_BLOB_URL)")
-	fs.StringVar(&c.EdgeSecret, "edge-secret", c.EdgeSecret, "secret the edge sends in X-HDC-Edge-Secret, at least 16 bytes; required unless -listen is loopback (env HDC_EDGE_SECRET; prefer the environment)")
+	fs.StringVar(&c.HopCA, "hop-ca", c.HopCA, "CA certificate (PEM) whose edge certificates the public listener requires (env HDC_HOP_CA)")
+	fs.StringVar(&c.HopCert, "hop-cert", c.HopCert, "this backend's certificate (PEM) for the hop (env HDC_HOP_CERT)")
+	fs.StringVar(&c.HopKey, "hop-key", c.HopKey, "this backend's private key (PEM) for the hop (env HDC_HOP_KEY)")
 	fs.Var((*durationValue)(&c.AccessTokenTTL), "access-token-ttl", "access token lifetime, seconds or duration (env HDC_ACCESS_TOKEN_TTL)")
 	fs.Var((*durationValue)(&c.RefreshTokenTTL), "refresh-token-ttl", "refresh token lifetime, seconds or duration (env HDC_REFRESH_TOKEN_TTL)")
 	fs.Var((*durationValue)(&c.SigningKeyRotation), "signing-key-rotation", "signing key rotation interval (env HDC_SIGNING_KEY_ROTATION)")
@@ -254,9 +260,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var((*prefixList)(&c.WebhookAllowNets), "webhook-allow-nets", "comma-separated prefixes webhook deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8,::1/128 (env HDC_WEBHOOK_ALLOW_NETS)")
 }
 
-// minEdgeSecret is the shortest edge secret accepted, in bytes.
-const minEdgeSecret = 16
-
 // validate reports the first unusable setting.
 func (c *Config) validate() error {
 	switch {
@@ -264,8 +267,8 @@ func (c *Config) validate() error {
 		return errors.New("token lifetimes must be positive")
 	case c.SigningKeyRotation <= keyPublishAhead:
 		return fmt.Errorf("the signing key rotation interval must be longer than %v (new keys are published that long before use)", keyPublishAhead)
-	case c.EdgeSecret != "" && len(c.EdgeSecret) < minEdgeSecret:
-		return fmt.Errorf("the edge secret must have at least %d bytes", minEdgeSecret)
+	case (c.HopCA == "") != (c.HopCert == "") || (c.HopCA == "") != (c.HopKey == ""):
+		return errors.New("the hop's TLS needs all of HDC_HOP_CA, HDC_HOP_CERT and HDC_HOP_KEY, or none")
 	case c.ShutdownTimeout <= 0:
 		return errors.New("the shutdown timeout must be positive")
 	case c.WebhookMaxSubscriptions <= 0:
@@ -294,14 +297,14 @@ func (c *Config) validate() error {
 
 // checkExposure refuses listen addresses (host:port) that would expose
 // what must stay private: the public listener beyond loopback without the
-// edge's credential, the internal one beyond loopback unless allowed. An
+// hop's mutual TLS, the internal one beyond loopback unless allowed. An
 // inherited socket (fd/N) is checked by ListenAndServe once it is open.
 func (c *Config) checkExposure(public, internal string) error {
 	switch {
-	case !inherited(public) && c.EdgeSecret == "" && !loopbackAddr(public):
-		// The backend believes the X-HDC-* identity headers of any request
-		// that passes the edge secret check.
-		return fmt.Errorf("an edge secret (HDC_EDGE_SECRET) is required unless the listen address is loopback; %q is not", public)
+	case !inherited(public) && c.HopCA == "" && !loopbackAddr(public):
+		// Without the hop's TLS, whoever reaches the public listener can
+		// act as the edge and name any client in the identity headers.
+		return fmt.Errorf("the public listener %q is not loopback: it needs the hop's mutual TLS (HDC_HOP_CA, HDC_HOP_CERT, HDC_HOP_KEY; hdc tls init makes them)", public)
 	case !inherited(internal) && !c.InternalListenNonLoopback && !loopbackAddr(internal):
 		return fmt.Errorf("the internal listener has no authentication: %q is not a loopback address (set HDC_INTERNAL_LISTEN_NON_LOOPBACK=1 if only trusted peers can reach it)", internal)
 	}

@@ -18,7 +18,9 @@ func TestConfigEnvAndFlags(t *testing.T) {
 		"HDC_DATA":                         "/env/data",
 		"HDC_DATABASE_URL":                 "sqlite:/env/hdc.db",
 		"HDC_BLOB_URL":                     "s3://bucket/prefix",
-		"HDC_EDGE_SECRET":                  "s3cret-s3cret-s3cret",
+		"HDC_HOP_CA":                       "/tls/ca.pem",
+		"HDC_HOP_CERT":                     "/tls/backend.pem",
+		"HDC_HOP_KEY":                      "/tls/backend-key.pem",
 		"HDC_INTERNAL_LISTEN_NON_LOOPBACK": "1",
 		"HDC_ACCESS_TOKEN_TTL":             "600",
 		"HDC_REFRESH_TOKEN_TTL":            "48h",
@@ -46,7 +48,8 @@ func TestConfigEnvAndFlags(t *testing.T) {
 	}
 	want := DefaultConfig()
 	want.Listen, want.InternalListen, want.DataDir, want.DatabaseURL = "127.0.0.1:3", "127.0.0.1:2", "/env/data", "sqlite:/env/hdc.db"
-	want.EdgeSecret, want.Issuer, want.Audience, want.SQSEndpoint = "s3cret-s3cret-s3cret", "iss", "aud", "http://127.0.0.1:4100"
+	want.HopCA, want.HopCert, want.HopKey = "/tls/ca.pem", "/tls/backend.pem", "/tls/backend-key.pem"
+	want.Issuer, want.Audience, want.SQSEndpoint = "iss", "aud", "http://127.0.0.1:4100"
 	want.InternalListenNonLoopback = true
 	want.BlobURL = "s3://bucket/prefix"
 	want.AccessTokenTTL, want.RefreshTokenTTL, want.SigningKeyRotation = 15*time.Minute, 48*time.Hour, 168*time.Hour
@@ -99,43 +102,50 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestConfigListenSafety: the backend believes identity headers from
-// whoever passes the edge secret check, and its internal listener has no
-// authentication; both fail closed off loopback.
+// the edge, proved by the hop's mutual TLS, and its internal listener has
+// no authentication; both fail closed off loopback.
 func TestConfigListenSafety(t *testing.T) {
-	const secret = "0123456789abcdef" // 16 bytes
 	tests := []struct {
-		name, listen, internal, secret string
-		internalNonLoopback            bool
-		ok                             bool
+		name, listen, internal string
+		hop, internalNonLoopback bool
+		ok                       bool
 	}{
-		{"defaults", "127.0.0.1:9080", "127.0.0.1:9081", "", false, true},
-		{"loopback without secret", "127.9.9.9:9080", "[::1]:9081", "", false, true},
-		{"localhost without secret", "localhost:9080", "LOCALHOST:9081", "", false, true},
-		{"IPv6 loopback without secret", "[::1]:9080", "127.0.0.1:9081", "", false, true},
-		{"all interfaces without secret", "0.0.0.0:9080", "127.0.0.1:9081", "", false, false},
-		{"empty host without secret", ":9080", "127.0.0.1:9081", "", false, false},
-		{"IPv6 any without secret", "[::]:9080", "127.0.0.1:9081", "", false, false},
-		{"private address without secret", "10.0.0.5:9080", "127.0.0.1:9081", "", false, false},
-		{"host name without secret", "backend.internal:9080", "127.0.0.1:9081", "", false, false},
-		{"malformed without secret", "127.0.0.1", "127.0.0.1:9081", "", false, false},
-		{"all interfaces with secret", "0.0.0.0:9080", "127.0.0.1:9081", secret, false, true},
-		{"short secret", "0.0.0.0:9080", "127.0.0.1:9081", secret[:15], false, false},
-		{"short secret on loopback", "127.0.0.1:9080", "127.0.0.1:9081", "s3cret", false, false},
-		{"internal on all interfaces", "127.0.0.1:9080", "0.0.0.0:9081", "", false, false},
-		{"internal on empty host", "127.0.0.1:9080", ":9081", "", false, false},
-		{"internal on a private address", "127.0.0.1:9080", "10.0.0.5:9081", secret, false, false},
-		{"internal off loopback, allowed", "0.0.0.0:9080", "0.0.0.0:9081", secret, true, true},
+		{"defaults", "127.0.0.1:9080", "127.0.0.1:9081", false, false, true},
+		{"loopback without the hop's TLS", "127.9.9.9:9080", "[::1]:9081", false, false, true},
+		{"localhost without the hop's TLS", "localhost:9080", "LOCALHOST:9081", false, false, true},
+		{"IPv6 loopback without the hop's TLS", "[::1]:9080", "127.0.0.1:9081", false, false, true},
+		{"all interfaces without the hop's TLS", "0.0.0.0:9080", "127.0.0.1:9081", false, false, false},
+		{"empty host without the hop's TLS", ":9080", "127.0.0.1:9081", false, false, false},
+		{"IPv6 any without the hop's TLS", "[::]:9080", "127.0.0.1:9081", false, false, false},
+		{"private address without the hop's TLS", "10.0.0.5:9080", "127.0.0.1:9081", false, false, false},
+		{"host name without the hop's TLS", "backend.internal:9080", "127.0.0.1:9081", false, false, false},
+		{"malformed without the hop's TLS", "127.0.0.1", "127.0.0.1:9081", false, false, false},
+		{"all interfaces with the hop's TLS", "0.0.0.0:9080", "127.0.0.1:9081", true, false, true},
+		{"internal on all interfaces", "127.0.0.1:9080", "0.0.0.0:9081", false, false, false},
+		{"internal on empty host", "127.0.0.1:9080", ":9081", false, false, false},
+		{"internal on a private address", "127.0.0.1:9080", "10.0.0.5:9081", true, false, false},
+		{"internal off loopback, allowed", "0.0.0.0:9080", "0.0.0.0:9081", true, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
-			cfg.Listen, cfg.InternalListen, cfg.EdgeSecret = tt.listen, tt.internal, tt.secret
+			cfg.Listen, cfg.InternalListen = tt.listen, tt.internal
+			if tt.hop {
+				cfg.HopCA, cfg.HopCert, cfg.HopKey = "ca.pem", "backend.pem", "backend-key.pem"
+			}
 			cfg.InternalListenNonLoopback = tt.internalNonLoopback
 			if err := cfg.validate(); (err == nil) != tt.ok {
-				t.Errorf("%s: validate = %v", tt.name, err)
+				t.Errorf("validate = %v", err)
 			}
 		})
 	}
+	t.Run("part of the hop's files", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.HopCA = "ca.pem"
+		if err := cfg.validate(); err == nil {
+			t.Error("accepted a CA without a certificate and key")
+		}
+	})
 }
 
 // TestWebhookConfigErrors: the delivery settings are checked when the

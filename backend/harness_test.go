@@ -3,10 +3,14 @@ package backend
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +25,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
@@ -34,6 +39,9 @@ type harness struct {
 	cfg      Config
 	public   string
 	internal string
+	// http is the client of every request: with the hop's TLS, it presents
+	// the edge's certificate.
+	http *http.Client
 	// stop cancels Serve and returns what it returned.
 	stop func() error
 }
@@ -81,8 +89,48 @@ func startLogged(t *testing.T, log *zap.Logger, mutate func(*Config)) *harness {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return &harness{t: t, srv: srv, cfg: cfg, stop: stop,
+	h := &harness{t: t, srv: srv, cfg: cfg, stop: stop, http: http.DefaultClient,
 		public: "http://" + pub.Addr().String(), internal: "http://" + in.Addr().String()}
+	if cfg.HopCA != "" {
+		h.public = "https://" + pub.Addr().String()
+		h.http = hopClient(t, filepath.Dir(cfg.HopCA), pki.Edge)
+	}
+	return h
+}
+
+// withHop gives the server the hop's mutual TLS, with a new authority.
+func withHop(t *testing.T) func(*Config) {
+	dir := filepath.Join(t.TempDir(), "tls")
+	if err := pki.InitDir(dir, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	return func(c *Config) {
+		c.HopCA = filepath.Join(dir, pki.CAFile)
+		c.HopCert, c.HopKey = filepath.Join(dir, pki.CertFile(pki.Backend)), filepath.Join(dir, pki.KeyFile(pki.Backend))
+	}
+}
+
+// hopClient returns a client of the hop that trusts the authority of dir
+// and presents role's certificate from it (none for an empty role).
+func hopClient(t *testing.T, dir string, role pki.Role) *http.Client {
+	t.Helper()
+	ca, err := os.ReadFile(filepath.Join(dir, pki.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	cfg := &tls.Config{RootCAs: pool, ServerName: contract.BackendServerName}
+	if role != "" {
+		cert, err := tls.LoadX509KeyPair(filepath.Join(dir, pki.CertFile(role)), filepath.Join(dir, pki.KeyFile(role)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	return &http.Client{Transport: tr, Timeout: time.Minute}
 }
 
 // response is a completed exchange.
@@ -108,7 +156,7 @@ func (h *harness) do(method, url string, body io.Reader, headers ...string) resp
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Add(headers[i], headers[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := h.http.Do(req)
 	if err != nil {
 		h.t.Fatal(err)
 	}

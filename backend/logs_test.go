@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,13 +19,12 @@ import (
 
 // TestLogsHoldNoSecrets sends secrets where ids belong, and wrong secrets
 // where secrets belong, through failed logins, failed refreshes and
-// requests the edge-secret gate refuses: no log line may carry a secret
-// (hdc_cs_, hdc_rt_, hdc_sk_ values) or a submitted client_secret, and no
-// answer may quote one either.
+// requests the hop's TLS refuses: no log line may carry a secret (hdc_cs_,
+// hdc_rt_, hdc_sk_ values) or a submitted client_secret, and no answer may
+// quote one either.
 func TestLogsHoldNoSecrets(t *testing.T) {
-	const edgeSecret = "edge-secret-0123456789"
 	core, logs := observer.New(zapcore.DebugLevel)
-	h := startLogged(t, zap.New(core), func(c *Config) { c.EdgeSecret = edgeSecret })
+	h := startLogged(t, zap.New(core), withHop(t))
 	a := h.client("wa")
 	h.client("wb")
 	g, err := h.srv.Identity().GrantSharing(context.Background(), "wb", a.ClientID)
@@ -31,7 +32,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wrongSecret = "correct-horse-battery-staple" // a secret without our prefix
-	secrets := []string{a.ClientSecret, g.SharingKey, wrongSecret, edgeSecret}
+	secrets := []string{a.ClientSecret, g.SharingKey, wrongSecret}
 	var refusals [][]byte
 	send := func(method, path, body string, headers ...string) response {
 		t.Helper()
@@ -42,8 +43,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		}
 		return res
 	}
-	edge := []string{contract.HeaderEdgeSecret, edgeSecret}
-	login := func(body string) response { return send("POST", contract.PathLogin, body, edge...) }
+	login := func(body string) response { return send("POST", contract.PathLogin, body) }
 
 	// Failed logins: a secret as the client id, a wrong secret, a wrong
 	// sharing key, a secret as a member name.
@@ -59,7 +59,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	res := login(fmt.Sprintf(`{"client_id":%q,"client_secret":%q}`, a.ClientID, a.ClientSecret))
 	res.json(t, &pair)
 	secrets = append(secrets, pair.RefreshToken, pair.AccessToken)
-	as := append(h.as(pair), edge...)
+	as := h.as(pair)
 	refresh := func(body string, extra ...string) response {
 		return send("POST", contract.PathRefresh, body, append(as, extra...)...)
 	}
@@ -73,17 +73,25 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	}
 	refresh(fmt.Sprintf(`{"refresh_token":%q}`, pair.RefreshToken), "Client-Id", a.ClientID)
 
-	// Requests the gate refuses, carrying secrets in identity headers, and
-	// admitted ones carrying them where the edge puts ids.
-	// (The key id is the name an operator gave a key in the edge's
-	// registry, whatever its shape, so it is forged only where the gate
-	// refuses the request.)
+	// Requests the hop's TLS refuses (no edge certificate), carrying
+	// secrets in identity headers, and admitted ones carrying them where
+	// the edge puts ids. (The key id is the name an operator gave a key in
+	// the edge's registry, whatever its shape, so it is forged only where
+	// the request is refused.)
 	forged := []string{contract.HeaderClientID, a.ClientSecret, contract.HeaderWorkspaceID, "wa", contract.HeaderTokenID, pair.RefreshToken}
 	kid := []string{contract.HeaderKeyID, g.SharingKey}
-	wantProblem(t, send("GET", contract.PathSubscriptions, "", append(forged, kid...)...), 403, "untrusted_source")
-	wantProblem(t, send("GET", contract.PathSubscriptions, "", append(append(forged, kid...), contract.HeaderEdgeSecret, wrongSecret)...), 403, "untrusted_source")
-	send("GET", contract.PathSubscriptions, "", append(forged, edge...)...)
-	send(strings.ToUpper(a.ClientSecret), contract.PathSubscriptions, "", edge...)
+	stranger := hopClient(t, filepath.Dir(h.cfg.HopCA), "")
+	req, _ := http.NewRequest("GET", h.public+contract.PathSubscriptions, nil)
+	for i := 0; i+1 < len(forged)+len(kid); i += 2 {
+		all := append(append([]string{}, forged...), kid...)
+		req.Header.Add(all[i], all[i+1])
+	}
+	if resp, err := stranger.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a request without the edge's certificate was served: %d", resp.StatusCode)
+	}
+	send("GET", contract.PathSubscriptions, "", forged...)
+	send(strings.ToUpper(a.ClientSecret), contract.PathSubscriptions, "")
 
 	if logs.Len() == 0 {
 		t.Fatal("nothing was logged")

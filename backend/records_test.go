@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -338,30 +340,47 @@ func TestRoutesByListener(t *testing.T) {
 	}
 }
 
-func TestEdgeSecret(t *testing.T) {
-	const secret = "edge-secret-0123456789"
-	h := start(t, func(c *Config) { c.EdgeSecret = secret })
+// TestHopTLS: with the hop's mutual TLS, the public listener serves only
+// the edge's certificate; a client without one, or with a certificate of
+// another authority or another role, is refused before HTTP.
+func TestHopTLS(t *testing.T) {
+	h := start(t, withHop(t))
 	c := h.client("acme")
 	login := map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret}
-	wantProblem(t, h.postJSON(contract.PathLogin, login), 403, "untrusted_source")
-	wantProblem(t, h.postJSON(contract.PathLogin, login, contract.HeaderEdgeSecret, "edge-secret-012345678X"), 403, "untrusted_source")
-	wantProblem(t, h.postJSON(contract.PathLogin, login, contract.HeaderEdgeSecret, secret, contract.HeaderEdgeSecret, secret), 403, "untrusted_source")
-	wantProblem(t, h.do("GET", h.public+"/nope", nil), 403, "untrusted_source")
-	res := h.postJSON(contract.PathLogin, login, contract.HeaderEdgeSecret, secret)
+	res := h.postJSON(contract.PathLogin, login)
 	if res.StatusCode != 200 {
-		t.Fatalf("login with the edge secret: %d %s", res.StatusCode, res.body)
+		t.Fatalf("login through the hop: %d %s", res.StatusCode, res.body)
 	}
-	var pair struct {
-		AccessToken string `json:"access_token"`
+	dir := filepath.Dir(h.cfg.HopCA)
+	other := filepath.Join(t.TempDir(), "other")
+	if err := pki.InitDir(other, time.Hour, false); err != nil {
+		t.Fatal(err)
 	}
-	res.json(t, &pair)
-	cl := h.verify(pair.AccessToken, false)
-	identity := []string{contract.HeaderClientID, cl.Subject, contract.HeaderWorkspaceID, cl.WS}
-	wantProblem(t, h.do("GET", h.public+contract.PathSubscriptions, nil, identity...), 403, "untrusted_source")
-	if res := h.do("GET", h.public+contract.PathSubscriptions, nil, append(identity, contract.HeaderEdgeSecret, secret)...); res.StatusCode != 200 {
-		t.Fatalf("with the secret: %d %s", res.StatusCode, res.body)
+	strangers := map[string]*http.Client{
+		"no certificate":                hopClient(t, dir, ""),
+		"another authority's edge":      hopClient(t, other, pki.Edge),
+		"the backend's own as a client": hopClient(t, dir, pki.Backend),
 	}
-	// The internal listener does not ask for it.
+	for name, client := range strangers {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", h.public+contract.PathSubscriptions, nil)
+			req.Header.Set(contract.HeaderClientID, c.ClientID)
+			req.Header.Set(contract.HeaderWorkspaceID, "acme")
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+				t.Fatalf("served: %d", resp.StatusCode)
+			}
+		})
+	}
+	// Plain HTTP to the TLS listener gets nothing of the API either.
+	resp, err := http.Get(strings.Replace(h.public, "https", "http", 1) + contract.PathSubscriptions)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Fatal("plain HTTP served")
+		}
+	}
+	// The internal listener does not ask for a certificate.
 	if res := h.do("GET", h.internal+contract.PathHealth, nil); res.StatusCode != 200 {
 		t.Fatalf("internal: %d", res.StatusCode)
 	}

@@ -25,6 +25,7 @@ package backend
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -87,6 +88,8 @@ type Server struct {
 	delivery *delivery.Dispatcher
 	public   http.Handler
 	internal http.Handler
+	// hop is the public listener's TLS, nil when it is plain loopback HTTP.
+	hop *tls.Config
 
 	closeOnce sync.Once
 	closeErr  error
@@ -100,17 +103,24 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	hop, err := cfg.hopTLS()
+	if err != nil {
+		return nil, err
+	}
 	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, store: st}
+	s := &Server{cfg: cfg, log: log, store: st, hop: hop}
 	if err := s.build(ctx); err != nil {
 		st.Close()
 		return nil, err
 	}
+	if hop == nil {
+		log.Warn("the public listener is plain HTTP without the hop's mutual TLS: any local process can act as the edge")
+	}
 	log.Info("backend ready",
-		zap.String("data", cfg.DataDir), zap.Bool("edge_secret", cfg.EdgeSecret != ""),
+		zap.String("data", cfg.DataDir), zap.Bool("hop_tls", hop != nil),
 		zap.Duration("access_token_ttl", cfg.AccessTokenTTL), zap.Duration("refresh_token_ttl", cfg.RefreshTokenTTL),
 		zap.Int64("upload_limit", cfg.UploadLimit), zap.Int("webhook_workers", cfg.WebhookWorkers),
 		zap.Duration("webhook_give_up_after", cfg.WebhookGiveUpAfter),
@@ -227,9 +237,13 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	defer cancel()
 	servers := []*http.Server{s.httpServer(s.public), s.httpServer(s.internal)}
 	errc := make(chan error, len(servers))
-	for i, ln := range []net.Listener{public, internal} {
-		go func() { errc <- servers[i].Serve(ln) }()
+	if s.hop != nil {
+		servers[0].TLSConfig = s.hop
+		go func() { errc <- servers[0].ServeTLS(public, "", "") }()
+	} else {
+		go func() { errc <- servers[0].Serve(public) }()
 	}
+	go func() { errc <- servers[1].Serve(internal) }()
 	var background sync.WaitGroup
 	background.Go(func() { s.issuer.Run(ctx) })
 	background.Go(func() { s.delivery.Run(ctx) })

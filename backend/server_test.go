@@ -110,7 +110,7 @@ func TestListenAndServeChecksInheritedSockets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if err := srv.ListenAndServe(t.Context()); err == nil || !strings.Contains(err.Error(), "required unless the listen address is loopback") {
+	if err := srv.ListenAndServe(t.Context()); err == nil || !strings.Contains(err.Error(), "is not loopback: it needs the hop's mutual TLS") {
 		t.Fatalf("ListenAndServe = %v", err)
 	}
 }

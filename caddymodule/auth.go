@@ -21,9 +21,11 @@ func init() {
 }
 
 // Auth is the hdc_auth handler. It removes every X-HDC-* header the client
-// sent, checks the bearer token, and forwards the identity it proves as
-// X-HDC-Client-Id, X-HDC-Workspace-Id and X-HDC-Token-Id (and as the Caddy
-// variables hdc.client_id, hdc.workspace_id, hdc.token_id for hdc_jwe).
+// sent, forwards the client's address as Caddy computed it (behind its
+// trusted proxies) in X-HDC-Client-Ip, checks the bearer token, and
+// forwards the identity it proves as X-HDC-Client-Id, X-HDC-Workspace-Id
+// and X-HDC-Token-Id (and as the Caddy variables hdc.client_id,
+// hdc.workspace_id, hdc.token_id for hdc_jwe).
 //
 // Modes: "token" (the default) requires a valid access token; "refresh"
 // accepts an expired one (signature, issuer and audience still checked) and
@@ -81,6 +83,10 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 		if strings.HasPrefix(name, contract.HeaderPrefix) { // names are canonical in the map
 			delete(r.Header, name)
 		}
+	}
+	// The client's address as Caddy computed it, behind its trusted proxies.
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		r.Header.Set(contract.HeaderClientIP, ip)
 	}
 	if a.Mode == authPublic {
 		return next.ServeHTTP(w, r)

@@ -2,6 +2,8 @@ package caddymodule
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -20,6 +22,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -95,6 +98,34 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// hopServer serves h over the hop's mutual TLS, as the backend does, with
+// the certificates of a new authority made in dir: a request reaches h
+// only with a client certificate that names the edge.
+func hopServer(t *testing.T, dir string, h http.Handler) *httptest.Server {
+	t.Helper()
+	if err := pki.InitDir(dir, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, pki.CertFile(pki.Backend)), filepath.Join(dir, pki.KeyFile(pki.Backend)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := os.ReadFile(filepath.Join(dir, pki.CAFile))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !contract.FromEdge(r.TLS) {
+			http.Error(w, "not the edge", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // startEdge loads ../Caddyfile with the environment pointing at test
 // servers. Caddy is one per process: tests using it must not run in parallel.
 func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edge {
@@ -106,8 +137,8 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 	}))
 	t.Cleanup(jwks.Close)
 	rec := &recorder{}
-	upstream := httptest.NewServer(rec)
-	t.Cleanup(upstream.Close)
+	hop := filepath.Join(t.TempDir(), "tls")
+	upstream := hopServer(t, hop, rec)
 
 	registry := filepath.Join(t.TempDir(), "keys.json")
 	if err := kidregistry.Update(registry, func(f *kidregistry.File) error {
@@ -130,6 +161,9 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 		"HDC_KEY_REGISTRY":     registry,
 		"HDC_BACKEND":          upstream.Listener.Addr().String(),
 		"HDC_BACKEND_INTERNAL": jwks.URL,
+		"HDC_HOP_CA":           filepath.Join(hop, pki.CAFile),
+		"HDC_HOP_CERT":         filepath.Join(hop, pki.CertFile(pki.Edge)),
+		"HDC_HOP_KEY":          filepath.Join(hop, pki.KeyFile(pki.Edge)),
 	}
 	for k, v := range env {
 		vars[k] = v

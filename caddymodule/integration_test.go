@@ -128,8 +128,8 @@ func TestEdgeRoundTrips(t *testing.T) {
 			hit.header.Get(contract.HeaderKeyID) != "" || hit.sha256 != hexSHA(payload) {
 			t.Fatalf("upstream saw %v", hit.header)
 		}
-		if got := hit.header.Get(contract.HeaderEdgeSecret); got == "guess" {
-			t.Fatal("a client-sent edge secret reached the upstream")
+		if got := hit.header.Get("X-Hdc-Edge-Secret"); got == "guess" {
+			t.Fatal("a client-sent X-HDC-* header reached the upstream")
 		}
 	})
 	t.Run("encrypted login", func(t *testing.T) {

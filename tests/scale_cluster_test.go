@@ -2,8 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -68,9 +66,8 @@ func startCluster(t *testing.T) *cluster {
 	c.ops.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AWS_EC2_METADATA_DISABLED=true",
 		"HDC_DATA=" + filepath.Join(dir, "ops"), "HDC_DATABASE_URL=" + c.database, "HDC_KEY_REGISTRY=" + registry}
 
-	secret := make([]byte, 16)
-	_, _ = rand.Read(secret)
-	edgeSecret := hex.EncodeToString(secret)
+	hop := filepath.Join(dir, "tls")
+	c.ops.hdc(nil, "tls", "init", "--dir", hop)
 	blobURL := "s3://" + scaleBucket + "/records?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(s3Endpoint)
 	for i := range c.backends {
 		publicSock, public := testkit.ListenFile(t)
@@ -79,8 +76,7 @@ func startCluster(t *testing.T) *cluster {
 		r.proc = c.ops.start(fmt.Sprint("hdc-backend-", i+1), backendBin, nil, append([]string{
 			"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4", "HDC_DATA=" + r.data,
 			"HDC_BLOB_URL=" + blobURL, "AWS_ACCESS_KEY_ID=hdc", "AWS_SECRET_ACCESS_KEY=hdc-test-secret",
-			"HDC_EDGE_SECRET=" + edgeSecret,
-		}, webhookEnv...), publicSock, internalSock)
+		}, append(hopEnv(hop, "backend"), webhookEnv...)...), publicSock, internalSock)
 		c.backends[i] = r
 	}
 	for i, r := range c.backends {
@@ -88,10 +84,10 @@ func startCluster(t *testing.T) *cluster {
 	}
 	for i, r := range c.backends {
 		edgeSock, edgeAddr := testkit.ListenFile(t)
-		c.ops.start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, []string{
+		c.ops.start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, append([]string{
 			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=off",
 			"HDC_BACKEND=" + strings.TrimPrefix(r.public, "http://"), "HDC_BACKEND_INTERNAL=" + r.internal,
-			"HDC_EDGE_SECRET=" + edgeSecret, "HDC_UPLOAD_MAX_BODY=16MiB"}, edgeSock)
+			"HDC_UPLOAD_MAX_BODY=16MiB"}, hopEnv(hop, "edge")...), edgeSock)
 		e := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, env: c.ops.env, http: c.ops.http}
 		c.ops.waitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.edge+"/no-such-route") == http.StatusNotFound })
 		c.edges[i] = e

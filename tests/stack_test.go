@@ -3,8 +3,6 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,11 +63,15 @@ func (s *syncBuffer) String() string {
 // extraEnv is added to the backend's environment.
 func startStack(t *testing.T, extraEnv ...string) *stack {
 	t.Helper()
+	return startStackEnv(t, extraEnv, nil)
+}
+
+// startStackEnv is startStack with backendEnv added to the backend's
+// environment and edgeEnv to the edge's.
+func startStackEnv(t *testing.T, backendEnv, edgeEnv []string) *stack {
+	t.Helper()
 	backendBin, edgeBin := binary(t, "hdc-backend"), binary(t, "hdc-edge")
 	dir := t.TempDir()
-	secret := make([]byte, 16)
-	_, _ = rand.Read(secret)
-	edgeSecret := hex.EncodeToString(secret)
 	// Each process inherits its listening sockets (fd/3, fd/4): no port is
 	// closed and reused.
 	publicSock, public := testkit.ListenFile(t)
@@ -87,8 +89,11 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 	if err := os.WriteFile(s.registry, []byte(`{"keys":[]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.start("hdc-backend", backendBin, nil, append([]string{"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4",
-		"HDC_EDGE_SECRET=" + edgeSecret}, extraEnv...), publicSock, internalSock)
+	// The hop's certificates, as an operator makes them.
+	hop := filepath.Join(dir, "tls")
+	s.hdc(nil, "tls", "init", "--dir", hop)
+	s.start("hdc-backend", backendBin, nil, append(append([]string{"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4"},
+		hopEnv(hop, "backend")...), backendEnv...), publicSock, internalSock)
 	s.waitFor("the backend", func() bool {
 		resp, err := s.http.Get(s.internal + "/readyz")
 		if err != nil {
@@ -97,9 +102,9 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	s.start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, []string{
+	s.start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, append([]string{
 		"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=fd/4",
-		"HDC_BACKEND=" + public, "HDC_EDGE_SECRET=" + edgeSecret, "HDC_UPLOAD_MAX_BODY=128MiB"}, edgeSock, adminSock)
+		"HDC_BACKEND=" + public, "HDC_UPLOAD_MAX_BODY=128MiB"}, append(hopEnv(hop, "edge"), edgeEnv...)...), edgeSock, adminSock)
 	s.waitFor("the edge", func() bool {
 		resp, err := s.http.Get(s.edge + "/no-such-route")
 		if err != nil {
@@ -109,6 +114,13 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 		return resp.StatusCode == http.StatusNotFound && resp.Header.Get("Content-Type") == "application/problem+json"
 	})
 	return s
+}
+
+// hopEnv is the environment of role ("edge" or "backend") for the hop's
+// certificates in dir, as hdc tls init makes them.
+func hopEnv(dir, role string) []string {
+	return []string{"HDC_HOP_CA=" + filepath.Join(dir, "ca.pem"),
+		"HDC_HOP_CERT=" + filepath.Join(dir, role+".pem"), "HDC_HOP_KEY=" + filepath.Join(dir, role+"-key.pem")}
 }
 
 // start runs a binary of the stack, handing it files as fd/3, fd/4, …; it

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,40 +28,7 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 		"HDC_ACCESS_TOKEN_TTL=40s"} // short enough for the refresh below: hdc call treats the last 30 s as expired
 	args := []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr, "--internal-listen", internal}
 
-	up := func() (*exec.Cmd, []string) {
-		cmd := exec.Command(hdc, args...)
-		cmd.Dir, cmd.Env = dir, env
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		var guide []string
-		out := lines(stdout)
-		timeout := time.After(time.Minute)
-		for {
-			select {
-			case line, ok := <-out:
-				if !ok {
-					t.Fatal("hdc up exited before printing its guide")
-				}
-				guide = append(guide, line)
-				if strings.Contains(line, "Ctrl-C") {
-					go func() {
-						for range out { // keep draining
-						}
-					}()
-					return cmd, guide
-				}
-			case <-timeout:
-				t.Fatalf("no guide after a minute; so far:\n%s", strings.Join(guide, "\n"))
-			}
-		}
-	}
+	up := func() (*exec.Cmd, []string) { return startUp(t, hdc, dir, env, args, os.Stderr) }
 	cmd, guide := up()
 
 	creds := filepath.Join(dir, "data", "demo-credentials.json")
@@ -140,5 +108,44 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 	}
 	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
 		t.Fatalf("the data did not survive a restart: %s", out)
+	}
+}
+
+// startUp runs hdc with args (an hdc up command line) in dir, its standard
+// error to stderr, and returns once it has printed its guide, with the
+// guide's lines. The test's end kills it.
+func startUp(t *testing.T, hdc, dir string, env, args []string, stderr io.Writer) (*exec.Cmd, []string) {
+	t.Helper()
+	cmd := exec.Command(hdc, args...)
+	cmd.Dir, cmd.Env = dir, env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var guide []string
+	out := lines(stdout)
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case line, ok := <-out:
+			if !ok {
+				t.Fatal("hdc up exited before printing its guide")
+			}
+			guide = append(guide, line)
+			if strings.Contains(line, "Ctrl-C") {
+				go func() {
+					for range out { // keep draining
+					}
+				}()
+				return cmd, guide
+			}
+		case <-timeout:
+			t.Fatalf("no guide after a minute; so far:\n%s", strings.Join(guide, "\n"))
+		}
 	}
 }

@@ -62,8 +62,8 @@ type Config struct {
 	Tokens   store.Tokens
 	// RefreshTTL is the lifetime of each refresh token.
 	RefreshTTL time.Duration
-	// ByClient and ByAddress throttle login attempts per client id and per
-	// source address.
+	// ByClient and ByAddress throttle login attempts per client id from
+	// one source address, and per source address.
 	ByClient  Limiter
 	ByAddress Limiter
 	Log       *zap.Logger

@@ -13,8 +13,8 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
-// Limiter throttles login attempts per key (a client id or a source
-// address). An attempt is counted before it is made, so concurrent attempts
+// Limiter throttles login attempts per key (a source address, or a source
+// address and a client id). An attempt is counted before it is made, so concurrent attempts
 // cannot overrun the limit, and returned when it succeeds, so only failures
 // accumulate. MemoryLimiter serves one process; StoreLimiter keeps the
 // counts in the database, where every replica shares them.
@@ -26,16 +26,20 @@ type Limiter interface {
 	Return(ctx context.Context, key string) error
 }
 
-// take counts a login attempt against both limiters. When both allow it,
-// it returns a release function that uncounts it again (for a success).
-// Ids that cannot be a client's (client ids are UUIDs) share one key, so
-// made-up ones neither fill memory nor lock anyone out, and a secret sent
-// as a client id is not kept.
+// take counts a login attempt against both limiters: the source address's,
+// and the (source address, client id) pair's. No number of failures from
+// other addresses can refuse a client's login from its own: client secrets
+// are high-entropy, so guessing is no threat, and a lockout by client id
+// alone would let anyone who knows an id lock its client out. When both
+// allow it, take returns a release function that uncounts the attempt (for
+// a success). Ids that cannot be a client's (client ids are UUIDs) share
+// one key, so made-up ones neither fill memory nor lock anyone out, and a
+// secret sent as a client id is not kept.
 func (s *Service) take(ctx context.Context, addr, clientID string) (release func(), wait time.Duration, ok bool, err error) {
 	if !contract.IsUUID(clientID) {
 		clientID = "(malformed)"
 	}
-	addrKey, clientKey := "addr:"+addr, "client:"+clientID
+	addrKey, clientKey := "addr:"+addr, "client:"+addr+"|"+clientID
 	if wait, ok, err := s.cfg.ByAddress.Take(ctx, addrKey); !ok || err != nil {
 		return nil, wait, false, err
 	}

@@ -33,6 +33,7 @@ func newRootCmd() *cobra.Command {
 		newUpCmd(),
 		newCallCmd(),
 		newWebhooksCmd(),
+		newTLSCmd(),
 	)
 	return root
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,8 +27,13 @@ import (
 	hdcconfig "github.com/health-data-connect/hdc"
 	"github.com/health-data-connect/hdc/backend"
 	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/internal/pki"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
+
+// upHopValidity is how long the hop's certificates of one hdc up run are
+// valid: they are made anew at each start.
+const upHopValidity = 30 * 24 * time.Hour
 
 // upOptions are the flags of hdc up.
 type upOptions struct {
@@ -95,17 +98,21 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	}
 	defer logger.Sync()
 
-	// The backend trusts identity headers only from the edge: a secret
-	// shared between the two halves of this process, new on every run.
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	edgeSecret := hex.EncodeToString(secret)
+	// The backend trusts identity headers only from the edge, which proves
+	// itself with a client certificate of the hop's authority: a new one on
+	// every run, under data/tls.
+	hopDir := filepath.Join(data, "tls")
+	if err := pki.InitDir(hopDir, upHopValidity, true); err != nil {
+		return fmt.Errorf("making the hop's certificates: %w", err)
+	}
 
 	cfg := backend.DefaultConfig()
 	if err := cfg.LoadEnv(os.LookupEnv); err != nil {
 		return err
 	}
-	cfg.Listen, cfg.InternalListen, cfg.DataDir, cfg.EdgeSecret = o.backendListen, o.internalListen, data, edgeSecret
+	cfg.Listen, cfg.InternalListen, cfg.DataDir = o.backendListen, o.internalListen, data
+	cfg.HopCA = filepath.Join(hopDir, pki.CAFile)
+	cfg.HopCert, cfg.HopKey = filepath.Join(hopDir, pki.CertFile(pki.Backend)), filepath.Join(hopDir, pki.KeyFile(pki.Backend))
 	cfg.DatabaseURL = "" // the embedded default: SQLite under data
 	if o.allowLoopbackWebhooks {
 		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
@@ -136,7 +143,7 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	defer stopBackend()
 	go func() { backendDone <- srv.Serve(serveCtx, public, internal) }()
 
-	if err := startEdge(o, data, registry, edgeSecret); err != nil {
+	if err := startEdge(o, data, registry, hopDir); err != nil {
 		stopBackend()
 		<-backendDone
 		return err
@@ -243,7 +250,7 @@ func writePrivate(path string, data []byte) error {
 
 // startEdge adapts the Caddyfile with the environment it reads and loads it
 // into this process's Caddy.
-func startEdge(o upOptions, data, registry, edgeSecret string) error {
+func startEdge(o upOptions, data, registry, hopDir string) error {
 	src, name := hdcconfig.Caddyfile, "Caddyfile (embedded)"
 	if o.caddyfile != "" {
 		b, err := os.ReadFile(o.caddyfile)
@@ -263,7 +270,9 @@ func startEdge(o upOptions, data, registry, edgeSecret string) error {
 		"HDC_KEY_REGISTRY":     registry,
 		"HDC_BACKEND":          o.backendListen,
 		"HDC_BACKEND_INTERNAL": "http://" + o.internalListen,
-		"HDC_EDGE_SECRET":      edgeSecret,
+		"HDC_HOP_CA":           filepath.Join(hopDir, pki.CAFile),
+		"HDC_HOP_CERT":         filepath.Join(hopDir, pki.CertFile(pki.Edge)),
+		"HDC_HOP_KEY":          filepath.Join(hopDir, pki.KeyFile(pki.Edge)),
 	} {
 		if err := os.Setenv(k, v); err != nil {
 			return err

@@ -1,17 +1,32 @@
 package contract
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"net/url"
+	"slices"
 )
 
-// HeaderEdgeSecret carries the secret the edge and the backend share; the
-// backend believes the identity headers only of requests that carry it.
-const HeaderEdgeSecret = HeaderPrefix + "Edge-Secret"
+// The identities of the hop's certificates (package pki makes them).
+const (
+	// EdgeURI is the URI name of an edge's client certificate. The backend
+	// serves a request as the edge's only when the request came over TLS
+	// with a verified client certificate that names it.
+	EdgeURI = "tag:health-data-connect,2026:edge"
+	// BackendServerName is the DNS name in the backend's server
+	// certificate, which an edge checks whatever address it dials.
+	BackendServerName = "hdc-backend"
+)
 
-// SameSecret compares the SHA-256 digests of a and b in constant time, so
-// that neither the content nor the length of the secret shows in timing.
-func SameSecret(a, b string) bool {
-	da, db := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
-	return subtle.ConstantTimeCompare(da[:], db[:]) == 1
+// FromEdge reports whether cs, the TLS state of a request, shows a client
+// certificate verified against the hop's authority that names the edge.
+func FromEdge(cs *tls.ConnectionState) bool {
+	if cs == nil || len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
+		return false
+	}
+	leaf := cs.VerifiedChains[0][0]
+	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+		return false
+	}
+	return slices.ContainsFunc(leaf.URIs, func(u *url.URL) bool { return u.String() == EdgeURI })
 }

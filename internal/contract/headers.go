@@ -17,6 +17,9 @@ const (
 	// HeaderKeyID is the kid of the key an encrypted request was opened
 	// with; absent on a plain request.
 	HeaderKeyID = HeaderPrefix + "Key-Id"
+	// HeaderClientIP is the address of the client as the edge saw it,
+	// behind the proxies it trusts; on every route.
+	HeaderClientIP = HeaderPrefix + "Client-Ip"
 )
 
 // Headers of the encrypted transport, as clients send and receive them.

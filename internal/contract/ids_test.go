@@ -46,19 +46,3 @@ func TestSyntax(t *testing.T) {
 		})
 	}
 }
-
-func TestSameSecret(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"s3cret", "s3cret", true}, {"s3cret", "s3cre", false}, {"s3cret", "", false}, {"", "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.a+"/"+tt.b, func(t *testing.T) {
-			if got := SameSecret(tt.a, tt.b); got != tt.want {
-				t.Errorf("SameSecret(%q, %q) = %v", tt.a, tt.b, got)
-			}
-		})
-	}
-}

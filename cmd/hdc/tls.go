@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/internal/pki"
+)
+
+// hopDirEnv names the environment variable that --dir defaults to.
+const hopDirEnv = "HDC_HOP_DIR"
+
+// defaultHopValidity is how long hdc tls certificates are valid.
+const defaultHopValidity = 365 * 24 * time.Hour
+
+func newTLSCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tls",
+		Short: "Make the certificates of the edge–backend hop's mutual TLS",
+		Long: `The backend's public listener requires a client certificate that names the
+edge, issued by the hop's own certificate authority; the edge checks the
+backend's certificate against the same authority. hdc tls init makes the
+authority and one certificate for each side in a directory:
+
+  ca.pem                 the authority's certificate: give it to every edge and backend (HDC_HOP_CA)
+  ca-key.pem             the authority's key: keep it offline; only hdc tls issue needs it
+  backend.pem, backend-key.pem   for each backend (HDC_HOP_CERT, HDC_HOP_KEY)
+  edge.pem, edge-key.pem         for each edge (HDC_HOP_CERT, HDC_HOP_KEY)
+
+Every file is mode 0600. hdc tls issue makes a new certificate from the
+authority, to renew one before it expires.`,
+	}
+	var dir string
+	cmd.PersistentFlags().StringVar(&dir, "dir", envOr(hopDirEnv, ""), "directory of the hop's files (env "+hopDirEnv+")")
+	dirOf := func() (string, error) {
+		if dir == "" {
+			return "", errors.New("--dir is required")
+		}
+		return dir, nil
+	}
+	cmd.AddCommand(newTLSInitCmd(dirOf), newTLSIssueCmd(dirOf))
+	return cmd
+}
+
+// hopFiles is what init and issue print: where the files are.
+type hopFiles struct {
+	Dir   string   `json:"dir"`
+	Files []string `json:"files"`
+}
+
+func newTLSInitCmd(dirOf func() (string, error)) *cobra.Command {
+	var (
+		validity time.Duration
+		replace  bool
+	)
+	cmd := &cobra.Command{
+		Use:     "init --dir DIR",
+		Short:   "Make the hop's authority and a certificate for the edge and the backend",
+		Example: "  hdc tls init --dir /etc/hdc/tls",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := dirOf()
+			if err != nil {
+				return err
+			}
+			if err := pki.InitDir(dir, validity, replace); err != nil {
+				return err
+			}
+			return printHopFiles(cmd, dir, pki.CAFile, pki.CAKeyFile, pki.CertFile(pki.Backend), pki.KeyFile(pki.Backend),
+				pki.CertFile(pki.Edge), pki.KeyFile(pki.Edge))
+		},
+	}
+	cmd.Flags().DurationVar(&validity, "validity", defaultHopValidity, "how long the certificates are valid")
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace an authority the directory already holds")
+	return cmd
+}
+
+func newTLSIssueCmd(dirOf func() (string, error)) *cobra.Command {
+	var (
+		role     string
+		validity time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:     "issue --role edge|backend --dir DIR",
+		Short:   "Make a new certificate for the edge or the backend from the hop's authority",
+		Example: "  hdc tls issue --role edge --dir /etc/hdc/tls",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := dirOf()
+			if err != nil {
+				return err
+			}
+			r := pki.Role(role)
+			if r != pki.Edge && r != pki.Backend {
+				return errors.New("--role must be edge or backend")
+			}
+			if err := pki.IssueFromDir(dir, r, validity); err != nil {
+				return err
+			}
+			return printHopFiles(cmd, dir, pki.CertFile(r), pki.KeyFile(r))
+		},
+	}
+	cmd.Flags().StringVar(&role, "role", "", "edge or backend")
+	cmd.Flags().DurationVar(&validity, "validity", defaultHopValidity, "how long the certificate is valid")
+	return cmd
+}
+
+func printHopFiles(cmd *cobra.Command, dir string, names ...string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	return printJSON(cmd.OutOrStdout(), hopFiles{Dir: abs, Files: names})
+}

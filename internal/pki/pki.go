@@ -1,0 +1,180 @@
+// Package pki makes the certificates of the edge–backend hop: a private
+// certificate authority, the backend's server certificate and the edges'
+// client certificates, all ECDSA P-256. The backend serves its public
+// listener over TLS and requires a client certificate of this authority
+// naming the edge (contract.EdgeURI); the edge verifies the backend against
+// the same authority (contract.BackendServerName). Nothing here is a
+// credential that travels in a request, so no log line can replay it.
+//
+// It is built on crypto/x509 alone: the authority signs two kinds of leaf
+// and never needs revocation lists, an ACME server or a database, which
+// is what a PKI library would add.
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/url"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// Role is what a leaf certificate is for.
+type Role string
+
+// Roles of the hop.
+const (
+	// Edge is a client certificate naming contract.EdgeURI.
+	Edge Role = "edge"
+	// Backend is a server certificate for contract.BackendServerName.
+	Backend Role = "backend"
+)
+
+// clockSkew backdates certificates, so that a machine whose clock is a
+// little behind accepts them at once.
+const clockSkew = 5 * time.Minute
+
+// CA is a certificate authority: its certificate and its private key.
+type CA struct {
+	Cert *x509.Certificate
+	Key  crypto.Signer
+}
+
+// NewCA makes a self-signed authority valid for validity.
+func NewCA(validity time.Duration) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "Health Data Connect hop CA"},
+		NotBefore:             now.Add(-clockSkew),
+		NotAfter:              now.Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{Cert: cert, Key: key}, nil
+}
+
+// Issue makes a leaf certificate for role, valid for validity, and returns
+// it and its private key, PEM-encoded.
+func (ca *CA) Issue(role Role, validity time.Duration) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		NotBefore:    now.Add(-clockSkew),
+		NotAfter:     now.Add(validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+	}
+	switch role {
+	case Edge:
+		edge, _ := url.Parse(contract.EdgeURI)
+		tmpl.Subject = pkix.Name{CommonName: "hdc-edge"}
+		tmpl.URIs = []*url.URL{edge}
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	case Backend:
+		tmpl.Subject = pkix.Name{CommonName: contract.BackendServerName}
+		tmpl.DNSNames = []string{contract.BackendServerName}
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	default:
+		return nil, nil, fmt.Errorf("pki: unknown role %q", role)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pemBlock("CERTIFICATE", der), pemBlock("PRIVATE KEY", keyDER), nil
+}
+
+// CertPEM returns the authority's certificate, PEM-encoded: what both sides
+// trust.
+func (ca *CA) CertPEM() []byte { return pemBlock("CERTIFICATE", ca.Cert.Raw) }
+
+// KeyPEM returns the authority's private key, PEM-encoded: keep it offline;
+// it only issues certificates.
+func (ca *CA) KeyPEM() ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(ca.Key)
+	if err != nil {
+		return nil, err
+	}
+	return pemBlock("PRIVATE KEY", der), nil
+}
+
+// ParseCA reads an authority from its PEM certificate and key.
+func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
+	certDER, err := pemBytes(certPEM, "CERTIFICATE")
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(certDER)
+	if err != nil {
+		return nil, fmt.Errorf("pki: the CA certificate: %w", err)
+	}
+	if !cert.IsCA {
+		return nil, errors.New("pki: the certificate is not a CA's")
+	}
+	keyDER, err := pemBytes(keyPEM, "PRIVATE KEY")
+	if err != nil {
+		return nil, err
+	}
+	k, err := x509.ParsePKCS8PrivateKey(keyDER)
+	if err != nil {
+		return nil, errors.New("pki: the CA key is not a PKCS #8 private key")
+	}
+	signer, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, errors.New("pki: the CA key cannot sign")
+	}
+	return &CA{Cert: cert, Key: signer}, nil
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		panic(err) // crypto/rand does not fail
+	}
+	return n
+}
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}
+
+// pemBytes returns the first block of data, which must be of type typ.
+// Its errors never quote the data, which may be a key.
+func pemBytes(data []byte, typ string) ([]byte, error) {
+	b, _ := pem.Decode(data)
+	if b == nil || b.Type != typ {
+		return nil, fmt.Errorf("pki: not a PEM %s", typ)
+	}
+	return b.Bytes, nil
+}

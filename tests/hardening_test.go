@@ -1,0 +1,179 @@
+package tests
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
+)
+
+// TestLeakedLogsCannotActAsTheEdge (hardening finding 1): hdc up logs at
+// debug level, Caddy's included, while a client logs in and calls the API.
+// Whatever headers the logs show the edge sending upstream, replayed
+// straight to the backend's listener with another client's identity, must
+// not be served: a leaked log is not the edge's credential.
+func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
+	hdc := binary(t, "hdc")
+	dir := t.TempDir()
+	listen, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}
+	var logs syncBuffer
+	startUp(t, hdc, dir, env, []string{"up", "--log-level", "debug", "--listen", listen, "--admin", "off",
+		"--backend-listen", backendAddr, "--internal-listen", internal}, &logs)
+
+	var creds struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		WorkspaceID  string `json:"workspace_id"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "data", "demo-credentials.json"))
+	if err != nil || json.Unmarshal(b, &creds) != nil {
+		t.Fatalf("demo credentials: %v", err)
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	login, _ := json.Marshal(map[string]string{"client_id": creds.ClientID, "client_secret": creds.ClientSecret})
+	resp, err := client.Post("http://"+listen+contract.PathLogin, "application/json", bytes.NewReader(login))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pair struct {
+		AccessToken string `json:"access_token"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&pair)
+	resp.Body.Close()
+	req, _ := http.NewRequest("GET", "http://"+listen+contract.PathSubscriptions, nil)
+	req.Header.Set("Authorization", "Bearer "+pair.AccessToken)
+	if resp, err = client.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("listing through the edge: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	time.Sleep(200 * time.Millisecond) // let the log lines out
+
+	// Every header the edge's debug lines show going upstream.
+	header := http.Header{}
+	for _, m := range regexp.MustCompile(`"(X-[A-Za-z-]+)":\["([^"]*)"\]`).FindAllStringSubmatch(logs.String(), -1) {
+		if !strings.EqualFold(m[1], "X-Forwarded-For") {
+			header.Set(m[1], m[2])
+		}
+	}
+	if !strings.Contains(logs.String(), "upstream roundtrip") {
+		t.Fatalf("no upstream roundtrip line at debug level; logs:\n%s", tail(logs.String(), 2000))
+	}
+	// Replayed straight to the backend, as another tenant would forge it.
+	header.Set(contract.HeaderClientID, creds.ClientID)
+	header.Set(contract.HeaderWorkspaceID, creds.WorkspaceID)
+	for _, scheme := range []string{"http", "https"} {
+		req, _ := http.NewRequest("GET", scheme+"://"+backendAddr+contract.PathSubscriptions, nil)
+		req.Header = header.Clone()
+		resp, err := insecureClient().Do(req)
+		if err != nil {
+			continue // refused at the transport: as it should be
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatalf("the backend served a request replayed from the logs over %s (headers %v)", scheme, redacted(header))
+		}
+	}
+}
+
+// insecureClient talks TLS without checking the server: an attacker's
+// client, which has no certificate of its own either.
+func insecureClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// redacted lists header names only, for a failure message.
+func redacted(h http.Header) []string {
+	var names []string
+	for k := range h {
+		names = append(names, k)
+	}
+	return names
+}
+
+// fromAddr returns a client whose connections leave from the loopback
+// address ip (127.0.0.0/8 is all the loopback interface's).
+func fromAddr(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}
+	return &http.Client{Transport: tr, Timeout: time.Minute}
+}
+
+// loginFrom logs c in from the loopback address ip with secret, with
+// X-Forwarded-For when xff is not empty, and returns the answer's status.
+func (s *stack) loginFrom(ip, xff string, c *apiClient, secret string) int {
+	s.t.Helper()
+	body, _ := json.Marshal(map[string]string{"client_id": c.ID, "client_secret": secret})
+	req, _ := http.NewRequest("POST", s.edge+loginPath, bytes.NewReader(body))
+	req.Header.Set("Content-Type", jsonType)
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	resp, err := fromAddr(ip).Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestStrangersCannotLockAClientOut (hardening finding 3): ten wrong
+// secrets for a client from 127.0.0.2 lock that client out from 127.0.0.2
+// only; the right secret from 127.0.0.3 still logs in.
+func TestStrangersCannotLockAClientOut(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("clinic-lockout")
+	for i := range 10 {
+		if got := s.loginFrom("127.0.0.2", "", c, "hdc_cs_wrong"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong secret %d: %d", i, got)
+		}
+	}
+	if got := s.loginFrom("127.0.0.2", "", c, c.Secret); got != http.StatusTooManyRequests {
+		t.Fatalf("the right secret from the failing address: %d, want 429", got)
+	}
+	if got := s.loginFrom("127.0.0.3", "", c, c.Secret); got != http.StatusOK {
+		t.Fatalf("the right secret from another address: %d, want 200", got)
+	}
+}
+
+// TestTrustedProxiesNameTheClient: behind a load balancer the edge trusts
+// (HDC_TRUSTED_PROXIES), the source of a login is the client's address in
+// X-Forwarded-For, not the balancer's; from anyone else the header is not
+// believed.
+func TestTrustedProxiesNameTheClient(t *testing.T) {
+	s := startStackEnv(t, nil, []string{"HDC_TRUSTED_PROXIES=127.0.0.2/32"})
+	c := s.newClient("clinic-behind-lb")
+	for i := range 10 {
+		if got := s.loginFrom("127.0.0.2", "203.0.113.5", c, "hdc_cs_wrong"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong secret %d: %d", i, got)
+		}
+	}
+	tests := []struct {
+		name, from, xff string
+		want            int
+	}{
+		{"the failing client behind the balancer", "127.0.0.2", "203.0.113.5", http.StatusTooManyRequests},
+		{"the failing client, spoofing an address before its own", "127.0.0.2", "198.51.100.1, 203.0.113.5", http.StatusTooManyRequests},
+		{"another client behind the balancer", "127.0.0.2", "203.0.113.6", http.StatusOK},
+		{"a stranger claiming the failing address", "127.0.0.4", "203.0.113.5", http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := s.loginFrom(tt.from, tt.xff, c, c.Secret); got != tt.want {
+				t.Fatalf("login: %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
