@@ -106,7 +106,7 @@ func TestConfigErrors(t *testing.T) {
 // no authentication; both fail closed off loopback.
 func TestConfigListenSafety(t *testing.T) {
 	tests := []struct {
-		name, listen, internal string
+		name, listen, internal   string
 		hop, internalNonLoopback bool
 		ok                       bool
 	}{
