@@ -22,10 +22,14 @@ func (t *Transport) responseOnly(r *http.Request, client string) (opened, *probl
 	if t.Login {
 		return opened{}, errLoginNeedsBody
 	}
-	kid := r.Header.Get(contract.HeaderEncryptionKid)
-	if kid == "" {
+	kids := r.Header.Values(contract.HeaderEncryptionKid)
+	switch {
+	case len(kids) > 1:
+		return opened{}, errKidHeader
+	case len(kids) == 0 || kids[0] == "":
 		return opened{}, errNeedsKidHeader
 	}
+	kid := kids[0]
 	k, ok := t.usableKey(kid, client)
 	if !ok {
 		return opened{kid: kid}, errInvalidEncryption

@@ -15,6 +15,10 @@ var (
 		"The request could not be decrypted.")
 	errEncryptionRequired = problem.New(http.StatusBadRequest, problem.CodeEncryptionRequired,
 		"This route only accepts JWE-encrypted requests (X-Encryption: JWE).")
+	errEncryptionHeader = problem.New(http.StatusBadRequest, problem.CodeInvalidEncryptionHeader,
+		"X-Encryption must be given once, with the value JWE, or not at all.")
+	errKidHeader = problem.New(http.StatusBadRequest, problem.CodeInvalidEncryptionHeader,
+		"X-Encryption-Kid must be given once.")
 	errMissingKid = problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope,
 		"The envelope names no key: send a top-level kid or a kid in the protected header.")
 	errNeedsKidHeader = problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope,

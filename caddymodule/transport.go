@@ -99,11 +99,16 @@ func (t *Transport) Provision(ctx caddy.Context) error {
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	r.Header.Del(contract.HeaderKeyID) // only this handler may say which key was used
-	if !strings.EqualFold(r.Header.Get(contract.HeaderEncryption), contract.EncryptionJWE) {
-		if t.Require {
-			problem.Write(w, errEncryptionRequired)
-			return nil
-		}
+	encrypted, p := encryptionRequested(r.Header)
+	switch {
+	case p != nil:
+		jweRequests.WithLabelValues("unknown", p.Code).Inc()
+		problem.Write(w, p)
+		return nil
+	case !encrypted && t.Require:
+		problem.Write(w, errEncryptionRequired)
+		return nil
+	case !encrypted:
 		return next.ServeHTTP(w, r)
 	}
 	client := ""
@@ -125,6 +130,21 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 	}
 	t.accept(r, client, o, start)
 	return t.serveSealed(w, r, next, o)
+}
+
+// encryptionRequested reads the opt-in: no X-Encryption field, or exactly
+// one whose value is JWE (in any case). Anything else (two fields, a list,
+// another value) is refused, so that a client that meant to ask for
+// encryption never gets a plaintext answer.
+func encryptionRequested(h http.Header) (bool, *problem.Problem) {
+	v := h.Values(contract.HeaderEncryption)
+	switch {
+	case len(v) == 0:
+		return false, nil
+	case len(v) == 1 && strings.EqualFold(strings.TrimSpace(v[0]), contract.EncryptionJWE):
+		return true, nil
+	}
+	return false, errEncryptionHeader
 }
 
 // opened is an encrypted request whose key is established: its envelope

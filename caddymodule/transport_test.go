@@ -470,3 +470,33 @@ func TestTransportNewKeyWithoutWaitingForPoll(t *testing.T) {
 		t.Fatalf("a key added before the next poll was refused: %d %s", w.Code, w.Body)
 	}
 }
+
+func TestEncryptionRequested(t *testing.T) {
+	tests := []struct {
+		name      string
+		values    []string
+		encrypted bool
+		refused   bool
+	}{
+		{"absent", nil, false, false},
+		{"JWE", []string{"JWE"}, true, false},
+		{"lower case", []string{"jwe"}, true, false},
+		{"padded", []string{" JWE "}, true, false},
+		{"a list", []string{"JWE, JWE"}, false, true},
+		{"two fields", []string{"JWE", "JWE"}, false, true},
+		{"another value", []string{"x"}, false, true},
+		{"empty", []string{""}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for _, v := range tt.values {
+				h.Add(contract.HeaderEncryption, v)
+			}
+			encrypted, p := encryptionRequested(h)
+			if encrypted != tt.encrypted || (p != nil) != tt.refused {
+				t.Fatalf("encryptionRequested = %v, %v", encrypted, p)
+			}
+		})
+	}
+}

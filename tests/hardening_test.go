@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -175,5 +176,68 @@ func TestTrustedProxiesNameTheClient(t *testing.T) {
 				t.Fatalf("login: %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// backendLog returns what the stack's backend has logged so far.
+func (s *stack) backendLog() string {
+	for _, p := range s.procs {
+		if p.name == "hdc-backend" {
+			return p.out.String()
+		}
+	}
+	s.t.Fatal("no backend in the stack")
+	return ""
+}
+
+// TestMalformedEncryptionOptInIsRefused (hardening finding 4): anything but
+// exactly one X-Encryption field whose value is JWE is refused with 400
+// invalid_encryption_header before the backend sees the request; a client
+// that asked for encryption never gets plaintext.
+func TestMalformedEncryptionOptInIsRefused(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("clinic-optin")
+	tk := s.login(c, false, "")
+	id := s.upload(c, tk, false, []byte("a consultation"), "")
+	path := "/health/api/v1/fhir/retrieve?identifier=" + id
+	tests := []struct {
+		name   string
+		values []string
+	}{
+		{"two values in one field", []string{"JWE, JWE"}},
+		{"two fields", []string{"JWE", "JWE"}},
+		{"an unknown value", []string{"x"}},
+		{"an empty value", []string{""}},
+		{"JWE with a parameter", []string{"JWE;v=1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := strings.Count(s.backendLog(), "GET /health/api/v1/fhir/retrieve")
+			req, _ := http.NewRequest("GET", s.edge+path, nil)
+			req.Header.Set("Authorization", "Bearer "+tk.AccessToken)
+			req.Header.Set(jweKidHeader, c.Kid)
+			for _, v := range tt.values {
+				req.Header.Add(jweHeader, v)
+			}
+			resp, err := s.http.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			testkit.WantProblem(t, resp.StatusCode, resp.Header, body, http.StatusBadRequest, "invalid_encryption_header")
+			if strings.Contains(string(body), "Bundle") {
+				t.Fatal("the record in plaintext")
+			}
+			time.Sleep(100 * time.Millisecond)
+			if after := strings.Count(s.backendLog(), "GET /health/api/v1/fhir/retrieve"); after != before {
+				t.Fatal("the request reached the backend")
+			}
+		})
+	}
+	// Exactly one JWE, in any case, is the opt-in.
+	r := s.send(c, true, "GET", path, nil, map[string]string{"Authorization": "Bearer " + tk.AccessToken})
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"Bundle"`) {
+		t.Fatalf("encrypted retrieve: %s", r)
 	}
 }
