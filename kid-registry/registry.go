@@ -8,14 +8,13 @@
 package kidregistry
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
 // SecretSize is the length in bytes of a shared key string: A128CBC-HS256
@@ -95,17 +94,18 @@ type Registry struct {
 	byKid map[string]*Key
 }
 
-// Parse decodes and validates a registry file. Unknown members are refused
-// so that a misspelt field cannot silently change a key's meaning.
+// Parse decodes and validates a registry file. Member names must be exact
+// (case included), no member may repeat at any depth, unknown members are
+// refused, and the keys member must be there (an empty registry is
+// {"keys":[]}): a misspelt, doubled or missing field cannot silently change
+// a key or empty the registry.
 func Parse(data []byte) (*Registry, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var f File
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("registry is not valid JSON of the expected shape: %w", scrub(err))
+	if err := strictjson.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("registry is not valid JSON of the expected shape: %w", err)
 	}
-	if dec.More() {
-		return nil, errors.New("registry has data after its JSON object")
+	if f.Keys == nil {
+		return nil, errors.New(`registry has no "keys" member (an empty registry is {"keys":[]})`)
 	}
 	return New(f)
 }
@@ -120,20 +120,6 @@ func New(f File) (*Registry, error) {
 		r.byKid[r.keys[i].Kid] = &r.keys[i]
 	}
 	return r, nil
-}
-
-// scrub drops the offending text from JSON errors, which could otherwise
-// quote part of a secret.
-func scrub(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Errorf("syntax error at byte %d", syn.Offset)
-	case errors.As(err, &typ):
-		return fmt.Errorf("field %q has the wrong type", typ.Field)
-	}
-	return err
 }
 
 // Lookup returns the key named kid, whatever its status. The result must not

@@ -59,7 +59,14 @@ func TestParseInvalid(t *testing.T) {
 		name, data, wantErr string
 	}{
 		{"not JSON", `{"keys":`, "not valid JSON"},
-		{"trailing data", key("{"+ok+"}") + "{}", "after its JSON object"},
+		{"trailing data", key("{"+ok+"}") + "{}", "after the JSON object"},
+		{"a case variant of a member", key(`{` + strings.Replace(ok, `"active"`, `"retired","Status":"active"`, 1) + `}`), "unknown member in keys"},
+		{"a member twice", key(`{` + ok + `,"status":"retired"}`), `member "status" appears twice in keys`},
+		{"a secret twice, in another case", key(`{` + ok + `,"SECRET":"fedcba9876543210"}`), "unknown member in keys"},
+		{"keys twice", `{"keys":[],"keys":[{` + ok + `}]}`, `member "keys" appears twice`},
+		{"no keys member", `{}`, `no "keys" member`},
+		{"null keys", `{"keys":null}`, `no "keys" member`},
+		{"Keys", `{"Keys":[]}`, "unknown member"},
 		{"unknown field", key(`{` + ok + `,"stauts":"active"}`), "not valid JSON"},
 		{"duplicate kid", key(`{` + ok + `},{` + ok + `}`), "duplicate kid"},
 		{"empty kid", key(`{` + strings.Replace(ok, `"k1"`, `""`, 1) + `}`), "kid must be"},

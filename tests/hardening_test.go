@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -239,5 +241,92 @@ func TestMalformedEncryptionOptInIsRefused(t *testing.T) {
 	r := s.send(c, true, "GET", path, nil, map[string]string{"Authorization": "Bearer " + tk.AccessToken})
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"Bundle"`) {
 		t.Fatalf("encrypted retrieve: %s", r)
+	}
+}
+
+// editRegistry rewrites the stack's key registry by hand, as an operator
+// with an editor (or a tool of their own) would, and waits for the edge's
+// next poll.
+func (s *stack) editRegistry(edit func(string) string) {
+	s.t.Helper()
+	b, err := os.ReadFile(s.registry)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	tmp := s.registry + ".edit"
+	if err := os.WriteFile(tmp, []byte(edit(string(b))), 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, s.registry); err != nil {
+		s.t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // the edge polls every 2 s
+}
+
+// probes numbers the endpoints encryptedStatus registers.
+var probes atomic.Int64
+
+// encryptedStatus registers a new endpoint for c, encrypted, and returns
+// the status: 200 when the edge accepted c's key, 400 when it did not.
+func (s *stack) encryptedStatus(c *apiClient, tk tokens) int {
+	s.t.Helper()
+	probe := fmt.Sprintf(`{"endpoint":"https://example.org/probe-%d"}`, probes.Add(1))
+	body := joseEncrypt(s.t, c, []byte(probe))
+	resp := s.do("POST", "/notification/v1/connect/webhook/subscriptions", body, map[string]string{
+		"Authorization": "Bearer " + tk.AccessToken, jweHeader: "JWE", "Content-Type": jsonType})
+	return resp.status
+}
+
+// TestRegistryRefusesAmbiguousFiles (hardening finding 7): a registry file
+// with a case variant of a member, a repeated member at any depth, or no
+// keys member is refused, and the edge keeps the last good registry: a
+// retired key does not come back as active, a key's secret is not replaced,
+// and every key does not vanish.
+func TestRegistryRefusesAmbiguousFiles(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("clinic-registry")
+	tk := s.login(c, false, "")
+	if got := s.encryptedStatus(c, tk); got != http.StatusOK {
+		t.Fatalf("the new key: %d", got)
+	}
+	// A retired key does not come back with "Status":"active".
+	retired := *c
+	s.hdc(nil, "keys", "retire", "--kid", c.Kid)
+	time.Sleep(3 * time.Second)
+	if got := s.encryptedStatus(&retired, tk); got != http.StatusBadRequest {
+		t.Fatalf("the retired key: %d", got)
+	}
+	s.editRegistry(func(f string) string {
+		return strings.Replace(f, `"status": "retired"`, `"status": "retired", "Status": "active"`, 1)
+	})
+	if got := s.encryptedStatus(&retired, tk); got != http.StatusBadRequest {
+		t.Fatalf("the retired key after a case variant of status: %d, want 400", got)
+	}
+	s.editRegistry(func(f string) string { return strings.Replace(f, `, "Status": "active"`, "", 1) })
+	// A second "SECRET" does not replace a live key's secret.
+	var k struct{ Kid, Secret string }
+	s.hdc(&k, "keys", "add", "--client", c.ID)
+	live := *c
+	live.Kid, live.Key = k.Kid, k.Secret
+	if got := s.encryptedStatus(&live, tk); got != http.StatusOK {
+		t.Fatalf("the second key: %d", got)
+	}
+	forged := live
+	forged.Key = "forged-key-16byt"
+	s.editRegistry(func(f string) string {
+		return strings.Replace(f, `"secret": "`+k.Secret+`"`, `"secret": "`+k.Secret+`", "SECRET": "`+forged.Key+`"`, 1)
+	})
+	if got := s.encryptedStatus(&forged, tk); got != http.StatusBadRequest {
+		t.Fatalf("a secret added as SECRET: %d, want 400", got)
+	}
+	if got := s.encryptedStatus(&live, tk); got != http.StatusOK {
+		t.Fatalf("the live key after a duplicate secret: %d, want 200", got)
+	}
+	// An empty object, or null keys, does not empty the registry.
+	for _, empty := range []string{`{}`, `{"keys":null}`} {
+		s.editRegistry(func(string) string { return empty })
+		if got := s.encryptedStatus(&live, tk); got != http.StatusOK {
+			t.Fatalf("the live key after %s: %d, want 200", empty, got)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
 // ErrUnknownEvent is wrapped by ParseEvent's error for a type that is not
@@ -44,7 +45,7 @@ type Published struct {
 // compacted. Its errors are safe to show to the publisher.
 func ParseEvent(body []byte) (Event, error) {
 	var ev Event
-	if err := web.Unmarshal(body, &ev); err != nil {
+	if err := strictjson.Unmarshal(body, &ev); err != nil {
 		return Event{}, err
 	}
 	switch {
@@ -59,7 +60,7 @@ func ParseEvent(body []byte) (Event, error) {
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, ev.Data); err != nil {
-		return Event{}, fmt.Errorf("%w: data", web.ErrInvalidJSON)
+		return Event{}, fmt.Errorf("%w: data", strictjson.ErrSyntax)
 	}
 	ev.Data = compact.Bytes()
 	return ev, nil

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
 func TestParseEvent(t *testing.T) {
@@ -13,7 +13,7 @@ func TestParseEvent(t *testing.T) {
 		name     string
 		body     string
 		wantData string
-		wantErr  error // nil: valid; web.ErrInvalidJSON, ErrUnknownEvent or errOther
+		wantErr  error // nil: valid; strictjson.ErrSyntax, ErrUnknownEvent or errOther
 	}{
 		{"data compacted", `{"type":"receipt.created","workspace_id":"acme","data":{"id": "r1", "n": [1, 2]}}`, `{"id":"r1","n":[1,2]}`, nil},
 		{"members in any order", `{"data":{},"workspace_id":"w-1","type":"user.delete"}`, `{}`, nil},
@@ -28,9 +28,9 @@ func TestParseEvent(t *testing.T) {
 		{"string data", `{"type":"user.delete","workspace_id":"acme","data":"{}"}`, "", errOther},
 		{"unknown member", `{"type":"user.delete","workspace_id":"acme","data":{},"id":"x"}`, "", errOther},
 		{"duplicate member", `{"type":"user.delete","type":"user.delete","workspace_id":"acme","data":{}}`, "", errOther},
-		{"type is a number", `{"type":42,"workspace_id":"acme","data":{}}`, "", web.ErrInvalidJSON},
-		{"truncated JSON", `{"type":"user.delete","workspace_id":"acme","data":{}`, "", web.ErrInvalidJSON},
-		{"not an object", `[]`, "", web.ErrInvalidJSON},
+		{"type is a number", `{"type":42,"workspace_id":"acme","data":{}}`, "", strictjson.ErrSyntax},
+		{"truncated JSON", `{"type":"user.delete","workspace_id":"acme","data":{}`, "", strictjson.ErrSyntax},
+		{"not an object", `[]`, "", strictjson.ErrSyntax},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,7 +40,7 @@ func TestParseEvent(t *testing.T) {
 				t.Errorf("%s: %v", tt.body, err)
 			case tt.wantErr == nil && string(ev.Data) != tt.wantData:
 				t.Errorf("%s: data %s, want %s", tt.body, ev.Data, tt.wantData)
-			case tt.wantErr == errOther && (err == nil || errors.Is(err, ErrUnknownEvent) || errors.Is(err, web.ErrInvalidJSON)):
+			case tt.wantErr == errOther && (err == nil || errors.Is(err, ErrUnknownEvent) || errors.Is(err, strictjson.ErrSyntax)):
 				t.Errorf("%s: error %v, want a validation error", tt.body, err)
 			case tt.wantErr != nil && tt.wantErr != errOther && !errors.Is(err, tt.wantErr):
 				t.Errorf("%s: error %v, want %v", tt.body, err, tt.wantErr)

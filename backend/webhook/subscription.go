@@ -17,7 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
 // Events are the event names of the API, in the specification's order.
@@ -105,7 +105,7 @@ type Rules struct {
 // show to the client; web.DecodeProblem maps them to problems.
 func (r Rules) Parse(body []byte) (Spec, error) {
 	var req request
-	if err := web.Unmarshal(body, &req); err != nil {
+	if err := strictjson.Unmarshal(body, &req); err != nil {
 		return Spec{}, err
 	}
 	if req.Endpoint == nil || *req.Endpoint == "" {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
 var localSQS, _ = url.Parse("http://127.0.0.1:4100")
@@ -25,7 +25,7 @@ func TestParse(t *testing.T) {
 		body     string
 		want     Spec
 		wantErr  string
-		wantJSON bool // the error is web.ErrInvalidJSON
+		wantJSON bool // the error is strictjson.ErrSyntax
 	}{
 		{name: "https inferred, all events", body: `{"endpoint":"https://Example.COM/hook?x=1"}`,
 			want: Spec{Endpoint: "https://example.com/hook?x=1", Protocol: "https", EventNames: Events}},
@@ -85,7 +85,7 @@ func TestParse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := rules.Parse([]byte(tt.body))
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, web.ErrInvalidJSON) != tt.wantJSON {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, strictjson.ErrSyntax) != tt.wantJSON {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
 				}
 				if strings.Contains(err.Error(), "0123456789abcde") {
