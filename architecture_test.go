@@ -84,7 +84,9 @@ func TestImportRules(t *testing.T) {
 			func(d string) bool { return d == "backend/store" }},
 		{"web is plumbing: no domain package",
 			func(p string) bool { return p == "backend/internal/web" },
-			func(d string) bool { return d == "internal/contract" || d == "internal/problem" || d == "internal/strictjson" }},
+			func(d string) bool {
+				return d == "internal/contract" || d == "internal/problem" || d == "internal/strictjson"
+			}},
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
