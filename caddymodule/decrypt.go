@@ -79,11 +79,7 @@ func (t *Transport) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, *pr
 	default:
 		return nil, errMediaType
 	}
-	limit := t.MaxBody
-	if t.Login {
-		limit = min(limit, maxLoginBody)
-	}
-	env, err := jwe.Read(r.Body, form, sp, limit)
+	env, err := jwe.Read(r.Body, form, sp, t.bodyLimit())
 	if p := readProblem(err); p != nil {
 		return nil, p
 	}

@@ -164,10 +164,23 @@ func (t *Transport) openRequest(r *http.Request, client string) (opened, *spool,
 		o, p := t.responseOnly(r, client)
 		return o, nil, p
 	}
-	// The decoded ciphertext is about 3/4 of the body.
-	sp := newSpool(t.SpoolThreshold, t.SpoolDir, r.ContentLength/4*3)
+	limit := t.bodyLimit()
+	if r.ContentLength > limit {
+		return opened{}, nil, errTooLarge
+	}
+	// The decoded ciphertext is about 3/4 of the body, which the route's
+	// limit bounds whatever the client announced.
+	sp := newSpool(t.SpoolThreshold, t.SpoolDir, min(r.ContentLength, limit)/4*3)
 	o, p := t.decryptBody(r, client, sp)
 	return o, sp, p
+}
+
+// bodyLimit is the most envelope bytes this route reads.
+func (t *Transport) bodyLimit() int64 {
+	if t.Login {
+		return min(t.MaxBody, maxLoginBody)
+	}
+	return t.MaxBody
 }
 
 // refuse answers a request whose key could not be established, plainly.

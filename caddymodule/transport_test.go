@@ -500,3 +500,24 @@ func TestEncryptionRequested(t *testing.T) {
 		})
 	}
 }
+
+// unread is a body that fails the test when it is read.
+type unread struct{ t *testing.T }
+
+func (u unread) Read([]byte) (int, error) { u.t.Error("the body was read"); return 0, io.EOF }
+
+// TestAnnouncedLengthOverTheLimit: a Content-Length past the route's limit
+// is refused at once, without reading a byte or reserving memory for it.
+func TestAnnouncedLengthOverTheLimit(t *testing.T) {
+	h := newTestTransport(t, false)
+	h.MaxBody = 64 << 10
+	r := httptest.NewRequest("POST", "/", io.NopCloser(unread{t}))
+	r.ContentLength = 1_390_000
+	r.Header.Set("X-Encryption", "JWE")
+	r.Header.Set("Content-Type", "application/json")
+	up := &upstream{}
+	w := serve(t, h, r, "c1", up)
+	if w.Code != http.StatusRequestEntityTooLarge || up.called {
+		t.Fatalf("%d %s, upstream called %v", w.Code, w.Body, up.called)
+	}
+}

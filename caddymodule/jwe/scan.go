@@ -20,7 +20,9 @@ import (
 var b64 = base64.RawURLEncoding.Strict()
 
 const (
-	readBufferSize = 64 << 10
+	// readBufferSize is the read buffer of a scanner, which an envelope
+	// being read holds: small, so that many slow envelopes hold little.
+	readBufferSize = 16 << 10
 	maxHeaderText  = 4096 // encoded protected header, or a raw unprotected header object
 	maxSmallB64    = 64   // encoded iv, tag
 	maxKidText     = 1024
