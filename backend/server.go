@@ -135,6 +135,12 @@ func (s *Server) build(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("opening the blob store: %w", err)
 	}
+	switch n, err := blobs.SweepStaged(); {
+	case err != nil:
+		return fmt.Errorf("sweeping the blob store's staged uploads: %w", err)
+	case n > 0:
+		s.log.Info("removed the staged files of uploads a stopped process left", zap.Int("files", n))
+	}
 	s.issuer, err = token.NewIssuer(ctx, s.store, token.Config{
 		Issuer:       cfg.Issuer,
 		Audience:     cfg.Audience,

@@ -3,10 +3,12 @@ package tests
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -411,5 +413,80 @@ func (s *stack) holdIdleBodies(t *testing.T, tk tokens, announced, conns int, bo
 		if _, err := conn.Read(make([]byte, 1)); err != nil && !errors.Is(err, io.EOF) {
 			t.Fatalf("connection %d still open after the read timeout: %v", i, err)
 		}
+	}
+}
+
+// dirSize returns the bytes of the regular files below dir, and the names
+// of those whose name starts with prefix.
+func dirSize(t *testing.T, dir, prefix string) (int64, []string) {
+	t.Helper()
+	var (
+		size  int64
+		named []string
+	)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		size += fi.Size()
+		if strings.HasPrefix(d.Name(), prefix) {
+			named = append(named, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return size, named
+}
+
+// TestCrashLeavesNoPartialUploads (hardening finding 8): hdc-backend is
+// killed with SIGKILL while a 20 MiB upload is half staged; when it starts
+// again on the same data, the staged part is gone and the data directory
+// is back to its size before the upload.
+func TestCrashLeavesNoPartialUploads(t *testing.T) {
+	dir := t.TempDir()
+	client := createWebhookClient(t, dir, "clinic-crash")
+	b := startWebhookBackend(t, dir)
+	before, _ := dirSize(t, dir, "put-")
+
+	pr, pw := io.Pipe()
+	go func() {
+		req, _ := http.NewRequest("POST", b.public+contract.PathUpload, pr)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(contract.HeaderClientID, client.ClientID)
+		req.Header.Set(contract.HeaderWorkspaceID, client.WorkspaceID)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	go func() {
+		_, _ = io.WriteString(pw, `{"file":"`)
+		enc := base64.NewEncoder(base64.StdEncoding, pw)
+		chunk := testkit.RandomBytes(1 << 20)
+		for range 10 { // half of 20 MiB, then the client stalls
+			if _, err := enc.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	testkit.Eventually(t, 30*time.Second, "10 MiB staged", func() bool {
+		size, staged := dirSize(t, dir, "put-")
+		return len(staged) == 1 && size-before >= 9<<20
+	})
+	b.kill()
+	pw.CloseWithError(errors.New("the test is done"))
+	if _, staged := dirSize(t, dir, "put-"); len(staged) != 1 {
+		t.Fatalf("after the crash: staged %v, want the half upload", staged)
+	}
+
+	startWebhookBackend(t, dir)
+	after, staged := dirSize(t, dir, "put-")
+	if len(staged) != 0 || after > before+1<<20 {
+		t.Fatalf("after a restart: %d bytes (%d before the upload), staging files %v", after, before, staged)
 	}
 }

@@ -28,6 +28,11 @@ type Store interface {
 	Put(ctx context.Context, r io.Reader) (key string, size int64, err error)
 	// Open returns the bytes stored under key, or ErrNotFound.
 	Open(ctx context.Context, key string) (io.ReadCloser, error)
+	// SweepStaged removes the staged files of uploads that a process which
+	// died while writing them left behind, and returns how many; a process
+	// calls it as it starts. Files of writers alive in other processes are
+	// kept.
+	SweepStaged() (int, error)
 }
 
 // Dir stores blobs as files under a root directory: <root>/<k[:2]>/<k>,
@@ -37,6 +42,9 @@ type Dir struct {
 	root string
 }
 
+// stagedPattern names the files of uploads being written to <root>/tmp.
+const stagedPattern = "put-*"
+
 // NewDir returns a Dir rooted at root, creating it (owner-only) if needed.
 func NewDir(root string) (*Dir, error) {
 	if err := os.MkdirAll(filepath.Join(root, "tmp"), 0o700); err != nil {
@@ -45,9 +53,15 @@ func NewDir(root string) (*Dir, error) {
 	return &Dir{root: root}, nil
 }
 
+// SweepStaged implements Store: it removes what a process that died while
+// writing a blob left in <root>/tmp.
+func (d *Dir) SweepStaged() (int, error) {
+	return sweepStaged(filepath.Join(d.root, "tmp"), stagedPattern)
+}
+
 // Put implements Store.
 func (d *Dir) Put(ctx context.Context, r io.Reader) (key string, size int64, err error) {
-	tmp, err := os.CreateTemp(filepath.Join(d.root, "tmp"), "put-*")
+	tmp, err := stage(filepath.Join(d.root, "tmp"), stagedPattern)
 	if err != nil {
 		return "", 0, err
 	}

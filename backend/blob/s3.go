@@ -29,19 +29,30 @@ type S3 struct {
 	staging string
 }
 
+// s3StagedPattern names the files of uploads being staged for S3.
+const s3StagedPattern = "hdc-blob-*"
+
 // NewS3 returns an S3 store on bucket, its object names starting with
 // prefix (may be empty), staging uploads in the directory staging (created
-// owner-only if needed; empty for the system's temporary directory).
+// owner-only if needed).
 func NewS3(client *s3.Client, bucket, prefix, staging string) (*S3, error) {
 	if bucket == "" {
 		return nil, errors.New("blob: S3 needs a bucket")
 	}
-	if staging != "" {
-		if err := os.MkdirAll(staging, 0o700); err != nil {
-			return nil, err
-		}
+	if staging == "" {
+		return nil, errors.New("blob: S3 needs a staging directory")
+	}
+	if err := os.MkdirAll(staging, 0o700); err != nil {
+		return nil, err
 	}
 	return &S3{client: client, bucket: bucket, prefix: prefix, staging: staging}, nil
+}
+
+// SweepStaged implements Store: it removes what a process that died while
+// staging left in the staging directory. Nothing partial is ever left in
+// the bucket: a blob is one PutObject, which S3 writes whole or not at all.
+func (s *S3) SweepStaged() (int, error) {
+	return sweepStaged(s.staging, s3StagedPattern)
 }
 
 // name is the object name of key.
@@ -51,7 +62,7 @@ func (s *S3) name(key string) string {
 
 // Put implements Store.
 func (s *S3) Put(ctx context.Context, r io.Reader) (key string, size int64, err error) {
-	tmp, err := os.CreateTemp(s.staging, "hdc-blob-*")
+	tmp, err := stage(s.staging, s3StagedPattern)
 	if err != nil {
 		return "", 0, err
 	}

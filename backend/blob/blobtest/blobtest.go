@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) blob.Store) {
 		{"FailedPut", testFailedPut},
 		{"CanceledPut", testCanceledPut},
 		{"ConcurrentPuts", testConcurrentPuts},
+		{"SweepKeepsLivePuts", testSweepKeepsLivePuts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
@@ -167,5 +168,33 @@ func testConcurrentPuts(t *testing.T, s blob.Store) {
 	}
 	if got := read(t, s, keyOf(content)); !bytes.Equal(got, content) {
 		t.Fatal("concurrent puts of one blob left other content")
+	}
+}
+
+// testSweepKeepsLivePuts: sweeping staged files while a Put is writing
+// keeps that Put's file, and the Put completes.
+func testSweepKeepsLivePuts(t *testing.T, s blob.Store) {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.Put(t.Context(), pr)
+		done <- err
+	}()
+	if _, err := pw.Write([]byte("half of a file, ")); err != nil { // the Put has staged its file
+		t.Fatal(err)
+	}
+	n, err := s.SweepStaged()
+	if err != nil || n != 0 {
+		t.Fatalf("SweepStaged = %d, %v during a Put", n, err)
+	}
+	_, _ = pw.Write([]byte("then the rest"))
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("the Put after a sweep: %v", err)
+	}
+	content := []byte("half of a file, then the rest")
+	got := read(t, s, keyOf(content))
+	if !bytes.Equal(got, content) {
+		t.Fatalf("stored %q", got)
 	}
 }
