@@ -77,6 +77,9 @@ func TestImportRules(t *testing.T) {
 		{"jwe imports only cbchmac",
 			func(p string) bool { return p == "caddymodule/jwe" },
 			func(d string) bool { return d == "caddymodule/jwe/cbchmac" }},
+		{"h1framing imports only problems",
+			func(p string) bool { return p == "caddymodule/h1framing" },
+			func(d string) bool { return d == "internal/problem" }},
 		{"the store imports nothing of ours, its engines only the store",
 			func(p string) bool {
 				return p == "backend/store" || p == "backend/store/sqlite" || p == "backend/store/postgres"

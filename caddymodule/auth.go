@@ -88,6 +88,15 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
 		r.Header.Set(contract.HeaderClientIP, ip)
 	}
+	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
+		// A chunked request ends its connection. Had it carried a
+		// Content-Length too, which net/http drops before any handler
+		// runs, a proxy in front may have framed it by that length, and
+		// the bytes after the chunked body must not be read as a
+		// request. hdc_framing refuses such requests where it sees them;
+		// this covers the connections it cannot see into (TLS).
+		w.Header().Set("Connection", "close")
+	}
 	if a.Mode == authPublic {
 		return next.ServeHTTP(w, r)
 	}

@@ -38,6 +38,10 @@ var (
 		Namespace: "hdc", Subsystem: "edge", Name: "key_registry_keys",
 		Help: "Keys in the loaded registry, by status.",
 	}, []string{"status"})
+	framingRefusals = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "hdc", Subsystem: "edge", Name: "ambiguous_framing_refusals_total",
+		Help: "HTTP/1.x requests refused for carrying both Content-Length and Transfer-Encoding.",
+	})
 )
 
 // registerMetrics adds the edge's metrics to a config's registry. A
@@ -46,7 +50,7 @@ var (
 func registerMetrics(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		jweRequests, jweDecryptedBytes, jweEncryptedResponses, keyLastUsed,
-		authRequests, registryReloads, registryKeys,
+		authRequests, registryReloads, registryKeys, framingRefusals,
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError

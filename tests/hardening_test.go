@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/tls"
 	"encoding/base64"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -488,5 +490,58 @@ func TestCrashLeavesNoPartialUploads(t *testing.T) {
 	after, staged := dirSize(t, dir, "put-")
 	if len(staged) != 0 || after > before+1<<20 {
 		t.Fatalf("after a restart: %d bytes (%d before the upload), staging files %v", after, before, staged)
+	}
+}
+
+// TestContentLengthWithChunkedIsRefused (hardening finding 9): a request
+// carrying both Content-Length and Transfer-Encoding: chunked is refused
+// with a 400 problem and the connection closed, so bytes after its chunked
+// body are never served as a second request (RFC 9112 §6.1).
+func TestContentLengthWithChunkedIsRefused(t *testing.T) {
+	s := startStack(t)
+	tests := []struct {
+		name, raw string
+	}{
+		{"one request", "POST /connect-auth/v1/account/login HTTP/1.1\r\nHost: edge\r\nContent-Type: application/json\r\n" +
+			"Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /.well-known/jwks.json HTTP/1.1\r\nHost: edge\r\n\r\n"},
+		{"after a good request", "GET /.well-known/jwks.json HTTP/1.1\r\nHost: edge\r\n\r\n" +
+			"POST /connect-auth/v1/account/login HTTP/1.1\r\nHost: edge\r\ntransfer-encoding: chunked\r\ncontent-length: 52\r\n\r\n" +
+			"0\r\n\r\nGET /.well-known/jwks.json HTTP/1.1\r\nHost: edge\r\n\r\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(s.edge, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(15 * time.Second))
+			if _, err := io.WriteString(conn, tt.raw); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			var statuses []int
+			for {
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+						t.Fatalf("after %v: %v (the connection stayed open)", statuses, err)
+					}
+					break
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				statuses = append(statuses, resp.StatusCode)
+				if resp.StatusCode == http.StatusBadRequest {
+					testkit.WantProblem(t, resp.StatusCode, resp.Header, body, http.StatusBadRequest, "invalid_request")
+				}
+			}
+			if len(statuses) == 0 || statuses[len(statuses)-1] != http.StatusBadRequest || slices.Contains(statuses[:len(statuses)-1], http.StatusBadRequest) {
+				t.Fatalf("answers %v: want the smuggling request refused with 400, last", statuses)
+			}
+			if n := len(statuses); n != strings.Count(tt.raw, "HTTP/1.1\r\n")-1 {
+				t.Fatalf("answers %v: the bytes after the refused request were served", statuses)
+			}
+		})
 	}
 }
