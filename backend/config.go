@@ -90,12 +90,21 @@ type Config struct {
 	// WebhookWorkers is how many webhook deliveries this process attempts
 	// at once. Env HDC_WEBHOOK_WORKERS.
 	WebhookWorkers int
+	// WebhookWorkspaceConcurrency is how many deliveries of one workspace
+	// are attempted at once, by all processes together; below
+	// WebhookWorkers, so that one workspace's slow subscribers never hold
+	// every worker. Env HDC_WEBHOOK_WORKSPACE_CONCURRENCY.
+	WebhookWorkspaceConcurrency int
 	// WebhookPollInterval is how often an idle delivery dispatcher looks
 	// for due deliveries (events published to this process wake it at
 	// once). Env HDC_WEBHOOK_POLL_INTERVAL.
 	WebhookPollInterval time.Duration
 	// WebhookTimeout bounds one delivery attempt. Env HDC_WEBHOOK_TIMEOUT.
 	WebhookTimeout time.Duration
+	// WebhookConnectTimeout bounds connecting to a subscriber, TLS
+	// handshake included, within WebhookTimeout. Env
+	// HDC_WEBHOOK_CONNECT_TIMEOUT.
+	WebhookConnectTimeout time.Duration
 	// WebhookLease is how long a claimed delivery belongs to this process
 	// before another may claim it; it must exceed WebhookTimeout. Env
 	// HDC_WEBHOOK_LEASE.
@@ -127,29 +136,31 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
-		Listen:                  "127.0.0.1:9080",
-		InternalListen:          "127.0.0.1:9081",
-		DataDir:                 "./data",
-		AccessTokenTTL:          1800 * time.Second,
-		RefreshTokenTTL:         30 * 24 * time.Hour,
-		SigningKeyRotation:      30 * 24 * time.Hour,
-		UploadLimit:             32 << 20,
-		Issuer:                  "health-data-connect",
-		Audience:                "health-data-connect-api",
-		LoginFailuresPerClient:  10,
-		LoginFailuresPerAddress: 50,
-		LoginFailureWindow:      5 * time.Minute,
-		SecretHashing:           credential.DefaultParams,
-		ShutdownTimeout:         15 * time.Second,
-		WebhookWorkers:          8,
-		WebhookPollInterval:     time.Second,
-		WebhookTimeout:          15 * time.Second,
-		WebhookLease:            time.Minute,
-		WebhookBackoffBase:      delivery.DefaultSchedule.Base,
-		WebhookBackoffMax:       delivery.DefaultSchedule.Max,
-		WebhookGiveUpAfter:      delivery.DefaultSchedule.Horizon,
-		WebhookRetention:        7 * 24 * time.Hour,
-		WebhookMaxSubscriptions: 100,
+		Listen:                      "127.0.0.1:9080",
+		InternalListen:              "127.0.0.1:9081",
+		DataDir:                     "./data",
+		AccessTokenTTL:              1800 * time.Second,
+		RefreshTokenTTL:             30 * 24 * time.Hour,
+		SigningKeyRotation:          30 * 24 * time.Hour,
+		UploadLimit:                 32 << 20,
+		Issuer:                      "health-data-connect",
+		Audience:                    "health-data-connect-api",
+		LoginFailuresPerClient:      10,
+		LoginFailuresPerAddress:     50,
+		LoginFailureWindow:          5 * time.Minute,
+		SecretHashing:               credential.DefaultParams,
+		ShutdownTimeout:             15 * time.Second,
+		WebhookWorkers:              256,
+		WebhookWorkspaceConcurrency: 32,
+		WebhookPollInterval:         time.Second,
+		WebhookTimeout:              15 * time.Second,
+		WebhookConnectTimeout:       5 * time.Second,
+		WebhookLease:                time.Minute,
+		WebhookBackoffBase:          delivery.DefaultSchedule.Base,
+		WebhookBackoffMax:           delivery.DefaultSchedule.Max,
+		WebhookGiveUpAfter:          delivery.DefaultSchedule.Horizon,
+		WebhookRetention:            7 * 24 * time.Hour,
+		WebhookMaxSubscriptions:     100,
 	}
 }
 
@@ -178,16 +189,17 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		}
 	}
 	durations := map[string]*time.Duration{
-		"HDC_ACCESS_TOKEN_TTL":      &c.AccessTokenTTL,
-		"HDC_REFRESH_TOKEN_TTL":     &c.RefreshTokenTTL,
-		"HDC_SIGNING_KEY_ROTATION":  &c.SigningKeyRotation,
-		"HDC_WEBHOOK_POLL_INTERVAL": &c.WebhookPollInterval,
-		"HDC_WEBHOOK_TIMEOUT":       &c.WebhookTimeout,
-		"HDC_WEBHOOK_LEASE":         &c.WebhookLease,
-		"HDC_WEBHOOK_BACKOFF_BASE":  &c.WebhookBackoffBase,
-		"HDC_WEBHOOK_BACKOFF_MAX":   &c.WebhookBackoffMax,
-		"HDC_WEBHOOK_GIVE_UP_AFTER": &c.WebhookGiveUpAfter,
-		"HDC_WEBHOOK_RETENTION":     &c.WebhookRetention,
+		"HDC_ACCESS_TOKEN_TTL":        &c.AccessTokenTTL,
+		"HDC_REFRESH_TOKEN_TTL":       &c.RefreshTokenTTL,
+		"HDC_SIGNING_KEY_ROTATION":    &c.SigningKeyRotation,
+		"HDC_WEBHOOK_POLL_INTERVAL":   &c.WebhookPollInterval,
+		"HDC_WEBHOOK_TIMEOUT":         &c.WebhookTimeout,
+		"HDC_WEBHOOK_CONNECT_TIMEOUT": &c.WebhookConnectTimeout,
+		"HDC_WEBHOOK_LEASE":           &c.WebhookLease,
+		"HDC_WEBHOOK_BACKOFF_BASE":    &c.WebhookBackoffBase,
+		"HDC_WEBHOOK_BACKOFF_MAX":     &c.WebhookBackoffMax,
+		"HDC_WEBHOOK_GIVE_UP_AFTER":   &c.WebhookGiveUpAfter,
+		"HDC_WEBHOOK_RETENTION":       &c.WebhookRetention,
 	}
 	for name, p := range durations {
 		if v, ok := lookup(name); ok {
@@ -202,8 +214,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		}
 	}
 	ints := map[string]*int{
-		"HDC_WEBHOOK_WORKERS":           &c.WebhookWorkers,
-		"HDC_WEBHOOK_MAX_SUBSCRIPTIONS": &c.WebhookMaxSubscriptions,
+		"HDC_WEBHOOK_WORKERS":               &c.WebhookWorkers,
+		"HDC_WEBHOOK_WORKSPACE_CONCURRENCY": &c.WebhookWorkspaceConcurrency,
+		"HDC_WEBHOOK_MAX_SUBSCRIPTIONS":     &c.WebhookMaxSubscriptions,
 	}
 	for name, p := range ints {
 		if v, ok := lookup(name); ok {
@@ -250,7 +263,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SQSEndpoint, "sqs-endpoint", c.SQSEndpoint, "SQS-compatible endpoint whose queue URLs subscriptions may use (env AWS_ENDPOINT_URL_SQS)")
 	fs.IntVar(&c.WebhookWorkers, "webhook-workers", c.WebhookWorkers, "webhook deliveries attempted at once (env HDC_WEBHOOK_WORKERS)")
 	fs.Var((*durationValue)(&c.WebhookPollInterval), "webhook-poll-interval", "how often idle delivery workers look for due deliveries (env HDC_WEBHOOK_POLL_INTERVAL)")
+	fs.IntVar(&c.WebhookWorkspaceConcurrency, "webhook-workspace-concurrency", c.WebhookWorkspaceConcurrency, "webhook deliveries of one workspace attempted at once, by all processes; below the workers (env HDC_WEBHOOK_WORKSPACE_CONCURRENCY)")
 	fs.Var((*durationValue)(&c.WebhookTimeout), "webhook-timeout", "timeout of one delivery attempt (env HDC_WEBHOOK_TIMEOUT)")
+	fs.Var((*durationValue)(&c.WebhookConnectTimeout), "webhook-connect-timeout", "timeout of connecting to a subscriber, TLS included (env HDC_WEBHOOK_CONNECT_TIMEOUT)")
 	fs.Var((*durationValue)(&c.WebhookLease), "webhook-lease", "lease of a claimed delivery; more than the timeout (env HDC_WEBHOOK_LEASE)")
 	fs.Var((*durationValue)(&c.WebhookBackoffBase), "webhook-backoff-base", "delay after the first failed attempt, doubled after each (env HDC_WEBHOOK_BACKOFF_BASE)")
 	fs.Var((*durationValue)(&c.WebhookBackoffMax), "webhook-backoff-max", "longest delay between attempts (env HDC_WEBHOOK_BACKOFF_MAX)")

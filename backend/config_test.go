@@ -13,28 +13,30 @@ import (
 
 func TestConfigEnvAndFlags(t *testing.T) {
 	env := map[string]string{
-		"HDC_LISTEN":                       "127.0.0.1:1",
-		"HDC_INTERNAL_LISTEN":              "127.0.0.1:2",
-		"HDC_DATA":                         "/env/data",
-		"HDC_DATABASE_URL":                 "sqlite:/env/hdc.db",
-		"HDC_BLOB_URL":                     "s3://bucket/prefix",
-		"HDC_HOP_CA":                       "/tls/ca.pem",
-		"HDC_HOP_CERT":                     "/tls/backend.pem",
-		"HDC_HOP_KEY":                      "/tls/backend-key.pem",
-		"HDC_INTERNAL_LISTEN_NON_LOOPBACK": "1",
-		"HDC_ACCESS_TOKEN_TTL":             "600",
-		"HDC_REFRESH_TOKEN_TTL":            "48h",
-		"HDC_SIGNING_KEY_ROTATION":         "168h",
-		"HDC_UPLOAD_LIMIT":                 "8MiB",
-		"HDC_ISSUER":                       "iss",
-		"HDC_AUDIENCE":                     "aud",
-		"AWS_ENDPOINT_URL":                 "http://127.0.0.1:1",
-		"AWS_ENDPOINT_URL_SQS":             "http://127.0.0.1:4100",
-		"HDC_WEBHOOK_WORKERS":              "3",
-		"HDC_WEBHOOK_TIMEOUT":              "2s",
-		"HDC_WEBHOOK_LEASE":                "5",
-		"HDC_WEBHOOK_BACKOFF_BASE":         "10ms",
-		"HDC_WEBHOOK_ALLOW_NETS":           "127.0.0.0/8, ::1, 10.1.2.3/16",
+		"HDC_LISTEN":                        "127.0.0.1:1",
+		"HDC_INTERNAL_LISTEN":               "127.0.0.1:2",
+		"HDC_DATA":                          "/env/data",
+		"HDC_DATABASE_URL":                  "sqlite:/env/hdc.db",
+		"HDC_BLOB_URL":                      "s3://bucket/prefix",
+		"HDC_HOP_CA":                        "/tls/ca.pem",
+		"HDC_HOP_CERT":                      "/tls/backend.pem",
+		"HDC_HOP_KEY":                       "/tls/backend-key.pem",
+		"HDC_INTERNAL_LISTEN_NON_LOOPBACK":  "1",
+		"HDC_ACCESS_TOKEN_TTL":              "600",
+		"HDC_REFRESH_TOKEN_TTL":             "48h",
+		"HDC_SIGNING_KEY_ROTATION":          "168h",
+		"HDC_UPLOAD_LIMIT":                  "8MiB",
+		"HDC_ISSUER":                        "iss",
+		"HDC_AUDIENCE":                      "aud",
+		"AWS_ENDPOINT_URL":                  "http://127.0.0.1:1",
+		"AWS_ENDPOINT_URL_SQS":              "http://127.0.0.1:4100",
+		"HDC_WEBHOOK_WORKERS":               "3",
+		"HDC_WEBHOOK_WORKSPACE_CONCURRENCY": "2",
+		"HDC_WEBHOOK_TIMEOUT":               "2s",
+		"HDC_WEBHOOK_CONNECT_TIMEOUT":       "1s",
+		"HDC_WEBHOOK_LEASE":                 "5",
+		"HDC_WEBHOOK_BACKOFF_BASE":          "10ms",
+		"HDC_WEBHOOK_ALLOW_NETS":            "127.0.0.0/8, ::1, 10.1.2.3/16",
 	}
 	cfg := DefaultConfig()
 	if err := cfg.LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
@@ -55,6 +57,7 @@ func TestConfigEnvAndFlags(t *testing.T) {
 	want.AccessTokenTTL, want.RefreshTokenTTL, want.SigningKeyRotation = 15*time.Minute, 48*time.Hour, 168*time.Hour
 	want.UploadLimit = 1 << 20
 	want.WebhookWorkers, want.WebhookTimeout, want.WebhookLease = 3, 2*time.Second, 5*time.Second
+	want.WebhookWorkspaceConcurrency, want.WebhookConnectTimeout = 2, time.Second
 	want.WebhookBackoffBase, want.WebhookBackoffMax, want.WebhookGiveUpAfter = 10*time.Millisecond, time.Minute, time.Hour
 	want.WebhookAllowNets = []netip.Prefix{
 		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("10.1.0.0/16"),
@@ -157,6 +160,10 @@ func TestWebhookConfigErrors(t *testing.T) {
 		"max below base":      func(c *Config) { c.WebhookBackoffMax = c.WebhookBackoffBase / 2 },
 		"no horizon":          func(c *Config) { c.WebhookGiveUpAfter = 0 },
 		"no poll interval":    func(c *Config) { c.WebhookPollInterval = 0 },
+		"no connect timeout":  func(c *Config) { c.WebhookConnectTimeout = 0 },
+		"one workspace could hold every worker": func(c *Config) {
+			c.WebhookWorkers, c.WebhookWorkspaceConcurrency = 8, 8
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := DefaultConfig()

@@ -123,6 +123,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 		zap.String("data", cfg.DataDir), zap.Bool("hop_tls", hop != nil),
 		zap.Duration("access_token_ttl", cfg.AccessTokenTTL), zap.Duration("refresh_token_ttl", cfg.RefreshTokenTTL),
 		zap.Int64("upload_limit", cfg.UploadLimit), zap.Int("webhook_workers", cfg.WebhookWorkers),
+		zap.Int("webhook_workspace_concurrency", cfg.WebhookWorkspaceConcurrency),
 		zap.Duration("webhook_give_up_after", cfg.WebhookGiveUpAfter),
 		zap.Stringer("webhook_allow_nets", (*prefixList)(&cfg.WebhookAllowNets)))
 	return s, nil
@@ -200,18 +201,20 @@ func (s *Server) buildWebhooks(ctx context.Context, reg *prometheus.Registry, au
 		awsCfg.Region = defaultAWSRegion
 	}
 	s.delivery, err = delivery.New(delivery.Config{
-		Store:        s.store,
-		Workers:      cfg.WebhookWorkers,
-		PollInterval: cfg.WebhookPollInterval,
-		Timeout:      cfg.WebhookTimeout,
-		Lease:        cfg.WebhookLease,
-		Schedule:     delivery.Schedule{Base: cfg.WebhookBackoffBase, Max: cfg.WebhookBackoffMax, Horizon: cfg.WebhookGiveUpAfter},
-		AllowNets:    cfg.WebhookAllowNets,
-		AWS:          awsCfg,
-		SQSEndpoint:  cfg.SQSEndpoint,
-		Retention:    cfg.WebhookRetention,
-		Log:          s.log.Named("delivery"),
-		Metrics:      reg,
+		Store:          s.store,
+		Workers:        cfg.WebhookWorkers,
+		PerWorkspace:   cfg.WebhookWorkspaceConcurrency,
+		PollInterval:   cfg.WebhookPollInterval,
+		Timeout:        cfg.WebhookTimeout,
+		ConnectTimeout: cfg.WebhookConnectTimeout,
+		Lease:          cfg.WebhookLease,
+		Schedule:       delivery.Schedule{Base: cfg.WebhookBackoffBase, Max: cfg.WebhookBackoffMax, Horizon: cfg.WebhookGiveUpAfter},
+		AllowNets:      cfg.WebhookAllowNets,
+		AWS:            awsCfg,
+		SQSEndpoint:    cfg.SQSEndpoint,
+		Retention:      cfg.WebhookRetention,
+		Log:            s.log.Named("delivery"),
+		Metrics:        reg,
 	})
 	if err != nil {
 		return err

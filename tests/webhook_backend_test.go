@@ -40,6 +40,7 @@ type webhookBackend struct {
 var webhookEnv = []string{
 	"HDC_WEBHOOK_ALLOW_NETS=127.0.0.1/32",
 	"HDC_WEBHOOK_WORKERS=8",
+	"HDC_WEBHOOK_WORKSPACE_CONCURRENCY=4",
 	"HDC_WEBHOOK_POLL_INTERVAL=50ms",
 	"HDC_WEBHOOK_TIMEOUT=2s",
 	"HDC_WEBHOOK_LEASE=3s",
@@ -193,6 +194,7 @@ func createWebhookClient(t *testing.T, dir, workspace string) identity.Credentia
 
 // webhookDelivery is a request a webhookReceiver got.
 type webhookDelivery struct {
+	at     time.Time // when its body was read
 	path   string
 	header http.Header
 	body   []byte
@@ -230,7 +232,7 @@ func newWebhookReceiver(t *testing.T, key string, delay time.Duration) *webhookR
 			return
 		}
 		rc.mu.Lock()
-		rc.got = append(rc.got, webhookDelivery{path: r.URL.Path, header: r.Header.Clone(), body: body, verifyErr: wh.Verify(body, r.Header)})
+		rc.got = append(rc.got, webhookDelivery{at: time.Now(), path: r.URL.Path, header: r.Header.Clone(), body: body, verifyErr: wh.Verify(body, r.Header)})
 		gate := rc.gate
 		rc.mu.Unlock()
 		select {

@@ -173,11 +173,12 @@ type Outbox interface {
 	// and unique; PublishEvent returns them. ErrNotFound when the workspace
 	// does not exist, ErrConflict when e.ID is taken; nothing is stored then.
 	PublishEvent(ctx context.Context, e Event) (deliveryIDs []string, err error)
-	// ClaimDeliveries leases to owner at most limit pending deliveries that
-	// are due at now and not under an unexpired lease, earliest due first,
-	// until leaseUntil. Each claim must use an owner no other claim uses.
+	// ClaimDeliveries leases deliveries as c describes: pending ones due at
+	// c.Now and not under an unexpired lease, taken in turns across
+	// workspaces (each workspace's earliest due delivery before any
+	// workspace's second, and so on), earliest due first within a turn.
 	// Two concurrent claims never return the same delivery.
-	ClaimDeliveries(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Delivery, error)
+	ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error)
 	// FinishAttempt records attempt a of a delivery leased to owner and
 	// applies next, atomically: the attempt gets the next Number, the
 	// delivery's status and due time follow next and its lease ends, and the
@@ -197,6 +198,21 @@ type Outbox interface {
 	// their attempts, and the events created before before that have no
 	// delivery left. It returns the number of deliveries deleted.
 	PruneOutbox(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Claim describes a claim of due deliveries (Outbox.ClaimDeliveries).
+type Claim struct {
+	// Owner holds the leases; each claim must use an owner no other
+	// claim uses.
+	Owner string
+	// Now is when the claim is made; the leases last until LeaseUntil.
+	Now, LeaseUntil time.Time
+	// Limit is the most deliveries the claim takes.
+	Limit int
+	// PerWorkspace, when positive, is the most deliveries of one workspace
+	// under an unexpired lease once the claim is made, whoever holds the
+	// leases: a workspace at its cap gets none.
+	PerWorkspace int
 }
 
 // Throttle is login throttling shared by every process on the database

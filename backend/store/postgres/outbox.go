@@ -42,28 +42,56 @@ func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, erro
 	return ids, nil
 }
 
-// ClaimDeliveries implements store.Store. The subquery locks the due rows
-// it picks with FOR UPDATE SKIP LOCKED: a concurrent claim, on this
-// replica or another, skips them instead of waiting, and after this
-// statement commits it sees their lease.
-func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]store.Delivery, error) {
-	if limit <= 0 {
+// ClaimDeliveries implements store.Store. Claims take turns, under a
+// transaction-scoped advisory lock, so that the count of leases per
+// workspace is exact: FOR UPDATE SKIP LOCKED cannot be combined with the
+// window function that ranks each workspace's deliveries.
+func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
+	if c.Limit <= 0 {
 		return nil, nil
 	}
-	return queryDeliveries(ctx, s.pool, `
-		WITH d AS (
-			UPDATE webhook_deliveries SET lease_owner = $1, lease_expires_at = $2
-			WHERE id IN (
-				SELECT id FROM webhook_deliveries
-				WHERE status = 'pending' AND next_attempt_at <= $3
-					AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
-				ORDER BY next_attempt_at, id
-				LIMIT $4
-				FOR UPDATE SKIP LOCKED)
-			RETURNING *)`,
-		`ORDER BY d.next_attempt_at, d.id`,
-		owner, ts(leaseUntil), ts(now), limit)
+	var out []store.Delivery
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, claimLock); err != nil {
+			return err
+		}
+		var err error
+		out, err = queryDeliveries(ctx, tx, `WITH d AS (`+claimSQL+` RETURNING *)`, `ORDER BY d.next_attempt_at, d.id`,
+			c.Owner, ts(c.LeaseUntil), ts(c.Now), c.PerWorkspace, c.Limit)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
+
+// claimLock is the advisory lock key of claims ("hdc-claim" in ASCII).
+const claimLock = 0x6864632d636c61
+
+// claimSQL leases ($1 until $2) the deliveries due at $3 in turns across
+// workspaces: turn is a delivery's rank among its workspace's due ones,
+// busy the workspace's unexpired leases, $4 the cap on both together (none
+// when not positive) and $5 the most deliveries taken. The outer
+// conditions are checked again on a row another transaction changed.
+const claimSQL = `
+	UPDATE webhook_deliveries SET lease_owner = $1, lease_expires_at = $2
+	WHERE status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= $3) AND id IN (
+		SELECT due.id FROM (
+			SELECT d.id, d.next_attempt_at, e.workspace_id,
+				ROW_NUMBER() OVER (PARTITION BY e.workspace_id ORDER BY d.next_attempt_at, d.id) AS turn
+			FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+			WHERE d.status = 'pending' AND d.next_attempt_at <= $3
+				AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $3)
+		) due LEFT JOIN (
+			SELECT e.workspace_id, COUNT(*) AS n
+			FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+			WHERE d.status = 'pending' AND d.lease_expires_at > $3
+			GROUP BY e.workspace_id
+		) busy ON busy.workspace_id = due.workspace_id
+		WHERE $4 <= 0 OR due.turn + COALESCE(busy.n, 0) <= $4
+		ORDER BY due.turn, due.next_attempt_at, due.id
+		LIMIT $5)`
 
 // FinishAttempt implements store.Store with store.Finish.
 func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {

@@ -41,30 +41,22 @@ func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, erro
 }
 
 // ClaimDeliveries implements store.Store. The transaction holds SQLite's
-// write lock, which makes the claim exclusive; PostgreSQL gets the same
-// from FOR UPDATE SKIP LOCKED in the subquery.
-func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]store.Delivery, error) {
-	if limit <= 0 {
+// write lock, which makes the claim exclusive and the count of leases per
+// workspace exact; PostgreSQL takes an advisory lock for the same.
+func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
+	if c.Limit <= 0 {
 		return nil, nil
 	}
 	var out []store.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE webhook_deliveries SET lease_owner = ?, lease_expires_at = ?
-			WHERE id IN (
-				SELECT id FROM webhook_deliveries
-				WHERE status = 'pending' AND next_attempt_at <= ?
-					AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
-				ORDER BY next_attempt_at, id
-				LIMIT ?)`,
-			owner, micros(leaseUntil), micros(now), micros(now), limit)
+		res, err := tx.ExecContext(ctx, claimSQL, c.Owner, micros(c.LeaseUntil), micros(c.Now), c.PerWorkspace, c.Limit)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		out, err = queryDeliveries(ctx, tx, `WHERE d.lease_owner = ? AND d.status = 'pending' ORDER BY d.next_attempt_at, d.id`, owner)
+		out, err = queryDeliveries(ctx, tx, `WHERE d.lease_owner = ? AND d.status = 'pending' ORDER BY d.next_attempt_at, d.id`, c.Owner)
 		return err
 	})
 	if err != nil {
@@ -72,6 +64,29 @@ func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now, leaseUnt
 	}
 	return out, nil
 }
+
+// claimSQL leases (?1 until ?2) the deliveries due at ?3 in turns across
+// workspaces: turn is a delivery's rank among its workspace's due ones,
+// busy the workspace's unexpired leases, ?4 the cap on both together (none
+// when not positive) and ?5 the most deliveries taken.
+const claimSQL = `
+	UPDATE webhook_deliveries SET lease_owner = ?1, lease_expires_at = ?2
+	WHERE status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= ?3) AND id IN (
+		SELECT due.id FROM (
+			SELECT d.id, d.next_attempt_at, e.workspace_id,
+				ROW_NUMBER() OVER (PARTITION BY e.workspace_id ORDER BY d.next_attempt_at, d.id) AS turn
+			FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+			WHERE d.status = 'pending' AND d.next_attempt_at <= ?3
+				AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?3)
+		) due LEFT JOIN (
+			SELECT e.workspace_id, COUNT(*) AS n
+			FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+			WHERE d.status = 'pending' AND d.lease_expires_at > ?3
+			GROUP BY e.workspace_id
+		) busy ON busy.workspace_id = due.workspace_id
+		WHERE ?4 <= 0 OR due.turn + COALESCE(busy.n, 0) <= ?4
+		ORDER BY due.turn, due.next_attempt_at, due.id
+		LIMIT ?5)`
 
 // FinishAttempt implements store.Store with store.Finish.
 func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {

@@ -36,7 +36,7 @@ func publish(t *testing.T, s Store, id, ws, typ string, created time.Time) []str
 // claim claims up to limit deliveries for owner at now.
 func claim(t *testing.T, s Store, owner string, now time.Time, limit int) []store.Delivery {
 	t.Helper()
-	ds, err := s.ClaimDeliveries(ctx(t), owner, now, now.Add(lease), limit)
+	ds, err := s.ClaimDeliveries(ctx(t), store.Claim{Owner: owner, Now: now, LeaseUntil: now.Add(lease), Limit: limit})
 	must(t, err)
 	return ds
 }
@@ -184,6 +184,54 @@ func testOutboxClaim(t *testing.T, s Store) {
 	}
 }
 
+// claimCapped claims up to limit deliveries for owner at now, at most cap
+// of one workspace under lease.
+func claimCapped(t *testing.T, s Store, owner string, now time.Time, limit, cap int) []string {
+	t.Helper()
+	ds, err := s.ClaimDeliveries(ctx(t), store.Claim{Owner: owner, Now: now, LeaseUntil: now.Add(lease), Limit: limit, PerWorkspace: cap})
+	must(t, err)
+	return deliveryIDs(ds)
+}
+
+// testOutboxClaimTurns: workspaces take turns, and a workspace's leases,
+// whoever holds them, count against its cap until they end.
+func testOutboxClaimTurns(t *testing.T, s Store) {
+	seed(t, s, "w1", "c1")
+	seed(t, s, "w2", "c2")
+	subscribe(t, s, "s1", "w1", "receipt.created")
+	subscribe(t, s, "s2", "w2", "receipt.created")
+	var w1 []string
+	for i := range 5 {
+		w1 = append(w1, publish(t, s, fmt.Sprint("e", i), "w1", "receipt.created", at(time.Duration(i)*time.Second))...)
+	}
+	w2 := publish(t, s, "e5", "w2", "receipt.created", at(5*time.Second))
+	now := at(10 * time.Second)
+	steps := []struct {
+		name  string
+		claim func(t *testing.T) []string
+		want  []string
+	}{
+		{"each workspace's first before any second", func(t *testing.T) []string { return claimCapped(t, s, "a", now, 2, 0) },
+			sorted([]string{w1[0], w2[0]})},
+		{"up to the cap, the other claim's lease counted", func(t *testing.T) []string { return claimCapped(t, s, "b", now, 10, 3) },
+			sorted(w1[1:3])},
+		{"nothing past the cap", func(t *testing.T) []string { return claimCapped(t, s, "c", now, 10, 3) }, nil},
+		{"a released lease frees its place", func(t *testing.T) []string {
+			must(t, s.ReleaseDelivery(ctx(t), "a", w1[0]))
+			return claimCapped(t, s, "d", now, 10, 3)
+		}, w1[:1]},
+		{"expired leases count no more", func(t *testing.T) []string { return claimCapped(t, s, "e", now.Add(lease), 10, 3) },
+			sorted([]string{w1[0], w1[1], w1[2], w2[0]})},
+	}
+	for _, st := range steps { // in order: each step starts from the one before
+		t.Run(st.name, func(t *testing.T) {
+			if got := st.claim(t); !slices.Equal(got, st.want) {
+				t.Fatalf("claimed %q, want %q", got, st.want)
+			}
+		})
+	}
+}
+
 func testOutboxConcurrentClaims(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	subscribe(t, s, "s1", "w1", "receipt.created")
@@ -198,7 +246,7 @@ func testOutboxConcurrentClaims(t *testing.T, s Store) {
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Go(func() {
-			got[i], errs[i] = s.ClaimDeliveries(ctx(t), fmt.Sprint("w", i), at(time.Second), at(time.Minute), 3)
+			got[i], errs[i] = s.ClaimDeliveries(ctx(t), store.Claim{Owner: fmt.Sprint("w", i), Now: at(time.Second), LeaseUntil: at(time.Minute), Limit: 3})
 		})
 	}
 	wg.Wait()

@@ -51,7 +51,7 @@ func testReplicaClaims(t *testing.T, a, b Store) {
 		s := []Store{a, b}[i%2]
 		wg.Go(func() {
 			for n := 0; ; n++ {
-				ds, err := s.ClaimDeliveries(ctx(t), fmt.Sprintf("r%d-%d", i, n), at(time.Second), at(time.Minute), 2)
+				ds, err := s.ClaimDeliveries(ctx(t), store.Claim{Owner: fmt.Sprintf("r%d-%d", i, n), Now: at(time.Second), LeaseUntil: at(time.Minute), Limit: 2})
 				if err != nil {
 					t.Error(err)
 					return

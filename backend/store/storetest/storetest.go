@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"SubscriptionLimit", testSubscriptionLimit},
 		{"OutboxPublish", testOutboxPublish},
 		{"OutboxClaim", testOutboxClaim},
+		{"OutboxClaimTurns", testOutboxClaimTurns},
 		{"OutboxConcurrentClaims", testOutboxConcurrentClaims},
 		{"OutboxTransitions", testOutboxTransitions},
 		{"OutboxStatsAndPrune", testOutboxStatsAndPrune},

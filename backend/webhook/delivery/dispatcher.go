@@ -47,11 +47,19 @@ type Config struct {
 	Store store.Outbox
 	// Workers is how many attempts run at once in this process.
 	Workers int
+	// PerWorkspace is how many attempts of one workspace run at once, in
+	// every process on the store together (store.Claim.PerWorkspace). It
+	// must be below Workers, so that one workspace's slow subscribers
+	// leave workers to the others.
+	PerWorkspace int
 	// PollInterval is how often an idle dispatcher looks for due
 	// deliveries; Notify wakes it sooner.
 	PollInterval time.Duration
 	// Timeout bounds an attempt, the whole exchange.
 	Timeout time.Duration
+	// ConnectTimeout bounds connecting to an HTTP(S) subscriber, the TLS
+	// handshake included.
+	ConnectTimeout time.Duration
 	// Lease is how long a claimed delivery stays this process's. It must
 	// exceed Timeout, or another process could attempt it concurrently.
 	Lease    time.Duration
@@ -77,8 +85,11 @@ func (c Config) validate() error {
 	switch {
 	case c.Store == nil || c.Log == nil || c.Metrics == nil:
 		return errors.New("delivery: a store, a logger and a metrics registry are required")
-	case c.Workers < 1 || c.PollInterval <= 0 || c.Timeout <= 0:
-		return errors.New("delivery: workers, poll interval and timeout must be positive")
+	case c.Workers < 1 || c.PollInterval <= 0 || c.Timeout <= 0 || c.ConnectTimeout <= 0:
+		return errors.New("delivery: workers, poll interval and timeouts must be positive")
+	case c.PerWorkspace < 1 || (c.PerWorkspace >= c.Workers && c.Workers > 1):
+		return fmt.Errorf("delivery: the attempts per workspace (%d) must be at least 1 and below the workers (%d), "+
+			"or one workspace could hold every worker", c.PerWorkspace, c.Workers)
 	case c.Lease <= c.Timeout:
 		return fmt.Errorf("delivery: the lease (%v) must exceed the attempt timeout (%v)", c.Lease, c.Timeout)
 	case c.Schedule.Base <= 0 || c.Schedule.Max < c.Schedule.Base || c.Schedule.Horizon <= 0:
@@ -108,7 +119,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), process: uuid.NewString()}
-	h := newHTTPSender(cfg.AllowNets)
+	h := newHTTPSender(cfg.AllowNets, cfg.ConnectTimeout)
 	d.senders = map[string]sender{
 		webhook.ProtocolHTTP:   h,
 		webhook.ProtocolHTTPS:  h,
@@ -146,14 +157,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		prune = t.C
 	}
 	// busy counts attempts in flight; backlog is set when more deliveries
-	// may be due than the last claim took.
+	// may be claimable than the last claim took.
 	done := make(chan struct{}, d.cfg.Workers)
 	busy, backlog := 0, true
 	for {
 		if free := d.cfg.Workers - busy; backlog && free > 0 {
 			owner := d.process + "/" + strconv.FormatUint(d.claims.Add(1), 10)
 			now := d.now()
-			ds, err := d.cfg.Store.ClaimDeliveries(ctx, owner, now, now.Add(d.cfg.Lease), free)
+			ds, err := d.cfg.Store.ClaimDeliveries(ctx, store.Claim{Owner: owner, Now: now, LeaseUntil: now.Add(d.cfg.Lease),
+				Limit: free, PerWorkspace: d.cfg.PerWorkspace})
 			if err != nil && ctx.Err() == nil {
 				d.cfg.Log.Error("claiming webhook deliveries failed", zap.Error(err))
 			}
@@ -170,7 +182,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-done:
-			busy--
+			// The attempt's workspace may have been at its cap.
+			busy, backlog = busy-1, true
 		case <-d.wake:
 			backlog = true
 		case <-poll.C:

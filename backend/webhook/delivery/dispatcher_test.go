@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
 	"github.com/health-data-connect/hdc/backend/store/storetest"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // loopback lets tests deliver to their own receivers.
@@ -50,15 +52,17 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 	}
 	reg := prometheus.NewRegistry()
 	cfg := Config{
-		Store:        st,
-		Workers:      4,
-		PollInterval: 20 * time.Millisecond,
-		Timeout:      2 * time.Second,
-		Lease:        5 * time.Second,
-		Schedule:     Schedule{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Minute},
-		AllowNets:    loopback,
-		Log:          zaptest.NewLogger(t),
-		Metrics:      reg,
+		Store:          st,
+		Workers:        4,
+		PerWorkspace:   2,
+		PollInterval:   20 * time.Millisecond,
+		Timeout:        2 * time.Second,
+		ConnectTimeout: time.Second,
+		Lease:          5 * time.Second,
+		Schedule:       Schedule{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Minute},
+		AllowNets:      loopback,
+		Log:            zaptest.NewLogger(t),
+		Metrics:        reg,
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -88,9 +92,18 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 // subscription id.
 func (h *harness) subscribe(endpoint, protocol, key string) string {
 	h.t.Helper()
+	return h.subscribeIn("w1", endpoint, protocol, key)
+}
+
+// subscribeIn subscribes workspace ws to every event at endpoint.
+func (h *harness) subscribeIn(ws, endpoint, protocol, key string) string {
+	h.t.Helper()
+	if _, err := h.store.EnsureWorkspace(h.t.Context(), ws, time.Now()); err != nil {
+		h.t.Fatal(err)
+	}
 	id := uuid.NewString()
 	err := h.store.CreateSubscription(h.t.Context(), store.Subscription{
-		ID: id, WorkspaceID: "w1", Endpoint: endpoint, Protocol: protocol, EventNames: webhook.Events,
+		ID: id, WorkspaceID: ws, Endpoint: endpoint, Protocol: protocol, EventNames: webhook.Events,
 		SigningKey: key, Status: store.SubscriptionActive, CreatedAt: time.Now(),
 	}, 0)
 	if err != nil {
@@ -102,8 +115,14 @@ func (h *harness) subscribe(endpoint, protocol, key string) string {
 // publish publishes an event in w1 and returns its delivery ids.
 func (h *harness) publish(typ, data string) []string {
 	h.t.Helper()
+	return h.publishIn("w1", typ, data)
+}
+
+// publishIn publishes an event in workspace ws.
+func (h *harness) publishIn(ws, typ, data string) []string {
+	h.t.Helper()
 	ids, err := h.store.PublishEvent(h.t.Context(), store.Event{
-		ID: uuid.NewString(), WorkspaceID: "w1", Type: typ, Data: []byte(data), CreatedAt: time.Now(),
+		ID: uuid.NewString(), WorkspaceID: ws, Type: typ, Data: []byte(data), CreatedAt: time.Now(),
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -468,5 +487,50 @@ func TestQueueMetrics(t *testing.T) {
 	}
 	if depth, age := gauge("hdc_backend_webhook_queue_depth"), gauge("hdc_backend_webhook_oldest_pending_age_seconds"); depth != 1 || age <= 0 {
 		t.Fatalf("queue depth %v, oldest age %v; want 1 and > 0", depth, age)
+	}
+}
+
+// TestSlowWorkspaceLeavesWorkers: subscribers of one workspace that never
+// answer hold at most PerWorkspace workers; another workspace's delivery
+// goes out meanwhile, long before their attempts time out.
+func TestSlowWorkspaceLeavesWorkers(t *testing.T) {
+	var mu sync.Mutex
+	hanging, most := 0, 0
+	release := make(chan struct{})
+	slow := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hanging++
+		most = max(most, hanging)
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		mu.Lock()
+		hanging--
+		mu.Unlock()
+	})
+	defer close(release) // before the receiver closes: it waits for its handlers
+	h := start(t, func(c *Config) { c.Timeout, c.Lease = time.Minute, 2*time.Minute })
+	for i := range 10 {
+		h.subscribeIn("slow", slow.srv.URL+"/"+strconv.Itoa(i), webhook.ProtocolHTTP, "key-0123456789abcdef")
+	}
+	h.publishIn("slow", "receipt.created", `{"n":1}`)
+	testkit.Eventually(t, 10*time.Second, "two attempts of the slow workspace hanging", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return hanging == 2
+	})
+	fast := newReceiver(t, status(http.StatusNoContent))
+	h.subscribeIn("other", fast.srv.URL, webhook.ProtocolHTTP, "key-0123456789abcdef")
+	ids := h.publishIn("other", "receipt.created", `{"n":2}`)
+	d, _ := h.finished(ids[0])
+	if d.Status != store.DeliveryDelivered {
+		t.Fatalf("the other workspace's delivery: %s", d.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 2 {
+		t.Fatalf("the slow workspace held %d workers at once, want its cap of 2", most)
 	}
 }

@@ -35,10 +35,11 @@ type httpSender struct {
 	client *http.Client
 }
 
-// newHTTPSender returns an httpSender whose guard lets allow through.
-func newHTTPSender(allow []netip.Prefix) *httpSender {
+// newHTTPSender returns an httpSender whose guard lets allow through and
+// that gives up connecting, or the TLS handshake, after connect.
+func newHTTPSender(allow []netip.Prefix, connect time.Duration) *httpSender {
 	guard := webhook.NewGuard(allow)
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: guard.Safe}
+	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second, Control: guard.Safe}
 	transport := &http.Transport{
 		Proxy:                  nil,
 		DialContext:            dialer.DialContext,
@@ -46,7 +47,7 @@ func newHTTPSender(allow []netip.Prefix) *httpSender {
 		MaxIdleConns:           100,
 		MaxIdleConnsPerHost:    4,
 		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
+		TLSHandshakeTimeout:    connect,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
 	return &httpSender{client: &http.Client{

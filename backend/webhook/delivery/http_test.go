@@ -65,7 +65,7 @@ func sendHTTP(t *testing.T, allow []netip.Prefix, endpoint string) Result {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	return newHTTPSender(allow).send(ctx, d.Subscription, m)
+	return newHTTPSender(allow, time.Second).send(ctx, d.Subscription, m)
 }
 
 // countingServer counts the requests (and connections) it gets on address
@@ -207,5 +207,43 @@ func TestHTTPAnswers(t *testing.T) {
 	}
 	if r := sendHTTP(t, allow, "ftp://127.0.0.1/x"); r.Outcome != OutcomeInvalidEndpoint || !r.Permanent {
 		t.Errorf("ftp endpoint: %+v", r)
+	}
+}
+
+// TestConnectTimeout: a subscriber that accepts the connection but never
+// completes the TLS handshake is given up after the connect timeout, not
+// the attempt's.
+func TestConnectTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held, silent, until the test ends
+		}
+	}()
+	d := testDelivery("")
+	d.Subscription.Endpoint = "https://" + ln.Addr().String() + "/hook"
+	m, err := NewMessage(d, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	done := make(chan Result, 1)
+	go func() { done <- newHTTPSender(loopback, 100*time.Millisecond).send(ctx, d.Subscription, m) }()
+	select {
+	case r := <-done:
+		if r.Delivered || r.Outcome != OutcomeTimeout {
+			t.Fatalf("result %+v, want a timeout", r)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handshake was waited for past the connect timeout")
 	}
 }
