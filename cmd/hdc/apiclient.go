@@ -60,6 +60,9 @@ type apiResponse struct {
 	status int
 	header http.Header
 	body   []byte
+	// sealed: the answer was an envelope under the client's key, so it
+	// comes from someone who holds the key.
+	sealed bool
 }
 
 // problemCode returns the code of a problem+json answer, or "".
@@ -73,7 +76,7 @@ func (r *apiResponse) problemCode() string {
 
 func newAPIClient(creds demoCredentials, sharingKey string, encrypt bool) (*apiClient, error) {
 	c := &apiClient{creds: creds, sharingKey: sharingKey, encrypt: encrypt,
-		http: &http.Client{Timeout: 10 * time.Minute}}
+		http: &http.Client{Timeout: 10 * time.Minute, CheckRedirect: noRedirects}}
 	if encrypt {
 		k, err := jwe.NewKey(creds.EncryptionKey)
 		if err != nil || creds.Kid == "" {
@@ -132,6 +135,9 @@ func (c *apiClient) obtain(path string, body []byte, header map[string]string) e
 		return err
 	}
 	if resp.status != http.StatusOK {
+		if note := c.unauthenticated(resp); note != "" {
+			return fmt.Errorf("%s: %s: %s", path, note, resp.body)
+		}
 		return fmt.Errorf("%s: HTTP %d: %s", path, resp.status, resp.body)
 	}
 	var p tokenPair
@@ -232,20 +238,48 @@ func (c *apiClient) send(method, path string, query url.Values, b *body, header 
 	if err != nil {
 		return nil, err
 	}
-	if strings.EqualFold(resp.Header.Get(contract.HeaderEncryption), contract.EncryptionJWE) {
-		if c.key == nil {
-			return nil, errors.New("the answer is encrypted but no key was given")
-		}
-		e, ct, err := jwe.Parse(out, jwe.Flattened)
-		if err != nil {
-			return nil, fmt.Errorf("the answer is not a valid envelope: %w", err)
-		}
-		if out, err = e.Decrypt(c.key, ct); err != nil {
-			return nil, fmt.Errorf("decrypting the answer: %w", err)
-		}
+	r := &apiResponse{status: resp.StatusCode, header: resp.Header, body: out}
+	switch {
+	case strings.EqualFold(resp.Header.Get(contract.HeaderEncryption), contract.EncryptionJWE):
+		return r, c.open(r)
+	case c.encrypt && r.status >= 200 && r.status < 300:
+		// Encryption was asked for: an unencrypted success could come from
+		// anyone between here and the API.
+		return nil, fmt.Errorf("%s %s: refusing the answer (HTTP %d): it is not encrypted under key %s, "+
+			"so nothing shows it comes from the API", method, path, r.status, c.creds.Kid)
 	}
-	return &apiResponse{status: resp.StatusCode, header: resp.Header, body: out}, nil
+	return r, nil
 }
+
+// open decrypts the envelope r carries.
+func (c *apiClient) open(r *apiResponse) error {
+	if c.key == nil {
+		return errors.New("the answer is encrypted but no key was given (--encrypt)")
+	}
+	e, ct, err := jwe.Parse(r.body, jwe.Flattened)
+	if err != nil {
+		return fmt.Errorf("refusing the answer (HTTP %d): it is not a valid envelope: %w", r.status, err)
+	}
+	if r.body, err = e.Decrypt(c.key, ct); err != nil {
+		return fmt.Errorf("refusing the answer (HTTP %d): it does not decrypt under key %s: %w", r.status, c.creds.Kid, err)
+	}
+	r.sealed = true
+	return nil
+}
+
+// unauthenticated returns, for an answer to an encrypted call that was not
+// encrypted, a note saying nothing vouches for it; "" otherwise.
+func (c *apiClient) unauthenticated(r *apiResponse) string {
+	if !c.encrypt || r.sealed {
+		return ""
+	}
+	return fmt.Sprintf("unauthenticated answer: HTTP %d is not encrypted under key %s; nothing shows it comes from the API",
+		r.status, c.creds.Kid)
+}
+
+// noRedirects makes the client return a redirect as the answer: the API
+// never redirects, and a token must not follow one.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // multipartFile encodes one file as the form part "file".
 func multipartFile(name string, content []byte) ([]byte, string) {

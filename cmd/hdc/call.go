@@ -37,21 +37,23 @@ func newCallCmd() *cobra.Command {
 		Long: `Call the API like curl, as one client. hdc call logs in (caching the token pair
 in your cache directory and refreshing it when it expires), sends the
 request, decrypts an encrypted answer, and prints it. The exit status is
-non-zero on a 4xx or 5xx answer, whose problem is printed.
+non-zero on an answer other than 2xx, whose problem is printed.
 
 The client comes from --credentials (default ` + defaultCredentials + `, written
 by hdc up) or from --base, --client-id, --client-secret, --kid and --key.
 
 With --encrypt the body is sent as a JWE envelope under the client's key
 (a request without a body asks for an encrypted answer), and the login is
-encrypted too. --file uploads a file: as multipart/form-data, or with
+encrypted too. A successful answer must then be an envelope under that key,
+or hdc call refuses it and exits non-zero; an unencrypted error answer (one
+given before the edge knew the key) is printed marked as unauthenticated. --file uploads a file: as multipart/form-data, or with
 --encrypt as the encrypted JSON form {"file": "<base64>"}.`,
 		Example: `  hdc call POST /notification/v1/connect/webhook/subscriptions --data '{"endpoint":"https://example.org/hooks"}'
   hdc call --encrypt POST /mr/api/v2/docs --file visit.mp3 --query task=smart
   hdc call --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id>`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCall(o, strings.ToUpper(args[0]), args[1], cmd.OutOrStdout())
+			return runCall(o, strings.ToUpper(args[0]), args[1], cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -70,7 +72,7 @@ encrypted too. --file uploads a file: as multipart/form-data, or with
 	return cmd
 }
 
-func runCall(o callOptions, method, path string, out io.Writer) error {
+func runCall(o callOptions, method, path string, out, errOut io.Writer) error {
 	if !strings.HasPrefix(path, "/") {
 		return errors.New("PATH must start with /")
 	}
@@ -108,8 +110,11 @@ func runCall(o callOptions, method, path string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if note := c.unauthenticated(resp); note != "" {
+		fmt.Fprintln(errOut, "hdc: "+note)
+	}
 	printBody(out, resp.body)
-	if resp.status >= 400 {
+	if resp.status >= 300 {
 		return fmt.Errorf("HTTP %d %s", resp.status, http.StatusText(resp.status))
 	}
 	return nil

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// TestSendTrustsOnlySealedSuccesses: with encryption asked for, a 2xx
+// answer must be an envelope under the client's key; error answers pass,
+// marked when they are not sealed. Without it, answers pass as they are.
+func TestSendTrustsOnlySealedSuccesses(t *testing.T) {
+	key, err := jwe.NewKey("unit-test-key-16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		encrypt    bool
+		status     int
+		sealed     bool
+		redirect   bool
+		wantErr    string
+		wantMarked bool
+	}{
+		{"sealed success", true, 200, true, false, "", false},
+		{"plain success", true, 200, false, false, "not encrypted under key k1", false},
+		{"plain error", true, 404, false, false, "", true},
+		{"sealed error", true, 404, true, false, "", false},
+		{"a redirect is the answer", true, 302, false, true, "", true},
+		{"plain success without encryption", false, 200, false, false, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body := []byte(`{"ok":true}`)
+				if tt.sealed {
+					w.Header().Set(contract.HeaderEncryption, contract.EncryptionJWE)
+					body = jwe.EncryptResponse(key, "k1", body)
+				}
+				if tt.redirect {
+					w.Header().Set("Location", "/elsewhere")
+				}
+				w.WriteHeader(tt.status)
+				_, _ = w.Write(body)
+			}))
+			defer srv.Close()
+			c, err := newAPIClient(demoCredentials{BaseURL: srv.URL, ClientID: "c", ClientSecret: "s", Kid: "k1",
+				EncryptionKey: "unit-test-key-16"}, "", tt.encrypt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.send(http.MethodGet, "/x", nil, nil, nil)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.status != tt.status || string(r.body) != `{"ok":true}` || (c.unauthenticated(r) != "") != tt.wantMarked {
+				t.Fatalf("answer %d %s, marked %q", r.status, r.body, c.unauthenticated(r))
+			}
+		})
+	}
+}
