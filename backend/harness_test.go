@@ -214,7 +214,8 @@ func (h *harness) login(c identity.Credentials, sharingKey string) auth.TokenPai
 // claims are an access token's claims.
 type claims struct {
 	jwt.Claims
-	WS string `json:"ws"`
+	WS    string `json:"ws"`
+	Grant string `json:"grant"`
 }
 
 // verify checks an access token as the edge does: EdDSA only, a kid from
@@ -250,10 +251,14 @@ func (h *harness) verify(token string, allowExpired bool) claims {
 func (h *harness) as(pair auth.TokenPair) []string {
 	h.t.Helper()
 	c := h.verify(pair.AccessToken, false)
-	return []string{
+	headers := []string{
 		contract.HeaderClientID, c.Subject, contract.HeaderWorkspaceID, c.WS, contract.HeaderTokenID, c.ID,
 		"Authorization", "Bearer " + pair.AccessToken,
 	}
+	if c.Grant != "" {
+		headers = append(headers, contract.HeaderGrantID, c.Grant)
+	}
+	return headers
 }
 
 // wantProblem asserts a problem+json answer with status and code.

@@ -94,6 +94,7 @@ func identityFields(h http.Header) []zap.Field {
 	}{
 		{contract.HeaderClientID, "client_id", contract.IsUUID},
 		{contract.HeaderTokenID, "token_id", contract.IsUUID},
+		{contract.HeaderGrantID, "grant_id", contract.IsUUID},
 		{contract.HeaderKeyID, "kid", contract.ValidKid},
 	} {
 		if v := h.Get(hf.header); hf.valid(v) {

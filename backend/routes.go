@@ -2,11 +2,13 @@ package backend
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/health-data-connect/hdc/backend/auth"
+	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/webhook"
@@ -14,12 +16,34 @@ import (
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
-// publicRoutes are the specification's routes, behind the edge secret.
+// Callers' answers are remembered this long: disabling a client or
+// revoking a sharing grant takes effect within it on every route.
+const (
+	callerTTL   = 2 * time.Second
+	callerCache = 10000
+)
+
+// publicRoutes are the specification's routes, served to the edge alone.
+// Every route but login and refresh (which check the client and grant
+// themselves) checks on each request that the token's client and grant
+// are still in force.
 func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Handler, wh *webhook.Handler) http.Handler {
 	mux := web.NewMux()
-	protected := func(h http.HandlerFunc) http.Handler { return web.RequireCaller(h) }
+	callers := identity.NewCallers(s.identity, callerCache, callerTTL)
+	refused := &web.Problems{Log: s.log, Known: web.ErrorMap{{Err: identity.ErrRevokedCaller,
+		Problem: problem.New(http.StatusUnauthorized, problem.CodeUnauthenticated, identity.ErrRevokedCaller.Error())}}}
+	protected := func(h http.HandlerFunc) http.Handler {
+		return web.RequireCaller(refused.Handler("caller", func(w http.ResponseWriter, r *http.Request) error {
+			c, _ := web.CallerFrom(r.Context())
+			if err := callers.Check(r.Context(), c.ClientID, c.WorkspaceID, c.GrantID); err != nil {
+				return err
+			}
+			h(w, r)
+			return nil
+		}))
+	}
 	mux.Handle("POST", contract.PathLogin, http.HandlerFunc(a.Login))
-	mux.Handle("POST", contract.PathRefresh, protected(a.Refresh))
+	mux.Handle("POST", contract.PathRefresh, web.RequireCaller(http.HandlerFunc(a.Refresh)))
 	mux.Handle("GET", contract.PathRetrieve, protected(rec.Retrieve))
 	mux.Handle("POST", contract.PathUpload, protected(rec.Upload))
 	mux.Handle("POST", contract.PathSubscriptions, protected(wh.Register))

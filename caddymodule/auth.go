@@ -129,6 +129,9 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 	r.Header.Set(contract.HeaderClientID, claims.Subject)
 	r.Header.Set(contract.HeaderWorkspaceID, claims.Workspace)
 	r.Header.Set(contract.HeaderTokenID, claims.ID)
+	if claims.Grant != "" {
+		r.Header.Set(contract.HeaderGrantID, claims.Grant)
+	}
 	return next.ServeHTTP(w, r)
 }
 

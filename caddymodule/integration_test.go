@@ -91,7 +91,7 @@ func TestEdgeRoundTrips(t *testing.T) {
 			t.Fatalf("upstream got %d bytes (len field %d, header %q, te %v)", hit.size, hit.contentLength, hit.header.Get("Content-Length"), hit.te)
 		}
 		for name, want := range map[string]string{"X-Hdc-Client-Id": "c1", "X-Hdc-Workspace-Id": "ws-c1",
-			"X-Hdc-Token-Id": "jti-c1", "X-Hdc-Key-Id": "k-c1", "X-Encryption": "", "Content-Type": "application/json"} {
+			"X-Hdc-Token-Id": "jti-c1", "X-Hdc-Key-Id": "k-c1", "X-Hdc-Grant-Id": "", "X-Encryption": "", "Content-Type": "application/json"} {
 			if hit.header.Get(name) != want {
 				t.Fatalf("upstream header %s = %q, want %q", name, hit.header.Get(name), want)
 			}
@@ -130,6 +130,15 @@ func TestEdgeRoundTrips(t *testing.T) {
 		}
 		if got := hit.header.Get("X-Hdc-Edge-Secret"); got == "guess" {
 			t.Fatal("a client-sent X-HDC-* header reached the upstream")
+		}
+	})
+	t.Run("a token's grant is forwarded, a client's is not", func(t *testing.T) {
+		shared := e.token("c1", map[string]any{"ws": "ws-c2", "grant": "g-1"})
+		for _, tc := range []struct{ token, sent, want string }{{shared, "", "g-1"}, {c1, "g-2", ""}, {shared, "g-2", "g-1"}} {
+			resp, body := e.call(t, "GET", subscriptions, nil, map[string]string{"Authorization": "Bearer " + tc.token, "X-Hdc-Grant-Id": tc.sent})
+			if got := e.up.last().header.Values(contract.HeaderGrantID); resp.StatusCode != 200 || strings.Join(got, ",") != tc.want {
+				t.Fatalf("%d %s: upstream grant %q, want %q", resp.StatusCode, body, got, tc.want)
+			}
 		}
 	})
 	t.Run("encrypted login", func(t *testing.T) {

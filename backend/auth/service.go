@@ -150,15 +150,15 @@ func (s *Service) startFamily(ctx context.Context, p identity.Principal) (TokenP
 	if err := s.cfg.Tokens.CreateRefreshFamily(ctx, f, s.refreshToken(refresh, now)); err != nil {
 		return TokenPair{}, err
 	}
-	return s.pair(p.ClientID, p.WorkspaceID, refresh)
+	return s.pair(p, refresh)
 }
 
 func (s *Service) refreshToken(tok string, now time.Time) store.RefreshToken {
 	return store.RefreshToken{Hash: credential.TokenHash(tok), CreatedAt: now, ExpiresAt: now.Add(s.cfg.RefreshTTL)}
 }
 
-func (s *Service) pair(clientID, workspaceID, refresh string) (TokenPair, error) {
-	acc, err := s.cfg.Issuer.Issue(clientID, workspaceID)
+func (s *Service) pair(p identity.Principal, refresh string) (TokenPair, error) {
+	acc, err := s.cfg.Issuer.Issue(p.ClientID, p.WorkspaceID, p.GrantID)
 	if err != nil {
 		return TokenPair{}, err
 	}
@@ -196,7 +196,7 @@ func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string) (T
 		return TokenPair{}, err
 	}
 	next := credential.NewToken(refreshTokenPrefix)
-	pair, err := s.pair(clientID, f.WorkspaceID, next)
+	pair, err := s.pair(identity.Principal{ClientID: clientID, WorkspaceID: f.WorkspaceID, GrantID: f.GrantID}, next)
 	if err != nil {
 		return TokenPair{}, err
 	}

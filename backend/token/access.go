@@ -20,10 +20,14 @@ type Access struct {
 type claims struct {
 	// Workspace is the workspace the token acts in.
 	Workspace string `json:"ws"`
+	// Grant is the sharing grant that opened Workspace, when the login
+	// used one: the backend checks it is still in force on every request.
+	Grant string `json:"grant,omitempty"`
 }
 
-// Issue signs an access token for clientID acting in workspaceID.
-func (i *Issuer) Issue(clientID, workspaceID string) (Access, error) {
+// Issue signs an access token for clientID acting in workspaceID, through
+// the sharing grant grantID when it is not empty.
+func (i *Issuer) Issue(clientID, workspaceID, grantID string) (Access, error) {
 	i.mu.RLock()
 	key := i.current
 	i.mu.RUnlock()
@@ -40,7 +44,7 @@ func (i *Issuer) Issue(clientID, workspaceID string) (Access, error) {
 		Expiry:    jwt.NewNumericDate(now.Add(i.cfg.AccessTTL)),
 		ID:        uuid.NewString(),
 	}
-	tok, err := jwt.Signed(key.signer).Claims(std).Claims(claims{Workspace: workspaceID}).Serialize()
+	tok, err := jwt.Signed(key.signer).Claims(std).Claims(claims{Workspace: workspaceID, Grant: grantID}).Serialize()
 	if err != nil {
 		return Access{}, err
 	}

@@ -55,6 +55,7 @@ func (m Mode) String() string {
 type Claims struct {
 	Subject   string    // sub: the client id
 	Workspace string    // ws: the workspace id
+	Grant     string    // grant: the sharing grant that opened ws, or ""
 	ID        string    // jti: the token id
 	Issuer    string    // iss
 	Audience  []string  // aud, as one or more values
@@ -254,6 +255,7 @@ func validationError(err error) error {
 type tokenClaims struct {
 	jwt.RegisteredClaims
 	Workspace string `json:"ws"`
+	Grant     string `json:"grant,omitempty"`
 }
 
 // missing returns the name of the first required claim that is absent or
@@ -281,6 +283,7 @@ func (tc *tokenClaims) claims(kid string) *Claims {
 	return &Claims{
 		Subject:   tc.Subject,
 		Workspace: tc.Workspace,
+		Grant:     tc.Grant,
 		ID:        tc.ID,
 		Issuer:    tc.Issuer,
 		Audience:  tc.Audience,

@@ -14,6 +14,9 @@ const (
 	HeaderWorkspaceID = HeaderPrefix + "Workspace-Id"
 	// HeaderTokenID is the token's jti.
 	HeaderTokenID = HeaderPrefix + "Token-Id"
+	// HeaderGrantID is the token's grant claim: the sharing grant that
+	// opened the workspace; absent for a client in its own workspace.
+	HeaderGrantID = HeaderPrefix + "Grant-Id"
 	// HeaderKeyID is the kid of the key an encrypted request was opened
 	// with; absent on a plain request.
 	HeaderKeyID = HeaderPrefix + "Key-Id"

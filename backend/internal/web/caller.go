@@ -12,6 +12,9 @@ import (
 type Caller struct {
 	ClientID    string
 	WorkspaceID string
+	// GrantID is the sharing grant that opened WorkspaceID, or empty
+	// when the client acts in its own workspace.
+	GrantID string
 }
 
 type callerKey struct{}
@@ -29,20 +32,34 @@ func UnknownCaller() *problem.Problem {
 }
 
 // RequireCaller answers 401 unless the request carries exactly one valid
-// client id and workspace id header, and otherwise hands next a context
-// holding the Caller.
+// client id and workspace id header, and at most one valid grant id, and
+// otherwise hands next a context holding the Caller.
 func RequireCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		client, okClient := single(r.Header, contract.HeaderClientID)
 		ws, okWS := single(r.Header, contract.HeaderWorkspaceID)
-		if !okClient || !okWS || !contract.ValidID(client) || !contract.ValidID(ws) {
+		grant, okGrant := optional(r.Header, contract.HeaderGrantID)
+		if !okClient || !okWS || !okGrant || !contract.ValidID(client) || !contract.ValidID(ws) {
 			problem.Write(w, problem.New(http.StatusUnauthorized, problem.CodeUnauthenticated,
 				"a valid bearer token is required"))
 			return
 		}
-		c := Caller{ClientID: client, WorkspaceID: ws}
+		c := Caller{ClientID: client, WorkspaceID: ws, GrantID: grant}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
+}
+
+// optional returns the header's value when it is absent, or present once
+// with a valid id.
+func optional(h http.Header, name string) (string, bool) {
+	v := h.Values(name)
+	switch {
+	case len(v) == 0:
+		return "", true
+	case len(v) == 1 && contract.ValidID(v[0]):
+		return v[0], true
+	}
+	return "", false
 }
 
 // single returns the header's value when it is present exactly once.

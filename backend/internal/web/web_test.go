@@ -95,7 +95,7 @@ func TestRequireCaller(t *testing.T) {
 			if !ok {
 				t.Fatal("no caller in context")
 			}
-			io.WriteString(w, c.ClientID+"|"+c.WorkspaceID)
+			io.WriteString(w, c.ClientID+"|"+c.WorkspaceID+"|"+c.GrantID)
 		}))
 	}
 	tests := []struct {
@@ -104,8 +104,11 @@ func TestRequireCaller(t *testing.T) {
 		status  int
 		body    string
 	}{
-		{"complete", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w1"}, {contract.HeaderTokenID, "t1"}}, 200, "c1|w1"},
-		{"no token id", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w1"}}, 200, "c1|w1"},
+		{"complete", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w1"}, {contract.HeaderTokenID, "t1"}}, 200, "c1|w1|"},
+		{"no token id", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w1"}}, 200, "c1|w1|"},
+		{"a grant", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w2"}, {contract.HeaderGrantID, "g1"}}, 200, "c1|w2|g1"},
+		{"two grants", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w2"}, {contract.HeaderGrantID, "g1"}, {contract.HeaderGrantID, "g2"}}, 401, ""},
+		{"bad grant", [][2]string{{contract.HeaderClientID, "c1"}, {contract.HeaderWorkspaceID, "w2"}, {contract.HeaderGrantID, "g 1"}}, 401, ""},
 		{"no workspace", [][2]string{{contract.HeaderClientID, "c1"}}, 401, ""},
 		{"no client", [][2]string{{contract.HeaderWorkspaceID, "w1"}}, 401, ""},
 		{"empty client", [][2]string{{contract.HeaderClientID, ""}, {contract.HeaderWorkspaceID, "w1"}}, 401, ""},

@@ -1,0 +1,87 @@
+package identity
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestCheckCaller(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := t.Context()
+	a, err := svc.CreateClient(ctx, "ws-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := svc.CreateClient(ctx, "ws-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	disabled, err := svc.CreateClient(ctx, "ws-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.DisableClient(ctx, disabled.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	grant, err := svc.GrantSharing(ctx, "ws-b", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, err := svc.GrantSharing(ctx, "ws-b", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RevokeSharing(ctx, revoked.GrantID); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name                   string
+		client, workspace, gnt string
+		ok                     bool
+	}{
+		{"in its own workspace", a.ClientID, "ws-a", "", true},
+		{"through its grant", a.ClientID, "ws-b", grant.GrantID, true},
+		{"in another workspace without a grant", a.ClientID, "ws-b", "", false},
+		{"through a revoked grant", a.ClientID, "ws-b", revoked.GrantID, false},
+		{"through its grant, in another workspace", a.ClientID, "ws-a", grant.GrantID, false},
+		{"through another client's grant", b.ClientID, "ws-b", grant.GrantID, false},
+		{"through an unknown grant", a.ClientID, "ws-b", "no-such-grant", false},
+		{"disabled", disabled.ClientID, "ws-a", "", false},
+		{"unknown", "no-such-client", "ws-a", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := svc.CheckCaller(ctx, tt.client, tt.workspace, tt.gnt)
+			if tt.ok && err != nil || !tt.ok && !errors.Is(err, ErrRevokedCaller) {
+				t.Fatalf("CheckCaller = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
+
+// TestCallersRemember: an answer is remembered for the ttl, then asked
+// again.
+func TestCallersRemember(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := t.Context()
+	c, err := svc.CreateClient(ctx, "ws-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ttl = time.Second
+	callers := NewCallers(svc, 10, ttl)
+	if err := callers.Check(ctx, c.ClientID, "ws-a", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.DisableClient(ctx, c.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	if err := callers.Check(ctx, c.ClientID, "ws-a", ""); err != nil {
+		t.Fatalf("within the ttl: %v, want the remembered answer", err)
+	}
+	time.Sleep(2 * ttl)
+	if err := callers.Check(ctx, c.ClientID, "ws-a", ""); !errors.Is(err, ErrRevokedCaller) {
+		t.Fatalf("after the ttl: %v, want ErrRevokedCaller", err)
+	}
+}
