@@ -71,6 +71,7 @@ func (s *stack) send(c *apiClient, encrypt bool, method, path string, body []byt
 	if body != nil && h["Content-Type"] == "" {
 		h["Content-Type"] = jsonType
 	}
+	s.creds.noteJSON(body)
 	if encrypt {
 		h[jweHeader] = "JWE"
 		if body == nil {
@@ -92,6 +93,7 @@ func (s *stack) send(c *apiClient, encrypt bool, method, path string, body []byt
 			s.t.Fatalf("%s %s: an encrypted request got a plain answer: %s", method, path, r)
 		}
 		r.body, r.sealed = joseDecrypt(s.t, c, r.body), true
+		s.creds.noteJSON(r.body)
 	} else if r.header.Get(jweHeader) != "" {
 		s.t.Fatalf("%s %s: a plain request got an encrypted answer", method, path)
 	}

@@ -26,10 +26,11 @@ import (
 )
 
 // TestLeakedLogsCannotActAsTheEdge (hardening finding 1): hdc up logs at
-// debug level, Caddy's included, while a client logs in and calls the API.
-// Whatever headers the logs show the edge sending upstream, replayed
-// straight to the backend's listener with another client's identity, must
-// not be served: a leaked log is not the edge's credential.
+// debug level, Caddy's included, while a client logs in, calls the API and
+// refreshes. No line carries a credential, and whatever headers the logs
+// show the edge sending upstream, replayed straight to the backend's
+// listener with another client's identity, are not served: a leaked log is
+// not the edge's credential.
 func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
 	hdc := binary(t, "hdc")
 	dir := t.TempDir()
@@ -54,18 +55,46 @@ func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pair struct {
-		AccessToken string `json:"access_token"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&pair)
+	var ledger credentials
+	ledger.noteJSON(b)
+	answer, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	ledger.noteJSON(answer)
+	var pair struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+	}
+	_ = json.Unmarshal(answer, &pair)
 	req, _ := http.NewRequest("GET", "http://"+listen+contract.PathSubscriptions, nil)
 	req.Header.Set("Authorization", "Bearer "+pair.AccessToken)
 	if resp, err = client.Do(req); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("listing through the edge: %v %v", err, resp)
 	}
 	resp.Body.Close()
+	refresh, _ := json.Marshal(map[string]string{"refresh_token": pair.RefreshToken})
+	req, _ = http.NewRequest("POST", "http://"+listen+contract.PathRefresh, bytes.NewReader(refresh))
+	req.Header.Set("Authorization", "Bearer "+pair.AccessToken)
+	req.Header.Set("Client-Id", creds.ClientID)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err = client.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("refreshing through the edge: %v %v", err, resp)
+	}
+	answer, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ledger.noteJSON(answer)
 	time.Sleep(200 * time.Millisecond) // let the log lines out
+
+	// No line, at debug level, carries a credential.
+	for _, key := range []string{"ca-key.pem", "edge-key.pem", "backend-key.pem"} {
+		ledger.notePEMFile(t, "a private key of the hop", filepath.Join(dir, "data", "tls", key))
+	}
+	registry, err := os.ReadFile(filepath.Join(dir, "data", "keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger.noteJSON(registry)
+	ledger.noteSigningKeys(t, filepath.Join(dir, "data", "hdc.db"))
+	ledger.scan(t, "hdc up --log-level debug", logs.String())
 
 	// Every header the edge's debug lines show going upstream.
 	header := http.Header{}

@@ -32,6 +32,9 @@ type stack struct {
 	env      []string // the operator's environment for hdc commands
 	procs    []*process
 	http     *http.Client
+	// creds are the credentials the test handled: no log of the stack
+	// may carry one.
+	creds credentials
 }
 
 // process is a running binary whose output is kept for failure reports.
@@ -83,7 +86,7 @@ func startStackEnv(t *testing.T, backendEnv, edgeEnv []string) *stack {
 	s.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
 		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_DATA_HOME=" + filepath.Join(dir, "share"),
 		"HDC_DATA=" + filepath.Join(dir, "backend"), "HDC_KEY_REGISTRY=" + s.registry,
-		"HDC_BACKEND_INTERNAL=" + s.internal}
+		"HDC_BACKEND_INTERNAL=" + s.internal, "HDC_LOG_LEVEL=debug"}
 	// The registry must exist before the edge starts: an operator creates it
 	// with the first key; here an empty one.
 	if err := os.WriteFile(s.registry, []byte(`{"keys":[]}`), 0o600); err != nil {
@@ -92,6 +95,9 @@ func startStackEnv(t *testing.T, backendEnv, edgeEnv []string) *stack {
 	// The hop's certificates, as an operator makes them.
 	hop := filepath.Join(dir, "tls")
 	s.hdc(nil, "tls", "init", "--dir", hop)
+	for _, key := range []string{"ca-key.pem", "edge-key.pem", "backend-key.pem"} {
+		s.creds.notePEMFile(t, "a private key of the hop", filepath.Join(hop, key))
+	}
 	s.start("hdc-backend", backendBin, nil, append(append([]string{"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4"},
 		hopEnv(hop, "backend")...), backendEnv...), publicSock, internalSock)
 	s.waitFor("the backend", func() bool {
@@ -146,6 +152,10 @@ func (s *stack) start(name, bin string, args, env []string, files ...*os.File) *
 			_ = cmd.Process.Kill()
 			<-p.done
 		}
+		if name == "hdc-backend" {
+			s.creds.noteSigningKeys(s.t, filepath.Join(s.dir, "backend", "hdc.db"))
+		}
+		s.creds.scan(s.t, name, out.String())
 		if s.t.Failed() {
 			s.t.Logf("--- %s output (last 4 KiB):\n%s", name, tail(out.String(), 4096))
 		}
@@ -190,6 +200,8 @@ func (s *stack) hdc(v any, args ...string) {
 	if err := cmd.Run(); err != nil {
 		s.t.Fatalf("hdc %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
+	s.creds.noteJSON(out.Bytes())
+	s.creds.scan(s.t, "hdc "+args[0], errOut.String())
 	if v != nil {
 		if err := json.Unmarshal(out.Bytes(), v); err != nil {
 			s.t.Fatalf("hdc %s printed %q", strings.Join(args, " "), out.String())
@@ -256,6 +268,8 @@ func (s *stack) do(method, path string, body []byte, header map[string]string) *
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
+	s.creds.noteBearer(req.Header.Get("Authorization"))
+	s.creds.noteJSON(body)
 	resp, err := s.http.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
@@ -265,6 +279,7 @@ func (s *stack) do(method, path string, body []byte, header map[string]string) *
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	s.creds.noteJSON(b)
 	return &response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 

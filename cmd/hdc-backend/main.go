@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/health-data-connect/hdc/backend"
 )
@@ -31,6 +32,13 @@ func run(args []string) error {
 	}
 	fs := flag.NewFlagSet("hdc-backend", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
+	level := zap.NewAtomicLevelAt(zapcore.InfoLevel)
+	if v, ok := os.LookupEnv("HDC_LOG_LEVEL"); ok {
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("HDC_LOG_LEVEL: %w", err)
+		}
+	}
+	fs.TextVar(&level, "log-level", level, "log level: debug, info, warn or error (env HDC_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil
@@ -40,7 +48,9 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	log, err := zap.NewProduction()
+	logCfg := zap.NewProductionConfig()
+	logCfg.Level = level
+	log, err := logCfg.Build()
 	if err != nil {
 		return err
 	}
