@@ -33,6 +33,8 @@ type webhookBackend struct {
 	exited   chan struct{}
 	logMu    sync.Mutex
 	log      bytes.Buffer
+	// creds are the credentials the test sent: its log may carry none.
+	creds credentials
 }
 
 // webhookEnv is the environment of backends that deliver to loopback
@@ -57,7 +59,7 @@ func startWebhookBackend(t *testing.T, dir string, env ...string) *webhookBacken
 	b.cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
 		"HDC_DATA=" + dir, "HDC_LISTEN=127.0.0.1:0", "HDC_INTERNAL_LISTEN=127.0.0.1:0",
-		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_EC2_METADATA_DISABLED=true", "HDC_LOG_LEVEL=debug",
 	}, env...)
 	stderr, err := b.cmd.StderrPipe()
 	if err != nil {
@@ -86,7 +88,10 @@ func startWebhookBackend(t *testing.T, dir string, env ...string) *webhookBacken
 		_ = b.cmd.Wait()
 		close(b.exited)
 	}()
-	t.Cleanup(b.stop)
+	t.Cleanup(func() {
+		b.stop()
+		b.creds.scan(t, "hdc-backend", b.logs())
+	})
 	select {
 	case a := <-addrs:
 		b.public, b.internal = "http://"+a[0], "http://"+a[1]
@@ -133,6 +138,7 @@ func (b *webhookBackend) post(url, body string, headers ...string) (int, []byte)
 		b.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	b.creds.noteJSON([]byte(body))
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
