@@ -79,6 +79,27 @@ func (a *Auth) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	prepare(w, r)
+	if a.Mode == authPublic {
+		return next.ServeHTTP(w, r)
+	}
+	claims, err := a.verify(r)
+	if err != nil {
+		p := authProblem(w, err)
+		authRequests.WithLabelValues(a.Mode, p.Code).Inc()
+		a.logger.Info("request refused", zap.String("mode", a.Mode), zap.String("path", r.URL.Path),
+			zap.String("code", p.Code), zap.String("reason", reason(err)))
+		problem.Write(w, p)
+		return nil
+	}
+	authRequests.WithLabelValues(a.Mode, "ok").Inc()
+	forwardIdentity(r, claims)
+	return next.ServeHTTP(w, r)
+}
+
+// prepare removes the hop's headers a client sent, names the client's
+// address, and ends a chunked request's connection.
+func prepare(w http.ResponseWriter, r *http.Request) {
 	for name := range r.Header {
 		if strings.HasPrefix(name, contract.HeaderPrefix) { // names are canonical in the map
 			delete(r.Header, name)
@@ -97,31 +118,28 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 		// this covers the connections it cannot see into (TLS).
 		w.Header().Set("Connection", "close")
 	}
-	if a.Mode == authPublic {
-		return next.ServeHTTP(w, r)
-	}
+}
+
+// verify checks the request's bearer token for the handler's mode.
+func (a *Auth) verify(r *http.Request) (*tokenauth.Claims, error) {
 	mode := tokenauth.ModeAccess
 	if a.Mode == authRefresh {
 		mode = tokenauth.ModeRefresh
 	}
 	token, err := tokenauth.BearerToken(r.Header.Get("Authorization"))
-	var claims *tokenauth.Claims
-	if err == nil {
-		claims, err = a.verifier.Verify(r.Context(), token, mode)
+	if err != nil {
+		return nil, err
 	}
+	claims, err := a.verifier.Verify(r.Context(), token, mode)
 	if err == nil && mode == tokenauth.ModeRefresh {
 		err = checkClientID(r.Header.Get("Client-Id"), claims.Subject)
 	}
-	if err != nil {
-		p := authProblem(w, err)
-		authRequests.WithLabelValues(a.Mode, p.Code).Inc()
-		a.logger.Info("request refused", zap.String("mode", a.Mode), zap.String("path", r.URL.Path),
-			zap.String("code", p.Code), zap.String("reason", reason(err)))
-		problem.Write(w, p)
-		return nil
-	}
-	authRequests.WithLabelValues(a.Mode, "ok").Inc()
+	return claims, err
+}
 
+// forwardIdentity sets the identity headers of the hop, and the Caddy
+// variables, from verified claims.
+func forwardIdentity(r *http.Request, claims *tokenauth.Claims) {
 	ctx := r.Context()
 	caddyhttp.SetVar(ctx, varClientID, claims.Subject)
 	caddyhttp.SetVar(ctx, varWorkspaceID, claims.Workspace)
@@ -132,7 +150,6 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 	if claims.Grant != "" {
 		r.Header.Set(contract.HeaderGrantID, claims.Grant)
 	}
-	return next.ServeHTTP(w, r)
 }
 
 // Errors of the refresh mode's Client-Id check.

@@ -192,23 +192,7 @@ func (c *apiClient) send(method, path string, query url.Values, b *body, header 
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	var (
-		payload     []byte
-		contentType string
-	)
-	switch {
-	case b == nil:
-	case b.file != nil && !c.encrypt:
-		payload, contentType = multipartFile(b.fileName, b.file)
-	case b.file != nil:
-		payload = make([]byte, 0, base64.StdEncoding.EncodedLen(len(b.file))+16)
-		payload = append(payload, `{"file":"`...)
-		payload = base64.StdEncoding.AppendEncode(payload, b.file)
-		payload = append(payload, `"}`...)
-		contentType = "application/json"
-	default:
-		payload, contentType = b.json, "application/json"
-	}
+	payload, contentType := c.encode(b)
 	req, err := http.NewRequest(method, u, nil)
 	if err != nil {
 		return nil, err
@@ -241,7 +225,9 @@ func (c *apiClient) send(method, path string, query url.Values, b *body, header 
 	r := &apiResponse{status: resp.StatusCode, header: resp.Header, body: out}
 	switch {
 	case strings.EqualFold(resp.Header.Get(contract.HeaderEncryption), contract.EncryptionJWE):
-		return r, c.open(r)
+		if err := c.open(r); err != nil {
+			return nil, err
+		}
 	case c.encrypt && r.status >= 200 && r.status < 300:
 		// Encryption was asked for: an unencrypted success could come from
 		// anyone between here and the API.
@@ -249,6 +235,23 @@ func (c *apiClient) send(method, path string, query url.Values, b *body, header 
 			"so nothing shows it comes from the API", method, path, r.status, c.creds.Kid)
 	}
 	return r, nil
+}
+
+// encode returns the body of a request carrying b, before encryption, and
+// its media type.
+func (c *apiClient) encode(b *body) ([]byte, string) {
+	switch {
+	case b == nil:
+		return nil, ""
+	case b.file != nil && !c.encrypt:
+		return multipartFile(b.fileName, b.file)
+	case b.file != nil:
+		payload := make([]byte, 0, base64.StdEncoding.EncodedLen(len(b.file))+16)
+		payload = append(payload, `{"file":"`...)
+		payload = base64.StdEncoding.AppendEncode(payload, b.file)
+		return append(payload, `"}`...), "application/json"
+	}
+	return b.json, "application/json"
 }
 
 // open decrypts the envelope r carries.
