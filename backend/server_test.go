@@ -18,23 +18,9 @@ import (
 // accepts connections and never answers ends when the caller's context
 // does (hdc-backend cancels it on SIGTERM), instead of hanging.
 func TestNewGivesUpWhenItsContextEnds(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, never answered
-		}
-	}()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	cfg.DatabaseURL = "postgres://hdc:hdc@" + ln.Addr().String() + "/hdc?sslmode=disable&connect_timeout=0"
+	cfg.DatabaseURL = "postgres://hdc:hdc@" + testkit.Silent(t) + "/hdc?sslmode=disable&connect_timeout=0"
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)

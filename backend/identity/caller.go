@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
-
-	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // ErrRevokedCaller: a token's client is gone or disabled, or the sharing
@@ -19,30 +17,33 @@ var ErrRevokedCaller = errors.New("the token's client is disabled, or its sharin
 // empty, else the workspace of grantID, a grant to clientID that is in
 // force.
 func (s *Service) CheckCaller(ctx context.Context, clientID, workspaceID, grantID string) error {
-	c, err := s.store.GetClient(ctx, clientID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return ErrRevokedCaller
-	case err != nil:
-		return err
-	case c.Status != store.ClientActive:
-		return ErrRevokedCaller
-	case grantID == "":
+	c, err := s.activeClient(ctx, clientID)
+	if err != nil {
+		return revoked(err)
+	}
+	if grantID == "" {
 		if c.WorkspaceID != workspaceID {
 			return ErrRevokedCaller
 		}
 		return nil
 	}
-	g, err := s.store.GetSharingGrant(ctx, grantID)
+	g, err := s.grantInForce(ctx, grantID, clientID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return ErrRevokedCaller
 	case err != nil:
-		return err
-	case g.ClientID != clientID || g.WorkspaceID != workspaceID || !g.RevokedAt.IsZero():
+		return revoked(err)
+	case g.WorkspaceID != workspaceID:
 		return ErrRevokedCaller
 	}
 	return nil
+}
+
+// revoked is ErrRevokedCaller for a refused client or grant, and err
+// itself for a failure of the store.
+func revoked(err error) error {
+	if errors.Is(err, ErrInvalidClient) || errors.Is(err, ErrInvalidSharingKey) {
+		return ErrRevokedCaller
+	}
+	return err
 }
 
 // Callers checks callers (CheckCaller) and remembers each answer for a

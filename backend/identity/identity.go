@@ -255,29 +255,43 @@ func (s *Service) verify(ctx context.Context, secret, encoded string) (bool, err
 
 // CheckClient returns ErrInvalidClient unless the client exists and is active.
 func (s *Service) CheckClient(ctx context.Context, clientID string) error {
+	_, err := s.activeClient(ctx, clientID)
+	return err
+}
+
+// activeClient returns the client, or ErrInvalidClient unless it exists
+// and is active.
+func (s *Service) activeClient(ctx context.Context, clientID string) (store.Client, error) {
 	c, err := s.store.GetClient(ctx, clientID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return ErrInvalidClient
+		return c, ErrInvalidClient
 	case err != nil:
-		return err
+		return c, err
 	case c.Status != store.ClientActive:
-		return ErrInvalidClient
+		return c, ErrInvalidClient
 	}
-	return nil
+	return c, nil
 }
 
 // CheckGrant returns ErrInvalidSharingKey unless the grant exists, is not
 // revoked and belongs to clientID.
 func (s *Service) CheckGrant(ctx context.Context, grantID, clientID string) error {
+	_, err := s.grantInForce(ctx, grantID, clientID)
+	return err
+}
+
+// grantInForce returns the grant, or ErrInvalidSharingKey unless it
+// exists, is not revoked and belongs to clientID.
+func (s *Service) grantInForce(ctx context.Context, grantID, clientID string) (store.SharingGrant, error) {
 	g, err := s.store.GetSharingGrant(ctx, grantID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return ErrInvalidSharingKey
+		return g, ErrInvalidSharingKey
 	case err != nil:
-		return err
+		return g, err
 	case g.ClientID != clientID || !g.RevokedAt.IsZero():
-		return ErrInvalidSharingKey
+		return g, ErrInvalidSharingKey
 	}
-	return nil
+	return g, nil
 }

@@ -61,3 +61,27 @@ func FreeAddr(t testing.TB) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// Silent returns the address of a loopback listener that accepts every
+// connection and never sends a byte: a peer that hangs. The listener and
+// the connections it holds are closed at cleanup.
+func Silent(t testing.TB) string {
+	t.Helper()
+	ln := Listen(t)
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	return ln.Addr().String()
+}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -214,22 +216,8 @@ func TestHTTPAnswers(t *testing.T) {
 // completes the TLS handshake is given up after the connect timeout, not
 // the attempt's.
 func TestConnectTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held, silent, until the test ends
-		}
-	}()
 	d := testDelivery("")
-	d.Subscription.Endpoint = "https://" + ln.Addr().String() + "/hook"
+	d.Subscription.Endpoint = "https://" + testkit.Silent(t) + "/hook"
 	m, err := NewMessage(d, time.Now())
 	if err != nil {
 		t.Fatal(err)
