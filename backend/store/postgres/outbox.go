@@ -50,6 +50,12 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Del
 	if c.Limit <= 0 {
 		return nil, nil
 	}
+	// Most claims find nothing due: look before taking the lock, which a
+	// claim would otherwise take at every poll of every replica.
+	var due bool
+	if err := s.pool.QueryRow(ctx, anyDueSQL, ts(c.Now)).Scan(&due); err != nil || !due {
+		return nil, err
+	}
 	var out []store.Delivery
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, claimLock); err != nil {
@@ -68,6 +74,11 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Del
 
 // claimLock is the advisory lock key of claims ("hdc-claim" in ASCII).
 const claimLock = 0x6864632d636c61
+
+// anyDueSQL tells whether a delivery is due at $1 and not under lease.
+const anyDueSQL = `
+	SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_expires_at IS NULL OR lease_expires_at <= $1))`
 
 // claimSQL leases ($1 until $2) the deliveries due at $3 in turns across
 // workspaces: turn is a delivery's rank among its workspace's due ones,

@@ -47,6 +47,12 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Del
 	if c.Limit <= 0 {
 		return nil, nil
 	}
+	// Most claims find nothing due: look before taking the write lock,
+	// which a claim would otherwise hold at every poll.
+	var due bool
+	if err := s.db.QueryRowContext(ctx, anyDueSQL, micros(c.Now)).Scan(&due); err != nil || !due {
+		return nil, err
+	}
 	var out []store.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, claimSQL, c.Owner, micros(c.LeaseUntil), micros(c.Now), c.PerWorkspace, c.Limit)
@@ -64,6 +70,11 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Del
 	}
 	return out, nil
 }
+
+// anyDueSQL tells whether a delivery is due at ?1 and not under lease.
+const anyDueSQL = `
+	SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= ?1 AND (lease_expires_at IS NULL OR lease_expires_at <= ?1))`
 
 // claimSQL leases (?1 until ?2) the deliveries due at ?3 in turns across
 // workspaces: turn is a delivery's rank among its workspace's due ones,
