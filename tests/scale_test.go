@@ -210,12 +210,20 @@ func testScaleWebhooks(t *testing.T, c *cluster, client *apiClient) {
 		}
 		return len(seen)
 	}
-	// Mid-run, hold the subscriber's answers until more requests are in
-	// flight than one replica's 8 workers can make, so that backend 1 has
-	// some, and kill it.
+	// Mid-run, hold the subscriber's answers until backend 1 has attempts
+	// in flight (its gauge says so; both replicas share the workspace's
+	// cap of attempts, so it may take a few holds), and kill it.
 	testkit.Eventually(t, time.Minute, "a third of the deliveries", func() bool { return distinct() >= 2*events/3 })
 	rc.hold()
-	testkit.Eventually(t, 10*time.Second, "requests in flight from both backends", func() bool { return rc.inFlight.Load() > 8 })
+	testkit.Eventually(t, 20*time.Second, "attempts in flight from backend 1", func() bool {
+		if c.metric(0, "hdc_backend_webhook_attempts_in_flight") > 0 {
+			return true
+		}
+		rc.release() // let the claims move on, then hold again
+		time.Sleep(20 * time.Millisecond)
+		rc.hold()
+		return false
+	})
 	held, before := rc.inFlight.Load(), distinct()
 	c.kill(0)
 	killed := time.Now()

@@ -201,9 +201,11 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 		zap.String("event_type", dl.Event.Type), zap.String("workspace_id", dl.Event.WorkspaceID),
 		zap.String("subscription_id", dl.Subscription.ID), zap.String("protocol", protocol),
 		zap.Int("attempt", dl.Attempts+1))
+	d.metrics.inFlight.Inc()
 	start := d.now()
 	r := d.send(ctx, dl, start)
 	end := d.now()
+	d.metrics.inFlight.Dec()
 	// Records outlive a shutdown: they are what makes the next start
 	// resume where this one stopped.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)

@@ -521,6 +521,9 @@ func TestSlowWorkspaceLeavesWorkers(t *testing.T) {
 		defer mu.Unlock()
 		return hanging == 2
 	})
+	if got := testutil.ToFloat64(h.d.metrics.inFlight); got != 2 {
+		t.Fatalf("attempts in flight: the gauge says %v, want 2", got)
+	}
 	fast := newReceiver(t, status(http.StatusNoContent))
 	h.subscribeIn("other", fast.srv.URL, webhook.ProtocolHTTP, "key-0123456789abcdef")
 	ids := h.publishIn("other", "receipt.created", `{"n":2}`)

@@ -22,6 +22,7 @@ type metrics struct {
 	retries    *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
 	leasesLost prometheus.Counter
+	inFlight   prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time) (*metrics, error) {
@@ -47,6 +48,10 @@ func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time
 			Name: "hdc_backend_webhook_leases_lost_total",
 			Help: "Attempts whose result came after their delivery's lease was lost (the delivery is attempted again: raise the lease if this grows).",
 		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hdc_backend_webhook_attempts_in_flight",
+			Help: "Webhook delivery attempts this process is making now.",
+		}),
 	}
 	queue := &queueCollector{
 		store: st,
@@ -56,7 +61,7 @@ func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time
 		age: prometheus.NewDesc("hdc_backend_webhook_oldest_pending_age_seconds",
 			"Age of the oldest undelivered event (pending delivery); 0 when none is pending.", nil, nil),
 	}
-	if err := hdcmetrics.Register(reg, m.attempts, m.deliveries, m.retries, m.duration, m.leasesLost, queue); err != nil {
+	if err := hdcmetrics.Register(reg, m.attempts, m.deliveries, m.retries, m.duration, m.leasesLost, m.inFlight, queue); err != nil {
 		return nil, err
 	}
 	return m, nil
