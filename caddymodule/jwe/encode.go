@@ -6,7 +6,7 @@ import (
 	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 )
 
-// protectedHeader returns the encoded protected header of a request.
+// protectedHeader returns the encoded protected header of an envelope.
 func protectedHeader(kid string) string {
 	return b64.EncodeToString(appendHeader(nil, kid))
 }
@@ -27,6 +27,18 @@ func appendHeader(b []byte, kid string) []byte {
 // serialization: protected (alg, enc, and kid when given), iv, ciphertext,
 // tag, and the top-level kid when given.
 func EncryptRequest(k *cbchmac.Key, kid string, plaintext []byte) []byte {
+	return encryptFlattened(k, kid, plaintext, true)
+}
+
+// EncryptResponse returns a response envelope in the flattened JSON
+// serialization: protected (alg, enc, and kid when given), iv, ciphertext
+// and tag, the additional authenticated data being the protected member's
+// text (RFC 7516 §5.1), as every JOSE library reads it.
+func EncryptResponse(k *cbchmac.Key, kid string, plaintext []byte) []byte {
+	return encryptFlattened(k, kid, plaintext, false)
+}
+
+func encryptFlattened(k *cbchmac.Key, kid string, plaintext []byte, topKid bool) []byte {
 	protected := protectedHeader(kid)
 	iv, ct, tag := k.Seal(protected, plaintext)
 	b := make([]byte, 0, len(protected)+b64.EncodedLen(len(ct))+len(kid)+128)
@@ -35,14 +47,15 @@ func EncryptRequest(k *cbchmac.Key, kid string, plaintext []byte) []byte {
 	b = appendB64Member(b, "iv", iv, true)
 	b = appendB64Member(b, "ciphertext", ct, true)
 	b = appendB64Member(b, "tag", tag, true)
-	if kid != "" {
+	if topKid && kid != "" {
 		b = append(b, `,"kid":`...)
 		b = appendJSONString(b, kid)
 	}
 	return append(b, '}')
 }
 
-// EncryptCompact returns a request envelope in the compact serialization.
+// EncryptCompact returns an envelope in the compact serialization: the
+// answer to a compact request has this form too.
 func EncryptCompact(k *cbchmac.Key, kid string, plaintext []byte) []byte {
 	protected := protectedHeader(kid)
 	iv, ct, tag := k.Seal(protected, plaintext)
@@ -54,22 +67,6 @@ func EncryptCompact(k *cbchmac.Key, kid string, plaintext []byte) []byte {
 	b = b64.AppendEncode(b, ct)
 	b = append(b, '.')
 	return b64.AppendEncode(b, tag)
-}
-
-// EncryptResponse returns a response envelope: ciphertext, iv and tag with
-// empty additional authenticated data, as the specification shows, plus an
-// unprotected header naming alg, enc and kid so that standard JOSE libraries
-// read it as a flattened JWE.
-func EncryptResponse(k *cbchmac.Key, kid string, plaintext []byte) []byte {
-	iv, ct, tag := k.Seal("", plaintext)
-	b := make([]byte, 0, b64.EncodedLen(len(ct))+len(kid)+160)
-	b = append(b, '{')
-	b = appendB64Member(b, "ciphertext", ct, true)
-	b = appendB64Member(b, "iv", iv, true)
-	b = appendB64Member(b, "tag", tag, true)
-	b = append(b, `,"unprotected":`...)
-	b = appendHeader(b, kid)
-	return append(b, '}')
 }
 
 // appendB64Member appends "name":"<value>" where value is already base64url

@@ -2,6 +2,7 @@ package jwe
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -19,5 +20,35 @@ func TestAppendHeader(t *testing.T) {
 		if got := appendHeader([]byte("x"), kid); string(got) != "x"+string(want) {
 			t.Errorf("kid %q: appendHeader = %s, want %s", kid, got[1:], want)
 		}
+	}
+}
+
+// TestResponseShape holds an answer to the members every JOSE library
+// reads: a protected header naming alg, enc and kid, and no unprotected
+// header or top-level kid beside it.
+func TestResponseShape(t *testing.T) {
+	key, _ := NewKey(testShared)
+	for _, kid := range []string{"client-1", ""} {
+		t.Run("kid "+kid, func(t *testing.T) {
+			var got map[string]string
+			if err := json.Unmarshal(EncryptResponse(key, kid, []byte(`{}`)), &got); err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for name := range got {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			if want := []string{"ciphertext", "iv", "protected", "tag"}; !slices.Equal(names, want) {
+				t.Fatalf("members %v, want %v", names, want)
+			}
+			var h Header
+			if err := json.Unmarshal(unb64(t, got["protected"]), &h); err != nil {
+				t.Fatal(err)
+			}
+			if want := (Header{Alg: AlgDir, Enc: EncA128CBCHS256, Kid: kid}); h != want {
+				t.Fatalf("protected header %+v, want %+v", h, want)
+			}
+		})
 	}
 }

@@ -27,9 +27,10 @@ const (
 	pCty
 )
 
-// Parameters each header may carry. A request's protected header names the
-// algorithms; its unprotected headers may only name the key. A response has
-// no protected header, so its unprotected one names everything.
+// Parameters each header may carry. The protected header names the
+// algorithms; beside it, unprotected headers may only name the key. The
+// first version's responses had no protected header, so their unprotected
+// one names the algorithms too.
 const (
 	protectedParams      = pAlg | pEnc | pKid | pTyp | pCty
 	requestUnprotParams  = pKid
@@ -70,8 +71,10 @@ func (s *scanner) readHeader(first byte, allowed params) (Header, params, error)
 		}
 		p, dst := h.field(name)
 		switch {
+		case p == 0:
+			return formatErr("header parameter %q is not supported", name)
 		case p&allowed == 0:
-			return formatErr("unsupported header parameter")
+			return formatErr("header parameter %q may only be in the protected header", name)
 		case seen&p != 0:
 			return formatErr("duplicate header parameter %q", name)
 		case value != '"':

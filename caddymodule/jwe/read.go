@@ -11,16 +11,19 @@ import (
 type Form int
 
 const (
-	// Request is the flattened JSON serialization with a protected header
-	// that names alg and enc: what clients send with Content-Type
-	// application/json.
+	// Request is the JSON serialization with a protected header that names
+	// alg and enc: what clients send with Content-Type application/json or
+	// application/jose+json. It is the flattened syntax, or the general
+	// one with a single recipient (RFC 7516 §7.2.2), which is the same JWE.
 	Request Form = iota
 	// Compact is the compact serialization (Content-Type application/jose).
 	// Its key id can only come from the protected header.
 	Compact
-	// Flattened is any flattened JSON serialization: a request, or a response
-	// without a protected header (its additional authenticated data is then
-	// empty and alg and enc, when named, are in the unprotected header).
+	// Flattened is any JSON serialization: a request, a response (whose
+	// protected header names the key), or the response shape of the
+	// first version of this API, without a protected header (its
+	// additional authenticated data is then empty and alg and enc, when
+	// named, are in the unprotected header).
 	Flattened
 )
 

@@ -42,7 +42,13 @@ func TestReadRejects(t *testing.T) {
 		{"duplicate kid", Request, string(envelopeJSON(prot, iv, ct, tag, kid, kid))},
 		{"unknown member", Request, string(envelopeJSON(prot, iv, ct, tag, member("x", "y")))},
 		{"aad member", Request, string(envelopeJSON(prot, iv, ct, tag, member("aad", "AAAA")))},
-		{"recipients", Request, string(envelopeJSON(prot, iv, ct, tag, `"recipients":[]`))},
+		{"no recipients", Request, string(envelopeJSON(prot, iv, ct, tag, `"recipients":[]`))},
+		{"two recipients", Request, string(envelopeJSON(prot, iv, ct, tag, `"recipients":[{},{}]`))},
+		{"recipients not an array", Request, string(envelopeJSON(prot, iv, ct, tag, `"recipients":{}`))},
+		{"recipient with a key", Request, string(envelopeJSON(prot, iv, ct, tag, `"recipients":[{"encrypted_key":"AAAA"}]`))},
+		{"recipient with other members", Request, string(envelopeJSON(prot, iv, ct, tag, `"recipients":[{"iv":"AAAA"}]`))},
+		{"recipient header and top-level header", Request, string(envelopeJSON(prot, iv, ct, tag, `"header":{}`, `"recipients":[{"header":{}}]`))},
+		{"recipient alg repeated", Request, string(envelopeJSON(prot, iv, ct, tag, `"recipients":[{"header":{"alg":"dir"}}]`))},
 		{"missing protected", Request, string(envelopeJSON(iv, ct, tag, kid))},
 		{"missing iv", Request, string(envelopeJSON(prot, ct, tag))},
 		{"missing tag", Request, string(envelopeJSON(prot, iv, ct))},
@@ -123,6 +129,8 @@ func TestReadAccepts(t *testing.T) {
 		{"kid in unprotected", string(envelopeJSON(prot, iv, ct, tag, `"unprotected":{"kid":"k"}`)), "k"},
 		{"kid in header and top level", string(envelopeJSON(prot, iv, ct, tag, `"header":{"kid":"k"}`, member("kid", "k"))), "k"},
 		{"empty encrypted key", string(envelopeJSON(prot, member("encrypted_key", ""), iv, ct, tag)), ""},
+		{"general syntax", string(envelopeJSON(prot, iv, ct, tag, `"recipients":[{}]`)), ""},
+		{"general syntax as authlib writes it", string(envelopeJSON(prot, `"recipients":[{"header":{"kid":"k"},"encrypted_key":""}]`, iv, ct, tag)), "k"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,5 +207,42 @@ func TestBitFlips(t *testing.T) {
 			t.Fatalf("%s: %d of %d flips gave ErrDecrypt", name, decryptErrs, len(raw)*8)
 		}
 		t.Logf("%s: %d flips → ErrDecrypt, %d → format error", name, decryptErrs, formatErrs)
+	}
+}
+
+// TestRefusalsNameTheParameter checks that a refused header says which
+// parameter and why, so that a client library's default can be recognized.
+func TestRefusalsNameTheParameter(t *testing.T) {
+	v := loadVectors(t).Request.Envelope
+	prot, iv, ct, tag := member("protected", v["protected"]), member("iv", v["iv"]), member("ciphertext", v["ciphertext"]), member("tag", v["tag"])
+	tests := []struct {
+		name string
+		data string
+		want []string
+	}{
+		{"alg repeated per recipient", string(envelopeJSON(prot, iv, ct, tag, `"recipients":[{"header":{"alg":"dir"}}]`)),
+			[]string{`"alg"`, "protected header", "§7.2.1"}},
+		{"enc repeated unprotected", string(envelopeJSON(prot, iv, ct, tag, `"unprotected":{"enc":"A128CBC-HS256"}`)),
+			[]string{`"enc"`, "§7.2.1"}},
+		{"typ only unprotected", string(envelopeJSON(prot, iv, ct, tag, `"header":{"typ":"JWE"}`)),
+			[]string{`"typ"`, "only be in the protected header"}},
+		{"unknown parameter", string(envelopeJSON(member("protected", headerB64(`{"alg":"dir","enc":"A128CBC-HS256","p2s":"x"}`)), iv, ct, tag)),
+			[]string{`"p2s"`, "not supported"}},
+		{"two recipients", string(envelopeJSON(prot, iv, ct, tag, `"recipients":[{},{}]`)),
+			[]string{"one recipient"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Parse([]byte(tt.data), Request)
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("Parse: %v; want a format error", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ const (
 	mEncryptedKey
 	mUnprotected
 	mHeader
+	mRecipients
 )
 
 var memberBits = map[string]int{
@@ -23,6 +24,7 @@ var memberBits = map[string]int{
 	"encrypted_key": mEncryptedKey,
 	"unprotected":   mUnprotected,
 	"header":        mHeader,
+	"recipients":    mRecipients,
 }
 
 // jsonEnvelope gathers the members of a flattened JSON envelope as the
@@ -59,16 +61,19 @@ func (s *scanner) readJSON(ct io.Writer, requireProtected bool) (*Envelope, erro
 func (j *jsonEnvelope) member(s *scanner, name []byte, c byte) error {
 	bit, known := memberBits[string(name)]
 	switch {
-	case !known && (string(name) == "aad" || string(name) == "recipients"):
-		return formatErr("member %q is not supported", name)
+	case !known && string(name) == "aad":
+		return formatErr(`member "aad" is not supported`)
 	case !known:
 		return formatErr("unknown member in envelope")
 	case j.seen&bit != 0:
 		return formatErr("duplicate member %q", name)
 	}
 	j.seen |= bit
-	if bit == mUnprotected || bit == mHeader {
+	switch bit {
+	case mUnprotected, mHeader:
 		return j.header(s, c)
+	case mRecipients:
+		return j.recipients(s, c)
 	}
 	if c != '"' {
 		return formatErr("%q must be a string", name)
@@ -96,6 +101,41 @@ func (j *jsonEnvelope) member(s *scanner, name []byte, c byte) error {
 		j.e.Size, err = s.streamB64(j.ct, '"', "ciphertext")
 	}
 	return err
+}
+
+// recipients reads the general serialization's "recipients": alg "dir"
+// has one key, so exactly one recipient, whose "encrypted_key", if any, is
+// empty and whose "header", if any, is read as the flattened form's. The
+// envelope is then the same JWE as the flattened one (RFC 7516 §7.2.2).
+func (j *jsonEnvelope) recipients(s *scanner, c byte) error {
+	if c != '[' {
+		return formatErr(`"recipients" must be an array`)
+	}
+	c, err := s.next()
+	if err != nil {
+		return fail(err)
+	}
+	if c == ']' {
+		return formatErr(`"recipients" is empty`)
+	}
+	err = s.object(c, func(name []byte, v byte) error {
+		if n := string(name); n != "header" && n != "encrypted_key" {
+			return formatErr(`a recipient may only have "header" and "encrypted_key"`)
+		}
+		return j.member(s, name, v)
+	})
+	if err != nil {
+		return err
+	}
+	switch c, err = s.next(); {
+	case err != nil:
+		return fail(err)
+	case c == ',':
+		return formatErr(`"recipients" must hold one recipient: alg "dir" has one key`)
+	case c != ']':
+		return errMalformed
+	}
+	return nil
 }
 
 // header reads an unprotected header (the shared "unprotected" one or the
@@ -138,8 +178,7 @@ func (j *jsonEnvelope) finish(requireProtected bool) (*Envelope, error) {
 	case requireProtected && !hasProtected:
 		return nil, formatErr(`member "protected" is missing`)
 	case hasProtected && j.unprotSeen&^requestUnprotParams != 0:
-		// With a protected header, alg and enc belong there only.
-		return nil, formatErr("unsupported header parameter")
+		return nil, misplaced(j.unprotSeen&^requestUnprotParams, e.Header)
 	case !hasProtected:
 		e.Header.Alg, e.Header.Enc = j.unprot.Alg, j.unprot.Enc
 		if j.unprotSeen&(pAlg|pEnc) == 0 {
@@ -159,4 +198,20 @@ func (j *jsonEnvelope) finish(requireProtected bool) (*Envelope, error) {
 		return nil, err
 	}
 	return e, e.setIVTag(j.iv, j.tag)
+}
+
+// misplaced describes header parameters ps (alg or enc) of an unprotected
+// header beside a protected one: they belong in the protected header alone,
+// the one the tag covers, and a parameter may not be in two headers (RFC
+// 7516 §7.2.1), which some libraries do by default.
+func misplaced(ps params, protected Header) error {
+	name, value := "enc", protected.Enc
+	if ps&pAlg != 0 {
+		name, value = "alg", protected.Alg
+	}
+	if value != "" {
+		return formatErr(`header parameter %q is in the protected header and in an unprotected one ("header" or "unprotected"); `+
+			`RFC 7516 §7.2.1 requires the headers to be disjoint: name it in "protected" only`, name)
+	}
+	return formatErr(`header parameter %q must be in the protected header, which the tag covers, not in "header" or "unprotected"`, name)
 }

@@ -15,7 +15,8 @@ import (
 type vectors struct {
 	Request       envelopeVector `json:"request_envelope"`
 	RequestSpaced envelopeVector `json:"request_envelope_spaced_protected_header"`
-	Response      envelopeVector `json:"response_envelope"`
+	Response      envelopeVector `json:"response_envelope_protected"`
+	ResponseV1    envelopeVector `json:"response_envelope"`
 }
 
 type envelopeVector struct {
@@ -83,7 +84,9 @@ func TestEnvelopeVectors(t *testing.T) {
 		{"request compact", v.Request, Compact, v.Request.compact(), ""},
 		{"spaced protected header", v.RequestSpaced, Request, v.RequestSpaced.json(t), "client-1"},
 		{"spaced protected header compact", v.RequestSpaced, Compact, v.RequestSpaced.compact(), ""},
-		{"response", v.Response, Flattened, v.Response.json(t), ""},
+		{"response", v.Response, Flattened, v.Response.json(t), "client-1"},
+		{"response compact", v.Response, Compact, v.Response.compact(), "client-1"},
+		{"response of the first version", v.ResponseV1, Flattened, v.ResponseV1.json(t), ""},
 	}
 	readers := []struct {
 		name string
