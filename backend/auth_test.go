@@ -218,3 +218,57 @@ func TestRefreshRefusedForDisabledClientAndRevokedGrant(t *testing.T) {
 	}
 	wantProblem(t, refresh(own2), 401, "invalid_client")
 }
+
+// TestRefreshCompat covers the first version's refresh route: the refresh
+// token is the credential, a Client-Id or key owner given must be its
+// client, and a token rotated on either route is reuse on the other.
+func TestRefreshCompat(t *testing.T) {
+	h := start(t, nil)
+	c, other := h.client("acme"), h.client("beta")
+	pair := h.login(c, "")
+	compat := func(token string, headers ...string) response {
+		return h.postJSON(contract.PathRefreshCompat, map[string]string{"refresh_token": token, "access_token": "expired.or.anything"}, headers...)
+	}
+	refusals := []struct {
+		name   string
+		res    response
+		status int
+		code   string
+	}{
+		{"unknown token", compat("hdc_rt_unknown"), 401, "invalid_refresh_token"},
+		{"another client's Client-Id", compat(pair.RefreshToken, "Client-Id", other.ClientID), 401, "invalid_refresh_token"},
+		{"another client's key", compat(pair.RefreshToken, contract.HeaderKeyClientID, other.ClientID), 401, "invalid_refresh_token"},
+		{"Client-Id and key disagree", compat(pair.RefreshToken, "Client-Id", c.ClientID, contract.HeaderKeyClientID, other.ClientID), 401, "client_mismatch"},
+		{"Client-Id twice", compat(pair.RefreshToken, "Client-Id", c.ClientID, "Client-Id", c.ClientID), 400, "invalid_request"},
+		{"no refresh token", h.postJSON(contract.PathRefreshCompat, map[string]string{}), 400, "invalid_request"},
+		{"unknown member", h.postJSON(contract.PathRefreshCompat, map[string]string{"refresh_token": pair.RefreshToken, "x": "y"}), 400, "invalid_request"},
+	}
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) { wantProblem(t, tt.res, tt.status, tt.code) })
+	}
+
+	// None of them consumed the token; an empty bearer and a Client-Id
+	// of the token's client are what older clients send.
+	res := compat(pair.RefreshToken, "Authorization", "Bearer ", "Client-Id", c.ClientID)
+	if res.StatusCode != 200 {
+		t.Fatalf("compatibility refresh: %d %s", res.StatusCode, res.body)
+	}
+	var next auth.TokenPair
+	res.json(t, &next)
+	if cl := h.verify(next.AccessToken, false); cl.Subject != c.ClientID || cl.WS != "acme" || next.RefreshToken == pair.RefreshToken {
+		t.Fatalf("refreshed pair %+v, claims %+v", next, cl)
+	}
+	// Rotated here, the token is reuse on the main route, which revokes
+	// the login: the newest token dies on both routes.
+	wantProblem(t, h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": pair.RefreshToken},
+		append(h.as(next), "Client-Id", c.ClientID)...), 401, "invalid_refresh_token")
+	wantProblem(t, compat(next.RefreshToken), 401, "invalid_refresh_token")
+
+	// And the other way round: rotated on the main route, reuse here.
+	fresh := h.login(c, "")
+	if res := h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": fresh.RefreshToken},
+		append(h.as(fresh), "Client-Id", c.ClientID)...); res.StatusCode != 200 {
+		t.Fatalf("main refresh: %d %s", res.StatusCode, res.body)
+	}
+	wantProblem(t, compat(fresh.RefreshToken), 401, "invalid_refresh_token")
+}

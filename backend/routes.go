@@ -44,6 +44,7 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	}
 	mux.Handle("POST", contract.PathLogin, http.HandlerFunc(a.Login))
 	mux.Handle("POST", contract.PathRefresh, web.RequireCaller(http.HandlerFunc(a.Refresh)))
+	mux.Handle("POST", contract.PathRefreshCompat, http.HandlerFunc(a.RefreshCompat))
 	mux.Handle("GET", contract.PathRetrieve, protected(rec.Retrieve))
 	mux.Handle("POST", contract.PathUpload, protected(rec.Upload))
 	mux.Handle("POST", contract.PathSubscriptions, protected(wh.Register))

@@ -85,7 +85,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 // parseCaddyfileTransport sets up the handler from:
 //
-//	hdc_jwe [login] {
+//	hdc_jwe [login|any_client] {
 //		require
 //		max_body        <size>
 //		spool_threshold <size>
@@ -102,10 +102,14 @@ func parseCaddyfileTransport(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandle
 func (t *Transport) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
-		if d.Val() != "login" {
-			return d.Errf("unknown hdc_jwe mode %q (the only mode is login)", d.Val())
+		switch d.Val() {
+		case "login":
+			t.Login = true
+		case "any_client":
+			t.AnyClient = true
+		default:
+			return d.Errf("unknown hdc_jwe mode %q (login or any_client)", d.Val())
 		}
-		t.Login = true
 	}
 	if d.NextArg() {
 		return d.ArgErr()

@@ -87,15 +87,16 @@ func TestReferenceCaddyfile(t *testing.T) {
 	want := map[string]struct {
 		order    string
 		authMode string
-		login    bool
+		jweMode  string
 	}{
-		"/connect-auth/v1/account/login":                   {"request_body hdc_auth hdc_jwe reverse_proxy", "public", true},
-		"/connect-auth/v1/account/refresh-token":           {"request_body hdc_auth hdc_jwe reverse_proxy", "refresh", false},
-		"/.well-known/jwks.json":                           {"hdc_auth reverse_proxy", "public", false},
-		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_jwe reverse_proxy", "", false},
-		"/notification/v1/connect/webhook/subscriptions":   {"request_body hdc_auth hdc_jwe reverse_proxy", "", false},
-		"/notification/v1/connect/webhook/subscriptions/*": {"request_body hdc_auth hdc_jwe reverse_proxy", "", false},
-		"/mr/api/v2/docs":                                  {"request_body hdc_auth hdc_jwe reverse_proxy", "", false},
+		"/connect-auth/v1/account/login":                   {"request_body hdc_auth hdc_jwe reverse_proxy", "public", "login"},
+		"/connect-auth/v1/account/refresh-token":           {"request_body hdc_auth hdc_jwe reverse_proxy", "refresh", ""},
+		"/connect-auth/v1/account/refresh":                 {"request_body hdc_auth hdc_jwe reverse_proxy", "public", "any_client"},
+		"/.well-known/jwks.json":                           {"hdc_auth reverse_proxy", "public", ""},
+		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_jwe reverse_proxy", "", ""},
+		"/notification/v1/connect/webhook/subscriptions":   {"request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
+		"/notification/v1/connect/webhook/subscriptions/*": {"request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
+		"/mr/api/v2/docs":                                  {"request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
 	}
 	for path, w := range want {
 		hs := routes[path]
@@ -108,8 +109,10 @@ func TestReferenceCaddyfile(t *testing.T) {
 					t.Fatalf("%s: hdc_auth mode %q, want %q", path, mode, w.authMode)
 				}
 			case "hdc_jwe":
-				if login, _ := h["login"].(bool); login != w.login {
-					t.Fatalf("%s: hdc_jwe login = %v", path, login)
+				for _, mode := range []string{"login", "any_client"} {
+					if on, _ := h[mode].(bool); on != (mode == w.jweMode) {
+						t.Fatalf("%s: hdc_jwe %s = %v", path, mode, on)
+					}
 				}
 			case "reverse_proxy":
 				if path != "/.well-known/jwks.json" && dig(h, "upstreams", 0, "dial") != "10.0.0.5:9080" {
@@ -147,6 +150,13 @@ func TestCaddyfileDirectives(t *testing.T) {
 				}
 			}},
 		{"jwe unknown mode", site("hdc_jwe logout"), "unknown hdc_jwe mode", nil},
+		{"jwe any_client", site("route {\n hdc_jwe any_client\n}"), "",
+			func(t *testing.T, cfg map[string]any) {
+				h := dig(cfg, "apps", "http", "servers", "srv0", "routes", 0, "handle", 0, "routes", 0, "handle", 0)
+				if dig(h, "any_client") != true || dig(h, "login") != nil {
+					t.Fatalf("handler %v", h)
+				}
+			}},
 		{"jwe unknown subdirective", site("hdc_jwe {\n max_bodies 1MB\n}"), "unknown hdc_jwe subdirective", nil},
 		{"jwe bad size", site("hdc_jwe {\n max_body lots\n}"), "invalid size", nil},
 		{"jwe missing argument", site("hdc_jwe {\n spool_dir\n}"), "wrong argument count", nil},

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
 	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
@@ -38,17 +39,30 @@ func (t *Transport) responseOnly(r *http.Request, client string) (opened, *probl
 	if err != nil {
 		return opened{kid: kid}, errInvalidEncryption
 	}
-	return opened{kid: kid, key: key}, nil
+	return opened{kid: kid, owner: k.ClientID, key: key, compact: acceptsCompact(r.Header)}, nil
+}
+
+// acceptsCompact reports whether a body-less request asks for its answer
+// in the compact serialization: its Accept header names application/jose.
+func acceptsCompact(h http.Header) bool {
+	for _, v := range h.Values("Accept") {
+		for _, mr := range strings.Split(v, ",") {
+			if mt, _, err := mime.ParseMediaType(mr); err == nil && mt == "application/jose" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // decryptBody reads, verifies and decrypts the envelope in r's body, and
 // replaces the body with the plaintext.
 func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
-	env, p := t.readEnvelope(r, sp)
+	env, form, p := t.readEnvelope(r, sp)
 	if p != nil {
 		return opened{}, p
 	}
-	o := opened{kid: env.Kid}
+	o := opened{kid: env.Kid, compact: form == jwe.Compact}
 	// Unknown, retired and foreign keys cost the same work as a real one:
 	// the tag is checked against a key nobody holds, and fails.
 	k, key := t.keyOrDummy(env.Kid, client)
@@ -62,31 +76,32 @@ func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (open
 		}
 	}
 	replaceBody(r, body, size)
-	o.key, o.size = key, size
+	o.owner, o.key, o.size = k.ClientID, key, size
 	return o, nil
 }
 
 // readEnvelope reads the envelope of r's body into sp, in the form its
-// media type names, and checks that it names a key.
-func (t *Transport) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, *problem.Problem) {
+// media type names, and checks that it names a key. It returns the form
+// too, which the answer takes.
+func (t *Transport) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form, *problem.Problem) {
 	var form jwe.Form
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
-	case "application/json":
+	case "application/json", "application/jose+json": // RFC 7516 §9.2.1
 		form = jwe.Request
 	case "application/jose":
 		form = jwe.Compact
 	default:
-		return nil, errMediaType
+		return nil, form, errMediaType
 	}
 	env, err := jwe.Read(r.Body, form, sp, t.bodyLimit())
 	if p := readProblem(err); p != nil {
-		return nil, p
+		return nil, form, p
 	}
 	if env.Kid == "" {
-		return nil, errMissingKid
+		return nil, form, errMissingKid
 	}
-	return env, nil
+	return env, form, nil
 }
 
 // keyOrDummy returns the registry key kid and its cipher when client may use
@@ -166,10 +181,11 @@ func readProblem(err error) *problem.Problem {
 }
 
 // usableKey returns the key kid if it is active or retiring and belongs to
-// client (any client in login mode, where the body decides).
+// client (any client in login and any_client modes, where the body
+// decides).
 func (t *Transport) usableKey(kid, client string) (*kidregistry.Key, bool) {
 	k, ok := t.app.lookupKey(kid)
-	if !ok || !k.Usable() || (!t.Login && k.ClientID != client) {
+	if !ok || !k.Usable() || (t.tokenBound() && k.ClientID != client) {
 		return nil, false
 	}
 	return k, true

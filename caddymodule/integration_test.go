@@ -58,13 +58,7 @@ func encHeaders(token string) map[string]string {
 // decryptResponse opens a response envelope with the shared key of kid.
 func decryptResponse(t testing.TB, resp *http.Response, body []byte, kid string) map[string]any {
 	t.Helper()
-	if resp.Header.Get("X-Encryption") != "JWE" {
-		t.Fatalf("response %d not encrypted: %s", resp.StatusCode, body)
-	}
-	e, ct, err := jwe.Parse(body, jwe.Flattened)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, ct := parseAnswer(t, resp.Header, body)
 	pt, err := e.Decrypt(mustKey(t, secretOf(kid)), ct)
 	if err != nil {
 		t.Fatal(err)

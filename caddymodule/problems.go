@@ -28,7 +28,7 @@ var (
 	errLoginBody = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
 		"The decrypted login body must be a JSON object with a string client_id.")
 	errMediaType = problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
-		"An encrypted body must be application/json (flattened JWE) or application/jose (compact JWE).")
+		"An encrypted body must be application/json or application/jose+json (JWE JSON serialization) or application/jose (compact JWE).")
 	errTooLarge = problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
 		"The request body exceeds this route's limit.")
 	errBodyRead = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,

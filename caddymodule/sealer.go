@@ -24,6 +24,7 @@ type sealer struct {
 	w       http.ResponseWriter
 	key     *cbchmac.Key
 	kid     string
+	compact bool // answer in the compact serialization, else the flattened JSON one
 	limit   int
 	status  int
 	buf     bytes.Buffer
@@ -96,10 +97,16 @@ func (s *sealer) sealProblem(p *problem.Problem) {
 	s.writeSealed(p.Status, p.Body())
 }
 
+// writeSealed answers plaintext encrypted, in the serialization the
+// request used: compact as application/jose, flattened JSON as
+// application/json.
 func (s *sealer) writeSealed(status int, plaintext []byte) {
-	env := jwe.EncryptResponse(s.key, s.kid, plaintext)
+	env, mediaType := jwe.EncryptResponse(s.key, s.kid, plaintext), "application/json"
+	if s.compact {
+		env, mediaType = jwe.EncryptCompact(s.key, s.kid, plaintext), "application/jose"
+	}
 	h := s.w.Header()
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", mediaType)
 	h.Set(contract.HeaderEncryption, contract.EncryptionJWE)
 	h.Set("Content-Length", strconv.Itoa(len(env)))
 	s.w.WriteHeader(status)

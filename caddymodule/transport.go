@@ -29,11 +29,17 @@ func init() {
 // hdc_auth before this handler), or, on the login route, to the client_id
 // inside the decrypted body. A request without a body asks for an encrypted
 // response with "X-Encryption-Kid". Every failure that involves a key gives
-// the same answer.
+// the same answer. The upstream learns the key and its client from
+// X-Hdc-Key-Id and X-Hdc-Key-Client-Id.
 type Transport struct {
 	// Login binds the key to the decrypted body's client_id instead of the
 	// bearer token's client: for the login route, which has no token yet.
 	Login bool `json:"login,omitempty"`
+	// AnyClient accepts any client's key and leaves binding it to the
+	// upstream, which gets the key's client: for a route whose credential
+	// is in the body, where the edge cannot read it (the refresh
+	// compatibility route, whose refresh token is opaque).
+	AnyClient bool `json:"any_client,omitempty"`
 	// Require refuses requests that are not encrypted.
 	Require bool `json:"require,omitempty"`
 	// MaxBody caps the encrypted body in bytes (default 1 MiB).
@@ -81,6 +87,9 @@ func (t *Transport) Provision(ctx caddy.Context) error {
 		return err
 	}
 	t.app = app.(*App)
+	if t.Login && t.AnyClient {
+		return errors.New("hdc_jwe: login and any_client exclude each other")
+	}
 	if t.MaxBody <= 0 {
 		t.MaxBody = defaultMaxBody
 	}
@@ -98,7 +107,9 @@ func (t *Transport) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	r.Header.Del(contract.HeaderKeyID) // only this handler may say which key was used
+	// Only this handler may say which key was used.
+	r.Header.Del(contract.HeaderKeyID)
+	r.Header.Del(contract.HeaderKeyClientID)
 	encrypted, p := encryptionRequested(r.Header)
 	switch {
 	case p != nil:
@@ -112,11 +123,11 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 		return next.ServeHTTP(w, r)
 	}
 	client := ""
-	if !t.Login {
+	if t.tokenBound() {
 		client, _ = caddyhttp.GetVar(r.Context(), varClientID).(string)
 		if client == "" {
 			return caddyhttp.Error(http.StatusInternalServerError,
-				errors.New("hdc_jwe: no authenticated client; put hdc_auth before hdc_jwe or use login mode"))
+				errors.New("hdc_jwe: no authenticated client; put hdc_auth before hdc_jwe or use login or any_client mode"))
 		}
 	}
 	start := time.Now()
@@ -131,6 +142,10 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 	t.accept(r, client, o, start)
 	return t.serveSealed(w, r, next, o)
 }
+
+// tokenBound reports whether a key must belong to the bearer token's
+// client.
+func (t *Transport) tokenBound() bool { return !t.Login && !t.AnyClient }
 
 // encryptionRequested reads the opt-in: no X-Encryption field, or exactly
 // one whose value is JWE (in any case). Anything else (two fields, a list,
@@ -151,9 +166,11 @@ func encryptionRequested(h http.Header) (bool, *problem.Problem) {
 // was verified and its plaintext forwarded, or it has no body and asks for
 // an encrypted answer.
 type opened struct {
-	kid  string
-	key  *cbchmac.Key
-	size int64 // plaintext bytes forwarded
+	kid     string
+	owner   string // the key's client
+	key     *cbchmac.Key
+	size    int64 // plaintext bytes forwarded
+	compact bool  // the answer is in the compact serialization
 }
 
 // openRequest establishes the key of an encrypted request and, when it has
@@ -205,6 +222,7 @@ func (t *Transport) accept(r *http.Request, client string, o opened, start time.
 	}
 	caddyhttp.SetVar(r.Context(), varKeyID, o.kid)
 	r.Header.Set(contract.HeaderKeyID, o.kid)
+	r.Header.Set(contract.HeaderKeyClientID, o.owner)
 	r.Header.Del(contract.HeaderEncryption)
 	r.Header.Del(contract.HeaderEncryptionKid)
 	// The response is sealed whole: ask the upstream for the plain
@@ -217,7 +235,7 @@ func (t *Transport) accept(r *http.Request, client string, o opened, start time.
 // serveSealed serves the request with next and answers its response
 // encrypted under the request's key.
 func (t *Transport) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
-	s := &sealer{w: w, key: o.key, kid: o.kid, limit: int(t.MaxResponse)}
+	s := &sealer{w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(t.MaxResponse)}
 	if err := next.ServeHTTP(s, r); err != nil {
 		t.logger.Error("upstream handler failed under an encrypted request", zap.String("kid", o.kid), zap.Error(err))
 		s.sealProblem(upstreamProblem(err))

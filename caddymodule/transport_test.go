@@ -146,21 +146,38 @@ func encryptedRequest(method, target string, body []byte, contentType string) *h
 // openResponse decrypts a response envelope with the given shared key.
 func openResponse(t testing.TB, w *httptest.ResponseRecorder, shared string) []byte {
 	t.Helper()
-	if w.Header().Get("X-Encryption") != "JWE" {
-		t.Fatalf("response not marked encrypted: %d %s", w.Code, w.Body)
-	}
-	e, ct, err := jwe.Parse(w.Body.Bytes(), jwe.Flattened)
-	if err != nil {
-		t.Fatalf("response is not an envelope: %v", err)
-	}
-	if e.AAD != "" {
-		t.Fatal("a response envelope must not have a protected header")
-	}
+	e, ct := parseAnswer(t, w.Header(), w.Body.Bytes())
 	pt, err := e.Decrypt(mustKey(t, shared), ct)
 	if err != nil {
 		t.Fatalf("response does not decrypt: %v", err)
 	}
 	return pt
+}
+
+// parseAnswer reads an encrypted answer in the form its media type names,
+// and holds it to the shape every JOSE library reads: a protected header
+// that names the algorithms and the key, which is the answer's X-Hdc-Key-Id.
+func parseAnswer(t testing.TB, h http.Header, body []byte) (*jwe.Envelope, []byte) {
+	t.Helper()
+	if h.Get("X-Encryption") != "JWE" {
+		t.Fatalf("response not marked encrypted: %s", body)
+	}
+	form := jwe.Flattened
+	switch ct := h.Get("Content-Type"); ct {
+	case "application/jose":
+		form = jwe.Compact
+	case "application/json":
+	default:
+		t.Fatalf("encrypted answer has Content-Type %q", ct)
+	}
+	e, ct, err := jwe.Parse(body, form)
+	if err != nil {
+		t.Fatalf("response is not an envelope: %v", err)
+	}
+	if e.AAD == "" || e.Header.Alg != jwe.AlgDir || e.Header.Enc != jwe.EncA128CBCHS256 || e.Header.Kid == "" {
+		t.Fatalf("answer's protected header %+v: want alg, enc and kid", e.Header)
+	}
+	return e, ct
 }
 
 func TestTransportRoundTrip(t *testing.T) {
@@ -175,6 +192,7 @@ func TestTransportRoundTrip(t *testing.T) {
 		ctype    string
 	}{
 		{"flattened", "k-c1", small, jwe.EncryptRequest(key, "k-c1", small), "application/json"},
+		{"flattened as jose+json", "k-c1", small, jwe.EncryptRequest(key, "k-c1", small), "application/jose+json"},
 		{"compact", "k-c1", small, jwe.EncryptCompact(key, "k-c1", small), "application/jose"},
 		{"retiring key", "k-c1-old", small, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-old")), "k-c1-old", small), "application/json"},
 		{"large, spooled", "k-c1", large, jwe.EncryptRequest(key, "k-c1", large), "application/json; charset=utf-8"},
@@ -199,7 +217,7 @@ func TestTransportRoundTrip(t *testing.T) {
 				t.Fatalf("Transfer-Encoding reached the upstream: %v", up.te)
 			}
 			for name, want := range map[string]string{"X-Encryption": "", "Content-Type": "application/json",
-				"X-Hdc-Key-Id": tt.kid, "Accept-Encoding": ""} {
+				"X-Hdc-Key-Id": tt.kid, "X-Hdc-Key-Client-Id": "c1", "Accept-Encoding": ""} {
 				if got := up.header.Get(name); got != want {
 					t.Fatalf("upstream header %s = %q, want %q", name, got, want)
 				}
@@ -210,6 +228,9 @@ func TestTransportRoundTrip(t *testing.T) {
 			if got := openResponse(t, w, secretOf(tt.kid)); string(got) != string(up.reply) {
 				t.Fatalf("decrypted response %q", got)
 			}
+			if compact := w.Header().Get("Content-Type") == "application/jose"; compact != (tt.ctype == "application/jose") {
+				t.Fatalf("answer Content-Type %q to a request of %q", w.Header().Get("Content-Type"), tt.ctype)
+			}
 			if w.Header().Get("Etag") != "" || w.Header().Get("Content-Length") != strconv.Itoa(w.Body.Len()) {
 				t.Fatalf("response headers not rewritten: %v", w.Header())
 			}
@@ -218,17 +239,36 @@ func TestTransportRoundTrip(t *testing.T) {
 }
 
 func TestTransportResponseOnly(t *testing.T) {
-	h := newTestTransport(t, false)
-	up := &upstream{reply: []byte(`{"resourceType":"Bundle"}`)}
-	r := httptest.NewRequest("GET", "/health/api/v1/fhir/retrieve?identifier=x", nil)
-	r.Header.Set("X-Encryption", "JWE")
-	r.Header.Set("X-Encryption-Kid", "k-c1")
-	w := serve(t, h, r, "c1", up)
-	if got := openResponse(t, w, secretOf("k-c1")); string(got) != string(up.reply) {
-		t.Fatalf("decrypted %q", got)
+	tests := []struct {
+		name, accept, wantType string
+	}{
+		{"default", "", "application/json"},
+		{"json asked", "application/json", "application/json"},
+		{"compact asked", "application/jose", "application/jose"},
+		{"compact among others", "text/html;q=0.5, application/jose;q=0.9", "application/jose"},
+		{"jose+json is JSON", "application/jose+json", "application/json"},
 	}
-	if up.header.Get(contract.HeaderEncryptionKid) != "" || up.header.Get(contract.HeaderKeyID) != "k-c1" {
-		t.Fatalf("upstream headers %v", up.header)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestTransport(t, false)
+			up := &upstream{reply: []byte(`{"resourceType":"Bundle"}`)}
+			r := httptest.NewRequest("GET", "/health/api/v1/fhir/retrieve?identifier=x", nil)
+			r.Header.Set("X-Encryption", "JWE")
+			r.Header.Set("X-Encryption-Kid", "k-c1")
+			if tt.accept != "" {
+				r.Header.Set("Accept", tt.accept)
+			}
+			w := serve(t, h, r, "c1", up)
+			if got := w.Header().Get("Content-Type"); got != tt.wantType {
+				t.Fatalf("Content-Type %q, want %q", got, tt.wantType)
+			}
+			if got := openResponse(t, w, secretOf("k-c1")); string(got) != string(up.reply) {
+				t.Fatalf("decrypted %q", got)
+			}
+			if up.header.Get(contract.HeaderEncryptionKid) != "" || up.header.Get(contract.HeaderKeyID) != "k-c1" {
+				t.Fatalf("upstream headers %v", up.header)
+			}
+		})
 	}
 }
 
@@ -354,6 +394,43 @@ func flipB64(t testing.TB, s string) string {
 	}
 	raw[len(raw)/2] ^= 0x10
 	return b64url.EncodeToString(raw)
+}
+
+// TestTransportAnyClient: without a bearer token any client's usable key
+// opens the request, and the upstream learns whose key it was (and a
+// client cannot say so itself).
+func TestTransportAnyClient(t *testing.T) {
+	body := []byte(`{"refresh_token":"hdc_rt_x"}`)
+	tests := []struct {
+		name, kid  string
+		wantStatus int
+		wantOwner  string
+	}{
+		{"first client's key", "k-c1", 200, "c1"},
+		{"second client's key", "k-c2", 200, "c2"},
+		{"retiring key", "k-c1-old", 200, "c1"},
+		{"retired key", "k-c1-dead", 400, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestTransport(t, false)
+			h.AnyClient = true
+			up := &upstream{reply: []byte(`{}`)}
+			r := encryptedRequest("POST", "/connect-auth/v1/account/refresh", jwe.EncryptRequest(mustKey(t, secretOf(tt.kid)), tt.kid, body), "application/json")
+			r.Header.Set(contract.HeaderKeyClientID, "forged")
+			w := serve(t, h, r, "", up)
+			if w.Code != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.wantStatus, w.Body)
+			}
+			if tt.wantStatus != 200 {
+				return
+			}
+			if got := up.header.Get(contract.HeaderKeyClientID); got != tt.wantOwner || !bytes.Equal(up.body, body) {
+				t.Fatalf("upstream got key client %q and %q", got, up.body)
+			}
+			openResponse(t, w, secretOf(tt.kid))
+		})
+	}
 }
 
 func TestTransportLogin(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -20,6 +21,7 @@ type Handler struct {
 	svc      *Service
 	login    http.Handler
 	refresh  http.Handler
+	compat   http.Handler
 	failures *prometheus.CounterVec
 	reuses   prometheus.Counter
 }
@@ -61,6 +63,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.login = problems.Handler("login", h.serveLogin)
 	h.refresh = problems.Handler("refresh", h.serveRefresh)
+	h.compat = problems.Handler("refresh_compat", h.serveRefreshCompat)
 	return h, nil
 }
 
@@ -72,6 +75,12 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) { h.login.ServeH
 // be expired) and that Client-Id is its subject; RequireCaller has put the
 // caller in the context.
 func (h *Handler) Refresh(w http.ResponseWriter, r *http.Request) { h.refresh.ServeHTTP(w, r) }
+
+// RefreshCompat serves POST /connect-auth/v1/account/refresh, the refresh
+// route of the API's first version: the body's refresh token is the
+// credential (as in OAuth 2.0), any bearer token is ignored, and the
+// answer is the same token pair as Refresh's.
+func (h *Handler) RefreshCompat(w http.ResponseWriter, r *http.Request) { h.compat.ServeHTTP(w, r) }
 
 type loginRequest struct {
 	ClientID     string  `json:"client_id"`
@@ -140,6 +149,51 @@ func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) error {
 	}
 	web.WriteJSON(w, http.StatusOK, pair)
 	return nil
+}
+
+// serveRefreshCompat binds the token to the clients the request names: its
+// Client-Id header, if any, and the owner of the key an encrypted request
+// was opened with (which the edge forwards). Their access_token, which
+// older clients send expired, proves nothing the refresh token does not.
+func (h *Handler) serveRefreshCompat(w http.ResponseWriter, r *http.Request) error {
+	client, p := compatClient(r)
+	if p != nil {
+		return p
+	}
+	var req refreshRequest
+	if p := web.DecodeRequest(w, r, &req); p != nil {
+		return p
+	}
+	if req.RefreshToken == "" {
+		return web.BadRequest("refresh_token is required")
+	}
+	pair, err := h.svc.RefreshWithToken(r.Context(), req.RefreshToken, client)
+	if errors.Is(err, ErrRefreshTokenReused) {
+		h.reuses.Inc()
+	}
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, pair)
+	return nil
+}
+
+// compatClient returns the client a compatibility refresh says it is: its
+// Client-Id header and the owner of its encryption key, which must agree
+// when both are given; "" when neither is.
+func compatClient(r *http.Request) (string, *problem.Problem) {
+	header := r.Header.Values("Client-Id")
+	if len(header) > 1 {
+		return "", web.BadRequest("the Client-Id header may be given once")
+	}
+	keyClient := r.Header.Get(contract.HeaderKeyClientID)
+	switch {
+	case len(header) == 0 || header[0] == "":
+		return keyClient, nil
+	case keyClient != "" && header[0] != keyClient:
+		return "", problem.New(http.StatusUnauthorized, problem.CodeClientMismatch, "Client-Id does not match the encryption key's client")
+	}
+	return header[0], nil
 }
 
 // sameBearer reports in constant time whether r's bearer token is tok.

@@ -215,6 +215,24 @@ func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string) (T
 	return pair, nil
 }
 
+// RefreshWithToken rotates a refresh token presented without an access
+// token: the token names its client. A non-empty clientID (the client the
+// request says it is) must be that client, else the token is not valid for
+// it. It then decides as Refresh does, with the same rotation: a token
+// rotated by either is reuse for the other.
+func (s *Service) RefreshWithToken(ctx context.Context, refreshToken, clientID string) (TokenPair, error) {
+	owner, err := s.cfg.Tokens.RefreshTokenClient(ctx, credential.TokenHash(refreshToken))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return TokenPair{}, ErrInvalidRefreshToken
+	case err != nil:
+		return TokenPair{}, err
+	case clientID != "" && clientID != owner:
+		return TokenPair{}, ErrInvalidRefreshToken
+	}
+	return s.Refresh(ctx, owner, refreshToken)
+}
+
 // checkGrant refuses the refresh of a live login made with a sharing grant
 // that is no longer in force, and then revokes the login for good.
 func (s *Service) checkGrant(ctx context.Context, f store.RefreshFamily, now time.Time) error {

@@ -96,6 +96,11 @@ type Tokens interface {
 	// RotateRefreshToken consumes the token. ErrNotFound for an unknown
 	// token or one of another client than clientID.
 	RefreshFamilyOf(ctx context.Context, clientID string, hash []byte) (RefreshFamily, error)
+	// RefreshTokenClient returns the client of the refresh token hashing to
+	// hash, whatever the state of the token and of its family: for the
+	// route where the token alone names the client. ErrNotFound for an
+	// unknown token.
+	RefreshTokenClient(ctx context.Context, hash []byte) (string, error)
 	// RotateRefreshToken consumes the refresh token hashing to hash, which
 	// must belong to clientID, be unexpired, unused and of a live family, and
 	// stores next (whose FamilyID the implementation sets) in the same family,

@@ -137,6 +137,9 @@ func (r Rules) Parse(body []byte) (Spec, error) {
 		if utf8.RuneCountInString(k) < minSigningKeyLen || len(k) > maxSigningKeySize {
 			return Spec{}, fmt.Errorf("signing_key must have at least %d characters and at most %d bytes", minSigningKeyLen, maxSigningKeySize)
 		}
+		if _, err := SigningKeyBytes(k); err != nil {
+			return Spec{}, err
+		}
 		spec.SigningKey = k
 	}
 	return spec, nil

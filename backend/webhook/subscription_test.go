@@ -75,6 +75,8 @@ func TestParse(t *testing.T) {
 		{name: "event case matters", body: `{"endpoint":"https://a.example/h","event_names":["User.Delete"]}`, wantErr: "unknown event"},
 		{name: "short signing key", body: `{"endpoint":"https://a.example/h","signing_key":"0123456789abcde"}`, wantErr: "signing_key"},
 		{name: "empty signing key", body: `{"endpoint":"https://a.example/h","signing_key":""}`, wantErr: "signing_key"},
+		{name: "whsec_ key not base64", body: `{"endpoint":"https://a.example/h","signing_key":"whsec_not-base64-0123456789abcdef"}`, wantErr: "Standard Webhooks secret"},
+		{name: "whsec_ key too short", body: `{"endpoint":"https://a.example/h","signing_key":"whsec_MDEyMzQ1Njc4OWFiY2RlZg=="}`, wantErr: "at least 24 bytes"},
 		{name: "long endpoint", body: `{"endpoint":"https://a.example/` + strings.Repeat("a", maxEndpoint) + `"}`, wantErr: "limited"},
 		{name: "unknown member", body: `{"endpoint":"https://a.example/h","0123456789abcdef":"x"}`, wantErr: `unknown member`},
 		{name: "duplicate member", body: `{"endpoint":"https://a.example/h","endpoint":"https://b.example/h"}`, wantErr: "twice"},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -254,12 +255,17 @@ func (c *apiClient) encode(b *body) ([]byte, string) {
 	return b.json, "application/json"
 }
 
-// open decrypts the envelope r carries.
+// open decrypts the envelope r carries, in the serialization its media
+// type names.
 func (c *apiClient) open(r *apiResponse) error {
 	if c.key == nil {
 		return errors.New("the answer is encrypted but no key was given (--encrypt)")
 	}
-	e, ct, err := jwe.Parse(r.body, jwe.Flattened)
+	form := jwe.Flattened
+	if mt, _, _ := mime.ParseMediaType(r.header.Get("Content-Type")); mt == "application/jose" {
+		form = jwe.Compact
+	}
+	e, ct, err := jwe.Parse(r.body, form)
 	if err != nil {
 		return fmt.Errorf("refusing the answer (HTTP %d): it is not a valid envelope: %w", r.status, err)
 	}

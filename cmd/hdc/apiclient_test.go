@@ -26,13 +26,15 @@ func TestSendTrustsOnlySealedSuccesses(t *testing.T) {
 		redirect   bool
 		wantErr    string
 		wantMarked bool
+		compact    bool
 	}{
-		{"sealed success", true, 200, true, false, "", false},
-		{"plain success", true, 200, false, false, "not encrypted under key k1", false},
-		{"plain error", true, 404, false, false, "", true},
-		{"sealed error", true, 404, true, false, "", false},
-		{"a redirect is the answer", true, 302, false, true, "", true},
-		{"plain success without encryption", false, 200, false, false, "", false},
+		{"sealed success", true, 200, true, false, "", false, false},
+		{"sealed compact success", true, 200, true, false, "", false, true},
+		{"plain success", true, 200, false, false, "not encrypted under key k1", false, false},
+		{"plain error", true, 404, false, false, "", true, false},
+		{"sealed error", true, 404, true, false, "", false, false},
+		{"a redirect is the answer", true, 302, false, true, "", true, false},
+		{"plain success without encryption", false, 200, false, false, "", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,6 +43,10 @@ func TestSendTrustsOnlySealedSuccesses(t *testing.T) {
 				if tt.sealed {
 					w.Header().Set(contract.HeaderEncryption, contract.EncryptionJWE)
 					body = jwe.EncryptResponse(key, "k1", body)
+					if tt.compact {
+						w.Header().Set("Content-Type", "application/jose")
+						body = jwe.EncryptCompact(key, "k1", []byte(`{"ok":true}`))
+					}
 				}
 				if tt.redirect {
 					w.Header().Set("Location", "/elsewhere")

@@ -41,7 +41,8 @@ func newJWEEncryptCmd() *cobra.Command {
 being the shared string written twice) and print the envelope. By default
 the envelope is a request: flattened JSON with protected, iv, ciphertext, tag
 and kid. --compact prints the compact serialization instead; --response
-prints a response envelope (ciphertext, iv, tag, unprotected header).`,
+prints a response envelope as the edge answers JSON requests: protected
+(alg, enc and kid), iv, ciphertext and tag, without a top-level kid.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if response && compact {
@@ -80,8 +81,8 @@ func newJWEDecryptCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "decrypt --key S",
 		Short: "Decrypt an envelope on standard input; print the plaintext",
-		Long: `Decrypt a request envelope (flattened JSON or compact) or a response envelope
-read from standard input and write the plaintext to standard output. A
+		Long: `Decrypt an envelope (flattened or general JSON, or compact) read from
+standard input and write the plaintext to standard output. A
 malformed envelope is described; every cryptographic failure (wrong key,
 altered data) gives the same message.`,
 		Args: cobra.NoArgs,

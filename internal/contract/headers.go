@@ -20,6 +20,11 @@ const (
 	// HeaderKeyID is the kid of the key an encrypted request was opened
 	// with; absent on a plain request.
 	HeaderKeyID = HeaderPrefix + "Key-Id"
+	// HeaderKeyClientID is the client the key of an encrypted request
+	// belongs to; absent on a plain request. Where no bearer token names
+	// the caller, the backend binds the key to the credential in the body
+	// with it.
+	HeaderKeyClientID = HeaderPrefix + "Key-Client-Id"
 	// HeaderClientIP is the address of the client as the edge saw it,
 	// behind the proxies it trusts; on every route.
 	HeaderClientIP = HeaderPrefix + "Client-Ip"

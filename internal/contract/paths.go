@@ -2,8 +2,12 @@ package contract
 
 // Paths of the public API, which clients call through the edge.
 const (
-	PathLogin         = "/connect-auth/v1/account/login"
-	PathRefresh       = "/connect-auth/v1/account/refresh-token"
+	PathLogin   = "/connect-auth/v1/account/login"
+	PathRefresh = "/connect-auth/v1/account/refresh-token"
+	// PathRefreshCompat is the refresh route of the API's first version,
+	// kept for the clients written against it: the refresh token in the
+	// body is the credential, no bearer token is needed.
+	PathRefreshCompat = "/connect-auth/v1/account/refresh"
 	PathRetrieve      = "/health/api/v1/fhir/retrieve"
 	PathSubscriptions = "/notification/v1/connect/webhook/subscriptions"
 	PathUpload        = "/mr/api/v2/docs"

@@ -54,6 +54,15 @@ func (s *Store) RefreshFamilyOf(ctx context.Context, clientID string, hash []byt
 	return f, nil
 }
 
+// RefreshTokenClient implements store.Store.
+func (s *Store) RefreshTokenClient(ctx context.Context, hash []byte) (string, error) {
+	var client string
+	err := s.pool.QueryRow(ctx, `
+		SELECT f.client_id FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+		WHERE t.hash = $1`, hash).Scan(&client)
+	return client, notFound(err)
+}
+
 // RotateRefreshToken implements store.Store with store.Rotate. The
 // presented token's row is locked first (FOR UPDATE), so that concurrent
 // rotations of one token, on any replicas, are decided one after the other.

@@ -54,6 +54,15 @@ func (s *Store) RefreshFamilyOf(ctx context.Context, clientID string, hash []byt
 	return f, nil
 }
 
+// RefreshTokenClient implements store.Store.
+func (s *Store) RefreshTokenClient(ctx context.Context, hash []byte) (string, error) {
+	var client string
+	err := s.db.QueryRowContext(ctx, `
+		SELECT f.client_id FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+		WHERE t.hash = ?`, hex.EncodeToString(hash)).Scan(&client)
+	return client, notFound(err)
+}
+
 // RotateRefreshToken implements store.Store with store.Rotate. The
 // transaction holds SQLite's write lock from its start, so rotations of one
 // token are decided one after the other.

@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"RefreshRotation", testRefreshRotation},
 		{"RefreshReuse", testRefreshReuse},
 		{"RefreshFamilyOf", testRefreshFamilyOf},
+		{"RefreshTokenClient", testRefreshTokenClient},
 		{"RefreshIsolation", testRefreshIsolation},
 		{"RefreshConcurrentRotation", testRefreshConcurrentRotation},
 		{"SigningKeys", testSigningKeys},
@@ -258,6 +259,30 @@ func testRefreshFamilyOf(t *testing.T, s Store) {
 	_, err = s.RefreshFamilyOf(ctx(t), "c2", hash(1))
 	wantErr(t, err, store.ErrNotFound)
 	_, err = s.RefreshFamilyOf(ctx(t), "c1", hash(9))
+	wantErr(t, err, store.ErrNotFound)
+}
+
+func testRefreshTokenClient(t *testing.T, s Store) {
+	seed(t, s, "w1", "c1")
+	seed(t, s, "w2", "c2")
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f2", "c2", "w2"), token(5, at(0))))
+	_, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute))
+	must(t, err)
+	must(t, s.RevokeRefreshFamily(ctx(t), "f2", at(time.Minute)))
+	// Consumed, live and revoked tokens all name their client; looking
+	// changes nothing.
+	for _, tt := range []struct {
+		token byte
+		want  string
+	}{{1, "c1"}, {2, "c1"}, {5, "c2"}} {
+		if c, err := s.RefreshTokenClient(ctx(t), hash(tt.token)); err != nil || c != tt.want {
+			t.Fatalf("token %d: client %q, %v; want %q", tt.token, c, err, tt.want)
+		}
+	}
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(2), token(3, at(2*time.Minute)), at(2*time.Minute))
+	must(t, err)
+	_, err = s.RefreshTokenClient(ctx(t), hash(9))
 	wantErr(t, err, store.ErrNotFound)
 }
 

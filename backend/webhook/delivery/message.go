@@ -8,6 +8,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 // The Standard Webhooks headers.
@@ -51,7 +52,11 @@ func NewMessage(d store.Delivery, now time.Time) (Message, error) {
 	}
 	m := Message{ID: MessageID(d.ID), Timestamp: now, Body: body}
 	if key := d.Subscription.SigningKey; key != "" {
-		if m.Signature, err = Sign([]byte(key), m.ID, now, body); err != nil {
+		raw, err := webhook.SigningKeyBytes(key)
+		if err != nil {
+			return Message{}, err
+		}
+		if m.Signature, err = Sign(raw, m.ID, now, body); err != nil {
 			return Message{}, err
 		}
 	}
@@ -59,8 +64,7 @@ func NewMessage(d store.Delivery, now time.Time) (Message, error) {
 }
 
 // Sign returns the Standard Webhooks signature "v1,<base64 HMAC-SHA256>"
-// of id.timestamp.body under key. The subscription's signing key is used
-// as raw bytes (its UTF-8 encoding), not as a whsec_ base64 secret.
+// of id.timestamp.body under key, the raw bytes SigningKeyBytes returns.
 func Sign(key []byte, id string, timestamp time.Time, body []byte) (string, error) {
 	wh, err := standardwebhooks.NewWebhookRaw(key)
 	if err != nil {

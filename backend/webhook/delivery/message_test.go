@@ -52,6 +52,39 @@ func TestSignVector(t *testing.T) {
 	}
 }
 
+// TestNewMessageSecret signs with a whsec_ secret's decoded bytes: the
+// same string verifies with the Standard Webhooks library.
+func TestNewMessageSecret(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	m, err := NewMessage(testDelivery(secret), time.Unix(1_800_000_000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	for k, v := range m.Headers() {
+		h.Set(k, v)
+	}
+	tests := []struct {
+		name       string
+		key        func() (*standardwebhooks.Webhook, error)
+		wantVerify bool
+	}{
+		{"the secret string", func() (*standardwebhooks.Webhook, error) { return standardwebhooks.NewWebhook(secret) }, true},
+		{"the string's bytes", func() (*standardwebhooks.Webhook, error) { return standardwebhooks.NewWebhookRaw([]byte(secret)) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wh, err := tt.key()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := wh.VerifyIgnoringTimestamp(m.Body, h); (err == nil) != tt.wantVerify {
+				t.Fatalf("verify: %v, want success %t", err, tt.wantVerify)
+			}
+		})
+	}
+}
+
 func testDelivery(key string) store.Delivery {
 	return store.Delivery{
 		ID: "0123456789abcdef0123456789abcdef",
