@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
 # The test command: unit tests, then the end-to-end and interop suite in
 # tests/, which builds the real binaries and drives them on loopback with
-# independent npm clients (installed here from tests/interop's lock file).
+# independent clients: npm packages (installed here from tests/interop's
+# lock file), Debian's python3-jwcrypto and python3-authlib (installed here
+# when missing), and Go's jwx (tests/jwxclient, a module of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== npm packages for the interop tests"
 npm ci --prefix tests/interop --no-audit --no-fund --ignore-scripts --loglevel=error
 
+echo "== Debian packages for the interop tests"
+missing=()
+for module in jwcrypto authlib; do
+  /usr/bin/python3 -c "import $module" 2>/dev/null || missing+=("python3-$module")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "the interop tests need ${missing[*]}: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
 echo "== go vet"
 go vet ./...
+(cd tests/jwxclient && go vet ./...)
 
 echo "== unit tests"
 go test -race -count=1 $(go list ./... | grep -v '/tests$')

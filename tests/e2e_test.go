@@ -33,6 +33,7 @@ const (
 	subsPath      = "/notification/v1/connect/webhook/subscriptions"
 	uploadPath    = "/mr/api/v2/docs"
 	jsonType      = "application/json"
+	compactType   = "application/jose"
 	problemType   = "application/problem+json"
 	jweHeader     = "X-Encryption"
 	jweKidHeader  = "X-Encryption-Kid"
@@ -42,28 +43,63 @@ const (
 // joseEncrypt makes a request envelope with npm jose.
 func joseEncrypt(t testing.TB, c *apiClient, plaintext []byte) []byte {
 	t.Helper()
-	env, err := node(t, plaintext, "jwe.mjs", "encrypt", c.Key, c.Kid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env
+	return npmJose.encrypt(t, c, formJSON, plaintext)
 }
 
-// joseDecrypt opens a response envelope with npm jose.
-func joseDecrypt(t testing.TB, c *apiClient, envelope []byte) []byte {
-	t.Helper()
-	pt, err := node(t, envelope, "jwe.mjs", "decrypt", c.Key)
-	if err != nil {
-		t.Fatalf("jose could not decrypt the answer: %v\n%s", err, tail(string(envelope), 300))
-	}
-	return pt
-}
-
-// send calls the edge as c, in plain or encrypted form. An encrypted answer
-// is decrypted (by jose) before it is returned; an encrypted request must
-// get an encrypted answer.
+// send calls the edge as c, in plain or encrypted form. An encrypted
+// request is made, and its answer opened, by npm jose (sendSealed).
 func (s *stack) send(c *apiClient, encrypt bool, method, path string, body []byte, header map[string]string) *response {
 	s.t.Helper()
+	if encrypt {
+		return s.sendSealed(sealedBy{npmJose, formJSON}, c, method, path, body, header)
+	}
+	s.creds.noteJSON(body)
+	r := s.do(method, path, body, withBodyType(header, body))
+	if r.header.Get(jweHeader) != "" {
+		s.t.Fatalf("%s %s: a plain request got an encrypted answer", method, path)
+	}
+	return r
+}
+
+// sendSealed calls the edge as c with a request encrypted by v's client in
+// v's form (a body-less one asks for an answer in that form), and opens
+// the answer with the same client: an encrypted request must get an
+// encrypted answer, in the form of the request.
+func (s *stack) sendSealed(v sealedBy, c *apiClient, method, path string, body []byte, header map[string]string) *response {
+	s.t.Helper()
+	h := withBodyType(header, body)
+	s.creds.noteJSON(body)
+	h[jweHeader] = "JWE"
+	if body == nil {
+		h[jweKidHeader] = c.Kid
+		if v.form == formCompact {
+			h["Accept"] = compactType
+		}
+	} else {
+		body = v.client.encrypt(s.t, c, v.form, body)
+		h["Content-Type"] = v.requestType()
+	}
+	r := s.do(method, path, body, h)
+	if len(r.body) == 0 && r.status == 204 {
+		return r // nothing to seal: a body-less answer carries no envelope
+	}
+	if r.status == 401 && r.header.Get("Content-Type") == problemType && r.header.Get(jweHeader) == "" {
+		return r // refused by the edge's token check, before any key is established: plain by design
+	}
+	if r.header.Get(jweHeader) != "JWE" {
+		s.t.Fatalf("%s %s: an encrypted request got a plain answer: %s", method, path, r)
+	}
+	if got, want := r.header.Get("Content-Type"), v.answerType(); got != want {
+		s.t.Fatalf("%s %s: the answer to a %s request is %s, want %s", method, path, v.form, got, want)
+	}
+	r.body, r.sealed = v.client.decrypt(s.t, c, v.form, r.body), true
+	s.creds.noteJSON(r.body)
+	return r
+}
+
+// withBodyType copies header, adding Content-Type application/json when
+// there is a body and none is named.
+func withBodyType(header map[string]string, body []byte) map[string]string {
 	h := map[string]string{}
 	for k, v := range header {
 		h[k] = v
@@ -71,33 +107,7 @@ func (s *stack) send(c *apiClient, encrypt bool, method, path string, body []byt
 	if body != nil && h["Content-Type"] == "" {
 		h["Content-Type"] = jsonType
 	}
-	s.creds.noteJSON(body)
-	if encrypt {
-		h[jweHeader] = "JWE"
-		if body == nil {
-			h[jweKidHeader] = c.Kid
-		} else {
-			body = joseEncrypt(s.t, c, body)
-			h["Content-Type"] = jsonType
-		}
-	}
-	r := s.do(method, path, body, h)
-	if encrypt && len(r.body) == 0 && r.status == 204 {
-		return r // nothing to seal: a body-less answer carries no envelope
-	}
-	if encrypt && r.status == 401 && r.header.Get("Content-Type") == problemType && r.header.Get(jweHeader) == "" {
-		return r // refused by the edge's token check, before any key is established: plain by design
-	}
-	if encrypt {
-		if r.header.Get(jweHeader) != "JWE" {
-			s.t.Fatalf("%s %s: an encrypted request got a plain answer: %s", method, path, r)
-		}
-		r.body, r.sealed = joseDecrypt(s.t, c, r.body), true
-		s.creds.noteJSON(r.body)
-	} else if r.header.Get(jweHeader) != "" {
-		s.t.Fatalf("%s %s: a plain request got an encrypted answer", method, path)
-	}
-	return r
+	return h
 }
 
 // tokens is a login or refresh answer.
@@ -181,13 +191,20 @@ func (s *stack) upload(c *apiClient, tk tokens, encrypt bool, file []byte, query
 func (s *stack) retrieve(c *apiClient, tk tokens, encrypt bool, id string, file []byte) map[string]any {
 	s.t.Helper()
 	r := s.send(c, encrypt, "GET", retrievePath+"?identifier="+url.QueryEscape(id), nil, bearer(tk))
+	return checkRecord(s.t, r, file)
+}
+
+// checkRecord checks a retrieve answer: a Bundle that npm fhir and fhirpath
+// accept, whose DocumentReference describes file.
+func checkRecord(t testing.TB, r *response, file []byte) map[string]any {
+	t.Helper()
 	if r.status != 200 {
-		s.t.Fatalf("retrieve: %s", r)
+		t.Fatalf("retrieve: %s", r)
 	}
-	if out, err := node(s.t, r.body, "fhir.mjs"); err != nil {
-		s.t.Fatalf("the Bundle fails npm fhir/fhirpath: %v\n%s", err, out)
+	if out, err := node(t, r.body, "fhir.mjs"); err != nil {
+		t.Fatalf("the Bundle fails npm fhir/fhirpath: %v\n%s", err, out)
 	}
-	bundle := r.json(s.t)
+	bundle := r.json(t)
 	sum := sha1.Sum(file)
 	var found bool
 	for _, e := range bundle["entry"].([]any) {
@@ -197,13 +214,13 @@ func (s *stack) retrieve(c *apiClient, tk tokens, encrypt bool, id string, file 
 		}
 		att := res["content"].([]any)[0].(map[string]any)["attachment"].(map[string]any)
 		if att["size"] != float64(len(file)) || att["hash"] != base64.StdEncoding.EncodeToString(sum[:]) {
-			s.t.Fatalf("DocumentReference says size %v hash %v; the file has %d bytes, SHA-1 %s",
+			t.Fatalf("DocumentReference says size %v hash %v; the file has %d bytes, SHA-1 %s",
 				att["size"], att["hash"], len(file), base64.StdEncoding.EncodeToString(sum[:]))
 		}
 		found = true
 	}
 	if !found {
-		s.t.Fatal("no DocumentReference in the Bundle")
+		t.Fatal("no DocumentReference in the Bundle")
 	}
 	return bundle
 }

@@ -64,15 +64,22 @@ type buildOnce struct {
 // binary builds ./cmd/<name> once per test run and returns its path.
 func binary(t testing.TB, name string) string {
 	t.Helper()
+	return build(t, name, repoRoot, "./cmd/"+name)
+}
+
+// build builds package pkg of the module in dir, once per test run, as the
+// program name, and returns its path.
+func build(t testing.TB, name, dir, pkg string) string {
+	t.Helper()
 	b, _ := builds.LoadOrStore(name, &buildOnce{})
 	bo := b.(*buildOnce)
 	bo.once.Do(func() {
 		bo.path = filepath.Join(binDir, name)
-		cmd := exec.Command("go", "build", "-o", bo.path, "./cmd/"+name)
-		cmd.Dir = repoRoot
+		cmd := exec.Command("go", "build", "-o", bo.path, pkg)
+		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			bo.err = fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, out)
+			bo.err = fmt.Errorf("go build %s in %s: %v\n%s", pkg, dir, err, out)
 		}
 	})
 	if bo.err != nil {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -230,7 +232,37 @@ func (s *stack) newClient(workspace string) *apiClient {
 		Secret string `json:"secret"`
 	}
 	s.hdc(&k, "keys", "add", "--client", c.ClientID)
+	s.waitForRegistry()
 	return &apiClient{ID: c.ClientID, Secret: c.ClientSecret, Workspace: c.WorkspaceID, Kid: k.Kid, Key: k.Secret}
+}
+
+// waitForRegistry waits until the edge has loaded as many keys as the
+// registry file holds: it reads the file every 2 s.
+func (s *stack) waitForRegistry() {
+	s.t.Helper()
+	data, err := os.ReadFile(s.registry)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var file struct{ Keys []json.RawMessage }
+	if err := json.Unmarshal(data, &file); err != nil {
+		s.t.Fatal(err)
+	}
+	gauge := regexp.MustCompile(`(?m)^hdc_edge_key_registry_keys\{[^}]*\} (\d+)$`)
+	s.waitFor("the edge to load the registry", func() bool {
+		resp, err := s.http.Get(s.admin + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		text, _ := io.ReadAll(resp.Body)
+		loaded := 0
+		for _, m := range gauge.FindAllSubmatch(text, -1) {
+			n, _ := strconv.Atoi(string(m[1]))
+			loaded += n
+		}
+		return loaded == len(file.Keys)
+	})
 }
 
 // response is an HTTP answer read whole.
@@ -266,7 +298,7 @@ func (s *stack) do(method, path string, body []byte, header map[string]string) *
 		req.Body, req.ContentLength = nil, 0
 	}
 	for k, v := range header {
-		req.Header.Set(k, v)
+		req.Header[k] = []string{v} // as given: a test may send a name in lower case
 	}
 	s.creds.noteBearer(req.Header.Get("Authorization"))
 	s.creds.noteJSON(body)

@@ -226,7 +226,12 @@ type webhookReceiver struct {
 func newWebhookReceiver(t *testing.T, key string, delay time.Duration) *webhookReceiver {
 	rc := &webhookReceiver{key: []byte(key), delay: delay, gate: make(chan struct{})}
 	close(rc.gate)
+	// A subscriber passes its signing key as it registered it: a whsec_
+	// secret as the string, which the library decodes, else as raw bytes.
 	wh, err := standardwebhooks.NewWebhookRaw(rc.key)
+	if strings.HasPrefix(key, "whsec_") {
+		wh, err = standardwebhooks.NewWebhook(key)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -12,20 +13,24 @@ import (
 
 // TestWebhookStandardWebhooksInterop: deliveries of a real backend, for
 // events published with `hdc events publish`, verify with npm's
-// standardwebhooks library (and with the Go one, in the receiver); altered
-// messages do not.
+// standardwebhooks library and with Svix's own client (and with the Go
+// library, in the receiver), for raw keys and for a whsec_ secret passed to
+// each library as the same string; altered messages do not.
 func TestWebhookStandardWebhooksInterop(t *testing.T) {
 	const (
 		asciiKey = "interop-signing-key-0123456789"
 		utf8Key  = "clé-secrète-ü-0123456789" // signed as its UTF-8 bytes
 	)
+	secret := "whsec_" + base64.StdEncoding.EncodeToString(testkit.RandomBytes(32)) // signed as the bytes it encodes
 	dir := t.TempDir()
 	client := createWebhookClient(t, dir, "interop")
 	all := newWebhookReceiver(t, asciiKey, 0)
 	receipts := newWebhookReceiver(t, utf8Key, 0)
+	users := newWebhookReceiver(t, secret, 0)
 	b := startWebhookBackend(t, dir, webhookEnv...)
 	b.subscribe(client, `{"endpoint":"`+all.srv.URL+`/all","signing_key":"`+asciiKey+`"}`)
 	b.subscribe(client, `{"endpoint":"`+receipts.srv.URL+`/receipts","protocol":"http","event_names":["receipt.created"],"signing_key":"`+utf8Key+`"}`)
+	b.subscribe(client, `{"endpoint":"`+users.srv.URL+`/users","protocol":"http","event_names":["user.delete"],"signing_key":"`+secret+`"}`)
 
 	published := map[string]string{
 		"appointment.created": `{"appointment_id":"a-1","at":"2026-03-14T10:00:00Z"}`,
@@ -43,12 +48,12 @@ func TestWebhookStandardWebhooksInterop(t *testing.T) {
 			ID         string
 			Deliveries int
 		}
-		if err := json.Unmarshal(out, &pub); err != nil || pub.ID == "" || pub.Deliveries != map[bool]int{true: 2, false: 1}[typ == "receipt.created"] {
+		if err := json.Unmarshal(out, &pub); err != nil || pub.ID == "" || pub.Deliveries != map[bool]int{true: 2, false: 1}[typ != "appointment.created"] {
 			t.Fatalf("hdc events publish %s printed %s", typ, out)
 		}
 	}
 	testkit.Eventually(t, 30*time.Second, "the deliveries", func() bool {
-		return len(all.deliveries()) >= 3 && len(receipts.deliveries()) >= 1 && b.queueDepth() == 0
+		return len(all.deliveries()) >= 3 && len(receipts.deliveries()) >= 1 && len(users.deliveries()) >= 1 && b.queueDepth() == 0
 	})
 
 	type check struct {
@@ -60,7 +65,7 @@ func TestWebhookStandardWebhooksInterop(t *testing.T) {
 	for _, rc := range []struct {
 		r   *webhookReceiver
 		key string
-	}{{all, asciiKey}, {receipts, utf8Key}} {
+	}{{all, asciiKey}, {receipts, utf8Key}, {users, secret}} {
 		for _, d := range rc.r.deliveries() {
 			if d.verifyErr != nil {
 				t.Fatalf("the Go library rejects a delivery: %v", d.verifyErr)
@@ -73,8 +78,8 @@ func TestWebhookStandardWebhooksInterop(t *testing.T) {
 		}
 	}
 	genuine := len(checks)
-	if genuine != 4 {
-		t.Fatalf("%d deliveries, want 4 (3 events to one subscriber, 1 to the other)", genuine)
+	if genuine != 5 {
+		t.Fatalf("%d deliveries, want 5 (3 events to one subscriber, 1 to each other)", genuine)
 	}
 	// Controls: an altered body, the other subscriber's key, another
 	// message's id.
@@ -86,10 +91,23 @@ func TestWebhookStandardWebhooksInterop(t *testing.T) {
 	otherID := first
 	otherID.Headers = map[string]string{"webhook-id": checks[1].Headers["webhook-id"],
 		"webhook-timestamp": first.Headers["webhook-timestamp"], "webhook-signature": first.Headers["webhook-signature"]}
-	checks = append(checks, tampered, wrongKey, otherID)
+	// The secret's text taken as a raw key must not verify: the signature
+	// is over the bytes it encodes.
+	secretAsRaw := checks[genuine-1]
+	secretAsRaw.Key = strings.TrimPrefix(secret, "whsec_")
+	checks = append(checks, tampered, wrongKey, otherID, secretAsRaw)
 
 	input, _ := json.Marshal(checks)
-	out, err := node(t, input, "webhook.mjs", "verify")
+	for _, lib := range []string{"standardwebhooks", "svix"} {
+		t.Run(lib, func(t *testing.T) { checkWebhookVerifications(t, lib, input, genuine, published) })
+	}
+}
+
+// checkWebhookVerifications verifies checks (as JSON) with npm library lib:
+// the first genuine must verify and carry what was published, the rest must
+// be refused.
+func checkWebhookVerifications(t *testing.T, lib string, checks []byte, genuine int, published map[string]string) {
+	out, err := node(t, checks, "webhook.mjs", "verify", lib)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,12 +116,12 @@ func TestWebhookStandardWebhooksInterop(t *testing.T) {
 		Payload json.RawMessage `json:"payload"`
 		Error   string          `json:"error"`
 	}
-	if err := json.Unmarshal(out, &results); err != nil || len(results) != len(checks) {
+	if err := json.Unmarshal(out, &results); err != nil || len(results) <= genuine {
 		t.Fatalf("node printed %s: %v", out, err)
 	}
 	for i, r := range results[:genuine] {
 		if !r.OK {
-			t.Fatalf("npm standardwebhooks rejects delivery %d: %s", i, r.Error)
+			t.Fatalf("npm %s rejects delivery %d: %s", lib, i, r.Error)
 		}
 		var p struct {
 			Type      string          `json:"type"`
@@ -122,7 +140,7 @@ func TestWebhookStandardWebhooksInterop(t *testing.T) {
 	}
 	for i, r := range results[genuine:] {
 		if r.OK {
-			t.Fatalf("npm standardwebhooks accepts altered message %d", i)
+			t.Fatalf("npm %s accepts altered message %d", lib, i)
 		}
 	}
 }

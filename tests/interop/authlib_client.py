@@ -1,0 +1,54 @@
+"""Encrypts and decrypts Health Data Connect envelopes with python authlib
+(Debian's python3-authlib, authlib.jose).
+
+  python3 authlib_client.py encrypt KEY KID FORM   plaintext on stdin -> envelope on stdout
+  python3 authlib_client.py decrypt KEY FORM       envelope on stdin -> plaintext on stdout
+
+FORM is json or compact. authlib 1.2 writes the JSON serialization in its
+general syntax only (one recipient, the kid in its header), which the gateway
+accepts as it is. It reads only the general syntax too, so a flattened answer
+is reshaped to it first: the documented one-line reshape,
+  {**answer, "recipients": [{"encrypted_key": answer.get("encrypted_key", "")}]}
+"""
+import json
+import sys
+
+from authlib.jose import JsonWebEncryption
+
+
+def main(argv):
+    cmd, shared = argv[1], argv[2]
+    key = (shared + shared).encode()
+    codec = JsonWebEncryption()
+    data = sys.stdin.buffer.read()
+    if cmd == "encrypt":
+        kid, form = argv[3], argv[4]
+        if form == "compact":
+            out = codec.serialize_compact({"alg": "dir", "enc": "A128CBC-HS256", "kid": kid}, data, key)
+            sys.stdout.write(out.decode())
+            return 0
+        out = codec.serialize_json({"protected": {"alg": "dir", "enc": "A128CBC-HS256"},
+                                    "recipients": [{"header": {"kid": kid}}]}, data, key)
+        sys.stdout.write(json.dumps(out))
+        return 0
+    if cmd == "decrypt":
+        data = data.strip()
+        form = argv[3]
+        try:
+            if form == "compact":
+                payload = codec.deserialize_compact(data.decode(), key)["payload"]
+            else:
+                answer = json.loads(data)
+                answer = {**answer, "recipients": [{"encrypted_key": answer.get("encrypted_key", "")}]}
+                payload = codec.deserialize_json(answer, key)["payload"]
+        except Exception as err:  # noqa: BLE001 - report any failure as the library's
+            sys.stderr.write("authlib: %s: %s\n" % (type(err).__name__, err))
+            return 1
+        sys.stdout.buffer.write(payload)
+        return 0
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
