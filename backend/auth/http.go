@@ -130,25 +130,15 @@ func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) error {
 	case clientHeader[0] != caller.ClientID:
 		return problem.New(http.StatusUnauthorized, problem.CodeClientMismatch, "Client-Id does not match the access token")
 	}
-	var req refreshRequest
-	if p := web.DecodeRequest(w, r, &req); p != nil {
+	req, p := readRefresh(w, r)
+	if p != nil {
 		return p
-	}
-	if req.RefreshToken == "" {
-		return web.BadRequest("refresh_token is required")
 	}
 	if req.AccessToken != nil && !sameBearer(r, *req.AccessToken) {
 		return problem.New(http.StatusUnauthorized, problem.CodeInvalidToken, "access_token does not match the bearer token")
 	}
 	pair, err := h.svc.Refresh(r.Context(), caller.ClientID, req.RefreshToken)
-	if errors.Is(err, ErrRefreshTokenReused) {
-		h.reuses.Inc()
-	}
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, pair)
-	return nil
+	return h.answerRefresh(w, pair, err)
 }
 
 // serveRefreshCompat binds the token to the clients the request names: its
@@ -160,14 +150,28 @@ func (h *Handler) serveRefreshCompat(w http.ResponseWriter, r *http.Request) err
 	if p != nil {
 		return p
 	}
-	var req refreshRequest
-	if p := web.DecodeRequest(w, r, &req); p != nil {
+	req, p := readRefresh(w, r)
+	if p != nil {
 		return p
 	}
-	if req.RefreshToken == "" {
-		return web.BadRequest("refresh_token is required")
-	}
 	pair, err := h.svc.RefreshWithToken(r.Context(), req.RefreshToken, client)
+	return h.answerRefresh(w, pair, err)
+}
+
+// readRefresh decodes a refresh body, which must name a refresh token.
+func readRefresh(w http.ResponseWriter, r *http.Request) (refreshRequest, *problem.Problem) {
+	var req refreshRequest
+	if p := web.DecodeRequest(w, r, &req); p != nil {
+		return req, p
+	}
+	if req.RefreshToken == "" {
+		return req, web.BadRequest("refresh_token is required")
+	}
+	return req, nil
+}
+
+// answerRefresh answers the outcome of a refresh, counting reuses.
+func (h *Handler) answerRefresh(w http.ResponseWriter, pair TokenPair, err error) error {
 	if errors.Is(err, ErrRefreshTokenReused) {
 		h.reuses.Inc()
 	}
