@@ -14,7 +14,7 @@ import (
 // ErrDecrypt, and whatever it accepts must satisfy the structural checks.
 func FuzzRead(f *testing.F) {
 	v := loadVectors(f)
-	for _, vec := range []envelopeVector{v.Request, v.RequestSpaced, v.Response} {
+	for _, vec := range []envelopeVector{v.Request, v.RequestSpaced, v.Response, v.ResponseV1} {
 		f.Add(vec.json(f), uint8(Flattened))
 		f.Add(vec.compact(), uint8(Compact))
 	}
@@ -22,6 +22,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(EncryptRequest(key, "k", []byte(`{"a":1}`)), uint8(Request))
 	f.Add(EncryptResponse(key, "k", nil), uint8(Flattened))
 	f.Add([]byte(`{"protected":"e30","unprotected":{"kid":"\u0000"},"iv":"","ciphertext":"","tag":""}`), uint8(Request))
+	f.Add([]byte(`{"protected":"e30","recipients":[{"header":{"kid":"k"},"encrypted_key":""}],"iv":"","ciphertext":"","tag":""}`), uint8(Request))
 	f.Fuzz(func(t *testing.T, data []byte, form uint8) {
 		fm := Form(form % 3)
 		var ct bytes.Buffer
