@@ -85,6 +85,9 @@ type demoCredentials struct {
 }
 
 func runUp(ctx context.Context, o upOptions, out io.Writer) error {
+	if err := o.checkEdgeAddrs(); err != nil {
+		return err
+	}
 	data, err := filepath.Abs(o.data)
 	if err != nil {
 		return err
@@ -174,6 +177,27 @@ func upLogger(level string) (*zap.Logger, error) {
 	c.Level = zap.NewAtomicLevelAt(lvl)
 	c.DisableStacktrace = true
 	return c.Build()
+}
+
+// checkEdgeAddrs refuses addresses of the edge that are in use. Caddy
+// opens its listeners with SO_REUSEPORT, for its own reloads, so a second
+// stack on a busy address would start silently and the kernel would split
+// the connections between the two. A plain listen fails on such an address
+// (Linux shares a port only between sockets that all ask for it), and is
+// closed at once for Caddy to take the address.
+func (o upOptions) checkEdgeAddrs() error {
+	addrs := []struct{ flag, addr string }{{"--listen", o.listen}, {"--admin", o.admin}}
+	for _, a := range addrs {
+		if a.flag == "--admin" && a.addr == "off" {
+			continue
+		}
+		l, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			return fmt.Errorf("%s %s is not free (%v): choose another with %s", a.flag, a.addr, errors.Unwrap(err), a.flag)
+		}
+		l.Close()
+	}
+	return nil
 }
 
 // listenPair opens the backend's two listeners, so that a busy port is
@@ -330,11 +354,11 @@ Try, in another terminal:
   %s GET /notification/v1/connect/webhook/subscriptions
   %s --encrypt POST /mr/api/v2/docs --file README.md
   %s --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id from the upload>
-  %s events publish --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
+  %s events publish --backend-internal http://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
 
 Press Ctrl-C to stop.
 `, creds.BaseURL, o.internalListen, adminURL(o.admin), creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
-		call, call, call, call, hdcCmd, creds.WorkspaceID)
+		call, call, call, call, hdcCmd, o.internalListen, creds.WorkspaceID)
 }
 
 func adminURL(addr string) string {

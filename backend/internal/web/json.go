@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,9 +25,29 @@ func DecodeRequest(w http.ResponseWriter, r *http.Request, v any) *problem.Probl
 		return p
 	}
 	if err := strictjson.Unmarshal(data, v); err != nil {
+		if isEnvelope(data) {
+			return errPlainEnvelope
+		}
 		return DecodeProblem(err)
 	}
 	return nil
+}
+
+// errPlainEnvelope answers a JWE sent without the opt-in, which the edge
+// therefore passed on as it was.
+var errPlainEnvelope = BadRequest("the body is a JWE envelope, but the request has no X-Encryption: JWE header, " +
+	"so it was not decrypted: send the envelope with X-Encryption: JWE")
+
+// isEnvelope reports whether a body that is not the expected JSON is a JWE
+// in the JSON serialization: an object with ciphertext and tag members.
+func isEnvelope(data []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	_, ct := m["ciphertext"]
+	_, tag := m["tag"]
+	return ct && tag
 }
 
 // ReadJSON returns r's JSON body, at most MaxJSONBody bytes, or the problem
@@ -59,8 +80,14 @@ func DecodeProblem(err error) *problem.Problem {
 // requireJSON returns a 415 problem unless r's Content-Type is
 // application/json (parameters such as charset=utf-8 are allowed).
 func requireJSON(r *http.Request) *problem.Problem {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "application/json" {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case err == nil && mt == "application/json":
 		return nil
+	case mt == "application/jose" || mt == "application/jose+json":
+		return problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
+			"the body is a JWE ("+mt+"), but the request has no X-Encryption: JWE header, so it was not decrypted: "+
+				"send it with X-Encryption: JWE")
 	}
 	return problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia, "Content-Type must be application/json")
 }

@@ -22,14 +22,18 @@ func TestDecodeRequest(t *testing.T) {
 		ct, body string
 		status   int
 		code     string
+		detail   string // a part of the problem's detail, when given
 	}{
-		{"JSON", "application/json", `{"client_id":"a"}`, 0, ""},
-		{"JSON with charset", "application/json; charset=utf-8", `{"client_id":"a"}`, 0, ""},
-		{"text content type", "text/plain", `{"client_id":"a"}`, 415, "unsupported_media_type"},
-		{"no content type", "", `{"client_id":"a"}`, 415, "unsupported_media_type"},
-		{"body too large", "application/json", `{"client_id":"` + strings.Repeat("a", MaxJSONBody) + `"}`, 413, "payload_too_large"},
-		{"unknown member", "application/json", `{"x":1}`, 400, "invalid_request"},
-		{"truncated JSON", "application/json", `{"client_id":`, 400, "invalid_json"},
+		{"JSON", "application/json", `{"client_id":"a"}`, 0, "", ""},
+		{"JSON with charset", "application/json; charset=utf-8", `{"client_id":"a"}`, 0, "", ""},
+		{"text content type", "text/plain", `{"client_id":"a"}`, 415, "unsupported_media_type", ""},
+		{"no content type", "", `{"client_id":"a"}`, 415, "unsupported_media_type", ""},
+		{"body too large", "application/json", `{"client_id":"` + strings.Repeat("a", MaxJSONBody) + `"}`, 413, "payload_too_large", ""},
+		{"unknown member", "application/json", `{"x":1}`, 400, "invalid_request", "unknown member"},
+		{"truncated JSON", "application/json", `{"client_id":`, 400, "invalid_json", ""},
+		{"envelope without the opt-in", "application/json", `{"protected":"e30","iv":"AA","ciphertext":"AA","tag":"AA","kid":"k"}`, 400, "invalid_request", "X-Encryption: JWE"},
+		{"compact without the opt-in", "application/jose", `e30..AA.AA.AA`, 415, "unsupported_media_type", "X-Encryption: JWE"},
+		{"jose+json without the opt-in", "application/jose+json", `{}`, 415, "unsupported_media_type", "X-Encryption: JWE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +46,8 @@ func TestDecodeRequest(t *testing.T) {
 				t.Errorf("%s %.20q: %v", tt.ct, tt.body, p)
 			case tt.status != 0 && (p == nil || p.Status != tt.status || p.Code != tt.code):
 				t.Errorf("%s %.20q: problem %+v, want %d %s", tt.ct, tt.body, p, tt.status, tt.code)
+			case p != nil && !strings.Contains(p.Detail, tt.detail):
+				t.Errorf("%s %.20q: detail %q, want it to say %q", tt.ct, tt.body, p.Detail, tt.detail)
 			}
 		})
 	}
