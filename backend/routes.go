@@ -14,6 +14,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/version"
 )
 
 // Callers' answers are remembered this long: disabling a client or
@@ -65,7 +66,8 @@ func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, rec *r
 	mux.Handle("POST", contract.PathResources, http.HandlerFunc(rec.AddResources))
 	mux.Handle("POST", contract.PathEvents, http.HandlerFunc(events.Publish))
 	mux.Handle("GET", contract.PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		v := version.Get()
+		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": v.Version, "revision": v.Revision})
 	}))
 	mux.Handle("GET", contract.PathReady, problems.Handler("ready", s.ready))
 	mux.Handle("GET", contract.PathMetrics, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

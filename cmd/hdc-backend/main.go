@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/internal/version"
 )
 
 func main() {
@@ -39,11 +40,16 @@ func run(args []string) error {
 		}
 	}
 	fs.TextVar(&level, "log-level", level, "log level: debug, info, warn or error (env HDC_LOG_LEVEL)")
+	showVersion := fs.Bool("version", false, "print the version and VCS revision, and exit")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil
 		}
 		return err
+	}
+	if *showVersion {
+		fmt.Println("hdc-backend", version.Get())
+		return nil
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())

@@ -5,16 +5,28 @@
 //	hdc-edge run --config Caddyfile
 //	hdc-edge adapt --config Caddyfile
 //	hdc-edge list-modules
+//	hdc-edge version
 package main
 
 import (
+	"fmt"
+	"os"
+
+	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/internal/version"
 )
 
 func main() {
+	// Caddy's own version command would name Caddy's version only.
+	if len(os.Args) == 2 && os.Args[1] == "version" {
+		_, caddyVersion := caddy.Version()
+		fmt.Printf("hdc-edge %s\nCaddy %s\n", version.Get(), caddyVersion)
+		return
+	}
 	caddycmd.Main()
 }

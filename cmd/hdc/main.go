@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/internal/version"
 )
 
 func main() {
@@ -34,6 +36,19 @@ func newRootCmd() *cobra.Command {
 		newCallCmd(),
 		newWebhooksCmd(),
 		newTLSCmd(),
+		newVersionCmd(),
 	)
 	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version and VCS revision this hdc was built from",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "hdc", version.Get())
+			return err
+		},
+	}
 }
