@@ -224,6 +224,10 @@ func testScaleWebhooks(t *testing.T, c *cluster, client *apiClient) {
 		rc.hold()
 		return false
 	})
+	// The gauge counts an attempt from its claim; give its request the
+	// moment it takes to reach the receiver, which holds it, so that the
+	// redelivery after the kill is a duplicate the receiver sees.
+	time.Sleep(300 * time.Millisecond)
 	held, before := rc.inFlight.Load(), distinct()
 	c.kill(0)
 	killed := time.Now()

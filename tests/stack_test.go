@@ -236,10 +236,13 @@ func (s *stack) newClient(workspace string) *apiClient {
 	return &apiClient{ID: c.ClientID, Secret: c.ClientSecret, Workspace: c.WorkspaceID, Kid: k.Kid, Key: k.Secret}
 }
 
-// waitForRegistry waits until the edge has loaded as many keys as the
-// registry file holds: it reads the file every 2 s.
+// waitForRegistry waits until the stack's edge has loaded as many keys as
+// the registry file holds: it reads the file every 2 s.
 func (s *stack) waitForRegistry() {
 	s.t.Helper()
+	if s.admin == "" {
+		return // the operator of a cluster, whose edges run without an admin API
+	}
 	data, err := os.ReadFile(s.registry)
 	if err != nil {
 		s.t.Fatal(err)
