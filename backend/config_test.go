@@ -1,17 +1,34 @@
 package backend
 
 import (
-	"flag"
+	"maps"
 	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
-func TestConfigEnvAndFlags(t *testing.T) {
+// parseSettings reads the settings as hdc-backend does: flags from args,
+// then the environment env for the flags not given.
+func parseSettings(env map[string]string, args ...string) (Config, zapcore.Level, error) {
+	cfg := DefaultConfig()
+	level := zap.NewAtomicLevelAt(zapcore.InfoLevel)
+	settings := cfg.Settings(&level)
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	settings.Define(fs)
+	if err := fs.Parse(args); err != nil {
+		return cfg, 0, err
+	}
+	err := settings.LoadEnv(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	return cfg, level.Level(), err
+}
+
+func TestSettingsEnvAndFlags(t *testing.T) {
 	env := map[string]string{
 		"HDC_LISTEN":                        "127.0.0.1:1",
 		"HDC_INTERNAL_LISTEN":               "127.0.0.1:2",
@@ -37,70 +54,140 @@ func TestConfigEnvAndFlags(t *testing.T) {
 		"HDC_WEBHOOK_LEASE":                 "5",
 		"HDC_WEBHOOK_BACKOFF_BASE":          "10ms",
 		"HDC_WEBHOOK_ALLOW_NETS":            "127.0.0.0/8, ::1, 10.1.2.3/16",
+		"HDC_LOG_LEVEL":                     "warn",
 	}
+	fromEnv := DefaultConfig()
+	fromEnv.Listen, fromEnv.InternalListen, fromEnv.DataDir, fromEnv.DatabaseURL = "127.0.0.1:1", "127.0.0.1:2", "/env/data", "sqlite:/env/hdc.db"
+	fromEnv.HopCA, fromEnv.HopCert, fromEnv.HopKey = "/tls/ca.pem", "/tls/backend.pem", "/tls/backend-key.pem"
+	fromEnv.Issuer, fromEnv.Audience, fromEnv.SQSEndpoint = "iss", "aud", "http://127.0.0.1:4100"
+	fromEnv.InternalListenNonLoopback = true
+	fromEnv.BlobURL = "s3://bucket/prefix"
+	fromEnv.AccessTokenTTL, fromEnv.RefreshTokenTTL, fromEnv.SigningKeyRotation = 10*time.Minute, 48*time.Hour, 168*time.Hour
+	fromEnv.UploadLimit = 8 << 20
+	fromEnv.WebhookWorkers, fromEnv.WebhookTimeout, fromEnv.WebhookLease = 3, 2*time.Second, 5*time.Second
+	fromEnv.WebhookWorkspaceConcurrency, fromEnv.WebhookConnectTimeout = 2, time.Second
+	fromEnv.WebhookBackoffBase = 10 * time.Millisecond
+	fromEnv.WebhookAllowNets = []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("10.1.0.0/16"),
+	}
+	with := func(base Config, mutate func(*Config)) Config { mutate(&base); return base }
+	withEnv := func(kv ...string) map[string]string {
+		e := maps.Clone(env)
+		for i := 0; i < len(kv); i += 2 {
+			e[kv[i]] = kv[i+1]
+		}
+		return e
+	}
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		want  Config
+		level zapcore.Level
+	}{
+		{"defaults", nil, nil, DefaultConfig(), zapcore.InfoLevel},
+		{"environment", env, nil, fromEnv, zapcore.WarnLevel},
+		{"flags win", env, []string{"--listen", "127.0.0.1:3", "--access-token-ttl=15m", "--upload-limit", "1048576",
+			"--webhook-give-up-after", "1h", "--webhook-backoff-max", "1m", "--internal-listen-non-loopback=false",
+			"--sqs-endpoint", "https://sqs.internal", "--log-level", "debug"},
+			with(fromEnv, func(c *Config) {
+				c.Listen, c.AccessTokenTTL, c.UploadLimit = "127.0.0.1:3", 15*time.Minute, 1<<20
+				c.WebhookGiveUpAfter, c.WebhookBackoffMax = time.Hour, time.Minute
+				c.InternalListenNonLoopback, c.SQSEndpoint = false, "https://sqs.internal"
+			}), zapcore.DebugLevel},
+		{"a boolean flag alone is true", nil, []string{"--internal-listen-non-loopback"},
+			with(DefaultConfig(), func(c *Config) { c.InternalListenNonLoopback = true }), zapcore.InfoLevel},
+		{"an empty variable counts as unset", withEnv("HDC_DATA", "", "HDC_WEBHOOK_WORKERS", "", "AWS_ENDPOINT_URL_SQS", ""), nil,
+			with(fromEnv, func(c *Config) {
+				c.DataDir, c.WebhookWorkers, c.SQSEndpoint = "./data", 256, "http://127.0.0.1:1"
+			}), zapcore.WarnLevel},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, level, err := parseSettings(tt.env, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg, tt.want) {
+				t.Errorf("config =\n%+v\nwant\n%+v", cfg, tt.want)
+			}
+			if level != tt.level {
+				t.Errorf("log level %v, want %v", level, tt.level)
+			}
+		})
+	}
+}
+
+// TestConfigLoadEnv: hdc up reads the same variables, but not the log
+// level, which it has a flag of its own for.
+func TestConfigLoadEnv(t *testing.T) {
+	env := map[string]string{"HDC_UPLOAD_LIMIT": "1KiB", "HDC_LOG_LEVEL": "loud"}
 	cfg := DefaultConfig()
 	if err := cfg.LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	if err := fs.Parse([]string{"-listen", "127.0.0.1:3", "-access-token-ttl", "15m", "-upload-limit", "1048576",
-		"-webhook-give-up-after", "1h", "-webhook-backoff-max", "1m"}); err != nil {
-		t.Fatal(err)
-	}
-	want := DefaultConfig()
-	want.Listen, want.InternalListen, want.DataDir, want.DatabaseURL = "127.0.0.1:3", "127.0.0.1:2", "/env/data", "sqlite:/env/hdc.db"
-	want.HopCA, want.HopCert, want.HopKey = "/tls/ca.pem", "/tls/backend.pem", "/tls/backend-key.pem"
-	want.Issuer, want.Audience, want.SQSEndpoint = "iss", "aud", "http://127.0.0.1:4100"
-	want.InternalListenNonLoopback = true
-	want.BlobURL = "s3://bucket/prefix"
-	want.AccessTokenTTL, want.RefreshTokenTTL, want.SigningKeyRotation = 15*time.Minute, 48*time.Hour, 168*time.Hour
-	want.UploadLimit = 1 << 20
-	want.WebhookWorkers, want.WebhookTimeout, want.WebhookLease = 3, 2*time.Second, 5*time.Second
-	want.WebhookWorkspaceConcurrency, want.WebhookConnectTimeout = 2, time.Second
-	want.WebhookBackoffBase, want.WebhookBackoffMax, want.WebhookGiveUpAfter = 10*time.Millisecond, time.Minute, time.Hour
-	want.WebhookAllowNets = []netip.Prefix{
-		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("10.1.0.0/16"),
-	}
-	if !reflect.DeepEqual(cfg, want) {
-		t.Fatalf("config =\n%+v\nwant\n%+v", cfg, want)
-	}
-	if err := cfg.validate(); err != nil {
-		t.Fatal(err)
+	if cfg.UploadLimit != 1<<10 {
+		t.Errorf("upload limit %d", cfg.UploadLimit)
 	}
 }
 
-func TestConfigErrors(t *testing.T) {
-	for name, value := range map[string]string{
-		"HDC_ACCESS_TOKEN_TTL": "soon", "HDC_UPLOAD_LIMIT": "big", "HDC_REFRESH_TOKEN_TTL": "99999999999999999",
-		"HDC_WEBHOOK_WORKERS": "many", "HDC_WEBHOOK_ALLOW_NETS": "127.0.0.1/8,localhost", "HDC_WEBHOOK_LEASE": "long",
-		"HDC_INTERNAL_LISTEN_NON_LOOPBACK": "yes please",
-	} {
-		t.Run(name, func(t *testing.T) {
-			cfg := DefaultConfig()
-			err := cfg.LoadEnv(func(k string) (string, bool) { return value, k == name })
-			if err == nil || !strings.Contains(err.Error(), name) {
-				t.Errorf("%s=%s: %v", name, value, err)
+// TestSettingsValueErrors: a value that does not parse is refused with
+// the name it came by: the variable, or the flag.
+func TestSettingsValueErrors(t *testing.T) {
+	tests := []struct{ flag, env, value string }{
+		{"access-token-ttl", "HDC_ACCESS_TOKEN_TTL", "soon"},
+		{"refresh-token-ttl", "HDC_REFRESH_TOKEN_TTL", "99999999999999999"},
+		{"webhook-lease", "HDC_WEBHOOK_LEASE", "long"},
+		{"upload-limit", "HDC_UPLOAD_LIMIT", "big"},
+		{"webhook-workers", "HDC_WEBHOOK_WORKERS", "many"},
+		{"webhook-allow-nets", "HDC_WEBHOOK_ALLOW_NETS", "localhost"},
+		{"internal-listen-non-loopback", "HDC_INTERNAL_LISTEN_NON_LOOPBACK", "yes please"},
+		{"log-level", "HDC_LOG_LEVEL", "loud"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			_, _, err := parseSettings(map[string]string{tt.env: tt.value})
+			if err == nil || !strings.HasPrefix(err.Error(), tt.env+": ") || !strings.Contains(err.Error(), tt.value) {
+				t.Errorf("%s=%s: %v", tt.env, tt.value, err)
+			}
+		})
+		t.Run("--"+tt.flag, func(t *testing.T) {
+			// A bad variable does not matter when the flag is given.
+			_, _, err := parseSettings(map[string]string{tt.env: tt.value}, "--"+tt.flag+"="+tt.value)
+			if err == nil || !strings.Contains(err.Error(), "--"+tt.flag) {
+				t.Errorf("--%s=%s: %v", tt.flag, tt.value, err)
 			}
 		})
 	}
-	for name, mutate := range map[string]func(*Config){
-		"zero ttl":          func(c *Config) { c.AccessTokenTTL = 0 },
-		"huge upload limit": func(c *Config) { c.UploadLimit = 4 << 30 },
-		"no issuer":         func(c *Config) { c.Issuer = "" },
-		"no throttle":       func(c *Config) { c.LoginFailuresPerClient = 0 },
-		"bad sqs endpoint":  func(c *Config) { c.SQSEndpoint = "127.0.0.1:4100" },
-		"no data dir":       func(c *Config) { c.DataDir = "" },
-		"no shutdown time":  func(c *Config) { c.ShutdownTimeout = 0 },
-		"rotation too fast": func(c *Config) { c.SigningKeyRotation = keyPublishAhead },
-	} {
-		t.Run(name, func(t *testing.T) {
-			cfg := DefaultConfig()
-			mutate(&cfg)
-			if cfg.validate() == nil {
-				t.Errorf("%s: accepted", name)
+}
+
+// TestSettingsTable: every setting has a flag, a variable and a usage of
+// its own, and shows a value it reads back, so that the defaults --help
+// and the README show are values an operator may write.
+func TestSettingsTable(t *testing.T) {
+	cfg := DefaultConfig()
+	level := zap.NewAtomicLevelAt(zapcore.InfoLevel)
+	flags, vars := map[string]bool{}, map[string]bool{}
+	for _, s := range cfg.Settings(&level) {
+		t.Run(s.Flag, func(t *testing.T) {
+			if s.Flag == "" || flags[s.Flag] || len(s.Env) == 0 || s.Usage == "" {
+				t.Errorf("%+v: a flag of its own, a variable and a usage wanted", s)
+			}
+			flags[s.Flag] = true
+			for _, v := range s.Env {
+				if vars[v] {
+					t.Errorf("%s is the variable of two settings", v)
+				}
+				vars[v] = true
+			}
+			shown := s.Value.String()
+			if err := s.Value.Set(shown); err != nil || s.Value.String() != shown {
+				t.Errorf("shows %q, which reads back as %q (%v)", shown, s.Value.String(), err)
 			}
 		})
+	}
+	if !reflect.DeepEqual(cfg, DefaultConfig()) {
+		t.Errorf("reading the defaults back changed them:\n%+v", cfg)
 	}
 }
 
@@ -149,30 +236,4 @@ func TestConfigListenSafety(t *testing.T) {
 			t.Error("accepted a CA without a certificate and key")
 		}
 	})
-}
-
-// TestWebhookConfigErrors: the delivery settings are checked when the
-// server is built.
-func TestWebhookConfigErrors(t *testing.T) {
-	for name, mutate := range map[string]func(*Config){
-		"no workers":          func(c *Config) { c.WebhookWorkers = 0 },
-		"lease below timeout": func(c *Config) { c.WebhookLease = c.WebhookTimeout },
-		"max below base":      func(c *Config) { c.WebhookBackoffMax = c.WebhookBackoffBase / 2 },
-		"no horizon":          func(c *Config) { c.WebhookGiveUpAfter = 0 },
-		"no poll interval":    func(c *Config) { c.WebhookPollInterval = 0 },
-		"no connect timeout":  func(c *Config) { c.WebhookConnectTimeout = 0 },
-		"one workspace could hold every worker": func(c *Config) {
-			c.WebhookWorkers, c.WebhookWorkspaceConcurrency = 8, 8
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.DataDir = t.TempDir()
-			mutate(&cfg)
-			if srv, err := New(t.Context(), cfg, zap.NewNop()); err == nil {
-				srv.Close()
-				t.Errorf("%s: accepted", name)
-			}
-		})
-	}
 }

@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 	}
 	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
-		return nil, fmt.Errorf("opening the store: %w", err)
+		return nil, fmt.Errorf("%s: opening the store: %w", storeSetting(cfg.DatabaseURL, "db"), err)
 	}
 	s := &Server{cfg: cfg, log: log, store: st, hop: hop}
 	if err := s.build(ctx); err != nil {
@@ -134,7 +134,7 @@ func (s *Server) build(ctx context.Context) error {
 	cfg := s.cfg
 	blobs, err := OpenBlobs(ctx, cfg.BlobURL, cfg.DataDir)
 	if err != nil {
-		return fmt.Errorf("opening the blob store: %w", err)
+		return fmt.Errorf("%s: opening the blob store: %w", storeSetting(cfg.BlobURL, "blob"), err)
 	}
 	switch n, err := blobs.SweepStaged(); {
 	case err != nil:
@@ -286,10 +286,12 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 func (s *Server) ListenAndServe(ctx context.Context) error {
 	public, err := listen(s.cfg.Listen)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", named("listen"), err)
 	}
 	internal, err := listen(s.cfg.InternalListen)
-	if err == nil {
+	if err != nil {
+		err = fmt.Errorf("%s: %w", named("internal-listen"), err)
+	} else {
 		err = s.cfg.checkExposure(public.Addr().String(), internal.Addr().String())
 	}
 	if err != nil {

@@ -1,0 +1,165 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"go.uber.org/zap"
+)
+
+// The pflag.Value types of the settings' fields. Each String shows a value
+// its Set reads back: the defaults in --help and in the README are those.
+
+// stringValue is a pflag.Value of a string.
+type stringValue string
+
+func (v *stringValue) String() string     { return string(*v) }
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+func (v *stringValue) Type() string       { return "string" }
+
+// intValue is a pflag.Value of an int.
+type intValue int
+
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *intValue) Type() string   { return "int" }
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	*v = intValue(n)
+	return nil
+}
+
+// boolValue is a pflag.Value of a bool; the flag alone means true.
+type boolValue bool
+
+func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) Type() string     { return "bool" }
+func (v *boolValue) IsBoolFlag() bool { return true }
+
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a boolean (true or 1, false or 0)", s)
+	}
+	*v = boolValue(b)
+	return nil
+}
+
+// durationValue is a pflag.Value of a duration given in seconds ("1800")
+// or as a Go duration ("30m").
+type durationValue time.Duration
+
+func (d *durationValue) Type() string { return "duration" }
+
+// String is the Go duration without its zero tail: 30m, not 30m0s.
+func (d *durationValue) String() string {
+	s := time.Duration(*d).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+func (d *durationValue) Set(s string) error {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n > math.MaxInt64/int64(time.Second) || n < math.MinInt64/int64(time.Second) {
+			return fmt.Errorf("%q seconds is too long", s)
+		}
+		*d = durationValue(time.Duration(n) * time.Second)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither seconds nor a duration such as 30m", s)
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+// sizeValue is a pflag.Value of a byte size ("33554432", "32MiB", "32MB").
+type sizeValue int64
+
+func (v *sizeValue) Type() string { return "size" }
+
+// String is exact: whole GiB, MiB or KiB, else bytes.
+func (v *sizeValue) String() string {
+	n := int64(*v)
+	for _, u := range []struct {
+		size int64
+		unit string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.unit
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func (v *sizeValue) Set(s string) error {
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n > math.MaxInt64 {
+		return fmt.Errorf("%q is not a size (bytes, or such as 32MiB)", s)
+	}
+	*v = sizeValue(n)
+	return nil
+}
+
+// prefixList is a pflag.Value of comma-separated address prefixes
+// ("10.1.0.0/16, 127.0.0.1"); a bare address is a one-address prefix.
+type prefixList []netip.Prefix
+
+func (l *prefixList) Type() string { return "prefixes" }
+
+func (l *prefixList) String() string {
+	parts := make([]string, len(*l))
+	for i, p := range *l {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *prefixList) Set(s string) error {
+	var out prefixList
+	for item := range strings.SplitSeq(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			a, aerr := netip.ParseAddr(item)
+			if aerr != nil || a.Zone() != "" {
+				return fmt.Errorf("%q is neither a prefix nor an address", item)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	*l = out
+	return nil
+}
+
+// levelValue is a pflag.Value of a logger's level.
+type levelValue struct{ level *zap.AtomicLevel }
+
+func (v levelValue) String() string { return v.level.Level().String() }
+func (v levelValue) Type() string   { return "level" }
+
+func (v levelValue) Set(s string) error {
+	if err := v.level.UnmarshalText([]byte(s)); err != nil {
+		return errors.New(strconv.Quote(s) + " is not a level: debug, info, warn or error")
+	}
+	return nil
+}
