@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
@@ -34,6 +32,7 @@ type apiClient struct {
 	http       *http.Client
 	cachePath  string
 	tokens     tokenPair
+	progress   progress // bars for large transfers; none by default
 }
 
 // tokenPair is the login and refresh answer, with when it was obtained.
@@ -158,28 +157,22 @@ func (c *apiClient) saveTokens() error {
 	return writePrivate(c.cachePath, b)
 }
 
-// body is a request body: JSON, or a file to upload.
-type body struct {
-	json     []byte
-	file     []byte
-	fileName string
-}
-
-func jsonBody(b []byte) *body { return &body{json: b} }
-
-// do sends an authenticated request, retrying once with a fresh token when
-// the edge says the token expired.
-func (c *apiClient) do(method, path string, query url.Values, b *body) (*apiResponse, error) {
+// do sends an authenticated request and returns the answer unread. When
+// the edge says the token expired it retries once with a fresh token, if
+// the body can be sent again (standard input cannot).
+func (c *apiClient) do(method, path string, query url.Values, b *body) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		tok, err := c.accessToken()
 		if err != nil {
 			return nil, err
 		}
-		resp, err := c.send(method, path, query, b, map[string]string{"Authorization": "Bearer " + tok})
+		resp, err := c.roundTrip(method, path, query, b, map[string]string{"Authorization": "Bearer " + tok})
 		if err != nil {
 			return nil, err
 		}
-		if resp.status == http.StatusUnauthorized && attempt == 0 {
+		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 && b.replayable() {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
 			c.tokens.ExpiresIn = 0 // refresh, or log in, and try once more
 			continue
 		}
@@ -187,85 +180,157 @@ func (c *apiClient) do(method, path string, query url.Values, b *body) (*apiResp
 	}
 }
 
-// send builds, encrypts when asked, sends, and decrypts the answer.
+// send sends a request and reads its answer whole, decrypted.
 func (c *apiClient) send(method, path string, query url.Values, b *body, header map[string]string) (*apiResponse, error) {
-	u := strings.TrimSuffix(c.creds.BaseURL, "/") + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	payload, contentType := c.encode(b)
-	req, err := http.NewRequest(method, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if c.encrypt {
-		req.Header.Set(contract.HeaderEncryption, contract.EncryptionJWE)
-		if payload == nil {
-			req.Header.Set(contract.HeaderEncryptionKid, c.creds.Kid)
-		} else {
-			payload, contentType = jwe.EncryptRequest(c.key, c.creds.Kid, payload), "application/json"
-		}
-	}
-	if payload != nil {
-		req.Body = io.NopCloser(bytes.NewReader(payload))
-		req.ContentLength = int64(len(payload))
-		req.Header.Set("Content-Type", contentType)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.http.Do(req)
+	resp, err := c.roundTrip(method, path, query, b, header)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
+	return c.readAnswer(method, path, resp)
+}
+
+// roundTrip builds the request, its body encrypted when asked and streamed
+// when it is not in memory, sends it, and returns the answer unread.
+func (c *apiClient) roundTrip(method, path string, query url.Values, b *body, header map[string]string) (*http.Response, error) {
+	u := strings.TrimSuffix(c.creds.BaseURL, "/") + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequest(method, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	p := c.encode(b)
+	if c.encrypt {
+		req.Header.Set(contract.HeaderEncryption, contract.EncryptionJWE)
+		if p.empty() {
+			req.Header.Set(contract.HeaderEncryptionKid, c.creds.Kid)
+		}
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	finish := c.attach(req, p)
+	resp, err := c.http.Do(req)
+	// The writer's own failure (reading the file) says more than the
+	// transport's; ErrClosedPipe only says the transport stopped reading.
+	if werr := finish(); err != nil && werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
+		return nil, werr
+	}
+	return resp, err
+}
+
+// encode returns the request body carrying b as it goes on the wire:
+// encrypted when asked, in memory when b is, streamed otherwise.
+func (c *apiClient) encode(b *body) payload {
+	if !c.encrypt || b == nil {
+		return plainPayload(b)
+	}
+	var p payload
+	if b.upload {
+		p = jsonUploadPayload(b.src) // the form an encrypted upload takes, not multipart
+	} else {
+		p = plainPayload(b)
+	}
+	if p.data != nil {
+		data := jwe.EncryptRequest(c.key, c.creds.Kid, p.data)
+		return payload{contentType: "application/json", size: int64(len(data)), data: data}
+	}
+	size := int64(-1)
+	if p.size >= 0 {
+		size = jwe.RequestSize(c.creds.Kid, jwe.Request, p.size)
+	}
+	plain := p.write
+	return payload{contentType: "application/json", size: size, write: func(w io.Writer) error {
+		ew, err := jwe.NewRequestWriter(w, c.key, c.creds.Kid, jwe.Request)
+		if err != nil {
+			return err
+		}
+		if err := plain(ew); err != nil {
+			return err
+		}
+		return ew.Close()
+	}}
+}
+
+// attach makes p the body of req and returns what to call once the request
+// is done: for a streamed body, it stops the writer feeding the request
+// through a pipe and returns the writer's error.
+func (c *apiClient) attach(req *http.Request, p payload) func() error {
+	if p.empty() {
+		return func() error { return nil }
+	}
+	req.Header.Set("Content-Type", p.contentType)
+	req.ContentLength = p.size // -1: unknown, sent chunked
+	if p.data != nil {
+		req.Body = io.NopCloser(bytes.NewReader(p.data))
+		return func() error { return nil }
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := p.write(pw)
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	req.Body = c.progress.readCloser(pr, p.size, "upload")
+	return func() error {
+		pr.Close()
+		return <-done
+	}
+}
+
+// readAnswer reads an answer whole and decrypts it when it is an envelope.
+func (c *apiClient) readAnswer(method, path string, resp *http.Response) (*apiResponse, error) {
+	out, err := io.ReadAll(c.progress.reader(resp.Body, resp.ContentLength, "download"))
 	if err != nil {
 		return nil, err
 	}
 	r := &apiResponse{status: resp.StatusCode, header: resp.Header, body: out}
-	switch {
-	case strings.EqualFold(resp.Header.Get(contract.HeaderEncryption), contract.EncryptionJWE):
+	if sealedAnswer(resp.Header) {
 		if err := c.open(r); err != nil {
 			return nil, err
 		}
-	case c.encrypt && r.status >= 200 && r.status < 300:
-		// Encryption was asked for: an unencrypted success could come from
-		// anyone between here and the API.
-		return nil, fmt.Errorf("%s %s: refusing the answer (HTTP %d): it is not encrypted under key %s, "+
-			"so nothing shows it comes from the API", method, path, r.status, c.creds.Kid)
+	} else if err := c.refusePlain(method, path, r.status); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
-// encode returns the body of a request carrying b, before encryption, and
-// its media type.
-func (c *apiClient) encode(b *body) ([]byte, string) {
-	switch {
-	case b == nil:
-		return nil, ""
-	case b.file != nil && !c.encrypt:
-		return multipartFile(b.fileName, b.file)
-	case b.file != nil:
-		payload := make([]byte, 0, base64.StdEncoding.EncodedLen(len(b.file))+16)
-		payload = append(payload, `{"file":"`...)
-		payload = base64.StdEncoding.AppendEncode(payload, b.file)
-		return append(payload, `"}`...), "application/json"
-	}
-	return b.json, "application/json"
+// sealedAnswer reports whether an answer says it is an envelope.
+func sealedAnswer(h http.Header) bool {
+	return strings.EqualFold(h.Get(contract.HeaderEncryption), contract.EncryptionJWE)
 }
+
+// refusePlain refuses an unencrypted success when encryption was asked for:
+// it could come from anyone between here and the API.
+func (c *apiClient) refusePlain(method, path string, status int) error {
+	if !c.encrypt || status < 200 || status >= 300 {
+		return nil
+	}
+	return fmt.Errorf("%s %s: refusing the answer (HTTP %d): it is not encrypted under key %s, "+
+		"so nothing shows it comes from the API", method, path, status, c.creds.Kid)
+}
+
+// answerForm is the serialization an answer's media type names.
+func answerForm(h http.Header) jwe.Form {
+	if mt, _, _ := mime.ParseMediaType(h.Get("Content-Type")); mt == "application/jose" {
+		return jwe.Compact
+	}
+	return jwe.Flattened
+}
+
+// errNoKey refuses an envelope when no key was given.
+var errNoKey = errors.New("the answer is encrypted but no key was given (--encrypt)")
 
 // open decrypts the envelope r carries, in the serialization its media
 // type names.
 func (c *apiClient) open(r *apiResponse) error {
 	if c.key == nil {
-		return errors.New("the answer is encrypted but no key was given (--encrypt)")
+		return errNoKey
 	}
-	form := jwe.Flattened
-	if mt, _, _ := mime.ParseMediaType(r.header.Get("Content-Type")); mt == "application/jose" {
-		form = jwe.Compact
-	}
-	e, ct, err := jwe.Parse(r.body, form)
+	e, ct, err := jwe.Parse(r.body, answerForm(r.header))
 	if err != nil {
 		return fmt.Errorf("refusing the answer (HTTP %d): it is not a valid envelope: %w", r.status, err)
 	}
@@ -289,13 +354,3 @@ func (c *apiClient) unauthenticated(r *apiResponse) string {
 // noRedirects makes the client return a redirect as the answer: the API
 // never redirects, and a token must not follow one.
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-// multipartFile encodes one file as the form part "file".
-func multipartFile(name string, content []byte) ([]byte, string) {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	part, _ := w.CreateFormFile("file", name)
-	_, _ = part.Write(content)
-	_ = w.Close()
-	return buf.Bytes(), w.FormDataContentType()
-}

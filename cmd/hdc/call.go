@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,14 +26,11 @@ type callOptions struct {
 	encrypt                                bool
 	data, file                             string
 	query                                  []string
+	include                                bool
+	output                                 string
 }
 
-func newCallCmd() *cobra.Command {
-	var o callOptions
-	cmd := &cobra.Command{
-		Use:   "call [flags] METHOD PATH",
-		Short: "Call the API as a client: log in, encrypt, send, decrypt, print",
-		Long: `Call the API like curl, as one client. hdc call logs in (caching the token pair
+const callLong = `Call the API like curl, as one client. hdc call logs in (caching the token pair
 in your cache directory and refreshing it when it expires), sends the
 request, decrypts an encrypted answer, and prints it. The exit status is
 non-zero on an answer other than 2xx, whose problem is printed.
@@ -46,14 +42,55 @@ With --encrypt the body is sent as a JWE envelope under the client's key
 (a request without a body asks for an encrypted answer), and the login is
 encrypted too. A successful answer must then be an envelope under that key,
 or hdc call refuses it and exits non-zero; an unencrypted error answer (one
-given before the edge knew the key) is printed marked as unauthenticated. --file uploads a file: as multipart/form-data, or with
---encrypt as the encrypted JSON form {"file": "<base64>"}.`,
-		Example: `  hdc call POST /notification/v1/connect/webhook/subscriptions --data '{"endpoint":"https://example.org/hooks"}'
+given before the edge knew the key) is printed marked as unauthenticated.
+
+--data sends a JSON body: given inline (checked to be JSON), read from a
+file with @FILE, or from standard input with -, as it is (the API checks
+it). --file uploads a file: as multipart/form-data, or with --encrypt as
+the encrypted JSON form {"file": "<base64>"}. Files and standard input are
+streamed, never held in memory, encrypted as they are sent; the length is
+sent ahead when it is known (a file, not a pipe).
+
+-i prints the status line and headers of the answer, as received, before
+its body. -o writes the body of a successful answer to a file (mode 0600),
+decrypted, and only once the whole envelope is verified; an error answer
+is printed instead and the file is not written. On a terminal, transfers
+over 4 MiB show a progress bar on standard error.`
+
+const callExample = `  # JSON inline, from a file, from standard input
+  hdc call POST /notification/v1/connect/webhook/subscriptions --data '{"endpoint":"https://example.org/hooks"}'
+  hdc call POST /notification/v1/connect/webhook/subscriptions --data @subscription.json
+  jq -n '{endpoint: "https://example.org/hooks"}' | hdc call POST /notification/v1/connect/webhook/subscriptions -d -
+
+  # An encrypted upload, streamed (a progress bar on a terminal), with a query parameter
   hdc call --encrypt POST /mr/api/v2/docs --file visit.mp3 --query task=smart
-  hdc call --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id>`,
-		Args: cobra.ExactArgs(2),
+
+  # The status line and headers before the body, like curl -i
+  hdc call -i --encrypt GET /notification/v1/connect/webhook/subscriptions
+
+  # The decrypted record to a file instead of the terminal
+  hdc call --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id> -o record.json
+
+  # Another client, by flags; its secret and key from the environment rather than
+  # --client-secret and --key, which the process list would show
+  HDC_CLIENT_SECRET=… HDC_ENCRYPTION_KEY=… hdc call --base https://api.example.org --client-id <id> --kid <kid> --encrypt GET /notification/v1/connect/webhook/subscriptions
+
+  # Another credentials file
+  hdc call --credentials clinic/credentials.json GET /notification/v1/connect/webhook/subscriptions
+
+  # The workspace a sharing key opens
+  hdc call --sharing-key <sharing_key> GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id>`
+
+func newCallCmd() *cobra.Command {
+	var o callOptions
+	cmd := &cobra.Command{
+		Use:     "call [flags] METHOD PATH",
+		Short:   "Call the API as a client: log in, encrypt, send, decrypt, print",
+		Long:    callLong,
+		Example: callExample,
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCall(o, strings.ToUpper(args[0]), args[1], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runCall(o, strings.ToUpper(args[0]), args[1], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -65,14 +102,16 @@ given before the edge knew the key) is printed marked as unauthenticated. --file
 	f.StringVar(&o.key, "key", envOr(keyEnv, ""), "encryption key, 16 bytes (env "+keyEnv+")")
 	f.StringVar(&o.sharingKey, "sharing-key", "", "log in to the workspace this sharing key opens")
 	f.BoolVar(&o.encrypt, "encrypt", false, "encrypt the request and ask for an encrypted answer")
-	f.StringVar(&o.data, "data", "", "JSON body")
+	f.StringVarP(&o.data, "data", "d", "", "JSON body; @FILE reads it from a file, - from standard input")
 	f.StringVar(&o.file, "file", "", "file to upload")
 	f.StringArrayVar(&o.query, "query", nil, "query parameter k=v (repeatable)")
+	f.BoolVarP(&o.include, "include", "i", false, "print the answer's status line and headers before its body")
+	f.StringVarP(&o.output, "output", "o", "", "write the body of a successful answer to FILE (- for standard output) instead of printing it")
 	cmd.MarkFlagsMutuallyExclusive("data", "file")
 	return cmd
 }
 
-func runCall(o callOptions, method, path string, out, errOut io.Writer) error {
+func runCall(o callOptions, method, path string, stdin io.Reader, out, errOut io.Writer) error {
 	if !strings.HasPrefix(path, "/") {
 		return errors.New("PATH must start with /")
 	}
@@ -80,44 +119,81 @@ func runCall(o callOptions, method, path string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	query := url.Values{}
-	for _, kv := range o.query {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("--query %q: want k=v", kv)
-		}
-		query.Add(k, v)
+	query, err := parseQuery(o.query)
+	if err != nil {
+		return err
 	}
-	var b *body
-	switch {
-	case o.data != "":
-		if !json.Valid([]byte(o.data)) {
-			return errors.New("--data is not valid JSON")
-		}
-		b = jsonBody([]byte(o.data))
-	case o.file != "":
-		content, err := os.ReadFile(o.file)
-		if err != nil {
-			return err
-		}
-		b = &body{file: content, fileName: filepath.Base(o.file)}
+	b, err := o.requestBody(stdin)
+	if err != nil {
+		return err
 	}
 	c, err := newAPIClient(creds, o.sharingKey, o.encrypt)
 	if err != nil {
 		return err
 	}
+	c.progress = newProgress(errOut)
 	resp, err := c.do(method, path, query, b)
 	if err != nil {
 		return err
 	}
-	if note := c.unauthenticated(resp); note != "" {
+	defer resp.Body.Close()
+	if o.include {
+		printHead(out, resp)
+	}
+	if o.output != "" && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return c.saveAnswer(method, path, resp, o.output, out)
+	}
+	r, err := c.readAnswer(method, path, resp)
+	if err != nil {
+		return err
+	}
+	if note := c.unauthenticated(r); note != "" {
 		fmt.Fprintln(errOut, "hdc: "+note)
 	}
-	printBody(out, resp.body)
-	if resp.status >= 300 {
-		return fmt.Errorf("HTTP %d %s", resp.status, http.StatusText(resp.status))
+	printBody(out, r.body)
+	if r.status >= 300 {
+		return fmt.Errorf("HTTP %d %s", r.status, http.StatusText(r.status))
 	}
 	return nil
+}
+
+// parseQuery parses the --query parameters.
+func parseQuery(kvs []string) (url.Values, error) {
+	query := url.Values{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--query %q: want k=v", kv)
+		}
+		query.Add(k, v)
+	}
+	return query, nil
+}
+
+// requestBody is the body --data or --file names, or nil.
+func (o callOptions) requestBody(stdin io.Reader) (*body, error) {
+	switch {
+	case o.file != "":
+		src, err := fileSource(o.file)
+		if err != nil {
+			return nil, err
+		}
+		return &body{src: src, upload: true}, nil
+	case o.data == "-":
+		return &body{src: stdinSource(stdin)}, nil
+	case strings.HasPrefix(o.data, "@"):
+		src, err := fileSource(o.data[1:])
+		if err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		return &body{src: src}, nil
+	case o.data != "":
+		if !json.Valid([]byte(o.data)) {
+			return nil, errors.New("--data is not valid JSON")
+		}
+		return jsonBody([]byte(o.data)), nil
+	}
+	return nil, nil
 }
 
 // resolveCredentials reads the credentials file, if any, and lets flags

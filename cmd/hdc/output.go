@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 )
 
@@ -20,4 +22,12 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// printHead prints an answer's status line and headers, then an empty
+// line, as curl -i does.
+func printHead(w io.Writer, resp *http.Response) {
+	fmt.Fprintf(w, "%s %s\r\n", resp.Proto, resp.Status)
+	_ = resp.Header.Write(w)
+	_, _ = io.WriteString(w, "\r\n")
 }

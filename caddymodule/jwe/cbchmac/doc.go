@@ -21,6 +21,14 @@
 // 50 MiB. go-jose remains the oracle: the tests hold Seal to its AEAD byte
 // for byte and open what it seals, on random sizes.
 //
+// Sealer seals a plaintext written in pieces, for hdc call's uploads,
+// which are too large to hold: no library offers that (go-jose's AEAD, like
+// every cipher.AEAD, takes one buffer), and JWE puts the tag after the
+// ciphertext, so a stream can end with it. Its output is Seal's byte for
+// byte (the tests hold it to Seal and to go-jose, and FuzzSealer on pieces
+// and chunk sizes); BenchmarkSealer shows about Seal's speed with 32 KiB of
+// memory at any size.
+//
 // Every failure that involves the key (a tag that does not verify, bad
 // padding, a ciphertext of the wrong shape) is ErrDecrypt, one value, so
 // that a caller can answer all of them alike.
