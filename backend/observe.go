@@ -70,7 +70,7 @@ func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate fun
 		m.requests.WithLabelValues(listener, route, strconv.Itoa(mt.Code)).Inc()
 		m.duration.WithLabelValues(listener, route).Observe(mt.Duration.Seconds())
 		fields := []zap.Field{
-			zap.String("method", loggedMethod(r.Method)), zap.String("route", route), zap.Int("status", mt.Code),
+			zap.String("method", contract.Method(r.Method)), zap.String("route", route), zap.Int("status", mt.Code),
 			zap.Int64("bytes_in", r.ContentLength), zap.Int64("bytes_out", mt.Written),
 			zap.Duration("duration", mt.Duration), zap.String("source", web.SourceAddr(r)),
 		}
@@ -102,17 +102,6 @@ func identityFields(h http.Header) []zap.Field {
 		}
 	}
 	return fields
-}
-
-// loggedMethod is the method of a request for the log: one of RFC 9110's,
-// or "other" (a method is any token a client chose).
-func loggedMethod(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		return m
-	}
-	return "other"
 }
 
 // recoverer turns a panic in h into a logged 500 problem.

@@ -251,6 +251,9 @@ func TestUploadErrors(t *testing.T) {
 				return
 			}
 			wantProblem(t, res, tt.status, tt.code)
+			if tt.status == 413 && !strings.Contains(string(res.body), "limit of 1000B") {
+				t.Fatalf("the problem does not state the limit: %s", res.body)
+			}
 		})
 	}
 	body, ct := form([]byte("abc"))

@@ -3,12 +3,14 @@ package caddymodule
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/felixge/httpsnoop"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
@@ -77,8 +79,25 @@ func (a *Auth) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// ServeHTTP implements caddyhttp.MiddlewareHandler.
+// ServeHTTP implements caddyhttp.MiddlewareHandler. Every API route starts
+// with hdc_auth, so it also times the whole answer, refusals included, for
+// hdc_edge_request_duration_seconds.
 func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	var err error
+	m := httpsnoop.CaptureMetricsFn(w, func(w http.ResponseWriter) { err = a.serve(w, r, next) })
+	code := m.Code
+	if he := (caddyhttp.HandlerError{}); errors.As(err, &he) {
+		code = he.StatusCode // handle_errors answers it after this handler returns
+		if code == 0 {
+			code = http.StatusInternalServerError
+		}
+	}
+	requestDuration.WithLabelValues(contract.Route(r.URL.Path), contract.Method(r.Method), strconv.Itoa(code)).
+		Observe(m.Duration.Seconds())
+	return err
+}
+
+func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	prepare(w, r)
 	if a.Mode == authPublic {
 		return next.ServeHTTP(w, r)

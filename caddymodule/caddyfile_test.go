@@ -89,14 +89,14 @@ func TestReferenceCaddyfile(t *testing.T) {
 		authMode string
 		jweMode  string
 	}{
-		"/connect-auth/v1/account/login":                   {"request_body hdc_auth hdc_jwe reverse_proxy", "public", "login"},
-		"/connect-auth/v1/account/refresh-token":           {"request_body hdc_auth hdc_jwe reverse_proxy", "refresh", ""},
-		"/connect-auth/v1/account/refresh":                 {"request_body hdc_auth hdc_jwe reverse_proxy", "public", "any_client"},
+		"/connect-auth/v1/account/login":                   {"vars request_body hdc_auth hdc_jwe reverse_proxy", "public", "login"},
+		"/connect-auth/v1/account/refresh-token":           {"vars request_body hdc_auth hdc_jwe reverse_proxy", "refresh", ""},
+		"/connect-auth/v1/account/refresh":                 {"vars request_body hdc_auth hdc_jwe reverse_proxy", "public", "any_client"},
 		"/.well-known/jwks.json":                           {"hdc_auth reverse_proxy", "public", ""},
 		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_jwe reverse_proxy", "", ""},
-		"/notification/v1/connect/webhook/subscriptions":   {"request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
-		"/notification/v1/connect/webhook/subscriptions/*": {"request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
-		"/mr/api/v2/docs":                                  {"request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
+		"/notification/v1/connect/webhook/subscriptions":   {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
+		"/notification/v1/connect/webhook/subscriptions/*": {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
+		"/mr/api/v2/docs":                                  {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
 	}
 	for path, w := range want {
 		hs := routes[path]
@@ -124,8 +124,19 @@ func TestReferenceCaddyfile(t *testing.T) {
 			t.Fatalf("%s: handlers %q, want %q", path, got, w.order)
 		}
 	}
-	if got := dig(routes["/mr/api/v2/docs"][2], "max_body"); got != float64(64<<20) {
+	if got := dig(routes["/mr/api/v2/docs"][3], "max_body"); got != float64(64<<20) {
 		t.Fatalf("upload max_body = %v", got)
+	}
+	if got := dig(routes["/mr/api/v2/docs"][0], "body_limit"); got != "64MiB" {
+		t.Fatalf("upload body_limit = %v, which the 413 answer states", got)
+	}
+	if dig(cfg, "apps", "http", "metrics") == nil {
+		t.Fatal("the HTTP metrics are off")
+	}
+	access := dig(cfg, "logging", "logs", "log0", "encoder").(map[string]any)
+	if dig(access, "wrap", "format") != "json" || dig(access, "fields", "request>headers", "filter") != "delete" ||
+		dig(access, "fields", "request>uri", "filter") != "regexp" {
+		t.Fatalf("the access log keeps headers or query values: %v", access)
 	}
 }
 

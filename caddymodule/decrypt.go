@@ -94,8 +94,9 @@ func (t *Transport) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe
 	default:
 		return nil, form, errMediaType
 	}
-	env, err := jwe.Read(r.Body, form, sp, t.bodyLimit())
-	if p := readProblem(err); p != nil {
+	limit := t.bodyLimit()
+	env, err := jwe.Read(r.Body, form, sp, limit)
+	if p := readProblem(err, limit); p != nil {
 		return nil, form, p
 	}
 	if env.Kid == "" {
@@ -161,8 +162,9 @@ func open(env *jwe.Envelope, key *cbchmac.Key, sp *spool) (io.Reader, int64, err
 	return pt, pt.Size, nil
 }
 
-// readProblem maps an error of jwe.Read to the client's answer.
-func readProblem(err error) *problem.Problem {
+// readProblem maps an error of jwe.Read to the client's answer; limit is
+// the route's, which a body too large is told.
+func readProblem(err error, limit int64) *problem.Problem {
 	var fe *jwe.FormatError
 	var mbe *http.MaxBytesError
 	var se *spoolError
@@ -173,8 +175,10 @@ func readProblem(err error) *problem.Problem {
 		return errSpool
 	case errors.As(err, &fe):
 		return invalidEnvelope(fe.Reason)
-	case errors.Is(err, jwe.ErrTooLarge), errors.As(err, &mbe):
-		return errTooLarge
+	case errors.As(err, &mbe): // request_body's limit, below the route's
+		return tooLarge(mbe.Limit)
+	case errors.Is(err, jwe.ErrTooLarge):
+		return tooLarge(limit)
 	default:
 		return errBodyRead
 	}

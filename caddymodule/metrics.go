@@ -38,6 +38,11 @@ var (
 		Namespace: "hdc", Subsystem: "edge", Name: "key_registry_keys",
 		Help: "Keys in the loaded registry, by status.",
 	}, []string{"status"})
+	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "hdc", Subsystem: "edge", Name: "request_duration_seconds",
+		Help:    "Time the edge took to answer API requests, by route (the API path template), method and status code.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"route", "method", "code"})
 	framingRefusals = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "hdc", Subsystem: "edge", Name: "ambiguous_framing_refusals_total",
 		Help: "HTTP/1.x requests refused for carrying both Content-Length and Transfer-Encoding.",
@@ -50,7 +55,7 @@ var (
 func registerMetrics(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		jweRequests, jweDecryptedBytes, jweEncryptedResponses, keyLastUsed,
-		authRequests, registryReloads, registryKeys, framingRefusals,
+		authRequests, registryReloads, registryKeys, requestDuration, framingRefusals,
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError

@@ -2,6 +2,9 @@ package caddymodule
 
 import (
 	"net/http"
+	"strings"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -29,8 +32,6 @@ var (
 		"The decrypted login body must be a JSON object with a string client_id.")
 	errMediaType = problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 		"An encrypted body must be application/json or application/jose+json (JWE JSON serialization) or application/jose (compact JWE).")
-	errTooLarge = problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
-		"The request body exceeds this route's limit.")
 	errBodyRead = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
 		"The request body could not be read.")
 	errSpool = problem.New(http.StatusInternalServerError, problem.CodeInternalError,
@@ -40,6 +41,13 @@ var (
 	errUpstream = problem.New(http.StatusBadGateway, problem.CodeUpstreamError,
 		"The service behind the edge did not answer.")
 )
+
+// tooLarge is the problem for a body over the route's limit, which it
+// states, as the edge's own 413 answers do.
+func tooLarge(limit int64) *problem.Problem {
+	return problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
+		"The request body exceeds this route's limit of "+strings.ReplaceAll(humanize.IBytes(uint64(limit)), " ", "")+".")
+}
 
 func invalidEnvelope(reason string) *problem.Problem {
 	return problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope, reason)

@@ -68,7 +68,7 @@ func TestSpoolWriteFailure(t *testing.T) {
 	if err == nil || !errors.As(err, &se) {
 		t.Fatalf("err = %v, want a spoolError", err)
 	}
-	if readProblem(err) != errSpool {
-		t.Fatalf("a spool failure maps to %v", readProblem(err))
+	if readProblem(err, 1) != errSpool {
+		t.Fatalf("a spool failure maps to %v", readProblem(err, 1))
 	}
 }

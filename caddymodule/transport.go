@@ -183,7 +183,7 @@ func (t *Transport) openRequest(r *http.Request, client string) (opened, *spool,
 	}
 	limit := t.bodyLimit()
 	if r.ContentLength > limit {
-		return opened{}, nil, errTooLarge
+		return opened{}, nil, tooLarge(limit)
 	}
 	// The decoded ciphertext is about 3/4 of the body, which the route's
 	// limit bounds whatever the client announced.

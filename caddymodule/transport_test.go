@@ -597,4 +597,7 @@ func TestAnnouncedLengthOverTheLimit(t *testing.T) {
 	if w.Code != http.StatusRequestEntityTooLarge || up.called {
 		t.Fatalf("%d %s, upstream called %v", w.Code, w.Body, up.called)
 	}
+	if !strings.Contains(w.Body.String(), "limit of 64KiB") {
+		t.Fatalf("the problem does not state the limit: %s", w.Body)
+	}
 }

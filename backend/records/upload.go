@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -52,7 +55,7 @@ func (h *Handler) serveUpload(w http.ResponseWriter, r *http.Request) (err error
 	}
 	f, err := upload.Receive(r.Context(), h.cfg.Blobs, src.r, h.cfg.UploadLimit, src.declared)
 	if se := (*upload.SourceError)(nil); errors.As(err, &se) {
-		return uploadProblem(err)
+		return uploadProblem(err, h.cfg.UploadLimit)
 	}
 	if err != nil {
 		return err
@@ -95,7 +98,7 @@ func (h *Handler) openSource(w http.ResponseWriter, r *http.Request) (source, er
 		}
 		part, err := upload.MultipartFile(mr)
 		if err != nil {
-			return src, uploadProblem(err)
+			return src, uploadProblem(err, h.cfg.UploadLimit)
 		}
 		src.r, src.declared = part, part.ContentType
 		if part.Name != "" {
@@ -164,15 +167,16 @@ func parseTasks(rawQuery string) ([]string, *problem.Problem) {
 	return tasks, nil
 }
 
-// uploadProblem maps a failure of the client's side of an upload.
-func uploadProblem(err error) *problem.Problem {
+// uploadProblem maps a failure of the client's side of an upload; limit
+// is the upload limit, which a file too large is told.
+func uploadProblem(err error, limit int64) *problem.Problem {
 	var (
 		tooLarge *http.MaxBytesError
 		bad      *upload.Error
 	)
 	switch {
 	case errors.Is(err, upload.ErrTooLarge), errors.As(err, &tooLarge):
-		return web.TooLarge("the file exceeds the upload limit")
+		return web.TooLarge("the file exceeds the upload limit of " + strings.ReplaceAll(humanize.IBytes(uint64(limit)), " ", ""))
 	case errors.As(err, &bad):
 		return problem.New(http.StatusBadRequest, problem.CodeInvalidUpload, bad.Error())
 	}
