@@ -149,3 +149,43 @@ func startUp(t *testing.T, hdc, dir string, env, args []string, stderr io.Writer
 		}
 	}
 }
+
+// TestUpLimitFlags: --upload-limit sets the backend's file limit, the
+// edge's body cap follows it (twice), and each 413 states the limit hit;
+// everything hdc up writes on stderr is JSON lines.
+func TestUpLimitFlags(t *testing.T) {
+	hdc := binary(t, "hdc")
+	dir := t.TempDir()
+	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	var stderr syncBuffer
+	startUp(t, hdc, dir, env, []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr,
+		"--internal-listen", internal, "--upload-limit", "1MiB", "--log-level", "info"}, &stderr)
+	file := filepath.Join(dir, "scan.bin")
+	if err := os.WriteFile(file, make([]byte, 1536<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"plain, over the file limit", nil, "the file exceeds the upload limit of 1.0MiB"},
+		{"encrypted, over the edge's cap", []string{"--encrypt"}, "this route's limit of 2.0MiB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append([]string{"call"}, tt.args...), "POST", "/mr/api/v2/docs", "--file", file)
+			cmd := exec.Command(hdc, args...)
+			cmd.Dir, cmd.Env = dir, env
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "413") || !strings.Contains(string(out), tt.want) {
+				t.Fatalf("hdc %v: %v\n%s", args, err, out)
+			}
+		})
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("hdc up wrote a line that is not JSON: %s", line)
+		}
+	}
+}

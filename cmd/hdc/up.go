@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -28,8 +29,11 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	_ "github.com/health-data-connect/hdc/caddymodule"
 	"github.com/health-data-connect/hdc/internal/pki"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
+
+// uploadMaxBodyEnv is the reference Caddyfile's variable for the edge's
+// cap on an upload's body.
+const uploadMaxBodyEnv = "HDC_UPLOAD_MAX_BODY"
 
 // upHopValidity is how long the hop's certificates of one hdc up run are
 // valid: they are made anew at each start.
@@ -41,10 +45,17 @@ type upOptions struct {
 	backendListen, internalListen  string
 	caddyfile, logLevel, workspace string
 	allowLoopbackWebhooks          bool
+	// uploadMaxBody is the edge's cap on an upload's body (envelope or
+	// form); "" is twice the backend's upload limit.
+	uploadMaxBody string
+	// backend is the backend's configuration: its defaults, then the
+	// HDC_* environment, then the flags hdc up shares with hdc-backend.
+	backend backend.Config
 }
 
 func newUpCmd() *cobra.Command {
-	var o upOptions
+	o := upOptions{backend: backend.DefaultConfig()}
+	shared := o.backend.Settings(nil).Only("upload-limit")
 	cmd := &cobra.Command{
 		Use:   "up [--listen 127.0.0.1:8080] [--data ./data] [--allow-loopback-webhooks]",
 		Short: "Run the whole stack locally: the backend and the edge, in one process",
@@ -53,9 +64,20 @@ Caddyfile) in one process, on SQLite and a blob directory under --data.
 
 On the first run it creates a demo workspace, client and encryption key and
 writes them to <data>/demo-credentials.json (mode 0600), which hdc call reads;
-later runs reuse the data. Ctrl-C stops everything cleanly.`,
+later runs reuse the data. Ctrl-C stops everything cleanly.
+
+The backend reads the HDC_* variables hdc-backend reads (its listeners, data
+and database excepted, which hdc up sets), and the edge the reference
+Caddyfile's; flags win.`,
+		Example: `  hdc up
+  hdc up --allow-loopback-webhooks          # for hdc webhooks listen on this machine
+  hdc up --upload-limit 200MiB              # files up to 200 MiB (the edge takes twice that of body)
+  hdc up --listen 127.0.0.1:9443 --admin off --data /tmp/hdc`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.backend.Settings(nil).LoadEnv(cmd.Flags(), os.LookupEnv); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runUp(ctx, o, cmd.OutOrStdout())
@@ -71,17 +93,9 @@ later runs reuse the data. Ctrl-C stops everything cleanly.`,
 	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.StringVar(&o.workspace, "workspace", "demo", "workspace of the demo client created on the first run")
 	f.BoolVar(&o.allowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks be delivered to 127.0.0.0/8 and ::1 (for local receivers)")
+	shared.Define(f)
+	f.StringVar(&o.uploadMaxBody, "upload-max-body", envOr(uploadMaxBodyEnv, ""), "largest upload body the edge reads, envelope or form, such as 64MiB (default twice --upload-limit; env "+uploadMaxBodyEnv+")")
 	return cmd
-}
-
-// demoCredentials is what the first run writes for hdc call.
-type demoCredentials struct {
-	BaseURL       string `json:"base_url"`
-	ClientID      string `json:"client_id"`
-	ClientSecret  string `json:"client_secret"`
-	Kid           string `json:"kid"`
-	EncryptionKey string `json:"encryption_key"`
-	WorkspaceID   string `json:"workspace_id"`
 }
 
 func runUp(ctx context.Context, o upOptions, out io.Writer) error {
@@ -109,10 +123,7 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 		return fmt.Errorf("making the hop's certificates: %w", err)
 	}
 
-	cfg := backend.DefaultConfig()
-	if err := cfg.LoadEnv(os.LookupEnv); err != nil {
-		return err
-	}
+	cfg := o.backend
 	cfg.Listen, cfg.InternalListen, cfg.DataDir = o.backendListen, o.internalListen, data
 	cfg.HopCA = filepath.Join(hopDir, pki.CAFile)
 	cfg.HopCert, cfg.HopKey = filepath.Join(hopDir, pki.CertFile(pki.Backend)), filepath.Join(hopDir, pki.KeyFile(pki.Backend))
@@ -173,7 +184,8 @@ func upLogger(level string) (*zap.Logger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	c := zap.NewDevelopmentConfig()
+	// JSON, as the edge's logs in this process are: one format on stderr.
+	c := zap.NewProductionConfig()
 	c.Level = zap.NewAtomicLevelAt(lvl)
 	c.DisableStacktrace = true
 	return c.Build()
@@ -215,63 +227,6 @@ func listenPair(public, internal string) (net.Listener, net.Listener, error) {
 	return p, i, nil
 }
 
-// ensureDemo returns the demo credentials, creating the client and its
-// encryption key on the first run.
-func ensureDemo(ctx context.Context, srv *backend.Server, data, registry, baseURL, workspace string) (demoCredentials, error) {
-	path := filepath.Join(data, "demo-credentials.json")
-	var creds demoCredentials
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(b, &creds); err != nil {
-			return creds, fmt.Errorf("%s: %w (delete it to start afresh)", path, err)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		c, err := srv.Identity().CreateClient(ctx, workspace)
-		if err != nil {
-			return creds, fmt.Errorf("creating the demo client: %w", err)
-		}
-		creds = demoCredentials{ClientID: c.ClientID, ClientSecret: c.ClientSecret, WorkspaceID: c.WorkspaceID,
-			Kid: kidregistry.NewKid(), EncryptionKey: kidregistry.NewSecret()}
-	default:
-		return creds, err
-	}
-	creds.BaseURL = baseURL
-	// The registry may be new, or the key may have been retired or removed
-	// by hand: make sure the demo key is there and active.
-	err = kidregistry.Update(registry, func(f *kidregistry.File) error {
-		for i := range f.Keys {
-			if f.Keys[i].Kid == creds.Kid {
-				return nil
-			}
-		}
-		_, err := f.Add(creds.ClientID, creds.Kid, creds.EncryptionKey, time.Now())
-		return err
-	})
-	if err != nil {
-		return creds, err
-	}
-	out, _ := json.MarshalIndent(creds, "", "  ")
-	return creds, writePrivate(path, append(out, '\n'))
-}
-
-// writePrivate writes a file only its owner may read.
-func writePrivate(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // startEdge adapts the Caddyfile with the environment it reads and loads it
 // into this process's Caddy.
 func startEdge(o upOptions, data, registry, hopDir string) error {
@@ -287,7 +242,12 @@ func startEdge(o upOptions, data, registry, hopDir string) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
+	maxBody, err := o.edgeUploadMaxBody()
+	if err != nil {
+		return err
+	}
 	for k, v := range map[string]string{
+		uploadMaxBodyEnv:       maxBody,
 		"HDC_SITE":             "http://:" + port,
 		"HDC_BIND":             host,
 		"HDC_EDGE_ADMIN":       o.admin,
@@ -310,9 +270,10 @@ func startEdge(o upOptions, data, registry, hopDir string) error {
 	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
 		return err
 	}
-	// Keep Caddy's files under data and its logs at our level.
+	// Keep Caddy's files under data, and its logs at our level and in our
+	// format.
 	cfg["storage"] = map[string]any{"module": "file_system", "root": filepath.Join(data, "caddy")}
-	cfg["logging"] = map[string]any{"logs": map[string]any{"default": map[string]any{"level": strings.ToUpper(o.logLevel)}}}
+	setLogging(cfg, o.logLevel)
 	cfgJSON, err = json.Marshal(cfg)
 	if err != nil {
 		return err
@@ -321,6 +282,44 @@ func startEdge(o upOptions, data, registry, hopDir string) error {
 		return fmt.Errorf("starting the edge: %w", err)
 	}
 	return nil
+}
+
+// edgeUploadMaxBody is the edge's cap on an upload's body: --upload-max-body,
+// or twice the backend's upload limit, which an encrypted upload's envelope
+// (base64 in JSON, encrypted, then base64url) needs with room to spare.
+func (o upOptions) edgeUploadMaxBody() (string, error) {
+	if o.uploadMaxBody == "" {
+		return strings.ReplaceAll(humanize.IBytes(2*uint64(o.backend.UploadLimit)), " ", ""), nil
+	}
+	if _, err := humanize.ParseBytes(o.uploadMaxBody); err != nil {
+		return "", fmt.Errorf("--upload-max-body (%s): %q is not a size such as 64MiB", uploadMaxBodyEnv, o.uploadMaxBody)
+	}
+	return o.uploadMaxBody, nil
+}
+
+// setLogging sets every log of an adapted Caddy configuration to level and
+// to JSON, the format of hdc up's own logger: the default log, and the
+// access log the Caddyfile defines (whose filter keeps its JSON encoder).
+func setLogging(cfg map[string]any, level string) {
+	logging, _ := cfg["logging"].(map[string]any)
+	if logging == nil {
+		logging = map[string]any{}
+		cfg["logging"] = logging
+	}
+	logs, _ := logging["logs"].(map[string]any)
+	if logs == nil {
+		logs = map[string]any{}
+		logging["logs"] = logs
+	}
+	def, _ := logs["default"].(map[string]any)
+	if def == nil {
+		def = map[string]any{}
+		logs["default"] = def
+	}
+	def["encoder"] = map[string]any{"format": "json"}
+	for _, l := range logs {
+		l.(map[string]any)["level"] = strings.ToUpper(level)
+	}
 }
 
 // printGuide tells a newcomer what is running and what to try, with
@@ -332,7 +331,7 @@ func printGuide(w io.Writer, o upOptions, data string, creds demoCredentials) {
 	} else if strings.ContainsRune(exe, '/') {
 		hdcCmd = exe
 	}
-	credsPath := filepath.Join(data, "demo-credentials.json")
+	credsPath := filepath.Join(data, demoCredentialsFile)
 	if rel, err := filepath.Rel(mustGetwd(), credsPath); err == nil && !strings.HasPrefix(rel, "..") {
 		credsPath = rel
 	}

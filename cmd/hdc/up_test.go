@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,7 +52,7 @@ func TestUpRefusesBusyEdgeAddresses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			busy := reusePort(t).Addr().String()
-			o := upOptions{listen: "127.0.0.1:0", admin: "off", data: filepath.Join(t.TempDir(), "data"), logLevel: "error",
+			o := upOptions{backend: backend.DefaultConfig(), listen: "127.0.0.1:0", admin: "off", data: filepath.Join(t.TempDir(), "data"), logLevel: "error",
 				backendListen: "127.0.0.1:0", internalListen: "127.0.0.1:0", workspace: "demo"}
 			tt.set(&o, busy)
 			// Were the address taken, the stack would serve until the
