@@ -2,7 +2,9 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -26,6 +28,26 @@ func OpenStore(ctx context.Context, databaseURL, dataDir string) (store.Store, e
 		return nil, err
 	}
 	return sqlite.Open(ctx, path)
+}
+
+// ErrNoDatabase is OpenExistingStore's answer for a SQLite database file
+// that does not exist.
+var ErrNoDatabase = errors.New("no database")
+
+// OpenExistingStore is OpenStore for a caller that only looks: it never
+// creates a SQLite database, returning ErrNoDatabase for a file that does
+// not exist.
+func OpenExistingStore(ctx context.Context, databaseURL, dataDir string) (store.Store, error) {
+	if !sharedStore(databaseURL) {
+		path, err := sqlitePath(databaseURL, dataDir)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, ErrNoDatabase)
+		}
+	}
+	return OpenStore(ctx, databaseURL, dataDir)
 }
 
 // sharedStore reports whether databaseURL names a PostgreSQL database,

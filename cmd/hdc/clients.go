@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +36,27 @@ func (f *storeFlags) run(cmd *cobra.Command, fn func(*identity.Service) error) e
 	}
 	defer st.Close()
 	return fn(identity.New(st, credential.DefaultParams, 1))
+}
+
+// warnUnknownClient warns on standard error when the backend's database
+// these flags locate is there and has no active client of that id. A
+// database that is not there (the registry may be kept where the backend's
+// database is not) or does not answer in a few seconds is no warning, and
+// none is created. The warning names the flags, never a database URL,
+// which may hold a password.
+func (f *storeFlags) warnUnknownClient(cmd *cobra.Command, client string) {
+	ctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+	defer cancel()
+	st, err := backend.OpenExistingStore(ctx, f.db, f.data)
+	if err != nil {
+		return
+	}
+	defer st.Close()
+	err = identity.New(st, credential.DefaultParams, 1).CheckClient(ctx, client)
+	if errors.Is(err, identity.ErrInvalidClient) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: the backend's database (--db, --data) has no active client %q: "+
+			"the edge will accept the key, the backend will refuse the client (create it with hdc clients create)\n", client)
+	}
 }
 
 func newClientsCmd() *cobra.Command {

@@ -43,38 +43,43 @@ type issuedKey struct {
 	Secret   string `json:"secret"`
 }
 
-// issueKey applies issue to the registry and prints the key it made.
-func issueKey(cmd *cobra.Command, path func() (string, error), issue func(*kidregistry.File) (kidregistry.Key, error)) error {
-	p, err := path()
-	if err != nil {
-		return err
-	}
+// issueKey applies issue to the registry at p and prints the key it made.
+func issueKey(cmd *cobra.Command, p string, issue func(*kidregistry.File) (kidregistry.Key, error)) (kidregistry.Key, error) {
 	var k kidregistry.Key
-	err = kidregistry.Update(p, func(f *kidregistry.File) (err error) {
+	err := kidregistry.Update(p, func(f *kidregistry.File) (err error) {
 		k, err = issue(f)
 		return err
 	})
 	if err != nil {
-		return err
+		return k, err
 	}
-	return printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
+	return k, printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
 }
 
 func newKeysAddCmd(path func() (string, error)) *cobra.Command {
 	var client, kid, secret string
+	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "add --client ID [--kid KID] [--secret S]",
 		Short: "Add an active key for a client and print it as JSON",
 		Long: `Add an active key for a client and print {"kid","client_id","secret"}.
 Without --secret a random 16-character secret is generated from crypto/rand;
-without --kid a random kid is generated.`,
+without --kid a random kid is generated. When the backend's database
+(--db, --data) is there and has no active client of that id, it warns.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return issueKey(cmd, path, func(f *kidregistry.File) (kidregistry.Key, error) {
+			p, err := path()
+			if err != nil {
+				return err
+			}
+			sf.warnUnknownClient(cmd, client)
+			_, err = issueKey(cmd, p, func(f *kidregistry.File) (kidregistry.Key, error) {
 				return f.Add(client, kid, secret, time.Now())
 			})
+			return err
 		},
 	}
+	sf.register(cmd)
 	cmd.Flags().StringVar(&client, "client", "", "client id that owns the key (required)")
 	cmd.Flags().StringVar(&kid, "kid", "", "key id (default: generated)")
 	cmd.Flags().StringVar(&secret, "secret", "", "shared key, exactly 16 bytes (default: generated)")
@@ -89,12 +94,26 @@ func newKeysRotateCmd(path func() (string, error)) *cobra.Command {
 		Short: "Give a client a new active key; its previous active keys become retiring",
 		Long: `Add a new active key for the client and move its previous active keys to
 retiring: they are still accepted, so clients can switch at their pace. Once
-the edge's metrics show a retiring key is no longer used, retire it.`,
+the edge's metrics show a retiring key is no longer used, retire it. When the
+client is hdc up's demo client, the demo credentials beside the registry take
+the new key.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return issueKey(cmd, path, func(f *kidregistry.File) (kidregistry.Key, error) {
+			p, err := path()
+			if err != nil {
+				return err
+			}
+			k, err := issueKey(cmd, p, func(f *kidregistry.File) (kidregistry.Key, error) {
 				return f.Rotate(client, time.Now())
 			})
+			if err != nil {
+				return err
+			}
+			synced, err := syncDemoCredentials(p, k)
+			if synced != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "hdc: %s now holds the new key\n", synced)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&client, "client", "", "client id (required)")

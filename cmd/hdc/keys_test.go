@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/health-data-connect/hdc/backend/identity"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -118,5 +120,102 @@ func TestKeysAddConcurrentProcesses(t *testing.T) {
 		if _, ok := reg2.Lookup(kid); !ok {
 			t.Fatalf("kid %s printed but not in the file", kid)
 		}
+	}
+}
+
+// TestKeysRotateKeepsDemoCredentials: rotating the demo client's key
+// rewrites the demo credentials hdc up wrote next to the registry, so that
+// hdc call --encrypt goes on working; another client's rotation leaves them.
+func TestKeysRotateKeepsDemoCredentials(t *testing.T) {
+	dir := t.TempDir()
+	reg, credsPath := filepath.Join(dir, "keys.json"), filepath.Join(dir, "demo-credentials.json")
+	demo := demoCredentials{BaseURL: "http://127.0.0.1:8080", ClientID: "c-demo", ClientSecret: "hdc_cs_x",
+		Kid: "k-demo", EncryptionKey: "0123456789abcdef", WorkspaceID: "demo"}
+	b, _ := json.Marshal(demo)
+	if err := writePrivate(credsPath, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"c-demo", "c-other"} {
+		if r := runHDC(t, nil, "keys", "add", "--registry", reg, "--client", c); r.err != nil {
+			t.Fatalf("add: %v %s", r.err, r.stderr)
+		}
+	}
+	readCreds := func() demoCredentials {
+		t.Helper()
+		var c demoCredentials
+		b, err := os.ReadFile(credsPath)
+		if err != nil || json.Unmarshal(b, &c) != nil {
+			t.Fatalf("demo credentials: %v %s", err, b)
+		}
+		return c
+	}
+
+	if r := runHDC(t, nil, "keys", "rotate", "--registry", reg, "--client", "c-other"); r.err != nil || readCreds() != demo {
+		t.Fatalf("rotating another client changed the demo credentials: %v %+v", r.err, readCreds())
+	}
+	r := runHDC(t, nil, "keys", "rotate", "--registry", reg, "--client", "c-demo")
+	var rotated issuedKey
+	if r.err != nil || json.Unmarshal(r.stdout, &rotated) != nil {
+		t.Fatalf("rotate: %v %s %s", r.err, r.stdout, r.stderr)
+	}
+	want := demo
+	want.Kid, want.EncryptionKey = rotated.Kid, rotated.Secret
+	if got := readCreds(); got != want {
+		t.Fatalf("demo credentials after rotate = %+v, want %+v", got, want)
+	}
+	if fi, _ := os.Stat(credsPath); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("demo credentials mode %v", fi.Mode())
+	}
+	if !strings.Contains(string(r.stderr), credsPath) {
+		t.Fatalf("rotate did not say it updated %s: %s", credsPath, r.stderr)
+	}
+}
+
+// TestKeysAddWarnsOfUnknownClient: keys add warns when the backend's
+// database is there and does not know the client as an active one, and
+// adds the key all the same; without a database it says nothing and
+// creates none.
+func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
+	withDB := t.TempDir()
+	out, err := hdc(t, withDB, "clients", "create", "--workspace", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := decode[identity.Credentials](t, out).ClientID
+	if out, err = hdc(t, withDB, "clients", "create", "--workspace", "acme"); err != nil {
+		t.Fatal(err)
+	}
+	disabled := decode[identity.Credentials](t, out).ClientID
+	if _, err := hdc(t, withDB, "clients", "disable", "--client", disabled); err != nil {
+		t.Fatal(err)
+	}
+	noDB := t.TempDir()
+
+	tests := []struct {
+		name, data, client string
+		warn               bool
+	}{
+		{"known client", withDB, known, false},
+		{"unknown client", withDB, "c-typo", true},
+		{"disabled client", withDB, disabled, true},
+		{"no database", noDB, "c-anything", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := filepath.Join(t.TempDir(), "keys.json")
+			r := runHDC(t, nil, "keys", "add", "--registry", reg, "--client", tt.client, "--data", tt.data)
+			if r.err != nil {
+				t.Fatalf("add: %v %s", r.err, r.stderr)
+			}
+			if warned := strings.Contains(string(r.stderr), "warning"); warned != tt.warn {
+				t.Fatalf("warned = %v, want %v: %s", warned, tt.warn, r.stderr)
+			}
+			if k, err := kidregistry.Load(reg); err != nil || k.Len() != 1 {
+				t.Fatalf("the key was not added: %v", err)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(noDB, "hdc.db")); !os.IsNotExist(err) {
+		t.Fatalf("keys add created a database: %v", err)
 	}
 }
