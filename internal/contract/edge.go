@@ -24,9 +24,15 @@ func FromEdge(cs *tls.ConnectionState) bool {
 	if cs == nil || len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
 		return false
 	}
-	leaf := cs.VerifiedChains[0][0]
-	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+	return NamesEdge(cs.VerifiedChains[0][0])
+}
+
+// NamesEdge reports whether cert is an edge's client certificate: for
+// client authentication, with the edge's URI name. Whether the hop's
+// authority issued it is the caller's to check.
+func NamesEdge(cert *x509.Certificate) bool {
+	if !slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
 		return false
 	}
-	return slices.ContainsFunc(leaf.URIs, func(u *url.URL) bool { return u.String() == EdgeURI })
+	return slices.ContainsFunc(cert.URIs, func(u *url.URL) bool { return u.String() == EdgeURI })
 }

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/pki"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+func TestCheckConfig(t *testing.T) {
+	dir := t.TempDir()
+	hop, other := filepath.Join(dir, "tls"), filepath.Join(dir, "other")
+	for _, d := range []string{hop, other} {
+		if err := pki.InitDir(d, time.Hour, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	registry := filepath.Join(dir, "keys.json")
+	if err := kidregistry.Update(registry, func(f *kidregistry.File) error {
+		_, err := f.Add("c1", "", "", time.Now())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := func(d, f string) string { return filepath.Join(d, f) }
+	edgeCert, edgeKey := in(hop, pki.CertFile(pki.Edge)), in(hop, pki.KeyFile(pki.Edge))
+	config := func(registry, cert, key, ca string) string {
+		proxy := `{"handler":"reverse_proxy","upstreams":[{"dial":"127.0.0.1:9081"}]}`
+		if cert != "" {
+			proxy += fmt.Sprintf(`,{"handler":"reverse_proxy","transport":{"protocol":"http","tls":{"client_certificate_file":%q,"client_certificate_key_file":%q,"ca":{"provider":"file","pem_files":[%q]}}}}`, cert, key, ca)
+		}
+		return fmt.Sprintf(`{"apps":{"hdc":{"keys":{"registry":%q}},"http":{"servers":{"srv0":{"routes":[{"handle":[{"handler":"subroute","routes":[{"handle":[%s]}]}]}]}}}}}`, registry, proxy)
+	}
+	tests := []struct {
+		name, config, want string
+	}{
+		{"sound", config(registry, edgeCert, edgeKey, in(hop, pki.CAFile)), ""},
+		{"not our app", `{"apps":{"http":{}}}`, ""},
+		{"no registry file", config(filepath.Join(dir, "none.json"), edgeCert, edgeKey, in(hop, pki.CAFile)), "does not exist: add the first key with `hdc keys add"},
+		{"a registry that is not one", config(garbage, edgeCert, edgeKey, in(hop, pki.CAFile)), "the key registry " + garbage},
+		{"no hop", config(registry, "", "", ""), "no route reaches the backend over the hop's mutual TLS"},
+		{"missing certificate", config(registry, in(dir, "edge.pem"), edgeKey, in(hop, pki.CAFile)), "HDC_HOP_CERT"},
+		{"the backend's certificate", config(registry, in(hop, pki.CertFile(pki.Backend)), in(hop, pki.KeyFile(pki.Backend)), in(hop, pki.CAFile)), `is not an edge's (it is "hdc-backend"'s)`},
+		{"another authority", config(registry, edgeCert, edgeKey, in(other, pki.CAFile)), "does not verify"},
+		{"missing CA", config(registry, edgeCert, edgeKey, in(dir, "ca.pem")), "HDC_HOP_CA"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkConfig([]byte(tt.config))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("err = %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("err = %v, want one naming %q", err, tt.want)
+			case err != nil && strings.Contains(err.Error(), "\n"):
+				t.Fatalf("the error is not one line: %v", err)
+			}
+		})
+	}
+}
+
+func TestPreflightSkips(t *testing.T) {
+	for _, args := range [][]string{nil, {"version"}, {"adapt", "--config", "/nonexistent"}, {"run", "--envfile", "x", "--config", "/nonexistent"}, {"run", "--resume"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			if err := preflight(args); err != nil {
+				t.Fatalf("preflight(%q) = %v", args, err)
+			}
+		})
+	}
+}
