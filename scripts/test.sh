@@ -3,21 +3,24 @@
 # tests/, which builds the real binaries and drives them on loopback with
 # independent clients: npm packages (installed here from tests/interop's
 # lock file), Debian's python3-jwcrypto and python3-authlib (installed here
-# when missing), and Go's jwx (tests/jwxclient, a module of its own).
+# when missing), and Go's jwx (tests/jwxclient, a module of its own); and
+# the deployment files, the systemd units with systemd-analyze (Debian's
+# systemd, installed here when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== npm packages for the interop tests"
 npm ci --prefix tests/interop --no-audit --no-fund --ignore-scripts --loglevel=error
 
-echo "== Debian packages for the interop tests"
+echo "== Debian packages for the interop and deployment tests"
 missing=()
 for module in jwcrypto authlib; do
   /usr/bin/python3 -c "import $module" 2>/dev/null || missing+=("python3-$module")
 done
+command -v systemd-analyze >/dev/null || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "the interop tests need ${missing[*]}: apt-get install ${missing[*]}" >&2
+    echo "the tests need ${missing[*]}: apt-get install ${missing[*]}" >&2
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
