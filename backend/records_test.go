@@ -239,6 +239,10 @@ func TestUploadErrors(t *testing.T) {
 		{"empty task", func() (io.Reader, string) { return form([]byte("abc")) }, "?task=", 400, "invalid_task"},
 		{"malformed query", func() (io.Reader, string) { return form([]byte("abc")) }, "?task=%zz", 400, "invalid_request"},
 		{"text body", func() (io.Reader, string) { return strings.NewReader("abc"), "text/plain" }, "", 415, "unsupported_media_type"},
+		{"an envelope without X-Encryption", func() (io.Reader, string) {
+			return jsonBody(`{"protected":"eyJhbGciOiJkaXIifQ","iv":"AA","ciphertext":"AA","tag":"AA"}`)
+		}, "", 400, "invalid_upload"},
+		{"compact JWE without X-Encryption", func() (io.Reader, string) { return strings.NewReader("a..b.c.d"), "application/jose" }, "", 415, "unsupported_media_type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,6 +257,9 @@ func TestUploadErrors(t *testing.T) {
 			wantProblem(t, res, tt.status, tt.code)
 			if tt.status == 413 && !strings.Contains(string(res.body), "limit of 1000B") {
 				t.Fatalf("the problem does not state the limit: %s", res.body)
+			}
+			if strings.Contains(tt.name, "without X-Encryption") && !strings.Contains(string(res.body), "no X-Encryption: JWE header") {
+				t.Fatalf("the problem does not name the missing opt-in: %s", res.body)
 			}
 		})
 	}

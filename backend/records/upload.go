@@ -109,8 +109,7 @@ func (h *Handler) openSource(w http.ResponseWriter, r *http.Request) (source, er
 		r.Body = http.MaxBytesReader(w, r.Body, MaxJSONUploadBody(h.cfg.UploadLimit))
 		return source{format: "json", r: upload.JSONFile(r.Body), title: defaultTitle}, nil
 	}
-	return source{format: "unsupported"}, problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
-		"Content-Type must be multipart/form-data or application/json")
+	return source{format: "unsupported"}, web.UnsupportedMedia(mt, "multipart/form-data or application/json")
 }
 
 // createRecord stores the record of a received file.
@@ -177,6 +176,8 @@ func uploadProblem(err error, limit int64) *problem.Problem {
 	switch {
 	case errors.Is(err, upload.ErrTooLarge), errors.As(err, &tooLarge):
 		return web.TooLarge("the file exceeds the upload limit of " + strings.ReplaceAll(humanize.IBytes(uint64(limit)), " ", ""))
+	case errors.Is(err, upload.ErrEnvelope):
+		return problem.New(http.StatusBadRequest, problem.CodeInvalidUpload, web.ErrPlainEnvelope.Detail)
 	case errors.As(err, &bad):
 		return problem.New(http.StatusBadRequest, problem.CodeInvalidUpload, bad.Error())
 	}

@@ -122,6 +122,16 @@ func (j *jsonFile) close() error {
 	return errorf("data after the JSON object at offset %d", j.off)
 }
 
+// ErrEnvelope is the *Error of a body that starts as a JWE in the JSON
+// serialization does: an encrypted upload sent without X-Encryption: JWE,
+// which the edge therefore passed on as it was.
+var ErrEnvelope = &Error{msg: "the body is a JWE envelope, not {\"file\": \"<base64>\"}"}
+
+// envelopeMembers are the members of a JWE in the JSON serialization
+// (RFC 7516, section 7.2) and the edge's top-level kid.
+var envelopeMembers = map[string]bool{"protected": true, "unprotected": true, "header": true, "encrypted_key": true,
+	"iv": true, "ciphertext": true, "tag": true, "aad": true, "recipients": true, "kid": true}
+
 // member reads a member name and accepts only "file", and only once.
 func (j *jsonFile) member(seenFile bool) error {
 	if err := j.expect('"'); err != nil {
@@ -143,6 +153,8 @@ func (j *jsonFile) member(seenFile bool) error {
 		}
 	}
 	switch {
+	case envelopeMembers[string(name)]:
+		return ErrEnvelope
 	case string(name) != "file":
 		// The name is not quoted: it may be a secret sent by mistake.
 		return errorf("unknown member; the body must be {\"file\": \"<base64>\"}")

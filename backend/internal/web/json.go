@@ -26,16 +26,16 @@ func DecodeRequest(w http.ResponseWriter, r *http.Request, v any) *problem.Probl
 	}
 	if err := strictjson.Unmarshal(data, v); err != nil {
 		if isEnvelope(data) {
-			return errPlainEnvelope
+			return ErrPlainEnvelope
 		}
 		return DecodeProblem(err)
 	}
 	return nil
 }
 
-// errPlainEnvelope answers a JWE sent without the opt-in, which the edge
+// ErrPlainEnvelope answers a JWE sent without the opt-in, which the edge
 // therefore passed on as it was.
-var errPlainEnvelope = BadRequest("the body is a JWE envelope, but the request has no X-Encryption: JWE header, " +
+var ErrPlainEnvelope = BadRequest("the body is a JWE envelope, but the request has no X-Encryption: JWE header, " +
 	"so it was not decrypted: send the envelope with X-Encryption: JWE")
 
 // isEnvelope reports whether a body that is not the expected JSON is a JWE
@@ -81,13 +81,20 @@ func DecodeProblem(err error) *problem.Problem {
 // application/json (parameters such as charset=utf-8 are allowed).
 func requireJSON(r *http.Request) *problem.Problem {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch {
-	case err == nil && mt == "application/json":
+	if err == nil && mt == "application/json" {
 		return nil
-	case mt == "application/jose" || mt == "application/jose+json":
+	}
+	return UnsupportedMedia(mt, "application/json")
+}
+
+// UnsupportedMedia is the 415 answer to a body of media type mt where want
+// was expected. A JWE's media type is told the opt-in it lacks: without
+// X-Encryption: JWE the edge passes the body on as it is.
+func UnsupportedMedia(mt, want string) *problem.Problem {
+	if mt == "application/jose" || mt == "application/jose+json" {
 		return problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 			"the body is a JWE ("+mt+"), but the request has no X-Encryption: JWE header, so it was not decrypted: "+
 				"send it with X-Encryption: JWE")
 	}
-	return problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia, "Content-Type must be application/json")
+	return problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia, "Content-Type must be "+want)
 }
