@@ -19,6 +19,7 @@ import (
 	"github.com/health-data-connect/hdc/caddymodule/jwe"
 	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/privatefile"
 )
 
 // apiClient talks to the API as one client: it logs in, keeps the token
@@ -154,7 +155,7 @@ func (c *apiClient) saveTokens() error {
 		return err
 	}
 	b, _ := json.Marshal(c.tokens)
-	return writePrivate(c.cachePath, b)
+	return privatefile.Write(c.cachePath, b)
 }
 
 // do sends an authenticated request and returns the answer unread. When

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -65,24 +66,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, registry, baseUR
 		return creds, err
 	}
 	out, _ := json.MarshalIndent(creds, "", "  ")
-	return creds, writePrivate(path, append(out, '\n'))
-}
-
-// writePrivate writes a file only its owner may read.
-func writePrivate(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return creds, privatefile.Write(path, append(out, '\n'))
 }
 
 // syncDemoCredentials keeps the demo credentials beside registry in step
@@ -106,5 +90,5 @@ func syncDemoCredentials(registry string, k kidregistry.Key) (string, error) {
 	}
 	creds.Kid, creds.EncryptionKey = k.Kid, k.Secret
 	out, _ := json.MarshalIndent(creds, "", "  ")
-	return path, writePrivate(path, append(out, '\n'))
+	return path, privatefile.Write(path, append(out, '\n'))
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -132,7 +133,7 @@ func TestKeysRotateKeepsDemoCredentials(t *testing.T) {
 	demo := demoCredentials{BaseURL: "http://127.0.0.1:8080", ClientID: "c-demo", ClientSecret: "hdc_cs_x",
 		Kid: "k-demo", EncryptionKey: "0123456789abcdef", WorkspaceID: "demo"}
 	b, _ := json.Marshal(demo)
-	if err := writePrivate(credsPath, b); err != nil {
+	if err := privatefile.Write(credsPath, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"c-demo", "c-other"} {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/privatefile"
 )
 
 // Files of a hop directory, as hdc tls init writes them.
@@ -39,10 +41,10 @@ func InitDir(dir string, validity time.Duration, replace bool) error {
 	if err != nil {
 		return err
 	}
-	if err := writePrivate(filepath.Join(dir, CAKeyFile), caKey); err != nil {
+	if err := privatefile.Write(filepath.Join(dir, CAKeyFile), caKey); err != nil {
 		return err
 	}
-	if err := writePrivate(filepath.Join(dir, CAFile), ca.CertPEM()); err != nil {
+	if err := privatefile.Write(filepath.Join(dir, CAFile), ca.CertPEM()); err != nil {
 		return err
 	}
 	for _, role := range []Role{Backend, Edge} {
@@ -79,30 +81,8 @@ func (ca *CA) issueTo(dir string, role Role, validity time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if err := writePrivate(filepath.Join(dir, KeyFile(role)), keyPEM); err != nil {
+	if err := privatefile.Write(filepath.Join(dir, KeyFile(role)), keyPEM); err != nil {
 		return err
 	}
-	return writePrivate(filepath.Join(dir, CertFile(role)), certPEM)
-}
-
-// writePrivate replaces path with data, readable by its owner only: it is
-// written to a temporary file beside it and renamed.
-func writePrivate(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return privatefile.Write(filepath.Join(dir, CertFile(role)), certPEM)
 }
