@@ -49,7 +49,7 @@ func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &creds) != nil {
 		t.Fatalf("demo credentials: %v", err)
 	}
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := checkedClient(t, &http.Client{Timeout: 30 * time.Second}, "http://"+listen, filepath.Join(dir, "data", "keys.json"))
 	login, _ := json.Marshal(map[string]string{"client_id": creds.ClientID, "client_secret": creds.ClientSecret})
 	resp, err := client.Post("http://"+listen+contract.PathLogin, "application/json", bytes.NewReader(login))
 	if err != nil {
@@ -158,7 +158,7 @@ func (s *stack) loginFrom(ip, xff string, c *apiClient, secret string) int {
 	if xff != "" {
 		req.Header.Set("X-Forwarded-For", xff)
 	}
-	resp, err := fromAddr(ip).Do(req)
+	resp, err := s.checked(fromAddr(ip)).Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -215,14 +215,15 @@ func TestTrustedProxiesNameTheClient(t *testing.T) {
 	}
 }
 
-// backendLog returns what the stack's backend has logged so far.
-func (s *stack) backendLog() string {
+// output returns what the stack's process name (hdc-backend, hdc-edge)
+// has written so far.
+func (s *stack) output(name string) string {
 	for _, p := range s.procs {
-		if p.name == "hdc-backend" {
+		if p.name == name {
 			return p.out.String()
 		}
 	}
-	s.t.Fatal("no backend in the stack")
+	s.t.Fatalf("no %s in the stack", name)
 	return ""
 }
 
@@ -248,7 +249,7 @@ func TestMalformedEncryptionOptInIsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := strings.Count(s.backendLog(), "GET /health/api/v1/fhir/retrieve")
+			before := strings.Count(s.output("hdc-backend"), "GET /health/api/v1/fhir/retrieve")
 			req, _ := http.NewRequest("GET", s.edge+path, nil)
 			req.Header.Set("Authorization", "Bearer "+tk.AccessToken)
 			req.Header.Set(jweKidHeader, c.Kid)
@@ -266,7 +267,7 @@ func TestMalformedEncryptionOptInIsRefused(t *testing.T) {
 				t.Fatal("the record in plaintext")
 			}
 			time.Sleep(100 * time.Millisecond)
-			if after := strings.Count(s.backendLog(), "GET /health/api/v1/fhir/retrieve"); after != before {
+			if after := strings.Count(s.output("hdc-backend"), "GET /health/api/v1/fhir/retrieve"); after != before {
 				t.Fatal("the request reached the backend")
 			}
 		})

@@ -63,6 +63,7 @@ func startCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	c.ops = &stack{t: t, dir: dir, registry: registry, http: &http.Client{Timeout: time.Minute}}
+	answers := c.ops.checkAnswers() // every answer of the edges against docs/openapi.yaml
 	c.ops.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AWS_EC2_METADATA_DISABLED=true",
 		"HDC_DATA=" + filepath.Join(dir, "ops"), "HDC_DATABASE_URL=" + c.database, "HDC_KEY_REGISTRY=" + registry}
 
@@ -89,6 +90,7 @@ func startCluster(t *testing.T) *cluster {
 			"HDC_BACKEND=" + strings.TrimPrefix(r.public, "http://"), "HDC_BACKEND_INTERNAL=" + r.internal,
 			"HDC_UPLOAD_MAX_BODY=16MiB"}, hopEnv(hop, "edge")...), edgeSock)
 		e := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, env: c.ops.env, http: c.ops.http}
+		answers.addEdge(e.edge)
 		c.ops.waitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.edge+"/no-such-route") == http.StatusNotFound })
 		c.edges[i] = e
 	}

@@ -85,6 +85,7 @@ func startStackEnv(t *testing.T, backendEnv, edgeEnv []string) *stack {
 	adminSock, admin := testkit.ListenFile(t)
 	s := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, internal: "http://" + internal, admin: "http://" + admin,
 		registry: filepath.Join(dir, "keys.json"), http: &http.Client{Timeout: 5 * time.Minute}}
+	s.checkAnswers() // every answer of the edge against docs/openapi.yaml
 	s.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
 		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_DATA_HOME=" + filepath.Join(dir, "share"),
 		"HDC_DATA=" + filepath.Join(dir, "backend"), "HDC_KEY_REGISTRY=" + s.registry,

@@ -1,0 +1,211 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+// answerCheck is an http.RoundTripper that checks every answer of the
+// edges it knows against docs/openapi.yaml (openapi_check_test.go). It
+// reads the answer whole and hands the caller an unread copy; an answer
+// the document does not describe is reported with report, which fails the
+// test that received it. Answers of any other address pass unchecked: the
+// backend's listeners and the edge's admin API are not the public API.
+type answerCheck struct {
+	base   http.RoundTripper
+	keys   *keyring
+	report func(format string, args ...any)
+
+	mu    sync.Mutex
+	edges map[string]bool // host:port
+
+	checked atomic.Int64 // answers checked
+}
+
+// newAnswerCheck returns an answerCheck over base (nil: the default
+// transport) that opens encrypted answers with the keys of the registry
+// file at registry.
+func newAnswerCheck(base http.RoundTripper, registry string, report func(format string, args ...any)) *answerCheck {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &answerCheck{base: base, keys: &keyring{path: registry}, report: report, edges: map[string]bool{}}
+}
+
+// addEdge has the answers of the edge at base (http://host:port) checked.
+func (c *answerCheck) addEdge(base string) {
+	u, err := url.Parse(base)
+	if err != nil {
+		panic(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.edges[u.Host] = true
+}
+
+func (c *answerCheck) isEdge(host string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.edges[host]
+}
+
+// RoundTrip sends req, and checks the answer if it comes from an edge.
+func (c *answerCheck) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(req)
+	if err != nil || !c.isEdge(req.URL.Host) {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil { // the caller sees what it would have seen
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+		return resp, nil
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	a := answer{method: req.Method, path: req.URL.Path, status: resp.StatusCode, header: resp.Header, body: body}
+	if a.method == "" {
+		a.method = http.MethodGet
+	}
+	doc, err := openAPI()
+	if err == nil {
+		err = doc.check(a, c.keys.open)
+	}
+	c.checked.Add(1)
+	if err != nil {
+		c.report("%s: the answer does not match %s: %v\nbody: %s", a, apiDocPath, err, tail(string(body), 600))
+	}
+	return resp, nil
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// checkAnswers makes s's HTTP client check every answer of s's edge (and
+// of the edges added to the returned answerCheck) against the document,
+// failing the test s runs at the time.
+func (s *stack) checkAnswers() *answerCheck {
+	c := newAnswerCheck(s.http.Transport, s.registry, func(format string, args ...any) {
+		s.t.Errorf(format, args...)
+	})
+	if s.edge != "" {
+		c.addEdge(s.edge)
+	}
+	s.http.Transport = c
+	t := s.t
+	t.Cleanup(func() { t.Logf("%d answers of the edge checked against %s", c.checked.Load(), apiDocPath) })
+	return c
+}
+
+// checked returns client with its answers from s's edge checked against
+// the document, failing the test s runs.
+func (s *stack) checked(client *http.Client) *http.Client {
+	c := newAnswerCheck(client.Transport, s.registry, func(format string, args ...any) {
+		s.t.Errorf(format, args...)
+	})
+	c.addEdge(s.edge)
+	client.Transport = c
+	return client
+}
+
+// checkedClient returns client with its answers from the edge at edge
+// checked against the document, failing t; registry is the edge's key
+// registry file.
+func checkedClient(t testing.TB, client *http.Client, edge, registry string) *http.Client {
+	c := newAnswerCheck(client.Transport, registry, t.Errorf)
+	c.addEdge(edge)
+	client.Transport = c
+	return client
+}
+
+// keyring finds the shared keys of an edge's key registry by kid, to open
+// encrypted answers. It remembers every secret it has seen for a kid: a
+// test may rewrite the file with values the edge refuses, keeping the
+// ones it had.
+type keyring struct {
+	path string
+
+	mu      sync.Mutex
+	secrets map[string][]string
+}
+
+// candidates returns the secrets known for kid, reading the file again
+// first when reload is set.
+func (k *keyring) candidates(kid string, reload bool) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.secrets == nil {
+		k.secrets = map[string][]string{}
+		reload = true
+	}
+	if reload {
+		k.read()
+	}
+	return slices.Clone(k.secrets[kid])
+}
+
+// read adds the file's keys; a file that cannot be read adds none.
+func (k *keyring) read() {
+	data, err := os.ReadFile(k.path)
+	if err != nil {
+		return
+	}
+	var file struct {
+		Keys []struct {
+			Kid    string `json:"kid"`
+			Secret string `json:"secret"`
+		} `json:"keys"`
+	}
+	if json.Unmarshal(data, &file) != nil {
+		return
+	}
+	for _, key := range file.Keys {
+		if !slices.Contains(k.secrets[key.Kid], key.Secret) {
+			k.secrets[key.Kid] = append(k.secrets[key.Kid], key.Secret)
+		}
+	}
+}
+
+// parseEnvelope reads an envelope with go-jose: alg dir, enc
+// A128CBC-HS256, compact or in the JSON serialization.
+func parseEnvelope(body []byte, compact bool) (*jose.JSONWebEncryption, error) {
+	algs, encs := []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A128CBC_HS256}
+	if compact {
+		return jose.ParseEncryptedCompact(string(body), algs, encs)
+	}
+	return jose.ParseEncryptedJSON(string(body), algs, encs)
+}
+
+// open decrypts an answer's envelope with go-jose and the key its
+// protected header names.
+func (k *keyring) open(body []byte, compact bool) ([]byte, error) {
+	obj, err := parseEnvelope(body, compact)
+	if err != nil {
+		return nil, err
+	}
+	kid := obj.Header.KeyID
+	if kid == "" {
+		return nil, errors.New("no kid in the protected header")
+	}
+	for _, reload := range []bool{false, true} {
+		for _, secret := range k.candidates(kid, reload) {
+			if plaintext, err := obj.Decrypt([]byte(secret + secret)); err == nil {
+				return plaintext, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no key %q of %s opens it", kid, k.path)
+}
