@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/spf13/cobra"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
@@ -58,8 +59,13 @@ them: run hdc up with --allow-loopback-webhooks.`,
 func serveWebhooks(ctx context.Context, ln net.Listener, signingKey string, out io.Writer) error {
 	var verifier *standardwebhooks.Webhook
 	if signingKey != "" {
-		var err error
-		if verifier, err = standardwebhooks.NewWebhookRaw([]byte(signingKey)); err != nil {
+		// A whsec_ secret keys the signature with its decoded bytes, a raw
+		// key with its own: the backend's reading of signing_key.
+		key, err := webhook.SigningKeyBytes(signingKey)
+		if err != nil {
+			return fmt.Errorf("--signing-key: %w", err)
+		}
+		if verifier, err = standardwebhooks.NewWebhookRaw(key); err != nil {
 			return err
 		}
 	}

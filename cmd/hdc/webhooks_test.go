@@ -33,7 +33,17 @@ func (l *lockedBuffer) String() string {
 }
 
 func TestWebhooksListen(t *testing.T) {
-	const key = "a-signing-key-of-20+"
+	for _, tt := range []struct{ name, key string }{
+		{"raw key", "a-signing-key-of-20+"},
+		// The Standard Webhooks form: the signature is keyed with the
+		// decoded bytes, as the backend and every library key it.
+		{"whsec_ secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testWebhooksListen(t, tt.key) })
+	}
+}
+
+func testWebhooksListen(t *testing.T, key string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +53,13 @@ func TestWebhooksListen(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- serveWebhooks(ctx, ln, key, out) }()
 
-	signer, _ := standardwebhooks.NewWebhookRaw([]byte(key))
+	signer, err := standardwebhooks.NewWebhook(key)
+	if !strings.HasPrefix(key, "whsec_") {
+		signer, err = standardwebhooks.NewWebhookRaw([]byte(key))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	post := func(body string, tamper bool) int {
 		ts := time.Now()
 		sig, err := signer.Sign("msg_1", ts, []byte(body))
