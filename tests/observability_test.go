@@ -84,4 +84,8 @@ func TestLimitsAreStated(t *testing.T) {
 	if r.status != 413 || !strings.Contains(string(r.body), "limit of 256KiB") {
 		t.Fatalf("got %s, want 413 stating the limit of 256KiB", r)
 	}
+	// Caddy writes this answer itself; it is as private as the rest.
+	if r.header.Get("Cache-Control") != "no-store" || r.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("the edge's own 413 has headers %v", r.header)
+	}
 }
