@@ -123,19 +123,11 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 		return fmt.Errorf("making the hop's certificates: %w", err)
 	}
 
-	cfg := o.backend
-	cfg.Listen, cfg.InternalListen, cfg.DataDir = o.backendListen, o.internalListen, data
-	cfg.HopCA = filepath.Join(hopDir, pki.CAFile)
-	cfg.HopCert, cfg.HopKey = filepath.Join(hopDir, pki.CertFile(pki.Backend)), filepath.Join(hopDir, pki.KeyFile(pki.Backend))
-	cfg.DatabaseURL = "" // the embedded default: SQLite under data
-	if o.allowLoopbackWebhooks {
-		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
-	}
 	public, internal, err := listenPair(o.backendListen, o.internalListen)
 	if err != nil {
 		return err
 	}
-	srv, err := backend.New(ctx, cfg, logger.Named("backend"))
+	srv, err := backend.New(ctx, o.backendConfig(data, hopDir), logger.Named("backend"))
 	if err != nil {
 		public.Close()
 		internal.Close()
@@ -164,9 +156,15 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	}
 	printGuide(out, o, data, creds)
 
+	return wait(ctx, out, backendDone, stopBackend)
+}
+
+// wait serves until ctx is done or the backend stops, then stops the edge
+// and the backend.
+func wait(ctx context.Context, out io.Writer, backendDone <-chan error, stopBackend func()) error {
 	select {
 	case <-ctx.Done():
-	case err = <-backendDone:
+	case err := <-backendDone:
 		_ = caddy.Stop()
 		return fmt.Errorf("backend stopped: %w", err)
 	}
@@ -177,6 +175,20 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 		return err
 	}
 	return stopErr
+}
+
+// backendConfig is the backend's configuration in this stack: the flags'
+// and environment's, on the addresses, data and hop files of hdc up.
+func (o upOptions) backendConfig(data, hopDir string) backend.Config {
+	cfg := o.backend
+	cfg.Listen, cfg.InternalListen, cfg.DataDir = o.backendListen, o.internalListen, data
+	cfg.HopCA = filepath.Join(hopDir, pki.CAFile)
+	cfg.HopCert, cfg.HopKey = filepath.Join(hopDir, pki.CertFile(pki.Backend)), filepath.Join(hopDir, pki.KeyFile(pki.Backend))
+	cfg.DatabaseURL = "" // the embedded default: SQLite under data
+	if o.allowLoopbackWebhooks {
+		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+	}
+	return cfg
 }
 
 func upLogger(level string) (*zap.Logger, error) {
@@ -238,6 +250,34 @@ func startEdge(o upOptions, data, registry, hopDir string) error {
 		}
 		src, name = b, o.caddyfile
 	}
+	if err := o.setEdgeEnv(registry, hopDir); err != nil {
+		return err
+	}
+	cfgJSON, _, err := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}.Adapt(src, map[string]any{"filename": name})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		return err
+	}
+	// Keep Caddy's files under data, and its logs at our level and in our
+	// format.
+	cfg["storage"] = map[string]any{"module": "file_system", "root": filepath.Join(data, "caddy")}
+	setLogging(cfg, o.logLevel)
+	cfgJSON, err = json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	if err := caddy.Load(cfgJSON, true); err != nil {
+		return fmt.Errorf("starting the edge: %w", err)
+	}
+	return nil
+}
+
+// setEdgeEnv sets the variables the reference Caddyfile reads to the
+// addresses and files of this stack.
+func (o upOptions) setEdgeEnv(registry, hopDir string) error {
 	host, port, err := net.SplitHostPort(o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
@@ -261,25 +301,6 @@ func startEdge(o upOptions, data, registry, hopDir string) error {
 		if err := os.Setenv(k, v); err != nil {
 			return err
 		}
-	}
-	cfgJSON, _, err := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}.Adapt(src, map[string]any{"filename": name})
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
-		return err
-	}
-	// Keep Caddy's files under data, and its logs at our level and in our
-	// format.
-	cfg["storage"] = map[string]any{"module": "file_system", "root": filepath.Join(data, "caddy")}
-	setLogging(cfg, o.logLevel)
-	cfgJSON, err = json.Marshal(cfg)
-	if err != nil {
-		return err
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		return fmt.Errorf("starting the edge: %w", err)
 	}
 	return nil
 }
