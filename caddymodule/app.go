@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
@@ -72,7 +74,8 @@ type keyState struct {
 	watcher    *kidregistry.Watcher
 	lastUse    sync.Map // kid → *atomic.Int64, Unix nanoseconds
 	lastReload atomic.Int64
-	ciphers    sync.Map // kid → *cachedKey
+	reloads    singleflight.Group // reloads for unknown kids, one at a time
+	ciphers    sync.Map           // kid → *cachedKey
 	// dummy stands in for unknown, retired and foreign keys: checking a tag
 	// against it costs what checking against a real key costs, and fails.
 	dummy *cbchmac.Key
@@ -174,21 +177,23 @@ func (a *App) Cleanup() error {
 
 // lookupKey returns the key named kid. When the kid is unknown it reloads the
 // registry first, at most once per reloadCooldown, so that a key added a
-// moment ago works before the next poll.
+// moment ago works before the next poll. Requests that miss at once share
+// one reload and look again after it, as they do after a reload the poller
+// or the cooldown's holder made meanwhile: none fails for arriving second.
 func (a *App) lookupKey(kid string) (*kidregistry.Key, bool) {
-	k, ok := a.keys.watcher.Registry().Lookup(kid)
-	if ok {
+	w := a.keys.watcher
+	if k, ok := w.Registry().Lookup(kid); ok {
 		return k, true
 	}
-	now := time.Now().UnixNano()
-	last := a.keys.lastReload.Load()
-	if now-last < int64(reloadCooldown) || !a.keys.lastReload.CompareAndSwap(last, now) {
-		return nil, false
-	}
-	if changed, _ := a.keys.watcher.Reload(); !changed {
-		return nil, false
-	}
-	return a.keys.watcher.Registry().Lookup(kid)
+	a.keys.reloads.Do("", func() (any, error) {
+		now := time.Now().UnixNano()
+		if now-a.keys.lastReload.Load() >= int64(reloadCooldown) {
+			a.keys.lastReload.Store(now)
+			_, _ = w.Reload() // a rejected file keeps the current registry
+		}
+		return nil, nil
+	})
+	return w.Registry().Lookup(kid)
 }
 
 // cipherFor returns the cipher of a registry key, built once per secret.
