@@ -96,6 +96,7 @@ func identityFields(h http.Header) []zap.Field {
 		{contract.HeaderTokenID, "token_id", contract.IsUUID},
 		{contract.HeaderGrantID, "grant_id", contract.IsUUID},
 		{contract.HeaderKeyID, "kid", contract.ValidKid},
+		{contract.HeaderRequestID, "request_id", contract.IsUUID},
 	} {
 		if v := h.Get(hf.header); hf.valid(v) {
 			fields = append(fields, zap.String(hf.field, v))

@@ -117,7 +117,8 @@ func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 }
 
 // prepare removes the hop's headers a client sent, names the client's
-// address, and ends a chunked request's connection.
+// address and the request's id (to the backend, and to the client in the
+// answer), and ends a chunked request's connection.
 func prepare(w http.ResponseWriter, r *http.Request) {
 	for name := range r.Header {
 		if strings.HasPrefix(name, contract.HeaderPrefix) { // names are canonical in the map
@@ -127,6 +128,14 @@ func prepare(w http.ResponseWriter, r *http.Request) {
 	// The client's address as Caddy computed it, behind its trusted proxies.
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
 		r.Header.Set(contract.HeaderClientIP, ip)
+	}
+	// The request's id: reading Caddy's placeholder also puts it in the
+	// access log line, as "uuid".
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		if id, _ := repl.GetString("http.request.uuid"); id != "" {
+			r.Header.Set(contract.HeaderRequestID, id)
+			w.Header().Set(contract.HeaderRequestIDAnswer, id)
+		}
 	}
 	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
 		// A chunked request ends its connection. Had it carried a

@@ -5,6 +5,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestEdgeAccessLogAndMetrics: the reference Caddyfile writes one JSON
@@ -17,9 +20,20 @@ func TestEdgeAccessLogAndMetrics(t *testing.T) {
 	tk := s.login(c, false, "")
 	const record, marker = "record-id-in-a-query", "body-marker-never-logged"
 	auth := map[string]string{"Authorization": "Bearer " + tk.AccessToken}
-	if r := s.do("GET", retrievePath+"?identifier="+record, nil, auth); r.status != 404 {
+	r := s.do("GET", retrievePath+"?identifier="+record, nil, auth)
+	if r.status != 404 {
 		t.Fatalf("retrieve: %s", r)
 	}
+	// The answer's request id is in the edge's access line and the
+	// backend's line for the same request.
+	id := r.header.Get("X-Request-Id")
+	if len(id) != 36 {
+		t.Fatalf("the answer's X-Request-Id is %q", id)
+	}
+	testkit.Eventually(t, 5*time.Second, "the request id in both logs", func() bool { // each logs after answering
+		return strings.Contains(s.output("hdc-edge"), `"uuid":"`+id+`"`) &&
+			strings.Contains(s.output("hdc-backend"), `"request_id":"`+id+`"`)
+	})
 	sub := []byte(`{"endpoint":"https://example.org/` + marker + `","event_names":["appointment.created"]}`)
 	if r := s.send(c, false, "POST", subsPath, sub, auth); r.status != 201 && r.status != 200 {
 		t.Fatalf("subscribe: %s", r)

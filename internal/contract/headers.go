@@ -28,7 +28,15 @@ const (
 	// HeaderClientIP is the address of the client as the edge saw it,
 	// behind the proxies it trusts; on every route.
 	HeaderClientIP = HeaderPrefix + "Client-Ip"
+	// HeaderRequestID is the id (a UUID) the edge gave the request, which
+	// its access log line carries as "uuid" and the backend's as
+	// "request_id"; on every route.
+	HeaderRequestID = HeaderPrefix + "Request-Id"
 )
+
+// HeaderRequestIDAnswer names the request's id in every answer of the
+// edge, for a client to quote.
+const HeaderRequestIDAnswer = "X-Request-Id"
 
 // Headers of the encrypted transport, as clients send and receive them.
 const (
