@@ -80,11 +80,14 @@ func TestImportRules(t *testing.T) {
 		{"h1framing imports only problems",
 			func(p string) bool { return p == "caddymodule/h1framing" },
 			func(d string) bool { return d == "internal/problem" }},
-		{"the store imports nothing of ours, its engines only the store",
+		{"the store imports only the audit record, its engines only the store and the audit record",
 			func(p string) bool {
 				return p == "backend/store" || p == "backend/store/sqlite" || p == "backend/store/postgres"
 			},
-			func(d string) bool { return d == "backend/store" }},
+			func(d string) bool { return d == "backend/store" || d == "backend/audit" }},
+		{"the audit record imports only the contract",
+			func(p string) bool { return p == "backend/audit" },
+			func(d string) bool { return d == "internal/contract" }},
 		{"web is plumbing: no domain package",
 			func(p string) bool { return p == "backend/internal/web" },
 			func(d string) bool {

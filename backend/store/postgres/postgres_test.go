@@ -10,7 +10,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store/storetest"
 )
 
-func open(t *testing.T, url string) *Store {
+func open(t testing.TB, url string) *Store {
 	t.Helper()
 	s, err := Open(t.Context(), url)
 	if err != nil {
@@ -23,6 +23,12 @@ func open(t *testing.T, url string) *Store {
 func TestConformance(t *testing.T) {
 	pgtest.Server(t)
 	storetest.Run(t, func(t *testing.T) storetest.Store { return open(t, pgtest.URL(t)) })
+}
+
+// BenchmarkAppendAudit is an audit record's cost on PostgreSQL, one
+// transaction each.
+func BenchmarkAppendAudit(b *testing.B) {
+	storetest.BenchAppendAudit(b, open(b, pgtest.URL(b)))
 }
 
 // TestReplicas runs the coordination tests on two pools on one database,

@@ -9,7 +9,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store/storetest"
 )
 
-func open(t *testing.T) *Store {
+func open(t testing.TB) *Store {
 	t.Helper()
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
 	if err != nil {
@@ -21,6 +21,12 @@ func open(t *testing.T) *Store {
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return open(t) })
+}
+
+// BenchmarkAppendAudit is an audit record's cost on SQLite, one
+// transaction each.
+func BenchmarkAppendAudit(b *testing.B) {
+	storetest.BenchAppendAudit(b, open(b))
 }
 
 // TestReplicas runs the coordination tests on two handles of one file, as

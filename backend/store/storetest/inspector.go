@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -17,6 +18,15 @@ type Inspector interface {
 	GetDelivery(ctx context.Context, id string) (store.Delivery, error)
 	// ListAttempts returns a delivery's attempts in order.
 	ListAttempts(ctx context.Context, deliveryID string) ([]store.Attempt, error)
+	// AppendAuditThen appends e with store.AppendAudit in one of the
+	// engine's transactions and runs then in it, committing when then
+	// returns nil: a change recording itself.
+	AppendAuditThen(ctx context.Context, e audit.Event, then func() error) (audit.Record, error)
+	// SetAuditBody overwrites the stored canonical form of a record, as
+	// someone with the database's password could.
+	SetAuditBody(ctx context.Context, workspace string, seq int64, body []byte) error
+	// DeleteAuditRecord deletes a record's row, likewise.
+	DeleteAuditRecord(ctx context.Context, workspace string, seq int64) error
 }
 
 // Store is an engine as the suite sees it: the store and its inspector.

@@ -23,6 +23,7 @@ func RunReplicas(t *testing.T, open func(t *testing.T) (a, b Store)) {
 		{"RefreshReuse", testReplicaRefreshReuse},
 		{"SigningKeyRotation", testReplicaSigningKeys},
 		{"Throttle", testReplicaThrottle},
+		{"Audit", testReplicaAudit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,6 +50,13 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"OutboxStatsAndPrune", testOutboxStatsAndPrune},
 		{"Throttle", testThrottle},
 		{"ThrottleConcurrentTakes", testThrottleConcurrentTakes},
+		{"AuditAppend", testAuditAppend},
+		{"AuditList", testAuditList},
+		{"AuditTransaction", testAuditTransaction},
+		{"AuditTamper", testAuditTamper},
+		{"AuditPrune", testAuditPrune},
+		{"AuditPruneGap", testAuditPruneGap},
+		{"AuditConcurrentAppends", testAuditConcurrentAppends},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })

@@ -1,0 +1,87 @@
+package audit
+
+// Action is what happened: one of the constants below, which are the
+// whole set.
+type Action string
+
+// Actions of clients, seen by the backend.
+const (
+	Login              Action = "login"
+	LoginFailed        Action = "login_failed"
+	Refresh            Action = "refresh"
+	RefreshReuse       Action = "refresh_reuse" // a rotated refresh token came back: its family is revoked
+	RecordUpload       Action = "record_upload"
+	RecordRetrieve     Action = "record_retrieve"
+	ResourcesSubmit    Action = "resources_submit" // a parser attached resources to a record
+	SubscriptionCreate Action = "subscription_create"
+	SubscriptionDelete Action = "subscription_delete"
+	DeliveryDisabled   Action = "delivery_disabled" // a subscriber answered 410 Gone
+)
+
+// Actions of operators (the hdc CLI) and of the backend's own jobs.
+const (
+	ClientCreate   Action = "client_create"
+	ClientDisable  Action = "client_disable"
+	SharingGrant   Action = "sharing_grant"
+	SharingRevoke  Action = "sharing_revoke"
+	KeyAdd         Action = "key_add"
+	KeyRotate      Action = "key_rotate"
+	KeyRetire      Action = "key_retire"
+	RetentionPrune Action = "retention_prune" // retention removed a prefix of the chain
+)
+
+// rule is what an action's event may carry.
+type rule struct {
+	// entity is the kind of entity the action concerns, empty for none.
+	entity EntityKind
+	// anywhere lets the event belong to the installation's trail (no
+	// workspace).
+	anywhere bool
+	// refusal: the action is itself a refusal, so its outcome is not
+	// Success.
+	refusal bool
+}
+
+var rules = map[Action]rule{
+	Login:              {},
+	LoginFailed:        {anywhere: true, refusal: true},
+	Refresh:            {},
+	RefreshReuse:       {refusal: true},
+	RecordUpload:       {entity: EntityCareContext},
+	RecordRetrieve:     {entity: EntityCareContext},
+	ResourcesSubmit:    {entity: EntityCareContext},
+	SubscriptionCreate: {entity: EntitySubscription},
+	SubscriptionDelete: {entity: EntitySubscription},
+	DeliveryDisabled:   {entity: EntitySubscription},
+	ClientCreate:       {entity: EntityClient},
+	ClientDisable:      {entity: EntityClient},
+	SharingGrant:       {entity: EntityGrant},
+	SharingRevoke:      {entity: EntityGrant},
+	KeyAdd:             {entity: EntityKey},
+	KeyRotate:          {entity: EntityKey},
+	KeyRetire:          {entity: EntityKey},
+	RetentionPrune:     {anywhere: true},
+}
+
+// Valid reports whether a is one of the actions.
+func (a Action) Valid() bool {
+	_, ok := rules[a]
+	return ok
+}
+
+// Outcome is how an action ended.
+type Outcome string
+
+// Outcomes.
+const (
+	// Success: the action was done.
+	Success Outcome = "success"
+	// Denied: the action was refused (bad credentials, no such record,
+	// no right to it).
+	Denied Outcome = "denied"
+	// Failed: the server failed to do it.
+	Failed Outcome = "failed"
+)
+
+// Valid reports whether o is one of the outcomes.
+func (o Outcome) Valid() bool { return o == Success || o == Denied || o == Failed }

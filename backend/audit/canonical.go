@@ -1,0 +1,139 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"time"
+)
+
+// The canonical form is JSON written by encoding/json from the struct
+// below: members in the struct's order, no spaces, optional members left
+// out when empty. It is deterministic without RFC 8785 (JCS) because it
+// only ever holds what Validate lets through, integers and ASCII strings
+// of ids, codes, hex and times in one fixed layout, which encoding/json
+// writes one way only; JCS would matter for JSON written by others, and
+// Parse accepts nothing but this form (it writes what it read again and
+// compares). The format is versioned ("v") so that a later one can be
+// read beside it: records are never rewritten.
+//
+// Member order, names and layouts are the format: changing any of them
+// breaks every stored chain (TestCanonicalGolden holds them).
+
+// format is the version of the canonical form that Canonical writes.
+const format = 1
+
+// timeLayout is the canonical time: UTC, microseconds, fixed width.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+type canonical struct {
+	V         int              `json:"v"`
+	Workspace string           `json:"workspace"`
+	Seq       int64            `json:"seq"`
+	Prev      string           `json:"prev"`
+	At        string           `json:"at"`
+	Action    Action           `json:"action"`
+	Outcome   Outcome          `json:"outcome"`
+	Client    string           `json:"client,omitempty"`
+	Grant     string           `json:"grant,omitempty"`
+	Entity    *canonicalEntity `json:"entity,omitempty"`
+	Source    string           `json:"source,omitempty"`
+	Kid       string           `json:"kid,omitempty"`
+	Request   string           `json:"request,omitempty"`
+	Pruned    *canonicalPruned `json:"pruned,omitempty"`
+}
+
+type canonicalEntity struct {
+	Kind EntityKind `json:"kind"`
+	ID   string     `json:"id"`
+}
+
+type canonicalPruned struct {
+	From    int64  `json:"from"`
+	Through int64  `json:"through"`
+	Last    string `json:"last"`
+}
+
+// Canonical returns r's canonical form: what the store keeps and what
+// is hashed.
+func (r Record) Canonical() []byte {
+	c := canonical{
+		V: format, Workspace: r.Workspace, Seq: r.Seq, Prev: r.Prev.String(),
+		At: r.At.UTC().Format(timeLayout), Action: r.Action, Outcome: r.Outcome,
+		Client: r.Client, Grant: r.Grant, Kid: r.Kid, Request: r.Request,
+	}
+	if r.Entity != (Entity{}) {
+		c.Entity = &canonicalEntity{Kind: r.Entity.Kind, ID: r.Entity.ID}
+	}
+	if r.Source.IsValid() {
+		c.Source = r.Source.String()
+	}
+	if r.Pruned != (Pruned{}) {
+		c.Pruned = &canonicalPruned{From: r.Pruned.From, Through: r.Pruned.Last.Seq, Last: r.Pruned.Last.Hash.String()}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic("audit: encoding a record: " + err.Error()) // strings and integers always encode
+	}
+	return b
+}
+
+// Parse reads a record from its canonical form, as the store keeps it.
+// Anything else is refused: another member order, spacing or escaping,
+// an unknown or repeated member, a record that is not valid.
+func Parse(b []byte) (Record, error) {
+	var c canonical
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Record{}, errors.New("audit: not a record's JSON")
+	}
+	r, err := c.record()
+	if err != nil {
+		return Record{}, err
+	}
+	if err := r.Validate(); err != nil {
+		return Record{}, err
+	}
+	if !bytes.Equal(r.Canonical(), b) {
+		return Record{}, errors.New("audit: not a record's canonical form")
+	}
+	return r, nil
+}
+
+// record converts the members to a record, which the caller validates.
+func (c canonical) record() (Record, error) {
+	if c.V != format {
+		return Record{}, errors.New("audit: unknown record format")
+	}
+	r := Record{Seq: c.Seq, Event: Event{
+		Workspace: c.Workspace, Action: c.Action, Outcome: c.Outcome,
+		Client: c.Client, Grant: c.Grant, Kid: c.Kid, Request: c.Request,
+	}}
+	var errs [4]error
+	r.Prev, errs[0] = parseHash(c.Prev)
+	r.At, errs[1] = time.Parse(timeLayout, c.At)
+	if c.Source != "" {
+		r.Source, errs[2] = netip.ParseAddr(c.Source)
+	}
+	if c.Entity != nil {
+		r.Entity = Entity{Kind: c.Entity.Kind, ID: c.Entity.ID}
+	}
+	if p := c.Pruned; p != nil {
+		r.Pruned = Pruned{From: p.From, Last: Link{Seq: p.Through}}
+		r.Pruned.Last.Hash, errs[3] = parseHash(p.Last)
+	}
+	if errors.Join(errs[:]...) != nil {
+		return Record{}, errors.New("audit: a record's hash, time or address does not parse")
+	}
+	return r, nil
+}
+
+// parseHash reads a hash in hex.
+func parseHash(s string) (Hash, error) {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return Hash{}, err
+	}
+	return HashFrom(b)
+}

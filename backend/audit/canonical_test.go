@@ -1,0 +1,126 @@
+package audit
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func mustNext(t testing.TB, last Link, e Event) Record {
+	t.Helper()
+	r, err := Next(last, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCanonicalGolden holds the canonical form, which stored chains
+// depend on: a change here breaks every chain already written.
+func TestCanonicalGolden(t *testing.T) {
+	r := mustNext(t, Link{Seq: 6, Hash: Hash{0xab, 0xcd}}, retrieve())
+	want := `{"v":1,"workspace":"clinic-1","seq":7,` +
+		`"prev":"abcd000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z","action":"record_retrieve","outcome":"success",` +
+		`"client":"5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01","grant":"7c2d4e6f-8a9b-4c1d-8e2f-3a4b5c6d7e02",` +
+		`"entity":{"kind":"care_context","id":"9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"},` +
+		`"source":"203.0.113.9","kid":"client-1:2026","request":"1f2e3d4c-5b6a-4798-8877-665544332204"}`
+	if got := string(r.Canonical()); got != want {
+		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
+	}
+	const wantHash = "f7b1f0e35c2a7afbed644cca33866bd7590d322799325452a1a3904b26064bfd"
+	if got := r.Hash().String(); got != wantHash {
+		t.Fatalf("hash %s, want %s", got, wantHash)
+	}
+
+	p := mustNext(t, Link{}, Event{At: t0, Action: RetentionPrune, Outcome: Success, Pruned: Pruned{From: 1, Last: Link{Seq: 9, Hash: Hash{0xff}}}})
+	want = `{"v":1,"workspace":"","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z","action":"retention_prune","outcome":"success",` +
+		`"pruned":{"from":1,"through":9,"last":"ff00000000000000000000000000000000000000000000000000000000000000"}}`
+	if got := string(p.Canonical()); got != want {
+		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestParseRoundTrip(t *testing.T) {
+	minimal := Event{At: t0, Action: Login, Outcome: Success, Workspace: "w"}
+	prune := Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: Pruned{From: 3, Last: Link{Seq: 8, Hash: Hash{9}}}}
+	for _, e := range []Event{retrieve(), minimal, prune} {
+		t.Run(string(e.Action), func(t *testing.T) {
+			r := mustNext(t, Link{Seq: 41, Hash: Hash{4, 2}}, e)
+			got, err := Parse(r.Canonical())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.At.Equal(r.At) || got.Hash() != r.Hash() {
+				t.Fatalf("Parse(Canonical()) = %+v, want %+v", got, r)
+			}
+			got.At = r.At
+			if got != r {
+				t.Fatalf("Parse(Canonical()) = %+v, want %+v", got, r)
+			}
+		})
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	good := string(mustNext(t, Link{Seq: 6, Hash: Hash{0xab}}, retrieve()).Canonical())
+	tests := []struct {
+		name string
+		in   string
+	}{
+		{"empty", ``},
+		{"not an object", `[]`},
+		{"spaces", strings.Replace(good, `,"seq"`, `, "seq"`, 1)},
+		{"members reordered", strings.Replace(good, `{"v":1,"workspace":"clinic-1",`, `{"workspace":"clinic-1","v":1,`, 1)},
+		{"member name in another case", strings.Replace(good, `"kid"`, `"Kid"`, 1)},
+		{"repeated member", strings.Replace(good, `"outcome":"success"`, `"outcome":"denied","outcome":"success"`, 1)},
+		{"unknown member", strings.Replace(good, `{"v":1,`, `{"v":1,"note":"x",`, 1)},
+		{"escaped character", strings.Replace(good, `"clinic-1"`, `"clinic\u002d1"`, 1)},
+		{"another format", strings.Replace(good, `"v":1`, `"v":2`, 1)},
+		{"uppercase hex", strings.Replace(good, `"prev":"ab`, `"prev":"AB`, 1)},
+		{"short hash", strings.Replace(good, `"prev":"ab`, `"prev":"`, 1)},
+		{"time with an offset", strings.Replace(good, `.535897Z`, `.535897+00:00`, 1)},
+		{"time in milliseconds", strings.Replace(good, `.535897Z`, `.535Z`, 1)},
+		{"seq as a float", strings.Replace(good, `"seq":7`, `"seq":7.0`, 1)},
+		{"seq zero", strings.Replace(good, `"seq":7`, `"seq":0`, 1)},
+		{"source IPv4-mapped", strings.Replace(good, `203.0.113.9`, `::ffff:203.0.113.9`, 1)},
+		{"source not canonical", strings.Replace(good, `203.0.113.9`, `203.000.113.9`, 1)},
+		{"source not an address", strings.Replace(good, `203.0.113.9`, `example.org`, 1)},
+		{"invalid event", strings.Replace(good, `"outcome":"success"`, `"outcome":"maybe"`, 1)},
+		{"empty entity", strings.Replace(good, `{"kind":"care_context","id":"9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"}`, `{"kind":"","id":""}`, 1)},
+		{"null entity", strings.Replace(good, `{"kind":"care_context","id":"9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"}`, `null`, 1)},
+		{"trailing newline", good + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.in == good {
+				t.Fatal("the case does not change the record")
+			}
+			if r, err := Parse([]byte(tt.in)); err == nil {
+				t.Fatalf("Parse accepted %s as %+v", tt.in, r)
+			}
+		})
+	}
+}
+
+// FuzzParse holds that what Parse accepts is a valid record whose
+// canonical form is the input, byte for byte: one record, one form.
+func FuzzParse(f *testing.F) {
+	f.Add(mustNext(f, Link{Seq: 6, Hash: Hash{0xab}}, retrieve()).Canonical())
+	f.Add(mustNext(f, Link{}, Event{At: t0, Action: LoginFailed, Outcome: Denied}).Canonical())
+	f.Add(mustNext(f, Link{Seq: 2}, Event{At: t0, Action: RetentionPrune, Outcome: Success, Pruned: Pruned{From: 1, Last: Link{Seq: 2, Hash: Hash{1}}}}).Canonical())
+	f.Add([]byte(`{"v":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := Parse(b)
+		if err != nil {
+			return
+		}
+		if err := r.Validate(); err != nil {
+			t.Fatalf("Parse accepted an invalid record: %v", err)
+		}
+		if c := r.Canonical(); !bytes.Equal(c, b) {
+			t.Fatalf("Parse(%q) is a record whose canonical form is %q", b, c)
+		}
+	})
+}

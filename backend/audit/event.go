@@ -1,0 +1,130 @@
+package audit
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// Event is one thing that happened, as the trail records it. Its fields
+// are all there is: no content, secret, token or key fits in one (see
+// Validate).
+type Event struct {
+	// At is when it happened; the trail keeps it to the microsecond, in UTC.
+	At      time.Time
+	Action  Action
+	Outcome Outcome
+	// Workspace is where it happened, whose trail holds it: for a client
+	// acting through a sharing grant, the workspace it acted in. Empty for
+	// the installation's trail, which only LoginFailed and RetentionPrune
+	// may use.
+	Workspace string
+	// Client is the acting client; empty for the operator, the backend's
+	// own jobs, or a client the backend does not know.
+	Client string
+	// Grant is the sharing grant the client acted under, empty for none.
+	Grant string
+	// Entity is what the action concerned; zero for none, or when the id
+	// the client gave is not valid.
+	Entity Entity
+	// Source is the client's address as the edge saw it; the zero Addr
+	// when there is none.
+	Source netip.Addr
+	// Kid is the key an encrypted request was opened with; empty for a
+	// plain request.
+	Kid string
+	// Request is the request's id, which the edge's and the backend's logs
+	// carry too.
+	Request string
+	// Pruned is what a RetentionPrune removed; zero for any other action.
+	Pruned Pruned
+}
+
+// EntityKind says what an entity's ID names.
+type EntityKind string
+
+// Entity kinds; the action decides which one its event may carry.
+const (
+	EntityCareContext  EntityKind = "care_context" // a record, by its care context id
+	EntitySubscription EntityKind = "subscription"
+	EntityClient       EntityKind = "client"
+	EntityGrant        EntityKind = "grant"
+	EntityKey          EntityKind = "key" // by its kid
+)
+
+// Entity is what an action concerned.
+type Entity struct {
+	Kind EntityKind
+	// ID is a UUID, or a kid for EntityKey.
+	ID string
+}
+
+// Pruned is the prefix of a chain that retention removed.
+type Pruned struct {
+	// From is the seq of the first record removed.
+	From int64
+	// Last is the last record removed, which the first one kept follows.
+	Last Link
+}
+
+// Validate reports whether e may be recorded: a known action and outcome,
+// a time within years 1 to 9999, ids of the right syntax, a source
+// address without zone and not IPv4-mapped (Next unmaps it), the entity kind
+// and the workspace the action allows, Pruned exactly for RetentionPrune.
+// Its errors never quote a value.
+func (e Event) Validate() error {
+	r, ok := rules[e.Action]
+	if !ok {
+		return errors.New("audit: unknown action")
+	}
+	checks := []struct {
+		ok   bool
+		what string
+	}{
+		{e.Outcome.Valid(), "unknown outcome"},
+		{!r.refusal || e.Outcome != Success, "a refusal cannot succeed"},
+		{!e.At.IsZero() && e.At.Year() >= 1 && e.At.Year() <= 9999, "time missing or out of range"},
+		{contract.ValidID(e.Workspace) || e.Workspace == "" && r.anywhere, "workspace id invalid or missing"},
+		{optional(e.Client, contract.IsUUID), "client id is not a UUID"},
+		{optional(e.Grant, contract.IsUUID) && (e.Grant == "" || e.Client != ""), "grant id is not a UUID, or has no client"},
+		{e.Entity.valid(r.entity), "entity of the wrong kind or syntax"},
+		{e.Source.Zone() == "" && !e.Source.Is4In6(), "source address has a zone or is IPv4-mapped"},
+		{optional(e.Kid, contract.ValidKid), "kid invalid"},
+		{optional(e.Request, contract.IsUUID), "request id is not a UUID"},
+		{e.Pruned.valid(e.Action == RetentionPrune), "pruned range invalid, or on another action"},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			return errors.New("audit: " + string(e.Action) + ": " + c.what)
+		}
+	}
+	return nil
+}
+
+// optional reports whether s is empty or passes valid.
+func optional(s string, valid func(string) bool) bool { return s == "" || valid(s) }
+
+// valid reports whether x may be the entity of an action concerning kind:
+// none, or one of that kind with an id of its syntax.
+func (x Entity) valid(kind EntityKind) bool {
+	switch {
+	case x == Entity{}:
+		return true
+	case x.Kind != kind || kind == "":
+		return false
+	case kind == EntityKey:
+		return contract.ValidKid(x.ID)
+	}
+	return contract.IsUUID(x.ID)
+}
+
+// valid reports whether p is a range that a prune may name (want) or
+// zero (!want).
+func (p Pruned) valid(want bool) bool {
+	if !want {
+		return p == Pruned{}
+	}
+	return p.From >= 1 && p.Last.Seq >= p.From && p.Last.Hash != Hash{}
+}

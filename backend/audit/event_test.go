@@ -1,0 +1,91 @@
+package audit
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Ids of the fixtures.
+const (
+	client1  = "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01"
+	grant1   = "7c2d4e6f-8a9b-4c1d-8e2f-3a4b5c6d7e02"
+	care1    = "9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"
+	request1 = "1f2e3d4c-5b6a-4798-8877-665544332204"
+)
+
+// t0 has nanoseconds, which records drop.
+var t0 = time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+
+// retrieve is a complete event: a record read through a sharing grant,
+// encrypted.
+func retrieve() Event {
+	return Event{
+		At: t0, Action: RecordRetrieve, Outcome: Success, Workspace: "clinic-1",
+		Client: client1, Grant: grant1, Entity: Entity{Kind: EntityCareContext, ID: care1},
+		Source: netip.MustParseAddr("203.0.113.9"), Kid: "client-1:2026", Request: request1,
+	}
+}
+
+func TestValidate(t *testing.T) {
+	prune := Pruned{From: 1, Last: Link{Seq: 4, Hash: Hash{1}}}
+	tests := []struct {
+		name   string
+		change func(e *Event)
+		want   string // part of the error; empty when valid
+	}{
+		{"complete", func(*Event) {}, ""},
+		{"minimal", func(e *Event) { *e = Event{At: t0, Action: Login, Outcome: Success, Workspace: "w"} }, ""},
+		{"no entity", func(e *Event) { e.Entity = Entity{} }, ""},
+		{"IPv6 source", func(e *Event) { e.Source = netip.MustParseAddr("2001:db8::1") }, ""},
+		{"failed login outside any workspace", func(e *Event) {
+			*e = Event{At: t0, Action: LoginFailed, Outcome: Denied, Source: e.Source}
+		}, ""},
+		{"prune", func(e *Event) {
+			*e = Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: prune}
+		}, ""},
+		{"key", func(e *Event) { e.Action, e.Entity = KeyRotate, Entity{Kind: EntityKey, ID: "client-1:2027"} }, ""},
+
+		{"unknown action", func(e *Event) { e.Action = "read" }, "unknown action"},
+		{"unknown outcome", func(e *Event) { e.Outcome = "ok" }, "unknown outcome"},
+		{"refusal succeeding", func(e *Event) { e.Action, e.Entity = RefreshReuse, Entity{} }, "refusal"},
+		{"no time", func(e *Event) { e.At = time.Time{} }, "time"},
+		{"year 10000", func(e *Event) { e.At = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "time"},
+		{"no workspace", func(e *Event) { e.Workspace = "" }, "workspace"},
+		{"workspace with a slash", func(e *Event) { e.Workspace = "a/b" }, "workspace"},
+		{"client not a UUID", func(e *Event) { e.Client = "sk_live_secret" }, "client"},
+		{"grant not a UUID", func(e *Event) { e.Grant = "g1" }, "grant"},
+		{"grant without client", func(e *Event) { e.Client = "" }, "grant"},
+		{"entity of another kind", func(e *Event) { e.Entity.Kind = EntitySubscription }, "entity"},
+		{"entity id not a UUID", func(e *Event) { e.Entity.ID = "Bearer eyJhbGciOi" }, "entity"},
+		{"entity without id", func(e *Event) { e.Entity.ID = "" }, "entity"},
+		{"entity on an action without one", func(e *Event) { e.Action = Login }, "entity"},
+		{"key id with a space", func(e *Event) { e.Action, e.Entity = KeyAdd, Entity{Kind: EntityKey, ID: "a b"} }, "entity"},
+		{"source with a zone", func(e *Event) { e.Source = netip.MustParseAddr("fe80::1%eth0") }, "zone"},
+		{"source IPv4-mapped", func(e *Event) { e.Source = netip.MustParseAddr("::ffff:203.0.113.9") }, "IPv4-mapped"},
+		{"kid with a space", func(e *Event) { e.Kid = "a b" }, "kid"},
+		{"request id not a UUID", func(e *Event) { e.Request = "r-1" }, "request"},
+		{"pruned on another action", func(e *Event) { e.Pruned = prune }, "pruned"},
+		{"prune without range", func(e *Event) { *e = Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w"} }, "pruned"},
+		{"prune ending before it starts", func(e *Event) {
+			*e = Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: Pruned{From: 5, Last: Link{Seq: 4, Hash: Hash{1}}}}
+		}, "pruned"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := retrieve()
+			tt.change(&e)
+			err := e.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Validate() = %v, want an error about %q", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "secret") || err != nil && strings.Contains(err.Error(), "eyJ") {
+				t.Fatalf("the error %q quotes the refused value", err)
+			}
+		})
+	}
+}

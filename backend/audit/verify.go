@@ -1,0 +1,128 @@
+package audit
+
+import "fmt"
+
+// Break is where a chain stops verifying: the first record found wrong.
+type Break struct {
+	Workspace string
+	// Seq is the record at which the chain breaks: the altered, misplaced
+	// or first missing one.
+	Seq    int64
+	Reason string
+}
+
+func (b *Break) Error() string {
+	return fmt.Sprintf("audit: the chain of workspace %q breaks at record %d: %s", b.Workspace, b.Seq, b.Reason)
+}
+
+// Verifier checks one chain record by record, in seq order, so that a
+// chain of any length is verified in constant memory: Add each record,
+// then Close.
+type Verifier struct {
+	head Head
+	// prev is the record the next one must follow.
+	prev Link
+	// anchored: the prune record naming head.Pruned was seen, or none is
+	// needed.
+	anchored bool
+	err      error
+}
+
+// NewVerifier returns a verifier of the chain whose head is h. Records
+// appended after h was read are beyond it: leave them out.
+func NewVerifier(h Head) *Verifier {
+	return &Verifier{head: h, prev: h.Pruned, anchored: h.Pruned == Link{}}
+}
+
+// Add checks r, the chain's next record. After the first break it returns
+// that break again.
+func (v *Verifier) Add(r Record) error {
+	if v.err == nil {
+		v.err = v.check(r)
+	}
+	return v.err
+}
+
+// Close reports the first break of the chain added, nil when it verifies.
+func (v *Verifier) Close() error {
+	switch {
+	case v.err != nil:
+	case v.prev.Seq < v.head.Last.Seq:
+		v.err = v.fail(v.prev.Seq+1, "records %d to %d are missing at the end", v.prev.Seq+1, v.head.Last.Seq)
+	case !v.anchored:
+		v.err = v.fail(v.head.Pruned.Seq, "no prune record says that records through %d were removed", v.head.Pruned.Seq)
+	}
+	return v.err
+}
+
+// check verifies r against its predecessor and the head.
+func (v *Verifier) check(r Record) error {
+	if err := r.Validate(); err != nil {
+		return v.fail(r.Seq, "invalid record: %v", err)
+	}
+	h := r.Hash()
+	switch {
+	case r.Workspace != v.head.Workspace:
+		return v.fail(r.Seq, "the record belongs to workspace %q", r.Workspace)
+	case r.Seq <= v.prev.Seq:
+		return v.fail(r.Seq, "the record comes after record %d: repeated or out of order", v.prev.Seq)
+	case r.Seq > v.head.Last.Seq:
+		return v.fail(r.Seq, "the record is beyond the chain's head, record %d", v.head.Last.Seq)
+	case r.Seq > v.prev.Seq+1:
+		return v.fail(v.prev.Seq+1, "records %d to %d are missing", v.prev.Seq+1, r.Seq-1)
+	case r.Prev != v.prev.Hash:
+		return v.fail(r.Seq, "its prev is not %s (one of them was altered)", v.predecessor())
+	case r.Seq == v.head.Last.Seq && h != v.head.Last.Hash:
+		return v.fail(r.Seq, "its hash is not the head's (it was altered)")
+	}
+	if r.Action == RetentionPrune {
+		if err := v.checkPrune(r); err != nil {
+			return err
+		}
+	}
+	v.prev = Link{Seq: r.Seq, Hash: h}
+	return nil
+}
+
+// checkPrune checks a prune record against the head. Prunes remove ever
+// later prefixes, so the latest prune record names the head's Pruned and
+// none names a later record.
+func (v *Verifier) checkPrune(r Record) error {
+	last := r.Pruned.Last
+	switch {
+	case last.Seq > v.head.Pruned.Seq:
+		return v.fail(r.Seq, "it says records through %d were removed, the head says through %d", last.Seq, v.head.Pruned.Seq)
+	case last.Seq == v.head.Pruned.Seq && last.Hash != v.head.Pruned.Hash:
+		return v.fail(r.Seq, "the hash it gives for record %d, the last pruned, is not the head's", last.Seq)
+	case last.Seq == v.head.Pruned.Seq:
+		v.anchored = true
+	}
+	return nil
+}
+
+// predecessor says what the next record's prev must be.
+func (v *Verifier) predecessor() string {
+	switch {
+	case v.prev == Link{}:
+		return "the zero hash that starts a chain"
+	case v.prev == v.head.Pruned:
+		return fmt.Sprintf("the hash of record %d, the last one pruned", v.prev.Seq)
+	}
+	return fmt.Sprintf("the hash of record %d", v.prev.Seq)
+}
+
+func (v *Verifier) fail(seq int64, format string, args ...any) error {
+	return &Break{Workspace: v.head.Workspace, Seq: seq, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Verify checks records, the chain of h.Workspace in seq order, against
+// h: nil when it verifies, or a *Break naming the first break.
+func Verify(h Head, records []Record) error {
+	v := NewVerifier(h)
+	for _, r := range records {
+		if err := v.Add(r); err != nil {
+			return err
+		}
+	}
+	return v.Close()
+}

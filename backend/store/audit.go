@@ -1,0 +1,168 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+)
+
+// AuditTx is an engine's side of AppendAudit: statements in one of the
+// engine's transactions, with no decision of their own. An engine
+// implements it on its transaction handle, so that any of its
+// transactions can append.
+type AuditTx interface {
+	// LockAuditHead returns the head of the workspace's chain, creating
+	// an empty one when there is none, and locks it until the transaction
+	// ends.
+	LockAuditHead(ctx context.Context, workspace string) (audit.Head, error)
+	// InsertAudit stores r, whose canonical form is body and whose hash is
+	// h, and makes it its chain's last record.
+	InsertAudit(ctx context.Context, r audit.Record, body []byte, h audit.Hash) error
+}
+
+// AppendAudit appends e to its workspace's chain in tx, one of the
+// engine's transactions, and returns the record: the decision of
+// Audit.AppendAudit, and the hook by which a store method records the
+// change it makes in the same transaction. Such a method takes the event
+// and calls AppendAudit after its other statements: the chain's head is
+// then locked only until the commit, and always as a transaction's last
+// lock, so that no two transactions wait for each other through it. Its
+// transaction must fail when AppendAudit does, so that nothing is done
+// unaudited.
+func AppendAudit(ctx context.Context, tx AuditTx, e audit.Event) (audit.Record, error) {
+	h, err := tx.LockAuditHead(ctx, e.Workspace)
+	if err != nil {
+		return audit.Record{}, err
+	}
+	return appendAfter(ctx, tx, h.Last, e)
+}
+
+// appendAfter stores e as the record that follows last, the locked head's.
+func appendAfter(ctx context.Context, tx AuditTx, last audit.Link, e audit.Event) (audit.Record, error) {
+	r, err := audit.Next(last, e)
+	if err != nil {
+		return audit.Record{}, err
+	}
+	body := r.Canonical()
+	if err := tx.InsertAudit(ctx, r, body, audit.Sum(body)); err != nil {
+		return audit.Record{}, err
+	}
+	return r, nil
+}
+
+// PruneTx is an engine's side of PruneAudit.
+type PruneTx interface {
+	AuditTx
+	// FirstAuditSince returns the seq of the workspace's first record at
+	// or after t, 0 when there is none.
+	FirstAuditSince(ctx context.Context, workspace string, t time.Time) (int64, error)
+	// AuditBody returns the canonical form of the workspace's record seq,
+	// or ErrNotFound.
+	AuditBody(ctx context.Context, workspace string, seq int64) ([]byte, error)
+	// DeleteAudit removes the workspace's records up to last.Seq, makes
+	// last its chain's Pruned and returns how many records it removed.
+	DeleteAudit(ctx context.Context, workspace string, last audit.Link) (int64, error)
+}
+
+// PruneAudit is the decision of Audit.PruneAudit, for engines to run in
+// their transaction tx.
+func PruneAudit(ctx context.Context, tx PruneTx, workspace string, before, now time.Time) (int64, error) {
+	h, err := tx.LockAuditHead(ctx, workspace)
+	if err != nil {
+		return 0, err
+	}
+	kept, err := tx.FirstAuditSince(ctx, workspace, before)
+	if err != nil {
+		return 0, err
+	}
+	from, through := h.Pruned.Seq+1, h.Last.Seq
+	if kept > 0 {
+		through = kept - 1
+	}
+	if through < from {
+		return 0, nil
+	}
+	missing := &audit.Break{Workspace: workspace, Seq: from, Reason: fmt.Sprintf("some of records %d to %d are missing; retention removes only whole prefixes", from, through)}
+	body, err := tx.AuditBody(ctx, workspace, through)
+	if errors.Is(err, ErrNotFound) {
+		return 0, missing
+	} else if err != nil {
+		return 0, err
+	}
+	last := audit.Link{Seq: through, Hash: audit.Sum(body)}
+	n, err := tx.DeleteAudit(ctx, workspace, last)
+	if err != nil {
+		return 0, err
+	}
+	if n != through-from+1 {
+		return 0, missing
+	}
+	prune := audit.Event{At: now, Action: audit.RetentionPrune, Outcome: audit.Success, Workspace: workspace, Pruned: audit.Pruned{From: from, Last: last}}
+	_, err = appendAfter(ctx, tx, h.Last, prune)
+	return n, err
+}
+
+// AuditRow is a stored record as an engine lists it: the seq of its row
+// and its canonical form.
+type AuditRow struct {
+	Seq  int64
+	Body []byte
+}
+
+// DecodeAudit parses the rows an engine listed for f, in order, for
+// Audit.ListAudit. A row that does not parse, or whose record f does not
+// select at the row's seq, ends the list: DecodeAudit returns the records
+// before it and an *audit.Break naming it.
+func DecodeAudit(f AuditFilter, rows []AuditRow) ([]audit.Record, error) {
+	out := make([]audit.Record, 0, len(rows))
+	for _, row := range rows {
+		r, err := audit.Parse(row.Body)
+		if err == nil && !f.selects(row.Seq, r) {
+			err = errors.New("the record is not what its row's columns say")
+		}
+		if err != nil {
+			return out, &audit.Break{Workspace: f.Workspace, Seq: row.Seq, Reason: "stored record: " + err.Error()}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// selects reports whether f selects r, read from the row of seq.
+func (f AuditFilter) selects(seq int64, r audit.Record) bool {
+	since, until := f.Since.Truncate(time.Microsecond), f.Until.Truncate(time.Microsecond)
+	return r.Workspace == f.Workspace && r.Seq == seq && seq > f.After &&
+		(since.IsZero() || !r.At.Before(since)) && (until.IsZero() || r.At.Before(until)) &&
+		(f.Entity == "" || r.Entity.ID == f.Entity) && (f.Agent == "" || r.Client == f.Agent)
+}
+
+// auditPage is how many records VerifyAudit reads at once.
+const auditPage = 1000
+
+// VerifyAudit reads the chain of h.Workspace from a, a page at a time, and
+// verifies it against h (audit.Verifier): nil when it verifies, an
+// *audit.Break naming its first break, or the error that stopped the
+// reading. Records appended after h was read are left out.
+func VerifyAudit(ctx context.Context, a Audit, h audit.Head) error {
+	v := audit.NewVerifier(h)
+	f := AuditFilter{Workspace: h.Workspace, Limit: auditPage}
+	for {
+		rs, err := a.ListAudit(ctx, f)
+		for _, r := range rs {
+			if r.Seq > h.Last.Seq {
+				return v.Close()
+			}
+			if err := v.Add(r); err != nil {
+				return err
+			}
+		}
+		if err != nil || len(rs) < f.Limit {
+			return cmp.Or(err, v.Close())
+		}
+		f.After = rs[len(rs)-1].Seq
+	}
+}

@@ -1,0 +1,153 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// AppendAudit implements store.Store with store.AppendAudit. The chain's
+// head row is locked first (LockAuditHead), so that appends to one
+// workspace, on any replicas, are decided one after the other.
+func (s *Store) AppendAudit(ctx context.Context, e audit.Event) (audit.Record, error) {
+	var r audit.Record
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		r, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
+	return r, err
+}
+
+// ListAudit implements store.Store with store.DecodeAudit.
+func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Record, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT seq, body FROM audit_records
+		WHERE workspace_id = $1 AND seq > $2
+		AND ($3::timestamptz IS NULL OR recorded_at >= $3) AND ($4::timestamptz IS NULL OR recorded_at < $4)
+		AND ($5::text IS NULL OR entity_id = $5) AND ($6::text IS NULL OR client_id = $6)
+		ORDER BY seq
+		LIMIT CASE WHEN $7 > 0 THEN $7::bigint END`,
+		f.Workspace, f.After, nullTS(f.Since), nullTS(f.Until), nullText(f.Entity), nullText(f.Agent), f.Limit)
+	list, err := collect(rows, err, func(row pgx.Row) (store.AuditRow, error) {
+		var r store.AuditRow
+		return r, row.Scan(&r.Seq, &r.Body)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return store.DecodeAudit(f, list)
+}
+
+// AuditHeads implements store.Store.
+func (s *Store) AuditHeads(ctx context.Context) ([]audit.Head, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT workspace_id, seq, hash, pruned_seq, pruned_hash FROM audit_heads ORDER BY workspace_id`)
+	return collect(rows, err, scanHead)
+}
+
+// PruneAudit implements store.Store with store.PruneAudit.
+func (s *Store) PruneAudit(ctx context.Context, workspace string, before, now time.Time) (int64, error) {
+	var n int64
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		n, err = store.PruneAudit(ctx, auditTx{tx}, workspace, before, now)
+		return err
+	})
+	return n, err
+}
+
+// AppendAuditThen implements storetest.Inspector: e is appended with
+// store.AppendAudit in the transaction that then runs in, as a change
+// would record itself.
+func (s *Store) AppendAuditThen(ctx context.Context, e audit.Event, then func() error) (audit.Record, error) {
+	var r audit.Record
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if r, err = store.AppendAudit(ctx, auditTx{tx}, e); err != nil {
+			return err
+		}
+		return then()
+	})
+	return r, err
+}
+
+// SetAuditBody implements storetest.Inspector.
+func (s *Store) SetAuditBody(ctx context.Context, workspace string, seq int64, body []byte) error {
+	return oneRow(s.pool.Exec(ctx, `UPDATE audit_records SET body = $1 WHERE workspace_id = $2 AND seq = $3`, body, workspace, seq))
+}
+
+// DeleteAuditRecord implements storetest.Inspector.
+func (s *Store) DeleteAuditRecord(ctx context.Context, workspace string, seq int64) error {
+	return oneRow(s.pool.Exec(ctx, `DELETE FROM audit_records WHERE workspace_id = $1 AND seq = $2`, workspace, seq))
+}
+
+// auditTx is store.PruneTx (and so store.AuditTx) in a PostgreSQL
+// transaction.
+type auditTx struct{ tx pgx.Tx }
+
+// LockAuditHead creates the head or, when it exists, locks its row with a
+// no-op update (ON CONFLICT DO UPDATE waits for another transaction
+// holding it, then returns the row as that one left it).
+func (a auditTx) LockAuditHead(ctx context.Context, workspace string) (audit.Head, error) {
+	return scanHead(a.tx.QueryRow(ctx, `
+		INSERT INTO audit_heads (workspace_id, seq, hash, pruned_seq, pruned_hash) VALUES ($1, 0, $2, 0, $2)
+		ON CONFLICT (workspace_id) DO UPDATE SET seq = audit_heads.seq
+		RETURNING workspace_id, seq, hash, pruned_seq, pruned_hash`, workspace, make([]byte, len(audit.Hash{}))))
+}
+
+func (a auditTx) InsertAudit(ctx context.Context, r audit.Record, body []byte, h audit.Hash) error {
+	_, err := a.tx.Exec(ctx,
+		`INSERT INTO audit_records (workspace_id, seq, recorded_at, client_id, entity_id, body) VALUES ($1, $2, $3, $4, $5, $6)`,
+		r.Workspace, r.Seq, ts(r.At), nullText(r.Client), nullText(r.Entity.ID), body)
+	if err != nil {
+		return translate(err)
+	}
+	_, err = a.tx.Exec(ctx, `UPDATE audit_heads SET seq = $1, hash = $2 WHERE workspace_id = $3`, r.Seq, h[:], r.Workspace)
+	return err
+}
+
+func (a auditTx) FirstAuditSince(ctx context.Context, workspace string, t time.Time) (int64, error) {
+	var seq int64
+	err := a.tx.QueryRow(ctx,
+		`SELECT COALESCE(MIN(seq), 0) FROM audit_records WHERE workspace_id = $1 AND recorded_at >= $2`,
+		workspace, ts(t)).Scan(&seq)
+	return seq, err
+}
+
+func (a auditTx) AuditBody(ctx context.Context, workspace string, seq int64) ([]byte, error) {
+	var body []byte
+	err := a.tx.QueryRow(ctx, `SELECT body FROM audit_records WHERE workspace_id = $1 AND seq = $2`, workspace, seq).Scan(&body)
+	return body, notFound(err)
+}
+
+func (a auditTx) DeleteAudit(ctx context.Context, workspace string, last audit.Link) (int64, error) {
+	tag, err := a.tx.Exec(ctx, `DELETE FROM audit_records WHERE workspace_id = $1 AND seq <= $2`, workspace, last.Seq)
+	if err != nil {
+		return 0, err
+	}
+	_, err = a.tx.Exec(ctx, `UPDATE audit_heads SET pruned_seq = $1, pruned_hash = $2 WHERE workspace_id = $3`,
+		last.Seq, last.Hash[:], workspace)
+	return tag.RowsAffected(), err
+}
+
+// scanHead reads a row of audit_heads.
+func scanHead(row pgx.Row) (audit.Head, error) {
+	var (
+		h            audit.Head
+		last, pruned []byte
+	)
+	if err := row.Scan(&h.Workspace, &h.Last.Seq, &last, &h.Pruned.Seq, &pruned); err != nil {
+		return audit.Head{}, err
+	}
+	var err error
+	if h.Last.Hash, err = audit.HashFrom(last); err != nil {
+		return audit.Head{}, err
+	}
+	h.Pruned.Hash, err = audit.HashFrom(pruned)
+	return h, err
+}

@@ -1,0 +1,195 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// AppendAudit implements store.Store with store.AppendAudit. The
+// transaction holds SQLite's write lock from its start, so appends are
+// decided one after the other.
+func (s *Store) AppendAudit(ctx context.Context, e audit.Event) (audit.Record, error) {
+	var r audit.Record
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		r, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
+	return r, err
+}
+
+// ListAudit implements store.Store with store.DecodeAudit.
+func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Record, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT seq, body FROM audit_records
+		WHERE workspace_id = ?1 AND seq > ?2
+		AND (?3 IS NULL OR recorded_at >= ?3) AND (?4 IS NULL OR recorded_at < ?4)
+		AND (?5 IS NULL OR entity_id = ?5) AND (?6 IS NULL OR client_id = ?6)
+		ORDER BY seq
+		LIMIT CASE WHEN ?7 > 0 THEN ?7 ELSE -1 END`,
+		f.Workspace, f.After, nullMicros(f.Since), nullMicros(f.Until), nullString(f.Entity), nullString(f.Agent), f.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var list []store.AuditRow
+	for rows.Next() {
+		var r store.AuditRow
+		if err := rows.Scan(&r.Seq, &r.Body); err != nil {
+			return nil, err
+		}
+		list = append(list, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return store.DecodeAudit(f, list)
+}
+
+// AuditHeads implements store.Store.
+func (s *Store) AuditHeads(ctx context.Context) ([]audit.Head, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT workspace_id, seq, hash, pruned_seq, pruned_hash FROM audit_heads ORDER BY workspace_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []audit.Head
+	for rows.Next() {
+		h, err := scanHead(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// PruneAudit implements store.Store with store.PruneAudit.
+func (s *Store) PruneAudit(ctx context.Context, workspace string, before, now time.Time) (int64, error) {
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = store.PruneAudit(ctx, auditTx{tx}, workspace, before, now)
+		return err
+	})
+	return n, err
+}
+
+// AppendAuditThen implements storetest.Inspector: e is appended with
+// store.AppendAudit in the transaction that then runs in, as a change
+// would record itself.
+func (s *Store) AppendAuditThen(ctx context.Context, e audit.Event, then func() error) (audit.Record, error) {
+	var r audit.Record
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if r, err = store.AppendAudit(ctx, auditTx{tx}, e); err != nil {
+			return err
+		}
+		return then()
+	})
+	return r, err
+}
+
+// SetAuditBody implements storetest.Inspector.
+func (s *Store) SetAuditBody(ctx context.Context, workspace string, seq int64, body []byte) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE audit_records SET body = ? WHERE workspace_id = ? AND seq = ?`, string(body), workspace, seq)
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}
+
+// DeleteAuditRecord implements storetest.Inspector.
+func (s *Store) DeleteAuditRecord(ctx context.Context, workspace string, seq int64) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM audit_records WHERE workspace_id = ? AND seq = ?`, workspace, seq)
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}
+
+// auditTx is store.PruneTx (and so store.AuditTx) in a SQLite transaction.
+type auditTx struct{ tx *sql.Tx }
+
+// zeroHash is the hash of an empty chain's head, in hex.
+var zeroHash = hex.EncodeToString(make([]byte, len(audit.Hash{})))
+
+// LockAuditHead needs no lock of its own: the transaction holds the
+// database's. The update of the upsert only makes it return the row.
+func (a auditTx) LockAuditHead(ctx context.Context, workspace string) (audit.Head, error) {
+	return scanHead(a.tx.QueryRowContext(ctx, `
+		INSERT INTO audit_heads (workspace_id, seq, hash, pruned_seq, pruned_hash) VALUES (?1, 0, ?2, 0, ?2)
+		ON CONFLICT (workspace_id) DO UPDATE SET seq = seq
+		RETURNING workspace_id, seq, hash, pruned_seq, pruned_hash`, workspace, zeroHash))
+}
+
+func (a auditTx) InsertAudit(ctx context.Context, r audit.Record, body []byte, h audit.Hash) error {
+	_, err := a.tx.ExecContext(ctx,
+		`INSERT INTO audit_records (workspace_id, seq, recorded_at, client_id, entity_id, body) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.Workspace, r.Seq, micros(r.At), nullString(r.Client), nullString(r.Entity.ID), string(body))
+	if err != nil {
+		return translate(err)
+	}
+	_, err = a.tx.ExecContext(ctx, `UPDATE audit_heads SET seq = ?, hash = ? WHERE workspace_id = ?`,
+		r.Seq, h.String(), r.Workspace)
+	return err
+}
+
+func (a auditTx) FirstAuditSince(ctx context.Context, workspace string, t time.Time) (int64, error) {
+	var seq int64
+	err := a.tx.QueryRowContext(ctx,
+		`SELECT COALESCE(MIN(seq), 0) FROM audit_records WHERE workspace_id = ? AND recorded_at >= ?`,
+		workspace, micros(t)).Scan(&seq)
+	return seq, err
+}
+
+func (a auditTx) AuditBody(ctx context.Context, workspace string, seq int64) ([]byte, error) {
+	var body []byte
+	err := a.tx.QueryRowContext(ctx, `SELECT body FROM audit_records WHERE workspace_id = ? AND seq = ?`, workspace, seq).Scan(&body)
+	return body, notFound(err)
+}
+
+func (a auditTx) DeleteAudit(ctx context.Context, workspace string, last audit.Link) (int64, error) {
+	res, err := a.tx.ExecContext(ctx, `DELETE FROM audit_records WHERE workspace_id = ? AND seq <= ?`, workspace, last.Seq)
+	if err != nil {
+		return 0, err
+	}
+	_, err = a.tx.ExecContext(ctx, `UPDATE audit_heads SET pruned_seq = ?, pruned_hash = ? WHERE workspace_id = ?`,
+		last.Seq, last.Hash.String(), workspace)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// scanHead reads a row of audit_heads.
+func scanHead(row interface{ Scan(...any) error }) (audit.Head, error) {
+	var (
+		h            audit.Head
+		last, pruned string
+	)
+	if err := row.Scan(&h.Workspace, &h.Last.Seq, &last, &h.Pruned.Seq, &pruned); err != nil {
+		return audit.Head{}, err
+	}
+	var err error
+	if h.Last.Hash, err = hexHash(last); err != nil {
+		return audit.Head{}, err
+	}
+	h.Pruned.Hash, err = hexHash(pruned)
+	return h, err
+}
+
+// hexHash decodes a hash column written by this package.
+func hexHash(s string) (audit.Hash, error) {
+	b, err := hexBytes(s)
+	if err != nil {
+		return audit.Hash{}, err
+	}
+	return audit.HashFrom(b)
+}

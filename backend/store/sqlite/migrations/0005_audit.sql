@@ -1,0 +1,30 @@
+-- Schema version 5: the audit trail (package audit), as in PostgreSQL's
+-- version 5. Each workspace has one hash chain of records; the workspace id
+-- '' is the installation's own. body is a record's canonical form, which
+-- the chain hashes; the other columns index it for searches, and the store
+-- checks them against it when it reads a record. No foreign key: the trail
+-- outlives what it names.
+CREATE TABLE audit_records (
+    workspace_id TEXT   NOT NULL,
+    seq          BIGINT NOT NULL,
+    recorded_at  BIGINT NOT NULL,
+    client_id    TEXT,
+    entity_id    TEXT,
+    body         TEXT   NOT NULL,
+    PRIMARY KEY (workspace_id, seq)
+);
+CREATE INDEX audit_records_time ON audit_records (workspace_id, recorded_at);
+CREATE INDEX audit_records_client ON audit_records (workspace_id, client_id, seq);
+CREATE INDEX audit_records_entity ON audit_records (workspace_id, entity_id, seq);
+
+-- Where each chain stands: its last record (seq 0 and a zero hash while it
+-- is empty) and the last record retention removed, which the first record
+-- kept follows. An append locks its chain's row, so that the records of a
+-- workspace take their seqs one after the other.
+CREATE TABLE audit_heads (
+    workspace_id TEXT   PRIMARY KEY,
+    seq          BIGINT NOT NULL,
+    hash         TEXT   NOT NULL,
+    pruned_seq   BIGINT NOT NULL,
+    pruned_hash  TEXT   NOT NULL
+);
