@@ -114,6 +114,9 @@ type Config struct {
 	// WebhookMaxSubscriptions is the most webhook subscriptions a
 	// workspace may have.
 	WebhookMaxSubscriptions int
+	// AuditRetention is how long audit records are kept: a job prunes the
+	// older prefix of every trail (audit.go); 0 keeps them.
+	AuditRetention time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -144,6 +147,7 @@ func DefaultConfig() Config {
 		WebhookGiveUpAfter:          delivery.DefaultSchedule.Horizon,
 		WebhookRetention:            7 * 24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
+		AuditRetention:              DefaultAuditRetention,
 	}
 }
 
@@ -240,6 +244,8 @@ func (c *Config) checkWebhooks() error {
 			new(durationValue(c.WebhookBackoffMax)), new(durationValue(c.WebhookBackoffBase)))
 	case c.WebhookRetention < 0:
 		return fmt.Errorf("%s must not be negative (0 keeps them)", named("webhook-retention"))
+	case c.AuditRetention < 0:
+		return fmt.Errorf("%s must not be negative (0 keeps them)", named("audit-retention"))
 	}
 	return nil
 }

@@ -18,8 +18,9 @@ type Event struct {
 	Outcome Outcome
 	// Workspace is where it happened, whose trail holds it: for a client
 	// acting through a sharing grant, the workspace it acted in. Empty for
-	// the installation's trail, which only LoginFailed and RetentionPrune
-	// may use.
+	// the installation's trail, which only LoginFailed, RetentionPrune and
+	// the key actions (a key of a client the database does not know) may
+	// use.
 	Workspace string
 	// Client is the acting client; empty for the operator, the backend's
 	// own jobs, or a client the backend does not know.

@@ -46,6 +46,12 @@ func TestValidate(t *testing.T) {
 			*e = Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: prune}
 		}, ""},
 		{"key", func(e *Event) { e.Action, e.Entity = KeyRotate, Entity{Kind: EntityKey, ID: "client-1:2027"} }, ""},
+		{"operator's key of an unknown client, outside any workspace", func(e *Event) {
+			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k1"}}
+		}, ""},
+		{"operator's client outside any workspace", func(e *Event) {
+			*e = Event{At: t0, Action: ClientCreate, Outcome: Success, Entity: Entity{Kind: EntityClient, ID: client1}}
+		}, "workspace"},
 
 		{"unknown action", func(e *Event) { e.Action = "read" }, "unknown action"},
 		{"unknown outcome", func(e *Event) { e.Outcome = "ok" }, "unknown outcome"},

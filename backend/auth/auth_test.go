@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
@@ -49,8 +50,8 @@ func (f *flakyStore) GetSharingGrant(ctx context.Context, id string) (store.Shar
 	return f.Store.GetSharingGrant(ctx, id)
 }
 
-func (f *flakyStore) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time) (store.RefreshFamily, error) {
-	fam, err := f.Store.RotateRefreshToken(ctx, clientID, hash, next, now)
+func (f *flakyStore) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time, e audit.Event) (store.RefreshFamily, error) {
+	fam, err := f.Store.RotateRefreshToken(ctx, clientID, hash, next, now, e)
 	if err == nil {
 		f.mu.Lock()
 		f.next = next.Hash
@@ -70,7 +71,7 @@ func (f *flakyStore) familyLive(t *testing.T, clientID string) bool {
 	f.mu.Unlock()
 	now := time.Now()
 	next := store.RefreshToken{Hash: credential.TokenHash(credential.NewToken("t")), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
-	_, err := f.Store.RotateRefreshToken(t.Context(), clientID, hash, next, now)
+	_, err := f.Store.RotateRefreshToken(t.Context(), clientID, hash, next, now, audit.Event{At: now, Client: clientID})
 	switch {
 	case err == nil:
 		return true
@@ -85,6 +86,7 @@ type fixture struct {
 	store   *flakyStore
 	ids     *identity.Service
 	handler *auth.Handler
+	iss     *token.Issuer
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -104,7 +106,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	h, err := auth.New(auth.Config{
-		Identity: ids, Issuer: iss, Tokens: fs, RefreshTTL: time.Hour,
+		Identity: ids, Issuer: iss, Tokens: fs, Audit: fs, Clients: fs, RefreshTTL: time.Hour,
 		ByClient:  auth.NewMemoryLimiter(100, time.Minute, 100),
 		ByAddress: auth.NewMemoryLimiter(100, time.Minute, 100),
 		Log:       zap.NewNop(), Metrics: prometheus.NewRegistry(),
@@ -112,7 +114,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{store: fs, ids: ids, handler: h}
+	return &fixture{store: fs, ids: ids, handler: h, iss: iss}
 }
 
 func (f *fixture) post(t *testing.T, h http.Handler, body string, headers ...string) *httptest.ResponseRecorder {

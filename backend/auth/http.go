@@ -99,7 +99,7 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) error {
 	case req.SharingKey != nil && *req.SharingKey == "":
 		return web.BadRequest("sharing_key must not be empty")
 	}
-	c := Credentials{ClientID: req.ClientID, ClientSecret: req.ClientSecret, Source: web.SourceAddr(r)}
+	c := Credentials{ClientID: req.ClientID, ClientSecret: req.ClientSecret, Source: web.SourceAddr(r), Audit: web.AuditEvent(r)}
 	if req.SharingKey != nil {
 		c.SharingKey = *req.SharingKey
 	}
@@ -137,7 +137,7 @@ func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) error {
 	if req.AccessToken != nil && !sameBearer(r, *req.AccessToken) {
 		return problem.New(http.StatusUnauthorized, problem.CodeInvalidToken, "access_token does not match the bearer token")
 	}
-	pair, err := h.svc.Refresh(r.Context(), caller.ClientID, req.RefreshToken)
+	pair, err := h.svc.Refresh(r.Context(), caller.ClientID, req.RefreshToken, web.AuditEvent(r))
 	return h.answerRefresh(w, pair, err)
 }
 
@@ -154,7 +154,7 @@ func (h *Handler) serveRefreshCompat(w http.ResponseWriter, r *http.Request) err
 	if p != nil {
 		return p
 	}
-	pair, err := h.svc.RefreshWithToken(r.Context(), req.RefreshToken, client)
+	pair, err := h.svc.RefreshWithToken(r.Context(), req.RefreshToken, client, web.AuditEvent(r))
 	return h.answerRefresh(w, pair, err)
 }
 

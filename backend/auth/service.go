@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -60,6 +61,11 @@ type Config struct {
 	Identity *identity.Service
 	Issuer   *token.Issuer
 	Tokens   store.Tokens
+	// Audit keeps the trail of refused logins (successful logins and
+	// refreshes are recorded by Tokens, with the change), and Clients
+	// tells the workspace of a known client whose login was refused.
+	Audit   store.Audit
+	Clients store.Identities
 	// RefreshTTL is the lifetime of each refresh token.
 	RefreshTTL time.Duration
 	// ByClient and ByAddress throttle login attempts per client id from
@@ -96,11 +102,18 @@ type Credentials struct {
 	SharingKey string
 	// Source is the address the attempt came from, for throttling.
 	Source string
+	// Audit is the request's audit event (web.AuditEvent); Login sets the
+	// rest.
+	Audit audit.Event
 }
 
-// Login authenticates c and starts a login (a refresh token family). It
-// returns ErrInvalidClient, ErrInvalidSharingKey or *ThrottledError for
-// a refused attempt.
+// Login authenticates c and starts a login (a refresh token family),
+// recorded in the audit trail (audit.Login) with it. It returns
+// ErrInvalidClient, ErrInvalidSharingKey or *ThrottledError for a refused
+// attempt. A refusal for the credentials is recorded (audit.LoginFailed)
+// before Login returns, and Login fails when that record cannot be
+// written; a throttled attempt is not recorded (the throttle exists to
+// make refused attempts cheap; logs and metrics count them).
 func (s *Service) Login(ctx context.Context, c Credentials) (TokenPair, error) {
 	release, wait, ok, err := s.take(ctx, c.Source, c.ClientID)
 	switch {
@@ -113,12 +126,15 @@ func (s *Service) Login(ctx context.Context, c Credentials) (TokenPair, error) {
 	switch {
 	case errors.Is(err, ErrInvalidClient), errors.Is(err, ErrInvalidSharingKey):
 		s.cfg.Log.Info("login refused", zap.String("source", c.Source), loggedClientID(c.ClientID), zap.String("reason", err.Error()))
+		if aerr := s.auditRefusal(ctx, c); aerr != nil {
+			return TokenPair{}, aerr
+		}
 		return TokenPair{}, err
 	case err != nil:
 		return TokenPair{}, err
 	}
 	release()
-	pair, err := s.startFamily(ctx, p)
+	pair, err := s.startFamily(ctx, p, c.Audit)
 	if err != nil {
 		return TokenPair{}, err
 	}
@@ -136,9 +152,33 @@ func (s *Service) authenticate(ctx context.Context, c Credentials) (identity.Pri
 	return s.cfg.Identity.Authenticate(ctx, c.ClientID, c.ClientSecret, c.SharingKey)
 }
 
-// startFamily records a new login and issues its first token pair.
-func (s *Service) startFamily(ctx context.Context, p identity.Principal) (TokenPair, error) {
+// auditRefusal records the refused login of c: in the trail of the
+// client's workspace when the client id is a known client's, else in the
+// installation's trail, without a client. Nothing of the credentials but
+// a known client's id is recorded.
+func (s *Service) auditRefusal(ctx context.Context, c Credentials) error {
+	e := c.Audit
+	e.At, e.Action, e.Outcome = s.now(), audit.LoginFailed, audit.Denied
+	e.Workspace, e.Client, e.Grant, e.Entity = "", "", "", audit.Entity{}
+	if contract.IsUUID(c.ClientID) {
+		cl, err := s.cfg.Clients.GetClient(ctx, c.ClientID)
+		switch {
+		case err == nil:
+			e.Workspace, e.Client = cl.WorkspaceID, cl.ID
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	_, err := s.cfg.Audit.AppendAudit(ctx, e)
+	return err
+}
+
+// startFamily records a new login, with its audit record (e, the
+// request's), and issues its first token pair.
+func (s *Service) startFamily(ctx context.Context, p identity.Principal, e audit.Event) (TokenPair, error) {
 	now := s.now()
+	e.At, e.Action, e.Outcome = now, audit.Login, audit.Success
+	e.Workspace, e.Client, e.Grant = p.WorkspaceID, p.ClientID, p.GrantID
 	refresh := credential.NewToken(refreshTokenPrefix)
 	f := store.RefreshFamily{
 		ID:          uuid.NewString(),
@@ -147,7 +187,7 @@ func (s *Service) startFamily(ctx context.Context, p identity.Principal) (TokenP
 		GrantID:     p.GrantID,
 		CreatedAt:   now,
 	}
-	if err := s.cfg.Tokens.CreateRefreshFamily(ctx, f, s.refreshToken(refresh, now)); err != nil {
+	if err := s.cfg.Tokens.CreateRefreshFamily(ctx, f, s.refreshToken(refresh, now), e); err != nil {
 		return TokenPair{}, err
 	}
 	return s.pair(p, refresh)
@@ -171,7 +211,9 @@ func (s *Service) pair(p identity.Principal, refresh string) (TokenPair, error) 
 }
 
 // Refresh rotates the refresh token of clientID's login and returns the
-// next pair. It returns ErrInvalidClient for a client that is gone or
+// next pair. e is the request's audit event (web.AuditEvent): the
+// rotation records it (audit.Refresh), or the revocation for reuse
+// (audit.RefreshReuse), in its transaction. It returns ErrInvalidClient for a client that is gone or
 // disabled, ErrInvalidSharingKey when the login's sharing grant was revoked
 // (which revokes the login), ErrInvalidRefreshToken, or
 // ErrRefreshTokenReused (the login is revoked).
@@ -179,7 +221,7 @@ func (s *Service) pair(p identity.Principal, refresh string) (TokenPair, error) 
 // Everything that can fail is checked before the token is consumed, so that
 // a client whose refresh failed on the server's side can retry with the same
 // token instead of being taken for a thief.
-func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string) (TokenPair, error) {
+func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string, e audit.Event) (TokenPair, error) {
 	if err := s.cfg.Identity.CheckClient(ctx, clientID); err != nil {
 		return TokenPair{}, err
 	}
@@ -202,7 +244,8 @@ func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string) (T
 	}
 	// The rotation decides: a token that is expired, consumed or of a
 	// revoked family is refused here, atomically.
-	_, err = s.cfg.Tokens.RotateRefreshToken(ctx, clientID, hash, s.refreshToken(next, now), now)
+	e.At, e.Client = now, clientID
+	_, err = s.cfg.Tokens.RotateRefreshToken(ctx, clientID, hash, s.refreshToken(next, now), now, e)
 	switch {
 	case errors.Is(err, store.ErrTokenReused):
 		s.cfg.Log.Warn("rotated refresh token presented again; its family is revoked", zap.String("client_id", clientID))
@@ -220,7 +263,7 @@ func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string) (T
 // request says it is) must be that client, else the token is not valid for
 // it. It then decides as Refresh does, with the same rotation: a token
 // rotated by either is reuse for the other.
-func (s *Service) RefreshWithToken(ctx context.Context, refreshToken, clientID string) (TokenPair, error) {
+func (s *Service) RefreshWithToken(ctx context.Context, refreshToken, clientID string, e audit.Event) (TokenPair, error) {
 	owner, err := s.cfg.Tokens.RefreshTokenClient(ctx, credential.TokenHash(refreshToken))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -230,7 +273,7 @@ func (s *Service) RefreshWithToken(ctx context.Context, refreshToken, clientID s
 	case clientID != "" && clientID != owner:
 		return TokenPair{}, ErrInvalidRefreshToken
 	}
-	return s.Refresh(ctx, owner, refreshToken)
+	return s.Refresh(ctx, owner, refreshToken, e)
 }
 
 // checkGrant refuses the refresh of a live login made with a sharing grant

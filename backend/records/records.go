@@ -23,6 +23,10 @@ import (
 // Config configures a Handler.
 type Config struct {
 	Store store.Records
+	// Audit keeps the trail of retrievals, which change nothing to record
+	// them with (uploads and submissions are recorded by Store, with the
+	// change).
+	Audit store.Audit
 	Blobs blob.Store
 	// UploadLimit is the largest file accepted, in bytes.
 	UploadLimit int64

@@ -8,9 +8,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/fhir"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -54,7 +56,15 @@ func (h *Handler) serveAddResources(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	rec, err := h.cfg.Store.AddRecordResources(r.Context(), cc, resources, h.now())
+	// The parser acts for no client; the store puts the record in its
+	// workspace's trail.
+	now := h.now()
+	e := web.AuditEvent(r)
+	e.At, e.Action, e.Outcome = now, audit.ResourcesSubmit, audit.Success
+	if contract.IsUUID(cc) {
+		e.Entity = audit.Entity{Kind: audit.EntityCareContext, ID: cc}
+	}
+	rec, err := h.cfg.Store.AddRecordResources(r.Context(), cc, resources, now, e)
 	if errors.Is(err, store.ErrConflict) {
 		return errAliasTaken
 	}

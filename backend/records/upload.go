@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/upload"
@@ -61,7 +62,7 @@ func (h *Handler) serveUpload(w http.ResponseWriter, r *http.Request) (err error
 		return err
 	}
 	caller, _ := web.CallerFrom(r.Context())
-	rec, err := h.createRecord(r.Context(), caller, f, src.title, tasks)
+	rec, err := h.createRecord(r.Context(), caller, f, src.title, tasks, web.AuditEvent(r))
 	if err != nil {
 		return err
 	}
@@ -112,8 +113,9 @@ func (h *Handler) openSource(w http.ResponseWriter, r *http.Request) (source, er
 	return source{format: "unsupported"}, web.UnsupportedMedia(mt, "multipart/form-data or application/json")
 }
 
-// createRecord stores the record of a received file.
-func (h *Handler) createRecord(ctx context.Context, caller web.Caller, f upload.File, title string, tasks []string) (store.Record, error) {
+// createRecord stores the record of a received file, with its audit
+// record (e, the request's).
+func (h *Handler) createRecord(ctx context.Context, caller web.Caller, f upload.File, title string, tasks []string, e audit.Event) (store.Record, error) {
 	now := h.now()
 	rec := store.Record{
 		ID:            uuid.NewString(),
@@ -131,7 +133,9 @@ func (h *Handler) createRecord(ctx context.Context, caller web.Caller, f upload.
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	err := h.cfg.Store.CreateRecord(ctx, rec)
+	e.At, e.Action, e.Outcome = now, audit.RecordUpload, audit.Success
+	e.Entity = audit.Entity{Kind: audit.EntityCareContext, ID: rec.CareContextID}
+	err := h.cfg.Store.CreateRecord(ctx, rec, e)
 	if errors.Is(err, store.ErrNotFound) {
 		return rec, web.UnknownCaller()
 	}

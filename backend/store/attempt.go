@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
 )
 
 // Validate reports whether n may follow an attempt: the delivery is
@@ -16,6 +18,8 @@ func (n Next) Validate() error {
 		return fmt.Errorf("store: a delivery cannot move to %q after an attempt", n.Status)
 	case n.DisableSubscription && n.Status != DeliveryFailed:
 		return errors.New("store: disabling the subscription fails the delivery")
+	case n.DisableSubscription != (n.Disabled.Action == audit.DeliveryDisabled):
+		return errors.New("store: disabling the subscription is audited as delivery_disabled, and only it")
 	}
 	return nil
 }
@@ -41,6 +45,7 @@ type DeliveryUpdate struct {
 // AttemptTx is an engine's side of FinishAttempt: statements in one
 // transaction, with no decision of their own.
 type AttemptTx interface {
+	AuditTx
 	// LockLeased reads the delivery when it is pending under owner's lease,
 	// locking its row, or returns ErrLeaseLost.
 	LockLeased(ctx context.Context, deliveryID, owner string) (LeasedDelivery, error)
@@ -84,7 +89,11 @@ func Finish(ctx context.Context, tx AttemptTx, owner string, a Attempt, next Nex
 		return err
 	}
 	if next.DisableSubscription {
-		return tx.DisableSubscription(ctx, d.SubscriptionID, finished)
+		if err := tx.DisableSubscription(ctx, d.SubscriptionID, finished); err != nil {
+			return err
+		}
+		_, err := AppendAudit(ctx, tx, next.Disabled)
+		return err
 	}
 	return nil
 }

@@ -5,7 +5,12 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
 )
+
+// disabled is the event of a subscription disabled by a 410.
+var disabled = audit.Event{At: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), Action: audit.DeliveryDisabled, Outcome: audit.Success, Workspace: "w1"}
 
 func TestNextValidate(t *testing.T) {
 	tests := []struct {
@@ -16,7 +21,9 @@ func TestNextValidate(t *testing.T) {
 		{"retry", Next{Status: DeliveryPending, RetryAt: time.Now()}, true},
 		{"delivered", Next{Status: DeliveryDelivered}, true},
 		{"failed", Next{Status: DeliveryFailed}, true},
-		{"gone", Next{Status: DeliveryFailed, DisableSubscription: true}, true},
+		{"gone", Next{Status: DeliveryFailed, DisableSubscription: true, Disabled: disabled}, true},
+		{"gone, unaudited", Next{Status: DeliveryFailed, DisableSubscription: true}, false},
+		{"audited, not disabled", Next{Status: DeliveryFailed, Disabled: disabled}, false},
 		{"canceled", Next{Status: DeliveryCanceled}, false},
 		{"empty", Next{}, false},
 		{"disable without failing", Next{Status: DeliveryPending, DisableSubscription: true}, false},
@@ -32,6 +39,7 @@ func TestNextValidate(t *testing.T) {
 
 // fakeAttempts is an AttemptTx over one delivery, recording what was done.
 type fakeAttempts struct {
+	fakeAudit
 	leased   LeasedDelivery
 	lost     bool
 	number   int
@@ -85,7 +93,7 @@ func TestFinish(t *testing.T) {
 			DeliveryUpdate{ID: "d", Status: DeliveryPending, Attempts: 3, NextAttemptAt: retry}, false},
 		{"delivered", Next{Status: DeliveryDelivered}, false, nil,
 			DeliveryUpdate{ID: "d", Status: DeliveryDelivered, Attempts: 3, NextAttemptAt: due, FinishedAt: end}, false},
-		{"gone", Next{Status: DeliveryFailed, DisableSubscription: true}, false, nil,
+		{"gone", Next{Status: DeliveryFailed, DisableSubscription: true, Disabled: disabled}, false, nil,
 			DeliveryUpdate{ID: "d", Status: DeliveryFailed, Attempts: 3, NextAttemptAt: due, FinishedAt: end}, true},
 		{"lease lost", Next{Status: DeliveryDelivered}, true, ErrLeaseLost, DeliveryUpdate{}, false},
 	}
@@ -104,6 +112,9 @@ func TestFinish(t *testing.T) {
 			}
 			if tx.number != 3 || *tx.update != tt.update || !tx.last.Equal(start) || tx.disabled.Equal(end) != tt.disabled {
 				t.Fatalf("attempt %d, update %+v, last %v, disabled %v", tx.number, *tx.update, tx.last, tx.disabled)
+			}
+			if got := tx.actions(); tt.disabled != (len(got) == 1 && got[0] == audit.DeliveryDisabled) || !tt.disabled && len(got) != 0 {
+				t.Fatalf("audited %v", got)
 			}
 		})
 	}

@@ -41,6 +41,14 @@ func AppendAudit(ctx context.Context, tx AuditTx, e audit.Event) (audit.Record, 
 	return appendAfter(ctx, tx, h.Last, e)
 }
 
+// AuditIn returns e as it happened in workspace: for a store method that
+// learns the workspace of what it changes (AddRecordResources: the
+// record's) only in its transaction.
+func AuditIn(e audit.Event, workspace string) audit.Event {
+	e.Workspace = workspace
+	return e
+}
+
 // appendAfter stores e as the record that follows last, the locked head's.
 func appendAfter(ctx context.Context, tx AuditTx, last audit.Link, e audit.Event) (audit.Record, error) {
 	r, err := audit.Next(last, e)

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
 )
 
 // PresentedToken is what an engine read, under a lock, of a refresh token
@@ -17,6 +19,7 @@ type PresentedToken struct {
 // RotationTx is an engine's side of RotateRefreshToken: statements in one
 // transaction, with no decision of their own.
 type RotationTx interface {
+	AuditTx
 	// LockToken reads the token hashing to hash and its family, locking
 	// the token's row until the transaction ends, or returns ErrNotFound.
 	LockToken(ctx context.Context, hash []byte) (PresentedToken, error)
@@ -37,14 +40,29 @@ type RotationTx interface {
 // update, revokes its family, which is committed, and gives ErrTokenReused.
 // Otherwise the token is consumed and next is stored in its family, and
 // Rotate returns the family.
-func Rotate(ctx context.Context, inTx func(func(RotationTx) error) error, clientID string, hash []byte, next RefreshToken, now time.Time) (RefreshFamily, error) {
+//
+// e is the request's audit event: Rotate sets its workspace and grant to
+// the family's and appends it, in the transaction that decides, as
+// audit.Refresh (success) with a rotation, or as audit.RefreshReuse
+// (denied) with the revocation for reuse. A refusal that changes nothing
+// (ErrNotFound) appends nothing.
+func Rotate(ctx context.Context, inTx func(func(RotationTx) error) error, clientID string, hash []byte, next RefreshToken, now time.Time, e audit.Event) (RefreshFamily, error) {
 	var (
 		f      RefreshFamily
 		reused bool
 	)
 	err := inTx(func(tx RotationTx) error {
 		var err error
-		f, reused, err = rotate(ctx, tx, clientID, hash, next, now)
+		var fam RefreshFamily
+		f, reused, fam, err = rotate(ctx, tx, clientID, hash, next, now)
+		if err != nil {
+			return err
+		}
+		e.Workspace, e.Grant, e.Action, e.Outcome = fam.WorkspaceID, fam.GrantID, audit.Refresh, audit.Success
+		if reused {
+			e.Action, e.Outcome = audit.RefreshReuse, audit.Denied
+		}
+		_, err = AppendAudit(ctx, tx, e)
 		return err
 	})
 	switch {
@@ -57,26 +75,26 @@ func Rotate(ctx context.Context, inTx func(func(RotationTx) error) error, client
 }
 
 // rotate decides in tx; reused means the family was revoked for reuse, to
-// be committed and then reported.
-func rotate(ctx context.Context, tx RotationTx, clientID string, hash []byte, next RefreshToken, now time.Time) (_ RefreshFamily, reused bool, _ error) {
+// be committed and then reported. fam is the token's family in both cases.
+func rotate(ctx context.Context, tx RotationTx, clientID string, hash []byte, next RefreshToken, now time.Time) (_ RefreshFamily, reused bool, fam RefreshFamily, _ error) {
 	t, err := tx.LockToken(ctx, hash)
 	switch {
 	case err != nil:
-		return RefreshFamily{}, false, err
+		return RefreshFamily{}, false, fam, err
 	case t.Family.ClientID != clientID || !t.Family.RevokedAt.IsZero():
-		return RefreshFamily{}, false, ErrNotFound
+		return RefreshFamily{}, false, fam, ErrNotFound
 	case t.Used:
-		return RefreshFamily{}, true, tx.RevokeFamily(ctx, t.Family.ID, now)
+		return RefreshFamily{}, true, t.Family, tx.RevokeFamily(ctx, t.Family.ID, now)
 	case !t.ExpiresAt.After(now):
-		return RefreshFamily{}, false, ErrNotFound
+		return RefreshFamily{}, false, fam, ErrNotFound
 	}
 	consumed, err := tx.ConsumeToken(ctx, hash, now)
 	if err != nil {
-		return RefreshFamily{}, false, err
+		return RefreshFamily{}, false, fam, err
 	}
 	if !consumed {
-		return RefreshFamily{}, true, tx.RevokeFamily(ctx, t.Family.ID, now)
+		return RefreshFamily{}, true, t.Family, tx.RevokeFamily(ctx, t.Family.ID, now)
 	}
 	next.FamilyID = t.Family.ID
-	return t.Family, false, tx.InsertToken(ctx, next)
+	return t.Family, false, t.Family, tx.InsertToken(ctx, next)
 }

@@ -65,18 +65,23 @@ type Identities interface {
 	EnsureWorkspace(ctx context.Context, id string, now time.Time) (created bool, err error)
 	// GetWorkspace returns the workspace or ErrNotFound.
 	GetWorkspace(ctx context.Context, id string) (Workspace, error)
-	// CreateClient stores c; ErrNotFound when its workspace does not exist,
-	// ErrConflict when the id is taken.
-	CreateClient(ctx context.Context, c Client) error
+	// CreateClient stores c and appends e, its audit event
+	// (audit.ClientCreate), in the same transaction; ErrNotFound when its
+	// workspace does not exist, ErrConflict when the id is taken, the
+	// append's error (and nothing stored) when e cannot be recorded.
+	CreateClient(ctx context.Context, c Client, e audit.Event) error
 	// GetClient returns the client or ErrNotFound.
 	GetClient(ctx context.Context, id string) (Client, error)
 	// ListClients returns every client ordered by creation time, then id.
 	ListClients(ctx context.Context) ([]Client, error)
-	// SetClientStatus changes the client's status or returns ErrNotFound.
-	SetClientStatus(ctx context.Context, id string, status ClientStatus) error
-	// CreateSharingGrant stores g; ErrNotFound when its workspace or client
-	// does not exist, ErrConflict when the id or key hash is taken.
-	CreateSharingGrant(ctx context.Context, g SharingGrant) error
+	// SetClientStatus changes the client's status and appends e, its
+	// audit event (audit.ClientDisable), in the same transaction, or
+	// returns ErrNotFound and appends nothing.
+	SetClientStatus(ctx context.Context, id string, status ClientStatus, e audit.Event) error
+	// CreateSharingGrant stores g and appends e (audit.SharingGrant) in the
+	// same transaction; ErrNotFound when its workspace or client does not
+	// exist, ErrConflict when the id or key hash is taken.
+	CreateSharingGrant(ctx context.Context, g SharingGrant, e audit.Event) error
 	// GetSharingGrantByKeyHash returns the grant whose key hashes to keyHash,
 	// revoked or not, or ErrNotFound.
 	GetSharingGrantByKeyHash(ctx context.Context, keyHash []byte) (SharingGrant, error)
@@ -84,15 +89,19 @@ type Identities interface {
 	GetSharingGrant(ctx context.Context, id string) (SharingGrant, error)
 	// ListSharingGrants returns every grant ordered by creation time, then id.
 	ListSharingGrants(ctx context.Context) ([]SharingGrant, error)
-	// RevokeSharingGrant marks the grant revoked at now. Revoking a revoked
-	// grant keeps the first revocation time. ErrNotFound for an unknown id.
-	RevokeSharingGrant(ctx context.Context, id string, now time.Time) error
+	// RevokeSharingGrant marks the grant revoked at now and appends e
+	// (audit.SharingRevoke) in the same transaction. Revoking a revoked
+	// grant keeps the first revocation time (and is recorded again).
+	// ErrNotFound, and nothing appended, for an unknown id.
+	RevokeSharingGrant(ctx context.Context, id string, now time.Time, e audit.Event) error
 }
 
 // Tokens are the refresh token families of logins (package auth).
 type Tokens interface {
 	// CreateRefreshFamily starts a token family (one login) with its first token.
-	CreateRefreshFamily(ctx context.Context, f RefreshFamily, first RefreshToken) error
+	// It appends e (the login) to the audit trail in the same transaction:
+	// nothing is stored when the append fails.
+	CreateRefreshFamily(ctx context.Context, f RefreshFamily, first RefreshToken, e audit.Event) error
 	// RefreshFamilyOf returns the family of the refresh token hashing to
 	// hash, whatever the state of the token and of the family, and changes
 	// nothing: a caller checks what the family depends on before
@@ -112,7 +121,11 @@ type Tokens interface {
 	// A token that is unknown, expired, of another client or of a revoked
 	// family gives ErrNotFound and changes nothing. A token of clientID that
 	// was already consumed revokes the family and gives ErrTokenReused.
-	RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next RefreshToken, now time.Time) (RefreshFamily, error)
+	//
+	// e is the request's audit event (see Rotate): a rotation appends it as
+	// audit.Refresh, a revocation for reuse as audit.RefreshReuse, in the
+	// transaction that decides.
+	RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next RefreshToken, now time.Time, e audit.Event) (RefreshFamily, error)
 	// RevokeRefreshFamily revokes every token of the family.
 	RevokeRefreshFamily(ctx context.Context, familyID string, now time.Time) error
 }
@@ -133,7 +146,8 @@ type SigningKeys interface {
 type Records interface {
 	// CreateRecord stores r; ErrNotFound when its workspace does not exist,
 	// ErrConflict when its id or care context id is taken.
-	CreateRecord(ctx context.Context, r Record) error
+	// It appends e (the upload) to the audit trail in the same transaction.
+	CreateRecord(ctx context.Context, r Record, e audit.Event) error
 	// GetRecord returns the workspace's record with this care context id, or
 	// ErrNotFound (also when the record belongs to another workspace).
 	GetRecord(ctx context.Context, workspaceID, careContextID string) (Record, error)
@@ -143,7 +157,9 @@ type Records interface {
 	// updated record, or ErrNotFound. Resources get Seq numbers after the
 	// existing ones. ErrConflict when an alias is already the record's (a
 	// record's aliases are unique); nothing is stored then.
-	AddRecordResources(ctx context.Context, careContextID string, resources []Resource, now time.Time) (Record, error)
+	// It appends e (the submission) to the trail of the record's workspace
+	// (AuditIn) in the same transaction.
+	AddRecordResources(ctx context.Context, careContextID string, resources []Resource, now time.Time, e audit.Event) (Record, error)
 	// RecordAliases returns the aliases of the resources of the record
 	// with this care context id, each mapped to its resource's ID, or
 	// ErrNotFound when there is no such record.
@@ -159,13 +175,15 @@ type Subscriptions interface {
 	// exist, ErrConflict when the workspace already has s.Endpoint, ErrLimit
 	// when it already has max subscriptions (max <= 0: no limit). The count
 	// and the insert are atomic: concurrent creations never exceed max.
-	CreateSubscription(ctx context.Context, s Subscription, max int) error
+	// It appends e to the audit trail in the same transaction.
+	CreateSubscription(ctx context.Context, s Subscription, max int, e audit.Event) error
 	// ListSubscriptions returns the workspace's subscriptions ordered by
 	// creation time, then id.
 	ListSubscriptions(ctx context.Context, workspaceID string) ([]Subscription, error)
 	// DeleteSubscription removes the workspace's subscription, with its
 	// deliveries, or returns ErrNotFound.
-	DeleteSubscription(ctx context.Context, workspaceID, id string) error
+	// It appends e to the audit trail in the same transaction.
+	DeleteSubscription(ctx context.Context, workspaceID, id string, e audit.Event) error
 }
 
 // Outbox is the webhook outbox (packages webhook and webhook/delivery). An
@@ -192,7 +210,8 @@ type Outbox interface {
 	// delivery's status and due time follow next and its lease ends, and the
 	// subscription's LastDeliveryAt and LastDeliveryOutcome become a's
 	// start and outcome. With next.DisableSubscription the subscription is
-	// disabled and its other pending deliveries are canceled. ErrLeaseLost
+	// disabled, its other pending deliveries are canceled and next.Disabled
+	// is appended to the audit trail, in the same transaction. ErrLeaseLost
 	// when the delivery is not pending under owner's lease; nothing changes
 	// then.
 	FinishAttempt(ctx context.Context, owner string, a Attempt, next Next) error
@@ -505,6 +524,9 @@ type Next struct {
 	// DisableSubscription, with DeliveryFailed, disables the subscription
 	// (it answered 410 Gone).
 	DisableSubscription bool
+	// Disabled is the audit event (audit.DeliveryDisabled) FinishAttempt
+	// appends with DisableSubscription.
+	Disabled audit.Event
 }
 
 // Rate is a throttling rate: Burst attempts at once, refilled at Burst per

@@ -9,8 +9,10 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -84,7 +86,10 @@ func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
 		Status:      store.SubscriptionActive,
 		CreatedAt:   h.now(),
 	}
-	err = h.store.CreateSubscription(r.Context(), sub, h.max)
+	e := web.AuditEvent(r)
+	e.At, e.Action, e.Outcome = sub.CreatedAt, audit.SubscriptionCreate, audit.Success
+	e.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: sub.ID}
+	err = h.store.CreateSubscription(r.Context(), sub, h.max, e)
 	if errors.Is(err, store.ErrNotFound) {
 		return web.UnknownCaller()
 	}
@@ -145,7 +150,12 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
 	id := r.PathValue("id")
-	if err := h.store.DeleteSubscription(r.Context(), caller.WorkspaceID, id); err != nil {
+	e := web.AuditEvent(r)
+	e.At, e.Action, e.Outcome = h.now(), audit.SubscriptionDelete, audit.Success
+	if contract.IsUUID(id) {
+		e.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: id}
+	}
+	if err := h.store.DeleteSubscription(r.Context(), caller.WorkspaceID, id, e); err != nil {
 		return err
 	}
 	h.log.Info("subscription deleted", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", id))

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
@@ -59,7 +60,7 @@ func TestEventsPublish(t *testing.T) {
 	err = st.CreateSubscription(t.Context(), store.Subscription{
 		ID: "s1", WorkspaceID: "acme", Endpoint: "https://hooks.example.com/h", Protocol: "https",
 		EventNames: []string{"receipt.created"}, Status: store.SubscriptionActive, CreatedAt: time.Now(),
-	}, 0)
+	}, 0, audit.Event{At: time.Now(), Action: audit.SubscriptionCreate, Outcome: audit.Success, Workspace: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}

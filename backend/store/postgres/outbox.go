@@ -106,13 +106,13 @@ const claimSQL = `
 
 // FinishAttempt implements store.Store with store.Finish.
 func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {
-	return s.tx(ctx, func(tx pgx.Tx) error { return store.Finish(ctx, attemptTx{tx}, owner, a, next) })
+	return s.tx(ctx, func(tx pgx.Tx) error { return store.Finish(ctx, attemptTx{auditTx{tx}}, owner, a, next) })
 }
 
 // attemptTx is store.AttemptTx in a PostgreSQL transaction. The delivery's
 // row is locked (FOR UPDATE) while the attempt is recorded, so a claim
 // cannot take it meanwhile.
-type attemptTx struct{ tx pgx.Tx }
+type attemptTx struct{ auditTx }
 
 func (t attemptTx) LockLeased(ctx context.Context, deliveryID, owner string) (store.LeasedDelivery, error) {
 	var d store.LeasedDelivery

@@ -6,22 +6,29 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // CreateRecord implements store.Store.
-func (s *Store) CreateRecord(ctx context.Context, r store.Record) error {
+func (s *Store) CreateRecord(ctx context.Context, r store.Record, e audit.Event) error {
 	tasks := r.Tasks
 	if tasks == nil {
 		tasks = []string{} // NOT NULL; pgx sends a nil slice as NULL
 	}
-	_, err := s.pool.Exec(ctx, `
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
 		INSERT INTO records (id, care_context_id, workspace_id, client_id, blob_key, sha1, size,
 			content_type, title, tasks, status, version, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		r.ID, r.CareContextID, r.WorkspaceID, r.ClientID, r.BlobKey, r.SHA1, r.Size,
-		r.ContentType, r.Title, tasks, string(r.Status), r.Version, ts(r.CreatedAt), ts(r.UpdatedAt))
-	return translate(err)
+			r.ID, r.CareContextID, r.WorkspaceID, r.ClientID, r.BlobKey, r.SHA1, r.Size,
+			r.ContentType, r.Title, tasks, string(r.Status), r.Version, ts(r.CreatedAt), ts(r.UpdatedAt))
+		if err != nil {
+			return translate(err)
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
 }
 
 const recordColumns = `id, care_context_id, workspace_id, client_id, blob_key, sha1, size,
@@ -57,7 +64,7 @@ func (s *Store) GetRecord(ctx context.Context, workspaceID, careContextID string
 // AddRecordResources implements store.Store. The UPDATE locks the record's
 // row, so concurrent batches for one record number their resources one
 // after the other. Resources and aliases are written with COPY.
-func (s *Store) AddRecordResources(ctx context.Context, careContextID string, resources []store.Resource, now time.Time) (store.Record, error) {
+func (s *Store) AddRecordResources(ctx context.Context, careContextID string, resources []store.Resource, now time.Time, e audit.Event) (store.Record, error) {
 	var r store.Record
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -88,7 +95,11 @@ func (s *Store) AddRecordResources(ctx context.Context, careContextID string, re
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"record_resource_aliases"},
 			[]string{"record_id", "alias", "resource_id"}, pgx.CopyFromRows(aliases))
-		return translate(err)
+		if err != nil {
+			return translate(err)
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, store.AuditIn(e, r.WorkspaceID))
+		return err
 	})
 	if err != nil {
 		return store.Record{}, err

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // workspace's row is locked first (FOR NO KEY UPDATE, which does not hold
 // up inserts that merely reference the workspace), so that concurrent
 // creations in one workspace, on any replica, count one after the other.
-func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, max int) error {
+func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, max int, e audit.Event) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if max > 0 {
 			// Two statements: the count must see the snapshot taken once
@@ -43,7 +44,11 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 		_, err = tx.Exec(ctx, `
 			INSERT INTO subscription_events (subscription_id, event_name)
 			SELECT $1, name FROM unnest($2::text[]) AS name`, sub.ID, sub.EventNames)
-		return translate(err)
+		if err != nil {
+			return translate(err)
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
 	})
 }
 
@@ -99,6 +104,12 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 }
 
 // DeleteSubscription implements store.Store.
-func (s *Store) DeleteSubscription(ctx context.Context, workspaceID, id string) error {
-	return oneRow(s.pool.Exec(ctx, `DELETE FROM subscriptions WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
+func (s *Store) DeleteSubscription(ctx context.Context, workspaceID, id string, e audit.Event) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := oneRow(tx.Exec(ctx, `DELETE FROM subscriptions WHERE workspace_id = $1 AND id = $2`, workspaceID, id)); err != nil {
+			return err
+		}
+		_, err := store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
 }

@@ -7,11 +7,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // CreateRefreshFamily implements store.Store.
-func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, first store.RefreshToken) error {
+func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, first store.RefreshToken, e audit.Event) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx,
 			`INSERT INTO refresh_families (id, client_id, workspace_id, grant_id, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -20,7 +21,11 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, 
 			return translate(err)
 		}
 		first.FamilyID = f.ID
-		return insertRefreshToken(ctx, tx, first)
+		if err := insertRefreshToken(ctx, tx, first); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
 	})
 }
 
@@ -66,15 +71,15 @@ func (s *Store) RefreshTokenClient(ctx context.Context, hash []byte) (string, er
 // RotateRefreshToken implements store.Store with store.Rotate. The
 // presented token's row is locked first (FOR UPDATE), so that concurrent
 // rotations of one token, on any replicas, are decided one after the other.
-func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time) (store.RefreshFamily, error) {
+func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time, e audit.Event) (store.RefreshFamily, error) {
 	inTx := func(fn func(store.RotationTx) error) error {
-		return s.tx(ctx, func(tx pgx.Tx) error { return fn(rotationTx{tx}) })
+		return s.tx(ctx, func(tx pgx.Tx) error { return fn(rotationTx{auditTx{tx}}) })
 	}
-	return store.Rotate(ctx, inTx, clientID, hash, next, now)
+	return store.Rotate(ctx, inTx, clientID, hash, next, now, e)
 }
 
 // rotationTx is store.RotationTx in a PostgreSQL transaction.
-type rotationTx struct{ tx pgx.Tx }
+type rotationTx struct{ auditTx }
 
 func (r rotationTx) LockToken(ctx context.Context, hash []byte) (store.PresentedToken, error) {
 	var (

@@ -101,12 +101,12 @@ const claimSQL = `
 
 // FinishAttempt implements store.Store with store.Finish.
 func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return store.Finish(ctx, attemptTx{tx}, owner, a, next) })
+	return s.tx(ctx, func(tx *sql.Tx) error { return store.Finish(ctx, attemptTx{auditTx{tx}}, owner, a, next) })
 }
 
 // attemptTx is store.AttemptTx in a SQLite transaction, which holds the
 // write lock: nothing claims the delivery meanwhile.
-type attemptTx struct{ tx *sql.Tx }
+type attemptTx struct{ auditTx }
 
 func (t attemptTx) LockLeased(ctx context.Context, deliveryID, owner string) (store.LeasedDelivery, error) {
 	var (

@@ -7,19 +7,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // CreateRecord implements store.Store.
-func (s *Store) CreateRecord(ctx context.Context, r store.Record) error {
-	_, err := s.db.ExecContext(ctx, `
+func (s *Store) CreateRecord(ctx context.Context, r store.Record, e audit.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
 		INSERT INTO records (id, care_context_id, workspace_id, client_id, blob_key, sha1, size,
 			content_type, title, tasks, status, version, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.CareContextID, r.WorkspaceID, r.ClientID, r.BlobKey, hex.EncodeToString(r.SHA1), r.Size,
-		r.ContentType, r.Title, strings.Join(r.Tasks, " "), string(r.Status), r.Version,
-		micros(r.CreatedAt), micros(r.UpdatedAt))
-	return translate(err)
+			r.ID, r.CareContextID, r.WorkspaceID, r.ClientID, r.BlobKey, hex.EncodeToString(r.SHA1), r.Size,
+			r.ContentType, r.Title, strings.Join(r.Tasks, " "), string(r.Status), r.Version,
+			micros(r.CreatedAt), micros(r.UpdatedAt))
+		if err != nil {
+			return translate(err)
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
 }
 
 const recordColumns = `id, care_context_id, workspace_id, client_id, blob_key, sha1, size,
@@ -56,7 +63,7 @@ func (s *Store) GetRecord(ctx context.Context, workspaceID, careContextID string
 }
 
 // AddRecordResources implements store.Store.
-func (s *Store) AddRecordResources(ctx context.Context, careContextID string, resources []store.Resource, now time.Time) (store.Record, error) {
+func (s *Store) AddRecordResources(ctx context.Context, careContextID string, resources []store.Resource, now time.Time, e audit.Event) (store.Record, error) {
 	var r store.Record
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
@@ -96,7 +103,8 @@ func (s *Store) AddRecordResources(ctx context.Context, careContextID string, re
 				}
 			}
 		}
-		return nil
+		_, err = store.AppendAudit(ctx, auditTx{tx}, store.AuditIn(e, r.WorkspaceID))
+		return err
 	})
 	if err != nil {
 		return store.Record{}, err

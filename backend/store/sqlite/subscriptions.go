@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // CreateSubscription implements store.Store. Transactions take the write
 // lock at BEGIN, so the count cannot change before the insert.
-func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, max int) error {
+func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, max int, e audit.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if max > 0 {
 			var n int
@@ -38,7 +39,8 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 				return translate(err)
 			}
 		}
-		return nil
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
 	})
 }
 
@@ -102,10 +104,16 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 }
 
 // DeleteSubscription implements store.Store.
-func (s *Store) DeleteSubscription(ctx context.Context, workspaceID, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM subscriptions WHERE workspace_id = ? AND id = ?`, workspaceID, id)
-	if err != nil {
+func (s *Store) DeleteSubscription(ctx context.Context, workspaceID, id string, e audit.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM subscriptions WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+		if err != nil {
+			return err
+		}
+		if err := oneRow(res); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
 		return err
-	}
-	return oneRow(res)
+	})
 }

@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // CreateRefreshFamily implements store.Store.
-func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, first store.RefreshToken) error {
+func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, first store.RefreshToken, e audit.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO refresh_families (id, client_id, workspace_id, grant_id, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -19,7 +20,11 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, 
 			return translate(err)
 		}
 		first.FamilyID = f.ID
-		return insertRefreshToken(ctx, tx, first)
+		if err := insertRefreshToken(ctx, tx, first); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
 	})
 }
 
@@ -66,15 +71,15 @@ func (s *Store) RefreshTokenClient(ctx context.Context, hash []byte) (string, er
 // RotateRefreshToken implements store.Store with store.Rotate. The
 // transaction holds SQLite's write lock from its start, so rotations of one
 // token are decided one after the other.
-func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time) (store.RefreshFamily, error) {
+func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time, e audit.Event) (store.RefreshFamily, error) {
 	inTx := func(fn func(store.RotationTx) error) error {
-		return s.tx(ctx, func(tx *sql.Tx) error { return fn(rotationTx{tx}) })
+		return s.tx(ctx, func(tx *sql.Tx) error { return fn(rotationTx{auditTx{tx}}) })
 	}
-	return store.Rotate(ctx, inTx, clientID, hash, next, now)
+	return store.Rotate(ctx, inTx, clientID, hash, next, now, e)
 }
 
 // rotationTx is store.RotationTx in a SQLite transaction.
-type rotationTx struct{ tx *sql.Tx }
+type rotationTx struct{ auditTx }
 
 func (r rotationTx) LockToken(ctx context.Context, hash []byte) (store.PresentedToken, error) {
 	var (

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -19,7 +20,7 @@ func subscribe(t *testing.T, s Store, id, ws string, events ...string) {
 	must(t, s.CreateSubscription(ctx(t), store.Subscription{
 		ID: id, WorkspaceID: ws, Endpoint: "https://example.com/" + id, Protocol: "https",
 		EventNames: events, SigningKey: "key-of-" + id + "-0123456789", Status: store.SubscriptionActive, CreatedAt: at(0),
-	}, 0))
+	}, 0, ev(audit.SubscriptionCreate)))
 }
 
 // publish publishes an event of type typ in ws at time created and
@@ -85,7 +86,7 @@ func testOutboxPublish(t *testing.T, s Store) {
 		ID: "off", WorkspaceID: "w1", Endpoint: "https://example.com/off", Protocol: "https",
 		EventNames: []string{"receipt.created"}, Status: store.SubscriptionDisabled, CreatedAt: at(0),
 	}
-	must(t, s.CreateSubscription(ctx(t), off, 0))
+	must(t, s.CreateSubscription(ctx(t), off, 0, ev(audit.SubscriptionCreate)))
 
 	if ids := publish(t, s, "e0", "w1", "prescription.created", at(0)); len(ids) != 0 {
 		t.Fatalf("an event nobody selects got deliveries %q", ids)
@@ -127,7 +128,7 @@ func testOutboxPublish(t *testing.T, s Store) {
 	wantErr(t, err, store.ErrNotFound)
 
 	// Deleting a subscription deletes its deliveries.
-	must(t, s.DeleteSubscription(ctx(t), "w1", "receipts"))
+	must(t, s.DeleteSubscription(ctx(t), "w1", "receipts", ev(audit.SubscriptionDelete)))
 	if st := stats(t, s); st.Pending != 1 {
 		t.Fatalf("after deleting a subscription %d deliveries pending, want 1", st.Pending)
 	}
@@ -335,7 +336,7 @@ func testOutboxTransitions(t *testing.T, s Store) {
 	// including one leased to a worker whose result then comes too late.
 	gone, leased := bySub["s2"][0], bySub["s2"][1]
 	must(t, s.FinishAttempt(ctx(t), "a", attempt(gone, at(3*time.Second), "http_410", 410),
-		store.Next{Status: store.DeliveryFailed, DisableSubscription: true}))
+		store.Next{Status: store.DeliveryFailed, DisableSubscription: true, Disabled: ev(audit.DeliveryDisabled)}))
 	sub, err = s.GetSubscription(ctx(t), "w1", "s2")
 	must(t, err)
 	if sub.Status != store.SubscriptionDisabled || sub.LastDeliveryOutcome != "http_410" || !sub.LastDeliveryAt.Equal(at(3*time.Second)) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -78,15 +79,15 @@ func testReplicaClaims(t *testing.T, a, b Store) {
 // rotate one token, and one wins.
 func testReplicaRefreshReuse(t *testing.T, a, b Store) {
 	seed(t, a, "w1", "c1")
-	must(t, a.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
-	_, err := a.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute))
+	must(t, a.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0)), ev(audit.Login)))
+	_, err := a.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute), ev(audit.Refresh))
 	must(t, err)
-	_, err = b.RotateRefreshToken(ctx(t), "c1", hash(1), token(3, at(2*time.Minute)), at(2*time.Minute))
+	_, err = b.RotateRefreshToken(ctx(t), "c1", hash(1), token(3, at(2*time.Minute)), at(2*time.Minute), ev(audit.Refresh))
 	wantErr(t, err, store.ErrTokenReused)
-	_, err = a.RotateRefreshToken(ctx(t), "c1", hash(2), token(4, at(3*time.Minute)), at(3*time.Minute))
+	_, err = a.RotateRefreshToken(ctx(t), "c1", hash(2), token(4, at(3*time.Minute)), at(3*time.Minute), ev(audit.Refresh))
 	wantErr(t, err, store.ErrNotFound)
 
-	must(t, a.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(10, at(0))))
+	must(t, a.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(10, at(0)), ev(audit.Login)))
 	if ok, errs := rotateAtOnce(t, []Store{a, b}, hash(10), 8); ok != 1 {
 		t.Fatalf("%d rotations of one token on two replicas succeeded, want exactly 1 (errors %v)", ok, errs)
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -57,6 +58,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"AuditPrune", testAuditPrune},
 		{"AuditPruneGap", testAuditPruneGap},
 		{"AuditConcurrentAppends", testAuditConcurrentAppends},
+		{"AuditWired", testAuditWired},
+		{"OperatorAudit", testOperatorAudit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
@@ -91,7 +94,7 @@ func seed(t *testing.T, s Store, ws, c string) {
 	must(t, err)
 	must(t, s.CreateClient(ctx(t), store.Client{
 		ID: c, WorkspaceID: ws, SecretHash: "$argon2id$" + c, Status: store.ClientActive, CreatedAt: at(0),
-	}))
+	}, operator(audit.ClientCreate, ws)))
 }
 
 func testWorkspaces(t *testing.T, s Store) {
@@ -118,9 +121,9 @@ func testWorkspaces(t *testing.T, s Store) {
 func testClients(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	c2 := store.Client{ID: "c2", WorkspaceID: "w1", SecretHash: "h2", Status: store.ClientActive, CreatedAt: at(time.Second)}
-	must(t, s.CreateClient(ctx(t), c2))
-	wantErr(t, s.CreateClient(ctx(t), c2), store.ErrConflict)
-	wantErr(t, s.CreateClient(ctx(t), store.Client{ID: "c3", WorkspaceID: "nope", SecretHash: "h", Status: store.ClientActive, CreatedAt: t0}), store.ErrNotFound)
+	must(t, s.CreateClient(ctx(t), c2, operator(audit.ClientCreate, "w1")))
+	wantErr(t, s.CreateClient(ctx(t), c2, operator(audit.ClientCreate, "w1")), store.ErrConflict)
+	wantErr(t, s.CreateClient(ctx(t), store.Client{ID: "c3", WorkspaceID: "nope", SecretHash: "h", Status: store.ClientActive, CreatedAt: t0}, operator(audit.ClientCreate, "nope")), store.ErrNotFound)
 
 	got, err := s.GetClient(ctx(t), "c2")
 	must(t, err)
@@ -130,8 +133,8 @@ func testClients(t *testing.T, s Store) {
 	_, err = s.GetClient(ctx(t), "c3")
 	wantErr(t, err, store.ErrNotFound)
 
-	must(t, s.SetClientStatus(ctx(t), "c1", store.ClientDisabled))
-	wantErr(t, s.SetClientStatus(ctx(t), "c3", store.ClientDisabled), store.ErrNotFound)
+	must(t, s.SetClientStatus(ctx(t), "c1", store.ClientDisabled, operator(audit.ClientDisable, "w1")))
+	wantErr(t, s.SetClientStatus(ctx(t), "c3", store.ClientDisabled, operator(audit.ClientDisable, "w1")), store.ErrNotFound)
 	list, err := s.ListClients(ctx(t))
 	must(t, err)
 	if len(list) != 2 || list[0].ID != "c1" || list[1].ID != "c2" || list[0].Status != store.ClientDisabled {
@@ -144,12 +147,12 @@ func testSharingGrants(t *testing.T, s Store) {
 	_, err := s.EnsureWorkspace(ctx(t), "w2", t0)
 	must(t, err)
 	g := store.SharingGrant{ID: "g1", WorkspaceID: "w2", ClientID: "c1", KeyHash: bytes.Repeat([]byte{7}, 32), CreatedAt: at(0)}
-	must(t, s.CreateSharingGrant(ctx(t), g))
+	must(t, s.CreateSharingGrant(ctx(t), g, operator(audit.SharingGrant, "w2")))
 	dup := g
 	dup.ID = "g2"
-	wantErr(t, s.CreateSharingGrant(ctx(t), dup), store.ErrConflict)
+	wantErr(t, s.CreateSharingGrant(ctx(t), dup, operator(audit.SharingGrant, "w2")), store.ErrConflict)
 	orphan := store.SharingGrant{ID: "g3", WorkspaceID: "w2", ClientID: "nope", KeyHash: []byte{1}, CreatedAt: t0}
-	wantErr(t, s.CreateSharingGrant(ctx(t), orphan), store.ErrNotFound)
+	wantErr(t, s.CreateSharingGrant(ctx(t), orphan, operator(audit.SharingGrant, "w2")), store.ErrNotFound)
 
 	got, err := s.GetSharingGrantByKeyHash(ctx(t), g.KeyHash)
 	must(t, err)
@@ -159,14 +162,14 @@ func testSharingGrants(t *testing.T, s Store) {
 	_, err = s.GetSharingGrantByKeyHash(ctx(t), bytes.Repeat([]byte{8}, 32))
 	wantErr(t, err, store.ErrNotFound)
 
-	must(t, s.RevokeSharingGrant(ctx(t), "g1", at(time.Minute)))
-	must(t, s.RevokeSharingGrant(ctx(t), "g1", at(time.Hour)))
+	must(t, s.RevokeSharingGrant(ctx(t), "g1", at(time.Minute), operator(audit.SharingRevoke, "w2")))
+	must(t, s.RevokeSharingGrant(ctx(t), "g1", at(time.Hour), operator(audit.SharingRevoke, "w2")))
 	got, err = s.GetSharingGrant(ctx(t), "g1")
 	must(t, err)
 	if !got.RevokedAt.Equal(at(time.Minute)) {
 		t.Fatalf("RevokedAt = %v, want the first revocation %v", got.RevokedAt, at(time.Minute))
 	}
-	wantErr(t, s.RevokeSharingGrant(ctx(t), "g9", t0), store.ErrNotFound)
+	wantErr(t, s.RevokeSharingGrant(ctx(t), "g9", t0, operator(audit.SharingRevoke, "w2")), store.ErrNotFound)
 	_, err = s.GetSharingGrant(ctx(t), "g9")
 	wantErr(t, err, store.ErrNotFound)
 	list, err := s.ListSharingGrants(ctx(t))
@@ -188,67 +191,70 @@ func family(id, client, ws string) store.RefreshFamily {
 
 func testRefreshRotation(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
-	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
-	f, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Hour)), at(time.Hour))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0)), ev(audit.Login)))
+	f, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Hour)), at(time.Hour), ev(audit.Refresh))
 	must(t, err)
 	if f.ID != "f1" || f.ClientID != "c1" || f.WorkspaceID != "w1" || f.GrantID != "" {
 		t.Fatalf("family = %+v", f)
 	}
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(2), token(3, at(2*time.Hour)), at(2*time.Hour))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(2), token(3, at(2*time.Hour)), at(2*time.Hour), ev(audit.Refresh))
 	must(t, err)
 	// Token 3 expires a day after it was made.
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(3), token(4, at(30*time.Hour)), at(26*time.Hour+time.Second))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(3), token(4, at(30*time.Hour)), at(26*time.Hour+time.Second), ev(audit.Refresh))
 	wantErr(t, err, store.ErrNotFound)
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(9), token(5, at(2*time.Hour)), at(2*time.Hour))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(9), token(5, at(2*time.Hour)), at(2*time.Hour), ev(audit.Refresh))
 	wantErr(t, err, store.ErrNotFound)
 
-	must(t, s.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(6, at(0))))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(6, at(0)), ev(audit.Login)))
 	must(t, s.RevokeRefreshFamily(ctx(t), "f2", at(time.Minute)))
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(6), token(7, at(time.Hour)), at(time.Hour))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(6), token(7, at(time.Hour)), at(time.Hour), ev(audit.Refresh))
 	wantErr(t, err, store.ErrNotFound)
 	wantErr(t, s.RevokeRefreshFamily(ctx(t), "f9", t0), store.ErrNotFound)
 
 	// A family made with a sharing grant keeps it.
 	_, err = s.EnsureWorkspace(ctx(t), "w2", t0)
 	must(t, err)
-	must(t, s.CreateSharingGrant(ctx(t), store.SharingGrant{ID: "g1", WorkspaceID: "w2", ClientID: "c1", KeyHash: hash(0xee), CreatedAt: t0}))
+	must(t, s.CreateSharingGrant(ctx(t), store.SharingGrant{ID: grant1, WorkspaceID: "w2", ClientID: "c1", KeyHash: hash(0xee), CreatedAt: t0}, operator(audit.SharingGrant, "w2")))
 	shared := family("f3", "c1", "w2")
-	shared.GrantID = "g1"
-	must(t, s.CreateRefreshFamily(ctx(t), shared, token(8, at(0))))
-	f, err = s.RotateRefreshToken(ctx(t), "c1", hash(8), token(10, at(time.Hour)), at(time.Hour))
+	shared.GrantID = grant1
+	must(t, s.CreateRefreshFamily(ctx(t), shared, token(8, at(0)), ev(audit.Login)))
+	// The rotation's record carries the family's grant, which needs a client.
+	refresh := ev(audit.Refresh)
+	refresh.Client = clientA
+	f, err = s.RotateRefreshToken(ctx(t), "c1", hash(8), token(10, at(time.Hour)), at(time.Hour), refresh)
 	must(t, err)
-	if f.GrantID != "g1" || f.WorkspaceID != "w2" {
+	if f.GrantID != grant1 || f.WorkspaceID != "w2" {
 		t.Fatalf("shared family = %+v", f)
 	}
 }
 
 func testRefreshReuse(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
-	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
-	must(t, s.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(20, at(0))))
-	_, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0)), ev(audit.Login)))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f2", "c1", "w1"), token(20, at(0)), ev(audit.Login)))
+	_, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute), ev(audit.Refresh))
 	must(t, err)
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(1), token(3, at(2*time.Minute)), at(2*time.Minute))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(1), token(3, at(2*time.Minute)), at(2*time.Minute), ev(audit.Refresh))
 	wantErr(t, err, store.ErrTokenReused)
 	// The reuse revoked the family: its newest token is dead too.
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(2), token(4, at(3*time.Minute)), at(3*time.Minute))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(2), token(4, at(3*time.Minute)), at(3*time.Minute), ev(audit.Refresh))
 	wantErr(t, err, store.ErrNotFound)
 	// Another family of the same client is untouched.
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(20), token(21, at(3*time.Minute)), at(3*time.Minute))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(20), token(21, at(3*time.Minute)), at(3*time.Minute), ev(audit.Refresh))
 	must(t, err)
 }
 
 func testRefreshFamilyOf(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
-	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0)), ev(audit.Login)))
 	f, err := s.RefreshFamilyOf(ctx(t), "c1", hash(1))
 	must(t, err)
 	if f.ID != "f1" || f.ClientID != "c1" || f.WorkspaceID != "w1" || !f.CreatedAt.Equal(at(0)) || !f.RevokedAt.IsZero() {
 		t.Fatalf("family = %+v", f)
 	}
 	// Looking changes nothing: the token still rotates, once.
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute), ev(audit.Refresh))
 	must(t, err)
 	// A consumed token and its successor still name the family, so that a
 	// caller can check the family before the rotation decides.
@@ -272,9 +278,9 @@ func testRefreshFamilyOf(t *testing.T, s Store) {
 func testRefreshTokenClient(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
-	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
-	must(t, s.CreateRefreshFamily(ctx(t), family("f2", "c2", "w2"), token(5, at(0))))
-	_, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0)), ev(audit.Login)))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f2", "c2", "w2"), token(5, at(0)), ev(audit.Login)))
+	_, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(2, at(time.Minute)), at(time.Minute), ev(audit.Refresh))
 	must(t, err)
 	must(t, s.RevokeRefreshFamily(ctx(t), "f2", at(time.Minute)))
 	// Consumed, live and revoked tokens all name their client; looking
@@ -287,7 +293,7 @@ func testRefreshTokenClient(t *testing.T, s Store) {
 			t.Fatalf("token %d: client %q, %v; want %q", tt.token, c, err, tt.want)
 		}
 	}
-	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(2), token(3, at(2*time.Minute)), at(2*time.Minute))
+	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(2), token(3, at(2*time.Minute)), at(2*time.Minute), ev(audit.Refresh))
 	must(t, err)
 	_, err = s.RefreshTokenClient(ctx(t), hash(9))
 	wantErr(t, err, store.ErrNotFound)
@@ -296,21 +302,21 @@ func testRefreshTokenClient(t *testing.T, s Store) {
 func testRefreshIsolation(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
-	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0)), ev(audit.Login)))
 	// c2 presenting c1's token learns nothing and changes nothing, even twice
 	// (which would look like reuse if the token were c2's).
 	for range 2 {
-		_, err := s.RotateRefreshToken(ctx(t), "c2", hash(1), token(2, at(time.Minute)), at(time.Minute))
+		_, err := s.RotateRefreshToken(ctx(t), "c2", hash(1), token(2, at(time.Minute)), at(time.Minute), ev(audit.Refresh))
 		wantErr(t, err, store.ErrNotFound)
 	}
-	if _, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(3, at(time.Minute)), at(time.Minute)); err != nil {
+	if _, err := s.RotateRefreshToken(ctx(t), "c1", hash(1), token(3, at(time.Minute)), at(time.Minute), ev(audit.Refresh)); err != nil {
 		t.Fatalf("owner's rotation after a foreign attempt: %v", err)
 	}
 }
 
 func testRefreshConcurrentRotation(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
-	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0))))
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0)), ev(audit.Login)))
 	if ok, errs := rotateAtOnce(t, []Store{s}, hash(1), 8); ok != 1 {
 		t.Fatalf("%d concurrent rotations of one token succeeded, want exactly 1 (errors %v)", ok, errs)
 	}
@@ -326,7 +332,7 @@ func rotateAtOnce(t *testing.T, stores []Store, h []byte, n int) (ok int, errs [
 	for i := range n {
 		s := stores[i%len(stores)]
 		wg.Go(func() {
-			_, errs[i] = s.RotateRefreshToken(ctx(t), "c1", h, token(byte(100+i), at(time.Minute)), at(time.Minute))
+			_, errs[i] = s.RotateRefreshToken(ctx(t), "c1", h, token(byte(100+i), at(time.Minute)), at(time.Minute), ev(audit.Refresh))
 		})
 	}
 	wg.Wait()
@@ -376,12 +382,12 @@ func testRecords(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
 	r := record("r1", "cc1", "w1", "c1")
-	must(t, s.CreateRecord(ctx(t), r))
-	wantErr(t, s.CreateRecord(ctx(t), record("r2", "cc1", "w1", "c1")), store.ErrConflict)
-	wantErr(t, s.CreateRecord(ctx(t), record("r3", "cc3", "nope", "c1")), store.ErrNotFound)
+	must(t, s.CreateRecord(ctx(t), r, ev(audit.RecordUpload)))
+	wantErr(t, s.CreateRecord(ctx(t), record("r2", "cc1", "w1", "c1"), ev(audit.RecordUpload)), store.ErrConflict)
+	wantErr(t, s.CreateRecord(ctx(t), record("r3", "cc3", "nope", "c1"), ev(audit.RecordUpload)), store.ErrNotFound)
 	empty := record("r4", "cc4", "w2", "c2")
 	empty.Tasks = nil
-	must(t, s.CreateRecord(ctx(t), empty))
+	must(t, s.CreateRecord(ctx(t), empty, ev(audit.RecordUpload)))
 
 	got, err := s.GetRecord(ctx(t), "w1", "cc1")
 	must(t, err)
@@ -401,7 +407,7 @@ func testRecords(t *testing.T, s Store) {
 
 func testRecordResources(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
-	must(t, s.CreateRecord(ctx(t), record("r1", "cc1", "w1", "c1")))
+	must(t, s.CreateRecord(ctx(t), record("r1", "cc1", "w1", "c1"), ev(audit.RecordUpload)))
 	batch := func(ids ...string) []store.Resource {
 		var out []store.Resource
 		for _, id := range ids {
@@ -409,17 +415,17 @@ func testRecordResources(t *testing.T, s Store) {
 		}
 		return out
 	}
-	r, err := s.AddRecordResources(ctx(t), "cc1", batch("a", "b"), at(time.Minute))
+	r, err := s.AddRecordResources(ctx(t), "cc1", batch("a", "b"), at(time.Minute), ev(audit.ResourcesSubmit))
 	must(t, err)
 	if r.Version != 2 || r.Status != store.RecordParsed || !r.UpdatedAt.Equal(at(time.Minute)) || !r.CreatedAt.Equal(at(0)) || r.ID != "r1" {
 		t.Fatalf("after first batch: %+v", r)
 	}
-	r, err = s.AddRecordResources(ctx(t), "cc1", batch("c"), at(time.Hour))
+	r, err = s.AddRecordResources(ctx(t), "cc1", batch("c"), at(time.Hour), ev(audit.ResourcesSubmit))
 	must(t, err)
 	if r.Version != 3 {
 		t.Fatalf("version = %d, want 3", r.Version)
 	}
-	_, err = s.AddRecordResources(ctx(t), "nope", batch("d"), at(time.Hour))
+	_, err = s.AddRecordResources(ctx(t), "nope", batch("d"), at(time.Hour), ev(audit.ResourcesSubmit))
 	wantErr(t, err, store.ErrNotFound)
 
 	res, err := s.ListRecordResources(ctx(t), "r1")
@@ -438,8 +444,8 @@ func testRecordResources(t *testing.T, s Store) {
 
 func testRecordAliases(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
-	must(t, s.CreateRecord(ctx(t), record("r1", "cc1", "w1", "c1")))
-	must(t, s.CreateRecord(ctx(t), record("r2", "cc2", "w1", "c1")))
+	must(t, s.CreateRecord(ctx(t), record("r1", "cc1", "w1", "c1"), ev(audit.RecordUpload)))
+	must(t, s.CreateRecord(ctx(t), record("r2", "cc2", "w1", "c1"), ev(audit.RecordUpload)))
 	aliases, err := s.RecordAliases(ctx(t), "cc1")
 	must(t, err)
 	if len(aliases) != 0 {
@@ -451,12 +457,12 @@ func testRecordAliases(t *testing.T, s Store) {
 	res := func(id string, aliases ...string) store.Resource {
 		return store.Resource{ResourceType: "Patient", ID: id, JSON: []byte(`{"resourceType":"Patient","id":"` + id + `"}`), Aliases: aliases}
 	}
-	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("a", "Patient/pt", "urn:uuid:p"), res("b")}, at(time.Minute))
+	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("a", "Patient/pt", "urn:uuid:p"), res("b")}, at(time.Minute), ev(audit.ResourcesSubmit))
 	must(t, err)
-	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("c", "Patient/other")}, at(2*time.Minute))
+	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("c", "Patient/other")}, at(2*time.Minute), ev(audit.ResourcesSubmit))
 	must(t, err)
 	// Another record may use the same aliases.
-	_, err = s.AddRecordResources(ctx(t), "cc2", []store.Resource{res("d", "Patient/pt")}, at(time.Minute))
+	_, err = s.AddRecordResources(ctx(t), "cc2", []store.Resource{res("d", "Patient/pt")}, at(time.Minute), ev(audit.ResourcesSubmit))
 	must(t, err)
 	want := map[string]string{"Patient/pt": "a", "urn:uuid:p": "a", "Patient/other": "c"}
 	aliases, err = s.RecordAliases(ctx(t), "cc1")
@@ -467,7 +473,7 @@ func testRecordAliases(t *testing.T, s Store) {
 
 	// An alias the record has already is a conflict, and nothing of the
 	// batch is stored.
-	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("e", "Patient/new"), res("f", "Patient/pt")}, at(time.Hour))
+	_, err = s.AddRecordResources(ctx(t), "cc1", []store.Resource{res("e", "Patient/new"), res("f", "Patient/pt")}, at(time.Hour), ev(audit.ResourcesSubmit))
 	wantErr(t, err, store.ErrConflict)
 	aliases, err = s.RecordAliases(ctx(t), "cc1")
 	must(t, err)
@@ -494,22 +500,22 @@ func testSubscriptions(t *testing.T, s Store) {
 		EventNames: []string{"receipt.created", "appointment.created"}, SigningKey: "0123456789abcdef",
 		Status: store.SubscriptionActive, CreatedAt: at(0),
 	}
-	must(t, s.CreateSubscription(ctx(t), sub, 0))
+	must(t, s.CreateSubscription(ctx(t), sub, 0, ev(audit.SubscriptionCreate)))
 	dup := sub
 	dup.ID = "s2"
-	wantErr(t, s.CreateSubscription(ctx(t), dup, 0), store.ErrConflict)
+	wantErr(t, s.CreateSubscription(ctx(t), dup, 0, ev(audit.SubscriptionCreate)), store.ErrConflict)
 	other := dup
 	other.WorkspaceID = "w2"
 	other.SigningKey = ""
 	other.EventNames = []string{"user.delete"}
 	other.CreatedAt = at(time.Second)
-	must(t, s.CreateSubscription(ctx(t), other, 0))
+	must(t, s.CreateSubscription(ctx(t), other, 0, ev(audit.SubscriptionCreate)))
 	orphan := dup
 	orphan.ID, orphan.WorkspaceID = "s3", "nope"
-	wantErr(t, s.CreateSubscription(ctx(t), orphan, 0), store.ErrNotFound)
+	wantErr(t, s.CreateSubscription(ctx(t), orphan, 0, ev(audit.SubscriptionCreate)), store.ErrNotFound)
 	second := sub
 	second.ID, second.Endpoint, second.Protocol, second.CreatedAt = "s4", "arn:aws:lambda:eu-west-1:123456789012:function:f", "lambda", at(time.Minute)
-	must(t, s.CreateSubscription(ctx(t), second, 0))
+	must(t, s.CreateSubscription(ctx(t), second, 0, ev(audit.SubscriptionCreate)))
 
 	list, err := s.ListSubscriptions(ctx(t), "w1")
 	must(t, err)
@@ -529,12 +535,12 @@ func testSubscriptions(t *testing.T, s Store) {
 	_, err = s.GetSubscription(ctx(t), "w2", "s1")
 	wantErr(t, err, store.ErrNotFound)
 
-	wantErr(t, s.DeleteSubscription(ctx(t), "w2", "s1"), store.ErrNotFound)
+	wantErr(t, s.DeleteSubscription(ctx(t), "w2", "s1", ev(audit.SubscriptionDelete)), store.ErrNotFound)
 	if _, err := s.GetSubscription(ctx(t), "w1", "s1"); err != nil {
 		t.Fatalf("a foreign delete removed the subscription: %v", err)
 	}
-	must(t, s.DeleteSubscription(ctx(t), "w1", "s1"))
-	wantErr(t, s.DeleteSubscription(ctx(t), "w1", "s1"), store.ErrNotFound)
+	must(t, s.DeleteSubscription(ctx(t), "w1", "s1", ev(audit.SubscriptionDelete)))
+	wantErr(t, s.DeleteSubscription(ctx(t), "w1", "s1", ev(audit.SubscriptionDelete)), store.ErrNotFound)
 	list, err = s.ListSubscriptions(ctx(t), "w1")
 	must(t, err)
 	if len(list) != 1 || list[0].ID != "s4" {
@@ -544,7 +550,7 @@ func testSubscriptions(t *testing.T, s Store) {
 	must(t, s.CreateSubscription(ctx(t), store.Subscription{
 		ID: "s5", WorkspaceID: "w1", Endpoint: sub.Endpoint, Protocol: "https",
 		EventNames: []string{"user.delete"}, Status: store.SubscriptionActive, CreatedAt: at(time.Hour),
-	}, 0))
+	}, 0, ev(audit.SubscriptionCreate)))
 }
 
 func testSubscriptionLimit(t *testing.T, s Store) {
@@ -554,13 +560,13 @@ func testSubscriptionLimit(t *testing.T, s Store) {
 		return store.Subscription{ID: id, WorkspaceID: ws, Endpoint: "https://example.com/" + id, Protocol: "https",
 			EventNames: []string{"user.delete"}, Status: store.SubscriptionActive, CreatedAt: at(0)}
 	}
-	must(t, s.CreateSubscription(ctx(t), sub("a", "w1"), 2))
-	must(t, s.CreateSubscription(ctx(t), sub("b", "w1"), 2))
-	wantErr(t, s.CreateSubscription(ctx(t), sub("c", "w1"), 2), store.ErrLimit)
-	must(t, s.CreateSubscription(ctx(t), sub("d", "w2"), 2)) // per workspace
-	must(t, s.DeleteSubscription(ctx(t), "w1", "a"))
-	must(t, s.CreateSubscription(ctx(t), sub("c", "w1"), 2))
-	must(t, s.CreateSubscription(ctx(t), sub("e", "w1"), 0)) // no limit
+	must(t, s.CreateSubscription(ctx(t), sub("a", "w1"), 2, ev(audit.SubscriptionCreate)))
+	must(t, s.CreateSubscription(ctx(t), sub("b", "w1"), 2, ev(audit.SubscriptionCreate)))
+	wantErr(t, s.CreateSubscription(ctx(t), sub("c", "w1"), 2, ev(audit.SubscriptionCreate)), store.ErrLimit)
+	must(t, s.CreateSubscription(ctx(t), sub("d", "w2"), 2, ev(audit.SubscriptionCreate))) // per workspace
+	must(t, s.DeleteSubscription(ctx(t), "w1", "a", ev(audit.SubscriptionDelete)))
+	must(t, s.CreateSubscription(ctx(t), sub("c", "w1"), 2, ev(audit.SubscriptionCreate)))
+	must(t, s.CreateSubscription(ctx(t), sub("e", "w1"), 0, ev(audit.SubscriptionCreate))) // no limit
 	list, err := s.ListSubscriptions(ctx(t), "w1")
 	must(t, err)
 	if len(list) != 3 {
@@ -572,7 +578,9 @@ func testSubscriptionLimit(t *testing.T, s Store) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { errs[i] = s.CreateSubscription(ctx(t), sub(fmt.Sprint("r", i), "w2"), limit) })
+		wg.Go(func() {
+			errs[i] = s.CreateSubscription(ctx(t), sub(fmt.Sprint("r", i), "w2"), limit, ev(audit.SubscriptionCreate))
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -30,8 +30,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // storeTimeout bounds the store calls that record an attempt, which run
@@ -220,6 +222,14 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 	elapsed := end.Sub(start)
 	next := d.cfg.Schedule.Next(dl, r, start, end)
 	a := store.Attempt{DeliveryID: dl.ID, StartedAt: start, Duration: elapsed, Outcome: r.Outcome, StatusCode: r.StatusCode}
+	if next.DisableSubscription {
+		// The backend acts on its own: no client, source or request.
+		next.Disabled = audit.Event{At: end, Action: audit.DeliveryDisabled, Outcome: audit.Success,
+			Workspace: dl.Subscription.WorkspaceID}
+		if contract.IsUUID(dl.Subscription.ID) {
+			next.Disabled.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: dl.Subscription.ID}
+		}
+	}
 	err := d.cfg.Store.FinishAttempt(sctx, owner, a, next)
 	switch {
 	case errors.Is(err, store.ErrLeaseLost):

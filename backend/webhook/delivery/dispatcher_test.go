@@ -20,6 +20,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
 	"github.com/health-data-connect/hdc/backend/store/storetest"
@@ -105,7 +106,8 @@ func (h *harness) subscribeIn(ws, endpoint, protocol, key string) string {
 	err := h.store.CreateSubscription(h.t.Context(), store.Subscription{
 		ID: id, WorkspaceID: ws, Endpoint: endpoint, Protocol: protocol, EventNames: webhook.Events,
 		SigningKey: key, Status: store.SubscriptionActive, CreatedAt: time.Now(),
-	}, 0)
+	}, 0, audit.Event{At: time.Now(), Action: audit.SubscriptionCreate, Outcome: audit.Success, Workspace: ws,
+		Entity: audit.Entity{Kind: audit.EntitySubscription, ID: id}})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -388,6 +390,15 @@ func TestRetries(t *testing.T) {
 		sub, err := h.store.GetSubscription(t.Context(), "w1", subID)
 		if err != nil || sub.Status != store.SubscriptionDisabled || sub.LastDeliveryOutcome != "http_410" {
 			t.Fatalf("subscription after 410: %+v %v", sub, err)
+		}
+		// Recorded in w1's trail, as the backend's own act.
+		rs, err := h.store.ListAudit(t.Context(), store.AuditFilter{Workspace: "w1", Entity: subID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 2 || rs[1].Action != audit.DeliveryDisabled || rs[1].Outcome != audit.Success || rs[1].Client != "" ||
+			rs[1].Entity != (audit.Entity{Kind: audit.EntitySubscription, ID: subID}) {
+			t.Fatalf("trail of the subscription = %+v", rs)
 		}
 		if ids := h.publish("user.delete", `{"user":"u3"}`); len(ids) != 0 {
 			t.Fatalf("a disabled subscription got %d new deliveries", len(ids))

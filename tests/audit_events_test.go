@@ -1,0 +1,118 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// TestAuditEventsE2E: through the real edge and backend, a client's login
+// (encrypted), upload, retrieve and a subscription created and deleted
+// each leave their record in the workspace's trail, with the source the
+// edge saw, the kid of the encrypted request and the request id the
+// client was answered with; the chain verifies and no record holds a
+// credential.
+func TestAuditEventsE2E(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("audit-e2e")
+	file := []byte("an audited consultation")
+	requestIDs := map[audit.Action][]string{}
+	note := func(a audit.Action, r *response) {
+		requestIDs[a] = append(requestIDs[a], r.header.Get("X-Request-Id"))
+	}
+
+	login, _ := json.Marshal(map[string]string{"client_id": c.ID, "client_secret": c.Secret})
+	r := s.send(c, true, "POST", loginPath, login, nil)
+	if r.status != 200 {
+		t.Fatalf("login: %s", r)
+	}
+	note(audit.Login, r)
+	var tk tokens
+	if err := json.Unmarshal(r.body, &tk); err != nil || tk.AccessToken == "" {
+		t.Fatalf("login answered %s", r)
+	}
+	cc := s.upload(c, tk, false, file, "")
+	r = s.send(c, true, "GET", retrievePath+"?identifier="+url.QueryEscape(cc), nil, bearer(tk))
+	checkRecord(t, r, file)
+	note(audit.RecordRetrieve, r)
+	r = s.send(c, false, "POST", subsPath, []byte(`{"endpoint":"https://hooks.example.com/audit","signing_key":"whsec-audit-e2e-0123456789"}`), bearer(tk))
+	if r.status != 200 {
+		t.Fatalf("register: %s", r)
+	}
+	note(audit.SubscriptionCreate, r)
+	subID, _ := r.json(t)["id"].(string)
+	r = s.send(c, false, "DELETE", subsPath+"/"+subID, nil, bearer(tk))
+	if r.status != 204 {
+		t.Fatalf("delete: %s", r)
+	}
+	note(audit.SubscriptionDelete, r)
+
+	ctx := context.Background()
+	st, err := backend.OpenExistingStore(ctx, "", filepath.Join(s.dir, "backend"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rs, err := st.ListAudit(ctx, store.AuditFilter{Workspace: c.Workspace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []audit.Action
+	for _, rec := range rs {
+		actions = append(actions, rec.Action)
+	}
+	want := []audit.Action{audit.Login, audit.RecordUpload, audit.RecordRetrieve, audit.SubscriptionCreate, audit.SubscriptionDelete}
+	// The operator's actions (client created, key added) may come first.
+	if len(actions) < len(want) || !slices.Equal(actions[len(actions)-len(want):], want) {
+		t.Fatalf("trail of %s = %v, want it to end with %v", c.Workspace, actions, want)
+	}
+	byAction := map[audit.Action]audit.Record{}
+	for _, rec := range rs[len(rs)-len(want):] {
+		byAction[rec.Action] = rec
+		if rec.Client != c.ID || rec.Workspace != c.Workspace || rec.Outcome != audit.Success ||
+			rec.Source != netip.MustParseAddr("127.0.0.1") || rec.Request == "" {
+			t.Errorf("record %+v: want client %s, workspace, success, the edge's source and a request id", rec.Event, c.ID)
+		}
+		if ids := requestIDs[rec.Action]; rec.Action != audit.RecordUpload && (len(ids) != 1 || ids[0] != rec.Request) {
+			t.Errorf("%s record's request %s, the answer said %s", rec.Action, rec.Request, ids[0])
+		}
+		s.creds.scan(t, "the audit record "+string(rec.Action), string(rec.Canonical()))
+		if strings.Contains(string(rec.Canonical()), "whsec-") {
+			t.Errorf("record %s holds the signing key", rec.Canonical())
+		}
+	}
+	if byAction[audit.Login].Kid != c.Kid || byAction[audit.RecordRetrieve].Kid != c.Kid || byAction[audit.RecordUpload].Kid != "" {
+		t.Errorf("kids: login %q, retrieve %q, upload %q; want %q on the encrypted requests only",
+			byAction[audit.Login].Kid, byAction[audit.RecordRetrieve].Kid, byAction[audit.RecordUpload].Kid, c.Kid)
+	}
+	care := audit.Entity{Kind: audit.EntityCareContext, ID: cc}
+	sub := audit.Entity{Kind: audit.EntitySubscription, ID: subID}
+	if byAction[audit.RecordUpload].Entity != care || byAction[audit.RecordRetrieve].Entity != care ||
+		byAction[audit.SubscriptionCreate].Entity != sub || byAction[audit.SubscriptionDelete].Entity != sub {
+		t.Errorf("entities: %+v", byAction)
+	}
+
+	heads, err := st.AuditHeads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verified := false
+	for _, h := range heads {
+		if err := store.VerifyAudit(ctx, st, h); err != nil {
+			t.Errorf("chain of %q: %v", h.Workspace, err)
+		}
+		verified = verified || h.Workspace == c.Workspace
+	}
+	if !verified {
+		t.Fatalf("no chain for %s among %+v", c.Workspace, heads)
+	}
+}
