@@ -72,6 +72,7 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("webhook-retention", (*durationValue)(&c.WebhookRetention), "how long finished deliveries and their events are kept; 0 keeps them", "HDC_WEBHOOK_RETENTION"),
 		setting("webhook-allow-nets", (*prefixList)(&c.WebhookAllowNets), "comma-separated address prefixes webhook deliveries may reach despite the SSRF guard, such as 127.0.0.0/8,::1", "HDC_WEBHOOK_ALLOW_NETS"),
 		setting("webhook-max-subscriptions", (*intValue)(&c.WebhookMaxSubscriptions), "most webhook subscriptions a workspace may have", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"),
+		setting("audit-retention", (*durationValue)(&c.AuditRetention), "how long audit records are kept (default 6 years); 0 keeps them", "HDC_AUDIT_RETENTION"),
 	}
 	if level != nil {
 		s = append(s, setting("log-level", levelValue{level}, "log level: debug, info, warn or error; no level logs a credential", "HDC_LOG_LEVEL"))

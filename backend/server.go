@@ -162,6 +162,8 @@ func (s *Server) build(ctx context.Context) error {
 		Identity:   s.identity,
 		Issuer:     s.issuer,
 		Tokens:     s.store,
+		Audit:      s.store,
+		Clients:    s.store,
 		RefreshTTL: cfg.RefreshTokenTTL,
 		ByClient:   s.loginLimiter(cfg.LoginFailuresPerClient),
 		ByAddress:  s.loginLimiter(cfg.LoginFailuresPerAddress),
@@ -172,7 +174,7 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	recordsH, err := records.New(records.Config{
-		Store: s.store, Blobs: blobs, UploadLimit: cfg.UploadLimit, Log: s.log.Named("records"), Metrics: reg,
+		Store: s.store, Audit: s.store, Blobs: blobs, UploadLimit: cfg.UploadLimit, Log: s.log.Named("records"), Metrics: reg,
 	})
 	if err != nil {
 		return err
@@ -232,6 +234,11 @@ func (s *Server) buildWebhooks(ctx context.Context, reg *prometheus.Registry, au
 	return nil
 }
 
+// auditRetention is the job that prunes the audit trails.
+func (s *Server) auditRetention() *auditRetention {
+	return &auditRetention{store: s.store, retention: s.cfg.AuditRetention, every: auditPruneInterval, now: time.Now, log: s.log.Named("audit")}
+}
+
 // Identity manages workspaces, clients and sharing grants: hdc up creates
 // its demo client with Identity().CreateClient.
 func (s *Server) Identity() *identity.Service { return s.identity }
@@ -239,8 +246,9 @@ func (s *Server) Identity() *identity.Service { return s.identity }
 // Serve serves the public routes on public and the internal ones on
 // internal until ctx is done, then shuts both down gracefully (waiting at
 // most Config.ShutdownTimeout for requests in flight). It also rotates the
-// signing keys when due and delivers webhook events. It returns nil after a shutdown ctx asked for, and
-// the error otherwise. Serve closes the listeners.
+// signing keys when due, delivers webhook events and prunes the audit
+// trails (Config.AuditRetention). It returns nil after a shutdown ctx asked
+// for, and the error otherwise. Serve closes the listeners.
 func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -256,6 +264,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	var background sync.WaitGroup
 	background.Go(func() { s.issuer.Run(ctx) })
 	background.Go(func() { s.delivery.Run(ctx) })
+	background.Go(func() { s.auditRetention().run(ctx) })
 	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()))
 
 	var err error

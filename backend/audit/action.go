@@ -57,9 +57,9 @@ var rules = map[Action]rule{
 	ClientDisable:      {entity: EntityClient},
 	SharingGrant:       {entity: EntityGrant},
 	SharingRevoke:      {entity: EntityGrant},
-	KeyAdd:             {entity: EntityKey},
-	KeyRotate:          {entity: EntityKey},
-	KeyRetire:          {entity: EntityKey},
+	KeyAdd:             {entity: EntityKey, anywhere: true}, // a key of a client the database does not know
+	KeyRotate:          {entity: EntityKey, anywhere: true},
+	KeyRetire:          {entity: EntityKey, anywhere: true},
 	RetentionPrune:     {anywhere: true},
 }
 

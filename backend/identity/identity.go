@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -93,7 +94,7 @@ func (s *Service) CreateClient(ctx context.Context, workspaceID string) (Credent
 		SecretHash:  credential.Hash(cred.ClientSecret, s.params),
 		Status:      store.ClientActive,
 		CreatedAt:   now,
-	})
+	}, operatorEvent(now, audit.ClientCreate, workspaceID, audit.EntityClient, cred.ClientID))
 	if err != nil {
 		return Credentials{}, err
 	}
@@ -124,7 +125,19 @@ func (s *Service) ListClients(ctx context.Context) ([]Client, error) {
 // DisableClient stops the client from logging in and refreshing; access
 // tokens it holds stay valid until they expire.
 func (s *Service) DisableClient(ctx context.Context, clientID string) error {
-	return s.store.SetClientStatus(ctx, clientID, store.ClientDisabled)
+	c, err := s.store.GetClient(ctx, clientID)
+	if err != nil {
+		return err
+	}
+	return s.store.SetClientStatus(ctx, clientID, store.ClientDisabled,
+		operatorEvent(s.now(), audit.ClientDisable, c.WorkspaceID, audit.EntityClient, clientID))
+}
+
+// operatorEvent is the audit event of an operator's action on an entity
+// in workspace ws: the operator is no client (Client empty), and the CLI
+// has no source address or request id.
+func operatorEvent(at time.Time, a audit.Action, ws string, kind audit.EntityKind, id string) audit.Event {
+	return audit.Event{At: at, Action: a, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: kind, ID: id}}
 }
 
 // Grant is a new sharing grant with its key, shown once.
@@ -154,13 +167,14 @@ func (s *Service) GrantSharing(ctx context.Context, workspaceID, clientID string
 		WorkspaceID: workspaceID,
 		ClientID:    clientID,
 	}
+	now := s.now()
 	err = s.store.CreateSharingGrant(ctx, store.SharingGrant{
 		ID:          g.GrantID,
 		WorkspaceID: workspaceID,
 		ClientID:    clientID,
 		KeyHash:     credential.TokenHash(g.SharingKey),
-		CreatedAt:   s.now(),
-	})
+		CreatedAt:   now,
+	}, operatorEvent(now, audit.SharingGrant, workspaceID, audit.EntityGrant, g.GrantID))
 	if err != nil {
 		return Grant{}, err
 	}
@@ -192,7 +206,13 @@ func (s *Service) ListGrants(ctx context.Context) ([]GrantInfo, error) {
 // RevokeSharing revokes the grant: its key no longer logs in, and refresh
 // tokens of logins made with it stop working.
 func (s *Service) RevokeSharing(ctx context.Context, grantID string) error {
-	return s.store.RevokeSharingGrant(ctx, grantID, s.now())
+	g, err := s.store.GetSharingGrant(ctx, grantID)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	return s.store.RevokeSharingGrant(ctx, grantID, now,
+		operatorEvent(now, audit.SharingRevoke, g.WorkspaceID, audit.EntityGrant, grantID))
 }
 
 // Principal is who a login authenticated, and where it acts.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -8,8 +9,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
+
+// keysAuditHelp is how add, rotate and retire are audited (updateKeys).
+const keysAuditHelp = `
+The change is recorded in the audit trail of the backend's database
+(--db, --data; the trail of the key's client's workspace) before the
+registry file is written: when that record cannot be written, the command
+fails and the registry is unchanged. When there is no database there, the
+change is made and a warning says it is not audited.`
 
 // registryEnv names the environment variable that --registry defaults to;
 // the reference Caddyfile reads the same one.
@@ -43,17 +55,87 @@ type issuedKey struct {
 	Secret   string `json:"secret"`
 }
 
-// issueKey applies issue to the registry at p and prints the key it made.
-func issueKey(cmd *cobra.Command, p string, issue func(*kidregistry.File) (kidregistry.Key, error)) (kidregistry.Key, error) {
+// issueKey applies issue to the registry at p, recording it as action
+// (updateKeys), and prints the key it made.
+func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action, issue func(*kidregistry.File) (kidregistry.Key, error)) (kidregistry.Key, error) {
 	var k kidregistry.Key
-	err := kidregistry.Update(p, func(f *kidregistry.File) (err error) {
+	err := sf.updateKeys(cmd, p, action, func(f *kidregistry.File) (kid, client string, err error) {
 		k, err = issue(f)
-		return err
+		return k.Kid, k.ClientID, err
 	})
 	if err != nil {
 		return k, err
 	}
 	return k, printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
+}
+
+// updateKeys applies change, a key command's edit of the registry at p, and
+// records it in the audit trail of the backend's database that the flags
+// locate, as action on the key change returns. The key's workspace is its
+// client's, or the installation's trail ("") when the database has no
+// such client.
+//
+// The order: the record is appended under the registry's lock once the
+// edited registry validates, and before the file is written, so that an
+// audit write that fails leaves the registry unchanged and fails the
+// command. Should writing the file then fail, a record of the same action
+// with outcome "failed" follows (best effort). When the database is not
+// there (no SQLite file at --data, --db unset), the change is made
+// unaudited and the command says so on standard error: the registry may be
+// kept where the backend's database is not. A database that is configured
+// but does not open fails the command, and the registry is unchanged.
+func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Action, change func(*kidregistry.File) (kid, client string, err error)) error {
+	ctx := cmd.Context()
+	st, err := backend.OpenExistingStore(ctx, sf.db, sf.data)
+	switch {
+	case errors.Is(err, backend.ErrNoDatabase):
+		st = nil
+	case err != nil:
+		return fmt.Errorf("the backend's database (--db, --data), where key changes are audited: %w; the registry is unchanged", err)
+	default:
+		defer st.Close()
+	}
+	var ev audit.Event
+	recorded := false
+	err = kidregistry.Update(p, func(f *kidregistry.File) error {
+		kid, client, err := change(f)
+		if err == nil {
+			err = f.Validate()
+		}
+		if err != nil || st == nil {
+			return err
+		}
+		ws, err := clientWorkspace(ctx, st, client)
+		if err != nil {
+			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
+		}
+		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
+		if _, err := st.AppendAudit(ctx, ev); err != nil {
+			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
+		}
+		recorded = true
+		return nil
+	})
+	switch {
+	case err != nil && recorded:
+		ev.At, ev.Outcome = time.Now(), audit.Failed
+		if _, aerr := st.AppendAudit(ctx, ev); aerr != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: the audit trail records %s of key %q, which failed, and recording the failure failed too: %v\n", action, ev.Entity.ID, aerr)
+		}
+	case err == nil && st == nil:
+		fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: no backend database (--db, --data): this %s is not in the audit trail\n", action)
+	}
+	return err
+}
+
+// clientWorkspace returns the workspace of the client in st, "" when
+// there is no such client.
+func clientWorkspace(ctx context.Context, st store.Store, client string) (string, error) {
+	c, err := st.GetClient(ctx, client)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return c.WorkspaceID, err
 }
 
 func newKeysAddCmd(path func() (string, error)) *cobra.Command {
@@ -65,7 +147,8 @@ func newKeysAddCmd(path func() (string, error)) *cobra.Command {
 		Long: `Add an active key for a client and print {"kid","client_id","secret"}.
 Without --secret a random 16-character secret is generated from crypto/rand;
 without --kid a random kid is generated. When the backend's database
-(--db, --data) is there and has no active client of that id, it warns.`,
+(--db, --data) is there and has no active client of that id, it warns.
+` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := path()
@@ -73,7 +156,7 @@ without --kid a random kid is generated. When the backend's database
 				return err
 			}
 			sf.warnUnknownClient(cmd, client)
-			_, err = issueKey(cmd, p, func(f *kidregistry.File) (kidregistry.Key, error) {
+			_, err = issueKey(cmd, &sf, p, audit.KeyAdd, func(f *kidregistry.File) (kidregistry.Key, error) {
 				return f.Add(client, kid, secret, time.Now())
 			})
 			return err
@@ -89,6 +172,7 @@ without --kid a random kid is generated. When the backend's database
 
 func newKeysRotateCmd(path func() (string, error)) *cobra.Command {
 	var client string
+	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "rotate --client ID",
 		Short: "Give a client a new active key; its previous active keys become retiring",
@@ -96,14 +180,15 @@ func newKeysRotateCmd(path func() (string, error)) *cobra.Command {
 retiring: they are still accepted, so clients can switch at their pace. Once
 the edge's metrics show a retiring key is no longer used, retire it. When the
 client is hdc up's demo client, the demo credentials beside the registry take
-the new key.`,
+the new key.
+` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := path()
 			if err != nil {
 				return err
 			}
-			k, err := issueKey(cmd, p, func(f *kidregistry.File) (kidregistry.Key, error) {
+			k, err := issueKey(cmd, &sf, p, audit.KeyRotate, func(f *kidregistry.File) (kidregistry.Key, error) {
 				return f.Rotate(client, time.Now())
 			})
 			if err != nil {
@@ -116,6 +201,7 @@ the new key.`,
 			return err
 		},
 	}
+	sf.register(cmd)
 	cmd.Flags().StringVar(&client, "client", "", "client id (required)")
 	_ = cmd.MarkFlagRequired("client")
 	return cmd
@@ -123,17 +209,25 @@ the new key.`,
 
 func newKeysRetireCmd(path func() (string, error)) *cobra.Command {
 	var kid string
+	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "retire --kid KID",
 		Short: "Retire a key: requests encrypted with it are refused from then on",
+		Long:  "Retire a key: requests encrypted with it are refused from then on.\n" + keysAuditHelp,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := path()
 			if err != nil {
 				return err
 			}
-			err = kidregistry.Update(p, func(f *kidregistry.File) error {
-				return f.Retire(kid, time.Now())
+			err = sf.updateKeys(cmd, p, audit.KeyRetire, func(f *kidregistry.File) (string, string, error) {
+				client := ""
+				for _, k := range f.Keys {
+					if k.Kid == kid {
+						client = k.ClientID
+					}
+				}
+				return kid, client, f.Retire(kid, time.Now())
 			})
 			if err != nil {
 				return err
@@ -141,6 +235,7 @@ func newKeysRetireCmd(path func() (string, error)) *cobra.Command {
 			return printJSON(cmd.OutOrStdout(), map[string]string{"kid": kid, "status": string(kidregistry.Retired)})
 		},
 	}
+	sf.register(cmd)
 	cmd.Flags().StringVar(&kid, "kid", "", "key id (required)")
 	_ = cmd.MarkFlagRequired("kid")
 	return cmd

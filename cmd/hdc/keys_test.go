@@ -174,8 +174,8 @@ func TestKeysRotateKeepsDemoCredentials(t *testing.T) {
 
 // TestKeysAddWarnsOfUnknownClient: keys add warns when the backend's
 // database is there and does not know the client as an active one, and
-// adds the key all the same; without a database it says nothing and
-// creates none.
+// adds the key all the same; without a database it does not warn of the
+// client, says that the change is not audited, and creates no database.
 func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
 	withDB := t.TempDir()
 	out, err := hdc(t, withDB, "clients", "create", "--workspace", "acme")
@@ -208,8 +208,11 @@ func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
 			if r.err != nil {
 				t.Fatalf("add: %v %s", r.err, r.stderr)
 			}
-			if warned := strings.Contains(string(r.stderr), "warning"); warned != tt.warn {
+			if warned := strings.Contains(string(r.stderr), "has no active client"); warned != tt.warn {
 				t.Fatalf("warned = %v, want %v: %s", warned, tt.warn, r.stderr)
+			}
+			if unaudited := strings.Contains(string(r.stderr), "not in the audit trail"); unaudited != (tt.data == noDB) {
+				t.Fatalf("said it is not audited: %v, want %v: %s", unaudited, tt.data == noDB, r.stderr)
 			}
 			if k, err := kidregistry.Load(reg); err != nil || k.Len() != 1 {
 				t.Fatalf("the key was not added: %v", err)

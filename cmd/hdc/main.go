@@ -31,6 +31,7 @@ func newRootCmd() *cobra.Command {
 		newJWECmd(),
 		newClientsCmd(),
 		newSharingCmd(),
+		newAuditCmd(),
 		newEventsCmd(),
 		newUpCmd(),
 		newCallCmd(),

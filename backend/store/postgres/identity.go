@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -31,11 +32,17 @@ func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, e
 }
 
 // CreateClient implements store.Store.
-func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
-	_, err := s.pool.Exec(ctx,
-		`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), ts(c.CreatedAt))
-	return translate(err)
+func (s *Store) CreateClient(ctx context.Context, c store.Client, e audit.Event) error {
+	return translate(s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx,
+			`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), ts(c.CreatedAt))
+		if err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	}))
 }
 
 const clientColumns = `id, workspace_id, secret_hash, status, created_at`
@@ -64,16 +71,28 @@ func (s *Store) ListClients(ctx context.Context) ([]store.Client, error) {
 }
 
 // SetClientStatus implements store.Store.
-func (s *Store) SetClientStatus(ctx context.Context, id string, status store.ClientStatus) error {
-	return oneRow(s.pool.Exec(ctx, `UPDATE clients SET status = $1 WHERE id = $2`, string(status), id))
+func (s *Store) SetClientStatus(ctx context.Context, id string, status store.ClientStatus, e audit.Event) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := oneRow(tx.Exec(ctx, `UPDATE clients SET status = $1 WHERE id = $2`, string(status), id)); err != nil {
+			return err
+		}
+		_, err := store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
 }
 
 // CreateSharingGrant implements store.Store.
-func (s *Store) CreateSharingGrant(ctx context.Context, g store.SharingGrant) error {
-	_, err := s.pool.Exec(ctx,
-		`INSERT INTO sharing_grants (id, workspace_id, client_id, key_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-		g.ID, g.WorkspaceID, g.ClientID, g.KeyHash, ts(g.CreatedAt), nullTS(g.RevokedAt))
-	return translate(err)
+func (s *Store) CreateSharingGrant(ctx context.Context, g store.SharingGrant, e audit.Event) error {
+	return translate(s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx,
+			`INSERT INTO sharing_grants (id, workspace_id, client_id, key_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			g.ID, g.WorkspaceID, g.ClientID, g.KeyHash, ts(g.CreatedAt), nullTS(g.RevokedAt))
+		if err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	}))
 }
 
 const grantColumns = `id, workspace_id, client_id, key_hash, created_at, revoked_at`
@@ -108,7 +127,13 @@ func (s *Store) ListSharingGrants(ctx context.Context) ([]store.SharingGrant, er
 }
 
 // RevokeSharingGrant implements store.Store.
-func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time) error {
-	return oneRow(s.pool.Exec(ctx,
-		`UPDATE sharing_grants SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, ts(now), id))
+func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time, e audit.Event) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := oneRow(tx.Exec(ctx,
+			`UPDATE sharing_grants SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, ts(now), id)); err != nil {
+			return err
+		}
+		_, err := store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
 }

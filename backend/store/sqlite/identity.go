@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -31,11 +32,17 @@ func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, e
 }
 
 // CreateClient implements store.Store.
-func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at) VALUES (?, ?, ?, ?, ?)`,
-		c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), micros(c.CreatedAt))
-	return translate(err)
+func (s *Store) CreateClient(ctx context.Context, c store.Client, e audit.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at) VALUES (?, ?, ?, ?, ?)`,
+			c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), micros(c.CreatedAt))
+		if err != nil {
+			return translate(err)
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
 }
 
 const clientColumns = `id, workspace_id, secret_hash, status, created_at`
@@ -77,20 +84,32 @@ func (s *Store) ListClients(ctx context.Context) ([]store.Client, error) {
 }
 
 // SetClientStatus implements store.Store.
-func (s *Store) SetClientStatus(ctx context.Context, id string, status store.ClientStatus) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE clients SET status = ? WHERE id = ?`, string(status), id)
-	if err != nil {
+func (s *Store) SetClientStatus(ctx context.Context, id string, status store.ClientStatus, e audit.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE clients SET status = ? WHERE id = ?`, string(status), id)
+		if err != nil {
+			return err
+		}
+		if err := oneRow(res); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
 		return err
-	}
-	return oneRow(res)
+	})
 }
 
 // CreateSharingGrant implements store.Store.
-func (s *Store) CreateSharingGrant(ctx context.Context, g store.SharingGrant) error {
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO sharing_grants (id, workspace_id, client_id, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		g.ID, g.WorkspaceID, g.ClientID, hex.EncodeToString(g.KeyHash), micros(g.CreatedAt), nullMicros(g.RevokedAt))
-	return translate(err)
+func (s *Store) CreateSharingGrant(ctx context.Context, g store.SharingGrant, e audit.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO sharing_grants (id, workspace_id, client_id, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			g.ID, g.WorkspaceID, g.ClientID, hex.EncodeToString(g.KeyHash), micros(g.CreatedAt), nullMicros(g.RevokedAt))
+		if err != nil {
+			return translate(err)
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		return err
+	})
 }
 
 const grantColumns = `id, workspace_id, client_id, key_hash, created_at, revoked_at`
@@ -144,13 +163,19 @@ func (s *Store) ListSharingGrants(ctx context.Context) ([]store.SharingGrant, er
 }
 
 // RevokeSharingGrant implements store.Store.
-func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time) error {
-	res, err := s.db.ExecContext(ctx,
-		`UPDATE sharing_grants SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, micros(now), id)
-	if err != nil {
+func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time, e audit.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE sharing_grants SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, micros(now), id)
+		if err != nil {
+			return err
+		}
+		if err := oneRow(res); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
 		return err
-	}
-	return oneRow(res)
+	})
 }
 
 // oneRow turns an update that matched no row into store.ErrNotFound.
