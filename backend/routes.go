@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/health-data-connect/hdc/backend/auditlog"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
@@ -29,6 +30,7 @@ const (
 // themselves) checks on each request that the token's client and grant
 // are still in force.
 func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Handler, wh *webhook.Handler) http.Handler {
+	trail := auditlog.New(s.store, s.log.Named("auditlog"))
 	mux := web.NewMux()
 	callers := identity.NewCallers(s.identity, callerCache, callerTTL)
 	refused := &web.Problems{Log: s.log, Known: web.ErrorMap{{Err: identity.ErrRevokedCaller,
@@ -47,6 +49,7 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("POST", contract.PathRefresh, web.RequireCaller(http.HandlerFunc(a.Refresh)))
 	mux.Handle("POST", contract.PathRefreshCompat, http.HandlerFunc(a.RefreshCompat))
 	mux.Handle("GET", contract.PathRetrieve, protected(rec.Retrieve))
+	mux.Handle("GET", contract.PathAuditEvents, protected(trail.Search))
 	mux.Handle("POST", contract.PathUpload, protected(rec.Upload))
 	mux.Handle("POST", contract.PathSubscriptions, protected(wh.Register))
 	mux.Handle("GET", contract.PathSubscriptions, protected(wh.List))

@@ -94,6 +94,7 @@ func TestReferenceCaddyfile(t *testing.T) {
 		"/connect-auth/v1/account/refresh":                 {"vars request_body hdc_auth hdc_jwe reverse_proxy", "public", "any_client"},
 		"/.well-known/jwks.json":                           {"hdc_auth reverse_proxy", "public", ""},
 		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_jwe reverse_proxy", "", ""},
+		"/health/api/v1/fhir/AuditEvent":                   {"hdc_auth hdc_jwe reverse_proxy", "", ""},
 		"/notification/v1/connect/webhook/subscriptions":   {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
 		"/notification/v1/connect/webhook/subscriptions/*": {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
 		"/mr/api/v2/docs":                                  {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},

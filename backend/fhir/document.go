@@ -1,5 +1,8 @@
 // Package fhir turns a health record into a FHIR R4 document Bundle and
-// takes in the resources a parser found in it.
+// takes in the resources a parser found in it; it also maps the audit
+// trail's records to FHIR R4 AuditEvent resources (auditevent.go), parses
+// the AuditEvent search (auditsearch.go) and writes its searchset Bundle
+// (searchset.go).
 //
 // The document of a record is assembled on every retrieval from the record
 // and its stored resources, and is the same for the same record version:

@@ -11,7 +11,7 @@ import (
 // and logs, which never carries an identifier.
 func Route(path string) string {
 	switch path {
-	case PathLogin, PathRefresh, PathRefreshCompat, PathRetrieve, PathSubscriptions, PathUpload, PathJWKS:
+	case PathLogin, PathRefresh, PathRefreshCompat, PathRetrieve, PathAuditEvents, PathSubscriptions, PathUpload, PathJWKS:
 		return path
 	}
 	if id, ok := strings.CutPrefix(path, PathSubscriptions+"/"); ok && id != "" && !strings.Contains(id, "/") {

@@ -7,6 +7,8 @@ func TestRoute(t *testing.T) {
 		{PathLogin, PathLogin},
 		{PathRefreshCompat, PathRefreshCompat},
 		{PathRetrieve, PathRetrieve},
+		{PathAuditEvents, PathAuditEvents},
+		{PathAuditEvents + "/1", "other"},
 		{PathSubscriptions, PathSubscriptions},
 		{PathSubscriptions + "/4b1c9f8e-1d2a-4c57-9a0e-3f1b2c3d4e5f", PathSubscriptions + "/{id}"},
 		{PathSubscriptions + "/", "other"},

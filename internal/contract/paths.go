@@ -9,6 +9,9 @@ const (
 	// body is the credential, no bearer token is needed.
 	PathRefreshCompat = "/connect-auth/v1/account/refresh"
 	PathRetrieve      = "/health/api/v1/fhir/retrieve"
+	// PathAuditEvents serves the caller's workspace's audit trail as a
+	// FHIR searchset Bundle of AuditEvent resources.
+	PathAuditEvents   = "/health/api/v1/fhir/AuditEvent"
 	PathSubscriptions = "/notification/v1/connect/webhook/subscriptions"
 	PathUpload        = "/mr/api/v2/docs"
 	// PathJWKS is served by the backend's internal listener, and by the

@@ -34,6 +34,7 @@ const (
 	CodeUnauthenticated         = "unauthenticated"
 	CodeUntrustedSource         = "untrusted_source"
 	CodeConflict                = "conflict"
+	CodeForbidden               = "forbidden"
 	CodeSubscriptionLimit       = "subscription_limit"
 	CodeUnknownWorkspace        = "unknown_workspace"
 	CodeTooManyAttempts         = "too_many_attempts"

