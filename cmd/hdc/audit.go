@@ -161,17 +161,7 @@ is the installation's trail. A date for --until means up to the end of that
 day (UTC).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := sf.openAudit(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			w := bufio.NewWriter(cmd.OutOrStdout())
-			err = q.each(cmd.Context(), st, func(r audit.Record) error {
-				_, err := w.Write(listedAudit(r))
-				return err
-			})
-			return errors.Join(err, w.Flush())
+			return q.print(cmd, sf, func(r audit.Record) ([]byte, error) { return listedAudit(r), nil })
 		},
 	}
 	q.register(cmd)
@@ -188,25 +178,33 @@ AuditEvent resources, one per line: the NDJSON of FHIR bulk data export
 (application/fhir+ndjson), mapped as the AuditEvent route maps them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := sf.openAudit(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			w := bufio.NewWriter(cmd.OutOrStdout())
-			err = q.each(cmd.Context(), st, func(r audit.Record) error {
+			return q.print(cmd, sf, func(r audit.Record) ([]byte, error) {
 				b, err := fhir.AuditEvent(r)
-				if err != nil {
-					return err
-				}
-				_, err = w.Write(append(b, '\n'))
-				return err
+				return append(b, '\n'), err
 			})
-			return errors.Join(err, w.Flush())
 		},
 	}
 	q.register(cmd)
 	return cmd
+}
+
+// print writes line(r) for each record q selects, on the store sf opens.
+func (q *auditQuery) print(cmd *cobra.Command, sf *storeFlags, line func(audit.Record) ([]byte, error)) error {
+	st, err := sf.openAudit(cmd)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	w := bufio.NewWriter(cmd.OutOrStdout())
+	err = q.each(cmd.Context(), st, func(r audit.Record) error {
+		b, err := line(r)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	return errors.Join(err, w.Flush())
 }
 
 // chainStatus is a line of verify's output.
