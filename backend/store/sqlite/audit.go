@@ -33,19 +33,11 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 		ORDER BY seq
 		LIMIT CASE WHEN ?7 > 0 THEN ?7 ELSE -1 END`,
 		f.Workspace, f.After, nullMicros(f.Since), nullMicros(f.Until), nullString(f.Entity), nullString(f.Agent), f.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var list []store.AuditRow
-	for rows.Next() {
+	list, err := collect(rows, err, func(rows *sql.Rows) (store.AuditRow, error) {
 		var r store.AuditRow
-		if err := rows.Scan(&r.Seq, &r.Body); err != nil {
-			return nil, err
-		}
-		list = append(list, r)
-	}
-	if err := rows.Err(); err != nil {
+		return r, rows.Scan(&r.Seq, &r.Body)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return store.DecodeAudit(f, list)
@@ -55,19 +47,7 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 func (s *Store) AuditHeads(ctx context.Context) ([]audit.Head, error) {
 	rows, err := s.db.QueryContext(ctx,
 		`SELECT workspace_id, seq, hash, pruned_seq, pruned_hash FROM audit_heads ORDER BY workspace_id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []audit.Head
-	for rows.Next() {
-		h, err := scanHead(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(rows *sql.Rows) (audit.Head, error) { return scanHead(rows) })
 }
 
 // PruneAudit implements store.Store with store.PruneAudit.

@@ -68,19 +68,7 @@ func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) 
 // ListClients implements store.Store.
 func (s *Store) ListClients(ctx context.Context) ([]store.Client, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Client
-	for rows.Next() {
-		c, err := scanClient(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(rows *sql.Rows) (store.Client, error) { return scanClient(rows) })
 }
 
 // SetClientStatus implements store.Store.
@@ -147,19 +135,7 @@ func (s *Store) GetSharingGrant(ctx context.Context, id string) (store.SharingGr
 // ListSharingGrants implements store.Store.
 func (s *Store) ListSharingGrants(ctx context.Context) ([]store.SharingGrant, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+grantColumns+` FROM sharing_grants ORDER BY created_at, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.SharingGrant
-	for rows.Next() {
-		g, err := scanGrant(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, g)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(rows *sql.Rows) (store.SharingGrant, error) { return scanGrant(rows) })
 }
 
 // RevokeSharingGrant implements store.Store.

@@ -193,3 +193,21 @@ func nullString(s string) sql.NullString {
 }
 
 var _ store.Store = (*Store)(nil)
+
+// collect scans every row of a query with scan, as the PostgreSQL engine's
+// collect does with pgx.CollectRows (database/sql has no such helper).
+func collect[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
