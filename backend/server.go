@@ -243,6 +243,10 @@ func (s *Server) auditRetention() *auditRetention {
 // its demo client with Identity().CreateClient.
 func (s *Server) Identity() *identity.Service { return s.identity }
 
+// Audit is the audit trail: hdc up records there the demo key it adds to
+// the edge's registry, as hdc keys add does.
+func (s *Server) Audit() store.Audit { return s.store }
+
 // Serve serves the public routes on public and the internal ones on
 // internal until ctx is done, then shuts both down gracefully (waiting at
 // most Config.ShutdownTimeout for requests in flight). It also rotates the

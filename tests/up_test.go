@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,6 +88,11 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
 		t.Fatalf("after expiry: %s", out)
 	}
+	// What the demo did is in its workspace's trail, the key hdc up added
+	// included, and the trail verifies.
+	trail := paste(hdc + " audit list --data data --workspace " + c["workspace_id"])
+	wantTrail(t, trail, "client_create", "key_add "+c["kid"], "login", "record_upload", "record_retrieve", "refresh")
+	paste(hdc + " audit verify --data data")
 
 	// Ctrl-C stops it cleanly; a second run reuses the data.
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -108,6 +114,32 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 	}
 	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
 		t.Fatalf("the data did not survive a restart: %s", out)
+	}
+}
+
+// wantTrail fails t unless the records hdc audit list printed (JSON
+// lines) hold the actions want in that order, among others; an action
+// written "action id" must concern the entity of that id.
+func wantTrail(t *testing.T, listed string, want ...string) {
+	t.Helper()
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(listed), "\n") {
+		var r struct {
+			Action string
+			Entity struct{ ID string }
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("hdc audit list printed %q: %v", l, err)
+		}
+		got = append(got, r.Action, r.Action+" "+r.Entity.ID)
+	}
+	rest := got
+	for _, w := range want {
+		i := slices.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("the trail lacks %q after what came before it; it holds:\n%s", w, listed)
+		}
+		rest = rest[i+1:]
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -59,7 +60,13 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, registry, baseUR
 				return nil
 			}
 		}
-		_, err := f.Add(creds.ClientID, creds.Kid, creds.EncryptionKey, time.Now())
+		k, err := f.Add(creds.ClientID, creds.Kid, creds.EncryptionKey, time.Now())
+		if err != nil {
+			return err
+		}
+		// Recorded before the registry is written, as hdc keys add does.
+		_, err = srv.Audit().AppendAudit(ctx, audit.Event{At: k.CreatedAt, Action: audit.KeyAdd, Outcome: audit.Success,
+			Workspace: creds.WorkspaceID, Entity: audit.Entity{Kind: audit.EntityKey, ID: k.Kid}})
 		return err
 	})
 	if err != nil {
