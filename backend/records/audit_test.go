@@ -29,6 +29,35 @@ func (failingAudit) AppendAudit(context.Context, audit.Event) (audit.Record, err
 	return audit.Record{}, errors.New("the trail is unavailable")
 }
 
+// seedRecord creates a client of workspace w1 and a pending record of it
+// with care context id cc in st, and returns the client's id.
+func seedRecord(tb testing.TB, st store.Store, cc string) string {
+	tb.Helper()
+	creds, err := identity.New(st, credential.Params{Memory: 64, Time: 1, Threads: 1}, 1).CreateClient(tb.Context(), "w1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	now := time.Now()
+	rec := store.Record{ID: "0f9e8d7c-6b5a-4493-8827-1a2b3c4d5e04", CareContextID: cc, WorkspaceID: "w1", ClientID: creds.ClientID,
+		BlobKey: "ab", SHA1: make([]byte, 20), Size: 1, ContentType: "text/plain", Title: "a", Status: store.RecordPending,
+		Version: 1, CreatedAt: now, UpdatedAt: now}
+	if err := st.CreateRecord(tb.Context(), rec, audit.Event{At: now, Action: audit.RecordUpload, Outcome: audit.Success, Workspace: "w1"}); err != nil {
+		tb.Fatal(err)
+	}
+	return creds.ClientID
+}
+
+// retrieveAs serves a retrieval of cc by client of w1 with h, as the
+// backend's route does (the caller from the edge's headers).
+func retrieveAs(h *Handler, client, cc string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("GET", "/?identifier="+cc, nil)
+	r.Header.Set(contract.HeaderClientID, client)
+	r.Header.Set(contract.HeaderWorkspaceID, "w1")
+	w := httptest.NewRecorder()
+	web.RequireCaller(http.HandlerFunc(h.Retrieve)).ServeHTTP(w, r)
+	return w
+}
+
 // TestRetrieveUnaudited: a retrieval whose record cannot be written is
 // not answered with the document, nor is a refused one with 404.
 func TestRetrieveUnaudited(t *testing.T) {
@@ -38,18 +67,7 @@ func TestRetrieveUnaudited(t *testing.T) {
 	}
 	defer st.Close()
 	const cc = "9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"
-	creds, err := identity.New(st, credential.Params{Memory: 64, Time: 1, Threads: 1}, 1).CreateClient(t.Context(), "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := creds.ClientID
-	now := time.Now()
-	rec := store.Record{ID: "0f9e8d7c-6b5a-4493-8827-1a2b3c4d5e04", CareContextID: cc, WorkspaceID: "w1", ClientID: client,
-		BlobKey: "ab", SHA1: make([]byte, 20), Size: 1, ContentType: "text/plain", Title: "a", Status: store.RecordPending,
-		Version: 1, CreatedAt: now, UpdatedAt: now}
-	if err := st.CreateRecord(t.Context(), rec, audit.Event{At: now, Action: audit.RecordUpload, Outcome: audit.Success, Workspace: "w1"}); err != nil {
-		t.Fatal(err)
-	}
+	client := seedRecord(t, st, cc)
 	for _, tt := range []struct {
 		name  string
 		trail store.Audit
@@ -66,11 +84,7 @@ func TestRetrieveUnaudited(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := httptest.NewRequest("GET", "/?identifier="+tt.cc, nil)
-			r.Header.Set(contract.HeaderClientID, client)
-			r.Header.Set(contract.HeaderWorkspaceID, "w1")
-			w := httptest.NewRecorder()
-			web.RequireCaller(http.HandlerFunc(h.Retrieve)).ServeHTTP(w, r)
+			w := retrieveAs(h, client, tt.cc)
 			if w.Code != tt.code || tt.code != 200 && strings.Contains(w.Body.String(), "Bundle") {
 				t.Fatalf("retrieve: %d %s", w.Code, w.Body)
 			}
