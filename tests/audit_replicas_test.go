@@ -1,0 +1,440 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// auditLoadRounds is how many rounds each worker of auditLoad runs; a
+// round is four audited requests.
+const auditLoadRounds = 5
+
+// TestAuditChainTwoReplicas proves that each workspace's hash-chained audit
+// trail stays whole when two hdc-backend processes on one PostgreSQL
+// database append to it at once. Clients of two workspaces log in, upload
+// and retrieve through both edges (each in front of its own backend) from
+// many goroutines together. Afterwards the real `hdc audit verify` passes;
+// the real `hdc audit list` shows each trail numbered 1..n with no gap or
+// repeat, every link and hash right, exactly one record per request that
+// succeeded, holding that request's id, action, outcome, client and
+// entity, nothing of the other workspace, and records of both replicas
+// interleaved; each replica logged the requests of its own edge. Finally
+// a record altered in the database makes `hdc audit verify` fail at the
+// record after it.
+func TestAuditChainTwoReplicas(t *testing.T) {
+	c := startCluster(t)
+	var clients []*apiClient
+	for _, ws := range []string{"audit-replicas-a", "audit-replicas-b"} {
+		clients = append(clients, c.ops.newClient(ws), c.ops.newClient(ws))
+	}
+	workspaces := []string{clients[0].Workspace, clients[2].Workspace}
+	calls := auditLoad(t, c, clients)
+	byRequest := map[string]auditedCall{}
+	counts := map[string]int{}
+	for _, call := range calls {
+		byRequest[call.request] = call
+		counts[fmt.Sprintf("%s/%s/edge %d", call.action, call.outcome, call.edge+1)]++
+	}
+	t.Logf("%d audited requests answered as expected: %v", len(calls), counts)
+
+	out, err := c.hdcRun("audit", "verify")
+	if err != nil {
+		t.Fatalf("hdc audit verify after the load: %v\n%s", err, out)
+	}
+	verified := verifiedChains(t, out)
+	var trails [][]listedRecord
+	for _, ws := range workspaces {
+		trail := c.auditTrail(ws)
+		checkListedChain(t, ws, trail)
+		if v := verified[ws]; v.Status != "ok" || v.First != 1 || v.Last != int64(len(trail)) {
+			t.Errorf("hdc audit verify says %+v of %s, whose list has %d records", v, ws, len(trail))
+		}
+		checkTrailMatchesLoad(t, ws, trail, calls, byRequest)
+		checkInterleaved(t, ws, trail, byRequest)
+		trails = append(trails, trail)
+	}
+	checkReplicaLogs(t, c, calls)
+	if t.Failed() {
+		t.FailNow()
+	}
+	checkTamperCaught(t, c, trails[0], workspaces[1])
+}
+
+// auditedCall is a request of the load that was answered as expected, and
+// so the record it must have left in its workspace's trail.
+type auditedCall struct {
+	edge    int // the edge that answered, and so the backend that served it
+	client  *apiClient
+	action  audit.Action
+	outcome audit.Outcome
+	entity  string // the care context concerned; "" for a login
+	request string // the X-Request-Id of the answer
+}
+
+// auditLoad runs a worker for every client and edge, all released at once,
+// and returns the calls that were answered as expected. An unexpected
+// answer fails the test and ends its worker.
+func auditLoad(t *testing.T, c *cluster, clients []*apiClient) []auditedCall {
+	var (
+		mu    sync.Mutex
+		calls []auditedCall
+		wg    sync.WaitGroup
+	)
+	start := make(chan struct{})
+	for _, cl := range clients {
+		for i := range c.edges {
+			wg.Go(func() {
+				<-start
+				for n := range auditLoadRounds {
+					got, err := auditRound(c, i, cl, n)
+					mu.Lock()
+					calls = append(calls, got...)
+					mu.Unlock()
+					if err != nil {
+						t.Errorf("client %s through edge %d, round %d: %v", cl.ID, i+1, n, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
+	return calls
+}
+
+// auditRound logs cl in through edge i, uploads a file there, retrieves it
+// through the other edge and asks edge i for a record that does not exist
+// (a denied retrieval). It returns the calls answered as expected.
+func auditRound(c *cluster, i int, cl *apiClient, n int) ([]auditedCall, error) {
+	var calls []auditedCall
+	r, call, err := auditedRequest(c, i, cl, audit.Login, http.StatusOK, "POST", loginPath, loginBody(cl), nil)
+	if err != nil {
+		return calls, err
+	}
+	var tk tokens
+	if err := json.Unmarshal(r.body, &tk); err != nil || tk.AccessToken == "" {
+		return calls, fmt.Errorf("login answered %s", r)
+	}
+	calls = append(calls, call)
+
+	body, ctype := multipartUpload(fmt.Appendf(nil, "consultation of %s, edge %d, round %d", cl.ID, i+1, n))
+	h := bearer(tk)
+	h["Content-Type"] = ctype
+	r, call, err = auditedRequest(c, i, cl, audit.RecordUpload, http.StatusOK, "POST", uploadPath, body, h)
+	if err != nil {
+		return calls, err
+	}
+	var rec struct {
+		CareContextID string `json:"care_context_id"`
+	}
+	if err := json.Unmarshal(r.body, &rec); err != nil || !contract.IsUUID(rec.CareContextID) {
+		return calls, fmt.Errorf("upload answered %s", r)
+	}
+	call.entity = rec.CareContextID
+	calls = append(calls, call)
+
+	for _, q := range []struct {
+		edge   int
+		id     string
+		status int
+	}{{1 - i, rec.CareContextID, http.StatusOK}, {i, uuid.NewString(), http.StatusNotFound}} {
+		_, call, err = auditedRequest(c, q.edge, cl, audit.RecordRetrieve, q.status,
+			"GET", retrievePath+"?identifier="+url.QueryEscape(q.id), nil, bearer(tk))
+		if err != nil {
+			return calls, err
+		}
+		call.entity = q.id
+		calls = append(calls, call)
+	}
+	return calls, nil
+}
+
+// auditedRequest sends a request of cl through edge i, as stack.do does
+// but returning its failures, so that it can run off the test's goroutine.
+// It returns the answer and the call, audited as action, succeeding when
+// want is 200 and denied otherwise; an answer other than want, or without
+// a request id, is an error.
+func auditedRequest(c *cluster, i int, cl *apiClient, action audit.Action, want int,
+	method, path string, body []byte, header map[string]string) (*response, auditedCall, error) {
+	call := auditedCall{edge: i, client: cl, action: action, outcome: audit.Success}
+	if want != http.StatusOK {
+		call.outcome = audit.Denied
+	}
+	req, err := http.NewRequest(method, c.edges[i].edge+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, call, err
+	}
+	for k, v := range withBodyType(header, body) {
+		req.Header.Set(k, v)
+	}
+	c.ops.creds.noteBearer(req.Header.Get(authorization))
+	c.ops.creds.noteJSON(body)
+	resp, err := c.ops.http.Do(req)
+	if err != nil {
+		return nil, call, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, call, err
+	}
+	c.ops.creds.noteJSON(b)
+	r := &response{status: resp.StatusCode, header: resp.Header, body: b}
+	call.request = resp.Header.Get(contract.HeaderRequestIDAnswer)
+	if r.status != want || !contract.IsUUID(call.request) {
+		return r, call, fmt.Errorf("%s %s through edge %d: %s (request id %q), want %d", method, path, i+1, r, call.request, want)
+	}
+	return r, call, nil
+}
+
+// hdcRun runs the CLI as the operator and returns its standard output; a
+// failure is returned with its standard error.
+func (c *cluster) hdcRun(args ...string) ([]byte, error) {
+	c.t.Helper()
+	cmd := exec.Command(binary(c.t, "hdc"), args...)
+	cmd.Env = c.ops.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("hdc %s: %v: %s", strings.Join(args, " "), err, errOut.Bytes())
+	}
+	return out.Bytes(), nil
+}
+
+// verifiedChain is a line of hdc audit verify.
+type verifiedChain struct {
+	Workspace   string
+	First, Last int64
+	Status      string
+	Seq         int64
+	Reason      string
+}
+
+// verifiedChains reads the output of hdc audit verify, by workspace.
+func verifiedChains(t *testing.T, out []byte) map[string]verifiedChain {
+	t.Helper()
+	chains := map[string]verifiedChain{}
+	for line := range bytes.Lines(out) {
+		var v verifiedChain
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatalf("hdc audit verify printed %q", line)
+		}
+		chains[v.Workspace] = v
+	}
+	return chains
+}
+
+// listedRecord is a line of hdc audit list: a record's canonical form with
+// its hash added.
+type listedRecord struct {
+	Workspace string        `json:"workspace"`
+	Seq       int64         `json:"seq"`
+	Prev      string        `json:"prev"`
+	Action    audit.Action  `json:"action"`
+	Outcome   audit.Outcome `json:"outcome"`
+	Client    string        `json:"client"`
+	Entity    struct {
+		ID string `json:"id"`
+	} `json:"entity"`
+	Request string `json:"request"`
+	Hash    string `json:"hash"`
+	line    []byte
+}
+
+// auditTrail lists the trail of workspace ws with hdc audit list.
+func (c *cluster) auditTrail(ws string) []listedRecord {
+	c.t.Helper()
+	out, err := c.hdcRun("audit", "list", "--workspace", ws)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var trail []listedRecord
+	for line := range bytes.Lines(out) {
+		r := listedRecord{line: bytes.TrimSuffix(line, []byte("\n"))}
+		if err := json.Unmarshal(line, &r); err != nil {
+			c.t.Fatalf("hdc audit list printed %q", line)
+		}
+		trail = append(trail, r)
+	}
+	return trail
+}
+
+// checkListedChain checks, independently of hdc audit verify, that trail
+// is a whole chain: seqs 1..n, the first record following nothing, each
+// other one the hash of the record before it, and each hash the SHA-256
+// of the record's canonical form.
+func checkListedChain(t *testing.T, ws string, trail []listedRecord) {
+	t.Helper()
+	prev := strings.Repeat("0", 2*sha256.Size)
+	for i, r := range trail {
+		canonical, ok := bytes.CutSuffix(r.line, []byte(`,"hash":"`+r.Hash+`"}`))
+		sum := sha256.Sum256(append(slices.Clip(canonical), '}'))
+		switch {
+		case r.Seq != int64(i+1):
+			t.Fatalf("record %d of %s's trail has seq %d", i+1, ws, r.Seq)
+		case r.Prev != prev:
+			t.Fatalf("record %d of %s's trail follows %s, not the record before it (%s)", r.Seq, ws, r.Prev, prev)
+		case !ok || hex.EncodeToString(sum[:]) != r.Hash:
+			t.Fatalf("record %d of %s's trail is listed with a hash that is not its own: %s", r.Seq, ws, r.line)
+		}
+		prev = r.Hash
+	}
+}
+
+// checkTrailMatchesLoad checks that the trail of ws holds one record, in
+// ws and matching it, for each call of the load in ws, and nothing else
+// but the records of the operator's `hdc clients create` and `hdc keys
+// add` for each of its clients.
+func checkTrailMatchesLoad(t *testing.T, ws string, trail []listedRecord, calls []auditedCall, byRequest map[string]auditedCall) {
+	t.Helper()
+	seen := map[string]int{}
+	operator := map[audit.Action]int{}
+	clients := map[string]bool{}
+	for _, r := range trail {
+		call, ok := byRequest[r.Request]
+		switch {
+		case r.Workspace != ws:
+			t.Errorf("the trail of %s holds a record of %q: %s", ws, r.Workspace, r.line)
+		case r.Request == "" && (r.Action == audit.ClientCreate || r.Action == audit.KeyAdd):
+			operator[r.Action]++
+		case !ok:
+			t.Errorf("the trail of %s holds a record of no request the load saw succeed: %s", ws, r.line)
+		case call.client.Workspace != ws || r.Client != call.client.ID || r.Action != call.action ||
+			r.Outcome != call.outcome || r.Entity.ID != call.entity:
+			t.Errorf("record %s does not match its request %+v", r.line, call)
+		default:
+			seen[r.Request]++
+		}
+	}
+	want := 0
+	for _, call := range calls {
+		if call.client.Workspace != ws {
+			continue
+		}
+		want++
+		clients[call.client.ID] = true
+		if n := seen[call.request]; n != 1 {
+			t.Errorf("the %s of request %s (edge %d) is %d times in the trail of %s", call.action, call.request, call.edge+1, n, ws)
+		}
+	}
+	if operator[audit.ClientCreate] != len(clients) || operator[audit.KeyAdd] != len(clients) {
+		t.Errorf("the trail of %s holds operator records %v, want one client_create and one key_add for each of its %d clients", ws, operator, len(clients))
+	}
+	if got := len(trail) - operator[audit.ClientCreate] - operator[audit.KeyAdd]; got != want {
+		t.Errorf("the trail of %s holds %d client records, for %d requests that succeeded", ws, got, want)
+	}
+}
+
+// checkInterleaved checks that the client records of trail come from both
+// replicas and alternate between them, as appends at once would.
+func checkInterleaved(t *testing.T, ws string, trail []listedRecord, byRequest map[string]auditedCall) {
+	t.Helper()
+	var perReplica [2]int
+	runs, last := 0, -1
+	for _, r := range trail {
+		call, ok := byRequest[r.Request]
+		if !ok {
+			continue
+		}
+		perReplica[call.edge]++
+		if call.edge != last {
+			runs++
+			last = call.edge
+		}
+	}
+	if perReplica[0] == 0 || perReplica[1] == 0 || runs < 4 {
+		t.Errorf("the trail of %s holds %d records of backend 1 and %d of backend 2 in %d runs: the replicas did not append at once",
+			ws, perReplica[0], perReplica[1], runs)
+	}
+	t.Logf("trail of %s: %d records, %d appended by backend 1 and %d by backend 2, alternating in %d runs",
+		ws, len(trail), perReplica[0], perReplica[1], runs)
+}
+
+// checkReplicaLogs checks that each backend logged the requests its edge
+// answered, and none of the other edge's.
+func checkReplicaLogs(t *testing.T, c *cluster, calls []auditedCall) {
+	t.Helper()
+	var logs [2]string
+	for i, b := range c.backends {
+		logs[i] = b.proc.out.String()
+	}
+	for _, call := range calls {
+		if !strings.Contains(logs[call.edge], call.request) || strings.Contains(logs[1-call.edge], call.request) {
+			t.Errorf("request %s answered by edge %d is not in backend %d's log alone", call.request, call.edge+1, call.edge+1)
+		}
+	}
+}
+
+// checkTamperCaught alters a record in the middle of trail in the database,
+// behind the backends' back, and requires hdc audit verify to fail at the
+// record after it, the trail of workspace other still verifying; with the
+// record restored, verify passes again.
+func checkTamperCaught(t *testing.T, c *cluster, trail []listedRecord, other string) {
+	t.Helper()
+	i := len(trail) / 2
+	for i < len(trail)-1 && trail[i].Request == "" {
+		i++
+	}
+	victim := trail[i]
+	if victim.Request == "" || i == len(trail)-1 {
+		t.Fatalf("no client record to alter in the middle of the trail of %s", victim.Workspace)
+	}
+	conn, err := pgx.Connect(t.Context(), c.database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var body []byte
+	if err := conn.QueryRow(t.Context(), `SELECT body FROM audit_records WHERE workspace_id = $1 AND seq = $2`,
+		victim.Workspace, victim.Seq).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	forged := bytes.Replace(body, []byte(victim.Request), []byte(uuid.NewString()), 1)
+	setAuditBody(t, conn, victim, forged)
+	out, err := c.hdcRun("audit", "verify")
+	want := fmt.Sprintf("record %d", victim.Seq+1)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), victim.Workspace) {
+		t.Fatalf("hdc audit verify with record %d of %s altered: %v, want a failure naming %s", victim.Seq, victim.Workspace, err, want)
+	}
+	chains := verifiedChains(t, out)
+	if v := chains[victim.Workspace]; v.Status != "broken" || v.Seq != victim.Seq+1 {
+		t.Errorf("hdc audit verify says %+v of the altered trail, want broken at %d", v, victim.Seq+1)
+	}
+	if v := chains[other]; v.Status != "ok" {
+		t.Errorf("hdc audit verify says %+v of the trail nobody altered", v)
+	}
+	t.Logf("record %d of %s altered in the database: %v", victim.Seq, victim.Workspace, err)
+	setAuditBody(t, conn, victim, body)
+	if out, err := c.hdcRun("audit", "verify"); err != nil {
+		t.Fatalf("hdc audit verify with the record restored: %v\n%s", err, out)
+	}
+}
+
+// setAuditBody replaces the stored canonical form of record r.
+func setAuditBody(t *testing.T, conn *pgx.Conn, r listedRecord, body []byte) {
+	t.Helper()
+	tag, err := conn.Exec(t.Context(), `UPDATE audit_records SET body = $1 WHERE workspace_id = $2 AND seq = $3`,
+		body, r.Workspace, r.Seq)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("updating record %d of %s: %v, %d rows", r.Seq, r.Workspace, err, tag.RowsAffected())
+	}
+}
