@@ -1,26 +1,22 @@
 package tests
 
 import (
-	"context"
 	"encoding/json"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // TestAuditEventsE2E: through the real edge and backend, a client's login
 // (encrypted), upload, retrieve and a subscription created and deleted
 // each leave their record in the workspace's trail, with the source the
 // edge saw, the kid of the encrypted request and the request id the
-// client was answered with; the chain verifies and no record holds a
-// credential.
+// client was answered with; the chain verifies (hdc audit verify) and no
+// record holds a credential.
 func TestAuditEventsE2E(t *testing.T) {
 	s := startStack(t)
 	c := s.newClient("audit-e2e")
@@ -56,16 +52,7 @@ func TestAuditEventsE2E(t *testing.T) {
 	}
 	note(audit.SubscriptionDelete, r)
 
-	ctx := context.Background()
-	st, err := backend.OpenExistingStore(ctx, "", filepath.Join(s.dir, "backend"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rs, err := st.ListAudit(ctx, store.AuditFilter{Workspace: c.Workspace})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := s.auditTrail(c.Workspace)
 	var actions []audit.Action
 	for _, rec := range rs {
 		actions = append(actions, rec.Action)
@@ -101,18 +88,5 @@ func TestAuditEventsE2E(t *testing.T) {
 		t.Errorf("entities: %+v", byAction)
 	}
 
-	heads, err := st.AuditHeads(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	verified := false
-	for _, h := range heads {
-		if err := store.VerifyAudit(ctx, st, h); err != nil {
-			t.Errorf("chain of %q: %v", h.Workspace, err)
-		}
-		verified = verified || h.Workspace == c.Workspace
-	}
-	if !verified {
-		t.Fatalf("no chain for %s among %+v", c.Workspace, heads)
-	}
+	s.verifyAudit(t, nil, nil)
 }

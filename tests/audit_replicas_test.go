@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,14 +52,14 @@ func TestAuditChainTwoReplicas(t *testing.T) {
 	}
 	t.Logf("%d audited requests answered as expected: %v", len(calls), counts)
 
-	out, err := c.hdcRun("audit", "verify")
+	out, _, err := c.ops.hdcRun("audit", "verify")
 	if err != nil {
 		t.Fatalf("hdc audit verify after the load: %v\n%s", err, out)
 	}
 	verified := verifiedChains(t, out)
 	var trails [][]listedRecord
 	for _, ws := range workspaces {
-		trail := c.auditTrail(ws)
+		trail := c.ops.listAudit(ws)
 		checkListedChain(t, ws, trail)
 		if v := verified[ws]; v.Status != "ok" || v.First != 1 || v.Last != int64(len(trail)) {
 			t.Errorf("hdc audit verify says %+v of %s, whose list has %d records", v, ws, len(trail))
@@ -206,95 +203,19 @@ func auditedRequest(c *cluster, i int, cl *apiClient, action audit.Action, want 
 	return r, call, nil
 }
 
-// hdcRun runs the CLI as the operator and returns its standard output; a
-// failure is returned with its standard error.
-func (c *cluster) hdcRun(args ...string) ([]byte, error) {
-	c.t.Helper()
-	cmd := exec.Command(binary(c.t, "hdc"), args...)
-	cmd.Env = c.ops.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return out.Bytes(), fmt.Errorf("hdc %s: %v: %s", strings.Join(args, " "), err, errOut.Bytes())
-	}
-	return out.Bytes(), nil
-}
-
-// verifiedChain is a line of hdc audit verify.
-type verifiedChain struct {
-	Workspace   string
-	First, Last int64
-	Status      string
-	Seq         int64
-	Reason      string
-}
-
-// verifiedChains reads the output of hdc audit verify, by workspace.
-func verifiedChains(t *testing.T, out []byte) map[string]verifiedChain {
-	t.Helper()
-	chains := map[string]verifiedChain{}
-	for line := range bytes.Lines(out) {
-		var v verifiedChain
-		if err := json.Unmarshal(line, &v); err != nil {
-			t.Fatalf("hdc audit verify printed %q", line)
-		}
-		chains[v.Workspace] = v
-	}
-	return chains
-}
-
-// listedRecord is a line of hdc audit list: a record's canonical form with
-// its hash added.
-type listedRecord struct {
-	Workspace string        `json:"workspace"`
-	Seq       int64         `json:"seq"`
-	Prev      string        `json:"prev"`
-	Action    audit.Action  `json:"action"`
-	Outcome   audit.Outcome `json:"outcome"`
-	Client    string        `json:"client"`
-	Entity    struct {
-		ID string `json:"id"`
-	} `json:"entity"`
-	Request string `json:"request"`
-	Hash    string `json:"hash"`
-	line    []byte
-}
-
-// auditTrail lists the trail of workspace ws with hdc audit list.
-func (c *cluster) auditTrail(ws string) []listedRecord {
-	c.t.Helper()
-	out, err := c.hdcRun("audit", "list", "--workspace", ws)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	var trail []listedRecord
-	for line := range bytes.Lines(out) {
-		r := listedRecord{line: bytes.TrimSuffix(line, []byte("\n"))}
-		if err := json.Unmarshal(line, &r); err != nil {
-			c.t.Fatalf("hdc audit list printed %q", line)
-		}
-		trail = append(trail, r)
-	}
-	return trail
-}
-
 // checkListedChain checks, independently of hdc audit verify, that trail
 // is a whole chain: seqs 1..n, the first record following nothing, each
-// other one the hash of the record before it, and each hash the SHA-256
-// of the record's canonical form.
+// other one the hash of the record before it (listAudit checked each
+// hash).
 func checkListedChain(t *testing.T, ws string, trail []listedRecord) {
 	t.Helper()
 	prev := strings.Repeat("0", 2*sha256.Size)
 	for i, r := range trail {
-		canonical, ok := bytes.CutSuffix(r.line, []byte(`,"hash":"`+r.Hash+`"}`))
-		sum := sha256.Sum256(append(slices.Clip(canonical), '}'))
 		switch {
 		case r.Seq != int64(i+1):
 			t.Fatalf("record %d of %s's trail has seq %d", i+1, ws, r.Seq)
 		case r.Prev != prev:
 			t.Fatalf("record %d of %s's trail follows %s, not the record before it (%s)", r.Seq, ws, r.Prev, prev)
-		case !ok || hex.EncodeToString(sum[:]) != r.Hash:
-			t.Fatalf("record %d of %s's trail is listed with a hash that is not its own: %s", r.Seq, ws, r.line)
 		}
 		prev = r.Hash
 	}
@@ -410,7 +331,7 @@ func checkTamperCaught(t *testing.T, c *cluster, trail []listedRecord, other str
 	}
 	forged := bytes.Replace(body, []byte(victim.Request), []byte(uuid.NewString()), 1)
 	setAuditBody(t, conn, victim, forged)
-	out, err := c.hdcRun("audit", "verify")
+	out, _, err := c.ops.hdcRun("audit", "verify")
 	want := fmt.Sprintf("record %d", victim.Seq+1)
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), victim.Workspace) {
 		t.Fatalf("hdc audit verify with record %d of %s altered: %v, want a failure naming %s", victim.Seq, victim.Workspace, err, want)
@@ -424,7 +345,7 @@ func checkTamperCaught(t *testing.T, c *cluster, trail []listedRecord, other str
 	}
 	t.Logf("record %d of %s altered in the database: %v", victim.Seq, victim.Workspace, err)
 	setAuditBody(t, conn, victim, body)
-	if out, err := c.hdcRun("audit", "verify"); err != nil {
+	if out, _, err := c.ops.hdcRun("audit", "verify"); err != nil {
 		t.Fatalf("hdc audit verify with the record restored: %v\n%s", err, out)
 	}
 }

@@ -1,0 +1,96 @@
+package tests
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+)
+
+// hdcRun runs the CLI as the operator, like hdc, but leaves its exit
+// status to the caller.
+func (s *stack) hdcRun(args ...string) (stdout, stderr string, err error) {
+	s.t.Helper()
+	cmd := exec.Command(binary(s.t, "hdc"), args...)
+	cmd.Env = s.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("hdc %s: %w: %s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), errOut.String(), err
+}
+
+// listedRecord is a line of hdc audit list: a record's canonical form with
+// its hash added as the last member.
+type listedRecord struct {
+	Workspace string        `json:"workspace"`
+	Seq       int64         `json:"seq"`
+	Prev      string        `json:"prev"`
+	Action    audit.Action  `json:"action"`
+	Outcome   audit.Outcome `json:"outcome"`
+	Client    string        `json:"client"`
+	Entity    struct {
+		ID string `json:"id"`
+	} `json:"entity"`
+	Request string `json:"request"`
+	Hash    string `json:"hash"`
+	line    string
+	// canonical is the line without its hash: the record's canonical form.
+	canonical string
+}
+
+// listAudit returns the trail of workspace ws as `hdc audit list
+// --workspace` prints it, having checked that each line's hash is the
+// SHA-256 of its canonical form.
+func (s *stack) listAudit(ws string) []listedRecord {
+	s.t.Helper()
+	out, _, err := s.hdcRun("audit", "list", "--workspace", ws)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var trail []listedRecord
+	for line := range strings.Lines(out) {
+		r := listedRecord{line: strings.TrimSuffix(line, "\n")}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			s.t.Fatalf("hdc audit list printed %q: %v", line, err)
+		}
+		canonical, ok := strings.CutSuffix(r.line, `,"hash":"`+r.Hash+`"}`)
+		r.canonical = canonical + "}"
+		if sum := sha256.Sum256([]byte(r.canonical)); !ok || hex.EncodeToString(sum[:]) != r.Hash {
+			s.t.Fatalf("record %d of %q is listed with a hash that is not its own: %s", r.Seq, ws, r.line)
+		}
+		trail = append(trail, r)
+	}
+	return trail
+}
+
+// verifiedChain is a line of hdc audit verify.
+type verifiedChain struct {
+	Workspace   string
+	First, Last int64
+	Status      string
+	Seq         int64
+	Reason      string
+}
+
+// verifiedChains reads the output of hdc audit verify, by workspace.
+func verifiedChains(t *testing.T, out string) map[string]verifiedChain {
+	t.Helper()
+	chains := map[string]verifiedChain{}
+	for line := range strings.Lines(out) {
+		var v verifiedChain
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("hdc audit verify printed %q", line)
+		}
+		chains[v.Workspace] = v
+	}
+	return chains
+}
