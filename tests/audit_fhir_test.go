@@ -112,8 +112,24 @@ func TestAuditEventFHIR(t *testing.T) {
 			t.Fatalf("the trail %v has no %s", actions, want)
 		}
 	}
-	// The record's events, by its care_context_id: who, from where, with
-	// which key, in which request.
+	checkRecordEvents(t, s, a, ta, id)
+	t.Run("paging", func(t *testing.T) { s.t = t; checkAuditPaging(t, s, a, ta, all) })
+	s.t = t
+	checkAuditDates(t, s, a, ta, len(all))
+	checkAuditIsolation(t, s, a, ta, b, id, file)
+
+	// Invalid parameters and no token.
+	for _, q := range []string{"date=yesterday", "_count=0", "patient=x", "entity=" + id + "&entity=" + id} {
+		expectProblem(t, s.send(a, false, "GET", auditEventPath+"?"+q, nil, bearer(ta)), 400, "invalid_request")
+	}
+	expectProblem(t, s.send(a, false, "GET", auditEventPath, nil, nil), 401, "missing_token")
+}
+
+// checkRecordEvents: the events of record id (by its care_context_id) and
+// client a say who, from where, with which key, in which request, and
+// carry no credential.
+func checkRecordEvents(t *testing.T, s *stack, a *apiClient, ta tokens, id string) {
+	t.Helper()
 	bundle := checkAuditBundle(t, s.send(a, false, "GET", auditEventPath+"?entity="+id+"&agent="+a.ID, nil, bearer(ta)))
 	var got []string
 	for _, ev := range auditEntries(bundle) {
@@ -134,47 +150,54 @@ func TestAuditEventFHIR(t *testing.T) {
 	if !slices.Equal(got, []string{"record_upload", "record_retrieve"}) {
 		t.Fatalf("the record's events are %v, want its upload and its retrieval", got)
 	}
+}
 
-	// Paging: _count=1 pages, followed by their next links, give the whole
-	// trail in order, each page valid.
-	t.Run("paging", func(t *testing.T) {
-		s.t = t
-		var ids []string
-		path := auditEventPath + "?_count=1"
-		for pages := 0; path != ""; pages++ {
-			if pages > len(all)+1 {
-				t.Fatal("paging does not end")
-			}
-			bundle := checkAuditBundle(t, s.send(a, false, "GET", path, nil, bearer(ta)))
-			for _, ev := range auditEntries(bundle) {
-				ids = append(ids, ev["id"].(string))
-			}
-			path = bundleLink(bundle, "next")
+// checkAuditPaging: _count=1 pages, followed by their next links, give
+// the whole trail all in order, each page valid.
+func checkAuditPaging(t *testing.T, s *stack, a *apiClient, ta tokens, all []map[string]any) {
+	t.Helper()
+	var ids []string
+	path := auditEventPath + "?_count=1"
+	for pages := 0; path != ""; pages++ {
+		if pages > len(all)+1 {
+			t.Fatal("paging does not end")
 		}
-		var want []string
-		for _, ev := range all {
-			want = append(want, ev["id"].(string))
+		bundle := checkAuditBundle(t, s.send(a, false, "GET", path, nil, bearer(ta)))
+		for _, ev := range auditEntries(bundle) {
+			ids = append(ids, ev["id"].(string))
 		}
-		if !slices.Equal(ids[:min(len(ids), len(want))], want) {
-			t.Fatalf("the pages give %v, the whole trail %v", ids, want)
-		}
-	})
-	s.t = t
+		path = bundleLink(bundle, "next")
+	}
+	var want []string
+	for _, ev := range all {
+		want = append(want, ev["id"].(string))
+	}
+	if !slices.Equal(ids[:min(len(ids), len(want))], want) {
+		t.Fatalf("the pages give %v, the whole trail %v", ids, want)
+	}
+}
 
-	// Dates: nothing is recorded in 2020, everything of today is.
+// checkAuditDates: nothing is recorded in 2020, all n events of the trail
+// are today's.
+func checkAuditDates(t *testing.T, s *stack, a *apiClient, ta tokens, n int) {
+	t.Helper()
 	today := time.Now().UTC().Format("2006-01-02")
-	if n := len(auditEntries(checkAuditBundle(t, s.send(a, false, "GET", auditEventPath+"?date=le2020-12-31", nil, bearer(ta))))); n != 0 {
-		t.Fatalf("%d events in 2020", n)
+	if got := len(auditEntries(checkAuditBundle(t, s.send(a, false, "GET", auditEventPath+"?date=le2020-12-31", nil, bearer(ta))))); got != 0 {
+		t.Fatalf("%d events in 2020", got)
 	}
 	q := url.Values{"date": {"ge" + today, "le" + today}, "_count": {"200"}}
-	if n := len(auditEntries(checkAuditBundle(t, s.send(a, false, "GET", auditEventPath+"?"+q.Encode(), nil, bearer(ta))))); n < len(all) {
-		t.Fatalf("%d events today, %d in all", n, len(all))
+	if got := len(auditEntries(checkAuditBundle(t, s.send(a, false, "GET", auditEventPath+"?"+q.Encode(), nil, bearer(ta))))); got < n {
+		t.Fatalf("%d events today, %d in all", got, n)
 	}
+}
 
-	// Isolation: B's trail never holds A's record; a sharing login into
-	// A's workspace is refused the trail.
+// checkAuditIsolation: B's trail never holds A's record id; a sharing
+// login of b into A's workspace is refused the trail, and its retrieval
+// of the record is in A's trail, with the grant as the agent's policy.
+func checkAuditIsolation(t *testing.T, s *stack, a *apiClient, ta tokens, b *apiClient, id string, file []byte) {
+	t.Helper()
 	tb := s.login(b, false, "")
-	bundle = checkAuditBundle(t, s.send(b, true, "GET", auditEventPath+"?entity="+id, nil, bearer(tb)))
+	bundle := checkAuditBundle(t, s.send(b, true, "GET", auditEventPath+"?entity="+id, nil, bearer(tb)))
 	if n := len(auditEntries(bundle)); n != 0 {
 		t.Fatalf("B's trail holds %d events of A's record", n)
 	}
@@ -198,12 +221,6 @@ func TestAuditEventFHIR(t *testing.T) {
 	if data, _ := json.Marshal(evs[0]["agent"]); !strings.Contains(string(data), `"policy":["urn:uuid:`+grant.GrantID+`"]`) {
 		t.Fatalf("the shared retrieval does not name its grant: %s", data)
 	}
-
-	// Invalid parameters and no token.
-	for _, q := range []string{"date=yesterday", "_count=0", "patient=x", "entity=" + id + "&entity=" + id} {
-		expectProblem(t, s.send(a, false, "GET", auditEventPath+"?"+q, nil, bearer(ta)), 400, "invalid_request")
-	}
-	expectProblem(t, s.send(a, false, "GET", auditEventPath, nil, nil), 401, "missing_token")
 }
 
 // TestAuditEventBundleValidates runs the FHIR validators of the end-to-end
