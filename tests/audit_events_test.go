@@ -7,16 +7,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestAuditEventsE2E: through the real edge and backend, a client's login
 // (encrypted), upload, retrieve and a subscription created and deleted
 // each leave their record in the workspace's trail, with the source the
 // edge saw, the kid of the encrypted request and the request id the
-// client was answered with; the chain verifies (hdc audit verify) and no
-// record holds a credential.
+// client was answered with, which the edge and the backend logged; the
+// chain verifies (hdc audit verify) and no record holds a credential.
 func TestAuditEventsE2E(t *testing.T) {
 	s := startStack(t)
 	c := s.newClient("audit-e2e")
@@ -72,6 +74,10 @@ func TestAuditEventsE2E(t *testing.T) {
 		if ids := requestIDs[rec.Action]; rec.Action != audit.RecordUpload && (len(ids) != 1 || ids[0] != rec.Request) {
 			t.Errorf("%s record's request %s, the answer said %s", rec.Action, rec.Request, ids[0])
 		}
+		testkit.Eventually(t, 5*time.Second, "the request id of "+string(rec.Action)+" in both logs", func() bool {
+			return strings.Contains(s.output("hdc-edge"), `"uuid":"`+rec.Request+`"`) &&
+				strings.Contains(s.output("hdc-backend"), `"request_id":"`+rec.Request+`"`)
+		})
 		s.creds.scan(t, "the audit record "+string(rec.Action), string(rec.Canonical()))
 		if strings.Contains(string(rec.Canonical()), "whsec-") {
 			t.Errorf("record %s holds the signing key", rec.Canonical())
