@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -435,4 +436,41 @@ func TestAuditOperationsTampering(t *testing.T) {
 			s.verifyAudit(t, []string{"--data", dir}, tt.broken)
 		})
 	}
+}
+
+// TestAuditRetentionE2E: a backend whose retention (HDC_AUDIT_RETENTION)
+// is shorter than the age of a trail removes the expired records when it
+// starts and records that it did: the trail then begins with a
+// retention_prune record naming the records it removed and the hash of
+// the last, and hdc audit verify still passes from that anchor.
+func TestAuditRetentionE2E(t *testing.T) {
+	const ws = "audit-retention"
+	dir := t.TempDir()
+	ops := &stack{t: t, dir: dir, env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HDC_DATA=" + dir}}
+	createWebhookClient(t, dir, ws)
+	createWebhookClient(t, dir, ws)
+	old := ops.listAudit(ws)
+	if len(old) != 2 || old[0].Action != audit.ClientCreate || old[1].Action != audit.ClientCreate {
+		t.Fatalf("the trail before the backend ran: %+v", old)
+	}
+
+	startWebhookBackend(t, dir, "HDC_AUDIT_RETENTION=1ms")
+	var trail []listedRecord
+	ops.waitFor("the retention job's record", func() bool {
+		trail = ops.listAudit(ws)
+		return len(trail) > 0 && trail[0].Action == audit.RetentionPrune
+	})
+	var pruned struct {
+		Pruned struct {
+			From, Through int64
+			Last          string
+		}
+	}
+	if err := json.Unmarshal([]byte(trail[0].line), &pruned); err != nil {
+		t.Fatal(err)
+	}
+	if p := pruned.Pruned; len(trail) != 1 || trail[0].Seq != 3 || p.From != 1 || p.Through != 2 || p.Last != old[1].Hash {
+		t.Fatalf("after the retention job the trail is\n%s\nwant one record, seq 3, pruning 1 to 2 after %s", trail[0].line, old[1].Hash)
+	}
+	ops.verifyAudit(t, nil, nil)
 }
