@@ -164,15 +164,23 @@ func auditEventOf(r audit.Record) auditEvent {
 		ev.Subtype = []coding{*m.subtype}
 	}
 	ev.Agent = []auditAgent{agentOf(r)}
+	ev.Entity = entitiesOf(r)
+	return ev
+}
+
+// entitiesOf returns the entities of r: what it concerns, the kid of an
+// encrypted request, the request's id, and what a prune removed.
+func entitiesOf(r audit.Record) []auditEntity {
+	var es []auditEntity
 	if r.Entity != (audit.Entity{}) {
-		ev.Entity = append(ev.Entity, auditEntity{
+		es = append(es, auditEntity{
 			What: &auditWho{Identifier: identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
 			Type: &coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
 			Role: ptr(entityRoles[r.Entity.Kind]),
 		})
 	}
 	if r.Kid != "" && r.Entity.Kind != audit.EntityKey {
-		ev.Entity = append(ev.Entity, auditEntity{
+		es = append(es, auditEntity{
 			What:        &auditWho{Identifier: identifier{System: KidSystem, Value: r.Kid}},
 			Type:        &coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
 			Role:        &coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
@@ -180,14 +188,14 @@ func auditEventOf(r audit.Record) auditEvent {
 		})
 	}
 	if r.Request != "" {
-		ev.Entity = append(ev.Entity, auditEntity{
+		es = append(es, auditEntity{
 			What:        &auditWho{Identifier: identifier{System: RequestSystem, Value: r.Request}},
 			Type:        &coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
 			Description: "the request's id, in the edge's and the backend's logs",
 		})
 	}
 	if r.Action == audit.RetentionPrune {
-		ev.Entity = append(ev.Entity, auditEntity{
+		es = append(es, auditEntity{
 			Type:        &coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
 			Description: "records " + strconv.FormatInt(r.Pruned.From, 10) + " to " + strconv.FormatInt(r.Pruned.Last.Seq, 10) + " removed by retention",
 			Detail: []auditDetail{
@@ -195,7 +203,7 @@ func auditEventOf(r audit.Record) auditEvent {
 			},
 		})
 	}
-	return ev
+	return es
 }
 
 // agentOf returns the agent of r: the client, or the operator or the

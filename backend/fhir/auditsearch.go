@@ -66,41 +66,7 @@ func ParseAuditSearch(q url.Values) (AuditSearch, error) {
 		if name != "date" && len(vs) > 1 {
 			return AuditSearch{}, fmt.Errorf("the parameter %s may be given only once", quoteParam(name))
 		}
-		var err error
-		switch name {
-		case "date":
-			for _, v := range vs {
-				if err = s.date(v); err != nil {
-					break
-				}
-			}
-		case "entity":
-			if !contract.IsUUID(vs[0]) {
-				err = errors.New("entity must be a care_context_id (a UUID)")
-			}
-			s.Filter.Entity = vs[0]
-		case "agent":
-			if !contract.IsUUID(vs[0]) {
-				err = errors.New("agent must be a client id (a UUID)")
-			}
-			s.Filter.Agent = vs[0]
-		case "_count":
-			n, perr := strconv.Atoi(vs[0])
-			if perr != nil || n < 1 || n > AuditMaxCount {
-				err = fmt.Errorf("_count must be a whole number from 1 to %d", AuditMaxCount)
-			}
-			s.Filter.Limit = n
-		case AuditCursorParam:
-			n, perr := strconv.ParseInt(vs[0], 10, 64)
-			if perr != nil || n < 1 || strconv.FormatInt(n, 10) != vs[0] {
-				err = errors.New(AuditCursorParam + " is not a cursor this server gave: follow the next link as it is")
-			}
-			s.Filter.After = n
-		default:
-			err = fmt.Errorf("unknown search parameter %s: the parameters are date, entity, agent, _count and %s",
-				quoteParam(name), AuditCursorParam)
-		}
-		if err != nil {
+		if err := s.set(name, vs); err != nil {
 			return AuditSearch{}, err
 		}
 		if name != AuditCursorParam { // the cursor is not part of the search's own query
@@ -108,6 +74,44 @@ func ParseAuditSearch(q url.Values) (AuditSearch, error) {
 		}
 	}
 	return s, nil
+}
+
+// set reads the values vs of the search parameter name into s.
+func (s *AuditSearch) set(name string, vs []string) error {
+	switch name {
+	case "date":
+		for _, v := range vs {
+			if err := s.date(v); err != nil {
+				return err
+			}
+		}
+	case "entity":
+		if !contract.IsUUID(vs[0]) {
+			return errors.New("entity must be a care_context_id (a UUID)")
+		}
+		s.Filter.Entity = vs[0]
+	case "agent":
+		if !contract.IsUUID(vs[0]) {
+			return errors.New("agent must be a client id (a UUID)")
+		}
+		s.Filter.Agent = vs[0]
+	case "_count":
+		n, err := strconv.Atoi(vs[0])
+		if err != nil || n < 1 || n > AuditMaxCount {
+			return fmt.Errorf("_count must be a whole number from 1 to %d", AuditMaxCount)
+		}
+		s.Filter.Limit = n
+	case AuditCursorParam:
+		n, err := strconv.ParseInt(vs[0], 10, 64)
+		if err != nil || n < 1 || strconv.FormatInt(n, 10) != vs[0] {
+			return errors.New(AuditCursorParam + " is not a cursor this server gave: follow the next link as it is")
+		}
+		s.Filter.After = n
+	default:
+		return fmt.Errorf("unknown search parameter %s: the parameters are date, entity, agent, _count and %s",
+			quoteParam(name), AuditCursorParam)
+	}
+	return nil
 }
 
 // quoteParam quotes a parameter name for an error, cut short: it comes

@@ -100,31 +100,36 @@ func (q *auditQuery) each(ctx context.Context, st store.Store, fn func(audit.Rec
 	left := q.limit
 	for _, ws := range workspaces {
 		f := store.AuditFilter{Workspace: ws, Since: since, Until: until, Entity: q.entity, Agent: q.agent}
-		for {
-			f.Limit = 1000
-			if q.limit > 0 {
-				if left == 0 {
-					return nil
-				}
-				f.Limit = min(f.Limit, left)
-			}
-			rs, err := st.ListAudit(ctx, f)
-			for _, r := range rs {
-				if err := fn(r); err != nil {
-					return err
-				}
-			}
-			left -= len(rs)
-			if err != nil {
-				return err
-			}
-			if len(rs) < f.Limit {
-				break
-			}
-			f.After = rs[len(rs)-1].Seq
+		if err := q.eachOf(ctx, st, f, &left, fn); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// eachOf calls fn with every record of the trail f selects, a page at a
+// time; with a --limit, with at most *left records, which it counts down.
+func (q *auditQuery) eachOf(ctx context.Context, st store.Store, f store.AuditFilter, left *int, fn func(audit.Record) error) error {
+	for {
+		f.Limit = 1000
+		if q.limit > 0 {
+			if *left == 0 {
+				return nil
+			}
+			f.Limit = min(f.Limit, *left)
+		}
+		rs, err := st.ListAudit(ctx, f)
+		for _, r := range rs {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		*left -= len(rs)
+		if err != nil || len(rs) < f.Limit {
+			return err
+		}
+		f.After = rs[len(rs)-1].Seq
+	}
 }
 
 // openAudit opens the database the flags locate, which must exist: the

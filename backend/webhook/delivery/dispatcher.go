@@ -223,12 +223,7 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 	next := d.cfg.Schedule.Next(dl, r, start, end)
 	a := store.Attempt{DeliveryID: dl.ID, StartedAt: start, Duration: elapsed, Outcome: r.Outcome, StatusCode: r.StatusCode}
 	if next.DisableSubscription {
-		// The backend acts on its own: no client, source or request.
-		next.Disabled = audit.Event{At: end, Action: audit.DeliveryDisabled, Outcome: audit.Success,
-			Workspace: dl.Subscription.WorkspaceID}
-		if contract.IsUUID(dl.Subscription.ID) {
-			next.Disabled.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: dl.Subscription.ID}
-		}
+		next.Disabled = disabledEvent(dl.Subscription, end)
 	}
 	err := d.cfg.Store.FinishAttempt(sctx, owner, a, next)
 	switch {
@@ -242,6 +237,22 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 		return
 	}
 	d.metrics.observe(protocol, r, elapsed, next)
+	logAttempt(log, r, elapsed, next)
+}
+
+// disabledEvent is the audit event of subscription sub disabled at t by a
+// 410. The backend acts on its own: no client, source or request.
+func disabledEvent(sub store.Subscription, t time.Time) audit.Event {
+	e := audit.Event{At: t, Action: audit.DeliveryDisabled, Outcome: audit.Success, Workspace: sub.WorkspaceID}
+	if contract.IsUUID(sub.ID) {
+		e.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: sub.ID}
+	}
+	return e
+}
+
+// logAttempt logs how an attempt that took elapsed went (r) and what
+// follows it (next).
+func logAttempt(log *zap.Logger, r Result, elapsed time.Duration, next store.Next) {
 	fields := []zap.Field{zap.String("outcome", r.Outcome), zap.Duration("duration", elapsed)}
 	if r.Err != nil {
 		fields = append(fields, zap.NamedError("cause", r.Err))
