@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/fhir"
 )
 
 // hdcRun runs the CLI as the operator, like hdc, but leaves its exit
@@ -93,4 +94,38 @@ func verifiedChains(t *testing.T, out string) map[string]verifiedChain {
 		chains[v.Workspace] = v
 	}
 	return chains
+}
+
+// checkAuditExport checks that `hdc audit export --workspace ws` prints
+// one AuditEvent per record of the trail, in order, each passing the FHIR
+// validators the route's Bundles pass (put in a searchset Bundle for
+// them, as the bulk format's lines are resources on their own).
+func (s *stack) checkAuditExport(t *testing.T, ws string) {
+	t.Helper()
+	out, _, err := s.hdcRun("audit", "export", "--workspace", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := s.listAudit(ws)
+	var entries []map[string]any
+	for line := range strings.Lines(out) {
+		var ev struct{ ResourceType, ID string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("hdc audit export printed %q: %v", line, err)
+		}
+		if i := len(entries); i >= len(listed) || ev.ResourceType != "AuditEvent" || ev.ID != fhir.AuditEventID(ws, listed[i].Seq) {
+			t.Fatalf("line %d of hdc audit export is %s, want the AuditEvent of record %d of %d", i+1, line, i+1, len(listed))
+		}
+		entries = append(entries, map[string]any{"fullUrl": "urn:uuid:" + ev.ID, "resource": json.RawMessage(line),
+			"search": map[string]string{"mode": "match"}})
+	}
+	if len(entries) != len(listed) {
+		t.Fatalf("hdc audit export printed %d AuditEvents, the trail of %q has %d records", len(entries), ws, len(listed))
+	}
+	bundle, err := json.Marshal(map[string]any{"resourceType": "Bundle", "type": "searchset",
+		"link": []map[string]string{{"relation": "self", "url": "urn:hdc:audit-export"}}, "entry": entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAuditBundle(t, &response{status: 200, body: bundle})
 }

@@ -323,7 +323,8 @@ func TestAuditOperationsParserAndDelivery(t *testing.T) {
 // request, on the entity it concerns, in the trail of the workspace it
 // concerns: the client's for clients and keys (the installation's for a
 // key of a client the database does not know), the granted workspace's
-// for sharing grants.
+// for sharing grants; and hdc audit export prints each of those trails as
+// valid FHIR AuditEvents.
 func TestAuditOperationsOperatorCommands(t *testing.T) {
 	s := startStack(t)
 	owner := s.newClient("audit-ops-owner")
@@ -363,6 +364,9 @@ func TestAuditOperationsOperatorCommands(t *testing.T) {
 		{"key_add/unknown client", "", audit.KeyAdd, audit.Success, "", "", key(stray.Kid), ""},
 		{"client_disable", ws, audit.ClientDisable, audit.Success, "", "", client, ""},
 	})
+	for _, trail := range []string{ws, owner.Workspace, ""} {
+		s.checkAuditExport(t, trail)
+	}
 }
 
 // copyDatabase copies the stack's live SQLite database, consistently
