@@ -6,13 +6,10 @@
 // Prints {"valid":bool,"messages":[...],"invariants":{...}}; exits 1 when
 // anything fails.
 import { Fhir } from 'fhir';
-import fhirpath from 'fhirpath';
-import r4 from 'fhirpath/fhir-context/r4/index.js';
 import JSONSchemaValidator from '@asymmetrik/fhir-json-schema-validator';
+import { readBundle, emptyValues, holds } from './fhircheck.mjs';
 
-const chunks = [];
-for await (const chunk of process.stdin) chunks.push(chunk);
-const bundle = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+const bundle = await readBundle();
 
 const messages = [];
 const outcome = {};
@@ -43,19 +40,12 @@ const invariants = {
   'action-codes': "entry.resource.action.all($this in ('C' | 'R' | 'U' | 'D' | 'E'))",
 };
 
-// FHIR primitives may not be empty (the string type's regex, ele-1).
-const empty = [];
-(function walk(v, path) {
-  if (typeof v === 'string' && v.trim() === '') empty.push(path);
-  else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, `${path}.${k}`);
-})(bundle, 'Bundle');
+const empty = emptyValues(bundle);
 outcome['no-empty-values'] = empty.length === 0;
 if (empty.length) messages.push({ severity: 'error', message: `empty values at ${empty.join(', ')}` });
-for (const [name, expr] of Object.entries(invariants)) {
-  const value = fhirpath.evaluate(bundle, expr, { resource: bundle }, r4);
-  outcome[name] = value.length === 1 && value[0] === true;
-  if (!outcome[name]) messages.push({ severity: 'error', message: `invariant ${name} fails: ${expr}` });
+for (const [name, held] of Object.entries(holds(bundle, invariants, { resource: bundle }))) {
+  outcome[name] = held;
+  if (!held) messages.push({ severity: 'error', message: `invariant ${name} fails: ${invariants[name]}` });
 }
 const ok = Object.values(outcome).every(Boolean);
 process.stdout.write(JSON.stringify({ valid: ok, messages, invariants: outcome }) + '\n');
