@@ -1,33 +1,15 @@
 package tests
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/fhir"
 )
-
-// hdcRun runs the CLI as the operator, like hdc, but leaves its exit
-// status to the caller.
-func (s *stack) hdcRun(args ...string) (stdout, stderr string, err error) {
-	s.t.Helper()
-	cmd := exec.Command(binary(s.t, "hdc"), args...)
-	cmd.Env = s.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	if err != nil {
-		err = fmt.Errorf("hdc %s: %w: %s", strings.Join(args, " "), err, errOut.String())
-	}
-	return out.String(), errOut.String(), err
-}
 
 // listedRecord is a line of hdc audit list: a record's canonical form with
 // its hash added as the last member.

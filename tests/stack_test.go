@@ -196,20 +196,32 @@ func (s *stack) waitFor(what string, ready func() bool) {
 // hdc runs the CLI as the operator, and decodes its JSON output into v.
 func (s *stack) hdc(v any, args ...string) {
 	s.t.Helper()
+	out, errOut, err := s.hdcRun(args...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.creds.noteJSON([]byte(out))
+	s.creds.scan(s.t, "hdc "+args[0], errOut)
+	if v != nil {
+		if err := json.Unmarshal([]byte(out), v); err != nil {
+			s.t.Fatalf("hdc %s printed %q", strings.Join(args, " "), out)
+		}
+	}
+}
+
+// hdcRun runs the CLI as the operator, like hdc, but leaves its exit
+// status to the caller.
+func (s *stack) hdcRun(args ...string) (stdout, stderr string, err error) {
+	s.t.Helper()
 	cmd := exec.Command(binary(s.t, "hdc"), args...)
 	cmd.Env = s.env
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		s.t.Fatalf("hdc %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	err = cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("hdc %s: %w: %s", strings.Join(args, " "), err, errOut.String())
 	}
-	s.creds.noteJSON(out.Bytes())
-	s.creds.scan(s.t, "hdc "+args[0], errOut.String())
-	if v != nil {
-		if err := json.Unmarshal(out.Bytes(), v); err != nil {
-			s.t.Fatalf("hdc %s printed %q", strings.Join(args, " "), out.String())
-		}
-	}
+	return out.String(), errOut.String(), err
 }
 
 // apiClient is a client of the API as an operator provisions one: an
