@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -165,8 +164,8 @@ func auditRound(c *cluster, i int, cl *apiClient, n int) ([]auditedCall, error) 
 	return calls, nil
 }
 
-// auditedRequest sends a request of cl through edge i, as stack.do does
-// but returning its failures, so that it can run off the test's goroutine.
+// auditedRequest sends a request of cl through edge i with stack.request,
+// which returns its failures, so that it can run off the test's goroutine.
 // It returns the answer and the call, audited as action, succeeding when
 // want is 200 and denied otherwise; an answer other than want, or without
 // a request id, is an error.
@@ -176,27 +175,11 @@ func auditedRequest(c *cluster, i int, cl *apiClient, action audit.Action, want 
 	if want != http.StatusOK {
 		call.outcome = audit.Denied
 	}
-	req, err := http.NewRequest(method, c.edges[i].edge+path, bytes.NewReader(body))
+	r, err := c.ops.request(c.edges[i].edge, method, path, body, withBodyType(header, body))
 	if err != nil {
 		return nil, call, err
 	}
-	for k, v := range withBodyType(header, body) {
-		req.Header.Set(k, v)
-	}
-	c.ops.creds.noteBearer(req.Header.Get(authorization))
-	c.ops.creds.noteJSON(body)
-	resp, err := c.ops.http.Do(req)
-	if err != nil {
-		return nil, call, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, call, err
-	}
-	c.ops.creds.noteJSON(b)
-	r := &response{status: resp.StatusCode, header: resp.Header, body: b}
-	call.request = resp.Header.Get(contract.HeaderRequestIDAnswer)
+	call.request = r.header.Get(contract.HeaderRequestIDAnswer)
 	if r.status != want || !contract.IsUUID(call.request) {
 		return r, call, fmt.Errorf("%s %s through edge %d: %s (request id %q), want %d", method, path, i+1, r, call.request, want)
 	}

@@ -306,9 +306,21 @@ func (r *response) json(t testing.TB) map[string]any {
 // do sends a request to the edge.
 func (s *stack) do(method, path string, body []byte, header map[string]string) *response {
 	s.t.Helper()
-	req, err := http.NewRequest(method, s.edge+path, bytes.NewReader(body))
+	r, err := s.request(s.edge, method, path, body, header)
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	return r
+}
+
+// request sends a request to the edge at base (s.edge, or another edge of
+// the deployment s operates), noting the credentials it carries and gets.
+// It returns its failures rather than failing the test, so that it may
+// run off the test's goroutine.
+func (s *stack) request(base, method, path string, body []byte, header map[string]string) (*response, error) {
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	if body == nil {
 		req.Body, req.ContentLength = nil, 0
@@ -320,15 +332,15 @@ func (s *stack) do(method, path string, body []byte, header map[string]string) *
 	s.creds.noteJSON(body)
 	resp, err := s.http.Do(req)
 	if err != nil {
-		s.t.Fatal(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		s.t.Fatal(err)
+		return nil, err
 	}
 	s.creds.noteJSON(b)
-	return &response{status: resp.StatusCode, header: resp.Header, body: b}
+	return &response{status: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
 // lines returns a reader's lines as they come, for following a process's
