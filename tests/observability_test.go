@@ -35,9 +35,15 @@ func TestEdgeAccessLogAndMetrics(t *testing.T) {
 			strings.Contains(s.output("hdc-backend"), `"request_id":"`+id+`"`)
 	})
 	sub := []byte(`{"endpoint":"https://example.org/` + marker + `","event_names":["appointment.created"]}`)
-	if r := s.send(c, false, "POST", subsPath, sub, auth); r.status != 201 && r.status != 200 {
+	r = s.send(c, false, "POST", subsPath, sub, auth)
+	if r.status != 201 && r.status != 200 {
 		t.Fatalf("subscribe: %s", r)
 	}
+	// The access line comes after the answer: wait for the last one.
+	last := r.header.Get("X-Request-Id")
+	testkit.Eventually(t, 5*time.Second, "the subscription's access line", func() bool {
+		return strings.Contains(s.output("hdc-edge"), `"uuid":"`+last+`"`)
+	})
 
 	var uris []string
 	for _, line := range strings.Split(s.output("hdc-edge"), "\n") {
