@@ -17,13 +17,14 @@ func init() {
 // Framing is the hdc_framing listener wrapper: it refuses, with a 400
 // problem, an HTTP/1.x request that carries both Content-Length and
 // Transfer-Encoding, and closes its connection (package h1framing). It
-// must come before tls in listener_wrappers; a TLS connection passes it
-// untouched.
+// must come after tls in listener_wrappers, where it reads the decrypted
+// bytes, and where Caddy puts it when it is listed alone; HTTP/2 and a
+// connection switched to another protocol pass it untouched. (Listed
+// before tls, it would see only TLS records, and pass them.)
 //
 //	servers {
 //		listener_wrappers {
 //			hdc_framing
-//			tls
 //		}
 //	}
 type Framing struct {
@@ -67,7 +68,7 @@ func (l *framingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &h1framing.Conn{Conn: c, Refused: l.refused}, nil
+	return h1framing.Wrap(c, l.refused), nil
 }
 
 func (l *framingListener) refused(c net.Conn) {

@@ -1,6 +1,8 @@
 package h1framing
 
 import (
+	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -48,6 +50,12 @@ func refusal(status int, detail string) []byte {
 // fails the read with a network read error, on which net/http closes the
 // connection without an answer of its own.
 //
+// What the tracker does not follow (TLS records, HTTP/2, a protocol the
+// server switched to) passes through at once. Conn sees a switch in what
+// the server writes: a 101 answer after a request asked to upgrade, or a
+// 2xx answer to a CONNECT. Until then, a request that asks to switch is
+// one more HTTP/1.x request, and the framing check goes on after it.
+//
 // Writing from Read is safe because net/http reads a request only once
 // the answer to the one before is written: only its one-byte background
 // read, which watches the connection while a handler runs, overlaps a
@@ -64,16 +72,52 @@ type Conn struct {
 	// refused is set once a request is refused. It is atomic because
 	// net/http may close a connection from another goroutine.
 	refused atomic.Bool
+	// switchOn is the tracker's Switch, for Write; switched is set by a
+	// Write that switched protocols, for Read. Both are atomic because
+	// net/http writes and reads a connection from different goroutines.
+	switchOn atomic.Int32
+	switched atomic.Bool
 }
+
+// Wrap returns c behind a Conn that calls refused, if not nil, when it
+// refuses a request. A TLS connection (one with a ConnectionState
+// method, as Caddy's listener wrappers after tls see) stays one, so that
+// the server still knows its requests came over TLS.
+func Wrap(c net.Conn, refused func(net.Conn)) net.Conn {
+	fc := &Conn{Conn: c, Refused: refused}
+	if tc, ok := c.(connectionStater); ok {
+		return &tlsConn{fc, tc}
+	}
+	return fc
+}
+
+type connectionStater interface {
+	ConnectionState() tls.ConnectionState
+}
+
+// tlsConn is a Conn over a TLS connection.
+type tlsConn struct {
+	*Conn
+	tls connectionStater
+}
+
+// ConnectionState returns the state of the TLS connection under the Conn.
+func (c *tlsConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
 
 // Read implements net.Conn.
 func (c *Conn) Read(p []byte) (int, error) {
+	if c.switched.Load() {
+		c.t.Switched()
+	}
 	for {
 		if c.ready() > 0 {
 			return c.give(p), nil
 		}
 		if c.refused.Load() {
 			return 0, c.refuse(p)
+		}
+		if c.t.verdict == Untracked {
+			return c.Conn.Read(p) // nothing is held: the bytes pass through
 		}
 		n, err := c.read(p)
 		if n > 0 || err != nil {
@@ -120,10 +164,35 @@ func (c *Conn) read(p []byte) (int, error) {
 	return 0, err
 }
 
+// feed follows b. The tracker counts bytes after its verdict too, so that
+// once it stops looking, what it holds becomes the server's.
 func (c *Conn) feed(b []byte) {
-	if c.t.verdict == Continue && c.t.Feed(b) == Ambiguous {
+	before := c.t.verdict
+	if c.t.Feed(b) == Ambiguous && before == Continue {
 		c.refuseWith(ambiguous)
 	}
+	if s := int32(c.t.Switch()); s != c.switchOn.Load() {
+		c.switchOn.Store(s)
+	}
+}
+
+// Write implements net.Conn. It notes an answer that switches the
+// connection to another protocol.
+func (c *Conn) Write(p []byte) (int, error) {
+	if s := Switch(c.switchOn.Load()); s != 0 && !c.switched.Load() && switches(s, p) {
+		c.switched.Store(true)
+	}
+	return c.Conn.Write(p)
+}
+
+// switches reports whether p starts an answer that switches the
+// connection under s: "HTTP/1.x 101 " or, to a CONNECT, "HTTP/1.x 2nn ".
+func switches(s Switch, p []byte) bool {
+	if len(p) < len("HTTP/1.1 101 ") || !bytes.HasPrefix(p, []byte("HTTP/1.")) || p[8] != ' ' {
+		return false
+	}
+	code := p[9:12]
+	return s&SwitchOn101 != 0 && string(code) == "101" || s&SwitchOn2xx != 0 && code[0] == '2'
 }
 
 func (c *Conn) refuseWith(answer []byte) {

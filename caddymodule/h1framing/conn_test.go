@@ -94,6 +94,12 @@ func exchange(t *testing.T, addr string, pieces []string, want int) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return exchangeOn(t, conn, pieces, want)
+}
+
+// exchangeOn is exchange on an open connection, which it closes.
+func exchangeOn(t *testing.T, conn net.Conn, pieces []string, want int) []int {
+	t.Helper()
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	for i, p := range pieces {
@@ -120,7 +126,7 @@ func exchange(t *testing.T, addr string, pieces []string, want int) []int {
 		if resp.StatusCode == 200 && len(got) == want {
 			return got
 		}
-		if resp.StatusCode != 200 && (resp.Header.Get("Content-Type") != "application/problem+json" ||
+		if (resp.StatusCode == 400 || resp.StatusCode == 431) && (resp.Header.Get("Content-Type") != "application/problem+json" ||
 			!strings.Contains(string(body), "invalid_request")) {
 			t.Fatalf("the refusal: %s %s", resp.Header, body)
 		}

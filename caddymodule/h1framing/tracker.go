@@ -14,10 +14,23 @@ const (
 	// Ambiguous: a request carries both Content-Length and
 	// Transfer-Encoding; it must be refused.
 	Ambiguous
-	// Untracked: the connection is not plain HTTP/1.x (TLS, HTTP/2, an
-	// upgrade) or is framed in a way the server will refuse on its own;
-	// the tracker stops looking.
+	// Untracked: the connection is not plain HTTP/1.x (TLS, HTTP/2, a
+	// protocol the server switched to) or is framed in a way the server
+	// will refuse on its own; the tracker stops looking.
 	Untracked
+)
+
+// Switch is a set of the answers of the server that would make the
+// connection stop being HTTP/1.x.
+type Switch int
+
+const (
+	// SwitchOn101: a request asked to upgrade (Upgrade), so a 101 answer
+	// switches protocols.
+	SwitchOn101 Switch = 1 << iota
+	// SwitchOn2xx: the last request is a CONNECT, so a 2xx answer opens a
+	// tunnel.
+	SwitchOn2xx
 )
 
 // maxLine is the longest header line the tracker keeps; longer lines are
@@ -44,6 +57,8 @@ type Tracker struct {
 	verdict  Verdict
 	line     []byte // the current line, at most maxLine bytes of it
 	inHeader bool   // a request line was read: the lines are header fields
+	connect  bool   // this request is a CONNECT
+	upgrade  bool   // a request asked to upgrade
 	cl, te   bool   // this request's Content-Length and Transfer-Encoding
 	chunked  bool   // its transfer coding ends in chunked
 	length   int64  // its Content-Length value
@@ -146,6 +161,27 @@ func (t *Tracker) stop(v Verdict) {
 	t.verdict, t.st = v, sDone
 }
 
+// Switched stops the tracker: the server switched the connection to
+// another protocol (see Switch), so what follows is not HTTP/1.x.
+func (t *Tracker) Switched() {
+	if t.verdict == Continue {
+		t.stop(Untracked)
+	}
+}
+
+// Switch returns the answers of the server that would switch the
+// connection to another protocol, after the requests fed so far.
+func (t *Tracker) Switch() Switch {
+	var s Switch
+	if t.upgrade {
+		s |= SwitchOn101
+	}
+	if t.connect {
+		s |= SwitchOn2xx
+	}
+	return s
+}
+
 // endLine acts on a complete line, its CRLF removed.
 func (t *Tracker) endLine(line []byte) {
 	switch {
@@ -170,11 +206,14 @@ func (t *Tracker) requestLine(line []byte) {
 	switch {
 	case len(line) == 0:
 		return // an empty line before a request
-	case bytes.HasPrefix(line, []byte("PRI * HTTP/2")), bytes.HasPrefix(line, []byte("CONNECT ")):
-		t.stop(Untracked) // HTTP/2, a tunnel
+	case bytes.HasPrefix(line, []byte("PRI * HTTP/2")):
+		t.stop(Untracked) // HTTP/2
 		return
 	}
 	t.inHeader, t.cl, t.te, t.chunked, t.length = true, false, false, false, 0
+	// A tunnel opens only if the server answers this CONNECT with a 2xx;
+	// until then, the bytes after it are requests.
+	t.connect = bytes.HasPrefix(line, []byte("CONNECT "))
 }
 
 // headerField notes the framing fields of a header line.
@@ -198,7 +237,9 @@ func (t *Tracker) headerField(line []byte) {
 		codings := bytes.Split(value, []byte(","))
 		t.chunked = bytes.EqualFold(bytes.TrimSpace(codings[len(codings)-1]), []byte("chunked"))
 	case bytes.EqualFold(name, []byte("Upgrade")):
-		t.stop(Untracked) // the connection may stop being HTTP
+		// The connection stops being HTTP/1.x only if the server answers
+		// 101; until then, the bytes after this request are requests.
+		t.upgrade = true
 	}
 }
 
