@@ -42,6 +42,27 @@ func (t *Transport) responseOnly(r *http.Request, client string) (opened, *probl
 	return opened{kid: kid, owner: k.ClientID, key: key, compact: acceptsCompact(r.Header)}, nil
 }
 
+// emptyBody reports whether a request whose length is unknown until its
+// body ends (HTTP/3, or HTTP/2, without content-length; a chunked HTTP/1.1
+// body) has an empty body, reading its first byte; a byte read is put back.
+// HTTP/3 clients announce no length on a request without a body, and the
+// server cannot tell it from one whose body is still to come.
+func emptyBody(r *http.Request) bool {
+	var b [1]byte
+	n, err := io.ReadFull(r.Body, b[:])
+	if n == 0 && errors.Is(err, io.EOF) {
+		return true
+	}
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(b[:n]), r.Body), r.Body}
+	return false
+}
+
+// readCloser is a body read from one reader and closed by another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
 // acceptsCompact reports whether a body-less request asks for its answer
 // in the compact serialization: its Accept header names application/jose.
 func acceptsCompact(h http.Header) bool {

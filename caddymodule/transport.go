@@ -177,7 +177,7 @@ type opened struct {
 // a body, replaces the body with its plaintext. The spool it returns, if
 // any, is the caller's to close once the request is served.
 func (t *Transport) openRequest(r *http.Request, client string) (opened, *spool, *problem.Problem) {
-	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
+	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 || r.ContentLength < 0 && emptyBody(r) {
 		o, p := t.responseOnly(r, client)
 		return o, nil, p
 	}

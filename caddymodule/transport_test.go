@@ -272,6 +272,51 @@ func TestTransportResponseOnly(t *testing.T) {
 	}
 }
 
+// TestTransportUnknownLength: a request whose length is unknown until its
+// body ends (HTTP/3 and HTTP/2 without content-length, a chunked HTTP/1.1
+// body) is body-less when its body turns out empty, and carries its
+// envelope otherwise.
+func TestTransportUnknownLength(t *testing.T) {
+	envelope := jwe.EncryptCompact(mustKey(t, secretOf("k-c1")), "k-c1", []byte(`{"a":1}`))
+	tests := []struct {
+		name      string
+		body      []byte
+		chunked   bool
+		wantUp    string // the body the upstream gets
+		wantProto int
+	}{
+		{"HTTP/3, no body", nil, false, "", 3},
+		{"HTTP/2, no body", nil, false, "", 2},
+		{"HTTP/1.1, an empty chunked body", nil, true, "", 1},
+		{"HTTP/3, an envelope", envelope, false, `{"a":1}`, 3},
+		{"HTTP/1.1, a chunked envelope", envelope, true, `{"a":1}`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestTransport(t, false)
+			up := &upstream{reply: []byte(`{"resourceType":"Bundle"}`)}
+			r := httptest.NewRequest("POST", "/x", bytes.NewReader(tt.body))
+			r.ProtoMajor, r.ContentLength = tt.wantProto, -1
+			if tt.chunked {
+				r.TransferEncoding = []string{"chunked"}
+			}
+			r.Header.Set("X-Encryption", "JWE")
+			r.Header.Set("X-Encryption-Kid", "k-c1")
+			r.Header.Set("Content-Type", "application/jose")
+			w := serve(t, h, r, "c1", up)
+			if w.Code != http.StatusOK || !up.called {
+				t.Fatalf("%d: %s", w.Code, w.Body)
+			}
+			if string(up.body) != tt.wantUp {
+				t.Fatalf("the upstream got %q, want %q", up.body, tt.wantUp)
+			}
+			if got := openResponse(t, w, secretOf("k-c1")); string(got) != string(up.reply) {
+				t.Fatalf("decrypted %q", got)
+			}
+		})
+	}
+}
+
 // TestTransportUniformFailures: every key-related failure gives the same
 // status, headers and bytes, and never reaches the upstream.
 func TestTransportUniformFailures(t *testing.T) {
