@@ -526,9 +526,10 @@ func TestCrashLeavesNoPartialUploads(t *testing.T) {
 // TestContentLengthWithChunkedIsRefused (hardening finding 9): a request
 // carrying both Content-Length and Transfer-Encoding: chunked is refused
 // with a 400 problem and the connection closed, so bytes after its chunked
-// body are never served as a second request (RFC 9112 §6.1).
+// body are never served as a second request (RFC 9112 §6.3): over plain
+// HTTP, inside TLS, and after a request that asked to upgrade to h2c (which
+// the edge answers over HTTP/1.1).
 func TestContentLengthWithChunkedIsRefused(t *testing.T) {
-	s := startStack(t)
 	tests := []struct {
 		name, raw string
 	}{
@@ -537,41 +538,55 @@ func TestContentLengthWithChunkedIsRefused(t *testing.T) {
 		{"after a good request", "GET /.well-known/jwks.json HTTP/1.1\r\nHost: edge\r\n\r\n" +
 			"POST /connect-auth/v1/account/login HTTP/1.1\r\nHost: edge\r\ntransfer-encoding: chunked\r\ncontent-length: 52\r\n\r\n" +
 			"0\r\n\r\nGET /.well-known/jwks.json HTTP/1.1\r\nHost: edge\r\n\r\n"},
+		{"after an upgrade to h2c, declined", "GET /.well-known/jwks.json HTTP/1.1\r\nHost: edge\r\n" +
+			"Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n" +
+			"POST /connect-auth/v1/account/login HTTP/1.1\r\nHost: edge\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			"0\r\n\r\nGET /.well-known/jwks.json HTTP/1.1\r\nHost: edge\r\n\r\n"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", strings.TrimPrefix(s.edge, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			_ = conn.SetDeadline(time.Now().Add(15 * time.Second))
-			if _, err := io.WriteString(conn, tt.raw); err != nil {
-				t.Fatal(err)
-			}
-			br := bufio.NewReader(conn)
-			var statuses []int
-			for {
-				resp, err := http.ReadResponse(br, nil)
-				if err != nil {
-					if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-						t.Fatalf("after %v: %v (the connection stayed open)", statuses, err)
-					}
-					break
+	for _, site := range []struct {
+		name  string
+		start func(*testing.T) *stack
+	}{{"http", func(t *testing.T) *stack { return startStack(t) }}, {"https", startTLSStack}} {
+		s := site.start(t)
+		for _, tt := range tests {
+			t.Run(site.name+", "+tt.name, func(t *testing.T) {
+				conn := s.dialEdge(t)
+				defer conn.Close()
+				_ = conn.SetDeadline(time.Now().Add(15 * time.Second))
+				if _, err := io.WriteString(conn, tt.raw); err != nil {
+					t.Fatal(err)
 				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				statuses = append(statuses, resp.StatusCode)
-				if resp.StatusCode == http.StatusBadRequest {
-					testkit.WantProblem(t, resp.StatusCode, resp.Header, body, http.StatusBadRequest, "invalid_request")
-				}
+				wantRefusedLast(t, conn, strings.Count(tt.raw, "HTTP/1.1\r\n")-1)
+			})
+		}
+	}
+}
+
+// wantRefusedLast reads the answers of conn until it closes: n answers, the
+// last a 400 problem and the only one.
+func wantRefusedLast(t *testing.T, conn net.Conn, n int) {
+	t.Helper()
+	br := bufio.NewReader(conn)
+	var statuses []int
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("after %v: %v (the connection stayed open)", statuses, err)
 			}
-			if len(statuses) == 0 || statuses[len(statuses)-1] != http.StatusBadRequest || slices.Contains(statuses[:len(statuses)-1], http.StatusBadRequest) {
-				t.Fatalf("answers %v: want the smuggling request refused with 400, last", statuses)
-			}
-			if n := len(statuses); n != strings.Count(tt.raw, "HTTP/1.1\r\n")-1 {
-				t.Fatalf("answers %v: the bytes after the refused request were served", statuses)
-			}
-		})
+			break
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		statuses = append(statuses, resp.StatusCode)
+		if resp.StatusCode == http.StatusBadRequest {
+			testkit.WantProblem(t, resp.StatusCode, resp.Header, body, http.StatusBadRequest, "invalid_request")
+		}
+	}
+	if len(statuses) == 0 || statuses[len(statuses)-1] != http.StatusBadRequest || slices.Contains(statuses[:len(statuses)-1], http.StatusBadRequest) {
+		t.Fatalf("answers %v: want the smuggling request refused with 400, last", statuses)
+	}
+	if len(statuses) != n {
+		t.Fatalf("answers %v: the bytes after the refused request were served", statuses)
 	}
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +35,8 @@ type stack struct {
 	env      []string // the operator's environment for hdc commands
 	procs    []*process
 	http     *http.Client
+	// roots trusts the edge's certificate, on a TLS site (tlsSite).
+	roots *x509.CertPool
 	// creds are the credentials the test handled: no log of the stack
 	// may carry one.
 	creds credentials
@@ -75,15 +78,41 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 // environment and edgeEnv to the edge's.
 func startStackEnv(t *testing.T, backendEnv, edgeEnv []string) *stack {
 	t.Helper()
+	return startStackSite(t, plainSite(t), backendEnv, edgeEnv)
+}
+
+// site is where the edge of a stack serves: its base URL, what it sets of
+// the reference Caddyfile's HDC_SITE and HDC_BIND, and the sockets it is
+// handed (fd/3 on).
+type site struct {
+	base  string
+	env   []string
+	files []*os.File
+	// probe, if set, is the client that waits for the edge to answer (a
+	// TLS site's, before its root certificate exists); ready, if set, runs
+	// once it does.
+	probe *http.Client
+	ready func(*stack)
+}
+
+// plainSite is plain HTTP on a socket the edge inherits, so that no port
+// is closed and reused.
+func plainSite(t *testing.T) site {
+	sock, addr := testkit.ListenFile(t)
+	return site{base: "http://" + addr, env: []string{"HDC_SITE=http://", "HDC_BIND=fd/3"}, files: []*os.File{sock}}
+}
+
+// startStackSite is startStackEnv with the edge serving at site.
+func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack {
+	t.Helper()
 	backendBin, edgeBin := binary(t, "hdc-backend"), binary(t, "hdc-edge")
 	dir := t.TempDir()
 	// Each process inherits its listening sockets (fd/3, fd/4): no port is
 	// closed and reused.
 	publicSock, public := testkit.ListenFile(t)
 	internalSock, internal := testkit.ListenFile(t)
-	edgeSock, edgeAddr := testkit.ListenFile(t)
 	adminSock, admin := testkit.ListenFile(t)
-	s := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, internal: "http://" + internal, admin: "http://" + admin,
+	s := &stack{t: t, dir: dir, edge: at.base, internal: "http://" + internal, admin: "http://" + admin,
 		registry: filepath.Join(dir, "keys.json"), http: &http.Client{Timeout: 5 * time.Minute}}
 	s.checkAnswers() // every answer of the edge against docs/openapi.yaml
 	s.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
@@ -111,17 +140,25 @@ func startStackEnv(t *testing.T, backendEnv, edgeEnv []string) *stack {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	s.start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, append([]string{
-		"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=fd/4",
-		"HDC_BACKEND=" + public, "HDC_UPLOAD_MAX_BODY=128MiB"}, append(hopEnv(hop, "edge"), edgeEnv...)...), edgeSock, adminSock)
+	adminFD := fmt.Sprintf("HDC_EDGE_ADMIN=fd/%d", 3+len(at.files))
+	s.start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, append(append(
+		append([]string{adminFD, "HDC_BACKEND=" + public, "HDC_UPLOAD_MAX_BODY=128MiB"}, at.env...),
+		hopEnv(hop, "edge")...), edgeEnv...), append(at.files, adminSock)...)
+	probe := s.http
+	if at.probe != nil {
+		probe = at.probe
+	}
 	s.waitFor("the edge", func() bool {
-		resp, err := s.http.Get(s.edge + "/no-such-route")
+		resp, err := probe.Get(s.edge + "/no-such-route")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusNotFound && resp.Header.Get("Content-Type") == "application/problem+json"
 	})
+	if at.ready != nil {
+		at.ready(s)
+	}
 	return s
 }
 
