@@ -19,12 +19,13 @@ import (
 )
 
 // edgeFields are the headers the edge adds to a request of a client at
-// addr opened with kid, with a new request id, which they return too.
-func edgeFields(addr, kid string) ([]string, string) {
+// addr, with a new request id, which they return too; an encrypted one's
+// also name its key: key is the kid and its owner.
+func edgeFields(addr string, key ...string) ([]string, string) {
 	id := uuid.NewString()
 	hs := []string{contract.HeaderClientIP, addr, contract.HeaderRequestID, id}
-	if kid != "" {
-		hs = append(hs, contract.HeaderKeyID, kid)
+	if len(key) == 2 {
+		hs = append(hs, contract.HeaderKeyID, key[0], contract.HeaderKeyClientID, key[1])
 	}
 	return hs, id
 }
@@ -102,7 +103,7 @@ func testAuditClientActions(t *testing.T, database string) {
 
 	// Login, and logins refused: a known client's in its trail, an
 	// unknown one's in the installation's, without a client.
-	edge, req1 := edgeFields("2001:db8:1:2:3:4:5:6", "")
+	edge, req1 := edgeFields("2001:db8:1:2:3:4:5:6")
 	res := h.postJSON(contract.PathLogin, map[string]string{"client_id": alice.ClientID, "client_secret": alice.ClientSecret}, edge...)
 	if res.StatusCode != 200 {
 		t.Fatalf("login: %d %s", res.StatusCode, res.body)
@@ -110,16 +111,16 @@ func testAuditClientActions(t *testing.T, database string) {
 	var pair auth.TokenPair
 	res.json(t, &pair)
 	secrets = append(secrets, pair.AccessToken, pair.RefreshToken)
-	edge, req2 := edgeFields("203.0.113.7", "")
+	edge, req2 := edgeFields("203.0.113.7")
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": alice.ClientID, "client_secret": "wrong-secret-123"}, edge...), 401, "invalid_client")
 	secrets = append(secrets, "wrong-secret-123")
-	edge, req3 := edgeFields("203.0.113.8", "")
+	edge, req3 := edgeFields("203.0.113.8")
 	unknown := uuid.NewString()
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": unknown, "client_secret": "guess-4567"}, edge...), 401, "invalid_client")
 	secrets = append(secrets, "guess-4567")
 
 	// Refresh, then the rotated token again: reuse.
-	edge, req4 := edgeFields("203.0.113.7", "kid-1")
+	edge, req4 := edgeFields("203.0.113.7", "kid-1", alice.ClientID)
 	res = h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": pair.RefreshToken},
 		append(append(h.as(pair), "Client-Id", alice.ClientID), edge...)...)
 	if res.StatusCode != 200 {
@@ -128,16 +129,16 @@ func testAuditClientActions(t *testing.T, database string) {
 	var next auth.TokenPair
 	res.json(t, &next)
 	secrets = append(secrets, next.AccessToken, next.RefreshToken)
-	edge, req5 := edgeFields("198.51.100.9", "")
+	edge, req5 := edgeFields("198.51.100.9")
 	wantProblem(t, h.postJSON(contract.PathRefreshCompat, map[string]string{"refresh_token": pair.RefreshToken}, edge...), 401, "invalid_refresh_token")
 
 	// Upload, retrieve (found and not), parser submission, as a new login.
 	as := h.as(h.login(alice, ""))
-	edge, req6 := edgeFields("203.0.113.7", "kid-1")
+	edge, req6 := edgeFields("203.0.113.7", "kid-1", alice.ClientID)
 	up := h.upload(append(slices.Clone(as), edge...), "visit.wav", wav, "")
-	edge, req7 := edgeFields("203.0.113.7", "kid-1")
+	edge, req7 := edgeFields("203.0.113.7", "kid-1", alice.ClientID)
 	h.retrieve(append(slices.Clone(as), edge...), up.CareContextID)
-	edge, req8 := edgeFields("203.0.113.7", "")
+	edge, req8 := edgeFields("203.0.113.7")
 	missing := uuid.NewString()
 	wantProblem(t, h.do("GET", h.public+contract.PathRetrieve+"?identifier="+url.QueryEscape(missing), nil, append(slices.Clone(as), edge...)...), 404, "not_found")
 	if res := h.postResources(up.CareContextID, parserResults); res.StatusCode != 200 {
@@ -146,20 +147,20 @@ func testAuditClientActions(t *testing.T, database string) {
 
 	// A sharing grant's client reads alpha's record: alpha's trail.
 	shared := h.login(bob, grant.SharingKey)
-	edge, req9 := edgeFields("192.0.2.44", "")
+	edge, req9 := edgeFields("192.0.2.44")
 	h.retrieve(append(h.as(shared), edge...), up.CareContextID)
 
 	// A subscription created and deleted.
 	const key = "whsec-0123456789abcdef-audit"
 	secrets = append(secrets, key)
-	edge, req10 := edgeFields("203.0.113.7", "")
+	edge, req10 := edgeFields("203.0.113.7")
 	res = h.postJSON(contract.PathSubscriptions, `{"endpoint":"https://hooks.example.com/hdc","signing_key":"`+key+`"}`, append(slices.Clone(as), edge...)...)
 	if res.StatusCode != 200 {
 		t.Fatalf("register: %d %s", res.StatusCode, res.body)
 	}
 	var reg webhook.Registered
 	res.json(t, &reg)
-	edge, req11 := edgeFields("203.0.113.7", "")
+	edge, req11 := edgeFields("203.0.113.7")
 	if res := h.do("DELETE", h.public+contract.PathSubscriptions+"/"+reg.ID, nil, append(slices.Clone(as), edge...)...); res.StatusCode != 204 {
 		t.Fatalf("delete: %d %s", res.StatusCode, res.body)
 	}
@@ -186,7 +187,11 @@ func testAuditClientActions(t *testing.T, database string) {
 	wantRecord(t, a[6], audit.RecordRetrieve, audit.Success, A, "", cc, "203.0.113.7", "kid-1", req7)
 	wantRecord(t, a[7], audit.RecordRetrieve, audit.Denied, A, "", audit.Entity{Kind: audit.EntityCareContext, ID: missing}, "203.0.113.7", "", req8)
 	wantRecord(t, a[8], audit.ResourcesSubmit, audit.Success, "", "", cc, "127.0.0.1", "", "")
-	wantRecord(t, a[9], audit.Login, audit.Success, bob.ClientID, grant.GrantID, audit.Entity{}, "127.0.0.1", "", "")
+	// (h.login sends the edge's headers with a request id of its own.)
+	wantRecord(t, a[9], audit.Login, audit.Success, bob.ClientID, grant.GrantID, audit.Entity{}, "127.0.0.1", "", a[9].Request)
+	if !contract.IsUUID(a[9].Request) {
+		t.Errorf("the sharing login's record has request %q", a[9].Request)
+	}
 	wantRecord(t, a[10], audit.RecordRetrieve, audit.Success, bob.ClientID, grant.GrantID, cc, "192.0.2.44", "", req9)
 	wantRecord(t, a[11], audit.SubscriptionCreate, audit.Success, A, "", sub, "203.0.113.7", "", req10)
 	wantRecord(t, a[12], audit.SubscriptionDelete, audit.Success, A, "", sub, "203.0.113.7", "", req11)

@@ -237,8 +237,8 @@ func TestRefreshCompat(t *testing.T) {
 	}{
 		{"unknown token", compat("hdc_rt_unknown"), 401, "invalid_refresh_token"},
 		{"another client's Client-Id", compat(pair.RefreshToken, "Client-Id", other.ClientID), 401, "invalid_refresh_token"},
-		{"another client's key", compat(pair.RefreshToken, contract.HeaderKeyClientID, other.ClientID), 401, "invalid_refresh_token"},
-		{"Client-Id and key disagree", compat(pair.RefreshToken, "Client-Id", c.ClientID, contract.HeaderKeyClientID, other.ClientID), 401, "client_mismatch"},
+		{"another client's key", compat(pair.RefreshToken, contract.HeaderKeyID, "k-other", contract.HeaderKeyClientID, other.ClientID), 401, "invalid_refresh_token"},
+		{"Client-Id and key disagree", compat(pair.RefreshToken, "Client-Id", c.ClientID, contract.HeaderKeyID, "k-other", contract.HeaderKeyClientID, other.ClientID), 401, "client_mismatch"},
 		{"Client-Id twice", compat(pair.RefreshToken, "Client-Id", c.ClientID, "Client-Id", c.ClientID), 400, "invalid_request"},
 		{"no refresh token", h.postJSON(contract.PathRefreshCompat, map[string]string{}), 400, "invalid_request"},
 		{"unknown member", h.postJSON(contract.PathRefreshCompat, map[string]string{"refresh_token": pair.RefreshToken, "x": "y"}), 400, "invalid_request"},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -146,8 +147,10 @@ func (r response) json(t *testing.T, v any) {
 	}
 }
 
-// do sends a request; headers alternate names and values.
-func (h *harness) do(method, url string, body io.Reader, headers ...string) response {
+// newRequest makes a request with headers (names and values alternating)
+// and, to the public listener, the hop headers the edge sets on every
+// request, unless headers name their own.
+func (h *harness) newRequest(method, url string, body io.Reader, headers ...string) *http.Request {
 	h.t.Helper()
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
@@ -156,6 +159,20 @@ func (h *harness) do(method, url string, body io.Reader, headers ...string) resp
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Add(headers[i], headers[i+1])
 	}
+	if strings.HasPrefix(url, h.public) {
+		for name, value := range map[string]string{contract.HeaderClientIP: "127.0.0.1", contract.HeaderRequestID: uuid.NewString()} {
+			if len(req.Header.Values(name)) == 0 {
+				req.Header.Set(name, value)
+			}
+		}
+	}
+	return req
+}
+
+// do sends a request; headers alternate names and values.
+func (h *harness) do(method, url string, body io.Reader, headers ...string) response {
+	h.t.Helper()
+	req := h.newRequest(method, url, body, headers...)
 	res, err := h.http.Do(req)
 	if err != nil {
 		h.t.Fatal(err)
@@ -214,8 +231,9 @@ func (h *harness) login(c identity.Credentials, sharingKey string) auth.TokenPai
 // claims are an access token's claims.
 type claims struct {
 	jwt.Claims
-	WS    string `json:"ws"`
-	Grant string `json:"grant"`
+	WS      string `json:"ws"`
+	Grant   string `json:"grant"`
+	Session string `json:"sid"`
 }
 
 // verify checks an access token as the edge does: EdDSA only, a kid from
@@ -257,6 +275,9 @@ func (h *harness) as(pair auth.TokenPair) []string {
 	}
 	if c.Grant != "" {
 		headers = append(headers, contract.HeaderGrantID, c.Grant)
+	}
+	if c.Session != "" {
+		headers = append(headers, contract.HeaderSessionID, c.Session)
 	}
 	return headers
 }

@@ -77,14 +77,7 @@ func TestUploadJSONMemory(t *testing.T) {
 	n := int64((fileSize + 2) / 3 * 4)
 	body := io.MultiReader(strings.NewReader(`{"file":"`), &base64Stream{n: n}, strings.NewReader(`"}`))
 
-	req, err := http.NewRequest("POST", h.public+contract.PathUpload, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(as); i += 2 {
-		req.Header.Set(as[i], as[i+1])
-	}
+	req := h.newRequest("POST", h.public+contract.PathUpload, body, append([]string{"Content-Type", "application/json"}, as...)...)
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

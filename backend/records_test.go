@@ -412,14 +412,7 @@ func TestGracefulShutdown(t *testing.T) {
 		err    error
 	}
 	answer := make(chan outcome, 1)
-	req, err := http.NewRequest("POST", h.public+contract.PathUpload, pr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", ct)
-	for i := 0; i+1 < len(as); i += 2 {
-		req.Header.Set(as[i], as[i+1])
-	}
+	req := h.newRequest("POST", h.public+contract.PathUpload, pr, append([]string{"Content-Type", ct}, as...)...)
 	go func() {
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {

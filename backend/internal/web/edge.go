@@ -18,13 +18,45 @@ type edgeKey struct{}
 // certificate that names it (contract.FromEdge); the handshake has already
 // refused a connection without a certificate of the hop's authority.
 // Without it the listener is plain loopback HTTP, and whoever reaches it is
-// taken for the edge.
+// taken for the edge. Either way the request must carry the hop headers
+// the edge sets (hopHeadersOK), each once.
 func CheckEdge(hopTLS bool, r *http.Request) (*http.Request, *problem.Problem) {
 	if hopTLS && !contract.FromEdge(r.TLS) {
 		return r, problem.New(http.StatusForbidden, problem.CodeUntrustedSource,
 			"requests must come through the Health Data Connect edge")
 	}
+	if !hopHeadersOK(r.Header) {
+		return r, problem.New(http.StatusForbidden, problem.CodeUntrustedSource,
+			"the request lacks a header the edge sets on every request, or repeats one")
+	}
 	return r.WithContext(context.WithValue(r.Context(), edgeKey{}, true)), nil
+}
+
+// hopHeadersOK reports whether h carries the hop headers the edge sets on
+// every request exactly once, each of its syntax (the client's address,
+// the request's id), and the key headers of an encrypted request both once
+// or neither. Whatever removed or repeated one (a proxy that honoured a
+// client's Connection field, say) would make the backend throttle, audit
+// and bind keys on the wrong facts; the identity headers of a bearer
+// token are RequireCaller's.
+func hopHeadersOK(h http.Header) bool {
+	ip, okIP := single(h, contract.HeaderClientIP)
+	id, okID := single(h, contract.HeaderRequestID)
+	if !okIP || !okID || !contract.IsUUID(id) {
+		return false
+	}
+	if _, err := netip.ParseAddr(ip); err != nil {
+		return false
+	}
+	kid, kidOK := single(h, contract.HeaderKeyID)
+	owner, ownerOK := single(h, contract.HeaderKeyClientID)
+	switch {
+	case kidOK && ownerOK:
+		return contract.ValidKid(kid) && contract.IsUUID(owner)
+	case len(h.Values(contract.HeaderKeyID)) == 0 && len(h.Values(contract.HeaderKeyClientID)) == 0:
+		return true
+	}
+	return false
 }
 
 // SourceAddr returns the address of the client that made r, for throttling

@@ -3,6 +3,7 @@ package web
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"testing"
@@ -32,6 +33,7 @@ func TestSourceAddr(t *testing.T) {
 			r := httptest.NewRequest("GET", "/", nil)
 			r.RemoteAddr = tt.remote
 			r.Header.Set("X-Forwarded-For", "198.51.100.1")
+			r.Header.Set(contract.HeaderRequestID, hopHeaders[3])
 			for _, v := range tt.clientIP {
 				r.Header.Add(contract.HeaderClientIP, v)
 			}
@@ -68,12 +70,63 @@ func TestCheckEdge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/", nil)
 			r.TLS = tt.tls
+			setHop(r.Header, hopHeaders)
 			r, p := CheckEdge(tt.hopTLS, r)
 			if (p == nil) != tt.ok || (p != nil && (p.Status != 403 || p.Code != "untrusted_source")) {
 				t.Fatalf("CheckEdge = %v", p)
 			}
 			if fromEdge, _ := r.Context().Value(edgeKey{}).(bool); fromEdge != tt.ok {
 				t.Fatalf("marked from the edge: %v", fromEdge)
+			}
+		})
+	}
+}
+
+// hopHeaders are the hop headers of a plain request from the edge.
+var hopHeaders = []string{contract.HeaderClientIP, "203.0.113.9", contract.HeaderRequestID, "0f9f6c8e-4a3b-4c1d-9e2f-5a6b7c8d9e0f"}
+
+// setHop adds headers (names and values alternating) to h.
+func setHop(h http.Header, headers []string) {
+	for i := 0; i+1 < len(headers); i += 2 {
+		h.Add(headers[i], headers[i+1])
+	}
+}
+
+// TestCheckEdgeHopHeaders: a request must carry the client's address and
+// the request's id once each, and an encrypted one its kid and key owner
+// once each; anything else is refused, whoever sent it.
+func TestCheckEdgeHopHeaders(t *testing.T) {
+	const (
+		kid   = "k_abcdefghijklmnop"
+		owner = "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+	)
+	key := []string{contract.HeaderKeyID, kid, contract.HeaderKeyClientID, owner}
+	tests := []struct {
+		name    string
+		headers []string
+		ok      bool
+	}{
+		{"plain", hopHeaders, true},
+		{"encrypted", append(append([]string{}, hopHeaders...), key...), true},
+		{"an IPv6 client", []string{contract.HeaderClientIP, "2001:db8::1", contract.HeaderRequestID, hopHeaders[3]}, true},
+		{"no client address", hopHeaders[2:], false},
+		{"two client addresses", append([]string{contract.HeaderClientIP, "192.0.2.1"}, hopHeaders...), false},
+		{"a client address that is none", []string{contract.HeaderClientIP, "edge", contract.HeaderRequestID, hopHeaders[3]}, false},
+		{"no request id", hopHeaders[:2], false},
+		{"two request ids", append([]string{contract.HeaderRequestID, hopHeaders[3]}, hopHeaders...), false},
+		{"a request id that is no UUID", []string{contract.HeaderClientIP, "192.0.2.1", contract.HeaderRequestID, "x"}, false},
+		{"a kid without its owner", append(append([]string{}, hopHeaders...), key[:2]...), false},
+		{"an owner without its kid", append(append([]string{}, hopHeaders...), key[2:]...), false},
+		{"two kids", append(append(append([]string{}, hopHeaders...), key...), key[:2]...), false},
+		{"a kid of another syntax", append(append([]string{}, hopHeaders...), contract.HeaderKeyID, "no kid", contract.HeaderKeyClientID, owner), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			setHop(r.Header, tt.headers)
+			_, p := CheckEdge(false, r)
+			if (p == nil) != tt.ok || (p != nil && (p.Status != 403 || p.Code != "untrusted_source")) {
+				t.Fatalf("CheckEdge = %v, want ok %v", p, tt.ok)
 			}
 		})
 	}
