@@ -18,8 +18,8 @@ import (
 	"github.com/health-data-connect/hdc/internal/version"
 )
 
-// Callers' answers are remembered this long: disabling a client or
-// revoking a sharing grant takes effect within it on every route.
+// Callers' answers are remembered this long: disabling a client, revoking
+// a sharing grant or a login takes effect within it on every route.
 const (
 	callerTTL   = 2 * time.Second
 	callerCache = 10000
@@ -32,13 +32,14 @@ const (
 func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Handler, wh *webhook.Handler) http.Handler {
 	trail := auditlog.New(s.store, s.log.Named("auditlog"))
 	mux := web.NewMux()
-	callers := identity.NewCallers(s.identity, callerCache, callerTTL)
+	callers := identity.NewCallers(s.identity, s.store, callerCache, callerTTL)
 	refused := &web.Problems{Log: s.log, Known: web.ErrorMap{{Err: identity.ErrRevokedCaller,
 		Problem: problem.New(http.StatusUnauthorized, problem.CodeUnauthenticated, identity.ErrRevokedCaller.Error())}}}
 	protected := func(h http.HandlerFunc) http.Handler {
 		return web.RequireCaller(refused.Handler("caller", func(w http.ResponseWriter, r *http.Request) error {
 			c, _ := web.CallerFrom(r.Context())
-			if err := callers.Check(r.Context(), c.ClientID, c.WorkspaceID, c.GrantID); err != nil {
+			if err := callers.Check(r.Context(), identity.Caller{Client: c.ClientID, Workspace: c.WorkspaceID,
+				Grant: c.GrantID, Session: c.SessionID}); err != nil {
 				return err
 			}
 			h(w, r)

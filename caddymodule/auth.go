@@ -26,8 +26,9 @@ func init() {
 // Auth is the hdc_auth handler. It removes every X-HDC-* header the client
 // sent, forwards the client's address as Caddy computed it (behind its
 // trusted proxies) in X-HDC-Client-Ip, checks the bearer token, and
-// forwards the identity it proves as X-HDC-Client-Id, X-HDC-Workspace-Id
-// and X-HDC-Token-Id (and as the Caddy variables hdc.client_id,
+// forwards the identity it proves as X-HDC-Client-Id, X-HDC-Workspace-Id,
+// X-HDC-Token-Id, and X-HDC-Grant-Id and X-HDC-Session-Id when the token
+// has them (and as the Caddy variables hdc.client_id,
 // hdc.workspace_id, hdc.token_id for hdc_jwe).
 //
 // Modes: "token" (the default) requires a valid access token; "refresh"
@@ -206,6 +207,9 @@ func forwardIdentity(r *http.Request, claims *tokenauth.Claims) {
 	r.Header.Set(contract.HeaderTokenID, claims.ID)
 	if claims.Grant != "" {
 		r.Header.Set(contract.HeaderGrantID, claims.Grant)
+	}
+	if claims.Session != "" {
+		r.Header.Set(contract.HeaderSessionID, claims.Session)
 	}
 }
 

@@ -135,6 +135,15 @@ func TestEdgeRoundTrips(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a token's login is forwarded, a client's is not", func(t *testing.T) {
+		named := e.token("c1", map[string]any{"sid": "login-1"})
+		for _, tc := range []struct{ token, sent, want string }{{named, "", "login-1"}, {c1, "login-2", ""}, {named, "login-2", "login-1"}} {
+			resp, body := e.call(t, "GET", subscriptions, nil, map[string]string{"Authorization": "Bearer " + tc.token, "X-Hdc-Session-Id": tc.sent})
+			if got := e.up.last().header.Values(contract.HeaderSessionID); resp.StatusCode != 200 || strings.Join(got, ",") != tc.want {
+				t.Fatalf("%d %s: upstream session %q, want %q", resp.StatusCode, body, got, tc.want)
+			}
+		}
+	})
 	t.Run("encrypted login", func(t *testing.T) {
 		login := []byte(`{"client_id":"c1","client_secret":"s3cret"}`)
 		resp, body := e.call(t, "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(k, "k-c1", login),

@@ -31,6 +31,27 @@ func TestRevocationTakesEffectWithinSeconds(t *testing.T) {
 	t.Logf("a disabled client refused on every route after %v", s.refusedWithin(a, own, recA, 5*time.Second))
 }
 
+// TestReusedRefreshRevokesTheLogin (second review, finding 5): after a
+// thief refreshes with a stolen refresh token and the victim presents it
+// again, the login is revoked: the thief's new access token is refused on
+// every route within 5 s, as is the victim's, while another login of the
+// same client goes on.
+func TestReusedRefreshRevokesTheLogin(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("rev-reuse")
+	victim, other := s.login(c, false, ""), s.login(c, false, "")
+	record := s.upload(c, victim, false, []byte("a consultation"), "")
+	h := bearer(victim)
+	h["Client-Id"] = c.ID
+	body := []byte(`{"refresh_token":"` + victim.RefreshToken + `"}`)
+	thief := s.tokens("the thief's refresh", s.send(c, false, "POST", refreshPath, body, h))
+	s.wantServed(c, thief, record)
+	expectProblem(t, s.send(c, false, "POST", refreshPath, body, h), http.StatusUnauthorized, "invalid_refresh_token")
+	t.Logf("the thief's access token refused on every route after %v", s.refusedWithin(c, thief, record, 5*time.Second))
+	s.refusedWithin(c, victim, record, time.Second)
+	s.wantServed(c, other, record)
+}
+
 // routeStatuses calls every route that takes an access token as c with tk
 // and returns the statuses.
 func (s *stack) routeStatuses(c *apiClient, tk tokens, record string) map[string]int {

@@ -190,15 +190,17 @@ func (s *Service) startFamily(ctx context.Context, p identity.Principal, e audit
 	if err := s.cfg.Tokens.CreateRefreshFamily(ctx, f, s.refreshToken(refresh, now), e); err != nil {
 		return TokenPair{}, err
 	}
-	return s.pair(p, refresh)
+	return s.pair(p, f.ID, refresh)
 }
 
 func (s *Service) refreshToken(tok string, now time.Time) store.RefreshToken {
 	return store.RefreshToken{Hash: credential.TokenHash(tok), CreatedAt: now, ExpiresAt: now.Add(s.cfg.RefreshTTL)}
 }
 
-func (s *Service) pair(p identity.Principal, refresh string) (TokenPair, error) {
-	acc, err := s.cfg.Issuer.Issue(p.ClientID, p.WorkspaceID, p.GrantID)
+// pair issues the token pair of login (a refresh family) for p: an access
+// token naming the login, and refresh.
+func (s *Service) pair(p identity.Principal, login, refresh string) (TokenPair, error) {
+	acc, err := s.cfg.Issuer.Issue(p.ClientID, p.WorkspaceID, p.GrantID, login)
 	if err != nil {
 		return TokenPair{}, err
 	}
@@ -238,7 +240,7 @@ func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string, e 
 		return TokenPair{}, err
 	}
 	next := credential.NewToken(refreshTokenPrefix)
-	pair, err := s.pair(identity.Principal{ClientID: clientID, WorkspaceID: f.WorkspaceID, GrantID: f.GrantID}, next)
+	pair, err := s.pair(identity.Principal{ClientID: clientID, WorkspaceID: f.WorkspaceID, GrantID: f.GrantID}, f.ID, next)
 	if err != nil {
 		return TokenPair{}, err
 	}

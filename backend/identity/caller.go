@@ -6,11 +6,14 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/health-data-connect/hdc/backend/store"
 )
 
-// ErrRevokedCaller: a token's client is gone or disabled, or the sharing
-// grant it acts through is revoked or is not for its workspace.
-var ErrRevokedCaller = errors.New("the token's client is disabled, or its sharing grant is revoked")
+// ErrRevokedCaller: a token's client is gone or disabled, the sharing
+// grant it acts through is revoked or is not for its workspace, or its
+// login is revoked.
+var ErrRevokedCaller = errors.New("the token's client is disabled, its sharing grant or its login is revoked")
 
 // CheckCaller returns ErrRevokedCaller unless clientID exists and is
 // active and may act in workspaceID: its own workspace when grantID is
@@ -46,33 +49,64 @@ func revoked(err error) error {
 	return err
 }
 
-// Callers checks callers (CheckCaller) and remembers each answer for a
-// short while, so that a busy client costs the store one lookup per
-// while, and disabling a client or revoking a grant takes effect within
-// it on every process.
+// Logins finds the logins (refresh token families) access tokens name.
+type Logins interface {
+	// RefreshFamily returns the family id, store.ErrNotFound if none.
+	RefreshFamily(ctx context.Context, id string) (store.RefreshFamily, error)
+}
+
+// CheckLogin returns ErrRevokedCaller unless sessionID, when not empty, is
+// a live login of clientID: a refresh token presented again revokes its
+// login, and with it every access token issued for it.
+func CheckLogin(ctx context.Context, logins Logins, clientID, sessionID string) error {
+	if sessionID == "" {
+		return nil // a token issued before logins were named
+	}
+	f, err := logins.RefreshFamily(ctx, sessionID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ErrRevokedCaller
+	case err != nil:
+		return err
+	case f.ClientID != clientID || !f.RevokedAt.IsZero():
+		return ErrRevokedCaller
+	}
+	return nil
+}
+
+// Caller is who an access token says calls: the client, the workspace it
+// acts in, the sharing grant that opened it and the login, the last two
+// possibly empty.
+type Caller struct{ Client, Workspace, Grant, Session string }
+
+// Callers checks callers (CheckCaller and CheckLogin) and remembers each
+// answer for a short while, so that a busy client costs the store one
+// lookup per while, and disabling a client, revoking a grant or a login
+// takes effect within it on every process.
 type Callers struct {
-	svc   *Service
-	cache *expirable.LRU[caller, error]
+	svc    *Service
+	logins Logins
+	cache  *expirable.LRU[Caller, error]
 }
 
-type caller struct{ client, workspace, grant string }
-
-// NewCallers returns Callers over s remembering up to size answers for
-// ttl each.
-func NewCallers(s *Service, size int, ttl time.Duration) *Callers {
-	return &Callers{svc: s, cache: expirable.NewLRU[caller, error](size, nil, ttl)}
+// NewCallers returns Callers over s and logins remembering up to size
+// answers for ttl each.
+func NewCallers(s *Service, logins Logins, size int, ttl time.Duration) *Callers {
+	return &Callers{svc: s, logins: logins, cache: expirable.NewLRU[Caller, error](size, nil, ttl)}
 }
 
-// Check is CheckCaller, answered from memory when it was asked within the
-// ttl. A failure of the store is not remembered.
-func (c *Callers) Check(ctx context.Context, clientID, workspaceID, grantID string) error {
-	k := caller{clientID, workspaceID, grantID}
-	if err, ok := c.cache.Get(k); ok {
+// Check checks c, answered from memory when it was asked within the ttl.
+// A failure of the store is not remembered.
+func (cs *Callers) Check(ctx context.Context, c Caller) error {
+	if err, ok := cs.cache.Get(c); ok {
 		return err
 	}
-	err := c.svc.CheckCaller(ctx, clientID, workspaceID, grantID)
+	err := cs.svc.CheckCaller(ctx, c.Client, c.Workspace, c.Grant)
+	if err == nil {
+		err = CheckLogin(ctx, cs.logins, c.Client, c.Session)
+	}
 	if err == nil || errors.Is(err, ErrRevokedCaller) {
-		c.cache.Add(k, err)
+		cs.cache.Add(c, err)
 	}
 	return err
 }

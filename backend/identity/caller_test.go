@@ -4,6 +4,11 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
 )
 
 func TestCheckCaller(t *testing.T) {
@@ -60,28 +65,77 @@ func TestCheckCaller(t *testing.T) {
 	}
 }
 
+// TestCheckLogin: a token's login must be a live login of its client;
+// a token that names none (issued before logins were named) passes.
+func TestCheckLogin(t *testing.T) {
+	svc, st := newService(t)
+	ctx := t.Context()
+	a, err := svc.CreateClient(ctx, "ws-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := svc.CreateClient(ctx, "ws-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	login := func(id string) {
+		f := store.RefreshFamily{ID: id, ClientID: a.ClientID, WorkspaceID: "ws-a", CreatedAt: now}
+		tok := store.RefreshToken{Hash: []byte(id + "-token"), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+		e := audit.Event{At: now, Action: audit.Login, Outcome: audit.Success, Workspace: "ws-a", Client: a.ClientID}
+		if err := st.CreateRefreshFamily(ctx, f, tok, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, revoked := uuid.NewString(), uuid.NewString()
+	login(live)
+	login(revoked)
+	if err := st.RevokeRefreshFamily(ctx, revoked, now); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, client, session string
+		ok                    bool
+	}{
+		{"a live login", a.ClientID, live, true},
+		{"no login named", a.ClientID, "", true},
+		{"a revoked login", a.ClientID, revoked, false},
+		{"another client's login", b.ClientID, live, false},
+		{"an unknown login", a.ClientID, uuid.NewString(), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckLogin(ctx, st, tt.client, tt.session)
+			if tt.ok && err != nil || !tt.ok && !errors.Is(err, ErrRevokedCaller) {
+				t.Fatalf("CheckLogin = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
+
 // TestCallersRemember: an answer is remembered for the ttl, then asked
 // again.
 func TestCallersRemember(t *testing.T) {
-	svc, _ := newService(t)
+	svc, st := newService(t)
 	ctx := t.Context()
 	c, err := svc.CreateClient(ctx, "ws-a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const ttl = time.Second
-	callers := NewCallers(svc, 10, ttl)
-	if err := callers.Check(ctx, c.ClientID, "ws-a", ""); err != nil {
+	callers := NewCallers(svc, st, 10, ttl)
+	caller := Caller{Client: c.ClientID, Workspace: "ws-a"}
+	if err := callers.Check(ctx, caller); err != nil {
 		t.Fatal(err)
 	}
 	if err := svc.DisableClient(ctx, c.ClientID); err != nil {
 		t.Fatal(err)
 	}
-	if err := callers.Check(ctx, c.ClientID, "ws-a", ""); err != nil {
+	if err := callers.Check(ctx, caller); err != nil {
 		t.Fatalf("within the ttl: %v, want the remembered answer", err)
 	}
 	time.Sleep(2 * ttl)
-	if err := callers.Check(ctx, c.ClientID, "ws-a", ""); !errors.Is(err, ErrRevokedCaller) {
+	if err := callers.Check(ctx, caller); !errors.Is(err, ErrRevokedCaller) {
 		t.Fatalf("after the ttl: %v, want ErrRevokedCaller", err)
 	}
 }

@@ -108,6 +108,10 @@ type Tokens interface {
 	// RotateRefreshToken consumes the token. ErrNotFound for an unknown
 	// token or one of another client than clientID.
 	RefreshFamilyOf(ctx context.Context, clientID string, hash []byte) (RefreshFamily, error)
+	// RefreshFamily returns the family (login) id, whatever its state:
+	// the per-request check of an access token, which names its login,
+	// refuses one of a revoked family. ErrNotFound for an unknown id.
+	RefreshFamily(ctx context.Context, id string) (RefreshFamily, error)
 	// RefreshTokenClient returns the client of the refresh token hashing to
 	// hash, whatever the state of the token and of its family: for the
 	// route where the token alone names the client. ErrNotFound for an

@@ -23,11 +23,15 @@ type claims struct {
 	// Grant is the sharing grant that opened Workspace, when the login
 	// used one: the backend checks it is still in force on every request.
 	Grant string `json:"grant,omitempty"`
+	// Session is the login (refresh token family) the token was issued
+	// for: the backend refuses the token on every request once the login
+	// is revoked. The name is OpenID Connect's session id.
+	Session string `json:"sid,omitempty"`
 }
 
 // Issue signs an access token for clientID acting in workspaceID, through
-// the sharing grant grantID when it is not empty.
-func (i *Issuer) Issue(clientID, workspaceID, grantID string) (Access, error) {
+// the sharing grant grantID when it is not empty, for the login sessionID.
+func (i *Issuer) Issue(clientID, workspaceID, grantID, sessionID string) (Access, error) {
 	i.mu.RLock()
 	key := i.current
 	i.mu.RUnlock()
@@ -44,7 +48,7 @@ func (i *Issuer) Issue(clientID, workspaceID, grantID string) (Access, error) {
 		Expiry:    jwt.NewNumericDate(now.Add(i.cfg.AccessTTL)),
 		ID:        uuid.NewString(),
 	}
-	tok, err := jwt.Signed(key.signer).Claims(std).Claims(claims{Workspace: workspaceID, Grant: grantID}).Serialize()
+	tok, err := jwt.Signed(key.signer).Claims(std).Claims(claims{Workspace: workspaceID, Grant: grantID, Session: sessionID}).Serialize()
 	if err != nil {
 		return Access{}, err
 	}

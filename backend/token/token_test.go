@@ -71,7 +71,7 @@ func refresh(t *testing.T, i *Issuer) {
 // issue returns the kid of a new token.
 func issue(t *testing.T, i *Issuer) string {
 	t.Helper()
-	acc, err := i.Issue("c", "w", "")
+	acc, err := i.Issue("c", "w", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func jwks(t *testing.T, i *Issuer) jose.JSONWebKeySet {
 
 func TestIssueVerifiesAgainstJWKS(t *testing.T) {
 	i, _ := newIssuer(t, openStore(t))
-	acc, err := i.Issue("client-1", "ws-1", "grant-1")
+	acc, err := i.Issue("client-1", "ws-1", "grant-1", "session-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,9 @@ func TestIssueVerifiesAgainstJWKS(t *testing.T) {
 	// Verify with an independent JWT library, algorithm pinned.
 	var claims struct {
 		gojwt.RegisteredClaims
-		WS    string `json:"ws"`
-		Grant string `json:"grant"`
+		WS      string `json:"ws"`
+		Grant   string `json:"grant"`
+		Session string `json:"sid"`
 	}
 	tok, err := gojwt.ParseWithClaims(acc.Token, &claims, func(tok *gojwt.Token) (any, error) {
 		keys := set.Key(tok.Header["kid"].(string))
@@ -119,7 +120,7 @@ func TestIssueVerifiesAgainstJWKS(t *testing.T) {
 	if err != nil || !tok.Valid {
 		t.Fatalf("token does not verify: %v", err)
 	}
-	if claims.Subject != "client-1" || claims.WS != "ws-1" || claims.Grant != "grant-1" || uuid.Validate(claims.ID) != nil || claims.NotBefore == nil ||
+	if claims.Subject != "client-1" || claims.WS != "ws-1" || claims.Grant != "grant-1" || claims.Session != "session-1" || uuid.Validate(claims.ID) != nil || claims.NotBefore == nil ||
 		claims.ExpiresAt.Sub(claims.IssuedAt.Time) != 30*time.Minute || tok.Header["typ"] != "JWT" {
 		t.Fatalf("claims = %+v, header = %v", claims, tok.Header)
 	}
@@ -197,7 +198,7 @@ func TestRefreshGraceKeepsKey(t *testing.T) {
 	// i now plays a replica whose next check comes CheckEvery after the new
 	// key became active.
 	c.Advance(testConfig.PublishAhead + testConfig.CheckEvery - time.Second)
-	acc, err := i.Issue("c", "w", "")
+	acc, err := i.Issue("c", "w", "", "")
 	if err != nil || kid(t, acc.Token) != oldKid {
 		t.Fatalf("setup: token not signed with the old key (%v)", err)
 	}

@@ -56,6 +56,7 @@ type Claims struct {
 	Subject   string    // sub: the client id
 	Workspace string    // ws: the workspace id
 	Grant     string    // grant: the sharing grant that opened ws, or ""
+	Session   string    // sid: the login the token was issued for, or "" (older tokens)
 	ID        string    // jti: the token id
 	Issuer    string    // iss
 	Audience  []string  // aud, as one or more values
@@ -256,6 +257,7 @@ type tokenClaims struct {
 	jwt.RegisteredClaims
 	Workspace string `json:"ws"`
 	Grant     string `json:"grant,omitempty"`
+	Session   string `json:"sid,omitempty"`
 }
 
 // missing returns the name of the first required claim that is absent or
@@ -284,6 +286,7 @@ func (tc *tokenClaims) claims(kid string) *Claims {
 		Subject:   tc.Subject,
 		Workspace: tc.Workspace,
 		Grant:     tc.Grant,
+		Session:   tc.Session,
 		ID:        tc.ID,
 		Issuer:    tc.Issuer,
 		Audience:  tc.Audience,

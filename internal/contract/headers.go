@@ -17,6 +17,10 @@ const (
 	// HeaderGrantID is the token's grant claim: the sharing grant that
 	// opened the workspace; absent for a client in its own workspace.
 	HeaderGrantID = HeaderPrefix + "Grant-Id"
+	// HeaderSessionID is the token's sid claim: the login (refresh token
+	// family) it was issued for; absent for a token issued before logins
+	// were named.
+	HeaderSessionID = HeaderPrefix + "Session-Id"
 	// HeaderKeyID is the kid of the key an encrypted request was opened
 	// with; absent on a plain request.
 	HeaderKeyID = HeaderPrefix + "Key-Id"

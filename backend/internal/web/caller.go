@@ -15,6 +15,9 @@ type Caller struct {
 	// GrantID is the sharing grant that opened WorkspaceID, or empty
 	// when the client acts in its own workspace.
 	GrantID string
+	// SessionID is the login the token was issued for, or empty for a
+	// token issued before logins were named.
+	SessionID string
 }
 
 type callerKey struct{}
@@ -32,19 +35,20 @@ func UnknownCaller() *problem.Problem {
 }
 
 // RequireCaller answers 401 unless the request carries exactly one valid
-// client id and workspace id header, and at most one valid grant id, and
-// otherwise hands next a context holding the Caller.
+// client id and workspace id header, and at most one valid grant id and
+// session id, and otherwise hands next a context holding the Caller.
 func RequireCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		client, okClient := single(r.Header, contract.HeaderClientID)
 		ws, okWS := single(r.Header, contract.HeaderWorkspaceID)
 		grant, okGrant := optional(r.Header, contract.HeaderGrantID)
-		if !okClient || !okWS || !okGrant || !contract.ValidID(client) || !contract.ValidID(ws) {
+		session, okSession := optional(r.Header, contract.HeaderSessionID)
+		if !okClient || !okWS || !okGrant || !okSession || !contract.ValidID(client) || !contract.ValidID(ws) {
 			problem.Write(w, problem.New(http.StatusUnauthorized, problem.CodeUnauthenticated,
 				"a valid bearer token is required"))
 			return
 		}
-		c := Caller{ClientID: client, WorkspaceID: ws, GrantID: grant}
+		c := Caller{ClientID: client, WorkspaceID: ws, GrantID: grant, SessionID: session}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }

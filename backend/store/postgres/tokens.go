@@ -38,17 +38,28 @@ func insertRefreshToken(ctx context.Context, tx pgx.Tx, t store.RefreshToken) er
 
 // RefreshFamilyOf implements store.Store.
 func (s *Store) RefreshFamilyOf(ctx context.Context, clientID string, hash []byte) (store.RefreshFamily, error) {
+	return scanFamily(s.pool.QueryRow(ctx, `
+		SELECT f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+		WHERE t.hash = $1 AND f.client_id = $2`, hash, clientID))
+}
+
+// RefreshFamily implements store.Store.
+func (s *Store) RefreshFamily(ctx context.Context, id string) (store.RefreshFamily, error) {
+	return scanFamily(s.pool.QueryRow(ctx, `
+		SELECT f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+		FROM refresh_families f WHERE f.id = $1`, id))
+}
+
+// scanFamily reads a family's row: id, client, workspace, grant, created
+// and revoked.
+func scanFamily(row pgx.Row) (store.RefreshFamily, error) {
 	var (
 		f       store.RefreshFamily
 		grant   pgtype.Text
 		revoked pgtype.Timestamptz
 	)
-	err := s.pool.QueryRow(ctx, `
-		SELECT f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
-		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
-		WHERE t.hash = $1 AND f.client_id = $2`, hash, clientID).
-		Scan(&f.ID, &f.ClientID, &f.WorkspaceID, &grant, &f.CreatedAt, &revoked)
-	if err != nil {
+	if err := row.Scan(&f.ID, &f.ClientID, &f.WorkspaceID, &grant, &f.CreatedAt, &revoked); err != nil {
 		return store.RefreshFamily{}, notFound(err)
 	}
 	f.GrantID = grant.String

@@ -37,18 +37,29 @@ func insertRefreshToken(ctx context.Context, tx *sql.Tx, t store.RefreshToken) e
 
 // RefreshFamilyOf implements store.Store.
 func (s *Store) RefreshFamilyOf(ctx context.Context, clientID string, hash []byte) (store.RefreshFamily, error) {
+	return scanFamily(s.db.QueryRowContext(ctx, `
+		SELECT f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
+		WHERE t.hash = ? AND f.client_id = ?`, hex.EncodeToString(hash), clientID))
+}
+
+// RefreshFamily implements store.Store.
+func (s *Store) RefreshFamily(ctx context.Context, id string) (store.RefreshFamily, error) {
+	return scanFamily(s.db.QueryRowContext(ctx, `
+		SELECT f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
+		FROM refresh_families f WHERE f.id = ?`, id))
+}
+
+// scanFamily reads a family's row: id, client, workspace, grant, created
+// and revoked.
+func scanFamily(row *sql.Row) (store.RefreshFamily, error) {
 	var (
 		f       store.RefreshFamily
 		grant   sql.NullString
 		created int64
 		revoked sql.NullInt64
 	)
-	err := s.db.QueryRowContext(ctx, `
-		SELECT f.id, f.client_id, f.workspace_id, f.grant_id, f.created_at, f.revoked_at
-		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
-		WHERE t.hash = ? AND f.client_id = ?`, hex.EncodeToString(hash), clientID).
-		Scan(&f.ID, &f.ClientID, &f.WorkspaceID, &grant, &created, &revoked)
-	if err != nil {
+	if err := row.Scan(&f.ID, &f.ClientID, &f.WorkspaceID, &grant, &created, &revoked); err != nil {
 		return store.RefreshFamily{}, notFound(err)
 	}
 	f.GrantID = grant.String

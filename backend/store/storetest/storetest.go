@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"RefreshRotation", testRefreshRotation},
 		{"RefreshReuse", testRefreshReuse},
 		{"RefreshFamilyOf", testRefreshFamilyOf},
+		{"RefreshFamily", testRefreshFamily},
 		{"RefreshTokenClient", testRefreshTokenClient},
 		{"RefreshIsolation", testRefreshIsolation},
 		{"RefreshConcurrentRotation", testRefreshConcurrentRotation},
@@ -242,6 +243,22 @@ func testRefreshReuse(t *testing.T, s Store) {
 	// Another family of the same client is untouched.
 	_, err = s.RotateRefreshToken(ctx(t), "c1", hash(20), token(21, at(3*time.Minute)), at(3*time.Minute), ev(audit.Refresh))
 	must(t, err)
+}
+
+func testRefreshFamily(t *testing.T, s Store) {
+	seed(t, s, "w1", "c1")
+	must(t, s.CreateRefreshFamily(ctx(t), family("f1", "c1", "w1"), token(1, at(0)), ev(audit.Login)))
+	f, err := s.RefreshFamily(ctx(t), "f1")
+	must(t, err)
+	if f.ID != "f1" || f.ClientID != "c1" || f.WorkspaceID != "w1" || !f.CreatedAt.Equal(at(0)) || !f.RevokedAt.IsZero() {
+		t.Fatalf("family = %+v", f)
+	}
+	must(t, s.RevokeRefreshFamily(ctx(t), "f1", at(time.Minute)))
+	if f, err = s.RefreshFamily(ctx(t), "f1"); err != nil || !f.RevokedAt.Equal(at(time.Minute)) {
+		t.Fatalf("revoked family = %+v, %v", f, err)
+	}
+	_, err = s.RefreshFamily(ctx(t), "f9")
+	wantErr(t, err, store.ErrNotFound)
 }
 
 func testRefreshFamilyOf(t *testing.T, s Store) {
