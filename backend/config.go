@@ -111,6 +111,10 @@ type Config struct {
 	// private, link-local…); empty in production. hdc up allows loopback
 	// here.
 	WebhookAllowNets []netip.Prefix
+	// WebhookAWSAccounts are the AWS accounts whose SQS queues and Lambda
+	// functions subscriptions may name (webhook.Rules.AWSAccounts); none
+	// by default, which turns both protocols off.
+	WebhookAWSAccounts []string
 	// WebhookMaxSubscriptions is the most webhook subscriptions a
 	// workspace may have.
 	WebhookMaxSubscriptions int

@@ -151,6 +151,29 @@ func (l *prefixList) Set(s string) error {
 	return nil
 }
 
+// accountList is a pflag.Value of comma-separated AWS account ids, 12
+// digits each.
+type accountList []string
+
+func (l *accountList) Type() string   { return "accounts" }
+func (l *accountList) String() string { return strings.Join(*l, ",") }
+
+func (l *accountList) Set(s string) error {
+	var out accountList
+	for item := range strings.SplitSeq(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if len(item) != 12 || strings.Trim(item, "0123456789") != "" {
+			return fmt.Errorf("%q is not an AWS account id (12 digits)", item)
+		}
+		out = append(out, item)
+	}
+	*l = out
+	return nil
+}
+
 // levelValue is a pflag.Value of a logger's level.
 type levelValue struct{ level *zap.AtomicLevel }
 

@@ -190,7 +190,7 @@ func (s *Server) buildWebhooks(ctx context.Context, reg *prometheus.Registry, au
 	if cfg.SQSEndpoint != "" {
 		sqsEndpoint, _ = url.Parse(cfg.SQSEndpoint) // validated
 	}
-	webhookH := webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, AllowNets: cfg.WebhookAllowNets},
+	webhookH := webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, AllowNets: cfg.WebhookAllowNets, AWSAccounts: cfg.WebhookAWSAccounts},
 		cfg.WebhookMaxSubscriptions, s.log.Named("webhook"))
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -212,6 +212,7 @@ func (s *Server) buildWebhooks(ctx context.Context, reg *prometheus.Registry, au
 		Lease:          cfg.WebhookLease,
 		Schedule:       delivery.Schedule{Base: cfg.WebhookBackoffBase, Max: cfg.WebhookBackoffMax, Horizon: cfg.WebhookGiveUpAfter},
 		AllowNets:      cfg.WebhookAllowNets,
+		AWSAccounts:    cfg.WebhookAWSAccounts,
 		AWS:            awsCfg,
 		SQSEndpoint:    cfg.SQSEndpoint,
 		Retention:      cfg.WebhookRetention,

@@ -19,6 +19,7 @@ func TestSubscriptions(t *testing.T) {
 	h := start(t, func(c *Config) {
 		c.SQSEndpoint = "http://127.0.0.1:4100"
 		c.WebhookAllowNets = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		c.WebhookAWSAccounts = []string{"100010001000", "123456789012"}
 	})
 	as := h.as(h.login(h.client("acme"), ""))
 	register := func(body string) response { return h.postJSON(contract.PathSubscriptions, body, as...) }
@@ -44,6 +45,10 @@ func TestSubscriptions(t *testing.T) {
 	}
 
 	wantProblem(t, register(`{"endpoint":"https://hooks.example.com/hdc"}`), 409, "conflict")
+	// SQS and Lambda reach only the operator's AWS accounts (second
+	// review, finding 4).
+	wantProblem(t, register(`{"endpoint":"arn:aws:lambda:ap-south-1:210987654321:function:platform-admin"}`), 400, "endpoint_not_allowed")
+	wantProblem(t, register(`{"endpoint":"https://sqs.ap-south-1.amazonaws.com/210987654321/other"}`), 400, "endpoint_not_allowed")
 	// The allow-list lets loopback through, not the rest.
 	wantProblem(t, register(`{"endpoint":"http://169.254.169.254/latest/meta-data/"}`), 400, "endpoint_not_allowed")
 	wantProblem(t, register(`{"endpoint":"http://[::1]:9999/plain"}`), 400, "endpoint_not_allowed")

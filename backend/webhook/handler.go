@@ -71,7 +71,7 @@ func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
 	}
 	spec, err := h.rules.Parse(body)
 	switch {
-	case errors.Is(err, ErrEndpointNotAllowed):
+	case errors.Is(err, ErrEndpointNotAllowed), errors.Is(err, ErrAWSAccountNotAllowed):
 		return problem.New(http.StatusBadRequest, problem.CodeEndpointNotAllowed, err.Error())
 	case err != nil:
 		return web.DecodeProblem(err)

@@ -99,6 +99,10 @@ type Rules struct {
 	// address outside them, or localhost, is refused with
 	// ErrEndpointNotAllowed.
 	AllowNets []netip.Prefix
+	// AWSAccounts are the AWS accounts (12-digit ids) whose SQS queues and
+	// Lambda functions subscriptions may name; any other is refused with
+	// ErrAWSAccountNotAllowed. None by default: both protocols are off.
+	AWSAccounts []string
 }
 
 // Parse reads and validates a registration body. Its errors are safe to
@@ -128,6 +132,9 @@ func (r Rules) Parse(body []byte) (Spec, error) {
 	var err error
 	if spec.Endpoint, err = r.endpoint(spec.Protocol, ep); err != nil {
 		return Spec{}, err
+	}
+	if !AWSAccountAllowed(spec.Protocol, spec.Endpoint, r.AWSAccounts) {
+		return Spec{}, ErrAWSAccountNotAllowed
 	}
 	if spec.EventNames, err = eventNames(req.EventNames); err != nil {
 		return Spec{}, err

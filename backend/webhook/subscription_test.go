@@ -14,8 +14,12 @@ import (
 
 var localSQS, _ = url.Parse("http://127.0.0.1:4100")
 
+// testAccounts are the AWS accounts the tests' rules allow: AWS's example
+// account, and the SQS emulator's.
+var testAccounts = []string{"123456789012", "100010001000"}
+
 func TestParse(t *testing.T) {
-	rules := Rules{SQSEndpoint: localSQS}
+	rules := Rules{SQSEndpoint: localSQS, AWSAccounts: testAccounts}
 	const (
 		queue  = "https://sqs.eu-west-1.amazonaws.com/123456789012/orders"
 		lambda = "arn:aws:lambda:eu-west-1:123456789012:function:on-event"
@@ -150,8 +154,34 @@ func TestParseScreensAddresses(t *testing.T) {
 	}
 	// A queue of the operator's SQS endpoint is not screened: the operator
 	// chose it.
-	if _, err := (Rules{SQSEndpoint: localSQS}).Parse([]byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q"}`)); err != nil {
+	if _, err := (Rules{SQSEndpoint: localSQS, AWSAccounts: testAccounts}).Parse([]byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q"}`)); err != nil {
 		t.Errorf("local SQS queue: %v", err)
+	}
+}
+
+// TestParseAWSAccounts: an SQS queue or a Lambda function is refused unless
+// its account is one the operator allows; none is by default.
+func TestParseAWSAccounts(t *testing.T) {
+	tests := []struct {
+		name     string
+		endpoint string
+		accounts []string
+		ok       bool
+	}{
+		{"a queue of an allowed account", "https://sqs.eu-west-1.amazonaws.com/123456789012/q", testAccounts, true},
+		{"a function of an allowed account", "arn:aws:lambda:eu-west-1:123456789012:function:f:live", testAccounts, true},
+		{"a queue of another account", "https://sqs.eu-west-1.amazonaws.com/210987654321/q", testAccounts, false},
+		{"a function of another account", "arn:aws:lambda:eu-west-1:210987654321:function:platform-admin", testAccounts, false},
+		{"a queue, no account allowed", "https://sqs.eu-west-1.amazonaws.com/123456789012/q", nil, false},
+		{"a function, no account allowed", "arn:aws:lambda:eu-west-1:123456789012:function:f", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Rules{AWSAccounts: tt.accounts}.Parse([]byte(`{"endpoint":"` + tt.endpoint + `"}`))
+			if tt.ok && err != nil || !tt.ok && !errors.Is(err, ErrAWSAccountNotAllowed) {
+				t.Fatalf("Parse = %v, want ok %v", err, tt.ok)
+			}
+		})
 	}
 }
 

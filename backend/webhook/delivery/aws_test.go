@@ -75,7 +75,7 @@ func TestSQSDelivery(t *testing.T) {
 	}
 	// The queue URL passes registration with the emulator configured.
 	base, _ := url.Parse(srv.URL())
-	spec, err := webhook.Rules{SQSEndpoint: base}.Parse([]byte(`{"endpoint":"` + *q.QueueUrl + `","protocol":"SQS endpoint"}`))
+	spec, err := webhook.Rules{SQSEndpoint: base, AWSAccounts: []string{"100010001000"}}.Parse([]byte(`{"endpoint":"` + *q.QueueUrl + `","protocol":"SQS endpoint"}`))
 	if err != nil {
 		t.Fatalf("queue URL %s refused: %v", *q.QueueUrl, err)
 	}
@@ -85,6 +85,7 @@ func TestSQSDelivery(t *testing.T) {
 		c.AllowNets = nil // SQS does not go through the HTTP guard
 		c.AWS = testAWS("")
 		c.SQSEndpoint = srv.URL()
+		c.AWSAccounts = []string{"100010001000"}
 	})
 	h.subscribe(spec.Endpoint, spec.Protocol, key)
 	missing := strings.Replace(spec.Endpoint, "hdc-events", "missing", 1)
@@ -152,7 +153,9 @@ func TestLambdaDelivery(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	})
-	h := start(t, func(c *Config) { c.AllowNets, c.AWS = nil, testAWS(rc.srv.URL) })
+	h := start(t, func(c *Config) {
+		c.AllowNets, c.AWS, c.AWSAccounts = nil, testAWS(rc.srv.URL), []string{"123456789012"}
+	})
 	h.subscribe(arn, webhook.ProtocolLambda, key)
 	id := h.publish("appointment.created", `{"appointment_id":"a-7"}`)[0]
 	d, attempts := h.finished(id)
@@ -189,6 +192,25 @@ func TestLambdaDelivery(t *testing.T) {
 		var p Payload
 		if err := json.Unmarshal([]byte(ev.Body), &p); err != nil || p.Type != "appointment.created" || string(p.Data) != `{"appointment_id":"a-7"}` {
 			t.Fatalf("body %s: %v", ev.Body, err)
+		}
+	}
+}
+
+// TestDeliveryRefusesAccountsNotAllowed: a subscription to a queue or a
+// function of an AWS account the operator no longer allows (registered
+// before the account was removed) is given up at its first attempt, and
+// AWS is never called.
+func TestDeliveryRefusesAccountsNotAllowed(t *testing.T) {
+	rc := newReceiver(t, func(int, http.ResponseWriter, *http.Request) { t.Error("AWS was called") })
+	h := start(t, func(c *Config) {
+		c.AllowNets, c.AWS, c.AWSAccounts = nil, testAWS(rc.srv.URL), []string{"123456789012"}
+	})
+	h.subscribe("arn:aws:lambda:eu-west-1:210987654321:function:platform-admin", webhook.ProtocolLambda, "")
+	h.subscribe("https://sqs.eu-west-1.amazonaws.com/210987654321/q", webhook.ProtocolSQS, "")
+	for _, id := range h.publish("appointment.created", `{"appointment_id":"a-8"}`) {
+		d, attempts := h.finished(id)
+		if d.Status != store.DeliveryFailed || !slices.Equal(outcomes(attempts), []string{OutcomeInvalidEndpoint}) {
+			t.Fatalf("%s: %+v, attempts %q", d.Subscription.Endpoint, d, outcomes(attempts))
 		}
 	}
 }

@@ -72,6 +72,10 @@ type Config struct {
 	// AWS configures the SQS and Lambda clients (credentials, region,
 	// endpoints); see config.LoadDefaultConfig.
 	AWS aws.Config
+	// AWSAccounts are the AWS accounts an SQS or Lambda delivery may go
+	// to (webhook.Rules.AWSAccounts): a subscription registered before
+	// its account was removed is refused at delivery.
+	AWSAccounts []string
 	// SQSEndpoint, when set, is where every SQS call goes (an emulator, a
 	// VPC endpoint); registration accepts queue URLs on its host.
 	SQSEndpoint string
@@ -276,6 +280,9 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery, now time.Time)
 	if !ok {
 		return Result{Outcome: OutcomeInvalidEndpoint, Permanent: true,
 			Err: fmt.Errorf("unknown protocol %q", dl.Subscription.Protocol)}
+	}
+	if !webhook.AWSAccountAllowed(dl.Subscription.Protocol, dl.Subscription.Endpoint, d.cfg.AWSAccounts) {
+		return Result{Outcome: OutcomeInvalidEndpoint, Permanent: true, Err: webhook.ErrAWSAccountNotAllowed}
 	}
 	m, err := NewMessage(dl, now)
 	if err != nil {
