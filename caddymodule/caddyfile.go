@@ -15,11 +15,14 @@ func init() {
 	httpcaddyfile.RegisterGlobalOption("hdc", parseGlobalOption)
 	httpcaddyfile.RegisterHandlerDirective("hdc_auth", parseCaddyfileAuth)
 	httpcaddyfile.RegisterHandlerDirective("hdc_jwe", parseCaddyfileTransport)
+	httpcaddyfile.RegisterHandlerDirective("hdc_forward", parseCaddyfileForward)
 	// Identity first, then decryption (it binds the key to the identity),
-	// both before the request is proxied. Registered together so their
-	// relative order does not depend on file order.
+	// then the headers the backend does not read removed, all before the
+	// request is proxied. Registered together so their relative order
+	// does not depend on file order.
 	httpcaddyfile.RegisterDirectiveOrder("hdc_auth", httpcaddyfile.Before, "reverse_proxy")
 	httpcaddyfile.RegisterDirectiveOrder("hdc_jwe", httpcaddyfile.Before, "reverse_proxy")
+	httpcaddyfile.RegisterDirectiveOrder("hdc_forward", httpcaddyfile.Before, "reverse_proxy")
 }
 
 // parseGlobalOption sets up the hdc app from the global options block:

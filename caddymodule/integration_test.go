@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -124,6 +125,32 @@ func TestEdgeRoundTrips(t *testing.T) {
 		}
 		if got := hit.header.Get("X-Hdc-Edge-Secret"); got == "guess" {
 			t.Fatal("a client-sent X-HDC-* header reached the upstream")
+		}
+	})
+	t.Run("only the headers the backend reads are forwarded", func(t *testing.T) {
+		sent := map[string]string{"Authorization": "Bearer " + c1, "Content-Type": "application/json",
+			"X-Api-Key": "hdc_cs_planted", "Cookie": "session=1", "Accept": "*/*", "User-Agent": "probe/1",
+			"Origin": "https://example.org", "X-Forwarded-For": "192.0.2.1", "Forwarded": "for=192.0.2.1",
+			"Connection": "keep-alive, X-Custom", "X-Custom": "1"}
+		for _, path := range []string{subscriptions, "/connect-auth/v1/account/refresh-token"} {
+			h := maps.Clone(sent)
+			if path != subscriptions {
+				h["Client-Id"] = "c1"
+			}
+			resp, body := e.call(t, "POST", path, payload, h)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+			}
+			for name := range e.up.last().header {
+				// The transport's own: the length of the body, and the
+				// compression it accepts.
+				if !contract.Forwards(path, name) && name != "Content-Length" && name != "Accept-Encoding" {
+					t.Errorf("%s: the upstream got %s", path, name)
+				}
+			}
+		}
+		if e.up.last().header.Get("Authorization") == "" {
+			t.Error("the refresh route did not get the bearer token it compares with the body")
 		}
 	})
 	t.Run("a token's grant is forwarded, a client's is not", func(t *testing.T) {

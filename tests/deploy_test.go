@@ -313,7 +313,7 @@ func TestDeployStaticBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 		modules := strings.Fields(string(out))
-		for _, id := range []string{"hdc", "admin.api.hdc", "http.handlers.hdc_auth", "http.handlers.hdc_jwe", "caddy.listeners.hdc_framing"} {
+		for _, id := range []string{"hdc", "admin.api.hdc", "http.handlers.hdc_auth", "http.handlers.hdc_jwe", "http.handlers.hdc_forward", "caddy.listeners.hdc_framing"} {
 			if !slices.Contains(modules, id) {
 				t.Errorf("module %s is missing", id)
 			}

@@ -184,7 +184,10 @@ func (s *stack) start(name, bin string, args, env []string, files ...*os.File) *
 	p := &process{name: name, cmd: cmd, out: out, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	s.procs = append(s.procs, p)
-	s.t.Cleanup(func() {
+	// The test that started the process answers for it at cleanup, even
+	// when s.t is by then a subtest that has ended.
+	t := s.t
+	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
@@ -193,11 +196,11 @@ func (s *stack) start(name, bin string, args, env []string, files ...*os.File) *
 			<-p.done
 		}
 		if name == "hdc-backend" {
-			s.creds.noteSigningKeys(s.t, filepath.Join(s.dir, "backend", "hdc.db"))
+			s.creds.noteSigningKeys(t, filepath.Join(s.dir, "backend", "hdc.db"))
 		}
-		s.creds.scan(s.t, name, out.String())
-		if s.t.Failed() {
-			s.t.Logf("--- %s output (last 4 KiB):\n%s", name, tail(out.String(), 4096))
+		s.creds.scan(t, name, out.String())
+		if t.Failed() {
+			t.Logf("--- %s output (last 4 KiB):\n%s", name, tail(out.String(), 4096))
 		}
 	})
 	return p
@@ -365,6 +368,7 @@ func (s *stack) request(base, method, path string, body []byte, header map[strin
 	for k, v := range header {
 		req.Header[k] = []string{v} // as given: a test may send a name in lower case
 	}
+	s.plant(req)
 	s.creds.noteBearer(req.Header.Get("Authorization"))
 	s.creds.noteJSON(body)
 	resp, err := s.http.Do(req)
@@ -378,6 +382,23 @@ func (s *stack) request(base, method, path string, body []byte, header map[strin
 	}
 	s.creds.noteJSON(b)
 	return &response{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// plantedHeader is a header the backend does not read, set on every
+// request of the stack's client to a value of a client secret's shape:
+// no log line, at any level, may carry it, as none may carry a query
+// value (a retrieve's identifier names a record).
+const plantedHeader = "X-Api-Key"
+
+// plant sets plantedHeader on req and notes its query values as values no
+// log may carry.
+func (s *stack) plant(req *http.Request) {
+	if req.Header.Get(plantedHeader) == "" {
+		req.Header.Set(plantedHeader, "hdc_cs_planted-in-an-unread-header")
+	}
+	for _, values := range req.URL.Query() {
+		s.creds.add("a query value", values...)
+	}
 }
 
 // lines returns a reader's lines as they come, for following a process's

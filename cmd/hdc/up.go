@@ -320,7 +320,9 @@ func (o upOptions) edgeUploadMaxBody() (string, error) {
 
 // setLogging sets every log of an adapted Caddy configuration to level and
 // to JSON, the format of hdc up's own logger: the default log, and the
-// access log the Caddyfile defines (whose filter keeps its JSON encoder).
+// access log the Caddyfile defines. A log with a filter (the reference
+// Caddyfile's, which keep query values and headers out of every line)
+// keeps it: it wraps JSON.
 func setLogging(cfg map[string]any, level string) {
 	logging, _ := cfg["logging"].(map[string]any)
 	if logging == nil {
@@ -337,7 +339,9 @@ func setLogging(cfg map[string]any, level string) {
 		def = map[string]any{}
 		logs["default"] = def
 	}
-	def["encoder"] = map[string]any{"format": "json"}
+	if enc, _ := def["encoder"].(map[string]any); enc == nil || enc["format"] != "filter" {
+		def["encoder"] = map[string]any{"format": "json"}
+	}
 	for _, l := range logs {
 		l.(map[string]any)["level"] = strings.ToUpper(level)
 	}

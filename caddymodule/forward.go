@@ -1,0 +1,65 @@
+package caddymodule
+
+import (
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+func init() {
+	caddy.RegisterModule(Forward{})
+}
+
+// Forward is the hdc_forward handler: it removes from the request every
+// header the backend does not read (contract.Forwards), so that the hop
+// carries, and reverse_proxy's debug log shows, the hop's own headers and
+// the few the backend needs, never another header a client sent. It comes
+// last before reverse_proxy, after hdc_auth and hdc_jwe have read what
+// they need.
+//
+//	hdc_forward
+type Forward struct{}
+
+// CaddyModule returns the Caddy module information.
+func (Forward) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.hdc_forward",
+		New: func() caddy.Module { return new(Forward) },
+	}
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (Forward) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	for name := range r.Header {
+		if !contract.Forwards(r.URL.Path, name) {
+			delete(r.Header, name)
+		}
+	}
+	return next.ServeHTTP(w, r)
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens: it takes
+// no arguments.
+func (*Forward) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Errf("hdc_forward takes no arguments")
+	}
+	return nil
+}
+
+func parseCaddyfileForward(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	f := new(Forward)
+	return f, f.UnmarshalCaddyfile(h.Dispenser)
+}
+
+// Interface guards
+var (
+	_ caddyhttp.MiddlewareHandler = (*Forward)(nil)
+	_ caddyfile.Unmarshaler       = (*Forward)(nil)
+)

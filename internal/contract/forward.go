@@ -1,0 +1,26 @@
+package contract
+
+import "strings"
+
+// forwarded are the request headers of a client, besides the hop's own
+// (HeaderPrefix), that the backend reads: a body's type, and the Client-Id
+// of the refresh routes.
+var forwarded = map[string]bool{"Content-Type": true, "Client-Id": true}
+
+// Forwards reports whether the edge forwards the request header name
+// (canonical, as net/http keys header maps) to the backend on a request
+// for path: the hop's headers (HeaderPrefix), which the edge alone sets,
+// and the ones the backend reads. The bearer token goes only to the
+// refresh route, the one route that compares it with the body's
+// access_token; elsewhere the backend trusts the identity headers. Every
+// other header stays at the edge, and so out of every log line of the
+// hop.
+func Forwards(path, name string) bool {
+	switch {
+	case strings.HasPrefix(name, HeaderPrefix), forwarded[name]:
+		return true
+	case name == "Authorization":
+		return path == PathRefresh
+	}
+	return false
+}
