@@ -85,6 +85,9 @@ func TestImportRules(t *testing.T) {
 				return p == "backend/store" || p == "backend/store/sqlite" || p == "backend/store/postgres"
 			},
 			func(d string) bool { return d == "backend/store" || d == "backend/audit" }},
+		{"the refusal windows stand before the trail: only the audit record and the store",
+			func(p string) bool { return p == "backend/auditwindow" },
+			func(d string) bool { return d == "backend/audit" || d == "backend/store" }},
 		{"the audit record imports only the contract",
 			func(p string) bool { return p == "backend/audit" },
 			func(d string) bool { return d == "internal/contract" }},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/auditwindow"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
@@ -121,6 +122,10 @@ type Config struct {
 	// AuditRetention is how long audit records are kept: a job prunes the
 	// older prefix of every trail (audit.go); 0 keeps them.
 	AuditRetention time.Duration
+	// AuditRefusalWindow is the window in which repeated refusals of one
+	// kind, from one source and actor, are recorded once with their count
+	// (package auditwindow); 0 records each.
+	AuditRefusalWindow time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -152,6 +157,7 @@ func DefaultConfig() Config {
 		WebhookRetention:            7 * 24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
+		AuditRefusalWindow:          auditwindow.DefaultWindow,
 	}
 }
 
@@ -250,6 +256,8 @@ func (c *Config) checkWebhooks() error {
 		return fmt.Errorf("%s must not be negative (0 keeps them)", named("webhook-retention"))
 	case c.AuditRetention < 0:
 		return fmt.Errorf("%s must not be negative (0 keeps them)", named("audit-retention"))
+	case c.AuditRefusalWindow < 0:
+		return fmt.Errorf("%s must not be negative (0 records each refusal)", named("audit-refusal-window"))
 	}
 	return nil
 }

@@ -74,6 +74,7 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("webhook-aws-accounts", (*accountList)(&c.WebhookAWSAccounts), "comma-separated AWS account ids whose SQS queues and Lambda functions subscriptions may name; none by default, which turns both protocols off", "HDC_WEBHOOK_AWS_ACCOUNTS"),
 		setting("webhook-max-subscriptions", (*intValue)(&c.WebhookMaxSubscriptions), "most webhook subscriptions a workspace may have", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"),
 		setting("audit-retention", (*durationValue)(&c.AuditRetention), "how long audit records are kept (default 6 years); 0 keeps them", "HDC_AUDIT_RETENTION"),
+		setting("audit-refusal-window", (*durationValue)(&c.AuditRefusalWindow), "window in which repeated refusals of one kind, from one source and actor, are recorded once with their count (the first at once); 0 records each", "HDC_AUDIT_REFUSAL_WINDOW"),
 	}
 	if level != nil {
 		s = append(s, setting("log-level", levelValue{level}, "log level: debug, info, warn or error; no level logs a credential", "HDC_LOG_LEVEL"))

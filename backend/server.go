@@ -42,6 +42,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/auditwindow"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/records"
@@ -86,6 +87,9 @@ type Server struct {
 	identity *identity.Service
 	issuer   *token.Issuer
 	delivery *delivery.Dispatcher
+	// refusals stands before the store's audit trail for the refusals
+	// the routes record (package auditwindow).
+	refusals *auditwindow.Trail
 	public   http.Handler
 	internal http.Handler
 	// hop is the public listener's TLS, nil when it is plain loopback HTTP.
@@ -156,13 +160,14 @@ func (s *Server) build(ctx context.Context) error {
 		return fmt.Errorf("loading signing keys: %w", err)
 	}
 	s.identity = identity.New(s.store, cfg.SecretHashing, secretVerifications)
+	s.refusals = auditwindow.New(s.store, cfg.AuditRefusalWindow, s.log.Named("audit"))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	authH, err := auth.New(auth.Config{
 		Identity:   s.identity,
 		Issuer:     s.issuer,
 		Tokens:     s.store,
-		Audit:      s.store,
+		Audit:      s.refusals,
 		Clients:    s.store,
 		RefreshTTL: cfg.RefreshTokenTTL,
 		ByClient:   s.loginLimiter(cfg.LoginFailuresPerClient),
@@ -174,7 +179,7 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	recordsH, err := records.New(records.Config{
-		Store: s.store, Audit: s.store, Blobs: blobs, UploadLimit: cfg.UploadLimit, Log: s.log.Named("records"), Metrics: reg,
+		Store: s.store, Audit: s.refusals, Blobs: blobs, UploadLimit: cfg.UploadLimit, Log: s.log.Named("records"), Metrics: reg,
 	})
 	if err != nil {
 		return err
@@ -270,6 +275,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	background.Go(func() { s.issuer.Run(ctx) })
 	background.Go(func() { s.delivery.Run(ctx) })
 	background.Go(func() { s.auditRetention().run(ctx) })
+	background.Go(func() { s.refusals.Run(ctx) })
 	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()))
 
 	var err error

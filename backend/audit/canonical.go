@@ -43,6 +43,9 @@ type canonical struct {
 	Kid       string           `json:"kid,omitempty"`
 	Request   string           `json:"request,omitempty"`
 	Pruned    *canonicalPruned `json:"pruned,omitempty"`
+	// Count is left out at 0, so that records without one keep the form
+	// they had before it existed.
+	Count int64 `json:"count,omitempty"`
 }
 
 type canonicalEntity struct {
@@ -73,6 +76,7 @@ func (r Record) Canonical() []byte {
 	if r.Pruned != (Pruned{}) {
 		c.Pruned = &canonicalPruned{From: r.Pruned.From, Through: r.Pruned.Last.Seq, Last: r.Pruned.Last.Hash.String()}
 	}
+	c.Count = r.Count
 	b, err := json.Marshal(c)
 	if err != nil {
 		panic("audit: encoding a record: " + err.Error()) // strings and integers always encode
@@ -108,7 +112,7 @@ func (c canonical) record() (Record, error) {
 	}
 	r := Record{Seq: c.Seq, Event: Event{
 		Workspace: c.Workspace, Action: c.Action, Outcome: c.Outcome,
-		Client: c.Client, Grant: c.Grant, Kid: c.Kid, Request: c.Request,
+		Client: c.Client, Grant: c.Grant, Kid: c.Kid, Request: c.Request, Count: c.Count,
 	}}
 	var errs [4]error
 	r.Prev, errs[0] = parseHash(c.Prev)

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -40,12 +41,20 @@ func TestCanonicalGolden(t *testing.T) {
 	if got := string(p.Canonical()); got != want {
 		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
 	}
+
+	c := mustNext(t, Link{}, Event{At: t0, Action: LoginFailed, Outcome: Denied, Source: netip.MustParseAddr("203.0.113.9"), Count: 9})
+	want = `{"v":1,"workspace":"","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z","action":"login_failed","outcome":"denied","source":"203.0.113.9","count":9}`
+	if got := string(c.Canonical()); got != want {
+		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
+	}
 }
 
 func TestParseRoundTrip(t *testing.T) {
 	minimal := Event{At: t0, Action: Login, Outcome: Success, Workspace: "w"}
 	prune := Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: Pruned{From: 3, Last: Link{Seq: 8, Hash: Hash{9}}}}
-	for _, e := range []Event{retrieve(), minimal, prune} {
+	repeated := Event{At: t0, Action: RecordRetrieve, Outcome: Denied, Workspace: "w", Count: 12}
+	for _, e := range []Event{retrieve(), minimal, prune, repeated} {
 		t.Run(string(e.Action), func(t *testing.T) {
 			r := mustNext(t, Link{Seq: 41, Hash: Hash{4, 2}}, e)
 			got, err := Parse(r.Canonical())

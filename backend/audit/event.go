@@ -41,6 +41,11 @@ type Event struct {
 	Request string
 	// Pruned is what a RetentionPrune removed; zero for any other action.
 	Pruned Pruned
+	// Count, when not 0, is how many refusals of one kind, from one
+	// source and actor, the record stands for (2 or more): the ones after
+	// the first of a window, which the first record already shows
+	// (package auditwindow). 0 is the one event.
+	Count int64
 }
 
 // EntityKind says what an entity's ID names.
@@ -95,6 +100,7 @@ func (e Event) Validate() error {
 		{optional(e.Kid, contract.ValidKid), "kid invalid"},
 		{optional(e.Request, contract.IsUUID), "request id is not a UUID"},
 		{e.Pruned.valid(e.Action == RetentionPrune), "pruned range invalid, or on another action"},
+		{e.Count == 0 || e.Count >= 2 && e.Outcome == Denied, "count below 2, or on no refusal"},
 	}
 	for _, c := range checks {
 		if !c.ok {

@@ -45,6 +45,7 @@ func TestValidate(t *testing.T) {
 		{"prune", func(e *Event) {
 			*e = Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: prune}
 		}, ""},
+		{"refusals counted", func(e *Event) { e.Outcome, e.Count = Denied, 12 }, ""},
 		{"key", func(e *Event) { e.Action, e.Entity = KeyRotate, Entity{Kind: EntityKey, ID: "client-1:2027"} }, ""},
 		{"operator's key of an unknown client, outside any workspace", func(e *Event) {
 			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k1"}}
@@ -73,6 +74,9 @@ func TestValidate(t *testing.T) {
 		{"kid with a space", func(e *Event) { e.Kid = "a b" }, "kid"},
 		{"request id not a UUID", func(e *Event) { e.Request = "r-1" }, "request"},
 		{"pruned on another action", func(e *Event) { e.Pruned = prune }, "pruned"},
+		{"a count on a success", func(e *Event) { e.Count = 3 }, "count"},
+		{"a count of one", func(e *Event) { e.Outcome, e.Count = Denied, 1 }, "count"},
+		{"a negative count", func(e *Event) { e.Outcome, e.Count = Denied, -2 }, "count"},
 		{"prune without range", func(e *Event) { *e = Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w"} }, "pruned"},
 		{"prune ending before it starts", func(e *Event) {
 			*e = Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: Pruned{From: 5, Last: Link{Seq: 4, Hash: Hash{1}}}}

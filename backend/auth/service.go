@@ -64,7 +64,7 @@ type Config struct {
 	// Audit keeps the trail of refused logins (successful logins and
 	// refreshes are recorded by Tokens, with the change), and Clients
 	// tells the workspace of a known client whose login was refused.
-	Audit   store.Audit
+	Audit   store.AuditAppender
 	Clients store.Identities
 	// RefreshTTL is the lifetime of each refresh token.
 	RefreshTTL time.Duration

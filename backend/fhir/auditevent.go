@@ -2,6 +2,7 @@ package fhir
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -49,6 +50,9 @@ const (
 	AuditActionExtension = "tag:health-data-connect,2026:fhir:audit-action"
 	// AuditSeqExtension carries the record's seq in its workspace's chain.
 	AuditSeqExtension = "tag:health-data-connect,2026:fhir:audit-seq"
+	// AuditCountExtension carries, on a record that stands for several
+	// refusals of one kind from one source and actor, how many.
+	AuditCountExtension = "tag:health-data-connect,2026:fhir:audit-count"
 )
 
 // auditSpace namespaces the ids of AuditEvents.
@@ -163,6 +167,10 @@ func auditEventOf(r audit.Record) auditEvent {
 	if m.subtype != nil {
 		ev.Subtype = []coding{*m.subtype}
 	}
+	if r.Count > 0 {
+		ev.Extension = append(ev.Extension, auditExtension{URL: AuditCountExtension, ValuePositiveInt: r.Count})
+		ev.OutcomeDesc = fmt.Sprintf("refused %d times from this source in one window, after the refusal recorded before", r.Count)
+	}
 	ev.Agent = []auditAgent{agentOf(r)}
 	ev.Entity = entitiesOf(r)
 	return ev
@@ -252,6 +260,7 @@ type auditEvent struct {
 	Action       string           `json:"action"`
 	Recorded     string           `json:"recorded"`
 	Outcome      string           `json:"outcome"`
+	OutcomeDesc  string           `json:"outcomeDesc,omitempty"`
 	Agent        []auditAgent     `json:"agent"`
 	Source       auditSource      `json:"source"`
 	Entity       []auditEntity    `json:"entity,omitempty"`

@@ -78,7 +78,8 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[12], "110113", "110137", "U", "8", "", "", tClient},
 		{recs[13], "110113", "110136", "C", "0", "", "", tGrant},
 		{recs[15], "110113", "110137", "C", "0", "", "", "k_2"},
-		{recs[18], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[18], "110114", "110122", "E", "4", "", "2001:db8::1", ""},
+		{recs[19], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {
@@ -122,6 +123,25 @@ func TestAuditEventMapping(t *testing.T) {
 				t.Errorf("entity.what = %q, want %q", got, tt.entity)
 			}
 		})
+	}
+}
+
+// TestAuditEventCount: a record standing for several refusals says how
+// many, in an extension and in outcomeDesc; a single one says nothing.
+func TestAuditEventCount(t *testing.T) {
+	recs := sampleRecords(t)
+	m := decode(t, recs[18])
+	if got := dig(m, "extension", 2, "url"); got != AuditCountExtension {
+		t.Fatalf("extension 2 is %v, want the count", got)
+	}
+	if got := dig(m, "extension", 2, "valuePositiveInt"); got != float64(9) {
+		t.Fatalf("count %v, want 9", got)
+	}
+	if desc, _ := m["outcomeDesc"].(string); !strings.Contains(desc, "9 times") {
+		t.Fatalf("outcomeDesc %q", desc)
+	}
+	if single := decode(t, recs[2]); dig(single, "extension", 2, "url") != nil || single["outcomeDesc"] != nil {
+		t.Fatalf("a single refusal says a count: %v", single)
 	}
 }
 

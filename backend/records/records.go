@@ -26,7 +26,7 @@ type Config struct {
 	// Audit keeps the trail of retrievals, which change nothing to record
 	// them with (uploads and submissions are recorded by Store, with the
 	// change).
-	Audit store.Audit
+	Audit store.AuditAppender
 	Blobs blob.Store
 	// UploadLimit is the largest file accepted, in bytes.
 	UploadLimit int64

@@ -265,10 +265,9 @@ type Throttle interface {
 	PruneThrottle(ctx context.Context, now time.Time) (int64, error)
 }
 
-// Audit is the audit trail (package audit): one hash chain of records per
-// workspace, the installation's own under the workspace id "". Engines
-// share its decisions (audit.go): AppendAudit, PruneAudit, DecodeAudit.
-type Audit interface {
+// AuditAppender appends events to the audit trail: Audit does, and so does
+// what stands before it to decide what reaches it (package auditwindow).
+type AuditAppender interface {
 	// AppendAudit appends e to its workspace's chain, in a transaction of
 	// its own, and returns the record. Appends to one chain from any number
 	// of processes take seqs one after the other, without gaps, each record
@@ -276,6 +275,13 @@ type Audit interface {
 	// that has an event to record appends it in its own transaction
 	// instead (see the function AppendAudit).
 	AppendAudit(ctx context.Context, e audit.Event) (audit.Record, error)
+}
+
+// Audit is the audit trail (package audit): one hash chain of records per
+// workspace, the installation's own under the workspace id "". Engines
+// share its decisions (audit.go): AppendAudit, PruneAudit, DecodeAudit.
+type Audit interface {
+	AuditAppender
 	// ListAudit returns the records of f.Workspace's chain that f selects,
 	// in seq order. A stored record that does not parse, or that is not
 	// what its row's columns say, ends the list: ListAudit returns the

@@ -46,6 +46,7 @@ func AuditRecords(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.KeyAdd, Outcome: audit.Success, Entity: key},
 		{Action: audit.KeyRotate, Outcome: audit.Success, Entity: key},
 		{Action: audit.KeyRetire, Outcome: audit.Success, Entity: key},
+		{Action: audit.LoginFailed, Outcome: audit.Denied, Source: netip.MustParseAddr("2001:db8::1"), Count: 9},
 	}
 	var recs []audit.Record
 	var last audit.Link
