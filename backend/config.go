@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/auditwindow"
-	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
 
@@ -71,8 +70,6 @@ type Config struct {
 	LoginFailuresPerClient  int
 	LoginFailuresPerAddress int
 	LoginFailureWindow      time.Duration
-	// SecretHashing are the argon2id parameters of new client secrets.
-	SecretHashing credential.Params
 	// ShutdownTimeout bounds the graceful shutdown of Serve.
 	ShutdownTimeout time.Duration
 
@@ -143,7 +140,6 @@ func DefaultConfig() Config {
 		LoginFailuresPerClient:      10,
 		LoginFailuresPerAddress:     50,
 		LoginFailureWindow:          5 * time.Minute,
-		SecretHashing:               credential.DefaultParams,
 		ShutdownTimeout:             15 * time.Second,
 		WebhookWorkers:              256,
 		WebhookWorkspaceConcurrency: 32,

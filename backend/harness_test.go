@@ -23,7 +23,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/health-data-connect/hdc/backend/auth"
-	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
@@ -35,7 +34,7 @@ import (
 // it verifies access tokens against the server's JWKS and forwards the
 // identity headers.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *Server
 	cfg      Config
 	public   string
@@ -48,17 +47,16 @@ type harness struct {
 }
 
 // start runs a server with test settings, changed by mutate.
-func start(t *testing.T, mutate func(*Config)) *harness {
+func start(t testing.TB, mutate func(*Config)) *harness {
 	t.Helper()
 	return startLogged(t, zaptest.NewLogger(t), mutate)
 }
 
 // startLogged is start with the server logging to log.
-func startLogged(t *testing.T, log *zap.Logger, mutate func(*Config)) *harness {
+func startLogged(t testing.TB, log *zap.Logger, mutate func(*Config)) *harness {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	cfg.SecretHashing = credential.Params{Memory: 64, Time: 1, Threads: 1}
 	cfg.ShutdownTimeout = 5 * time.Second
 	if mutate != nil {
 		mutate(&cfg)
@@ -113,7 +111,7 @@ func withHop(t *testing.T) func(*Config) {
 
 // hopClient returns a client of the hop that trusts the authority of dir
 // and presents role's certificate from it (none for an empty role).
-func hopClient(t *testing.T, dir string, role pki.Role) *http.Client {
+func hopClient(t testing.TB, dir string, role pki.Role) *http.Client {
 	t.Helper()
 	ca, err := os.ReadFile(filepath.Join(dir, pki.CAFile))
 	if err != nil {
@@ -140,7 +138,7 @@ type response struct {
 	body []byte
 }
 
-func (r response) json(t *testing.T, v any) {
+func (r response) json(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("body %q: %v", r.body, err)

@@ -30,7 +30,7 @@ import (
 var wav = append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00"), bytes.Repeat([]byte{0x11, 0x22}, 2000)...)
 
 // multipartBody builds a form with one "file" part.
-func multipartBody(t *testing.T, filename string, content []byte) (io.Reader, string) {
+func multipartBody(t testing.TB, filename string, content []byte) (io.Reader, string) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)

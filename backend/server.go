@@ -75,8 +75,8 @@ const defaultAWSRegion = "us-east-1"
 // maxThrottleKeys bounds the memory of each login limiter.
 const maxThrottleKeys = 100_000
 
-// secretVerifications bounds concurrent argon2id verifications; each holds
-// Config.SecretHashing.Memory (19 MiB by default).
+// secretVerifications bounds concurrent argon2id verifications, of the
+// client secrets earlier versions stored so (19 MiB each by default).
 const secretVerifications = 4
 
 // Server is the backend service.
@@ -159,7 +159,7 @@ func (s *Server) build(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading signing keys: %w", err)
 	}
-	s.identity = identity.New(s.store, cfg.SecretHashing, secretVerifications)
+	s.identity = identity.New(s.store, secretVerifications)
 	s.refusals = auditwindow.New(s.store, cfg.AuditRefusalWindow, s.log.Named("audit"))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -97,7 +97,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	fs := &flakyStore{Store: st}
-	ids := identity.New(fs, credential.Params{Memory: 64, Time: 1, Threads: 1}, 1)
+	ids := identity.New(fs, 1)
 	iss, err := token.NewIssuer(t.Context(), st, token.Config{
 		Issuer: "iss", Audience: "aud", AccessTTL: time.Minute, RotateEvery: time.Hour,
 		PublishAhead: time.Minute, CheckEvery: time.Minute,

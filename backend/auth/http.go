@@ -105,9 +105,13 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) error {
 	}
 	pair, err := h.svc.Login(r.Context(), c)
 	var te *ThrottledError
-	if errors.As(err, &te) {
+	switch {
+	case errors.As(err, &te):
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(te.Wait.Seconds())), 10))
 		return problem.New(http.StatusTooManyRequests, problem.CodeTooManyAttempts, te.Error())
+	case errors.Is(err, ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		return problem.New(http.StatusServiceUnavailable, problem.CodeBusy, ErrBusy.Error())
 	}
 	if err != nil {
 		return err

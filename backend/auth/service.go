@@ -37,6 +37,9 @@ const maxSecretLen = 512
 var (
 	// ErrInvalidClient: unknown client, wrong secret or disabled client.
 	ErrInvalidClient = identity.ErrInvalidClient
+	// ErrBusy: the verification of a secret an earlier version stored
+	// could not start within its bounded wait; nothing was decided.
+	ErrBusy = identity.ErrBusy
 	// ErrInvalidSharingKey: unknown or revoked sharing key, or one granted
 	// to another client.
 	ErrInvalidSharingKey = identity.ErrInvalidSharingKey
@@ -109,7 +112,7 @@ type Credentials struct {
 
 // Login authenticates c and starts a login (a refresh token family),
 // recorded in the audit trail (audit.Login) with it. It returns
-// ErrInvalidClient, ErrInvalidSharingKey or *ThrottledError for a refused
+// ErrInvalidClient, ErrInvalidSharingKey, ErrBusy or *ThrottledError for a refused
 // attempt. A refusal for the credentials is recorded (audit.LoginFailed)
 // before Login returns, and Login fails when that record cannot be
 // written; a throttled attempt is not recorded (the throttle exists to
@@ -129,6 +132,9 @@ func (s *Service) Login(ctx context.Context, c Credentials) (TokenPair, error) {
 		if aerr := s.auditRefusal(ctx, c); aerr != nil {
 			return TokenPair{}, aerr
 		}
+		return TokenPair{}, err
+	case errors.Is(err, ErrBusy):
+		release() // nothing was decided: the attempt counts for nothing
 		return TokenPair{}, err
 	case err != nil:
 		return TokenPair{}, err

@@ -1,10 +1,16 @@
 // Package credential makes and checks the backend's secrets: client secrets
-// (argon2id, because people may choose them and they must resist offline
-// guessing) and high-entropy bearer strings (refresh tokens, sharing keys),
-// which are random 256-bit values and so only need a fast one-way hash.
+// (random 256-bit values, kept as an HMAC-SHA-256 under a key of the
+// installation: MAC) and the other high-entropy bearer strings (refresh
+// tokens, sharing keys), which only need a fast one-way hash (TokenHash).
+// A memory-hard hash protects passwords people choose; a secret of 256
+// random bits cannot be guessed, so argon2id there only made every login
+// cost 19 MiB and 30 ms, which a stranger's bad logins could spend for
+// everyone. Client secrets stored by earlier versions as argon2id (Hash)
+// are still verified (Verify), and moved to the MAC at their next login.
 package credential
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -39,8 +45,9 @@ const (
 	keyLen  = 32
 )
 
-// ErrMalformedHash is returned by Verify for an encoding it cannot read.
-var ErrMalformedHash = errors.New("credential: malformed argon2id hash")
+// ErrMalformedHash is returned by Verify and VerifyMAC for an encoding
+// they cannot read.
+var ErrMalformedHash = errors.New("credential: malformed secret hash")
 
 var b64 = base64.RawStdEncoding
 
@@ -86,6 +93,41 @@ func decode(encoded string) (p Params, salt, key []byte, err error) {
 		return p, nil, nil, ErrMalformedHash
 	}
 	return p, salt, key, nil
+}
+
+// macPrefix starts the encoding of a MAC.
+const macPrefix = "$hmac-sha256$v=1$"
+
+// MAC returns the encoding of secret under key:
+// $hmac-sha256$v=1$<HMAC-SHA-256(key, secret) in unpadded base64>. The
+// key keeps a copy of the table (a backup, a replica) from being a table
+// of secrets' hashes to test guesses against.
+func MAC(key []byte, secret string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(secret))
+	return macPrefix + b64.EncodeToString(m.Sum(nil))
+}
+
+// IsMAC reports whether encoded is a MAC encoding, not a Hash one.
+func IsMAC(encoded string) bool { return strings.HasPrefix(encoded, macPrefix) }
+
+// VerifyMAC reports whether secret matches encoded, a MAC result under
+// key, comparing in constant time.
+func VerifyMAC(key []byte, secret, encoded string) (bool, error) {
+	want, err := b64.DecodeString(strings.TrimPrefix(encoded, macPrefix))
+	if !IsMAC(encoded) || err != nil || len(want) != sha256.Size {
+		return false, ErrMalformedHash
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(secret))
+	return hmac.Equal(m.Sum(nil), want), nil
+}
+
+// NewKey returns 256 random bits, a key for MAC.
+func NewKey() []byte {
+	k := make([]byte, 32)
+	rand.Read(k)
+	return k
 }
 
 // NewToken returns prefix followed by 256 random bits in unpadded base64url.

@@ -76,3 +76,37 @@ func TestNewToken(t *testing.T) {
 		t.Fatal("TokenHash is not a deterministic 32-byte digest")
 	}
 }
+
+func TestMAC(t *testing.T) {
+	key, other := NewKey(), NewKey()
+	enc := MAC(key, "hdc_cs_s3cret")
+	if !strings.HasPrefix(enc, "$hmac-sha256$v=1$") || !IsMAC(enc) || IsMAC(Hash("x", fast)) {
+		t.Fatalf("encoding = %q", enc)
+	}
+	if enc != MAC(key, "hdc_cs_s3cret") || enc == MAC(other, "hdc_cs_s3cret") {
+		t.Fatal("a MAC depends on the secret and the key alone")
+	}
+	tests := []struct {
+		name, secret, encoded string
+		key                   []byte
+		want                  bool
+		wantErr               bool
+	}{
+		{"right", "hdc_cs_s3cret", enc, key, true, false},
+		{"wrong secret", "hdc_cs_s3cret ", enc, key, false, false},
+		{"empty secret", "", enc, key, false, false},
+		{"another key", "hdc_cs_s3cret", enc, other, false, false},
+		{"an argon2id encoding", "hdc_cs_s3cret", Hash("hdc_cs_s3cret", fast), key, false, true},
+		{"truncated", "hdc_cs_s3cret", enc[:len(enc)-2], key, false, true},
+		{"not base64", "hdc_cs_s3cret", "$hmac-sha256$v=1$!!!!", key, false, true},
+		{"another version", "hdc_cs_s3cret", strings.Replace(enc, "v=1", "v=2", 1), key, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ok, err := VerifyMAC(tt.key, tt.secret, tt.encoded)
+			if ok != tt.want || (err != nil) != tt.wantErr {
+				t.Fatalf("VerifyMAC = %v, %v; want %v, error %v", ok, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}

@@ -39,31 +39,66 @@ var (
 	ErrInvalidID = errors.New("identifiers are 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 )
 
+// secretsKey names the key of the keyed hash of client secrets
+// (store.Identities.HashKey).
+const secretsKey = "client-secrets"
+
+// legacyWait is the longest a login waits for one of the slots of
+// argon2id verifications, the hash of clients not logged in since it was
+// replaced: past it the login is refused with ErrBusy, never queued
+// without bound behind a stranger's bad logins.
+const legacyWait = 250 * time.Millisecond
+
+// ErrBusy: every slot of argon2id verification stayed taken for
+// legacyWait; nothing was decided, and the caller may retry shortly.
+var ErrBusy = errors.New("too many logins are being verified; retry shortly")
+
 // Service manages identities in a store.
 type Service struct {
-	store  store.Identities
-	params credential.Params
-	// dummy returns a hash of a random secret that Authenticate verifies
-	// against when the client is unknown, so that case costs what a wrong
-	// secret does. It is made on first use: the CLI commands that only
-	// manage identities never pay for it.
-	dummy func() string
-	// slots bounds concurrent argon2id verifications, each of which holds
-	// params.Memory KiB.
+	store store.Identities
+	// key is the key of the client secrets' keyed hash, read (or made) on
+	// first use and then kept; a failure is not kept.
+	mu  sync.Mutex
+	key []byte
+	// slots bounds concurrent argon2id verifications of secrets stored by
+	// earlier versions, each of which holds their encoding's memory.
 	slots chan struct{}
+	wait  time.Duration
 	now   func() time.Time
 }
 
-// New returns a Service over s hashing client secrets with p. At most
-// concurrency verifications run at once (at least one).
-func New(s store.Identities, p credential.Params, concurrency int) *Service {
+// New returns a Service over s. At most concurrency argon2id verifications
+// (of secrets stored by earlier versions) run at once (at least one).
+func New(s store.Identities, concurrency int) *Service {
 	return &Service{
-		store:  s,
-		params: p,
-		dummy:  sync.OnceValue(func() string { return credential.Hash(credential.NewToken(""), p) }),
-		slots:  make(chan struct{}, max(concurrency, 1)),
-		now:    time.Now,
+		store: s,
+		slots: make(chan struct{}, max(concurrency, 1)),
+		wait:  legacyWait,
+		now:   time.Now,
 	}
+}
+
+// secretsKeyOf returns the key of the client secrets' keyed hash.
+func (s *Service) secretsKeyOf(ctx context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.key == nil {
+		k, err := s.store.HashKey(ctx, secretsKey, credential.NewKey(), s.now())
+		if err != nil {
+			return nil, fmt.Errorf("the key of client secrets: %w", err)
+		}
+		s.key = k
+	}
+	return s.key, nil
+}
+
+// hashSecret returns the stored form of a client secret.
+func (s *Service) hashSecret(ctx context.Context, secret string) (string, error) {
+	key, err := s.secretsKeyOf(ctx)
+	if err != nil {
+		return "", err
+	}
+	return credential.MAC(key, secret), nil
 }
 
 // Credentials are a new client's credentials, shown once.
@@ -88,10 +123,14 @@ func (s *Service) CreateClient(ctx context.Context, workspaceID string) (Credent
 		ClientSecret: credential.NewToken(clientSecretPrefix),
 		WorkspaceID:  workspaceID,
 	}
-	err := s.store.CreateClient(ctx, store.Client{
+	hash, err := s.hashSecret(ctx, cred.ClientSecret)
+	if err != nil {
+		return Credentials{}, err
+	}
+	err = s.store.CreateClient(ctx, store.Client{
 		ID:          cred.ClientID,
 		WorkspaceID: workspaceID,
-		SecretHash:  credential.Hash(cred.ClientSecret, s.params),
+		SecretHash:  hash,
 		Status:      store.ClientActive,
 		CreatedAt:   now,
 	}, operatorEvent(now, audit.ClientCreate, workspaceID, audit.EntityClient, cred.ClientID))
@@ -225,25 +264,36 @@ type Principal struct {
 
 // Authenticate checks a client's secret and, when sharingKey is not empty,
 // its sharing grant. Unknown client, wrong secret and disabled client all
-// return ErrInvalidClient after the same argon2id work.
+// return ErrInvalidClient after the same work: one keyed hash (an unknown
+// client's against a hash that matches nothing), in constant time. A
+// client whose secret an earlier version stored as argon2id is verified
+// that way, within a bounded wait (else ErrBusy), and its secret moved to
+// the keyed hash once it verifies.
 func (s *Service) Authenticate(ctx context.Context, clientID, secret, sharingKey string) (Principal, error) {
 	c, err := s.store.GetClient(ctx, clientID)
 	known := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Principal{}, err
 	}
-	var encoded string
-	if known {
-		encoded = c.SecretHash
-	} else {
-		encoded = s.dummy()
+	key, err := s.secretsKeyOf(ctx)
+	if err != nil {
+		return Principal{}, err
 	}
-	ok, err := s.verify(ctx, secret, encoded)
+	encoded := c.SecretHash
+	if !known {
+		encoded = credential.MAC(key, credential.NewToken("")) // matches nothing a client sends
+	}
+	ok, err := s.verify(ctx, key, secret, encoded)
 	if err != nil {
 		return Principal{}, err
 	}
 	if !known || !ok || c.Status != store.ClientActive {
 		return Principal{}, ErrInvalidClient
+	}
+	if !credential.IsMAC(encoded) {
+		// The hash of an earlier version: the next login costs a keyed
+		// hash. A failure leaves it for the next login.
+		_ = s.store.ReplaceSecretHash(ctx, c.ID, encoded, credential.MAC(key, secret))
 	}
 	p := Principal{ClientID: c.ID, WorkspaceID: c.WorkspaceID}
 	if sharingKey == "" {
@@ -262,10 +312,18 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret, sharingKey
 	return p, nil
 }
 
-// verify runs one argon2id verification in a slot.
-func (s *Service) verify(ctx context.Context, secret, encoded string) (bool, error) {
+// verify checks secret against encoded: a keyed hash under key at once,
+// an earlier version's argon2id in a slot, waited for at most s.wait.
+func (s *Service) verify(ctx context.Context, key []byte, secret, encoded string) (bool, error) {
+	if credential.IsMAC(encoded) {
+		return credential.VerifyMAC(key, secret, encoded)
+	}
+	timer := time.NewTimer(s.wait)
+	defer timer.Stop()
 	select {
 	case s.slots <- struct{}{}:
+	case <-timer.C:
+		return false, ErrBusy
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}

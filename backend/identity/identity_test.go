@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
@@ -21,7 +23,7 @@ func newService(t *testing.T) (*Service, store.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return New(st, credential.Params{Memory: 64, Time: 1, Threads: 1}, 2), st
+	return New(st, 2), st
 }
 
 func TestCreateClient(t *testing.T) {
@@ -43,7 +45,7 @@ func TestCreateClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(c.SecretHash, cred.ClientSecret) || !strings.HasPrefix(c.SecretHash, "$argon2id$") {
+	if strings.Contains(c.SecretHash, cred.ClientSecret) || !strings.HasPrefix(c.SecretHash, "$hmac-sha256$") {
 		t.Fatalf("stored secret hash %q", c.SecretHash)
 	}
 	// A second client joins the existing workspace.
@@ -55,7 +57,7 @@ func TestCreateClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := json.Marshal(list)
-	if len(list) != 2 || strings.Contains(string(out), "secret") || strings.Contains(string(out), "argon2") {
+	if len(list) != 2 || strings.Contains(string(out), "secret") || strings.Contains(string(out), "hmac") {
 		t.Fatalf("ListClients = %s", out)
 	}
 }
@@ -146,25 +148,66 @@ func TestGrantSharingErrors(t *testing.T) {
 	}
 }
 
-// TestNewDefersTheDummyHash: New does not hash (commands that only manage
-// identities never authenticate); the first unknown client does, once.
-func TestNewDefersTheDummyHash(t *testing.T) {
-	const memory = 16 << 10 // KiB: argon2id allocates this much per hash
-	allocated := func(fn func()) uint64 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		fn()
-		runtime.ReadMemStats(&after)
-		return after.TotalAlloc - before.TotalAlloc
+// legacyClient stores a client whose secret an earlier version hashed with
+// argon2id, as the store of such a version holds it.
+func legacyClient(t *testing.T, st store.Store, workspace, secret string) store.Client {
+	t.Helper()
+	if _, err := st.EnsureWorkspace(t.Context(), workspace, time.Now()); err != nil {
+		t.Fatal(err)
 	}
-	var svc *Service
-	if n := allocated(func() { svc = New(nil, credential.Params{Memory: memory, Time: 1, Threads: 1}, 1) }); n >= memory<<10 {
-		t.Fatalf("New allocated %d bytes: it hashed", n)
+	c := store.Client{ID: uuid.NewString(), WorkspaceID: workspace, Status: store.ClientActive, CreatedAt: time.Now(),
+		SecretHash: credential.Hash(secret, credential.Params{Memory: 64, Time: 1, Threads: 1})}
+	e := audit.Event{At: c.CreatedAt, Action: audit.ClientCreate, Outcome: audit.Success, Workspace: workspace,
+		Entity: audit.Entity{Kind: audit.EntityClient, ID: c.ID}}
+	if err := st.CreateClient(t.Context(), c, e); err != nil {
+		t.Fatal(err)
 	}
-	if n := allocated(func() { svc.dummy() }); n < memory<<10 {
-		t.Fatalf("the first dummy() allocated %d bytes: it did not hash", n)
+	return c
+}
+
+// TestAuthenticateMovesLegacyHashes: a secret an earlier version stored
+// as argon2id still logs in, and its hash moves to the keyed hash then;
+// a wrong secret moves nothing.
+func TestAuthenticateMovesLegacyHashes(t *testing.T) {
+	svc, st := newService(t)
+	const secret = "hdc_cs_an-earlier-version-issued-this"
+	c := legacyClient(t, st, "legacy", secret)
+	if _, err := svc.Authenticate(t.Context(), c.ID, secret+"x", ""); !errors.Is(err, ErrInvalidClient) {
+		t.Fatalf("a wrong secret: %v", err)
 	}
-	if n := allocated(func() { svc.dummy() }); n >= memory<<10 {
-		t.Fatalf("the second dummy() allocated %d bytes: it hashed again", n)
+	if got, _ := st.GetClient(t.Context(), c.ID); got.SecretHash != c.SecretHash {
+		t.Fatal("a wrong secret moved the hash")
+	}
+	for i := range 2 {
+		if _, err := svc.Authenticate(t.Context(), c.ID, secret, ""); err != nil {
+			t.Fatalf("login %d: %v", i+1, err)
+		}
+		got, err := st.GetClient(t.Context(), c.ID)
+		if err != nil || !credential.IsMAC(got.SecretHash) {
+			t.Fatalf("after login %d the stored hash is %.20q, %v", i+1, got.SecretHash, err)
+		}
+	}
+}
+
+// TestLegacyVerificationsWaitBounded: with every argon2id slot taken, a
+// login of a client with a legacy hash is refused with ErrBusy after the
+// bounded wait, while a client with the keyed hash logs in at once.
+func TestLegacyVerificationsWaitBounded(t *testing.T) {
+	svc, st := newService(t)
+	svc.wait = 50 * time.Millisecond
+	const secret = "hdc_cs_an-earlier-version-issued-this"
+	legacy := legacyClient(t, st, "legacy", secret)
+	current, err := svc.CreateClient(t.Context(), "current")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range cap(svc.slots) {
+		svc.slots <- struct{}{}
+	}
+	if _, err := svc.Authenticate(t.Context(), legacy.ID, secret, ""); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a legacy login with every slot taken: %v, want ErrBusy", err)
+	}
+	if _, err := svc.Authenticate(t.Context(), current.ClientID, current.ClientSecret, ""); err != nil {
+		t.Fatalf("a current login with every slot taken: %v", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -33,7 +32,7 @@ func (failingAudit) AppendAudit(context.Context, audit.Event) (audit.Record, err
 // with care context id cc in st, and returns the client's id.
 func seedRecord(tb testing.TB, st store.Store, cc string) string {
 	tb.Helper()
-	creds, err := identity.New(st, credential.Params{Memory: 64, Time: 1, Threads: 1}, 1).CreateClient(tb.Context(), "w1")
+	creds, err := identity.New(st, 1).CreateClient(tb.Context(), "w1")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -94,6 +94,15 @@ type Identities interface {
 	// grant keeps the first revocation time (and is recorded again).
 	// ErrNotFound, and nothing appended, for an unknown id.
 	RevokeSharingGrant(ctx context.Context, id string, now time.Time, e audit.Event) error
+	// ReplaceSecretHash sets the client's secret hash to next where it is
+	// still old: the move of a client's secret to another hash at its
+	// login. A client whose hash is no longer old (another process moved
+	// it first) or that does not exist is left as it is, without error.
+	ReplaceSecretHash(ctx context.Context, clientID, old, next string) error
+	// HashKey returns the key of the keyed hash named name, storing fresh
+	// as that key at now when there is none yet; processes that ask at
+	// once all get the one key stored.
+	HashKey(ctx context.Context, name string, fresh []byte, now time.Time) ([]byte, error)
 }
 
 // Tokens are the refresh token families of logins (package auth).
@@ -334,7 +343,9 @@ const (
 type Client struct {
 	ID          string
 	WorkspaceID string
-	// SecretHash is the self-describing argon2id encoding of the secret.
+	// SecretHash is the self-describing encoding of the secret: a keyed
+	// hash (credential.MAC), or argon2id for a client not logged in since
+	// earlier versions (credential.Hash).
 	SecretHash string
 	Status     ClientStatus
 	CreatedAt  time.Time

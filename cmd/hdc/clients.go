@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend"
-	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
 )
@@ -35,7 +34,7 @@ func (f *storeFlags) run(cmd *cobra.Command, fn func(*identity.Service) error) e
 		return err
 	}
 	defer st.Close()
-	return fn(identity.New(st, credential.DefaultParams, 1))
+	return fn(identity.New(st, 1))
 }
 
 // warnUnknownClient warns on standard error when the backend's database
@@ -52,7 +51,7 @@ func (f *storeFlags) warnUnknownClient(cmd *cobra.Command, client string) {
 		return
 	}
 	defer st.Close()
-	err = identity.New(st, credential.DefaultParams, 1).CheckClient(ctx, client)
+	err = identity.New(st, 1).CheckClient(ctx, client)
 	if errors.Is(err, identity.ErrInvalidClient) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: the backend's database (--db, --data) has no active client %q: "+
 			"the edge will accept the key, the backend will refuse the client (create it with hdc clients create)\n", client)

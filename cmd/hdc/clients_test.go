@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend"
-	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
 )
 
@@ -73,7 +72,7 @@ func TestClientsAndSharing(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		return identity.New(st, credential.DefaultParams, 1).Authenticate(t.Context(), clientID, secret, key)
+		return identity.New(st, 1).Authenticate(t.Context(), clientID, secret, key)
 	}
 	if p, err := auth(a.ClientID, a.ClientSecret, g.SharingKey); err != nil || p.WorkspaceID != "globex" {
 		t.Fatalf("login with the sharing key: %+v, %v", p, err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
 )
@@ -22,7 +21,6 @@ func serveBackend(t *testing.T, dir string) (*backend.Server, string) {
 	t.Helper()
 	cfg := backend.DefaultConfig()
 	cfg.DataDir = dir
-	cfg.SecretHashing = credential.Params{Memory: 64, Time: 1, Threads: 1}
 	srv, err := backend.New(t.Context(), cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)

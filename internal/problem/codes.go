@@ -38,6 +38,7 @@ const (
 	CodeSubscriptionLimit       = "subscription_limit"
 	CodeUnknownWorkspace        = "unknown_workspace"
 	CodeTooManyAttempts         = "too_many_attempts"
+	CodeBusy                    = "busy"
 	CodeInternalError           = "internal_error"
 	CodeNotReady                = "not_ready"
 )

@@ -137,3 +137,20 @@ func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time
 		return err
 	})
 }
+
+// ReplaceSecretHash implements store.Store.
+func (s *Store) ReplaceSecretHash(ctx context.Context, clientID, old, next string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE clients SET secret_hash = $1 WHERE id = $2 AND secret_hash = $3`, next, clientID, old)
+	return err
+}
+
+// HashKey implements store.Store.
+func (s *Store) HashKey(ctx context.Context, name string, fresh []byte, now time.Time) ([]byte, error) {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO hash_keys (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
+		name, fresh, ts(now)); err != nil {
+		return nil, err
+	}
+	var secret []byte
+	err := s.pool.QueryRow(ctx, `SELECT secret FROM hash_keys WHERE name = $1`, name).Scan(&secret)
+	return secret, err
+}

@@ -165,3 +165,22 @@ func oneRow(res sql.Result) error {
 	}
 	return nil
 }
+
+// ReplaceSecretHash implements store.Store.
+func (s *Store) ReplaceSecretHash(ctx context.Context, clientID, old, next string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE clients SET secret_hash = ? WHERE id = ? AND secret_hash = ?`, next, clientID, old)
+	return err
+}
+
+// HashKey implements store.Store.
+func (s *Store) HashKey(ctx context.Context, name string, fresh []byte, now time.Time) ([]byte, error) {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO hash_keys (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+		name, hex.EncodeToString(fresh), micros(now)); err != nil {
+		return nil, err
+	}
+	var secret string
+	if err := s.db.QueryRowContext(ctx, `SELECT secret FROM hash_keys WHERE name = ?`, name).Scan(&secret); err != nil {
+		return nil, err
+	}
+	return hexBytes(secret)
+}

@@ -30,6 +30,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	}{
 		{"Workspaces", testWorkspaces},
 		{"Clients", testClients},
+		{"ReplaceSecretHash", testReplaceSecretHash},
+		{"HashKey", testHashKey},
 		{"SharingGrants", testSharingGrants},
 		{"RefreshRotation", testRefreshRotation},
 		{"RefreshReuse", testRefreshReuse},
@@ -140,6 +142,50 @@ func testClients(t *testing.T, s Store) {
 	must(t, err)
 	if len(list) != 2 || list[0].ID != "c1" || list[1].ID != "c2" || list[0].Status != store.ClientDisabled {
 		t.Fatalf("ListClients = %+v", list)
+	}
+}
+
+func testReplaceSecretHash(t *testing.T, s Store) {
+	seed(t, s, "w1", "c1")
+	c, err := s.GetClient(ctx(t), "c1")
+	must(t, err)
+	must(t, s.ReplaceSecretHash(ctx(t), "c1", c.SecretHash, "moved"))
+	// Where the hash is no longer the old one, nothing changes.
+	must(t, s.ReplaceSecretHash(ctx(t), "c1", c.SecretHash, "moved again"))
+	must(t, s.ReplaceSecretHash(ctx(t), "c9", "x", "y"))
+	if got, err := s.GetClient(ctx(t), "c1"); err != nil || got.SecretHash != "moved" {
+		t.Fatalf("secret hash %q, %v; want moved", got.SecretHash, err)
+	}
+}
+
+func testHashKey(t *testing.T, s Store) {
+	first := bytes.Repeat([]byte{1}, 32)
+	got, err := s.HashKey(ctx(t), "client-secrets", first, t0)
+	must(t, err)
+	if !bytes.Equal(got, first) {
+		t.Fatalf("the first key = %x", got)
+	}
+	// Later calls get the stored key, whatever they offer; another name
+	// has its own.
+	if got, err = s.HashKey(ctx(t), "client-secrets", bytes.Repeat([]byte{2}, 32), t0); err != nil || !bytes.Equal(got, first) {
+		t.Fatalf("the key again = %x, %v", got, err)
+	}
+	if got, err = s.HashKey(ctx(t), "other", bytes.Repeat([]byte{3}, 32), t0); err != nil || got[0] != 3 {
+		t.Fatalf("another name's key = %x, %v", got, err)
+	}
+	// Processes asking at once all get one key.
+	keys := make([][]byte, 8)
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Go(func() {
+			keys[i], _ = s.HashKey(ctx(t), "concurrent", bytes.Repeat([]byte{byte(10 + i)}, 32), t0)
+		})
+	}
+	wg.Wait()
+	for _, k := range keys {
+		if len(k) != 32 || !bytes.Equal(k, keys[0]) {
+			t.Fatalf("concurrent first calls got %x", keys)
+		}
 	}
 }
 
