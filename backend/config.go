@@ -284,9 +284,12 @@ func (c *Config) checkExposure(public, internal string) error {
 		// act as the edge and name any client in the identity headers.
 		return fmt.Errorf("%s %q is not loopback: it needs the hop's mutual TLS "+
 			"(%s, %s, %s; hdc tls init makes them)", named("listen"), public, named("hop-ca"), named("hop-cert"), named("hop-key"))
-	case !inherited(internal) && !c.InternalListenNonLoopback && !loopbackAddr(internal):
-		return fmt.Errorf("%s %q is not loopback, and the internal listener has no authentication: "+
-			"set %s if only trusted peers can reach it", named("internal-listen"), internal, named("internal-listen-non-loopback"))
+	case !inherited(internal) && c.HopCA == "" && !c.InternalListenNonLoopback && !loopbackAddr(internal):
+		// With the hop's TLS, every route but the health checks needs a
+		// client certificate of its role.
+		return fmt.Errorf("%s %q is not loopback, and without the hop's mutual TLS (%s) the internal listener has no "+
+			"authentication: configure it, or set %s if only trusted peers can reach it",
+			named("internal-listen"), internal, named("hop-ca"), named("internal-listen-non-loopback"))
 	}
 	return nil
 }

@@ -45,9 +45,9 @@ func setting(flag string, v pflag.Value, usage string, env ...string) Setting {
 func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 	s := Settings{
 		setting("listen", (*stringValue)(&c.Listen), "public listen `address` (host:port, or fd/N for an inherited socket), for the edge only", "HDC_LISTEN"),
-		setting("internal-listen", (*stringValue)(&c.InternalListen), "internal listen `address`: JWKS, events ingress, parser results, health, metrics; no authentication, so loopback unless --internal-listen-non-loopback", "HDC_INTERNAL_LISTEN"),
-		setting("internal-listen-non-loopback", (*boolValue)(&c.InternalListenNonLoopback), "allow an internal listen address beyond loopback; firewall it to trusted peers", "HDC_INTERNAL_LISTEN_NON_LOOPBACK"),
-		setting("hop-ca", (*stringValue)(&c.HopCA), "the hop's mutual TLS (hdc tls init makes its files; required beyond loopback): PEM `file` of the authority whose edge certificates the public listener requires", "HDC_HOP_CA"),
+		setting("internal-listen", (*stringValue)(&c.InternalListen), "internal listen `address`: JWKS (edge), events ingress (publisher), parser results (parser), metrics (scraper), health (anyone); each role's client certificate required with the hop's TLS, loopback without it unless --internal-listen-non-loopback", "HDC_INTERNAL_LISTEN"),
+		setting("internal-listen-non-loopback", (*boolValue)(&c.InternalListenNonLoopback), "allow an internal listen address beyond loopback without the hop's TLS, so without authentication; firewall it to trusted peers", "HDC_INTERNAL_LISTEN_NON_LOOPBACK"),
+		setting("hop-ca", (*stringValue)(&c.HopCA), "the hop's mutual TLS (hdc tls init makes its files; required beyond loopback): PEM `file` of the authority whose client certificates both listeners require", "HDC_HOP_CA"),
 		setting("hop-cert", (*stringValue)(&c.HopCert), "PEM `file` of this backend's certificate for the hop", "HDC_HOP_CERT"),
 		setting("hop-key", (*stringValue)(&c.HopKey), "PEM `file` of this backend's private key for the hop", "HDC_HOP_KEY"),
 		setting("data", (*stringValue)(&c.DataDir), "data `directory`: SQLite database, blobs, upload staging", "HDC_DATA"),

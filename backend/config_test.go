@@ -213,8 +213,9 @@ func TestConfigListenSafety(t *testing.T) {
 		{"all interfaces with the hop's TLS", "0.0.0.0:9080", "127.0.0.1:9081", true, false, true},
 		{"internal on all interfaces", "127.0.0.1:9080", "0.0.0.0:9081", false, false, false},
 		{"internal on empty host", "127.0.0.1:9080", ":9081", false, false, false},
-		{"internal on a private address", "127.0.0.1:9080", "10.0.0.5:9081", true, false, false},
-		{"internal off loopback, allowed", "0.0.0.0:9080", "0.0.0.0:9081", true, true, true},
+		{"internal on a private address without the hop's TLS", "127.0.0.1:9080", "10.0.0.5:9081", false, false, false},
+		{"internal on a private address with the hop's TLS", "127.0.0.1:9080", "10.0.0.5:9081", true, false, true},
+		{"internal off loopback without the hop's TLS, allowed", "127.0.0.1:9080", "0.0.0.0:9081", false, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

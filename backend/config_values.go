@@ -130,13 +130,20 @@ func (l *prefixList) String() string {
 	return strings.Join(parts, ",")
 }
 
+// listItems are the non-empty items of a comma-separated list, trimmed.
+func listItems(s string) []string {
+	var items []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
+}
+
 func (l *prefixList) Set(s string) error {
 	var out prefixList
-	for item := range strings.SplitSeq(s, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
+	for _, item := range listItems(s) {
 		p, err := netip.ParsePrefix(item)
 		if err != nil {
 			a, aerr := netip.ParseAddr(item)
@@ -160,11 +167,7 @@ func (l *accountList) String() string { return strings.Join(*l, ",") }
 
 func (l *accountList) Set(s string) error {
 	var out accountList
-	for item := range strings.SplitSeq(s, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
+	for _, item := range listItems(s) {
 		if len(item) != 12 || strings.Trim(item, "0123456789") != "" {
 			return fmt.Errorf("%q is not an AWS account id (12 digits)", item)
 		}

@@ -40,8 +40,10 @@ type harness struct {
 	public   string
 	internal string
 	// http is the client of every request: with the hop's TLS, it presents
-	// the edge's certificate.
-	http *http.Client
+	// the edge's certificate, and roles those of the internal listener's
+	// other roles.
+	http  *http.Client
+	roles map[contract.Role]*http.Client
 	// stop cancels Serve and returns what it returned.
 	stop func() error
 }
@@ -91,10 +93,38 @@ func startLogged(t testing.TB, log *zap.Logger, mutate func(*Config)) *harness {
 	h := &harness{t: t, srv: srv, cfg: cfg, stop: stop, http: http.DefaultClient,
 		public: "http://" + pub.Addr().String(), internal: "http://" + in.Addr().String()}
 	if cfg.HopCA != "" {
-		h.public = "https://" + pub.Addr().String()
-		h.http = hopClient(t, filepath.Dir(cfg.HopCA), pki.Edge)
+		dir := filepath.Dir(cfg.HopCA)
+		h.public, h.internal = "https://"+pub.Addr().String(), "https://"+in.Addr().String()
+		h.http = hopClient(t, dir, pki.Edge)
+		h.roles = map[contract.Role]*http.Client{}
+		for _, role := range []pki.Role{pki.Publisher, pki.Parser, pki.Scraper} {
+			if err := pki.IssueFromDir(dir, role, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			h.roles[contract.Role(role)] = hopClient(t, dir, role)
+		}
 	}
 	return h
+}
+
+// internalRoles are the roles of the internal listener's routes, by path.
+var internalRoles = map[string]contract.Role{
+	contract.PathEvents: contract.RolePublisher, contract.PathMetrics: contract.RoleScraper,
+	"/resources": contract.RoleParser, // the end of contract.PathResources
+}
+
+// clientFor returns the client of a request for url: on the internal
+// listener with the hop's TLS, the one of the route's role, as the
+// platform's services have them.
+func (h *harness) clientFor(url string) *http.Client {
+	if h.roles != nil && strings.HasPrefix(url, h.internal) {
+		for suffix, role := range internalRoles {
+			if strings.HasSuffix(url, suffix) {
+				return h.roles[role]
+			}
+		}
+	}
+	return h.http
 }
 
 // withHop gives the server the hop's mutual TLS, with a new authority.
@@ -171,7 +201,7 @@ func (h *harness) newRequest(method, url string, body io.Reader, headers ...stri
 func (h *harness) do(method, url string, body io.Reader, headers ...string) response {
 	h.t.Helper()
 	req := h.newRequest(method, url, body, headers...)
-	res, err := h.http.Do(req)
+	res, err := h.clientFor(url).Do(req)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -390,9 +390,76 @@ func TestHopTLS(t *testing.T) {
 			t.Fatal("plain HTTP served")
 		}
 	}
-	// The internal listener does not ask for a certificate.
-	if res := h.do("GET", h.internal+contract.PathHealth, nil); res.StatusCode != 200 {
-		t.Fatalf("internal: %d", res.StatusCode)
+	// The internal listener's health routes need no certificate.
+	anyone := hopClient(t, dir, "")
+	for _, path := range []string{contract.PathHealth, contract.PathReady} {
+		if resp, err := anyone.Get(h.internal + path); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s without a certificate: %v %v", path, resp, err)
+		}
+	}
+}
+
+// TestInternalRoles (second review, finding 2): with the hop's TLS, each
+// route of the internal listener serves the certificates of its role
+// alone, refuses the others and none with 403 (and a certificate of
+// another authority at the handshake); the health routes serve anyone.
+func TestInternalRoles(t *testing.T) {
+	h := start(t, withHop(t))
+	dir := filepath.Dir(h.cfg.HopCA)
+	up := h.upload(h.as(h.login(h.client("acme"), "")), "visit.txt", []byte("a consultation"), "")
+	routes := []struct {
+		method, path, body string
+		role               contract.Role // "" for anyone
+	}{
+		{"GET", contract.PathJWKS, "", contract.RoleEdge},
+		{"POST", contract.PathEvents, `{"workspace_id":"acme","type":"appointment.created","data":{"appointment_id":"a-1"}}`, contract.RolePublisher},
+		{"POST", "/internal/v1/records/" + up.CareContextID + "/resources", parserResults, contract.RoleParser},
+		{"GET", contract.PathMetrics, "", contract.RoleScraper},
+		{"GET", contract.PathHealth, "", ""},
+		{"GET", contract.PathReady, "", ""},
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	if err := pki.InitDir(other, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []pki.Role{pki.Publisher, pki.Parser, pki.Scraper} {
+		if err := pki.IssueFromDir(other, role, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clients := map[string]*http.Client{"no certificate": hopClient(t, dir, "")}
+	for _, role := range contract.Roles {
+		clients[string(role)] = h.clientFor(h.internal + map[contract.Role]string{contract.RoleEdge: contract.PathJWKS,
+			contract.RolePublisher: contract.PathEvents, contract.RoleParser: "/resources", contract.RoleScraper: contract.PathMetrics}[role])
+	}
+	for _, rt := range routes {
+		for name, client := range clients {
+			t.Run(rt.path+" as "+name, func(t *testing.T) {
+				req := h.newRequest(rt.method, h.internal+rt.path, strings.NewReader(rt.body), "Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if rt.role == "" || string(rt.role) == name {
+					if resp.StatusCode >= 300 {
+						t.Fatalf("refused: %d %s", resp.StatusCode, body)
+					}
+					return
+				}
+				wantProblem(t, response{resp, body}, 403, "forbidden")
+			})
+		}
+		t.Run(rt.path+" as another authority's "+string(rt.role), func(t *testing.T) {
+			if rt.role == "" {
+				rt.role = contract.RoleEdge
+			}
+			if resp, err := hopClient(t, other, pki.Role(rt.role)).Get(h.internal + rt.path); err == nil {
+				resp.Body.Close()
+				t.Fatalf("served: %d", resp.StatusCode)
+			}
+		})
 	}
 }
 

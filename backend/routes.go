@@ -61,20 +61,23 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	return s.observe("public", m, mux, gate)
 }
 
-// internalRoutes must only be reachable by the edge, parsers, the services
-// that publish events, and monitoring: none of them authenticates.
+// internalRoutes serve the edge (the JWKS), parsers, the services that
+// publish events, and monitoring, each route one role of client
+// certificate (web.RequireRole); the health routes serve anyone.
 func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, rec *records.Handler, events *webhook.Ingress) http.Handler {
 	mux := web.NewMux()
 	problems := &web.Problems{Log: s.log}
-	mux.Handle("GET", contract.PathJWKS, problems.Handler("jwks", s.jwks))
-	mux.Handle("POST", contract.PathResources, http.HandlerFunc(rec.AddResources))
-	mux.Handle("POST", contract.PathEvents, http.HandlerFunc(events.Publish))
+	log := s.log.Named("internal")
+	role := func(r contract.Role, h http.Handler) http.Handler { return web.RequireRole(s.hop != nil, r, log, h) }
+	mux.Handle("GET", contract.PathJWKS, role(contract.RoleEdge, problems.Handler("jwks", s.jwks)))
+	mux.Handle("POST", contract.PathResources, role(contract.RoleParser, http.HandlerFunc(rec.AddResources)))
+	mux.Handle("POST", contract.PathEvents, role(contract.RolePublisher, http.HandlerFunc(events.Publish)))
 	mux.Handle("GET", contract.PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v := version.Get()
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": v.Version, "revision": v.Revision})
 	}))
 	mux.Handle("GET", contract.PathReady, problems.Handler("ready", s.ready))
-	mux.Handle("GET", contract.PathMetrics, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET", contract.PathMetrics, role(contract.RoleScraper, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	return s.observe("internal", m, mux, nil)
 }
 

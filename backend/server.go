@@ -2,13 +2,14 @@
 // refresh with EdDSA access tokens, uploads that become health records,
 // records retrieved as FHIR documents, and webhook subscriptions.
 //
-// It serves two listeners. The public one carries the API routes of the
-// specification and belongs behind the edge, which checks bearer tokens and
-// forwards the caller's identity in X-HDC-* headers. The internal one
-// carries the JWKS the edge verifies tokens with, the endpoint parsers post
-// results to, the endpoint other services publish webhook events to, health
-// checks and Prometheus metrics. It has no authentication of its own and
-// must stay reachable only by the edge, trusted services and monitoring.
+// It serves two listeners, both over the hop's mutual TLS. The public one
+// carries the API routes of the specification and belongs behind the
+// edge, which checks bearer tokens and forwards the caller's identity in
+// X-HDC-* headers. The internal one carries the JWKS the edge verifies
+// tokens with, the endpoint parsers post results to, the endpoint other
+// services publish webhook events to, health checks and Prometheus
+// metrics; each route but the health checks serves one role of client
+// certificate (the edge, a parser, a publisher, a scraper).
 //
 // While it serves, it delivers the published events to the webhook
 // subscriptions from a durable outbox (package webhook/delivery).
@@ -92,7 +93,7 @@ type Server struct {
 	refusals *auditwindow.Trail
 	public   http.Handler
 	internal http.Handler
-	// hop is the public listener's TLS, nil when it is plain loopback HTTP.
+	// hop is the listeners' TLS, nil when they are plain loopback HTTP.
 	hop *tls.Config
 
 	closeOnce sync.Once
@@ -265,12 +266,19 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	servers := []*http.Server{s.httpServer(s.public), s.httpServer(s.internal)}
 	errc := make(chan error, len(servers))
 	if s.hop != nil {
+		// Both listeners speak the hop's TLS. The public one requires the
+		// edge's certificate at the handshake; the internal one a
+		// certificate of the route's role, if any (web.RequireRole), so
+		// that health checks need none.
 		servers[0].TLSConfig = s.hop
+		servers[1].TLSConfig = s.hop.Clone()
+		servers[1].TLSConfig.ClientAuth = tls.VerifyClientCertIfGiven
 		go func() { errc <- servers[0].ServeTLS(public, "", "") }()
+		go func() { errc <- servers[1].ServeTLS(internal, "", "") }()
 	} else {
 		go func() { errc <- servers[0].Serve(public) }()
+		go func() { errc <- servers[1].Serve(internal) }()
 	}
-	go func() { errc <- servers[1].Serve(internal) }()
 	var background sync.WaitGroup
 	background.Go(func() { s.issuer.Run(ctx) })
 	background.Go(func() { s.delivery.Run(ctx) })

@@ -42,6 +42,9 @@ func init() {
 //			cache_size       <entries>
 //			cache_max_age    <duration>
 //			refresh_window   <duration>
+//			tls_client_auth  <cert file> <key file>
+//			tls_ca           <file>
+//			tls_server_name  <name>
 //		}
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {

@@ -77,7 +77,7 @@ func TestReferenceCaddyfile(t *testing.T) {
 	if got := dig(cfg, "apps", "hdc", "keys", "registry"); got != "/etc/hdc/keys.json" {
 		t.Fatalf("registry = %v", got)
 	}
-	if got := dig(cfg, "apps", "hdc", "tokens", "jwks_url"); got != "http://127.0.0.1:9081/.well-known/jwks.json" {
+	if got := dig(cfg, "apps", "hdc", "tokens", "jwks_url"); got != "https://127.0.0.1:9081/.well-known/jwks.json" {
 		t.Fatalf("jwks_url = %v", got)
 	}
 	if got := dig(cfg, "apps", "http", "servers", "srv0", "listen", 0); got != "127.0.0.1:8080" {
@@ -89,15 +89,15 @@ func TestReferenceCaddyfile(t *testing.T) {
 		authMode string
 		jweMode  string
 	}{
-		"/connect-auth/v1/account/login":                   {"vars request_body hdc_auth hdc_jwe reverse_proxy", "public", "login"},
-		"/connect-auth/v1/account/refresh-token":           {"vars request_body hdc_auth hdc_jwe reverse_proxy", "refresh", ""},
-		"/connect-auth/v1/account/refresh":                 {"vars request_body hdc_auth hdc_jwe reverse_proxy", "public", "any_client"},
-		"/.well-known/jwks.json":                           {"hdc_auth reverse_proxy", "public", ""},
-		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_jwe reverse_proxy", "", ""},
-		"/health/api/v1/fhir/AuditEvent":                   {"hdc_auth hdc_jwe reverse_proxy", "", ""},
-		"/notification/v1/connect/webhook/subscriptions":   {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
-		"/notification/v1/connect/webhook/subscriptions/*": {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
-		"/mr/api/v2/docs":                                  {"vars request_body hdc_auth hdc_jwe reverse_proxy", "", ""},
+		"/connect-auth/v1/account/login":                   {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "public", "login"},
+		"/connect-auth/v1/account/refresh-token":           {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "refresh", ""},
+		"/connect-auth/v1/account/refresh":                 {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "public", "any_client"},
+		"/.well-known/jwks.json":                           {"hdc_auth hdc_forward reverse_proxy", "public", ""},
+		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
+		"/health/api/v1/fhir/AuditEvent":                   {"hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
+		"/notification/v1/connect/webhook/subscriptions":   {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
+		"/notification/v1/connect/webhook/subscriptions/*": {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
+		"/mr/api/v2/docs":                                  {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
 	}
 	for path, w := range want {
 		hs := routes[path]

@@ -98,14 +98,11 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// hopServer serves h over the hop's mutual TLS, as the backend does, with
-// the certificates of a new authority made in dir: a request reaches h
-// only with a client certificate that names the edge.
+// hopServer serves h over the hop's mutual TLS, as the backend's
+// listeners do, with the certificates of the authority in dir: a request
+// reaches h only with a client certificate that names the edge.
 func hopServer(t *testing.T, dir string, h http.Handler) *httptest.Server {
 	t.Helper()
-	if err := pki.InitDir(dir, time.Hour, false); err != nil {
-		t.Fatal(err)
-	}
 	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, pki.CertFile(pki.Backend)), filepath.Join(dir, pki.KeyFile(pki.Backend)))
 	if err != nil {
 		t.Fatal(err)
@@ -131,13 +128,15 @@ func hopServer(t *testing.T, dir string, h http.Handler) *httptest.Server {
 func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edge {
 	t.Helper()
 	signer := testkit.NewSigner("sig-1")
-	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hop := filepath.Join(t.TempDir(), "tls")
+	if err := pki.InitDir(hop, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	jwks := hopServer(t, hop, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(testkit.JWKS(signer))
 	}))
-	t.Cleanup(jwks.Close)
 	rec := &recorder{}
-	hop := filepath.Join(t.TempDir(), "tls")
 	upstream := hopServer(t, hop, rec)
 
 	registry := filepath.Join(t.TempDir(), "keys.json")

@@ -2,12 +2,15 @@ package caddymodule
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
+	"github.com/health-data-connect/hdc/internal/pki"
 )
 
 // TokensConfig configures the verification of bearer tokens: the backend's
@@ -34,6 +37,14 @@ type TokensConfig struct {
 	// RefreshWindow is how long after expiry an access token is still
 	// accepted on the refresh route (default 30 days, the refresh token's lifetime).
 	RefreshWindow caddy.Duration `json:"refresh_window,omitempty"`
+	// TLS of a jwks_url over https, the backend's internal listener: this
+	// edge's client certificate and key (the hop's, whose role the JWKS
+	// route requires), the authority that issued the backend's (instead
+	// of the system's roots), and the name its certificate must have.
+	TLSClientCert string `json:"tls_client_cert,omitempty"`
+	TLSClientKey  string `json:"tls_client_key,omitempty"`
+	TLSCA         string `json:"tls_ca,omitempty"`
+	TLSServerName string `json:"tls_server_name,omitempty"`
 }
 
 // provisionTokens builds the verifier when tokens are configured.
@@ -50,8 +61,12 @@ func (a *App) provisionTokens(ctx caddy.Context) error {
 	case url != "" && file != "":
 		return errors.New("hdc: tokens: jwks_url and jwks_file exclude each other")
 	case url != "":
+		var client *http.Client
+		if client, err = c.client(repl); err != nil {
+			return err
+		}
 		keys, err = tokenauth.NewRemoteKeySource(url, tokenauth.RemoteOptions{
-			Cooldown: time.Duration(c.RefreshCooldown), Logger: logger})
+			Cooldown: time.Duration(c.RefreshCooldown), Logger: logger, Client: client})
 	case file != "":
 		keys, err = tokenauth.NewFileKeySource(file, tokenauth.FileOptions{Logger: logger})
 	default:
@@ -69,6 +84,25 @@ func (a *App) provisionTokens(ctx caddy.Context) error {
 		CacheMaxAge:  time.Duration(c.CacheMaxAge),
 	})
 	return err
+}
+
+// client returns the HTTP client of the JWKS URL: Go's default, or one
+// with the configured TLS. A file that does not load is named.
+func (c *TokensConfig) client(repl *caddy.Replacer) (*http.Client, error) {
+	cert, key, ca := repl.ReplaceAll(c.TLSClientCert, ""), repl.ReplaceAll(c.TLSClientKey, ""), repl.ReplaceAll(c.TLSCA, "")
+	if cert == "" && key == "" && ca == "" {
+		return nil, nil
+	}
+	cfg, err := pki.ClientTLS(cert, key, ca)
+	if err != nil {
+		return nil, fmt.Errorf("hdc: tokens: %w", err)
+	}
+	if name := repl.ReplaceAll(c.TLSServerName, ""); name != "" {
+		cfg.ServerName = name
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	return &http.Client{Transport: tr}, nil
 }
 
 // unmarshalCaddyfile reads the tokens block of the hdc global option.
@@ -94,6 +128,14 @@ func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = oneDuration(d, &c.CacheMaxAge)
 		case "refresh_window":
 			err = oneDuration(d, &c.RefreshWindow)
+		case "tls_client_auth":
+			if !d.Args(&c.TLSClientCert, &c.TLSClientKey) || d.NextArg() {
+				return d.ArgErr()
+			}
+		case "tls_ca":
+			err = oneString(d, &c.TLSCA)
+		case "tls_server_name":
+			err = oneString(d, &c.TLSServerName)
 		default:
 			return d.Errf("unknown tokens subdirective %q", d.Val())
 		}

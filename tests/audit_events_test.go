@@ -78,7 +78,7 @@ func TestAuditEventsE2E(t *testing.T) {
 			return strings.Contains(s.output("hdc-edge"), `"uuid":"`+rec.Request+`"`) &&
 				strings.Contains(s.output("hdc-backend"), `"request_id":"`+rec.Request+`"`)
 		})
-		s.creds.scan(t, "the audit record "+string(rec.Action), string(rec.Canonical()))
+		s.creds.scanRecord(t, "the audit record "+string(rec.Action), string(rec.Canonical()))
 		if strings.Contains(string(rec.Canonical()), "whsec-") {
 			t.Errorf("record %s holds the signing key", rec.Canonical())
 		}

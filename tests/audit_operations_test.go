@@ -22,6 +22,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/pki"
 )
 
 // The audit trail of the operations the client-event test
@@ -251,7 +252,7 @@ func (s *stack) submitResources(cc string) string {
 	id := uuid.NewString()
 	req.Header.Set("Content-Type", "application/fhir+json")
 	req.Header.Set("X-Hdc-Request-Id", id)
-	resp, err := s.http.Do(req)
+	resp, err := s.internalClient(pki.Parser).Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -36,7 +36,9 @@ const auditLoadRounds = 5
 // a record altered in the database makes `hdc audit verify` fail at the
 // record after it.
 func TestAuditChainTwoReplicas(t *testing.T) {
-	c := startCluster(t)
+	// Every refusal its own record, so that each request's is found: the
+	// windows of repeated refusals have a test of their own.
+	c := startCluster(t, "HDC_AUDIT_REFUSAL_WINDOW=0")
 	var clients []*apiClient
 	for _, ws := range []string{"audit-replicas-a", "audit-replicas-b"} {
 		clients = append(clients, c.ops.newClient(ws), c.ops.newClient(ws))

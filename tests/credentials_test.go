@@ -40,18 +40,28 @@ var credentialShapes = []struct {
 type credentials struct {
 	mu     sync.Mutex
 	values map[string]string // value → what it is
+	// unlogged are values no log may carry that other records may (a
+	// query value: a record's identifier, which its audit record names).
+	unlogged map[string]string
 }
 
-// add notes values as credentials of kind what; empty ones are ignored.
-func (c *credentials) add(what string, values ...string) {
+// add notes values as credentials of kind what; short ones are ignored.
+func (c *credentials) add(what string, values ...string) { c.note(&c.values, what, values) }
+
+// addUnlogged notes values that no log may carry, as add does, which are
+// no credentials: scan looks for them, scanRecord does not.
+func (c *credentials) addUnlogged(what string, values ...string) { c.note(&c.unlogged, what, values) }
+
+// note adds values of 8 bytes or more to the ledger m as of kind what.
+func (c *credentials) note(m *map[string]string, what string, values []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.values == nil {
-		c.values = map[string]string{}
+	if *m == nil {
+		*m = map[string]string{}
 	}
 	for _, v := range values {
 		if len(v) >= 8 {
-			c.values[v] = what
+			(*m)[v] = what
 		}
 	}
 }
@@ -105,19 +115,33 @@ func (c *credentials) notePEMFile(t testing.TB, what, path string) {
 	}
 }
 
-// scan fails t when the log of name carries a credential, naming only what
-// kind it is.
+// scan fails t when the log of name carries a credential or another value
+// no log may carry, naming only what kind it is.
 func (c *credentials) scan(t testing.TB, name, log string) {
 	t.Helper()
+	c.scanRecord(t, name, log)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for v, what := range c.values {
+	for v, what := range c.unlogged {
 		if strings.Contains(log, v) {
 			t.Errorf("%s's log carries %s", name, what)
 		}
 	}
+}
+
+// scanRecord fails t when the record of name (an audit record, say)
+// carries a credential, naming only what kind it is.
+func (c *credentials) scanRecord(t testing.TB, name, record string) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for v, what := range c.values {
+		if strings.Contains(record, v) {
+			t.Errorf("%s's log carries %s", name, what)
+		}
+	}
 	for _, shape := range credentialShapes {
-		if shape.re.MatchString(log) {
+		if shape.re.MatchString(record) {
 			t.Errorf("%s's log carries %s", name, shape.what)
 		}
 	}

@@ -9,6 +9,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -347,6 +349,20 @@ func TestDeployHealthcheck(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String() + "/"
 	ln.Close()
+	// The backend's internal listener: the hop's TLS.
+	hop := filepath.Join(t.TempDir(), "tls")
+	if err := pki.InitDir(hop, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(hop, pki.CertFile(pki.Backend)), filepath.Join(hop, pki.KeyFile(pki.Backend)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hopSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	hopSrv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	hopSrv.StartTLS()
+	defer hopSrv.Close()
+	ca := filepath.Join(hop, pki.CAFile)
 
 	tests := []struct {
 		name string
@@ -363,6 +379,9 @@ func TestDeployHealthcheck(t *testing.T) {
 		{"not http", []string{"ftp://127.0.0.1/"}, false},
 		{"no URL", nil, false},
 		{"two URLs", []string{srv.URL + "/ok", srv.URL + "/ok"}, false},
+		{"the hop's TLS", []string{"-ca", ca, "-server-name", "hdc-backend", hopSrv.URL + "/readyz"}, true},
+		{"the hop's TLS, another name", []string{"-ca", ca, "-server-name", "someone", hopSrv.URL + "/readyz"}, false},
+		{"the hop's TLS, the system's roots", []string{"-server-name", "hdc-backend", hopSrv.URL + "/readyz"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

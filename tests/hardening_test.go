@@ -492,6 +492,7 @@ func TestCrashLeavesNoPartialUploads(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(contract.HeaderClientID, client.ClientID)
 		req.Header.Set(contract.HeaderWorkspaceID, client.WorkspaceID)
+		asEdge(req)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}

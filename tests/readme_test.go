@@ -84,7 +84,7 @@ func TestProductionSectionAsWritten(t *testing.T) {
 	env := append(os.Environ(), goEnv(t)...)
 	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+root,
 		"HDC_LISTEN="+backendAddr, "HDC_INTERNAL_LISTEN="+internal, "HDC_BACKEND="+backendAddr,
-		"HDC_BACKEND_INTERNAL=http://"+internal, "HDC_EDGE_ADMIN="+admin)
+		"HDC_BACKEND_INTERNAL=https://"+internal, "HDC_EDGE_ADMIN="+admin)
 
 	ids := map[string]string{}  // "<W client id>" to the id
 	var clientID, secret string // the first client's
@@ -160,7 +160,7 @@ func TestWalkthroughAsWritten(t *testing.T) {
 	hdc := binary(t, "hdc")
 	dir := t.TempDir()
 	listen, admin, backendAddr, internal, hooks := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
-	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir, "HDC_BACKEND_INTERNAL=http://" + internal}
+	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir, "HDC_BACKEND_INTERNAL=https://" + internal}
 	startUp(t, hdc, dir, env, []string{"up", "--allow-loopback-webhooks", "--listen", listen, "--admin", admin,
 		"--backend-listen", backendAddr, "--internal-listen", internal}, os.Stderr)
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))

@@ -21,6 +21,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/blob/blobtest"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -49,8 +50,9 @@ type replica struct {
 }
 
 // startCluster starts the deployment: both backends at once (their
-// migrations race on the empty database), then both edges.
-func startCluster(t *testing.T) *cluster {
+// migrations race on the empty database), with backendEnv added to their
+// environment, then both edges.
+func startCluster(t *testing.T, backendEnv ...string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, database: pgtest.URL(t)}
 	backendBin, edgeBin := binary(t, "hdc-backend"), binary(t, "hdc-edge")
@@ -68,20 +70,29 @@ func startCluster(t *testing.T) *cluster {
 		"HDC_DATA=" + filepath.Join(dir, "ops"), "HDC_DATABASE_URL=" + c.database, "HDC_KEY_REGISTRY=" + registry}
 
 	hop := filepath.Join(dir, "tls")
+	c.ops.hop = hop
 	c.ops.hdc(nil, "tls", "init", "--dir", hop)
+	c.ops.hdc(nil, "tls", "issue", "--role", "scraper", "--dir", hop)
 	blobURL := "s3://" + scaleBucket + "/records?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(s3Endpoint)
 	for i := range c.backends {
 		publicSock, public := testkit.ListenFile(t)
 		internalSock, internal := testkit.ListenFile(t)
-		r := &replica{public: "http://" + public, internal: "http://" + internal, data: filepath.Join(dir, fmt.Sprint("backend-", i+1))}
+		r := &replica{public: "http://" + public, internal: "https://" + internal, data: filepath.Join(dir, fmt.Sprint("backend-", i+1))}
 		r.proc = c.ops.start(fmt.Sprint("hdc-backend-", i+1), backendBin, nil, append([]string{
 			"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4", "HDC_DATA=" + r.data,
 			"HDC_BLOB_URL=" + blobURL, "AWS_ACCESS_KEY_ID=hdc", "AWS_SECRET_ACCESS_KEY=hdc-test-secret",
-		}, append(hopEnv(hop, "backend"), webhookEnv...)...), publicSock, internalSock)
+		}, append(append(hopEnv(hop, "backend"), webhookEnv...), backendEnv...)...), publicSock, internalSock)
 		c.backends[i] = r
 	}
 	for i, r := range c.backends {
-		c.ops.waitFor(fmt.Sprint("backend ", i+1), func() bool { return c.get(r.internal+contract.PathReady) == http.StatusOK })
+		c.ops.waitFor(fmt.Sprint("backend ", i+1), func() bool {
+			resp, err := c.ops.internalClient("").Get(r.internal + contract.PathReady)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
 	}
 	for i, r := range c.backends {
 		edgeSock, edgeAddr := testkit.ListenFile(t)
@@ -117,7 +128,7 @@ func (c *cluster) kill(i int) {
 // metric scrapes a counter or gauge without labels from backend i, -1 when
 // it cannot.
 func (c *cluster) metric(i int, name string) int {
-	resp, err := c.ops.http.Get(c.backends[i].internal + contract.PathMetrics)
+	resp, err := c.ops.internalClient(pki.Scraper).Get(c.backends[i].internal + contract.PathMetrics)
 	if err != nil {
 		return -1
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -171,6 +172,8 @@ func testScaleWebhooks(t *testing.T, c *cluster, client *apiClient) {
 	// Hold the first deliveries until every event is published, so that
 	// the kill comes with most deliveries still to make.
 	rc.hold()
+	c.ops.hdc(nil, "tls", "issue", "--role", "publisher", "--dir", c.ops.hop)
+	publisher := c.ops.internalClient(pki.Publisher)
 	started := time.Now()
 	var (
 		next atomic.Int64
@@ -181,7 +184,7 @@ func testScaleWebhooks(t *testing.T, c *cluster, client *apiClient) {
 			for n := int(next.Add(1) - 1); n < events; n = int(next.Add(1) - 1) {
 				body := fmt.Sprintf(`{"type":%q,"workspace_id":%q,"data":{"n":%d}}`,
 					webhook.Events[n%len(webhook.Events)], client.Workspace, n)
-				resp, err := c.ops.http.Post(c.backends[n%2].internal+contract.PathEvents, jsonType, strings.NewReader(body))
+				resp, err := publisher.Post(c.backends[n%2].internal+contract.PathEvents, jsonType, strings.NewReader(body))
 				if err != nil {
 					t.Errorf("publish %d: %v", n, err)
 					return

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -30,6 +31,7 @@ type stack struct {
 	dir      string
 	edge     string // http://127.0.0.1:port
 	internal string // the backend's internal listener
+	hop      string // the directory of the hop's certificates
 	admin    string // the edge's admin API
 	registry string
 	env      []string // the operator's environment for hdc commands
@@ -112,28 +114,36 @@ func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack 
 	publicSock, public := testkit.ListenFile(t)
 	internalSock, internal := testkit.ListenFile(t)
 	adminSock, admin := testkit.ListenFile(t)
-	s := &stack{t: t, dir: dir, edge: at.base, internal: "http://" + internal, admin: "http://" + admin,
+	hop := filepath.Join(dir, "tls")
+	s := &stack{t: t, dir: dir, edge: at.base, internal: "https://" + internal, admin: "http://" + admin, hop: hop,
 		registry: filepath.Join(dir, "keys.json"), http: &http.Client{Timeout: 5 * time.Minute}}
 	s.checkAnswers() // every answer of the edge against docs/openapi.yaml
 	s.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
 		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_DATA_HOME=" + filepath.Join(dir, "share"),
 		"HDC_DATA=" + filepath.Join(dir, "backend"), "HDC_KEY_REGISTRY=" + s.registry,
-		"HDC_BACKEND_INTERNAL=" + s.internal, "HDC_LOG_LEVEL=debug"}
+		"HDC_BACKEND_INTERNAL=" + s.internal, "HDC_LOG_LEVEL=debug",
+		// hdc events publish: the publisher's certificate, issued below.
+		"HDC_PUBLISHER_CERT=" + filepath.Join(hop, pki.CertFile(pki.Publisher)),
+		"HDC_PUBLISHER_KEY=" + filepath.Join(hop, pki.KeyFile(pki.Publisher)), "HDC_HOP_CA=" + filepath.Join(hop, pki.CAFile)}
 	// The registry must exist before the edge starts: an operator creates it
 	// with the first key; here an empty one.
 	if err := os.WriteFile(s.registry, []byte(`{"keys":[]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// The hop's certificates, as an operator makes them.
-	hop := filepath.Join(dir, "tls")
+	// The hop's certificates, as an operator makes them: the backend's,
+	// the edge's, and those of the internal listener's other roles.
 	s.hdc(nil, "tls", "init", "--dir", hop)
-	for _, key := range []string{"ca-key.pem", "edge-key.pem", "backend-key.pem"} {
-		s.creds.notePEMFile(t, "a private key of the hop", filepath.Join(hop, key))
+	for _, role := range []pki.Role{pki.Publisher, pki.Parser, pki.Scraper} {
+		s.hdc(nil, "tls", "issue", "--role", string(role), "--dir", hop)
 	}
+	for _, role := range pki.Roles {
+		s.creds.notePEMFile(t, "a private key of the hop", filepath.Join(hop, pki.KeyFile(role)))
+	}
+	s.creds.notePEMFile(t, "a private key of the hop", filepath.Join(hop, pki.CAKeyFile))
 	s.start("hdc-backend", backendBin, nil, append(append([]string{"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4"},
 		hopEnv(hop, "backend")...), backendEnv...), publicSock, internalSock)
 	s.waitFor("the backend", func() bool {
-		resp, err := s.http.Get(s.internal + "/readyz")
+		resp, err := s.internalClient("").Get(s.internal + "/readyz")
 		if err != nil {
 			return false
 		}
@@ -160,6 +170,28 @@ func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack 
 		at.ready(s)
 	}
 	return s
+}
+
+// internalClient returns a client of the backend's internal listener
+// presenting role's certificate of the stack's hop (none for "").
+func (s *stack) internalClient(role pki.Role) *http.Client {
+	s.t.Helper()
+	return hopClient(s.t, s.hop, role)
+}
+
+// hopClient returns a client of a backend whose hop's files are in dir,
+// presenting role's certificate (none for "").
+func hopClient(t testing.TB, dir string, role pki.Role) *http.Client {
+	t.Helper()
+	var cert, key string
+	if role != "" {
+		cert, key = filepath.Join(dir, pki.CertFile(role)), filepath.Join(dir, pki.KeyFile(role))
+	}
+	cfg, err := pki.ClientTLS(cert, key, filepath.Join(dir, pki.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: cfg}}
 }
 
 // hopEnv is the environment of role ("edge" or "backend") for the hop's
@@ -386,19 +418,18 @@ func (s *stack) request(base, method, path string, body []byte, header map[strin
 
 // plantedHeader is a header the backend does not read, set on every
 // request of the stack's client to a value of a client secret's shape:
-// no log line, at any level, may carry it, as none may carry a query
-// value (a retrieve's identifier names a record).
+// no log line, at any level, may carry it, as none may carry a retrieve's
+// identifier (a query value that names a record; other query values, a
+// client id searched for, say, are ids the logs name anyway).
 const plantedHeader = "X-Api-Key"
 
-// plant sets plantedHeader on req and notes its query values as values no
-// log may carry.
+// plant sets plantedHeader on req and notes its identifier query values
+// as values no log may carry.
 func (s *stack) plant(req *http.Request) {
 	if req.Header.Get(plantedHeader) == "" {
 		req.Header.Set(plantedHeader, "hdc_cs_planted-in-an-unread-header")
 	}
-	for _, values := range req.URL.Query() {
-		s.creds.add("a query value", values...)
-	}
+	s.creds.addUnlogged("a retrieve's identifier", req.URL.Query()["identifier"]...)
 }
 
 // lines returns a reader's lines as they come, for following a process's

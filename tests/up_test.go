@@ -25,7 +25,7 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 	// hdc up binds the addresses its flags name itself.
 	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir,
-		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HDC_BACKEND_INTERNAL=http://" + internal,
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HDC_BACKEND_INTERNAL=https://" + internal,
 		"HDC_ACCESS_TOKEN_TTL=40s"} // short enough for the refresh below: hdc call treats the last 30 s as expired
 	args := []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr, "--internal-listen", internal}
 

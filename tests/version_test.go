@@ -31,7 +31,7 @@ func TestVersions(t *testing.T) {
 	if builds[0] != builds[1] || builds[1] != builds[2] {
 		t.Fatalf("the binaries disagree: %q", builds)
 	}
-	resp, err := s.http.Get(s.internal + "/healthz")
+	resp, err := s.internalClient("").Get(s.internal + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/health-data-connect/hdc/backend/identity"
@@ -139,6 +141,9 @@ func (b *webhookBackend) post(url, body string, headers ...string) (int, []byte)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	b.creds.noteJSON([]byte(body))
+	if strings.HasPrefix(url, b.public) {
+		asEdge(req)
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -168,6 +173,13 @@ func (b *webhookBackend) queueDepth() int {
 		}
 	}
 	return -1
+}
+
+// asEdge sets on req the hop headers the edge sets on every request (the
+// client's address, a request id), for a test that plays the edge.
+func asEdge(req *http.Request) {
+	req.Header.Set(contract.HeaderClientIP, "127.0.0.1")
+	req.Header.Set(contract.HeaderRequestID, uuid.NewString())
 }
 
 // subscribe registers a webhook as client of workspace, as the edge

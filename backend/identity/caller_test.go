@@ -11,21 +11,20 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
+// mustClient creates a client in workspace.
+func mustClient(t *testing.T, svc *Service, workspace string) Credentials {
+	t.Helper()
+	c, err := svc.CreateClient(t.Context(), workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestCheckCaller(t *testing.T) {
 	svc, _ := newService(t)
 	ctx := t.Context()
-	a, err := svc.CreateClient(ctx, "ws-a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := svc.CreateClient(ctx, "ws-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	disabled, err := svc.CreateClient(ctx, "ws-a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b, disabled := mustClient(t, svc, "ws-a"), mustClient(t, svc, "ws-b"), mustClient(t, svc, "ws-a")
 	if err := svc.DisableClient(ctx, disabled.ClientID); err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +69,7 @@ func TestCheckCaller(t *testing.T) {
 func TestCheckLogin(t *testing.T) {
 	svc, st := newService(t)
 	ctx := t.Context()
-	a, err := svc.CreateClient(ctx, "ws-a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := svc.CreateClient(ctx, "ws-b")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := mustClient(t, svc, "ws-a"), mustClient(t, svc, "ws-b")
 	now := time.Now()
 	login := func(id string) {
 		f := store.RefreshFamily{ID: id, ClientID: a.ClientID, WorkspaceID: "ws-a", CreatedAt: now}
@@ -118,10 +110,7 @@ func TestCheckLogin(t *testing.T) {
 func TestCallersRemember(t *testing.T) {
 	svc, st := newService(t)
 	ctx := t.Context()
-	c, err := svc.CreateClient(ctx, "ws-a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustClient(t, svc, "ws-a")
 	const ttl = time.Second
 	callers := NewCallers(svc, st, 10, ttl)
 	caller := Caller{Client: c.ClientID, Workspace: "ws-a"}

@@ -195,7 +195,7 @@ func (h hopTLS) check() error {
 		}
 	}
 	leaf := pair.Leaf
-	if !contract.NamesEdge(leaf) {
+	if !contract.NamesRole(leaf, contract.RoleEdge) {
 		return fmt.Errorf("the hop's certificate %s is not an edge's (it is %q's): the backend would refuse every request; "+
 			"use the edge's (hdc tls init makes edge.pem and edge-key.pem)", h.Cert, leaf.Subject.CommonName)
 	}

@@ -2,19 +2,24 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -33,6 +38,7 @@ func newEventsCmd() *cobra.Command {
 		ev       webhook.Event
 		data     string
 		internal string
+		hop      publisherTLS
 	)
 	publish := &cobra.Command{
 		Use:   "publish --workspace W --type T --data JSON",
@@ -40,7 +46,11 @@ func newEventsCmd() *cobra.Command {
 		Long: `Publish an event of type T (` + strings.Join(webhook.Events, ", ") + `)
 in workspace W, with data JSON (an object), on the backend's internal listener. The
 backend stores it with one delivery per matching subscription before answering, then
-delivers it at least once. Prints {"id", "deliveries"}.`,
+delivers it at least once. Prints {"id", "deliveries"}.
+
+Over https, the listener requires a publisher's certificate of the hop's authority
+(hdc tls issue --role publisher): by default the one hdc up leaves in its data
+directory (--data-dir, HDC_DATA, else ./data), under tls/.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !json.Valid([]byte(data)) {
@@ -57,7 +67,11 @@ delivers it at least once. Prints {"id", "deliveries"}.`,
 				return fmt.Errorf("--backend-internal: %w", err)
 			}
 			req.Header.Set("Content-Type", "application/json")
-			res, err := (&http.Client{Timeout: publishTimeout}).Do(req)
+			client, err := hop.client(url)
+			if err != nil {
+				return err
+			}
+			res, err := client.Do(req)
 			if err != nil {
 				return err
 			}
@@ -80,13 +94,45 @@ delivers it at least once. Prints {"id", "deliveries"}.`,
 	f.StringVar(&ev.WorkspaceID, "workspace", "", "workspace id")
 	f.StringVar(&ev.Type, "type", "", "event type: "+strings.Join(webhook.Events, ", "))
 	f.StringVar(&data, "data", "", "the event's data, a JSON object")
-	f.StringVar(&internal, "backend-internal", envOr("HDC_BACKEND_INTERNAL", "http://127.0.0.1:9081"),
+	f.StringVar(&internal, "backend-internal", envOr("HDC_BACKEND_INTERNAL", "https://127.0.0.1:9081"),
 		"base URL of the backend's internal listener (env HDC_BACKEND_INTERNAL)")
+	hop.flags(f)
 	for _, name := range []string{"workspace", "type", "data"} {
 		publish.MarkFlagRequired(name)
 	}
 	cmd.AddCommand(publish)
 	return cmd
+}
+
+// publisherTLS are the files of a publisher's TLS to the internal
+// listener.
+type publisherTLS struct{ data, cert, key, ca string }
+
+func (p *publisherTLS) flags(f *pflag.FlagSet) {
+	f.StringVar(&p.data, "data-dir", envOr("HDC_DATA", backend.DefaultConfig().DataDir),
+		"data directory whose tls/ holds the defaults of --cert, --key and --ca, as hdc up leaves them (env HDC_DATA)")
+	f.StringVar(&p.cert, "cert", envOr("HDC_PUBLISHER_CERT", ""), "PEM `file` of a publisher's certificate (env HDC_PUBLISHER_CERT; default <data>/tls/publisher.pem)")
+	f.StringVar(&p.key, "key", envOr("HDC_PUBLISHER_KEY", ""), "PEM `file` of its private key (env HDC_PUBLISHER_KEY; default <data>/tls/publisher-key.pem)")
+	f.StringVar(&p.ca, "ca", envOr("HDC_HOP_CA", ""), "PEM `file` of the hop's authority (env HDC_HOP_CA; default <data>/tls/ca.pem)")
+}
+
+// client returns the HTTP client of a publication to url: over https,
+// with the publisher's certificate, trusting the hop's authority alone.
+func (p *publisherTLS) client(url string) (*http.Client, error) {
+	client := &http.Client{Timeout: publishTimeout}
+	if !strings.HasPrefix(url, "https://") {
+		return client, nil
+	}
+	dir := filepath.Join(p.data, "tls")
+	cfg, err := pki.ClientTLS(cmp.Or(p.cert, filepath.Join(dir, pki.CertFile(pki.Publisher))),
+		cmp.Or(p.key, filepath.Join(dir, pki.KeyFile(pki.Publisher))), cmp.Or(p.ca, filepath.Join(dir, pki.CAFile)))
+	if err != nil {
+		return nil, fmt.Errorf("the publisher's TLS (--cert, --key, --ca): %w", err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	client.Transport = tr
+	return client, nil
 }
 
 // answerError words a refused publication: the problem's code and detail

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,18 +21,22 @@ func newTLSCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tls",
 		Short: "Make the certificates of the edge–backend hop's mutual TLS",
-		Long: `The backend's public listener requires a client certificate that names the
-edge, issued by the hop's own certificate authority; the edge checks the
-backend's certificate against the same authority. hdc tls init makes the
-authority and one certificate for each side in a directory:
+		Long: `The backend's listeners require a client certificate issued by the hop's own
+certificate authority that names a role: the public listener the edge's, the
+internal listener's routes the edge's (JWKS), a publisher's (events), a
+parser's (parser results) or a scraper's (metrics); /healthz and /readyz need
+none. Every client checks the backend's certificate against the same
+authority. hdc tls init makes the authority and the certificates of the
+backend and the edge in a directory:
 
-  ca.pem                 the authority's certificate: give it to every edge and backend (HDC_HOP_CA)
+  ca.pem                 the authority's certificate: give it to every client and backend (HDC_HOP_CA)
   ca-key.pem             the authority's key: keep it offline; only hdc tls issue needs it
   backend.pem, backend-key.pem   for each backend (HDC_HOP_CERT, HDC_HOP_KEY)
   edge.pem, edge-key.pem         for each edge (HDC_HOP_CERT, HDC_HOP_KEY)
 
 Every file is mode 0600. hdc tls issue makes a new certificate from the
-authority, to renew one before it expires.`,
+authority: another role's (publisher.pem, parser.pem, scraper.pem and their
+keys), or one to renew before it expires.`,
 	}
 	var dir string
 	cmd.PersistentFlags().StringVar(&dir, "dir", envOr(hopDirEnv, ""), "directory of the hop's files (env "+hopDirEnv+")")
@@ -84,9 +89,9 @@ func newTLSIssueCmd(dirOf func() (string, error)) *cobra.Command {
 		validity time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:     "issue --role edge|backend --dir DIR",
-		Short:   "Make a new certificate for the edge or the backend from the hop's authority",
-		Example: "  hdc tls issue --role edge --dir /etc/hdc/tls",
+		Use:     "issue --role ROLE --dir DIR",
+		Short:   "Make a new certificate of a role (backend, edge, publisher, parser, scraper) from the hop's authority",
+		Example: "  hdc tls issue --role edge --dir /etc/hdc/tls\n  hdc tls issue --role publisher --dir /etc/hdc/tls",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := dirOf()
@@ -94,8 +99,8 @@ func newTLSIssueCmd(dirOf func() (string, error)) *cobra.Command {
 				return err
 			}
 			r := pki.Role(role)
-			if r != pki.Edge && r != pki.Backend {
-				return errors.New("--role must be edge or backend")
+			if !slices.Contains(pki.Roles, r) {
+				return errors.New("--role must be backend, edge, publisher, parser or scraper")
 			}
 			if err := pki.IssueFromDir(dir, r, validity); err != nil {
 				return err
@@ -103,7 +108,7 @@ func newTLSIssueCmd(dirOf func() (string, error)) *cobra.Command {
 			return printHopFiles(cmd, dir, pki.CertFile(r), pki.KeyFile(r))
 		},
 	}
-	cmd.Flags().StringVar(&role, "role", "", "edge or backend")
+	cmd.Flags().StringVar(&role, "role", "", "backend, edge, publisher, parser or scraper")
 	cmd.Flags().DurationVar(&validity, "validity", defaultHopValidity, "how long the certificate is valid")
 	return cmd
 }

@@ -117,10 +117,13 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 
 	// The backend trusts identity headers only from the edge, which proves
 	// itself with a client certificate of the hop's authority: a new one on
-	// every run, under data/tls.
+	// every run, under data/tls, with a publisher's for hdc events publish.
 	hopDir := filepath.Join(data, "tls")
 	if err := pki.InitDir(hopDir, upHopValidity, true); err != nil {
 		return fmt.Errorf("making the hop's certificates: %w", err)
+	}
+	if err := pki.IssueFromDir(hopDir, pki.Publisher, upHopValidity); err != nil {
+		return fmt.Errorf("making the publisher's certificate: %w", err)
 	}
 
 	public, internal, err := listenPair(o.backendListen, o.internalListen)
@@ -293,7 +296,7 @@ func (o upOptions) setEdgeEnv(registry, hopDir string) error {
 		"HDC_EDGE_ADMIN":       o.admin,
 		"HDC_KEY_REGISTRY":     registry,
 		"HDC_BACKEND":          o.backendListen,
-		"HDC_BACKEND_INTERNAL": "http://" + o.internalListen,
+		"HDC_BACKEND_INTERNAL": "https://" + o.internalListen,
 		"HDC_HOP_CA":           filepath.Join(hopDir, pki.CAFile),
 		"HDC_HOP_CERT":         filepath.Join(hopDir, pki.CertFile(pki.Edge)),
 		"HDC_HOP_KEY":          filepath.Join(hopDir, pki.KeyFile(pki.Edge)),
@@ -364,10 +367,14 @@ func printGuide(w io.Writer, o upOptions, data string, creds demoCredentials) {
 	if credsPath != defaultCredentials {
 		call += " --credentials " + credsPath
 	}
+	publish := hdcCmd + " events publish"
+	if dir := filepath.Dir(credsPath); dir != filepath.Dir(defaultCredentials) {
+		publish += " --data-dir " + dir // where its publisher's certificate is
+	}
 	fmt.Fprintf(w, `Health Data Connect is up.
 
   API (the edge)      %s
-  backend internal    http://%s   (JWKS, events ingress, metrics: keep it private)
+  backend internal    https://%s  (JWKS, events, parser results, metrics: each needs its role's certificate)
   edge admin          %s
   demo client         %s in workspace %s, encryption key %s
   credentials         %s
@@ -378,11 +385,11 @@ Try, in another terminal:
   %s GET /notification/v1/connect/webhook/subscriptions
   %s --encrypt POST /mr/api/v2/docs --file README.md
   %s --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id from the upload>
-  %s events publish --backend-internal http://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
+  %s --backend-internal https://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
 
 Press Ctrl-C to stop.
 `, creds.BaseURL, o.internalListen, adminURL(o.admin), creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
-		call, call, call, call, hdcCmd, o.internalListen, creds.WorkspaceID)
+		call, call, call, call, publish, o.internalListen, creds.WorkspaceID)
 }
 
 func adminURL(addr string) string {

@@ -7,32 +7,56 @@ import (
 	"slices"
 )
 
-// The identities of the hop's certificates (package pki makes them).
+// Role is what a client certificate of the hop's authority lets its
+// holder do at the backend: the public listener serves the edge alone,
+// and each route of the internal listener one role (package pki makes the
+// certificates, each naming its role as a URI).
+type Role string
+
+// The roles of client certificates.
 const (
-	// EdgeURI is the URI name of an edge's client certificate. The backend
-	// serves a request as the edge's only when the request came over TLS
-	// with a verified client certificate that names it.
-	EdgeURI = "tag:health-data-connect,2026:edge"
-	// BackendServerName is the DNS name in the backend's server
-	// certificate, which an edge checks whatever address it dials.
-	BackendServerName = "hdc-backend"
+	// RoleEdge: the edge, on the public listener, and for the JWKS.
+	RoleEdge Role = "edge"
+	// RolePublisher: a service of the platform that publishes webhook
+	// events (hdc events publish).
+	RolePublisher Role = "publisher"
+	// RoleParser: a parser that posts its results into a record.
+	RoleParser Role = "parser"
+	// RoleScraper: monitoring that reads the metrics.
+	RoleScraper Role = "scraper"
 )
+
+// Roles are the roles of client certificates, in the order hdc tls
+// lists them.
+var Roles = []Role{RoleEdge, RolePublisher, RoleParser, RoleScraper}
+
+// URI returns the URI name of r's certificates.
+func (r Role) URI() string { return "tag:health-data-connect,2026:" + string(r) }
+
+// BackendServerName is the DNS name in the backend's server certificate,
+// which every client of the backend's listeners checks whatever address
+// it dials.
+const BackendServerName = "hdc-backend"
 
 // FromEdge reports whether cs, the TLS state of a request, shows a client
 // certificate verified against the hop's authority that names the edge.
-func FromEdge(cs *tls.ConnectionState) bool {
+func FromEdge(cs *tls.ConnectionState) bool { return HasRole(cs, RoleEdge) }
+
+// HasRole reports whether cs, the TLS state of a request, shows a client
+// certificate verified against the hop's authority that names role r.
+func HasRole(cs *tls.ConnectionState, r Role) bool {
 	if cs == nil || len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
 		return false
 	}
-	return NamesEdge(cs.VerifiedChains[0][0])
+	return NamesRole(cs.VerifiedChains[0][0], r)
 }
 
-// NamesEdge reports whether cert is an edge's client certificate: for
-// client authentication, with the edge's URI name. Whether the hop's
-// authority issued it is the caller's to check.
-func NamesEdge(cert *x509.Certificate) bool {
+// NamesRole reports whether cert is a client certificate of role r: for
+// client authentication, with r's URI name. Whether the hop's authority
+// issued it is the caller's to check.
+func NamesRole(cert *x509.Certificate, r Role) bool {
 	if !slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
 		return false
 	}
-	return slices.ContainsFunc(cert.URIs, func(u *url.URL) bool { return u.String() == EdgeURI })
+	return slices.ContainsFunc(cert.URIs, func(u *url.URL) bool { return u.String() == r.URI() })
 }

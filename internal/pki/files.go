@@ -1,6 +1,8 @@
 package pki
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 )
 
@@ -85,4 +88,29 @@ func (ca *CA) issueTo(dir string, role Role, validity time.Duration) error {
 		return err
 	}
 	return privatefile.Write(filepath.Join(dir, CertFile(role)), certPEM)
+}
+
+// ClientTLS returns the TLS configuration of a client of the backend's
+// listeners: the certificate and key of its role from certFile and
+// keyFile (none when both are empty), the authority of caFile as the one
+// root, the backend's name (contract.BackendServerName) to check. Its
+// errors name the file that does not load.
+func ClientTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS13, ServerName: contract.BackendServerName}
+	if certFile != "" || keyFile != "" {
+		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("the certificate %s and key %s: %w", certFile, keyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("the hop's authority: %w", err)
+	}
+	cfg.RootCAs = x509.NewCertPool()
+	if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("the hop's authority: %s holds no PEM certificate", caFile)
+	}
+	return cfg, nil
 }

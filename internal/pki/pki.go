@@ -1,10 +1,12 @@
-// Package pki makes the certificates of the edge–backend hop: a private
-// certificate authority, the backend's server certificate and the edges'
-// client certificates, all ECDSA P-256. The backend serves its public
-// listener over TLS and requires a client certificate of this authority
-// naming the edge (contract.EdgeURI); the edge verifies the backend against
-// the same authority (contract.BackendServerName). Nothing here is a
-// credential that travels in a request, so no log line can replay it.
+// Package pki makes the certificates of the hop to the backend: a private
+// certificate authority, the backend's server certificate and the client
+// certificates of each role (the edges', and those of the publishers,
+// parsers and scrapers of the internal listener), all ECDSA P-256. The
+// backend serves its listeners over TLS and requires a client certificate
+// of this authority naming the role a route needs (contract.Role); its
+// clients verify the backend against the same authority
+// (contract.BackendServerName). Nothing here is a credential that travels
+// in a request, so no log line can replay it.
 //
 // It is built on crypto/x509 alone: the authority signs two kinds of leaf
 // and never needs revocation lists, an ACME server or a database, which
@@ -23,6 +25,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -31,13 +34,25 @@ import (
 // Role is what a leaf certificate is for.
 type Role string
 
-// Roles of the hop.
+// Roles of the hop: the backend's server certificate, and a client
+// certificate for each role the backend's listeners know (contract.Role),
+// naming the role's URI.
 const (
-	// Edge is a client certificate naming contract.EdgeURI.
-	Edge Role = "edge"
 	// Backend is a server certificate for contract.BackendServerName.
 	Backend Role = "backend"
+	// Edge is the edge's client certificate: the public listener, the
+	// JWKS.
+	Edge = Role(contract.RoleEdge)
+	// Publisher publishes webhook events on the internal listener.
+	Publisher = Role(contract.RolePublisher)
+	// Parser posts parser results on the internal listener.
+	Parser = Role(contract.RoleParser)
+	// Scraper reads the internal listener's metrics.
+	Scraper = Role(contract.RoleScraper)
 )
+
+// Roles are every role, the backend's first.
+var Roles = []Role{Backend, Edge, Publisher, Parser, Scraper}
 
 // clockSkew backdates certificates, so that a machine whose clock is a
 // little behind accepts them at once.
@@ -91,16 +106,16 @@ func (ca *CA) Issue(role Role, validity time.Duration) (certPEM, keyPEM []byte, 
 		NotAfter:     now.Add(validity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 	}
-	switch role {
-	case Edge:
-		edge, _ := url.Parse(contract.EdgeURI)
-		tmpl.Subject = pkix.Name{CommonName: "hdc-edge"}
-		tmpl.URIs = []*url.URL{edge}
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	case Backend:
+	switch {
+	case role == Backend:
 		tmpl.Subject = pkix.Name{CommonName: contract.BackendServerName}
 		tmpl.DNSNames = []string{contract.BackendServerName}
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	case slices.Contains(contract.Roles, contract.Role(role)):
+		uri, _ := url.Parse(contract.Role(role).URI())
+		tmpl.Subject = pkix.Name{CommonName: "hdc-" + string(role)}
+		tmpl.URIs = []*url.URL{uri}
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	default:
 		return nil, nil, fmt.Errorf("pki: unknown role %q", role)
 	}

@@ -32,15 +32,27 @@ func TestHandshake(t *testing.T) {
 			t.Fatalf("%s: %v %v", f, err, fi)
 		}
 	}
+	for _, role := range []Role{Publisher, Parser, Scraper} {
+		if err := IssueFromDir(dir, role, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := IssueFromDir(dir, "admin", time.Hour); err == nil {
+		t.Fatal("a certificate of an unknown role was issued")
+	}
 	tests := []struct {
-		name     string
-		client   string // directory and role of the client's certificate
-		role     Role
-		ok, edge bool
+		name   string
+		client string // directory and role of the client's certificate
+		role   Role
+		ok     bool
+		has    contract.Role // the one role the certificate proves, if ok
 	}{
-		{"edge certificate", dir, Edge, true, true},
-		{"another authority's edge", other, Edge, false, false},
-		{"the backend's certificate as a client", dir, Backend, false, false},
+		{"edge certificate", dir, Edge, true, contract.RoleEdge},
+		{"publisher certificate", dir, Publisher, true, contract.RolePublisher},
+		{"parser certificate", dir, Parser, true, contract.RoleParser},
+		{"scraper certificate", dir, Scraper, true, contract.RoleScraper},
+		{"another authority's edge", other, Edge, false, ""},
+		{"the backend's certificate as a client", dir, Backend, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,8 +60,10 @@ func TestHandshake(t *testing.T) {
 			if (err == nil) != tt.ok {
 				t.Fatalf("handshake: %v", err)
 			}
-			if err == nil && contract.FromEdge(&state) != tt.edge {
-				t.Fatalf("FromEdge = %v", !tt.edge)
+			for _, r := range contract.Roles {
+				if err == nil && contract.HasRole(&state, r) != (r == tt.has) {
+					t.Fatalf("HasRole(%s) = %v", r, r != tt.has)
+				}
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/netip"
 
+	"go.uber.org/zap"
+
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -30,6 +32,31 @@ func CheckEdge(hopTLS bool, r *http.Request) (*http.Request, *problem.Problem) {
 			"the request lacks a header the edge sets on every request, or repeats one")
 	}
 	return r.WithContext(context.WithValue(r.Context(), edgeKey{}, true)), nil
+}
+
+// RequireRole serves next only to a request whose client certificate, of
+// the hop's authority, names role (contract.HasRole), and refuses any
+// other with 403 forbidden, logging the refusal. With the hop's TLS
+// (hopTLS) the handshake has already refused a certificate of another
+// authority, and a client may come without one (the health routes need
+// none). Without it the listener is plain loopback HTTP, and whoever
+// reaches it is served.
+func RequireRole(hopTLS bool, role contract.Role, log *zap.Logger, next http.Handler) http.Handler {
+	if !hopTLS {
+		return next
+	}
+	refusal := problem.New(http.StatusForbidden, problem.CodeForbidden,
+		"this route needs a client certificate of the hop's authority with the role "+string(role))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !contract.HasRole(r.TLS, role) {
+			log.Warn("request refused: no client certificate of the role the route needs",
+				zap.String("method", contract.Method(r.Method)), zap.String("role", string(role)),
+				zap.Bool("certificate", r.TLS != nil && len(r.TLS.PeerCertificates) > 0), zap.String("source", SourceAddr(r)))
+			problem.Write(w, refusal)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // hopHeadersOK reports whether h carries the hop headers the edge sets on

@@ -48,7 +48,7 @@ func TestSourceAddr(t *testing.T) {
 }
 
 func TestCheckEdge(t *testing.T) {
-	edgeURI, _ := url.Parse(contract.EdgeURI)
+	edgeURI, _ := url.Parse(contract.RoleEdge.URI())
 	other, _ := url.Parse("tag:example.org,2026:someone")
 	leaf := func(uri *url.URL, usage x509.ExtKeyUsage) *tls.ConnectionState {
 		return &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{{URIs: []*url.URL{uri}, ExtKeyUsage: []x509.ExtKeyUsage{usage}}}}}

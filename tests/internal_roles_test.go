@@ -1,0 +1,93 @@
+package tests
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/internal/pki"
+	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/testkit"
+)
+
+// TestInternalListenerRoles (second review, finding 2): through the real
+// binaries, each route of the backend's internal listener serves the
+// certificate of its role alone and refuses every other (403), none (403),
+// plain HTTP and another authority's certificate (at the handshake); the
+// health routes serve anyone over TLS. A stranger can no longer publish
+// an event into a tenant's workspace or post parser results into its
+// record.
+func TestInternalListenerRoles(t *testing.T) {
+	s := startStack(t)
+	c := s.newClient("internal-roles")
+	record := s.upload(c, s.login(c, false, ""), false, []byte("a consultation"), "")
+	routes := []struct {
+		method, path, body string
+		role               pki.Role // "" for anyone
+	}{
+		{"GET", "/.well-known/jwks.json", "", pki.Edge},
+		{"POST", "/internal/v1/events", `{"workspace_id":"` + c.Workspace + `","type":"appointment.created","data":{"appointment_id":"a-1"}}`, pki.Publisher},
+		{"POST", "/internal/v1/records/" + url.PathEscape(record) + "/resources", parserResults, pki.Parser},
+		{"GET", "/metrics", "", pki.Scraper},
+		{"GET", "/healthz", "", ""},
+		{"GET", "/readyz", "", ""},
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	s.hdc(nil, "tls", "init", "--dir", other)
+	for _, rt := range routes {
+		for _, role := range []pki.Role{"", pki.Edge, pki.Publisher, pki.Parser, pki.Scraper} {
+			name := string(role)
+			if role == "" {
+				name = "no certificate"
+			}
+			t.Run(rt.path+" as "+name, func(t *testing.T) {
+				status, body := s.internalCall(s.internalClient(role), rt.method, s.internal+rt.path, rt.body)
+				if rt.role == "" || rt.role == role {
+					if status >= 300 {
+						t.Fatalf("refused: %d %s", status, body)
+					}
+					return
+				}
+				testkit.WantProblem(t, status, http.Header{"Content-Type": {problem.ContentType}}, body, http.StatusForbidden, "forbidden")
+			})
+		}
+		t.Run(rt.path+" over plain HTTP", func(t *testing.T) {
+			if status, body := s.internalCall(http.DefaultClient, rt.method, strings.Replace(s.internal, "https:", "http:", 1)+rt.path, rt.body); status < 400 {
+				t.Fatalf("served: %d %s", status, body)
+			}
+		})
+		t.Run(rt.path+" as another authority's "+string(pki.Edge), func(t *testing.T) {
+			if resp, err := hopClient(t, other, pki.Edge).Get(s.internal + rt.path); err == nil {
+				resp.Body.Close()
+				t.Fatalf("the handshake passed: %d", resp.StatusCode)
+			}
+		})
+	}
+	if out := s.output("hdc-backend"); !strings.Contains(out, "no client certificate of the role the route needs") {
+		t.Error("the backend did not log the refusals")
+	}
+}
+
+// internalCall sends a request to the backend's internal listener with
+// client, and returns the answer's status and body; 0 when there is none.
+func (s *stack) internalCall(client *http.Client, method, u, body string) (int, []byte) {
+	s.t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, []byte(fmt.Sprint(err))
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
