@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // BenchmarkTransport measures the hdc_jwe handler alone for an encrypted

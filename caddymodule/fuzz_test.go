@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 

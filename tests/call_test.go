@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
-	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // TestOpenAPILint lints docs/openapi.yaml with Redocly CLI (npm

@@ -6,7 +6,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // codecRow compares decrypting one request envelope held in memory.

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
-	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // maxSavedEnvelope bounds an encrypted answer that --output spools.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe"
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // keyEnv names the environment variable that --key defaults to, so that the

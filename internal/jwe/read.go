@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"io"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 )
 
 // Form names the serializations a reader accepts.

@@ -6,11 +6,15 @@
 // ciphertext, iv, tag and additional authenticated data.
 //
 // Request envelopes come as the flattened JSON serialization with a top-level
-// "kid" member (and optionally "kid" in the protected header), or as the
-// compact serialization. Response envelopes carry "ciphertext", "iv" and "tag",
-// no protected header (so the additional authenticated data is empty), and an
-// "unprotected" header naming alg, enc and kid so that standard JOSE libraries
-// decrypt them as flattened JWE.
+// "kid" member (and optionally "kid" in the protected header), as the general
+// serialization with one recipient, or as the compact serialization. Response
+// envelopes are flattened JSON with a protected header naming alg, enc and kid
+// (its text is the additional authenticated data, as every JOSE library reads
+// it), or compact, in the form of the request.
+//
+// The package is shared: the edge reads requests and writes answers, hdc call
+// and the bench write requests and read answers, and the tests use it as the
+// reference they hold independent libraries to.
 //
 // The reader is hand-written rather than go-jose's ParseEncryptedJSON for four
 // reasons: go-jose needs the whole body in memory (an upload is tens of

@@ -3,7 +3,7 @@ package jwe
 import (
 	"io"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 )
 
 // Open authenticates the envelope's ciphertext, read from ct (Size bytes

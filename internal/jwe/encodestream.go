@@ -7,7 +7,7 @@ import (
 
 	"github.com/emmansun/base64"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 )
 
 // streamBuffer is what a RequestWriter gathers before writing to its

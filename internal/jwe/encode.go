@@ -3,7 +3,7 @@ package jwe
 import (
 	"encoding/json"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 )
 
 // protectedHeader returns the encoded protected header of an envelope.

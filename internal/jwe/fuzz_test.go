@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 )
 
 // FuzzRead feeds arbitrary bytes to the envelope reader in every form. It

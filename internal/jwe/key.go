@@ -4,7 +4,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
-	"github.com/health-data-connect/hdc/caddymodule/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 )
 
 // Algorithm identifiers of the transport. They form the allow-list that
