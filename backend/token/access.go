@@ -4,8 +4,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Access is a signed access token.
@@ -16,17 +18,13 @@ type Access struct {
 	ExpiresIn time.Duration
 }
 
-// claims are the members beyond the registered ones.
+// claims are what an access token carries: the registered claims, and the
+// backend's own, named in internal/contract. golang-jwt signs them here and
+// verifies them at the edge (caddymodule/tokenauth), with the same struct
+// shape; go-jose only publishes the public keys, as a JWKS.
 type claims struct {
-	// Workspace is the workspace the token acts in.
-	Workspace string `json:"ws"`
-	// Grant is the sharing grant that opened Workspace, when the login
-	// used one: the backend checks it is still in force on every request.
-	Grant string `json:"grant,omitempty"`
-	// Session is the login (refresh token family) the token was issued
-	// for: the backend refuses the token on every request once the login
-	// is revoked. The name is OpenID Connect's session id.
-	Session string `json:"sid,omitempty"`
+	jwt.RegisteredClaims
+	contract.TokenClaims
 }
 
 // Issue signs an access token for clientID acting in workspaceID, through
@@ -39,18 +37,22 @@ func (i *Issuer) Issue(clientID, workspaceID, grantID, sessionID string) (Access
 		return Access{}, errors.New("token: no signing key")
 	}
 	now := i.now()
-	std := jwt.Claims{
-		Issuer:    i.cfg.Issuer,
-		Audience:  jwt.Audience{i.cfg.Audience},
-		Subject:   clientID,
-		IssuedAt:  jwt.NewNumericDate(now),
-		NotBefore: jwt.NewNumericDate(now),
-		Expiry:    jwt.NewNumericDate(now.Add(i.cfg.AccessTTL)),
-		ID:        uuid.NewString(),
-	}
-	tok, err := jwt.Signed(key.signer).Claims(std).Claims(claims{Workspace: workspaceID, Grant: grantID, Session: sessionID}).Serialize()
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    i.cfg.Issuer,
+			Audience:  jwt.ClaimStrings{i.cfg.Audience},
+			Subject:   clientID,
+			IssuedAt:  jwt.NewNumericDate(now),
+			NotBefore: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(i.cfg.AccessTTL)),
+			ID:        uuid.NewString(),
+		},
+		TokenClaims: contract.TokenClaims{Workspace: workspaceID, Grant: grantID, Session: sessionID},
+	})
+	tok.Header["kid"] = key.id
+	signed, err := tok.SignedString(key.private)
 	if err != nil {
 		return Access{}, err
 	}
-	return Access{Token: tok, ExpiresIn: i.cfg.AccessTTL}, nil
+	return Access{Token: signed, ExpiresIn: i.cfg.AccessTTL}, nil
 }

@@ -73,8 +73,8 @@ type Issuer struct {
 }
 
 type signingKey struct {
-	id     string
-	signer jose.Signer
+	id      string
+	private ed25519.PrivateKey
 }
 
 // NewIssuer returns an Issuer, creating the first signing key when the store
@@ -152,13 +152,13 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 		}
 	}
 	active := i.active(keys, now)
-	signer, err := newSigner(active)
+	private, err := privateKey(active)
 	if err != nil {
 		return err
 	}
 	i.mu.Lock()
 	switched := i.current == nil || i.current.id != active.ID
-	i.current = &signingKey{id: active.ID, signer: signer}
+	i.current = &signingKey{id: active.ID, private: private}
 	i.mu.Unlock()
 	if switched {
 		i.log.Info("signing with key", zap.String("kid", active.ID), zap.Int64("generation", active.Generation))
@@ -250,15 +250,4 @@ func privateKey(k store.SigningKey) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("token: signing key %s has a %d-byte seed", k.ID, len(k.Seed))
 	}
 	return ed25519.NewKeyFromSeed(k.Seed), nil
-}
-
-func newSigner(k store.SigningKey) (jose.Signer, error) {
-	priv, err := privateKey(k)
-	if err != nil {
-		return nil, err
-	}
-	return jose.NewSigner(
-		jose.SigningKey{Algorithm: jose.EdDSA, Key: jose.JSONWebKey{Key: priv, KeyID: k.ID}},
-		(&jose.SignerOptions{}).WithType("JWT"),
-	)
 }

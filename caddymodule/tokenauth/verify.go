@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Defaults and limits of VerifierOptions. DefaultIssuer and DefaultAudience
@@ -252,12 +254,11 @@ func validationError(err error) error {
 	}
 }
 
-// tokenClaims is the payload of an access token.
+// tokenClaims is the payload of an access token: the registered claims,
+// and the backend's own, named in internal/contract.
 type tokenClaims struct {
 	jwt.RegisteredClaims
-	Workspace string `json:"ws"`
-	Grant     string `json:"grant,omitempty"`
-	Session   string `json:"sid,omitempty"`
+	contract.TokenClaims
 }
 
 // missing returns the name of the first required claim that is absent or
@@ -271,7 +272,7 @@ func (tc *tokenClaims) missing() string {
 	case tc.Subject == "":
 		return "sub"
 	case tc.Workspace == "":
-		return "ws"
+		return contract.ClaimWorkspace
 	case tc.ID == "":
 		return "jti"
 	case tc.ExpiresAt == nil:
