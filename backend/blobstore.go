@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/health-data-connect/hdc/backend/blob"
@@ -29,12 +28,22 @@ import (
 //
 // Several replicas share blobs through S3 only.
 func OpenBlobs(ctx context.Context, blobURL, dataDir string) (blob.Store, error) {
+	return openBlobs(ctx, blobURL, dataDir, loadAWS)
+}
+
+// openBlobs is OpenBlobs with the AWS configuration from loadAWS, which
+// it calls only for an S3 bucket.
+func openBlobs(ctx context.Context, blobURL, dataDir string, loadAWS func(context.Context) (aws.Config, error)) (blob.Store, error) {
 	scheme, rest, _ := strings.Cut(blobURL, ":")
 	switch {
 	case blobURL == "":
 		return blob.NewDir(filepath.Join(dataDir, "blobs"))
 	case strings.EqualFold(scheme, "s3"):
-		return openS3(ctx, blobURL, filepath.Join(dataDir, "staging"))
+		cfg, err := loadAWS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return openS3(cfg, blobURL, filepath.Join(dataDir, "staging"))
 	case strings.EqualFold(scheme, "file"):
 		return blob.NewDir(strings.TrimPrefix(rest, "//"))
 	case !strings.Contains(blobURL, "://"):
@@ -43,7 +52,9 @@ func OpenBlobs(ctx context.Context, blobURL, dataDir string) (blob.Store, error)
 	return nil, fmt.Errorf("blob URL scheme %q is not supported (use a path or s3://bucket/prefix)", scheme)
 }
 
-func openS3(ctx context.Context, blobURL, staging string) (blob.Store, error) {
+// openS3 opens the bucket of an s3:// blob URL with the AWS configuration
+// cfg, which the URL's region and endpoint override.
+func openS3(cfg aws.Config, blobURL, staging string) (blob.Store, error) {
 	u, err := url.Parse(blobURL)
 	if err != nil || u.Host == "" || u.User != nil {
 		return nil, fmt.Errorf("blob URL %q: want s3://bucket/prefix", blobURL)
@@ -60,16 +71,8 @@ func openS3(ctx context.Context, blobURL, staging string) (blob.Store, error) {
 			return nil, fmt.Errorf("blob URL: endpoint=%q is not an http(s) URL", endpoint)
 		}
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
-	}
 	if region := q.Get("region"); region != "" {
 		cfg.Region = region
-	}
-	if cfg.Region == "" {
-		// Requests to S3-compatible services are signed for a region too.
-		cfg.Region = defaultAWSRegion
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if endpoint := q.Get("endpoint"); endpoint != "" {

@@ -25,6 +25,17 @@ const (
 	callerCache = 10000
 )
 
+// routes builds the HTTP metrics and both route tables.
+func (s *Server) routes(reg *prometheus.Registry, h handlers) error {
+	m, err := newHTTPMetrics(reg)
+	if err != nil {
+		return err
+	}
+	s.public = s.publicRoutes(m, h.auth, h.records, h.webhooks)
+	s.internal = s.internalRoutes(m, reg, h.records, h.events)
+	return nil
+}
+
 // publicRoutes are the specification's routes, served to the edge alone.
 // Every route but login and refresh (which check the client and grant
 // themselves) checks on each request that the token's client and grant

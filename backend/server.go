@@ -31,54 +31,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/auditwindow"
-	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
-	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
-
-// keyCheckInterval is how often each replica reloads the signing keys and
-// rotates when due.
-const keyCheckInterval = time.Minute
-
-// tokenLeeway is the most clock skew an edge may allow on exp (the edge's
-// leeway setting is at most a minute; the reference Caddyfile sets 30 s): a
-// replaced signing key stays in the JWKS that much longer than the tokens
-// it signed live.
-const tokenLeeway = time.Minute
-
-// keyPublishAhead is how long a new signing key is in the JWKS before it
-// signs. An edge refetches the JWKS after its max age (5 minutes by
-// default) and on an unknown kid at most once per cooldown (30 seconds):
-// 10 minutes covers both with margin.
-const keyPublishAhead = 10 * time.Minute
-
-// defaultAWSRegion signs SQS requests to an emulator when the AWS
-// configuration names no region.
-const defaultAWSRegion = "us-east-1"
-
-// maxThrottleKeys bounds the memory of each login limiter.
-const maxThrottleKeys = 100_000
-
-// secretVerifications bounds concurrent argon2id verifications, of the
-// client secrets earlier versions stored so (19 MiB each by default).
-const secretVerifications = 4
 
 // Server is the backend service.
 type Server struct {
@@ -132,113 +98,6 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 		zap.Duration("webhook_give_up_after", cfg.WebhookGiveUpAfter),
 		zap.Stringer("webhook_allow_nets", (*prefixList)(&cfg.WebhookAllowNets)))
 	return s, nil
-}
-
-// build makes the services and handlers over the open store.
-func (s *Server) build(ctx context.Context) error {
-	cfg := s.cfg
-	blobs, err := OpenBlobs(ctx, cfg.BlobURL, cfg.DataDir)
-	if err != nil {
-		return fmt.Errorf("%s: opening the blob store: %w", storeSetting(cfg.BlobURL, "blob"), err)
-	}
-	switch n, err := blobs.SweepStaged(); {
-	case err != nil:
-		return fmt.Errorf("sweeping the blob store's staged uploads: %w", err)
-	case n > 0:
-		s.log.Info("removed the staged files of uploads a stopped process left", zap.Int("files", n))
-	}
-	s.issuer, err = token.NewIssuer(ctx, s.store, token.Config{
-		Issuer:       cfg.Issuer,
-		Audience:     cfg.Audience,
-		AccessTTL:    cfg.AccessTokenTTL,
-		RotateEvery:  cfg.SigningKeyRotation,
-		PublishAhead: keyPublishAhead,
-		CheckEvery:   keyCheckInterval,
-		Leeway:       tokenLeeway,
-		RefreshGrace: cfg.RefreshTokenTTL,
-	}, s.log.Named("token"))
-	if err != nil {
-		return fmt.Errorf("loading signing keys: %w", err)
-	}
-	s.identity = identity.New(s.store, secretVerifications)
-	s.refusals = auditwindow.New(s.store, cfg.AuditRefusalWindow, s.log.Named("audit"))
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	authH, err := auth.New(auth.Config{
-		Identity:   s.identity,
-		Issuer:     s.issuer,
-		Tokens:     s.store,
-		Audit:      s.refusals,
-		Clients:    s.store,
-		RefreshTTL: cfg.RefreshTokenTTL,
-		ByClient:   s.loginLimiter(cfg.LoginFailuresPerClient),
-		ByAddress:  s.loginLimiter(cfg.LoginFailuresPerAddress),
-		Log:        s.log.Named("auth"),
-		Metrics:    reg,
-	})
-	if err != nil {
-		return err
-	}
-	recordsH, err := records.New(records.Config{
-		Store: s.store, Audit: s.refusals, Blobs: blobs, UploadLimit: cfg.UploadLimit, Log: s.log.Named("records"), Metrics: reg,
-	})
-	if err != nil {
-		return err
-	}
-	return s.buildWebhooks(ctx, reg, authH, recordsH)
-}
-
-// buildWebhooks makes the subscription handler, the delivery dispatcher and
-// the events ingress, then the routes.
-func (s *Server) buildWebhooks(ctx context.Context, reg *prometheus.Registry, authH *auth.Handler, recordsH *records.Handler) error {
-	cfg := s.cfg
-	var sqsEndpoint *url.URL
-	if cfg.SQSEndpoint != "" {
-		sqsEndpoint, _ = url.Parse(cfg.SQSEndpoint) // validated
-	}
-	webhookH := webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, AllowNets: cfg.WebhookAllowNets, AWSAccounts: cfg.WebhookAWSAccounts},
-		cfg.WebhookMaxSubscriptions, s.log.Named("webhook"))
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("loading the AWS configuration: %w", err)
-	}
-	if awsCfg.Region == "" {
-		// Deliveries to AWS take the region from the queue URL or function
-		// ARN; this one only signs requests to an operator-configured SQS
-		// endpoint (an emulator).
-		awsCfg.Region = defaultAWSRegion
-	}
-	s.delivery, err = delivery.New(delivery.Config{
-		Store:          s.store,
-		Workers:        cfg.WebhookWorkers,
-		PerWorkspace:   cfg.WebhookWorkspaceConcurrency,
-		PollInterval:   cfg.WebhookPollInterval,
-		Timeout:        cfg.WebhookTimeout,
-		ConnectTimeout: cfg.WebhookConnectTimeout,
-		Lease:          cfg.WebhookLease,
-		Schedule:       delivery.Schedule{Base: cfg.WebhookBackoffBase, Max: cfg.WebhookBackoffMax, Horizon: cfg.WebhookGiveUpAfter},
-		AllowNets:      cfg.WebhookAllowNets,
-		AWSAccounts:    cfg.WebhookAWSAccounts,
-		AWS:            awsCfg,
-		SQSEndpoint:    cfg.SQSEndpoint,
-		Retention:      cfg.WebhookRetention,
-		Log:            s.log.Named("delivery"),
-		Metrics:        reg,
-	})
-	if err != nil {
-		return err
-	}
-	ingress, err := webhook.NewIngress(s.store, s.delivery.Notify, s.log.Named("events"), reg)
-	if err != nil {
-		return err
-	}
-	m, err := newHTTPMetrics(reg)
-	if err != nil {
-		return err
-	}
-	s.public = s.publicRoutes(m, authH, recordsH, webhookH)
-	s.internal = s.internalRoutes(m, reg, recordsH, ingress)
-	return nil
 }
 
 // auditRetention is the job that prunes the audit trails.

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
@@ -55,18 +54,6 @@ func OpenExistingStore(ctx context.Context, databaseURL, dataDir string) (store.
 func sharedStore(databaseURL string) bool {
 	scheme, _, _ := strings.Cut(databaseURL, "://")
 	return strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql")
-}
-
-// loginLimiter returns a login limiter allowing burst failures per
-// Config.LoginFailureWindow. On a shared store (PostgreSQL) it counts in
-// the database, so that the limit holds however a client's attempts are
-// spread over the replicas. On SQLite, where one server process owns the
-// database, it counts in memory, which costs no write per attempt.
-func (s *Server) loginLimiter(burst int) auth.Limiter {
-	if sharedStore(s.cfg.DatabaseURL) {
-		return auth.NewStoreLimiter(s.store, burst, s.cfg.LoginFailureWindow, s.log.Named("throttle"))
-	}
-	return auth.NewMemoryLimiter(burst, s.cfg.LoginFailureWindow, maxThrottleKeys)
 }
 
 func sqlitePath(databaseURL, dataDir string) (string, error) {

@@ -1,0 +1,176 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/auditwindow"
+	"github.com/health-data-connect/hdc/backend/auth"
+	"github.com/health-data-connect/hdc/backend/blob"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/records"
+	"github.com/health-data-connect/hdc/backend/token"
+	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/backend/webhook/delivery"
+)
+
+// keyCheckInterval is how often each replica reloads the signing keys and
+// rotates when due.
+const keyCheckInterval = time.Minute
+
+// tokenLeeway is the most clock skew an edge may allow on exp (the edge's
+// leeway setting is at most a minute; the reference Caddyfile sets 30 s): a
+// replaced signing key stays in the JWKS that much longer than the tokens
+// it signed live.
+const tokenLeeway = time.Minute
+
+// keyPublishAhead is how long a new signing key is in the JWKS before it
+// signs. An edge refetches the JWKS after its max age (5 minutes by
+// default) and on an unknown kid at most once per cooldown (30 seconds):
+// 10 minutes covers both with margin.
+const keyPublishAhead = 10 * time.Minute
+
+// maxThrottleKeys bounds the memory of each login limiter.
+const maxThrottleKeys = 100_000
+
+// secretVerifications bounds concurrent argon2id verifications, of the
+// client secrets earlier versions stored so (19 MiB each by default).
+const secretVerifications = 4
+
+// handlers are the services' HTTP handlers, for the route tables.
+type handlers struct {
+	auth     *auth.Handler
+	records  *records.Handler
+	webhooks *webhook.Handler
+	events   *webhook.Ingress
+}
+
+// build makes the services over the open store, then the routes.
+func (s *Server) build(ctx context.Context) error {
+	cfg := s.cfg
+	aws := sync.OnceValues(func() (awsConfig, error) { return loadAWS(ctx) }) // loaded once, if needed
+	blobs, err := s.openBlobs(ctx, aws)
+	if err != nil {
+		return err
+	}
+	s.issuer, err = token.NewIssuer(ctx, s.store, token.Config{
+		Issuer:       cfg.Issuer,
+		Audience:     cfg.Audience,
+		AccessTTL:    cfg.AccessTokenTTL,
+		RotateEvery:  cfg.SigningKeyRotation,
+		PublishAhead: keyPublishAhead,
+		CheckEvery:   keyCheckInterval,
+		Leeway:       tokenLeeway,
+		RefreshGrace: cfg.RefreshTokenTTL,
+	}, s.log.Named("token"))
+	if err != nil {
+		return fmt.Errorf("loading signing keys: %w", err)
+	}
+	s.identity = identity.New(s.store, secretVerifications)
+	s.refusals = auditwindow.New(s.store, cfg.AuditRefusalWindow, s.log.Named("audit"))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var h handlers
+	if h.auth, err = s.newAuth(reg); err != nil {
+		return err
+	}
+	if h.records, err = records.New(records.Config{
+		Store: s.store, Audit: s.refusals, Blobs: blobs, UploadLimit: cfg.UploadLimit, Log: s.log.Named("records"), Metrics: reg,
+	}); err != nil {
+		return err
+	}
+	if err := s.buildWebhooks(reg, aws, &h); err != nil {
+		return err
+	}
+	return s.routes(reg, h)
+}
+
+// openBlobs opens the configured blob store and removes the staged files
+// of uploads a stopped process left.
+func (s *Server) openBlobs(ctx context.Context, aws func() (awsConfig, error)) (blob.Store, error) {
+	blobs, err := openBlobs(ctx, s.cfg.BlobURL, s.cfg.DataDir, func(context.Context) (awsConfig, error) { return aws() })
+	if err != nil {
+		return nil, fmt.Errorf("%s: opening the blob store: %w", storeSetting(s.cfg.BlobURL, "blob"), err)
+	}
+	switch n, err := blobs.SweepStaged(); {
+	case err != nil:
+		return nil, fmt.Errorf("sweeping the blob store's staged uploads: %w", err)
+	case n > 0:
+		s.log.Info("removed the staged files of uploads a stopped process left", zap.Int("files", n))
+	}
+	return blobs, nil
+}
+
+// newAuth makes the login and refresh handler.
+func (s *Server) newAuth(reg prometheus.Registerer) (*auth.Handler, error) {
+	cfg := s.cfg
+	return auth.New(auth.Config{
+		Identity:   s.identity,
+		Issuer:     s.issuer,
+		Tokens:     s.store,
+		Audit:      s.refusals,
+		Clients:    s.store,
+		RefreshTTL: cfg.RefreshTokenTTL,
+		ByClient:   s.loginLimiter(cfg.LoginFailuresPerClient),
+		ByAddress:  s.loginLimiter(cfg.LoginFailuresPerAddress),
+		Log:        s.log.Named("auth"),
+		Metrics:    reg,
+	})
+}
+
+// loginLimiter returns a login limiter allowing burst failures per
+// Config.LoginFailureWindow. On a shared store (PostgreSQL) it counts in
+// the database, so that the limit holds however a client's attempts are
+// spread over the replicas. On SQLite, where one server process owns the
+// database, it counts in memory, which costs no write per attempt.
+func (s *Server) loginLimiter(burst int) auth.Limiter {
+	if sharedStore(s.cfg.DatabaseURL) {
+		return auth.NewStoreLimiter(s.store, burst, s.cfg.LoginFailureWindow, s.log.Named("throttle"))
+	}
+	return auth.NewMemoryLimiter(burst, s.cfg.LoginFailureWindow, maxThrottleKeys)
+}
+
+// buildWebhooks makes the subscription handler, the delivery dispatcher and
+// the events ingress.
+func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, error), h *handlers) error {
+	cfg := s.cfg
+	var sqsEndpoint *url.URL
+	if cfg.SQSEndpoint != "" {
+		sqsEndpoint, _ = url.Parse(cfg.SQSEndpoint) // validated
+	}
+	h.webhooks = webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, AllowNets: cfg.WebhookAllowNets, AWSAccounts: cfg.WebhookAWSAccounts},
+		cfg.WebhookMaxSubscriptions, s.log.Named("webhook"))
+	awsCfg, err := aws()
+	if err != nil {
+		return err
+	}
+	s.delivery, err = delivery.New(delivery.Config{
+		Store:          s.store,
+		Workers:        cfg.WebhookWorkers,
+		PerWorkspace:   cfg.WebhookWorkspaceConcurrency,
+		PollInterval:   cfg.WebhookPollInterval,
+		Timeout:        cfg.WebhookTimeout,
+		ConnectTimeout: cfg.WebhookConnectTimeout,
+		Lease:          cfg.WebhookLease,
+		Schedule:       delivery.Schedule{Base: cfg.WebhookBackoffBase, Max: cfg.WebhookBackoffMax, Horizon: cfg.WebhookGiveUpAfter},
+		AllowNets:      cfg.WebhookAllowNets,
+		AWSAccounts:    cfg.WebhookAWSAccounts,
+		AWS:            awsCfg,
+		SQSEndpoint:    cfg.SQSEndpoint,
+		Retention:      cfg.WebhookRetention,
+		Log:            s.log.Named("delivery"),
+		Metrics:        reg,
+	})
+	if err != nil {
+		return err
+	}
+	h.events, err = webhook.NewIngress(s.store, s.delivery.Notify, s.log.Named("events"), reg)
+	return err
+}
