@@ -10,6 +10,56 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 )
 
+// AuditAppender appends events to the audit trail: Audit does, and so does
+// what stands before it to decide what reaches it (package auditwindow).
+type AuditAppender interface {
+	// AppendAudit appends e to its workspace's chain, in a transaction of
+	// its own, and returns the record. Appends to one chain from any number
+	// of processes take seqs one after the other, without gaps, each record
+	// following the one before. An invalid event changes nothing. A change
+	// that has an event to record appends it in its own transaction
+	// instead (see the function AppendAudit).
+	AppendAudit(ctx context.Context, e audit.Event) (audit.Record, error)
+}
+
+// Audit is the audit trail (package audit): one hash chain of records per
+// workspace, the installation's own under the workspace id "". Engines
+// share its decisions (audit.go): AppendAudit, PruneAudit, DecodeAudit.
+type Audit interface {
+	AuditAppender
+	// ListAudit returns the records of f.Workspace's chain that f selects,
+	// in seq order. A stored record that does not parse, or that is not
+	// what its row's columns say, ends the list: ListAudit returns the
+	// records before it and an *audit.Break naming it.
+	ListAudit(ctx context.Context, f AuditFilter) ([]audit.Record, error)
+	// AuditHeads returns the head of every chain, ordered by workspace id.
+	AuditHeads(ctx context.Context) ([]audit.Head, error)
+	// PruneAudit removes the longest prefix of the workspace's chain whose
+	// records are all older than before, appends an audit.RetentionPrune
+	// record at now naming it, and makes it the head's Pruned, atomically;
+	// it returns how many records it removed. Removing none appends
+	// nothing. A prefix with records missing is not removed: PruneAudit
+	// returns an *audit.Break naming the first one.
+	PruneAudit(ctx context.Context, workspace string, before, now time.Time) (int64, error)
+}
+
+// AuditFilter selects records of a chain (Audit.ListAudit).
+type AuditFilter struct {
+	// Workspace names the chain; "" is the installation's.
+	Workspace string
+	// Since and Until bound the records' times: Since <= At < Until, a
+	// zero time being no bound.
+	Since, Until time.Time
+	// Entity, when set, is the id of the entity the records concern.
+	Entity string
+	// Agent, when set, is the client that acted.
+	Agent string
+	// After is a cursor: only records with a greater Seq are selected.
+	After int64
+	// Limit, when positive, is the most records returned.
+	Limit int
+}
+
 // AuditTx is an engine's side of AppendAudit: statements in one of the
 // engine's transactions, with no decision of their own. An engine
 // implements it on its transaction handle, so that any of its

@@ -42,22 +42,28 @@ func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, erro
 	return ids, nil
 }
 
-// ClaimDeliveries implements store.Store. Claims take turns, under a
+// ClaimDeliveries implements store.Store with store.ClaimDue.
+func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
+	return store.ClaimDue(ctx, claimer{s}, c)
+}
+
+// claimer is the PostgreSQL side of store.ClaimDue.
+type claimer struct{ s *Store }
+
+// AnyDue implements store.ClaimEngine.
+func (cl claimer) AnyDue(ctx context.Context, now time.Time) (bool, error) {
+	var due bool
+	err := cl.s.pool.QueryRow(ctx, anyDueSQL, ts(now)).Scan(&due)
+	return due, err
+}
+
+// ClaimLocked implements store.ClaimEngine. Claims take turns, under a
 // transaction-scoped advisory lock, so that the count of leases per
 // workspace is exact: FOR UPDATE SKIP LOCKED cannot be combined with the
 // window function that ranks each workspace's deliveries.
-func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
-	if c.Limit <= 0 {
-		return nil, nil
-	}
-	// Most claims find nothing due: look before taking the lock, which a
-	// claim would otherwise take at every poll of every replica.
-	var due bool
-	if err := s.pool.QueryRow(ctx, anyDueSQL, ts(c.Now)).Scan(&due); err != nil || !due {
-		return nil, err
-	}
+func (cl claimer) ClaimLocked(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
 	var out []store.Delivery
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	err := cl.s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, claimLock); err != nil {
 			return err
 		}
@@ -66,10 +72,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Del
 			c.Owner, ts(c.LeaseUntil), ts(c.Now), c.PerWorkspace, c.Limit)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // claimLock is the advisory lock key of claims ("hdc-claim" in ASCII).

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,37 +10,38 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
-// TakeThrottle implements store.Store: the upsert advances the key's full
-// time by one interval unless that would take it more than the bucket's
-// capacity ahead of now. The row lock the upsert takes serializes
-// concurrent takes of one key, on every replica.
+// TakeThrottle implements store.Store with store.Take. The row lock the
+// upsert takes serializes concurrent takes of one key, on every replica.
 func (s *Store) TakeThrottle(ctx context.Context, key string, rate store.Rate, now time.Time) (time.Duration, bool, error) {
-	interval := rate.Interval()
-	if interval <= 0 {
-		return 0, false, fmt.Errorf("postgres: throttle rate %+v has no attempts", rate)
-	}
-	capacity := interval * time.Duration(rate.Burst)
+	return store.Take(ctx, throttler{s}, key, rate, now)
+}
+
+// throttler is the PostgreSQL side of store.Take.
+type throttler struct{ s *Store }
+
+// AdvanceThrottle implements store.ThrottleEngine with one upsert.
+func (t throttler) AdvanceThrottle(ctx context.Context, key string, now time.Time, interval, capacity time.Duration) (bool, error) {
 	var taken bool
-	err := s.pool.QueryRow(ctx, `
+	err := t.s.pool.QueryRow(ctx, `
 		INSERT INTO throttle AS t (key, tat) VALUES ($1, $2::timestamptz + $3::bigint * interval '1 microsecond')
 		ON CONFLICT (key) DO UPDATE SET tat = GREATEST(t.tat, $2) + $3 * interval '1 microsecond'
 		WHERE GREATEST(t.tat, $2) + $3 * interval '1 microsecond' <= $2 + $4::bigint * interval '1 microsecond'
 		RETURNING true`,
 		key, ts(now), interval.Microseconds(), capacity.Microseconds()).Scan(&taken)
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return 0, taken, err
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
 	}
-	// Refused: say when the next attempt fits. Another take may change the
-	// row meanwhile, which only makes the estimate a little early or late.
-	var tat time.Time
-	err = s.pool.QueryRow(ctx, `SELECT tat FROM throttle WHERE key = $1`, key).Scan(&tat)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows): // pruned meanwhile: full again
-		return interval, false, nil
-	case err != nil:
-		return 0, false, err
+	return taken, err
+}
+
+// ThrottleFull implements store.ThrottleEngine.
+func (t throttler) ThrottleFull(ctx context.Context, key string) (time.Time, bool, error) {
+	var full time.Time
+	err := t.s.pool.QueryRow(ctx, `SELECT tat FROM throttle WHERE key = $1`, key).Scan(&full)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, nil
 	}
-	return max(tat.Add(interval).Sub(now)-capacity, time.Microsecond), false, nil
+	return full, err == nil, err
 }
 
 // ReturnThrottle implements store.Store.

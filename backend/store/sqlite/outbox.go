@@ -40,21 +40,27 @@ func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, erro
 	return ids, nil
 }
 
-// ClaimDeliveries implements store.Store. The transaction holds SQLite's
-// write lock, which makes the claim exclusive and the count of leases per
-// workspace exact; PostgreSQL takes an advisory lock for the same.
+// ClaimDeliveries implements store.Store with store.ClaimDue.
 func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
-	if c.Limit <= 0 {
-		return nil, nil
-	}
-	// Most claims find nothing due: look before taking the write lock,
-	// which a claim would otherwise hold at every poll.
+	return store.ClaimDue(ctx, claimer{s}, c)
+}
+
+// claimer is the SQLite side of store.ClaimDue.
+type claimer struct{ s *Store }
+
+// AnyDue implements store.ClaimEngine.
+func (cl claimer) AnyDue(ctx context.Context, now time.Time) (bool, error) {
 	var due bool
-	if err := s.db.QueryRowContext(ctx, anyDueSQL, micros(c.Now)).Scan(&due); err != nil || !due {
-		return nil, err
-	}
+	err := cl.s.db.QueryRowContext(ctx, anyDueSQL, micros(now)).Scan(&due)
+	return due, err
+}
+
+// ClaimLocked implements store.ClaimEngine. The transaction holds SQLite's
+// write lock, which makes the claim exclusive and the count of leases per
+// workspace exact.
+func (cl claimer) ClaimLocked(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
 	var out []store.Delivery
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := cl.s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, claimSQL, c.Owner, micros(c.LeaseUntil), micros(c.Now), c.PerWorkspace, c.Limit)
 		if err != nil {
 			return err
@@ -65,10 +71,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Del
 		out, err = queryDeliveries(ctx, tx, `WHERE d.lease_owner = ? AND d.status = 'pending' ORDER BY d.next_attempt_at, d.id`, c.Owner)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // anyDueSQL tells whether a delivery is due at ?1 and not under lease.

@@ -4,47 +4,42 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
-// TakeThrottle implements store.Store: the upsert advances the key's full
-// time by one interval unless that would take it more than the bucket's
-// capacity ahead of now.
+// TakeThrottle implements store.Store with store.Take.
 func (s *Store) TakeThrottle(ctx context.Context, key string, rate store.Rate, now time.Time) (time.Duration, bool, error) {
-	interval := rate.Interval()
-	if interval <= 0 {
-		return 0, false, fmt.Errorf("sqlite: throttle rate %+v has no attempts", rate)
+	return store.Take(ctx, throttler{s}, key, rate, now)
+}
+
+// throttler is the SQLite side of store.Take.
+type throttler struct{ s *Store }
+
+// AdvanceThrottle implements store.ThrottleEngine with one upsert.
+func (t throttler) AdvanceThrottle(ctx context.Context, key string, now time.Time, interval, capacity time.Duration) (bool, error) {
+	var full int64
+	err := t.s.db.QueryRowContext(ctx, `
+		INSERT INTO throttle (key, tat) VALUES (?1, ?2 + ?3)
+		ON CONFLICT (key) DO UPDATE SET tat = max(tat, ?2) + ?3
+		WHERE max(tat, ?2) + ?3 <= ?2 + ?4
+		RETURNING tat`,
+		key, micros(now), interval.Microseconds(), capacity.Microseconds()).Scan(&full)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
 	}
-	capacity := interval * time.Duration(rate.Burst)
-	var (
-		wait time.Duration
-		ok   bool
-	)
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var tat int64
-		err := tx.QueryRowContext(ctx, `
-			INSERT INTO throttle (key, tat) VALUES (?1, ?2 + ?3)
-			ON CONFLICT (key) DO UPDATE SET tat = max(tat, ?2) + ?3
-			WHERE max(tat, ?2) + ?3 <= ?2 + ?4
-			RETURNING tat`,
-			key, micros(now), interval.Microseconds(), capacity.Microseconds()).Scan(&tat)
-		if !errors.Is(err, sql.ErrNoRows) {
-			ok = err == nil
-			return err
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT tat FROM throttle WHERE key = ?`, key).Scan(&tat); err != nil {
-			return err
-		}
-		wait = time.UnixMicro(tat).Add(interval).Sub(now) - capacity
-		return nil
-	})
-	if err != nil {
-		return 0, false, err
+	return err == nil, err
+}
+
+// ThrottleFull implements store.ThrottleEngine.
+func (t throttler) ThrottleFull(ctx context.Context, key string) (time.Time, bool, error) {
+	var full int64
+	err := t.s.db.QueryRowContext(ctx, `SELECT tat FROM throttle WHERE key = ?`, key).Scan(&full)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
 	}
-	return wait, ok, nil
+	return time.UnixMicro(full), err == nil, err
 }
 
 // ReturnThrottle implements store.Store.

@@ -7,6 +7,65 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 )
 
+// Tokens are the refresh token families of logins (package auth).
+type Tokens interface {
+	// CreateRefreshFamily starts a token family (one login) with its first token.
+	// It appends e (the login) to the audit trail in the same transaction:
+	// nothing is stored when the append fails.
+	CreateRefreshFamily(ctx context.Context, f RefreshFamily, first RefreshToken, e audit.Event) error
+	// RefreshFamilyOf returns the family of the refresh token hashing to
+	// hash, whatever the state of the token and of the family, and changes
+	// nothing: a caller checks what the family depends on before
+	// RotateRefreshToken consumes the token. ErrNotFound for an unknown
+	// token or one of another client than clientID.
+	RefreshFamilyOf(ctx context.Context, clientID string, hash []byte) (RefreshFamily, error)
+	// RefreshFamily returns the family (login) id, whatever its state:
+	// the per-request check of an access token, which names its login,
+	// refuses one of a revoked family. ErrNotFound for an unknown id.
+	RefreshFamily(ctx context.Context, id string) (RefreshFamily, error)
+	// RefreshTokenClient returns the client of the refresh token hashing to
+	// hash, whatever the state of the token and of its family: for the
+	// route where the token alone names the client. ErrNotFound for an
+	// unknown token.
+	RefreshTokenClient(ctx context.Context, hash []byte) (string, error)
+	// RotateRefreshToken consumes the refresh token hashing to hash, which
+	// must belong to clientID, be unexpired, unused and of a live family, and
+	// stores next (whose FamilyID the implementation sets) in the same family,
+	// atomically. It returns the family.
+	//
+	// A token that is unknown, expired, of another client or of a revoked
+	// family gives ErrNotFound and changes nothing. A token of clientID that
+	// was already consumed revokes the family and gives ErrTokenReused.
+	//
+	// e is the request's audit event (see Rotate): a rotation appends it as
+	// audit.Refresh, a revocation for reuse as audit.RefreshReuse, in the
+	// transaction that decides.
+	RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next RefreshToken, now time.Time, e audit.Event) (RefreshFamily, error)
+	// RevokeRefreshFamily revokes every token of the family.
+	RevokeRefreshFamily(ctx context.Context, familyID string, now time.Time) error
+}
+
+// RefreshFamily is one login: the refresh tokens it rotates through share it,
+// and revoking it revokes them all.
+type RefreshFamily struct {
+	ID          string
+	ClientID    string
+	WorkspaceID string
+	// GrantID is the sharing grant the login used, or empty.
+	GrantID   string
+	CreatedAt time.Time
+	// RevokedAt is zero while the family is live.
+	RevokedAt time.Time
+}
+
+// RefreshToken is one opaque refresh token, known only by its SHA-256.
+type RefreshToken struct {
+	Hash      []byte
+	FamilyID  string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
 // PresentedToken is what an engine read, under a lock, of a refresh token
 // presented for rotation: its family and its own state.
 type PresentedToken struct {

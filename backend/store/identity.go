@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+)
+
+// Identities are workspaces, their clients and sharing grants (package identity).
+type Identities interface {
+	// EnsureWorkspace creates the workspace unless it exists and reports
+	// whether it created it.
+	EnsureWorkspace(ctx context.Context, id string, now time.Time) (created bool, err error)
+	// GetWorkspace returns the workspace or ErrNotFound.
+	GetWorkspace(ctx context.Context, id string) (Workspace, error)
+	// CreateClient stores c and appends e, its audit event
+	// (audit.ClientCreate), in the same transaction; ErrNotFound when its
+	// workspace does not exist, ErrConflict when the id is taken, the
+	// append's error (and nothing stored) when e cannot be recorded.
+	CreateClient(ctx context.Context, c Client, e audit.Event) error
+	// GetClient returns the client or ErrNotFound.
+	GetClient(ctx context.Context, id string) (Client, error)
+	// ListClients returns every client ordered by creation time, then id.
+	ListClients(ctx context.Context) ([]Client, error)
+	// SetClientStatus changes the client's status and appends e, its
+	// audit event (audit.ClientDisable), in the same transaction, or
+	// returns ErrNotFound and appends nothing.
+	SetClientStatus(ctx context.Context, id string, status ClientStatus, e audit.Event) error
+	// CreateSharingGrant stores g and appends e (audit.SharingGrant) in the
+	// same transaction; ErrNotFound when its workspace or client does not
+	// exist, ErrConflict when the id or key hash is taken.
+	CreateSharingGrant(ctx context.Context, g SharingGrant, e audit.Event) error
+	// GetSharingGrantByKeyHash returns the grant whose key hashes to keyHash,
+	// revoked or not, or ErrNotFound.
+	GetSharingGrantByKeyHash(ctx context.Context, keyHash []byte) (SharingGrant, error)
+	// GetSharingGrant returns the grant with this id or ErrNotFound.
+	GetSharingGrant(ctx context.Context, id string) (SharingGrant, error)
+	// ListSharingGrants returns every grant ordered by creation time, then id.
+	ListSharingGrants(ctx context.Context) ([]SharingGrant, error)
+	// RevokeSharingGrant marks the grant revoked at now and appends e
+	// (audit.SharingRevoke) in the same transaction. Revoking a revoked
+	// grant keeps the first revocation time (and is recorded again).
+	// ErrNotFound, and nothing appended, for an unknown id.
+	RevokeSharingGrant(ctx context.Context, id string, now time.Time, e audit.Event) error
+	// ReplaceSecretHash sets the client's secret hash to next where it is
+	// still old: the move of a client's secret to another hash at its
+	// login. A client whose hash is no longer old (another process moved
+	// it first) or that does not exist is left as it is, without error.
+	ReplaceSecretHash(ctx context.Context, clientID, old, next string) error
+	// HashKey returns the key of the keyed hash named name, storing fresh
+	// as that key at now when there is none yet; processes that ask at
+	// once all get the one key stored.
+	HashKey(ctx context.Context, name string, fresh []byte, now time.Time) ([]byte, error)
+}
+
+// Workspace is a tenant: records, subscriptions and clients belong to one.
+type Workspace struct {
+	ID        string
+	CreatedAt time.Time
+}
+
+// ClientStatus says whether a client may log in and refresh.
+type ClientStatus string
+
+// Client statuses.
+const (
+	ClientActive   ClientStatus = "active"
+	ClientDisabled ClientStatus = "disabled"
+)
+
+// Client is an API client of one workspace.
+type Client struct {
+	ID          string
+	WorkspaceID string
+	// SecretHash is the self-describing encoding of the secret: a keyed
+	// hash (credential.MAC), or argon2id for a client not logged in since
+	// earlier versions (credential.Hash).
+	SecretHash string
+	Status     ClientStatus
+	CreatedAt  time.Time
+}
+
+// SharingGrant lets ClientID act in WorkspaceID (another workspace than its
+// own, usually) when it logs in with the grant's sharing key.
+type SharingGrant struct {
+	ID          string
+	WorkspaceID string
+	ClientID    string
+	// KeyHash is the SHA-256 of the sharing key; the key itself is never stored.
+	KeyHash   []byte
+	CreatedAt time.Time
+	// RevokedAt is zero while the grant is in force.
+	RevokedAt time.Time
+}

@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+)
+
+// Subscriptions are the webhook registrations of workspaces (package webhook).
+type Subscriptions interface {
+	// CreateSubscription stores s; ErrNotFound when its workspace does not
+	// exist, ErrConflict when the workspace already has s.Endpoint, ErrLimit
+	// when it already has max subscriptions (max <= 0: no limit). The count
+	// and the insert are atomic: concurrent creations never exceed max.
+	// It appends e to the audit trail in the same transaction.
+	CreateSubscription(ctx context.Context, s Subscription, max int, e audit.Event) error
+	// ListSubscriptions returns the workspace's subscriptions ordered by
+	// creation time, then id.
+	ListSubscriptions(ctx context.Context, workspaceID string) ([]Subscription, error)
+	// DeleteSubscription removes the workspace's subscription, with its
+	// deliveries, or returns ErrNotFound.
+	// It appends e to the audit trail in the same transaction.
+	DeleteSubscription(ctx context.Context, workspaceID, id string, e audit.Event) error
+}
+
+// SubscriptionStatus says whether events are delivered to a subscription.
+type SubscriptionStatus string
+
+// Subscription statuses.
+const (
+	SubscriptionActive   SubscriptionStatus = "active"
+	SubscriptionDisabled SubscriptionStatus = "disabled"
+)
+
+// Subscription is a webhook registration of one workspace.
+type Subscription struct {
+	ID          string
+	WorkspaceID string
+	// Endpoint is the normalised URL, queue URL or function ARN.
+	Endpoint string
+	// Protocol is one of "http", "https", "sqs", "lambda".
+	Protocol string
+	// EventNames are the selected events, read back in ascending order.
+	EventNames []string
+	// SigningKey is the client's secret for signing deliveries, or empty.
+	// It is never returned to clients.
+	SigningKey string
+	Status     SubscriptionStatus
+	CreatedAt  time.Time
+	// LastDeliveryAt and LastDeliveryOutcome describe the most recent
+	// delivery attempt; zero and empty before the first one.
+	LastDeliveryAt      time.Time
+	LastDeliveryOutcome string
+}
