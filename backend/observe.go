@@ -24,19 +24,9 @@ type httpMetrics struct {
 
 func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hdc_backend_http_requests_total",
-			Help: "HTTP requests by listener, route pattern and status code.",
-		}, []string{"listener", "route", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "hdc_backend_http_request_duration_seconds",
-			Help:    "HTTP request durations by listener and route pattern.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"listener", "route"}),
-		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "hdc_backend_http_requests_in_flight",
-			Help: "HTTP requests being served, by listener.",
-		}, []string{"listener"}),
+		requests: prometheus.NewCounterVec(metrics.Counter("http_requests_total", "HTTP requests by listener, route pattern and status code."), []string{"listener", "route", "code"}),
+		duration: prometheus.NewHistogramVec(metrics.Histogram("http_request_duration_seconds", "HTTP request durations by listener and route pattern.", prometheus.DefBuckets), []string{"listener", "route"}),
+		inFlight: prometheus.NewGaugeVec(metrics.Gauge("http_requests_in_flight", "HTTP requests being served, by listener."), []string{"listener"}),
 	}
 	if err := metrics.Register(reg, m.requests, m.duration, m.inFlight); err != nil {
 		return nil, err

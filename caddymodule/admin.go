@@ -40,13 +40,8 @@ func (a Admin) Routes() []caddy.AdminRoute {
 
 // adminKey is a key as the admin API shows it.
 type adminKey struct {
-	Kid        string             `json:"kid"`
-	ClientID   string             `json:"client_id"`
-	Status     kidregistry.Status `json:"status"`
-	CreatedAt  time.Time          `json:"created_at"`
-	RetiringAt *time.Time         `json:"retiring_at,omitempty"`
-	RetiredAt  *time.Time         `json:"retired_at,omitempty"`
-	LastUsed   *time.Time         `json:"last_used,omitempty"`
+	kidregistry.Listed
+	LastUsed *time.Time `json:"last_used,omitempty"`
 }
 
 func (Admin) handleKeys(w http.ResponseWriter, r *http.Request) error {
@@ -60,8 +55,7 @@ func (Admin) handleKeys(w http.ResponseWriter, r *http.Request) error {
 	keys := app.keys.watcher.Registry().Keys()
 	out := make([]adminKey, 0, len(keys))
 	for _, k := range keys {
-		ak := adminKey{Kid: k.Kid, ClientID: k.ClientID, Status: k.Status,
-			CreatedAt: k.CreatedAt, RetiringAt: k.RetiringAt, RetiredAt: k.RetiredAt}
+		ak := adminKey{Listed: k.Listed()}
 		if t := app.keyLastUse(k.Kid); !t.IsZero() {
 			ak.LastUsed = &t
 		}

@@ -93,7 +93,7 @@ func (*keyState) Destruct() error { return nil }
 // Provision loads the registry and the token verifier.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
-	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+	if err := metrics.register(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
 	repl := caddy.NewReplacer()
@@ -128,18 +128,18 @@ func (a *App) Provision(ctx caddy.Context) error {
 func observeRegistry(r *kidregistry.Registry, changed bool, err error) {
 	switch {
 	case err != nil:
-		registryReloads.WithLabelValues("rejected").Inc()
+		metrics.registryReloads.WithLabelValues("rejected").Inc()
 	case changed:
-		registryReloads.WithLabelValues("changed").Inc()
+		metrics.registryReloads.WithLabelValues("changed").Inc()
 	default:
-		registryReloads.WithLabelValues("unchanged").Inc()
+		metrics.registryReloads.WithLabelValues("unchanged").Inc()
 	}
 	counts := map[kidregistry.Status]int{kidregistry.Active: 0, kidregistry.Retiring: 0, kidregistry.Retired: 0}
 	for _, k := range r.Keys() {
 		counts[k.Status]++
 	}
 	for status, n := range counts {
-		registryKeys.WithLabelValues(string(status)).Set(float64(n))
+		metrics.registryKeys.WithLabelValues(string(status)).Set(float64(n))
 	}
 }
 
@@ -214,7 +214,7 @@ func (a *App) touchKey(kid string) {
 	now := time.Now()
 	v, _ := a.keys.lastUse.LoadOrStore(kid, new(atomic.Int64))
 	v.(*atomic.Int64).Store(now.UnixNano())
-	keyLastUsed.WithLabelValues(kid).Set(float64(now.UnixNano()) / 1e9)
+	metrics.keyLastUsed.WithLabelValues(kid).Set(float64(now.UnixNano()) / 1e9)
 }
 
 // keyLastUse returns when kid was last used, or the zero time.

@@ -94,7 +94,7 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 			code = http.StatusInternalServerError
 		}
 	}
-	requestDuration.WithLabelValues(contract.Route(r.URL.Path), contract.Method(r.Method), strconv.Itoa(code)).
+	metrics.requestDuration.WithLabelValues(contract.Route(r.URL.Path), contract.Method(r.Method), strconv.Itoa(code)).
 		Observe(m.Duration.Seconds())
 	return err
 }
@@ -107,13 +107,13 @@ func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	claims, err := a.verify(r)
 	if err != nil {
 		p := authProblem(w, err)
-		authRequests.WithLabelValues(a.Mode, p.Code).Inc()
+		metrics.authRequests.WithLabelValues(a.Mode, p.Code).Inc()
 		a.logger.Info("request refused", zap.String("mode", a.Mode), zap.String("path", r.URL.Path),
 			zap.String("code", p.Code), zap.String("reason", reason(err)))
 		problem.Write(w, p)
 		return nil
 	}
-	authRequests.WithLabelValues(a.Mode, "ok").Inc()
+	metrics.authRequests.WithLabelValues(a.Mode, "ok").Inc()
 	forwardIdentity(r, claims)
 	return next.ServeHTTP(w, r)
 }

@@ -8,14 +8,14 @@ import (
 	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
-// BenchmarkTransport measures the hdc_jwe handler alone for an encrypted
+// BenchmarkJWE measures the hdc_jwe handler alone for an encrypted
 // request: read, verify and decrypt the envelope, stream the plaintext to a
 // trivial next handler, and seal its JSON answer. benchstat-friendly:
 //
-//	go test -run '^$' -bench Transport -count 10 ./caddymodule/ | tee new.txt
-func BenchmarkTransport(b *testing.B) {
+//	go test -run '^$' -bench JWE -count 10 ./caddymodule/ | tee new.txt
+func BenchmarkJWE(b *testing.B) {
 	for _, n := range []int{1 << 10, 64 << 10, 1 << 20} {
-		h := newTestTransport(b, false)
+		h := newTestJWE(b, false)
 		h.MaxBody, h.SpoolThreshold = 8<<20, 1<<20
 		payload := make([]byte, n)
 		for i := range payload {

@@ -14,7 +14,7 @@ import (
 func init() {
 	httpcaddyfile.RegisterGlobalOption("hdc", parseGlobalOption)
 	httpcaddyfile.RegisterHandlerDirective("hdc_auth", parseCaddyfileAuth)
-	httpcaddyfile.RegisterHandlerDirective("hdc_jwe", parseCaddyfileTransport)
+	httpcaddyfile.RegisterHandlerDirective("hdc_jwe", parseCaddyfileJWE)
 	httpcaddyfile.RegisterHandlerDirective("hdc_forward", parseCaddyfileForward)
 	// Identity first, then decryption (it binds the key to the identity),
 	// then the headers the backend does not read removed, all before the
@@ -89,7 +89,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// parseCaddyfileTransport sets up the handler from:
+// parseCaddyfileJWE sets up the handler from:
 //
 //	hdc_jwe [login|any_client] {
 //		require
@@ -98,14 +98,14 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 //		spool_dir       <dir>
 //		max_response    <size>
 //	}
-func parseCaddyfileTransport(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	t := new(Transport)
+func parseCaddyfileJWE(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	t := new(JWE)
 	err := t.UnmarshalCaddyfile(h.Dispenser)
 	return t, err
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens.
-func (t *Transport) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+func (t *JWE) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
 		switch d.Val() {
@@ -203,5 +203,5 @@ func oneInt(d *caddyfile.Dispenser, dst *int) error {
 // Interface guards
 var (
 	_ caddyfile.Unmarshaler = (*App)(nil)
-	_ caddyfile.Unmarshaler = (*Transport)(nil)
+	_ caddyfile.Unmarshaler = (*JWE)(nil)
 )

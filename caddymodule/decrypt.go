@@ -19,7 +19,7 @@ import (
 
 // responseOnly handles a body-less request that asks for an encrypted
 // response with X-Encryption-Kid.
-func (t *Transport) responseOnly(r *http.Request, client string) (opened, *problem.Problem) {
+func (t *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Problem) {
 	if t.Login {
 		return opened{}, errLoginNeedsBody
 	}
@@ -78,7 +78,7 @@ func acceptsCompact(h http.Header) bool {
 
 // decryptBody reads, verifies and decrypts the envelope in r's body, and
 // replaces the body with the plaintext.
-func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
+func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
 	env, form, p := t.readEnvelope(r, sp)
 	if p != nil {
 		return opened{}, p
@@ -104,7 +104,7 @@ func (t *Transport) decryptBody(r *http.Request, client string, sp *spool) (open
 // readEnvelope reads the envelope of r's body into sp, in the form its
 // media type names, and checks that it names a key. It returns the form
 // too, which the answer takes.
-func (t *Transport) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form, *problem.Problem) {
+func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form, *problem.Problem) {
 	var form jwe.Form
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
@@ -128,7 +128,7 @@ func (t *Transport) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe
 
 // keyOrDummy returns the registry key kid and its cipher when client may use
 // it, and a nil key with the dummy cipher otherwise.
-func (t *Transport) keyOrDummy(kid, client string) (*kidregistry.Key, *cbchmac.Key) {
+func (t *JWE) keyOrDummy(kid, client string) (*kidregistry.Key, *cbchmac.Key) {
 	if k, ok := t.usableKey(kid, client); ok {
 		if key, err := t.app.cipherFor(k); err == nil {
 			return k, key
@@ -208,7 +208,7 @@ func readProblem(err error, limit int64) *problem.Problem {
 // usableKey returns the key kid if it is active or retiring and belongs to
 // client (any client in login and any_client modes, where the body
 // decides).
-func (t *Transport) usableKey(kid, client string) (*kidregistry.Key, bool) {
+func (t *JWE) usableKey(kid, client string) (*kidregistry.Key, bool) {
 	k, ok := t.app.lookupKey(kid)
 	if !ok || !k.Usable() || (t.tokenBound() && k.ClientID != client) {
 		return nil, false

@@ -72,7 +72,7 @@ func (l *framingListener) Accept() (net.Conn, error) {
 }
 
 func (l *framingListener) refused(c net.Conn) {
-	framingRefusals.Inc()
+	metrics.framingRefusals.Inc()
 	l.logger.Warn("request refused: it carries both Content-Length and Transfer-Encoding; the connection is closed",
 		zap.Stringer("remote", c.RemoteAddr()))
 }

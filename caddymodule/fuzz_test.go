@@ -9,18 +9,18 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
-// FuzzTransport drives the handler's request path with arbitrary bodies, in
+// FuzzJWE drives the handler's request path with arbitrary bodies, in
 // both forms and both binding modes. Whatever comes in, the answer is a 200
 // from the upstream or a 4xx problem that never reached it; never a 5xx.
-func FuzzTransport(f *testing.F) {
+func FuzzJWE(f *testing.F) {
 	k := mustKey(f, secretOf("k-c1"))
 	f.Add(jwe.EncryptRequest(k, "k-c1", []byte(`{"a":1}`)), false, false)
 	f.Add(jwe.EncryptCompact(k, "k-c1", []byte(`{"a":1}`)), true, false)
 	f.Add(jwe.EncryptRequest(k, "k-c1", []byte(`{"client_id":"c1"}`)), false, true)
 	f.Add(jwe.EncryptRequest(mustKey(f, secretOf("k-c2")), "k-c2", []byte(`{"client_id":"c2"}`)), false, true)
 	f.Add([]byte(`{"protected":"eyJhbGciOiJkaXIiLCJlbmMiOiJBMTI4Q0JDLUhTMjU2In0","iv":"","ciphertext":"","tag":"","kid":"k-c1"}`), false, false)
-	token := newTestTransport(f, false)
-	login := newTestTransport(f, true)
+	token := newTestJWE(f, false)
+	login := newTestJWE(f, true)
 	login.app = token.app
 	f.Fuzz(func(t *testing.T, body []byte, compact, loginMode bool) {
 		h := token

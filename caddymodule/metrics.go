@@ -6,56 +6,68 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// The edge's metrics. The vectors live for the whole process, so counts
-// survive config reloads; each new config registers them in its own registry
-// (Caddy makes one per config), as caddy-ratelimit does.
-var (
-	jweRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "jwe_requests_total",
-		Help: "Encrypted requests by kid (\"unknown\" when not in the registry) and result.",
-	}, []string{"kid", "result"})
-	jweDecryptedBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "jwe_decrypted_bytes_total",
-		Help: "Plaintext bytes of decrypted request bodies, by kid.",
-	}, []string{"kid"})
-	jweEncryptedResponses = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "jwe_encrypted_responses_total",
-		Help: "Responses encrypted by the edge, by kid and result (ok, too_large).",
-	}, []string{"kid", "result"})
-	keyLastUsed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "key_last_used_timestamp_seconds",
-		Help: "Unix time of the last request that used each kid; a retiring key whose value stops moving can be retired.",
-	}, []string{"kid"})
-	authRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "auth_requests_total",
-		Help: "Bearer token checks by mode and result.",
-	}, []string{"mode", "result"})
-	registryReloads = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "key_registry_reloads_total",
-		Help: "Reloads of the key registry file by result (changed, unchanged, rejected).",
-	}, []string{"result"})
-	registryKeys = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "key_registry_keys",
-		Help: "Keys in the loaded registry, by status.",
-	}, []string{"status"})
-	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "request_duration_seconds",
-		Help:    "Time the edge took to answer API requests, by route (the API path template), method and status code.",
-		Buckets: prometheus.DefBuckets,
-	}, []string{"route", "method", "code"})
-	framingRefusals = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: "hdc", Subsystem: "edge", Name: "ambiguous_framing_refusals_total",
-		Help: "HTTP/1.x requests refused for carrying both Content-Length and Transfer-Encoding.",
-	})
+// The namespace and subsystem of the edge's metrics: hdc_edge_*.
+const (
+	metricsNS  = "hdc"
+	metricsSub = "edge"
 )
 
-// registerMetrics adds the edge's metrics to a config's registry. A
-// collector already there (a second app in one config cannot happen, but a
-// registry shared with another process-wide user could) is not an error.
-func registerMetrics(reg prometheus.Registerer) error {
+// edgeMetrics are the edge's metrics. They live for the whole process
+// (metrics), so counts survive config reloads; each new config registers
+// them in its own registry (Caddy makes one per config), as
+// caddy-ratelimit does.
+type edgeMetrics struct {
+	jweRequests           *prometheus.CounterVec
+	jweDecryptedBytes     *prometheus.CounterVec
+	jweEncryptedResponses *prometheus.CounterVec
+	keyLastUsed           *prometheus.GaugeVec
+	authRequests          *prometheus.CounterVec
+	registryReloads       *prometheus.CounterVec
+	registryKeys          *prometheus.GaugeVec
+	requestDuration       *prometheus.HistogramVec
+	framingRefusals       prometheus.Counter
+}
+
+var metrics = newMetrics()
+
+func newMetrics() *edgeMetrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: name, Help: help}, labels)
+	}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: name, Help: help}, labels)
+	}
+	return &edgeMetrics{
+		jweRequests: counter("jwe_requests_total",
+			"Encrypted requests by kid (\"unknown\" when not in the registry) and result.", "kid", "result"),
+		jweDecryptedBytes: counter("jwe_decrypted_bytes_total", "Plaintext bytes of decrypted request bodies, by kid.", "kid"),
+		jweEncryptedResponses: counter("jwe_encrypted_responses_total",
+			"Responses encrypted by the edge, by kid and result (ok, too_large).", "kid", "result"),
+		keyLastUsed: gauge("key_last_used_timestamp_seconds",
+			"Unix time of the last request that used each kid; a retiring key whose value stops moving can be retired.", "kid"),
+		authRequests: counter("auth_requests_total", "Bearer token checks by mode and result.", "mode", "result"),
+		registryReloads: counter("key_registry_reloads_total",
+			"Reloads of the key registry file by result (changed, unchanged, rejected).", "result"),
+		registryKeys: gauge("key_registry_keys", "Keys in the loaded registry, by status.", "status"),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: metricsNS, Subsystem: metricsSub, Name: "request_duration_seconds",
+			Help:    "Time the edge took to answer API requests, by route (the API path template), method and status code.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method", "code"}),
+		framingRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: metricsNS, Subsystem: metricsSub, Name: "ambiguous_framing_refusals_total",
+			Help: "HTTP/1.x requests refused for carrying both Content-Length and Transfer-Encoding.",
+		}),
+	}
+}
+
+// register adds the edge's metrics to a config's registry. A collector
+// already there (a second app in one config cannot happen, but a registry
+// shared with another process-wide user could) is not an error.
+func (m *edgeMetrics) register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
-		jweRequests, jweDecryptedBytes, jweEncryptedResponses, keyLastUsed,
-		authRequests, registryReloads, registryKeys, requestDuration, framingRefusals,
+		m.jweRequests, m.jweDecryptedBytes, m.jweEncryptedResponses, m.keyLastUsed,
+		m.authRequests, m.registryReloads, m.registryKeys, m.requestDuration, m.framingRefusals,
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError

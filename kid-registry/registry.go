@@ -47,6 +47,23 @@ type Key struct {
 // Usable reports whether requests encrypted with the key are accepted.
 func (k *Key) Usable() bool { return k.Status == Active || k.Status == Retiring }
 
+// Listed is a key without its secret, as the operator's list and the
+// edge's admin API show it.
+type Listed struct {
+	Kid        string     `json:"kid"`
+	ClientID   string     `json:"client_id"`
+	Status     Status     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RetiringAt *time.Time `json:"retiring_at,omitempty"`
+	RetiredAt  *time.Time `json:"retired_at,omitempty"`
+}
+
+// Listed returns the key without its secret.
+func (k *Key) Listed() Listed {
+	return Listed{Kid: k.Kid, ClientID: k.ClientID, Status: k.Status, CreatedAt: k.CreatedAt,
+		RetiringAt: k.RetiringAt, RetiredAt: k.RetiredAt}
+}
+
 // File is the on-disk form of the registry.
 type File struct {
 	Keys []Key `json:"keys"`

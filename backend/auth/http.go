@@ -37,14 +37,8 @@ var (
 func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		svc: NewService(cfg),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hdc_backend_auth_failures_total",
-			Help: "Failed logins and refreshes by endpoint and problem code.",
-		}, []string{"endpoint", "code"}),
-		reuses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "hdc_backend_refresh_token_reuse_total",
-			Help: "Rotated refresh tokens presented again; each revoked a token family.",
-		}),
+		failures: prometheus.NewCounterVec(metrics.Counter("auth_failures_total", "Failed logins and refreshes by endpoint and problem code."), []string{"endpoint", "code"}),
+		reuses: prometheus.NewCounter(metrics.Counter("refresh_token_reuse_total", "Rotated refresh tokens presented again; each revoked a token family.")),
 	}
 	if err := metrics.Register(cfg.Metrics, h.failures, h.reuses); err != nil {
 		return nil, err

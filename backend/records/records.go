@@ -51,14 +51,8 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		cfg: cfg,
 		now: time.Now,
-		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hdc_backend_uploads_total",
-			Help: "Uploads by body format (multipart, json) and outcome (stored or a problem code).",
-		}, []string{"format", "outcome"}),
-		uploadBytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "hdc_backend_upload_bytes_total",
-			Help: "File bytes stored by uploads.",
-		}),
+		uploads: prometheus.NewCounterVec(metrics.Counter("uploads_total", "Uploads by body format (multipart, json) and outcome (stored or a problem code)."), []string{"format", "outcome"}),
+		uploadBytes: prometheus.NewCounter(metrics.Counter("upload_bytes_total", "File bytes stored by uploads.")),
 	}
 	if err := metrics.Register(cfg.Metrics, h.uploads, h.uploadBytes); err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -87,10 +88,7 @@ func NewIngress(s store.Outbox, notify func(), log *zap.Logger, reg prometheus.R
 		notify: notify,
 		log:    log,
 		now:    time.Now,
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hdc_backend_webhook_events_total",
-			Help: "Events published on the internal listener, by type.",
-		}, []string{"type"}),
+		events: prometheus.NewCounterVec(metrics.Counter("webhook_events_total", "Events published on the internal listener, by type."), []string{"type"}),
 	}
 	if err := reg.Register(in.events); err != nil {
 		return nil, err

@@ -242,15 +242,6 @@ func newKeysRetireCmd(path func() (string, error)) *cobra.Command {
 }
 
 // listedKey is a key as list shows it: everything but the secret.
-type listedKey struct {
-	Kid        string             `json:"kid"`
-	ClientID   string             `json:"client_id"`
-	Status     kidregistry.Status `json:"status"`
-	CreatedAt  time.Time          `json:"created_at"`
-	RetiringAt *time.Time         `json:"retiring_at,omitempty"`
-	RetiredAt  *time.Time         `json:"retired_at,omitempty"`
-}
-
 func newKeysListCmd(path func() (string, error)) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -266,9 +257,9 @@ func newKeysListCmd(path func() (string, error)) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			keys := make([]listedKey, 0, r.Len())
+			keys := make([]kidregistry.Listed, 0, r.Len())
 			for _, k := range r.Keys() {
-				keys = append(keys, listedKey{k.Kid, k.ClientID, k.Status, k.CreatedAt, k.RetiringAt, k.RetiredAt})
+				keys = append(keys, k.Listed())
 			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), keys)

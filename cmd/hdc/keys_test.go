@@ -41,7 +41,7 @@ func TestKeysLifecycle(t *testing.T) {
 	if strings.Contains(string(r.stdout), "0123456789abcdef") || strings.Contains(string(r.stdout), rotated.Secret) {
 		t.Fatal("list printed a secret")
 	}
-	var listed []listedKey
+	var listed []kidregistry.Listed
 	if err := json.Unmarshal(r.stdout, &listed); err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,10 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(Transport{})
+	caddy.RegisterModule(JWE{})
 }
 
-// Transport is the hdc_jwe handler: it decrypts JWE request bodies, forwards
+// JWE is the hdc_jwe handler: it decrypts JWE request bodies, forwards
 // the plaintext JSON, and encrypts the response with the same key.
 //
 // A request opts in with "X-Encryption: JWE". Its body is a flattened JWE
@@ -31,7 +31,7 @@ func init() {
 // response with "X-Encryption-Kid". Every failure that involves a key gives
 // the same answer. The upstream learns the key and its client from
 // X-Hdc-Key-Id and X-Hdc-Key-Client-Id.
-type Transport struct {
+type JWE struct {
 	// Login binds the key to the decrypted body's client_id instead of the
 	// bearer token's client: for the login route, which has no token yet.
 	Login bool `json:"login,omitempty"`
@@ -72,15 +72,15 @@ const (
 )
 
 // CaddyModule returns the Caddy module information.
-func (Transport) CaddyModule() caddy.ModuleInfo {
+func (JWE) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
 		ID:  "http.handlers.hdc_jwe",
-		New: func() caddy.Module { return new(Transport) },
+		New: func() caddy.Module { return new(JWE) },
 	}
 }
 
 // Provision fetches the hdc app and applies defaults.
-func (t *Transport) Provision(ctx caddy.Context) error {
+func (t *JWE) Provision(ctx caddy.Context) error {
 	t.logger = ctx.Logger()
 	app, err := ctx.App("hdc")
 	if err != nil {
@@ -106,14 +106,14 @@ func (t *Transport) Provision(ctx caddy.Context) error {
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
-func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+func (t *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	// Only this handler may say which key was used.
 	r.Header.Del(contract.HeaderKeyID)
 	r.Header.Del(contract.HeaderKeyClientID)
 	encrypted, p := encryptionRequested(r.Header)
 	switch {
 	case p != nil:
-		jweRequests.WithLabelValues("unknown", p.Code).Inc()
+		metrics.jweRequests.WithLabelValues("unknown", p.Code).Inc()
 		problem.Write(w, p)
 		return nil
 	case !encrypted && t.Require:
@@ -145,7 +145,7 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 
 // tokenBound reports whether a key must belong to the bearer token's
 // client.
-func (t *Transport) tokenBound() bool { return !t.Login && !t.AnyClient }
+func (t *JWE) tokenBound() bool { return !t.Login && !t.AnyClient }
 
 // encryptionRequested reads the opt-in: no X-Encryption field, or exactly
 // one whose value is JWE (in any case). Anything else (two fields, a list,
@@ -176,7 +176,7 @@ type opened struct {
 // openRequest establishes the key of an encrypted request and, when it has
 // a body, replaces the body with its plaintext. The spool it returns, if
 // any, is the caller's to close once the request is served.
-func (t *Transport) openRequest(r *http.Request, client string) (opened, *spool, *problem.Problem) {
+func (t *JWE) openRequest(r *http.Request, client string) (opened, *spool, *problem.Problem) {
 	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 || r.ContentLength < 0 && emptyBody(r) {
 		o, p := t.responseOnly(r, client)
 		return o, nil, p
@@ -193,7 +193,7 @@ func (t *Transport) openRequest(r *http.Request, client string) (opened, *spool,
 }
 
 // bodyLimit is the most envelope bytes this route reads.
-func (t *Transport) bodyLimit() int64 {
+func (t *JWE) bodyLimit() int64 {
 	if t.Login {
 		return min(t.MaxBody, maxLoginBody)
 	}
@@ -201,9 +201,9 @@ func (t *Transport) bodyLimit() int64 {
 }
 
 // refuse answers a request whose key could not be established, plainly.
-func (t *Transport) refuse(w http.ResponseWriter, r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
+func (t *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
 	label := t.kidLabel(kid)
-	jweRequests.WithLabelValues(label, p.Code).Inc()
+	metrics.jweRequests.WithLabelValues(label, p.Code).Inc()
 	t.logger.Info("encrypted request refused", zap.String("kid", label), zap.String("client", client),
 		zap.String("path", r.URL.Path), zap.Int64("content_length", r.ContentLength),
 		zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))
@@ -212,9 +212,9 @@ func (t *Transport) refuse(w http.ResponseWriter, r *http.Request, client, kid s
 
 // accept records an opened request and rewrites its headers for the
 // upstream.
-func (t *Transport) accept(r *http.Request, client string, o opened, start time.Time) {
-	jweRequests.WithLabelValues(o.kid, "ok").Inc()
-	jweDecryptedBytes.WithLabelValues(o.kid).Add(float64(o.size))
+func (t *JWE) accept(r *http.Request, client string, o opened, start time.Time) {
+	metrics.jweRequests.WithLabelValues(o.kid, "ok").Inc()
+	metrics.jweDecryptedBytes.WithLabelValues(o.kid).Add(float64(o.size))
 	t.app.touchKey(o.kid)
 	if ce := t.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
 		ce.Write(zap.String("kid", o.kid), zap.String("client", client), zap.String("path", r.URL.Path),
@@ -234,20 +234,20 @@ func (t *Transport) accept(r *http.Request, client string, o opened, start time.
 
 // serveSealed serves the request with next and answers its response
 // encrypted under the request's key.
-func (t *Transport) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
+func (t *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
 	s := &sealer{w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(t.MaxResponse)}
 	if err := next.ServeHTTP(s, r); err != nil {
 		t.logger.Error("upstream handler failed under an encrypted request", zap.String("kid", o.kid), zap.Error(err))
 		s.sealProblem(upstreamProblem(err))
-		jweEncryptedResponses.WithLabelValues(o.kid, "error").Inc()
+		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "error").Inc()
 		return nil
 	}
 	if s.finish() {
 		t.logger.Warn("response too large to encrypt; refused", zap.String("kid", o.kid), zap.Int64("limit", t.MaxResponse))
-		jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
+		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
 		return nil
 	}
-	jweEncryptedResponses.WithLabelValues(o.kid, "ok").Inc()
+	metrics.jweEncryptedResponses.WithLabelValues(o.kid, "ok").Inc()
 	return nil
 }
 
@@ -263,7 +263,7 @@ func upstreamProblem(err error) *problem.Problem {
 
 // kidLabel is kid as a metric label and log field: only kids of the
 // registry, so a client cannot mint label values or log lines at will.
-func (t *Transport) kidLabel(kid string) string {
+func (t *JWE) kidLabel(kid string) string {
 	if _, ok := t.app.keys.watcher.Registry().Lookup(kid); ok {
 		return kid
 	}
@@ -272,6 +272,6 @@ func (t *Transport) kidLabel(kid string) string {
 
 // Interface guards
 var (
-	_ caddy.Provisioner           = (*Transport)(nil)
-	_ caddyhttp.MiddlewareHandler = (*Transport)(nil)
+	_ caddy.Provisioner           = (*JWE)(nil)
+	_ caddyhttp.MiddlewareHandler = (*JWE)(nil)
 )

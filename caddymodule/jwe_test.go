@@ -78,8 +78,8 @@ func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
 	return &App{keys: &keyState{path: path, watcher: w, dummy: cbchmac.DummyKey()}, logger: zap.NewNop()}
 }
 
-func newTestTransport(t testing.TB, login bool) *Transport {
-	return &Transport{
+func newTestJWE(t testing.TB, login bool) *JWE {
+	return &JWE{
 		Login: login, MaxBody: 8 << 20, SpoolThreshold: 4 << 10, SpoolDir: t.TempDir(),
 		MaxResponse: 1 << 20, app: newTestApp(t, testKeys), logger: zap.NewNop(),
 	}
@@ -121,7 +121,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 }
 
 // serve runs h for r as the authenticated client, the way Caddy would.
-func serve(t testing.TB, h *Transport, r *http.Request, client string, next caddyhttp.Handler) *httptest.ResponseRecorder {
+func serve(t testing.TB, h *JWE, r *http.Request, client string, next caddyhttp.Handler) *httptest.ResponseRecorder {
 	t.Helper()
 	ctx := context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer())
 	vars := map[string]any{}
@@ -180,7 +180,7 @@ func parseAnswer(t testing.TB, h http.Header, body []byte) (*jwe.Envelope, []byt
 	return e, ct
 }
 
-func TestTransportRoundTrip(t *testing.T) {
+func TestJWERoundTrip(t *testing.T) {
 	key := mustKey(t, secretOf("k-c1"))
 	small := []byte(`{"endpoint":"https://example.org/hook","event_names":["user.delete"]}`)
 	large := []byte(`{"file":"` + strings.Repeat("QUJD", 50_000) + `"}`) // 200 kB: spooled to disk
@@ -200,7 +200,7 @@ func TestTransportRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestTransport(t, false)
+			h := newTestJWE(t, false)
 			up := &upstream{reply: []byte(`{"id":"w1","status":"success"}`), status: http.StatusCreated}
 			r := encryptedRequest("POST", "/notification/v1/connect/webhook/subscriptions", tt.envelope, tt.ctype)
 			r.Header.Set("X-Hdc-Key-Id", "forged")
@@ -238,7 +238,7 @@ func TestTransportRoundTrip(t *testing.T) {
 	}
 }
 
-func TestTransportResponseOnly(t *testing.T) {
+func TestJWEResponseOnly(t *testing.T) {
 	tests := []struct {
 		name, accept, wantType string
 	}{
@@ -250,7 +250,7 @@ func TestTransportResponseOnly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestTransport(t, false)
+			h := newTestJWE(t, false)
 			up := &upstream{reply: []byte(`{"resourceType":"Bundle"}`)}
 			r := httptest.NewRequest("GET", "/health/api/v1/fhir/retrieve?identifier=x", nil)
 			r.Header.Set("X-Encryption", "JWE")
@@ -272,11 +272,11 @@ func TestTransportResponseOnly(t *testing.T) {
 	}
 }
 
-// TestTransportUnknownLength: a request whose length is unknown until its
+// TestJWEUnknownLength: a request whose length is unknown until its
 // body ends (HTTP/3 and HTTP/2 without content-length, a chunked HTTP/1.1
 // body) is body-less when its body turns out empty, and carries its
 // envelope otherwise.
-func TestTransportUnknownLength(t *testing.T) {
+func TestJWEUnknownLength(t *testing.T) {
 	envelope := jwe.EncryptCompact(mustKey(t, secretOf("k-c1")), "k-c1", []byte(`{"a":1}`))
 	tests := []struct {
 		name      string
@@ -293,7 +293,7 @@ func TestTransportUnknownLength(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestTransport(t, false)
+			h := newTestJWE(t, false)
 			up := &upstream{reply: []byte(`{"resourceType":"Bundle"}`)}
 			r := httptest.NewRequest("POST", "/x", bytes.NewReader(tt.body))
 			r.ProtoMajor, r.ContentLength = tt.wantProto, -1
@@ -317,9 +317,9 @@ func TestTransportUnknownLength(t *testing.T) {
 	}
 }
 
-// TestTransportUniformFailures: every key-related failure gives the same
+// TestJWEUniformFailures: every key-related failure gives the same
 // status, headers and bytes, and never reaches the upstream.
-func TestTransportUniformFailures(t *testing.T) {
+func TestJWEUniformFailures(t *testing.T) {
 	plain := []byte(`{"a":1}`)
 	good := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), "k-c1", plain)
 	var env map[string]string
@@ -354,7 +354,7 @@ func TestTransportUniformFailures(t *testing.T) {
 	// padding (a full block of 16s after {"a":1} padded by hand) goes through.
 	padded := append([]byte(`{"a":1}`), bytes.Repeat([]byte{9}, 9)...)
 	up := &upstream{}
-	serve(t, newTestTransport(t, false), encryptedRequest("POST", "/x", rawEnvelope(t, secretOf("k-c1"), "k-c1", padded), "application/json"), "c1", up)
+	serve(t, newTestJWE(t, false), encryptedRequest("POST", "/x", rawEnvelope(t, secretOf("k-c1"), "k-c1", padded), "application/json"), "c1", up)
 	if string(up.body) != `{"a":1}` {
 		t.Fatalf("control envelope did not decrypt: upstream got %q", up.body)
 	}
@@ -362,7 +362,7 @@ func TestTransportUniformFailures(t *testing.T) {
 	var first *httptest.ResponseRecorder
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestTransport(t, false)
+			h := newTestJWE(t, false)
 			up := &upstream{}
 			r := encryptedRequest("POST", "/x", tt.envelope, "application/json")
 			if tt.envelope == nil {
@@ -441,10 +441,10 @@ func flipB64(t testing.TB, s string) string {
 	return b64url.EncodeToString(raw)
 }
 
-// TestTransportAnyClient: without a bearer token any client's usable key
+// TestJWEAnyClient: without a bearer token any client's usable key
 // opens the request, and the upstream learns whose key it was (and a
 // client cannot say so itself).
-func TestTransportAnyClient(t *testing.T) {
+func TestJWEAnyClient(t *testing.T) {
 	body := []byte(`{"refresh_token":"hdc_rt_x"}`)
 	tests := []struct {
 		name, kid  string
@@ -458,7 +458,7 @@ func TestTransportAnyClient(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestTransport(t, false)
+			h := newTestJWE(t, false)
 			h.AnyClient = true
 			up := &upstream{reply: []byte(`{}`)}
 			r := encryptedRequest("POST", "/connect-auth/v1/account/refresh", jwe.EncryptRequest(mustKey(t, secretOf(tt.kid)), tt.kid, body), "application/json")
@@ -478,7 +478,7 @@ func TestTransportAnyClient(t *testing.T) {
 	}
 }
 
-func TestTransportLogin(t *testing.T) {
+func TestJWELogin(t *testing.T) {
 	key := mustKey(t, secretOf("k-c1"))
 	tests := []struct {
 		name     string
@@ -493,7 +493,7 @@ func TestTransportLogin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestTransport(t, true)
+			h := newTestJWE(t, true)
 			up := &upstream{reply: []byte(`{"access_token":"t"}`)}
 			r := encryptedRequest("POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(key, "k-c1", []byte(tt.body)), "application/json")
 			w := serve(t, h, r, "", up)
@@ -511,7 +511,7 @@ func TestTransportLogin(t *testing.T) {
 	}
 }
 
-func TestTransportResponses(t *testing.T) {
+func TestJWEResponses(t *testing.T) {
 	key := mustKey(t, secretOf("k-c1"))
 	env := jwe.EncryptRequest(key, "k-c1", []byte(`{}`))
 	tests := []struct {
@@ -530,7 +530,7 @@ func TestTransportResponses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestTransport(t, false)
+			h := newTestJWE(t, false)
 			w := serve(t, h, encryptedRequest("POST", "/x", env, "application/json"), "c1", tt.up)
 			if w.Code != tt.wantStatus {
 				t.Fatalf("status %d, want %d", w.Code, tt.wantStatus)
@@ -558,8 +558,8 @@ func TestTransportResponses(t *testing.T) {
 	}
 }
 
-func TestTransportPlainAndRequire(t *testing.T) {
-	h := newTestTransport(t, false)
+func TestJWEPlainAndRequire(t *testing.T) {
+	h := newTestJWE(t, false)
 	up := &upstream{reply: []byte(`{"ok":true}`)}
 	r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`))
 	r.Header.Set("X-Hdc-Key-Id", "forged")
@@ -575,8 +575,8 @@ func TestTransportPlainAndRequire(t *testing.T) {
 	}
 }
 
-func TestTransportNewKeyWithoutWaitingForPoll(t *testing.T) {
-	h := newTestTransport(t, false)
+func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
+	h := newTestJWE(t, false)
 	var added kidregistry.Key
 	err := kidregistry.Update(h.app.keys.path, func(f *kidregistry.File) (err error) {
 		added, err = f.Add("c1", "", "", time.Now())
@@ -631,7 +631,7 @@ func (u unread) Read([]byte) (int, error) { u.t.Error("the body was read"); retu
 // TestAnnouncedLengthOverTheLimit: a Content-Length past the route's limit
 // is refused at once, without reading a byte or reserving memory for it.
 func TestAnnouncedLengthOverTheLimit(t *testing.T) {
-	h := newTestTransport(t, false)
+	h := newTestJWE(t, false)
 	h.MaxBody = 64 << 10
 	r := httptest.NewRequest("POST", "/", io.NopCloser(unread{t}))
 	r.ContentLength = 1_390_000
