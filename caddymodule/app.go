@@ -14,9 +14,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
-	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 

@@ -3,15 +3,10 @@ package caddymodule
 import (
 	"errors"
 	"net/http"
-	"net/textproto"
-	"strconv"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/felixge/httpsnoop"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
@@ -82,21 +77,12 @@ func (a *Auth) Provision(ctx caddy.Context) error {
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler. Every API route starts
-// with hdc_auth, so it also times the whole answer, refusals included, for
-// hdc_edge_request_duration_seconds.
+// with hdc_auth, which does three things, each in a file of its own: it
+// times the whole answer, refusals included (timing.go), cleans the
+// request's headers and names the hop's facts (hopheaders.go), and checks
+// the bearer token (here).
 func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	var err error
-	m := httpsnoop.CaptureMetricsFn(w, func(w http.ResponseWriter) { err = a.serve(w, r, next) })
-	code := m.Code
-	if he := (caddyhttp.HandlerError{}); errors.As(err, &he) {
-		code = he.StatusCode // handle_errors answers it after this handler returns
-		if code == 0 {
-			code = http.StatusInternalServerError
-		}
-	}
-	metrics.requestDuration.WithLabelValues(contract.Route(r.URL.Path), contract.Method(r.Method), strconv.Itoa(code)).
-		Observe(m.Duration.Seconds())
-	return err
+	return timed(w, r, func(w http.ResponseWriter) error { return a.serve(w, r, next) })
 }
 
 func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
@@ -116,66 +102,6 @@ func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	metrics.authRequests.WithLabelValues(a.Mode, "ok").Inc()
 	forwardIdentity(r, claims)
 	return next.ServeHTTP(w, r)
-}
-
-// prepare removes the hop's headers a client sent and the hop-by-hop
-// fields of its connection, names the client's address and the request's
-// id (to the backend, and to the client in the answer), and ends a
-// chunked request's connection.
-func prepare(w http.ResponseWriter, r *http.Request) {
-	for name := range r.Header {
-		if strings.HasPrefix(name, contract.HeaderPrefix) { // names are canonical in the map
-			delete(r.Header, name)
-		}
-	}
-	dropHopFields(r.Header)
-	// The client's address as Caddy computed it, behind its trusted proxies.
-	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		r.Header.Set(contract.HeaderClientIP, ip)
-	}
-	// The request's id: reading Caddy's placeholder also puts it in the
-	// access log line, as "uuid".
-	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		if id, _ := repl.GetString("http.request.uuid"); id != "" {
-			r.Header.Set(contract.HeaderRequestID, id)
-			w.Header().Set(contract.HeaderRequestIDAnswer, id)
-		}
-	}
-	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
-		// A chunked request ends its connection. Had it carried a
-		// Content-Length too, which net/http drops before any handler
-		// runs, a proxy in front may have framed it by that length, and
-		// the bytes after the chunked body must not be read as a
-		// request. hdc_framing refuses such requests before net/http
-		// reads them; this holds where a configuration lacks it.
-		w.Header().Set("Connection", "close")
-	}
-}
-
-// hopFields are the fields of one connection (RFC 9110 §7.6.1, and
-// HTTP2-Settings, RFC 7540 §3.2.1). None travels to the backend: an
-// upgrade to h2c or websocket is for the client's connection to the edge,
-// which answers it over HTTP/1.1 (reverse_proxy would otherwise forward
-// Upgrade, which the HTTP/2 hop refuses).
-var hopFields = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Upgrade", "Http2-Settings"}
-
-// dropHopFields removes the hop-by-hop fields of a client's request: the
-// fields its Connection field names, then hopFields. A name of the edge's
-// own (X-Hdc-*) is skipped: those the client sent are already gone, and
-// the ones the edge sets later must reach the backend (reverse_proxy
-// would remove every field Connection names, after the edge set it).
-func dropHopFields(h http.Header) {
-	for _, v := range h["Connection"] {
-		for name := range strings.SplitSeq(v, ",") {
-			name = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name))
-			if !strings.HasPrefix(name, contract.HeaderPrefix) {
-				delete(h, name)
-			}
-		}
-	}
-	for _, name := range hopFields {
-		delete(h, name)
-	}
 }
 
 // verify checks the request's bearer token for the handler's mode.
@@ -263,35 +189,6 @@ func reason(err error) string {
 		return te.Reason
 	}
 	return err.Error()
-}
-
-// parseCaddyfileAuth sets up the handler from:
-//
-//	hdc_auth [token|refresh|public]
-func parseCaddyfileAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	a := new(Auth)
-	err := a.UnmarshalCaddyfile(h.Dispenser)
-	return a, err
-}
-
-// UnmarshalCaddyfile sets up the handler from Caddyfile tokens.
-func (a *Auth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if d.NextArg() {
-		switch d.Val() {
-		case authToken, authRefresh, authPublic:
-			a.Mode = d.Val()
-		default:
-			return d.Errf("unknown hdc_auth mode %q (token, refresh or public)", d.Val())
-		}
-	}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	if d.NextBlock(0) {
-		return d.Errf("hdc_auth takes no block; configure tokens in the hdc global option")
-	}
-	return nil
 }
 
 // Interface guards

@@ -200,6 +200,101 @@ func oneInt(d *caddyfile.Dispenser, dst *int) error {
 	return nil
 }
 
+// parseCaddyfileAuth sets up the handler from:
+//
+//	hdc_auth [token|refresh|public]
+func parseCaddyfileAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	a := new(Auth)
+	err := a.UnmarshalCaddyfile(h.Dispenser)
+	return a, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens.
+func (a *Auth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		switch d.Val() {
+		case authToken, authRefresh, authPublic:
+			a.Mode = d.Val()
+		default:
+			return d.Errf("unknown hdc_auth mode %q (token, refresh or public)", d.Val())
+		}
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	if d.NextBlock(0) {
+		return d.Errf("hdc_auth takes no block; configure tokens in the hdc global option")
+	}
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the wrapper from Caddyfile tokens: it takes
+// no arguments.
+func (f *Framing) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the wrapper's name
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Errf("hdc_framing takes no arguments")
+	}
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens: it takes
+// no arguments.
+func (*Forward) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Errf("hdc_forward takes no arguments")
+	}
+	return nil
+}
+
+func parseCaddyfileForward(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	f := new(Forward)
+	return f, f.UnmarshalCaddyfile(h.Dispenser)
+}
+
+// unmarshalCaddyfile reads the tokens block of the hdc global option.
+func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	for d.NextBlock(1) {
+		var err error
+		switch d.Val() {
+		case "jwks_url":
+			err = oneString(d, &c.JWKSURL)
+		case "jwks_file":
+			err = oneString(d, &c.JWKSFile)
+		case "issuer":
+			err = oneString(d, &c.Issuer)
+		case "audience":
+			err = oneString(d, &c.Audience)
+		case "leeway":
+			err = oneDuration(d, &c.Leeway)
+		case "refresh_cooldown":
+			err = oneDuration(d, &c.RefreshCooldown)
+		case "cache_size":
+			err = oneInt(d, &c.CacheSize)
+		case "cache_max_age":
+			err = oneDuration(d, &c.CacheMaxAge)
+		case "refresh_window":
+			err = oneDuration(d, &c.RefreshWindow)
+		case "tls_client_auth":
+			if !d.Args(&c.TLSClientCert, &c.TLSClientKey) || d.NextArg() {
+				return d.ArgErr()
+			}
+		case "tls_ca":
+			err = oneString(d, &c.TLSCA)
+		case "tls_server_name":
+			err = oneString(d, &c.TLSServerName)
+		default:
+			return d.Errf("unknown tokens subdirective %q", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Interface guards
 var (
 	_ caddyfile.Unmarshaler = (*App)(nil)

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )

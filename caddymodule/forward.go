@@ -5,7 +5,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -41,21 +40,6 @@ func (Forward) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 		}
 	}
 	return next.ServeHTTP(w, r)
-}
-
-// UnmarshalCaddyfile sets up the handler from Caddyfile tokens: it takes
-// no arguments.
-func (*Forward) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Errf("hdc_forward takes no arguments")
-	}
-	return nil
-}
-
-func parseCaddyfileForward(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	f := new(Forward)
-	return f, f.UnmarshalCaddyfile(h.Dispenser)
 }
 
 // Interface guards

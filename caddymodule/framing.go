@@ -48,16 +48,6 @@ func (f *Framing) Provision(ctx caddy.Context) error {
 // WrapListener implements caddy.ListenerWrapper.
 func (f *Framing) WrapListener(ln net.Listener) net.Listener { return &framingListener{ln, f.logger} }
 
-// UnmarshalCaddyfile sets up the wrapper from Caddyfile tokens: it takes
-// no arguments.
-func (f *Framing) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the wrapper's name
-	if d.NextArg() || d.NextBlock(0) {
-		return d.Errf("hdc_framing takes no arguments")
-	}
-	return nil
-}
-
 type framingListener struct {
 	net.Listener
 	logger *zap.Logger

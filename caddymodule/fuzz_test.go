@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // FuzzJWE drives the handler's request path with arbitrary bodies, in

@@ -20,8 +20,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 

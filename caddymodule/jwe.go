@@ -11,8 +11,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 

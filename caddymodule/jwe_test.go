@@ -24,9 +24,9 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
-	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 

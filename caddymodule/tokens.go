@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	"github.com/health-data-connect/hdc/internal/pki"
@@ -103,45 +102,4 @@ func (c *TokensConfig) client(repl *caddy.Replacer) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = cfg
 	return &http.Client{Transport: tr}, nil
-}
-
-// unmarshalCaddyfile reads the tokens block of the hdc global option.
-func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	for d.NextBlock(1) {
-		var err error
-		switch d.Val() {
-		case "jwks_url":
-			err = oneString(d, &c.JWKSURL)
-		case "jwks_file":
-			err = oneString(d, &c.JWKSFile)
-		case "issuer":
-			err = oneString(d, &c.Issuer)
-		case "audience":
-			err = oneString(d, &c.Audience)
-		case "leeway":
-			err = oneDuration(d, &c.Leeway)
-		case "refresh_cooldown":
-			err = oneDuration(d, &c.RefreshCooldown)
-		case "cache_size":
-			err = oneInt(d, &c.CacheSize)
-		case "cache_max_age":
-			err = oneDuration(d, &c.CacheMaxAge)
-		case "refresh_window":
-			err = oneDuration(d, &c.RefreshWindow)
-		case "tls_client_auth":
-			if !d.Args(&c.TLSClientCert, &c.TLSClientKey) || d.NextArg() {
-				return d.ArgErr()
-			}
-		case "tls_ca":
-			err = oneString(d, &c.TLSCA)
-		case "tls_server_name":
-			err = oneString(d, &c.TLSServerName)
-		default:
-			return d.Errf("unknown tokens subdirective %q", d.Val())
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
-	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TestCallRefusesUnsealedAnswers (hardening finding 5): hdc call --encrypt,

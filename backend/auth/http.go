@@ -36,9 +36,9 @@ var (
 // New returns a Handler over a new Service and registers its metrics.
 func New(cfg Config) (*Handler, error) {
 	h := &Handler{
-		svc: NewService(cfg),
+		svc:      NewService(cfg),
 		failures: prometheus.NewCounterVec(metrics.Counter("auth_failures_total", "Failed logins and refreshes by endpoint and problem code."), []string{"endpoint", "code"}),
-		reuses: prometheus.NewCounter(metrics.Counter("refresh_token_reuse_total", "Rotated refresh tokens presented again; each revoked a token family.")),
+		reuses:   prometheus.NewCounter(metrics.Counter("refresh_token_reuse_total", "Rotated refresh tokens presented again; each revoked a token family.")),
 	}
 	if err := metrics.Register(cfg.Metrics, h.failures, h.reuses); err != nil {
 		return nil, err

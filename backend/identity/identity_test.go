@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/store"

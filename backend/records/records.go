@@ -49,9 +49,9 @@ type Handler struct {
 // New returns a Handler and registers its metrics.
 func New(cfg Config) (*Handler, error) {
 	h := &Handler{
-		cfg: cfg,
-		now: time.Now,
-		uploads: prometheus.NewCounterVec(metrics.Counter("uploads_total", "Uploads by body format (multipart, json) and outcome (stored or a problem code)."), []string{"format", "outcome"}),
+		cfg:         cfg,
+		now:         time.Now,
+		uploads:     prometheus.NewCounterVec(metrics.Counter("uploads_total", "Uploads by body format (multipart, json) and outcome (stored or a problem code)."), []string{"format", "outcome"}),
 		uploadBytes: prometheus.NewCounter(metrics.Counter("upload_bytes_total", "File bytes stored by uploads.")),
 	}
 	if err := metrics.Register(cfg.Metrics, h.uploads, h.uploadBytes); err != nil {

@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
-	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // proxyRow compares plain Caddy with hdc-edge at one payload size.

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // TestSendTrustsOnlySealedSuccesses: with encryption asked for, a 2xx

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend"
 	"golang.org/x/sys/unix"
+
+	"github.com/health-data-connect/hdc/backend"
 )
 
 // reusePort listens on a free loopback port with SO_REUSEPORT, as Caddy

@@ -12,9 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/spf13/cobra"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 func newWebhooksCmd() *cobra.Command {

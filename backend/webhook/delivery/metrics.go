@@ -27,12 +27,12 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time) (*metrics, error) {
 	m := &metrics{
-		attempts: prometheus.NewCounterVec(hdcmetrics.Counter("webhook_attempts_total", "Webhook delivery attempts by protocol and result (delivered, http_3xx, http_4xx, http_410, http_429, http_5xx, timeout, connection_error, dns_error, tls_error, address_refused, invalid_endpoint, invalid_event, aws_error)."), []string{"protocol", "result"}),
+		attempts:   prometheus.NewCounterVec(hdcmetrics.Counter("webhook_attempts_total", "Webhook delivery attempts by protocol and result (delivered, http_3xx, http_4xx, http_410, http_429, http_5xx, timeout, connection_error, dns_error, tls_error, address_refused, invalid_endpoint, invalid_event, aws_error)."), []string{"protocol", "result"}),
 		deliveries: prometheus.NewCounterVec(hdcmetrics.Counter("webhook_deliveries_total", "Finished webhook deliveries by protocol and outcome: delivered, failed (given up), disabled (the subscription answered 410)."), []string{"protocol", "outcome"}),
-		retries: prometheus.NewCounterVec(hdcmetrics.Counter("webhook_retries_total", "Failed webhook attempts that were scheduled for a retry, by protocol."), []string{"protocol"}),
-		duration: prometheus.NewHistogramVec(hdcmetrics.Histogram("webhook_attempt_duration_seconds", "Durations of webhook delivery attempts by protocol.", []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 15}), []string{"protocol"}),
+		retries:    prometheus.NewCounterVec(hdcmetrics.Counter("webhook_retries_total", "Failed webhook attempts that were scheduled for a retry, by protocol."), []string{"protocol"}),
+		duration:   prometheus.NewHistogramVec(hdcmetrics.Histogram("webhook_attempt_duration_seconds", "Durations of webhook delivery attempts by protocol.", []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 15}), []string{"protocol"}),
 		leasesLost: prometheus.NewCounter(hdcmetrics.Counter("webhook_leases_lost_total", "Attempts whose result came after their delivery's lease was lost (the delivery is attempted again: raise the lease if this grows).")),
-		inFlight: prometheus.NewGauge(hdcmetrics.Gauge("webhook_attempts_in_flight", "Webhook delivery attempts this process is making now.")),
+		inFlight:   prometheus.NewGauge(hdcmetrics.Gauge("webhook_attempts_in_flight", "Webhook delivery attempts this process is making now.")),
 	}
 	queue := &queueCollector{
 		store: st,

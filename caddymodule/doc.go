@@ -1,0 +1,23 @@
+// Package caddymodule is the edge of Health Data Connect: Caddy modules
+// that put the gateway's transport in front of its backend. It registers:
+//
+//   - the hdc app (app.go; the global option hdc): the key registry
+//     watcher and the verifier of access tokens (tokens.go), which the
+//     handlers share across config reloads;
+//   - hdc_auth (auth.go): the first handler of every API route, which
+//     times the answer (timing.go), cleans the request's headers and names
+//     the hop's facts (hopheaders.go), and checks the bearer token;
+//   - hdc_jwe (jwe.go, decrypt.go, spool.go, sealer.go): requests
+//     decrypted from their JWE envelope, answers sealed in one;
+//   - hdc_forward (forward.go): only the headers the backend reads travel
+//     to it;
+//   - hdc_framing (framing.go, over package h1framing): a listener wrapper
+//     that refuses HTTP/1.x requests of ambiguous length;
+//   - admin.api.hdc (admin.go): the keys, without secrets, on Caddy's
+//     admin API.
+//
+// Their Caddyfile syntax is in caddyfile.go, their metrics (hdc_edge_*) in
+// metrics.go. The wire format of envelopes is package internal/jwe, shared
+// with hdc and the tests; the reference configuration is the repository's
+// Caddyfile.
+package caddymodule
