@@ -60,11 +60,18 @@ func TestImportRules(t *testing.T) {
 		applies func(pkg string) bool
 		allowed func(dep string) bool
 	}{
-		{"the contract and problems import nothing of ours",
+		{"the contract, problems and the leaf helpers import nothing of ours",
 			func(p string) bool {
-				return p == "internal/contract" || p == "internal/problem" || p == "internal/strictjson"
+				switch p {
+				case "internal/contract", "internal/problem", "internal/strictjson", "internal/privatefile", "internal/version":
+					return true
+				}
+				return false
 			},
 			func(string) bool { return false }},
+		{"what both sides share imports neither side",
+			func(p string) bool { return under(p, "internal") },
+			func(d string) bool { return under(d, "internal") }},
 		{"the backend imports nothing of the edge",
 			func(p string) bool { return under(p, "backend") },
 			func(d string) bool { return !under(d, "caddymodule") && d != "kid-registry" }},
@@ -115,5 +122,31 @@ func TestImportRules(t *testing.T) {
 				t.Fatal("the rule applies to no package: it is out of date")
 			}
 		})
+	}
+}
+
+// TestHealthcheckStandardLibraryOnly holds the rule that the image's health
+// probe imports only the standard library, whose import paths have no dot
+// in their first element: the probe must stay a small static binary that
+// no dependency's update can change.
+func TestHealthcheckStandardLibraryOnly(t *testing.T) {
+	paths, err := filepath.Glob("deploy/hdc-healthcheck/*.go")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no sources of deploy/hdc-healthcheck (%v): the rule is out of date", err)
+	}
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if first, _, _ := strings.Cut(p, "/"); strings.Contains(first, ".") {
+				t.Errorf("%s imports %s", path, p)
+			}
+		}
 	}
 }

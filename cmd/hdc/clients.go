@@ -1,62 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
 )
-
-// storeFlags are the flags that locate the backend's database, shared by
-// the command groups that manage identities.
-type storeFlags struct {
-	db   string
-	data string
-}
-
-// register adds --db and --data to cmd's persistent flags, defaulting to
-// HDC_DATABASE_URL and HDC_DATA like the server.
-func (f *storeFlags) register(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&f.db, "db", envOr("HDC_DATABASE_URL", ""), "database URL; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
-	cmd.PersistentFlags().StringVar(&f.data, "data", envOr("HDC_DATA", backend.DefaultConfig().DataDir), "backend data directory (env HDC_DATA)")
-}
-
-// run opens the identity service, runs fn with it and closes the store.
-func (f *storeFlags) run(cmd *cobra.Command, fn func(*identity.Service) error) error {
-	st, err := backend.OpenStore(cmd.Context(), f.db, f.data)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return fn(identity.New(st, 1))
-}
-
-// warnUnknownClient warns on standard error when the backend's database
-// these flags locate is there and has no active client of that id. A
-// database that is not there (the registry may be kept where the backend's
-// database is not) or does not answer in a few seconds is no warning, and
-// none is created. The warning names the flags, never a database URL,
-// which may hold a password.
-func (f *storeFlags) warnUnknownClient(cmd *cobra.Command, client string) {
-	ctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
-	defer cancel()
-	st, err := backend.OpenExistingStore(ctx, f.db, f.data)
-	if err != nil {
-		return
-	}
-	defer st.Close()
-	err = identity.New(st, 1).CheckClient(ctx, client)
-	if errors.Is(err, identity.ErrInvalidClient) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: the backend's database (--db, --data) has no active client %q: "+
-			"the edge will accept the key, the backend will refuse the client (create it with hdc clients create)\n", client)
-	}
-}
 
 func newClientsCmd() *cobra.Command {
 	var sf storeFlags
@@ -67,12 +16,16 @@ func newClientsCmd() *cobra.Command {
 
 A client belongs to one workspace and logs in with its client id and secret.
 The secret is shown once, when the client is created; the database keeps
-only its argon2id hash.`,
+only an HMAC-SHA-256 of it under a key of the installation.`,
 	}
 	sf.register(cmd)
+	cmd.AddCommand(newClientsCreateCmd(&sf), newClientsListCmd(&sf), newClientsDisableCmd(&sf))
+	return cmd
+}
 
+func newClientsCreateCmd(sf *storeFlags) *cobra.Command {
 	var workspace string
-	create := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "create --workspace W",
 		Short: "Create a client (and its workspace if needed) and print its credentials once",
 		Long: `Create a client in workspace W, creating the workspace when it does not exist,
@@ -89,10 +42,13 @@ it cannot be shown again.`,
 			})
 		},
 	}
-	create.Flags().StringVar(&workspace, "workspace", "", "workspace id (letters, digits, '.', '_', '-'; at most 64)")
-	create.MarkFlagRequired("workspace")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace id (letters, digits, '.', '_', '-'; at most 64)")
+	cmd.MarkFlagRequired("workspace")
+	return cmd
+}
 
-	list := &cobra.Command{
+func newClientsListCmd(sf *storeFlags) *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "List clients as JSON (never their secrets)",
 		Args:  cobra.NoArgs,
@@ -106,9 +62,11 @@ it cannot be shown again.`,
 			})
 		},
 	}
+}
 
+func newClientsDisableCmd(sf *storeFlags) *cobra.Command {
 	var client string
-	disable := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "disable --client C",
 		Short: "Disable a client: it can no longer log in or refresh",
 		Long: `Disable client C: its logins and refreshes are refused from now on. Access
@@ -124,17 +82,7 @@ lifetime).`,
 			})
 		},
 	}
-	disable.Flags().StringVar(&client, "client", "", "client id")
-	disable.MarkFlagRequired("client")
-
-	cmd.AddCommand(create, list, disable)
+	cmd.Flags().StringVar(&client, "client", "", "client id")
+	cmd.MarkFlagRequired("client")
 	return cmd
-}
-
-// notFound words a store miss for an operator.
-func notFound(err error, kind, id string) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no %s %q", kind, id)
-	}
-	return err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,13 +35,21 @@ func newEventsCmd() *cobra.Command {
 		Use:   "events",
 		Short: "Publish webhook events to the backend",
 	}
-	var (
-		ev       webhook.Event
-		data     string
-		internal string
-		hop      publisherTLS
-	)
-	publish := &cobra.Command{
+	cmd.AddCommand(newEventsPublishCmd())
+	return cmd
+}
+
+// publication is what events publish sends, and where.
+type publication struct {
+	ev       webhook.Event
+	data     string
+	internal string
+	hop      publisherTLS
+}
+
+func newEventsPublishCmd() *cobra.Command {
+	var p publication
+	cmd := &cobra.Command{
 		Use:   "publish --workspace W --type T --data JSON",
 		Short: "Publish an event; the backend delivers it to the workspace's subscriptions",
 		Long: `Publish an event of type T (` + strings.Join(webhook.Events, ", ") + `)
@@ -53,55 +62,64 @@ Over https, the listener requires a publisher's certificate of the hop's authori
 directory (--data-dir, HDC_DATA, else ./data), under tls/.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !json.Valid([]byte(data)) {
-				return errors.New("--data is not JSON")
-			}
-			ev.Data = json.RawMessage(data)
-			body, err := json.Marshal(ev)
+			pub, err := p.send(cmd.Context())
 			if err != nil {
 				return err
-			}
-			url := strings.TrimSuffix(internal, "/") + contract.PathEvents
-			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, url, bytes.NewReader(body))
-			if err != nil {
-				return fmt.Errorf("--backend-internal: %w", err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			client, err := hop.client(url)
-			if err != nil {
-				return err
-			}
-			res, err := client.Do(req)
-			if err != nil {
-				return err
-			}
-			defer res.Body.Close()
-			answer, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
-			if err != nil {
-				return err
-			}
-			if res.StatusCode != http.StatusAccepted {
-				return answerError(res, answer)
-			}
-			var pub webhook.Published
-			if err := json.Unmarshal(answer, &pub); err != nil {
-				return fmt.Errorf("unexpected answer from the backend: %w", err)
 			}
 			return printJSON(cmd.OutOrStdout(), pub)
 		},
 	}
-	f := publish.Flags()
-	f.StringVar(&ev.WorkspaceID, "workspace", "", "workspace id")
-	f.StringVar(&ev.Type, "type", "", "event type: "+strings.Join(webhook.Events, ", "))
-	f.StringVar(&data, "data", "", "the event's data, a JSON object")
-	f.StringVar(&internal, "backend-internal", envOr("HDC_BACKEND_INTERNAL", "https://127.0.0.1:9081"),
+	f := cmd.Flags()
+	f.StringVar(&p.ev.WorkspaceID, "workspace", "", "workspace id")
+	f.StringVar(&p.ev.Type, "type", "", "event type: "+strings.Join(webhook.Events, ", "))
+	f.StringVar(&p.data, "data", "", "the event's data, a JSON object")
+	f.StringVar(&p.internal, "backend-internal", envOr("HDC_BACKEND_INTERNAL", "https://127.0.0.1:9081"),
 		"base URL of the backend's internal listener (env HDC_BACKEND_INTERNAL)")
-	hop.flags(f)
+	p.hop.flags(f)
 	for _, name := range []string{"workspace", "type", "data"} {
-		publish.MarkFlagRequired(name)
+		cmd.MarkFlagRequired(name)
 	}
-	cmd.AddCommand(publish)
 	return cmd
+}
+
+// send posts the event to the internal listener and returns what the
+// backend published.
+func (p *publication) send(ctx context.Context) (webhook.Published, error) {
+	var pub webhook.Published
+	if !json.Valid([]byte(p.data)) {
+		return pub, errors.New("--data is not JSON")
+	}
+	p.ev.Data = json.RawMessage(p.data)
+	body, err := json.Marshal(p.ev)
+	if err != nil {
+		return pub, err
+	}
+	url := strings.TrimSuffix(p.internal, "/") + contract.PathEvents
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return pub, fmt.Errorf("--backend-internal: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client, err := p.hop.client(url)
+	if err != nil {
+		return pub, err
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return pub, err
+	}
+	defer res.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
+	if err != nil {
+		return pub, err
+	}
+	if res.StatusCode != http.StatusAccepted {
+		return pub, answerError(res, answer)
+	}
+	if err := json.Unmarshal(answer, &pub); err != nil {
+		return pub, fmt.Errorf("unexpected answer from the backend: %w", err)
+	}
+	return pub, nil
 }
 
 // publisherTLS are the files of a publisher's TLS to the internal

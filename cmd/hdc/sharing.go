@@ -17,9 +17,13 @@ tokens then act in the granted workspace. The key is shown once; the database
 keeps only its SHA-256. Revoke a grant by its grant id.`,
 	}
 	sf.register(cmd)
+	cmd.AddCommand(newSharingGrantCmd(&sf), newSharingRevokeCmd(&sf), newSharingListCmd(&sf))
+	return cmd
+}
 
+func newSharingGrantCmd(sf *storeFlags) *cobra.Command {
 	var workspace, client string
-	grant := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "grant --workspace W --client C",
 		Short: "Let client C act in workspace W; print the sharing key once",
 		Long: `Let client C act in workspace W (both must exist, and W must not be C's own
@@ -37,13 +41,16 @@ grant id to revoke the grant.`,
 			})
 		},
 	}
-	grant.Flags().StringVar(&workspace, "workspace", "", "workspace the client may act in")
-	grant.Flags().StringVar(&client, "client", "", "client id")
-	grant.MarkFlagRequired("workspace")
-	grant.MarkFlagRequired("client")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace the client may act in")
+	cmd.Flags().StringVar(&client, "client", "", "client id")
+	cmd.MarkFlagRequired("workspace")
+	cmd.MarkFlagRequired("client")
+	return cmd
+}
 
-	var grantID string
-	revoke := &cobra.Command{
+func newSharingRevokeCmd(sf *storeFlags) *cobra.Command {
+	var grant string
+	cmd := &cobra.Command{
 		Use:   "revoke --grant G",
 		Short: "Revoke a sharing grant",
 		Long: `Revoke grant G: its sharing key no longer logs in, and refresh tokens of
@@ -52,17 +59,20 @@ they expire.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.run(cmd, func(svc *identity.Service) error {
-				if err := svc.RevokeSharing(cmd.Context(), grantID); err != nil {
-					return notFound(err, "grant", grantID)
+				if err := svc.RevokeSharing(cmd.Context(), grant); err != nil {
+					return notFound(err, "grant", grant)
 				}
-				return printJSON(cmd.OutOrStdout(), map[string]string{"grant_id": grantID, "status": "revoked"})
+				return printJSON(cmd.OutOrStdout(), map[string]string{"grant_id": grant, "status": "revoked"})
 			})
 		},
 	}
-	revoke.Flags().StringVar(&grantID, "grant", "", "grant id, as printed by grant or list")
-	revoke.MarkFlagRequired("grant")
+	cmd.Flags().StringVar(&grant, "grant", "", "grant id, as printed by grant or list")
+	cmd.MarkFlagRequired("grant")
+	return cmd
+}
 
-	list := &cobra.Command{
+func newSharingListCmd(sf *storeFlags) *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "List sharing grants as JSON (never their keys)",
 		Args:  cobra.NoArgs,
@@ -76,7 +86,4 @@ they expire.`,
 			})
 		},
 	}
-
-	cmd.AddCommand(grant, revoke, list)
-	return cmd
 }

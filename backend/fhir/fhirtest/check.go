@@ -4,8 +4,8 @@
 // bdl-9, bdl-10, bdl-11, cmp-1, the Composition's required elements) and
 // the rules this project adds (urn:uuid fullUrls equal to resource ids,
 // subject, authors, section entries and every urn:uuid or relative
-// reference resolve inside the Bundle, meta and link as DESIGN.md
-// describes).
+// reference resolve inside the Bundle, a meta with versionId, lastUpdated,
+// the DocumentBundle profile and the confidentiality label, a self link).
 package fhirtest
 
 import (
