@@ -196,17 +196,21 @@ func join(at, name string) string {
 var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
 
 // fieldsOf returns the JSON member names of struct type t's fields, with
-// their types.
+// their types; an embedded struct's fields are t's.
 func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	if f, ok := fieldCache.Load(t); ok {
 		return f.(map[string]reflect.Type)
 	}
 	fields := map[string]reflect.Type{}
 	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			maps.Copy(fields, fieldsOf(f.Type)) // promoted, as encoding/json promotes them
+			continue
+		}
 		if !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch name {
 		case "-":
 			continue

@@ -98,3 +98,33 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+func TestUnmarshalEmbedded(t *testing.T) {
+	type base struct {
+		Kid string `json:"kid"`
+	}
+	type stored struct {
+		base
+		Secret string `json:"secret"`
+	}
+	for _, tt := range []struct {
+		name, in string
+		want     stored
+		wantErr  string
+	}{
+		{"promoted and own members", `{"kid":"a","secret":"b"}`, stored{base{"a"}, "b"}, ""},
+		{"the embedded type's name is no member", `{"base":{"kid":"a"}}`, stored{}, "unknown member; the members are kid, secret"},
+		{"a promoted member twice", `{"kid":"a","kid":"b"}`, stored{}, `member "kid" appears twice`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got stored
+			err := Unmarshal([]byte(tt.in), &got)
+			if tt.wantErr == "" && (err != nil || got != tt.want) {
+				t.Fatalf("Unmarshal = %+v, %v; want %+v", got, err, tt.want)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("Unmarshal error = %v; want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
