@@ -39,7 +39,7 @@ func trail(t *testing.T, st store.Audit, ws string) []audit.Record {
 	}
 	for _, h := range heads {
 		if h.Workspace == ws {
-			if err := store.VerifyAudit(context.Background(), st, h); err != nil {
+			if err := store.VerifyAudit(context.Background(), st, h, audit.Link{}); err != nil {
 				t.Fatalf("the trail of %q does not verify: %v", ws, err)
 			}
 		}

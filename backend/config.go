@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
 	"github.com/health-data-connect/hdc/backend/auditwindow"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
@@ -37,6 +38,11 @@ type Config struct {
 	// path or sqlite:<path> for another SQLite file, postgres://… for
 	// PostgreSQL, which several replicas may share (see OpenStore).
 	DatabaseURL string
+	// Keeper is the URL of the keeper that wraps the store's data key, under
+	// which every secret the store keeps is sealed (package keeper,
+	// package sealed): awskms://…, gcpkms://…, azurekeyvault://…,
+	// hashivault://…, keyfile:///path, base64key://…. Required.
+	Keeper string
 	// BlobURL selects the blob store: empty for the directory
 	// DataDir/blobs, a path for another directory, s3://bucket/prefix for
 	// an S3 bucket, which several replicas may share (see OpenBlobs).
@@ -123,6 +129,14 @@ type Config struct {
 	// kind, from one source and actor, are recorded once with their count
 	// (package auditwindow); 0 records each.
 	AuditRefusalWindow time.Duration
+	// AuditCheckpoints is where the heads of the audit trails are
+	// checkpointed, signed, outside the database (package
+	// auditcheckpoint): "log", or a bucket's URL (file:///dir,
+	// s3://bucket?region=…).
+	AuditCheckpoints string
+	// AuditCheckpointInterval is how often the heads are checkpointed
+	// when they changed; a stopping backend checkpoints too.
+	AuditCheckpointInterval time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -154,6 +168,8 @@ func DefaultConfig() Config {
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
 		AuditRefusalWindow:          auditwindow.DefaultWindow,
+		AuditCheckpoints:            auditcheckpoint.Log,
+		AuditCheckpointInterval:     5 * time.Minute,
 	}
 }
 
@@ -184,6 +200,7 @@ func (c *Config) checkPositive() error {
 		{"webhook-backoff-base", c.WebhookBackoffBase > 0},
 		{"webhook-give-up-after", c.WebhookGiveUpAfter > 0},
 		{"webhook-max-subscriptions", c.WebhookMaxSubscriptions > 0},
+		{"audit-checkpoint-interval", c.AuditCheckpointInterval > 0},
 	} {
 		if !s.ok {
 			return fmt.Errorf("%s must be positive", named(s.flag))
@@ -228,6 +245,11 @@ func (c *Config) checkFiles() error {
 	switch {
 	case c.DataDir == "":
 		return fmt.Errorf("%s must not be empty", named("data"))
+	case c.Keeper == "":
+		return fmt.Errorf("%s is required: it wraps the data key that seals every secret the store keeps "+
+			"(keyfile:///path for a local key, awskms://… and the like for a KMS)", named("keeper"))
+	case c.AuditCheckpoints == "":
+		return fmt.Errorf("%s must not be empty: log, or a bucket URL", named("audit-checkpoints"))
 	case (c.HopCA == "") != (c.HopCert == "") || (c.HopCA == "") != (c.HopKey == ""):
 		return fmt.Errorf("the hop's mutual TLS needs all of %s, %s and %s, or none",
 			named("hop-ca"), named("hop-cert"), named("hop-key"))

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/internal/pki"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestConfigErrorsNameTheSetting: every configuration error of New and
@@ -98,11 +99,18 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 			[]string{"--webhook-give-up-after", "HDC_WEBHOOK_GIVE_UP_AFTER"}},
 		{"negative retention", func(c *Config) { c.WebhookRetention = -time.Hour }, false,
 			[]string{"--webhook-retention", "HDC_WEBHOOK_RETENTION"}},
+		{"no keeper", func(c *Config) { c.Keeper = "" }, false, []string{"--keeper", "HDC_KEEPER", "is required"}},
+		{"a keeper of an unknown scheme", func(c *Config) { c.Keeper = "vault://k" }, false, []string{"--keeper", "HDC_KEEPER", `scheme "vault"`}},
+		{"a local key of the wrong size", func(c *Config) { c.Keeper = "base64key://c2hvcnQ=" }, false, []string{"--keeper", "HDC_KEEPER", "32-byte key"}},
+		{"a missing key file", func(c *Config) { c.Keeper = "keyfile://" + missing }, false, []string{"--keeper", "HDC_KEEPER", missing}},
+		{"no checkpoint destination", func(c *Config) { c.AuditCheckpoints = "" }, false, []string{"--audit-checkpoints", "HDC_AUDIT_CHECKPOINTS"}},
+		{"a checkpoint destination of an unknown scheme", func(c *Config) { c.AuditCheckpoints = "ftp://x" }, false, []string{"--audit-checkpoints", "HDC_AUDIT_CHECKPOINTS"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.DataDir = t.TempDir()
+			cfg.Keeper = testKeeper
 			tt.mutate(&cfg)
 			err := newAndListen(t, cfg, tt.listen)
 			if err == nil {
@@ -137,4 +145,26 @@ func newAndListen(t *testing.T, cfg Config, listen bool) error {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	return srv.ListenAndServe(ctx)
+}
+
+// TestAnotherKeeperFailsFast: a keeper that cannot unwrap the store's data
+// key (another key than the one the data was sealed with) stops the start,
+// naming the setting, and changes nothing: the right keeper still opens
+// the store afterwards.
+func TestAnotherKeeperFailsFast(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.Keeper = testKeeper
+	if err := newAndListen(t, cfg, false); err != nil {
+		t.Fatal(err)
+	}
+	other := cfg
+	other.Keeper = testkit.KeeperURL()
+	err := newAndListen(t, other, false)
+	if err == nil || !strings.Contains(err.Error(), "--keeper (HDC_KEEPER)") || !strings.Contains(err.Error(), "cannot unwrap") {
+		t.Fatalf("another keeper: %v", err)
+	}
+	if err := newAndListen(t, cfg, false); err != nil {
+		t.Fatalf("the store's own keeper, after another was refused: %v", err)
+	}
 }

@@ -52,6 +52,7 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("hop-key", (*stringValue)(&c.HopKey), "PEM `file` of this backend's private key for the hop", "HDC_HOP_KEY"),
 		setting("data", (*stringValue)(&c.DataDir), "data `directory`: SQLite database, blobs, upload staging", "HDC_DATA"),
 		setting("db", (*stringValue)(&c.DatabaseURL), "database `url`: a SQLite path, or postgres://… (default SQLite <data>/hdc.db)", "HDC_DATABASE_URL"),
+		setting("keeper", (*stringValue)(&c.Keeper), "keeper `url` wrapping the data key that seals every secret the store keeps: awskms://…, gcpkms://…, azurekeyvault://…, hashivault://…, keyfile:///path, base64key://… (required)", "HDC_KEEPER"),
 		setting("blob", (*stringValue)(&c.BlobURL), "blob store `url`: a directory, or s3://bucket/prefix[?endpoint=…&region=…&path_style=true] (default <data>/blobs)", "HDC_BLOB_URL"),
 		setting("access-token-ttl", (*durationValue)(&c.AccessTokenTTL), "access token lifetime, seconds or a duration such as 30m", "HDC_ACCESS_TOKEN_TTL"),
 		setting("refresh-token-ttl", (*durationValue)(&c.RefreshTokenTTL), "refresh token lifetime", "HDC_REFRESH_TOKEN_TTL"),
@@ -75,6 +76,8 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("webhook-max-subscriptions", (*intValue)(&c.WebhookMaxSubscriptions), "most webhook subscriptions a workspace may have", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"),
 		setting("audit-retention", (*durationValue)(&c.AuditRetention), "how long audit records are kept (default 6 years); 0 keeps them", "HDC_AUDIT_RETENTION"),
 		setting("audit-refusal-window", (*durationValue)(&c.AuditRefusalWindow), "window in which repeated refusals of one kind, from one source and actor, are recorded once with their count (the first at once); 0 records each", "HDC_AUDIT_REFUSAL_WINDOW"),
+		setting("audit-checkpoints", (*stringValue)(&c.AuditCheckpoints), "where the audit trails' heads are checkpointed, signed: log, or a bucket `url` such as file:///dir or s3://bucket?region=…", "HDC_AUDIT_CHECKPOINTS"),
+		setting("audit-checkpoint-interval", (*durationValue)(&c.AuditCheckpointInterval), "how often the audit trails' heads are checkpointed when they changed (and when the backend stops)", "HDC_AUDIT_CHECKPOINT_INTERVAL"),
 	}
 	if level != nil {
 		s = append(s, setting("log-level", levelValue{level}, "log level: debug, info, warn or error; no level logs a credential", "HDC_LOG_LEVEL"))

@@ -220,6 +220,7 @@ func TestConfigListenSafety(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
+			cfg.Keeper = testKeeper
 			cfg.Listen, cfg.InternalListen = tt.listen, tt.internal
 			if tt.hop {
 				cfg.HopCA, cfg.HopCert, cfg.HopKey = "ca.pem", "backend.pem", "backend-key.pem"
@@ -232,6 +233,7 @@ func TestConfigListenSafety(t *testing.T) {
 	}
 	t.Run("part of the hop's files", func(t *testing.T) {
 		cfg := DefaultConfig()
+		cfg.Keeper = testKeeper
 		cfg.HopCA = "ca.pem"
 		if err := cfg.validate(); err == nil {
 			t.Error("accepted a CA without a certificate and key")

@@ -48,6 +48,10 @@ type harness struct {
 	stop func() error
 }
 
+// testKeeper is the keeper of every server the tests start, so that two
+// servers over one store share it.
+var testKeeper = testkit.KeeperURL()
+
 // start runs a server with test settings, changed by mutate.
 func start(t testing.TB, mutate func(*Config)) *harness {
 	t.Helper()
@@ -59,6 +63,7 @@ func startLogged(t testing.TB, log *zap.Logger, mutate func(*Config)) *harness {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
+	cfg.Keeper = testKeeper
 	cfg.ShutdownTimeout = 5 * time.Second
 	if mutate != nil {
 		mutate(&cfg)

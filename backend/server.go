@@ -39,8 +39,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
 	"github.com/health-data-connect/hdc/backend/auditwindow"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
@@ -50,15 +52,17 @@ import (
 type Server struct {
 	cfg      Config
 	log      *zap.Logger
-	store    store.Store
+	store    *sealed.Store
 	identity *identity.Service
 	issuer   *token.Issuer
 	delivery *delivery.Dispatcher
 	// refusals stands before the store's audit trail for the refusals
 	// the routes record (package auditwindow).
 	refusals *auditwindow.Trail
-	public   http.Handler
-	internal http.Handler
+	// checkpoints writes the audit trails' heads outside the database.
+	checkpoints *auditcheckpoint.Job
+	public      http.Handler
+	internal    http.Handler
 	// hop is the listeners' TLS, nil when they are plain loopback HTTP.
 	hop *tls.Config
 
@@ -78,9 +82,13 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.DataDir)
+	plain, err := OpenStore(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: opening the store: %w", storeSetting(cfg.DatabaseURL, "db"), err)
+	}
+	st, err := Seal(ctx, plain, cfg.Keeper, log.Named("sealed"))
+	if err != nil {
+		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, store: st, hop: hop}
 	if err := s.build(ctx); err != nil {
@@ -143,6 +151,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	background.Go(func() { s.delivery.Run(ctx) })
 	background.Go(func() { s.auditRetention().run(ctx) })
 	background.Go(func() { s.refusals.Run(ctx) })
+	background.Go(func() { s.checkpoints.Run(ctx) })
 	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()))
 
 	var err error
@@ -159,6 +168,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 		}
 	}
 	background.Wait()
+	s.checkpoints.Final(checkpointTimeout) // after the refusal windows' last records
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -224,6 +234,6 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 
 // Close closes the store. Call it after Serve returns.
 func (s *Server) Close() error {
-	s.closeOnce.Do(func() { s.closeErr = s.store.Close() })
+	s.closeOnce.Do(func() { s.closeErr = errors.Join(s.checkpoints.To.Close(), s.store.Close()) })
 	return s.closeErr
 }

@@ -20,6 +20,7 @@ import (
 func TestNewGivesUpWhenItsContextEnds(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
+	cfg.Keeper = testKeeper
 	cfg.DatabaseURL = "postgres://hdc:hdc@" + testkit.Silent(t) + "/hdc?sslmode=disable&connect_timeout=0"
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
@@ -89,6 +90,7 @@ func TestListenAndServeChecksInheritedSockets(t *testing.T) {
 	defer f.Close()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
+	cfg.Keeper = testKeeper
 	cfg.Listen = fmt.Sprintf("fd/%d", f.Fd())
 	cfg.InternalListen = "127.0.0.1:0"
 	srv, err := New(t.Context(), cfg, zap.NewNop())

@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
 	"github.com/health-data-connect/hdc/backend/auditwindow"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/blob"
@@ -75,6 +78,9 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.identity = identity.New(s.store, secretVerifications)
 	s.refusals = auditwindow.New(s.store, cfg.AuditRefusalWindow, s.log.Named("audit"))
+	if s.checkpoints, err = s.newCheckpoints(ctx); err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var h handlers
@@ -90,6 +96,23 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	return s.routes(reg, h)
+}
+
+// checkpointTimeout bounds the checkpoint a stopping backend writes.
+const checkpointTimeout = 10 * time.Second
+
+// newCheckpoints makes the job that checkpoints the audit trails' heads,
+// opening its destination.
+func (s *Server) newCheckpoints(ctx context.Context) (*auditcheckpoint.Job, error) {
+	log := s.log.Named("audit")
+	to, err := auditcheckpoint.Open(ctx, s.cfg.AuditCheckpoints, log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", named("audit-checkpoints"), err)
+	}
+	replica := make([]byte, 6)
+	rand.Read(replica)
+	return &auditcheckpoint.Job{Heads: s.store, To: to, Key: s.store.CheckpointKey(), Every: s.cfg.AuditCheckpointInterval,
+		Replica: hex.EncodeToString(replica), Now: time.Now, Log: log}, nil
 }
 
 // openBlobs opens the configured blob store and removes the staged files

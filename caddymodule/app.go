@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/keeper"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -45,6 +47,12 @@ type KeysConfig struct {
 	// Registry is the path of the registry file; placeholders such as
 	// {env.HDC_KEY_REGISTRY} are replaced.
 	Registry string `json:"registry"`
+	// Keeper is the URL of the keeper that wraps the registry's data key
+	// (package keeper), replaced like Registry: give it as
+	// {env.HDC_KEEPER}, a placeholder replaced when the app starts, so that
+	// a key in the URL never appears in the configuration Caddy keeps and
+	// serves on its admin API. Empty: a registry of plain secrets only.
+	Keeper string `json:"keeper,omitempty"`
 	// PollInterval is how often the file is checked for changes (default 2s).
 	PollInterval caddy.Duration `json:"poll_interval,omitempty"`
 }
@@ -71,6 +79,8 @@ var keyPool = caddy.NewUsagePool()
 // keyState is a registry file being followed, with the last use of each kid.
 type keyState struct {
 	path       string
+	poolKey    string
+	keeper     *keeper.Keeper // nil without one
 	watcher    *kidregistry.Watcher
 	lastUse    sync.Map // kid → *atomic.Int64, Unix nanoseconds
 	lastReload atomic.Int64
@@ -88,7 +98,12 @@ type cachedKey struct {
 }
 
 // Destruct implements caddy.Destructor.
-func (*keyState) Destruct() error { return nil }
+func (s *keyState) Destruct() error {
+	if s.keeper != nil {
+		return s.keeper.Close()
+	}
+	return nil
+}
 
 // Provision loads the registry and the token verifier.
 func (a *App) Provision(ctx caddy.Context) error {
@@ -108,20 +123,44 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if a.Keys.PollInterval <= 0 {
 		a.Keys.PollInterval = caddy.Duration(defaultPollInterval)
 	}
-	logger := a.logger.Named("keys")
-	v, _, err := keyPool.LoadOrNew(path, func() (caddy.Destructor, error) {
-		w, err := kidregistry.NewWatcher(path, logger, observeRegistry)
+	keeperURL := repl.ReplaceAll(a.Keys.Keeper, "")
+	// The pool's key names the keeper by a digest: the URL may hold a key.
+	poolKey := fmt.Sprintf("%s\x00%x", path, sha256.Sum256([]byte(keeperURL)))
+	v, _, err := keyPool.LoadOrNew(poolKey, func() (caddy.Destructor, error) {
+		st, err := a.followRegistry(ctx, path, keeperURL)
 		if err != nil {
-			return nil, fmt.Errorf("hdc: keys: %w", err)
+			return nil, err
 		}
-		observeRegistry(w.Registry(), true, nil)
-		return &keyState{path: path, watcher: w, dummy: cbchmac.DummyKey()}, nil
+		st.poolKey = poolKey
+		return st, nil
 	})
 	if err != nil {
 		return err
 	}
 	a.keys = v.(*keyState)
 	return a.provisionTokens(ctx)
+}
+
+// followRegistry opens the keeper, when one is configured, and loads the
+// registry at path with it.
+func (a *App) followRegistry(ctx context.Context, path, keeperURL string) (*keyState, error) {
+	st := &keyState{path: path, dummy: cbchmac.DummyKey()}
+	var sealer *kidregistry.Sealer
+	if keeperURL != "" {
+		k, err := keeper.Open(ctx, keeperURL)
+		if err != nil {
+			return nil, fmt.Errorf("hdc: keys: keeper: %w", err)
+		}
+		st.keeper, sealer = k, kidregistry.NewSealer(k)
+	}
+	w, err := kidregistry.NewWatcher(path, sealer, a.logger.Named("keys"), observeRegistry)
+	if err != nil {
+		st.Destruct()
+		return nil, fmt.Errorf("hdc: keys: %w", err)
+	}
+	observeRegistry(w.Registry(), true, nil)
+	st.watcher = w
+	return st, nil
 }
 
 // observeRegistry keeps the registry metrics current.
@@ -169,7 +208,7 @@ func (a *App) Stop() error {
 // Cleanup releases this config's use of the shared state.
 func (a *App) Cleanup() error {
 	if a.keys != nil {
-		_, err := keyPool.Delete(a.keys.path)
+		_, err := keyPool.Delete(a.keys.poolKey)
 		return err
 	}
 	return nil

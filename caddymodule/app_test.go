@@ -42,7 +42,7 @@ func TestNewKeyFoundByConcurrentRequests(t *testing.T) {
 			for round := range 20 {
 				a := newTestApp(t, testKeys)
 				kid := fmt.Sprintf("k-new-%d", round)
-				if err := kidregistry.Update(a.keys.path, func(f *kidregistry.File) error {
+				if err := kidregistry.Update(a.keys.path, testSealer, func(f *kidregistry.File) error {
 					_, err := f.Add("c1", kid, "", time.Now())
 					return err
 				}); err != nil {

@@ -30,6 +30,7 @@ func init() {
 //	hdc {
 //		keys {
 //			registry      <path>
+//			keeper        <url>
 //			poll_interval <duration>
 //		}
 //		tokens {
@@ -68,6 +69,10 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				switch d.Val() {
 				case "registry":
 					if err := oneString(d, &a.Keys.Registry); err != nil {
+						return err
+					}
+				case "keeper":
+					if err := oneString(d, &a.Keys.Keeper); err != nil {
 						return err
 					}
 				case "poll_interval":

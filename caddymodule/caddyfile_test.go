@@ -66,6 +66,7 @@ func routeHandlers(cfg map[string]any) map[string][]map[string]any {
 func TestReferenceCaddyfile(t *testing.T) {
 	t.Setenv("HDC_KEY_REGISTRY", "/etc/hdc/keys.json")
 	t.Setenv("HDC_BACKEND", "10.0.0.5:9080")
+	t.Setenv("HDC_KEEPER", "base64key://a-key-that-must-not-be-in-the-configuration")
 	src, err := os.ReadFile("../Caddyfile")
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,11 @@ func TestReferenceCaddyfile(t *testing.T) {
 	}
 	if got := dig(cfg, "apps", "hdc", "keys", "registry"); got != "/etc/hdc/keys.json" {
 		t.Fatalf("registry = %v", got)
+	}
+	// The keeper's URL, which may hold a key, stays a placeholder in the
+	// configuration Caddy keeps and its admin API serves.
+	if got := dig(cfg, "apps", "hdc", "keys", "keeper"); got != "{env.HDC_KEEPER}" {
+		t.Fatalf("keeper = %v, want the placeholder {env.HDC_KEEPER}", got)
 	}
 	if got := dig(cfg, "apps", "hdc", "tokens", "jwks_url"); got != "https://127.0.0.1:9081/.well-known/jwks.json" {
 		t.Fatalf("jwks_url = %v", got)

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -22,6 +23,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -123,6 +125,19 @@ func hopServer(t *testing.T, dir string, h http.Handler) *httptest.Server {
 	return srv
 }
 
+// testKeeperURL names the keeper of every registry file the tests write,
+// the edge's HDC_KEEPER; testSealer seals with it.
+var testKeeperURL, testSealer = newTestKeeper()
+
+func newTestKeeper() (string, *kidregistry.Sealer) {
+	url := testkit.KeeperURL()
+	k, err := keeper.Open(context.Background(), url)
+	if err != nil {
+		panic(err)
+	}
+	return url, kidregistry.NewSealer(k)
+}
+
 // startEdge loads ../Caddyfile with the environment pointing at test
 // servers. Caddy is one per process: tests using it must not run in parallel.
 func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edge {
@@ -140,7 +155,7 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 	upstream := hopServer(t, hop, rec)
 
 	registry := filepath.Join(t.TempDir(), "keys.json")
-	if err := kidregistry.Update(registry, func(f *kidregistry.File) error {
+	if err := kidregistry.Update(registry, testSealer, func(f *kidregistry.File) error {
 		for _, k := range keys {
 			k.CreatedAt = time.Now()
 			f.Keys = append(f.Keys, k)
@@ -158,6 +173,7 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 		"HDC_BIND":             fmt.Sprintf("fd/%d", site.Fd()),
 		"HDC_EDGE_ADMIN":       fmt.Sprintf("fd/%d", adminSock.Fd()),
 		"HDC_KEY_REGISTRY":     registry,
+		"HDC_KEEPER":           testKeeperURL,
 		"HDC_BACKEND":          upstream.Listener.Addr().String(),
 		"HDC_BACKEND_INTERNAL": jwks.URL,
 		"HDC_HOP_CA":           filepath.Join(hop, pki.CAFile),

@@ -432,7 +432,7 @@ func TestEdgeRotation(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	var rotated kidregistry.Key
-	if err := kidregistry.Update(e.registry, func(f *kidregistry.File) (err error) {
+	if err := kidregistry.Update(e.registry, testSealer, func(f *kidregistry.File) (err error) {
 		rotated, err = f.Rotate("c1", time.Now())
 		return err
 	}); err != nil {
@@ -518,7 +518,7 @@ func TestEdgeAdminAndMetrics(t *testing.T) {
 	}
 
 	// A key added to the file shows up after a forced reload.
-	if err := kidregistry.Update(e.registry, func(f *kidregistry.File) error {
+	if err := kidregistry.Update(e.registry, testSealer, func(f *kidregistry.File) error {
 		_, err := f.Add("c3", "k-c3", "", time.Now())
 		return err
 	}); err != nil {

@@ -61,7 +61,7 @@ func mustKey(t testing.TB, shared string) *cbchmac.Key {
 func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "keys.json")
-	err := kidregistry.Update(path, func(f *kidregistry.File) error {
+	err := kidregistry.Update(path, testSealer, func(f *kidregistry.File) error {
 		for _, k := range keys {
 			k.CreatedAt = time.Now()
 			f.Keys = append(f.Keys, k)
@@ -71,7 +71,7 @@ func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := kidregistry.NewWatcher(path, zap.NewNop(), nil)
+	w, err := kidregistry.NewWatcher(path, testSealer, zap.NewNop(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,7 +578,7 @@ func TestJWEPlainAndRequire(t *testing.T) {
 func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
 	h := newTestJWE(t, false)
 	var added kidregistry.Key
-	err := kidregistry.Update(h.app.keys.path, func(f *kidregistry.File) (err error) {
+	err := kidregistry.Update(h.app.keys.path, testSealer, func(f *kidregistry.File) (err error) {
 		added, err = f.Add("c1", "", "", time.Now())
 		return err
 	})

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 func writeFile(t *testing.T, path, data string, mode os.FileMode) {
@@ -38,7 +40,7 @@ func TestLoadPermissions(t *testing.T) {
 		t.Run(fmt.Sprintf("%04o", tt.mode), func(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprintf("keys-%o.json", tt.mode))
 			writeFile(t, path, validFile, tt.mode)
-			_, err := Load(path)
+			_, err := Load(path, nil)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Load err = %v, wantErr %v", err, tt.wantErr)
 			}
@@ -47,15 +49,16 @@ func TestLoadPermissions(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Load(dir); err == nil {
+	if _, err := Load(dir, nil); err == nil {
 		t.Fatal("Load accepted a directory")
 	}
 }
 
 func TestUpdateWritesPrivateValidFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
+	s := NewSealer(testkit.Keeper(t))
 	var added Key
-	err := Update(path, func(f *File) (err error) {
+	err := Update(path, s, func(f *File) (err error) {
 		added, err = f.Add("c1", "", "", time.Now())
 		return err
 	})
@@ -69,7 +72,7 @@ func TestUpdateWritesPrivateValidFile(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %04o, want 0600", fi.Mode().Perm())
 	}
-	r, err := Load(path)
+	r, err := Load(path, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +81,7 @@ func TestUpdateWritesPrivateValidFile(t *testing.T) {
 	}
 	// A change that breaks validation writes nothing.
 	before, _ := os.ReadFile(path)
-	err = Update(path, func(f *File) error {
+	err = Update(path, s, func(f *File) error {
 		f.Keys[0].Secret = "short"
 		return nil
 	})
@@ -99,6 +102,7 @@ func TestUpdateWritesPrivateValidFile(t *testing.T) {
 // other as processes do (cmd/hdc tests the same with processes).
 func TestConcurrentUpdates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
+	s := NewSealer(testkit.Keeper(t))
 	const n = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -106,7 +110,7 @@ func TestConcurrentUpdates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- Update(path, func(f *File) error {
+			errs <- Update(path, s, func(f *File) error {
 				_, err := f.Add(fmt.Sprintf("client-%d", i), "", "", time.Now())
 				return err
 			})
@@ -119,7 +123,7 @@ func TestConcurrentUpdates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Load(path)
+	r, err := Load(path, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"keys":[]}`))
 	f.Add([]byte(`{"keys":[{"kid":"a","client_id":"b","secret":"0123456789abcdef","status":"active","created_at":"2026-01-01T00:00:00Z"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := Parse(data)
+		r, err := Parse(data, nil)
 		if err != nil {
 			return
 		}

@@ -33,19 +33,31 @@ const (
 	Retired Status = "retired"
 )
 
-// Key is one entry of the registry.
+// Key is one entry of the registry, its secret opened.
 type Key struct {
-	Kid        string     `json:"kid"`
-	ClientID   string     `json:"client_id"`
-	Secret     string     `json:"secret"`
-	Status     Status     `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	RetiringAt *time.Time `json:"retiring_at,omitempty"`
-	RetiredAt  *time.Time `json:"retired_at,omitempty"`
+	Kid      string
+	ClientID string
+	// Secret is the shared key string; empty when its sealed form did not
+	// open (Available).
+	Secret     string
+	Status     Status
+	CreatedAt  time.Time
+	RetiringAt *time.Time
+	RetiredAt  *time.Time
+	// sealed is the secret as the file held it sealed, kept for a key whose
+	// secret did not open, so that writing the file loses nothing.
+	sealed string
 }
 
-// Usable reports whether requests encrypted with the key are accepted.
-func (k *Key) Usable() bool { return k.Status == Active || k.Status == Retiring }
+// Available reports whether the key's secret is known: false when its
+// sealed form did not open (altered, or copied from another kid).
+func (k *Key) Available() bool { return k.Secret != "" || k.sealed == "" }
+
+// Usable reports whether requests encrypted with the key are accepted: its
+// secret is available and its status active or retiring.
+func (k *Key) Usable() bool {
+	return k.Secret != "" && (k.Status == Active || k.Status == Retiring)
+}
 
 // Listed is a key without its secret, as the operator's list and the
 // edge's admin API show it.
@@ -64,9 +76,9 @@ func (k *Key) Listed() Listed {
 		RetiringAt: k.RetiringAt, RetiredAt: k.RetiredAt}
 }
 
-// File is the on-disk form of the registry.
+// File is the registry's keys as a command edits them (Update).
 type File struct {
-	Keys []Key `json:"keys"`
+	Keys []Key
 }
 
 // Validate checks every rule of the file format. Its errors name the key by
@@ -89,7 +101,7 @@ func (f *File) Validate() error {
 		if k.ClientID == "" || len(k.ClientID) > 256 || !utf8.ValidString(k.ClientID) {
 			bad("client_id must be 1 to 256 bytes of UTF-8")
 		}
-		if len(k.Secret) != SecretSize || !utf8.ValidString(k.Secret) {
+		if k.Available() && (len(k.Secret) != SecretSize || !utf8.ValidString(k.Secret)) {
 			bad("secret must be exactly %d bytes of UTF-8", SecretSize)
 		}
 		switch k.Status {
@@ -109,35 +121,67 @@ func (f *File) Validate() error {
 type Registry struct {
 	keys  []Key
 	byKid map[string]*Key
+	// dataKey is the file's data key, wrapped; nil for plain secrets.
+	dataKey *wrappedKey
+	// plain counts the keys stored with a plain secret.
+	plain int
+	// unavailable are the kids whose sealed secret did not open.
+	unavailable []string
 }
 
-// Parse decodes and validates a registry file. Member names must be exact
-// (case included), no member may repeat at any depth, unknown members are
-// refused, and the keys member must be there (an empty registry is
-// {"keys":[]}): a misspelt, doubled or missing field cannot silently change
-// a key or empty the registry.
-func Parse(data []byte) (*Registry, error) {
-	var f File
+// Parse decodes and validates a registry file, opening its sealed secrets
+// with s (nil when there is no keeper: then only a file of plain secrets
+// is read). Member names must be exact (case included), no member may
+// repeat at any depth, unknown members are refused, and the keys member
+// must be there (an empty registry is {"keys":[]}): a misspelt, doubled or
+// missing field cannot silently change a key or empty the registry. A
+// sealed secret that does not open makes its key unavailable, not the file
+// invalid (Unavailable).
+func Parse(data []byte, s *Sealer) (*Registry, error) {
+	f, err := parseForm(data)
+	if err != nil {
+		return nil, err
+	}
+	return f.registry(s)
+}
+
+// parseForm decodes a registry file as stored.
+func parseForm(data []byte) (*fileForm, error) {
+	var f fileForm
 	if err := strictjson.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("registry is not valid JSON of the expected shape: %w", err)
 	}
 	if f.Keys == nil {
 		return nil, errors.New(`registry has no "keys" member (an empty registry is {"keys":[]})`)
 	}
-	return New(f)
+	return &f, nil
 }
 
 // New validates f and returns its registry.
 func New(f File) (*Registry, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
+	r := &Registry{keys: f.Keys}
+	return r, r.index()
+}
+
+// index validates r's keys and indexes them by kid.
+func (r *Registry) index() error {
+	if err := (&File{Keys: r.keys}).Validate(); err != nil {
+		return err
 	}
-	r := &Registry{keys: f.Keys, byKid: make(map[string]*Key, len(f.Keys))}
+	r.byKid = make(map[string]*Key, len(r.keys))
 	for i := range r.keys {
 		r.byKid[r.keys[i].Kid] = &r.keys[i]
 	}
-	return r, nil
+	return nil
 }
+
+// Plain returns how many keys the file held with a plain secret: a file
+// of an earlier version, which the next write (or hdc keys wrap) seals.
+func (r *Registry) Plain() int { return r.plain }
+
+// Unavailable returns the kids whose sealed secret did not open, in file
+// order: their requests are refused.
+func (r *Registry) Unavailable() []string { return append([]string(nil), r.unavailable...) }
 
 // Lookup returns the key named kid, whatever its status. The result must not
 // be modified.

@@ -16,7 +16,7 @@ const validFile = `{"keys":[
 ]}`
 
 func TestParseValid(t *testing.T) {
-	r, err := Parse([]byte(validFile)) // k4's secret is 8 two-byte runes: 16 bytes
+	r, err := Parse([]byte(validFile), nil) // k4's secret is 8 two-byte runes: 16 bytes
 
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestParseInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse([]byte(tt.data))
+			_, err := Parse([]byte(tt.data), nil)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
 			}

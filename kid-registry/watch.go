@@ -14,6 +14,7 @@ import (
 // changes. A file that fails to load leaves the last good registry in place.
 type Watcher struct {
 	path    string
+	sealer  *Sealer
 	logger  *zap.Logger
 	observe Observer
 	cur     atomic.Pointer[Registry]
@@ -27,23 +28,39 @@ type Watcher struct {
 // whether it changed, and why the file was refused if it was.
 type Observer func(current *Registry, changed bool, err error)
 
-// NewWatcher loads the registry at path; unlike later reloads, this first
-// load must succeed. observe, if not nil, is called after every reload.
-func NewWatcher(path string, logger *zap.Logger, observe Observer) (*Watcher, error) {
+// NewWatcher loads the registry at path, opening its secrets with s (nil
+// when there is no keeper); unlike later reloads, this first load must
+// succeed. observe, if not nil, is called after every reload.
+func NewWatcher(path string, s *Sealer, logger *zap.Logger, observe Observer) (*Watcher, error) {
 	data, err := readPrivate(path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := Parse(data)
+	r, err := Parse(data, s)
 	if err != nil {
 		return nil, err
 	}
 	if observe == nil {
 		observe = func(*Registry, bool, error) {}
 	}
-	w := &Watcher{path: path, logger: logger, observe: observe, loaded: sha256.Sum256(data)}
-	w.cur.Store(r)
+	w := &Watcher{path: path, sealer: s, logger: logger, observe: observe, loaded: sha256.Sum256(data)}
+	w.use(r)
 	return w, nil
+}
+
+// use makes r the current registry, and says what of it is not as it
+// should be: plain secrets (a file of an earlier version), secrets that
+// did not open.
+func (w *Watcher) use(r *Registry) {
+	w.cur.Store(r)
+	if n := r.Plain(); n > 0 {
+		w.logger.Warn("the key registry holds plain secrets; hdc keys wrap, or its next change, seals them",
+			zap.String("path", w.path), zap.Int("plain", n))
+	}
+	if kids := r.Unavailable(); len(kids) > 0 {
+		w.logger.Error("the sealed secrets of these kids do not open under the registry's data key; their requests are refused",
+			zap.String("path", w.path), zap.Strings("kids", kids))
+	}
 }
 
 // Registry returns the current registry.
@@ -69,11 +86,11 @@ func (w *Watcher) reload() (changed bool, err error) {
 	if sum == w.loaded {
 		return false, nil
 	}
-	r, err := Parse(data)
+	r, err := Parse(data, w.sealer)
 	if err != nil {
 		return false, w.reject(string(sum[:]), err)
 	}
-	w.cur.Store(r)
+	w.use(r)
 	w.loaded, w.rejected = sum, ""
 	w.logger.Info("key registry reloaded", zap.String("path", w.path), zap.Int("keys", r.Len()))
 	return true, nil

@@ -17,10 +17,11 @@ import (
 
 func TestWatcher(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
+	s := NewSealer(testkit.Keeper(t))
 	writeFile(t, path, validFile, 0o600)
 	core, logs := observer.New(zap.InfoLevel)
 	var reloads, rejections atomic.Int32
-	w, err := NewWatcher(path, zap.New(core), func(cur *Registry, changed bool, err error) {
+	w, err := NewWatcher(path, s, zap.New(core), func(cur *Registry, changed bool, err error) {
 		if cur == nil {
 			t.Error("observer got no registry")
 		}
@@ -42,7 +43,7 @@ func TestWatcher(t *testing.T) {
 	// A valid change is picked up within a few poll intervals (generous, as
 	// the machine may be busy; the poll itself is what is tested).
 	var added Key
-	if err := Update(path, func(f *File) (err error) {
+	if err := Update(path, s, func(f *File) (err error) {
 		added, err = f.Add("c9", "", "", time.Now())
 		return err
 	}); err != nil {
@@ -91,11 +92,11 @@ func TestWatcher(t *testing.T) {
 
 func TestNewWatcherNeedsValidFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
-	if _, err := NewWatcher(path, zap.NewNop(), nil); err == nil {
+	if _, err := NewWatcher(path, nil, zap.NewNop(), nil); err == nil {
 		t.Fatal("NewWatcher accepted a missing file")
 	}
 	writeFile(t, path, `{`, 0o600)
-	if _, err := NewWatcher(path, zap.NewNop(), nil); err == nil {
+	if _, err := NewWatcher(path, nil, zap.NewNop(), nil); err == nil {
 		t.Fatal("NewWatcher accepted an invalid file")
 	}
 }

@@ -4,7 +4,8 @@
 # independent clients: npm packages (installed here from tests/interop's
 # lock file), Debian's python3-jwcrypto, python3-authlib, python3-httpx and
 # python3-h2, curl and the JDK (installed here when missing), and Go's jwx
-# (tests/jwxclient, a module of its own); and the deployment files, the
+# (tests/jwxclient, a module of its own), against local-kms, AWS KMS's API
+# on loopback (tests/localkms, a module of its own); and the deployment files, the
 # systemd units with systemd-analyze (Debian's systemd, installed here when
 # missing).
 set -euo pipefail
@@ -35,6 +36,7 @@ fi
 echo "== go vet"
 go vet ./...
 (cd tests/jwxclient && go vet ./...)
+(cd tests/localkms && go vet ./...)
 
 echo "== unit tests"
 go test -race -count=1 $(go list ./... | grep -v '/tests$')

@@ -2,19 +2,22 @@ package tests
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/health-data-connect/hdc/internal/keeper"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // answerCheck is an http.RoundTripper that checks every answer of the
@@ -36,12 +39,13 @@ type answerCheck struct {
 
 // newAnswerCheck returns an answerCheck over base (nil: the default
 // transport) that opens encrypted answers with the keys of the registry
-// file at registry.
-func newAnswerCheck(base http.RoundTripper, registry string, report func(format string, args ...any)) *answerCheck {
+// file at registry, sealed under the keeper whose URL keeperURL returns
+// at the time (empty: the key file beside the registry, keeperFile).
+func newAnswerCheck(base http.RoundTripper, registry string, keeperURL func() string, report func(format string, args ...any)) *answerCheck {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &answerCheck{base: base, keys: &keyring{path: registry}, report: report, edges: map[string]bool{}}
+	return &answerCheck{base: base, keys: &keyring{path: registry, keeper: keeperURL}, report: report, edges: map[string]bool{}}
 }
 
 // addEdge has the answers of the edge at base (http://host:port) checked.
@@ -98,7 +102,7 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 // of the edges added to the returned answerCheck) against the document,
 // failing the test s runs at the time.
 func (s *stack) checkAnswers() *answerCheck {
-	c := newAnswerCheck(s.http.Transport, s.registry, func(format string, args ...any) {
+	c := newAnswerCheck(s.http.Transport, s.registry, func() string { return s.keeper }, func(format string, args ...any) {
 		s.t.Errorf(format, args...)
 	})
 	if s.edge != "" {
@@ -113,7 +117,7 @@ func (s *stack) checkAnswers() *answerCheck {
 // checked returns client with its answers from s's edge checked against
 // the document, failing the test s runs.
 func (s *stack) checked(client *http.Client) *http.Client {
-	c := newAnswerCheck(client.Transport, s.registry, func(format string, args ...any) {
+	c := newAnswerCheck(client.Transport, s.registry, func() string { return s.keeper }, func(format string, args ...any) {
 		s.t.Errorf(format, args...)
 	})
 	c.addEdge(s.edge)
@@ -125,7 +129,7 @@ func (s *stack) checked(client *http.Client) *http.Client {
 // checked against the document, failing t; registry is the edge's key
 // registry file.
 func checkedClient(t testing.TB, client *http.Client, edge, registry string) *http.Client {
-	c := newAnswerCheck(client.Transport, registry, t.Errorf)
+	c := newAnswerCheck(client.Transport, registry, func() string { return "" }, t.Errorf)
 	c.addEdge(edge)
 	client.Transport = c
 	return client
@@ -136,7 +140,10 @@ func checkedClient(t testing.TB, client *http.Client, edge, registry string) *ht
 // test may rewrite the file with values the edge refuses, keeping the
 // ones it had.
 type keyring struct {
-	path string
+	path   string
+	keeper func() string // the keeper's URL now; empty: keeperFile beside path
+	url    string        // the URL sealer's keeper was opened from
+	sealer *kidregistry.Sealer
 
 	mu      sync.Mutex
 	secrets map[string][]string
@@ -157,23 +164,24 @@ func (k *keyring) candidates(kid string, reload bool) []string {
 	return slices.Clone(k.secrets[kid])
 }
 
-// read adds the file's keys; a file that cannot be read adds none.
+// read adds the file's keys, opened with the keeper (a file of plain
+// secrets needs none); a file that cannot be read adds none.
 func (k *keyring) read() {
-	data, err := os.ReadFile(k.path)
+	url := keeper.KeyFileURL(filepath.Join(filepath.Dir(k.path), keeperFile))
+	if k.keeper != nil && k.keeper() != "" {
+		url = k.keeper()
+	}
+	if k.sealer == nil || url != k.url {
+		if kp, err := keeper.Open(context.Background(), url); err == nil {
+			k.sealer, k.url = kidregistry.NewSealer(kp), url
+		}
+	}
+	r, err := kidregistry.Load(k.path, k.sealer)
 	if err != nil {
 		return
 	}
-	var file struct {
-		Keys []struct {
-			Kid    string `json:"kid"`
-			Secret string `json:"secret"`
-		} `json:"keys"`
-	}
-	if json.Unmarshal(data, &file) != nil {
-		return
-	}
-	for _, key := range file.Keys {
-		if !slices.Contains(k.secrets[key.Kid], key.Secret) {
+	for _, key := range r.Keys() {
+		if key.Secret != "" && !slices.Contains(k.secrets[key.Kid], key.Secret) {
 			k.secrets[key.Kid] = append(k.secrets[key.Kid], key.Secret)
 		}
 	}

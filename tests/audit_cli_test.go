@@ -31,8 +31,10 @@ type listedRecord struct {
 }
 
 // listAudit returns the trail of workspace ws as `hdc audit list
-// --workspace` prints it, having checked that each line's hash is the
-// SHA-256 of its canonical form.
+// --workspace` prints it, having checked that each line's hash is its
+// link: the SHA-256 of its canonical form for a record of format 1, and
+// for a keyed one (format 2, an HMAC under a key the test does not hold)
+// the prev of the record after it.
 func (s *stack) listAudit(ws string) []listedRecord {
 	s.t.Helper()
 	out, _, err := s.hdcRun("audit", "list", "--workspace", ws)
@@ -47,8 +49,12 @@ func (s *stack) listAudit(ws string) []listedRecord {
 		}
 		canonical, ok := strings.CutSuffix(r.line, `,"hash":"`+r.Hash+`"}`)
 		r.canonical = canonical + "}"
-		if sum := sha256.Sum256([]byte(r.canonical)); !ok || hex.EncodeToString(sum[:]) != r.Hash {
+		keyed := strings.HasPrefix(r.canonical, `{"v":2,`)
+		if sum := sha256.Sum256([]byte(r.canonical)); !ok || !keyed && hex.EncodeToString(sum[:]) != r.Hash {
 			s.t.Fatalf("record %d of %q is listed with a hash that is not its own: %s", r.Seq, ws, r.line)
+		}
+		if n := len(trail); n > 0 && trail[n-1].Seq == r.Seq-1 && trail[n-1].Hash != r.Prev {
+			s.t.Fatalf("record %d of %q is listed with a hash that is not its successor's prev", trail[n-1].Seq, ws)
 		}
 		trail = append(trail, r)
 	}

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
 )
 
@@ -148,14 +151,20 @@ func (c *credentials) scanRecord(t testing.TB, name, record string) {
 }
 
 // noteSigningKeys notes the token signing keys in the SQLite database at
-// path (when there is one: a stack may use PostgreSQL), in the encodings a
-// log could show them in. The backend must have stopped.
-func (c *credentials) noteSigningKeys(t testing.TB, path string) {
+// path (when there is one: a stack may use PostgreSQL), their seeds opened
+// with the keeper keeperURL names, in the encodings a log could show them
+// in. The backend must have stopped.
+func (c *credentials) noteSigningKeys(t testing.TB, path, keeperURL string) {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
 		return
 	}
-	st, err := sqlite.Open(context.Background(), path)
+	plain, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Errorf("opening the backend's database: %v", err)
+		return
+	}
+	st, err := backend.Seal(context.Background(), plain, keeperURL, zap.NewNop())
 	if err != nil {
 		t.Errorf("opening the backend's database: %v", err)
 		return

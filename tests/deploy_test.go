@@ -588,12 +588,12 @@ func TestDeploySystemd(t *testing.T) {
 			var got []string
 			for _, v := range unitValues(unit, "LoadCredential") {
 				id, path, _ := strings.Cut(v, ":")
-				if path != "/etc/hdc/tls/"+id {
-					t.Errorf("%s: LoadCredential=%s: want the file of the same name in /etc/hdc/tls", name, v)
+				if path != "/etc/hdc/tls/"+id && path != "/etc/hdc/"+id {
+					t.Errorf("%s: LoadCredential=%s: want the file of the same name in /etc/hdc/tls or /etc/hdc", name, v)
 				}
 				got = append(got, id)
 			}
-			want := []string{pki.CAFile, pki.CertFile(role), pki.KeyFile(role)}
+			want := []string{pki.CAFile, pki.CertFile(role), pki.KeyFile(role), "keeper.key"}
 			if !slices.Equal(got, want) {
 				t.Errorf("%s loads %q, want %q", name, got, want)
 			}
@@ -602,6 +602,9 @@ func TestDeploySystemd(t *testing.T) {
 				if env[k] != "/run/credentials/"+name+"/"+f {
 					t.Errorf("%s: %s=%s, want its credential %s", name, k, env[k], f)
 				}
+			}
+			if want := "keyfile:///run/credentials/" + name + "/keeper.key"; env["HDC_KEEPER"] != want {
+				t.Errorf("%s: HDC_KEEPER=%s, want %s", name, env["HDC_KEEPER"], want)
 			}
 		}
 	})
@@ -806,17 +809,22 @@ func TestDeployCompose(t *testing.T) {
 		}
 	})
 
-	t.Run("hop files", func(t *testing.T) {
+	t.Run("hop and keeper files", func(t *testing.T) {
 		for name, role := range map[string]pki.Role{"backend": pki.Backend, "edge": pki.Edge} {
 			s := c.Services[name]
 			env := cf.env(target(s))
 			for k, v := range s.Environment {
 				env[k] = v
 			}
+			keeperFile, ok := strings.CutPrefix(os.Expand(env["HDC_KEEPER"], composeDefault), "keyfile://")
+			if !ok {
+				t.Errorf("%s: HDC_KEEPER=%s, want a key file by default", name, env["HDC_KEEPER"])
+			}
 			want := map[string]string{
 				env["HDC_HOP_CA"]:   pki.CAFile,
 				env["HDC_HOP_CERT"]: pki.CertFile(role),
 				env["HDC_HOP_KEY"]:  pki.KeyFile(role),
+				keeperFile:          "keeper.key",
 			}
 			got := map[string]string{}
 			for _, m := range s.Volumes {
@@ -947,4 +955,11 @@ func TestDeployEnvironmentNames(t *testing.T) {
 			t.Errorf("%s, set in %s, is read by no program and not by the Caddyfile", name, strings.Join(files, ", "))
 		}
 	}
+}
+
+// composeDefault expands a Compose interpolation ${NAME:-default} to its
+// default, as Compose does when NAME is not set.
+func composeDefault(expr string) string {
+	_, def, _ := strings.Cut(expr, ":-")
+	return def
 }

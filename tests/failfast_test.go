@@ -23,15 +23,23 @@ func TestMisconfigurationFailsFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	registry := filepath.Join(dir, "keys.json")
+	keeperURL := dataKeeper(t, dir) // hdc finds it in the data directory
 	if _, err := runProgram(t, nil, binary(t, "hdc"), "keys", "add", "--client", "c1", "--registry", registry, "--data", dir); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := runProgram(t, nil, binary(t, "hdc"), "clients", "create", "--workspace", "w1", "--data", dir); err != nil {
+		t.Fatal(err) // the database, its secrets sealed under keeperURL
+	}
+	other := testkit.KeeperURL()
 	edgeEnv := func(extra ...string) []string {
-		return append([]string{"HOME=" + dir, "HDC_SITE=http://" + testkit.FreeAddr(t), "HDC_EDGE_ADMIN=off",
+		return append([]string{"HOME=" + dir, "HDC_SITE=http://" + testkit.FreeAddr(t), "HDC_EDGE_ADMIN=off", "HDC_KEEPER=" + keeperURL,
 			"HDC_KEY_REGISTRY=" + registry, "HDC_HOP_CA=" + filepath.Join(hop, pki.CAFile),
 			"HDC_HOP_CERT=" + filepath.Join(hop, pki.CertFile(pki.Edge)), "HDC_HOP_KEY=" + filepath.Join(hop, pki.KeyFile(pki.Edge))}, extra...)
 	}
 	edge := []string{binary(t, "hdc-edge"), "run", "--config", filepath.Join(repoRoot, "Caddyfile")}
+	backendEnv := func(extra ...string) []string {
+		return append([]string{"HDC_DATA=" + dir, "HDC_LISTEN=" + testkit.FreeAddr(t), "HDC_INTERNAL_LISTEN=" + testkit.FreeAddr(t)}, extra...)
+	}
 	tests := []struct {
 		name string
 		argv []string
@@ -42,9 +50,15 @@ func TestMisconfigurationFailsFast(t *testing.T) {
 		{"edge with the backend's certificate", edge, edgeEnv("HDC_HOP_CERT="+filepath.Join(hop, pki.CertFile(pki.Backend)), "HDC_HOP_KEY="+filepath.Join(hop, pki.KeyFile(pki.Backend))), "is not an edge's"},
 		{"edge without the hop's files", edge, edgeEnv("HDC_HOP_CERT=" + filepath.Join(dir, "edge.pem")), "HDC_HOP_CERT"},
 		{"backend with a bad size", []string{binary(t, "hdc-backend")}, []string{"HDC_DATA=" + dir, "HDC_UPLOAD_LIMIT=big"}, "hdc-backend: HDC_UPLOAD_LIMIT:"},
-		{"backend with a missing hop file", []string{binary(t, "hdc-backend")}, []string{"HDC_DATA=" + dir, "HDC_LISTEN=" + testkit.FreeAddr(t),
-			"HDC_INTERNAL_LISTEN=" + testkit.FreeAddr(t), "HDC_HOP_CA=" + filepath.Join(hop, pki.CAFile), "HDC_HOP_CERT=" + filepath.Join(dir, "nope.pem"),
-			"HDC_HOP_KEY=" + filepath.Join(hop, pki.KeyFile(pki.Backend))}, "--hop-cert (HDC_HOP_CERT)"},
+		{"backend with a missing hop file", []string{binary(t, "hdc-backend")}, backendEnv("HDC_KEEPER="+keeperURL,
+			"HDC_HOP_CA="+filepath.Join(hop, pki.CAFile), "HDC_HOP_CERT="+filepath.Join(dir, "nope.pem"),
+			"HDC_HOP_KEY="+filepath.Join(hop, pki.KeyFile(pki.Backend))), "--hop-cert (HDC_HOP_CERT)"},
+		{"edge without the registry's keeper", edge, edgeEnv("HDC_KEEPER="), "configure the keeper (HDC_KEEPER)"},
+		{"edge with another keeper", edge, edgeEnv("HDC_KEEPER=" + other), "cannot unwrap the data key"},
+		{"edge with a missing key file", edge, edgeEnv("HDC_KEEPER=keyfile://" + filepath.Join(dir, "none.key")), "the keeper (HDC_KEEPER in the reference Caddyfile): keyfile: the key file"},
+		{"backend without a keeper", []string{binary(t, "hdc-backend")}, backendEnv(), "--keeper (HDC_KEEPER) is required"},
+		{"backend with a missing key file", []string{binary(t, "hdc-backend")}, backendEnv("HDC_KEEPER=keyfile://" + filepath.Join(dir, "none.key")), "--keeper (HDC_KEEPER): keyfile: the key file"},
+		{"backend with another keeper", []string{binary(t, "hdc-backend")}, backendEnv("HDC_KEEPER=" + other), "--keeper (HDC_KEEPER): the keeper: the store's data key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -93,7 +94,7 @@ func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	ledger.noteJSON(registry)
-	ledger.noteSigningKeys(t, filepath.Join(dir, "data", "hdc.db"))
+	ledger.noteSigningKeys(t, filepath.Join(dir, "data", "hdc.db"), keeper.KeyFileURL(filepath.Join(dir, "data", keeperFile)))
 	ledger.scan(t, "hdc up --log-level debug", logs.String())
 
 	// Every header the edge's debug lines show going upstream.
@@ -349,7 +350,7 @@ func TestRegistryRefusesAmbiguousFiles(t *testing.T) {
 	forged := live
 	forged.Key = "forged-key-16byt"
 	s.editRegistry(func(f string) string {
-		return strings.Replace(f, `"secret": "`+k.Secret+`"`, `"secret": "`+k.Secret+`", "SECRET": "`+forged.Key+`"`, 1)
+		return strings.Replace(f, `"kid": "`+k.Kid+`"`, `"kid": "`+k.Kid+`", "SECRET": "`+forged.Key+`"`, 1)
 	})
 	if got := s.encryptedStatus(&forged, tk); got != http.StatusBadRequest {
 		t.Fatalf("a secret added as SECRET: %d, want 400", got)

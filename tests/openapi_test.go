@@ -223,7 +223,7 @@ func TestOpenAPICheckRefuses(t *testing.T) {
 	doc := apiDocument(t)
 	const kid, secret = "k_openapi-test", "0123456789abcdef"
 	registry := filepath.Join(t.TempDir(), "keys.json")
-	if err := os.WriteFile(registry, []byte(`{"keys":[{"kid":"`+kid+`","secret":"`+secret+`"}]}`), 0o600); err != nil {
+	if err := os.WriteFile(registry, []byte(`{"keys":[{"kid":"`+kid+`","client_id":"c1","secret":"`+secret+`","status":"active","created_at":"2026-11-25T00:00:00Z"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	keys := &keyring{path: registry}

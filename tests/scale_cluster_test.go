@@ -40,6 +40,7 @@ type cluster struct {
 	backends [2]*replica
 	database string
 	s3       *s3.Client
+	kms      kms
 }
 
 // replica is one hdc-backend process.
@@ -64,10 +65,12 @@ func startCluster(t *testing.T, backendEnv ...string) *cluster {
 	if err := os.WriteFile(registry, []byte(`{"keys":[]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.ops = &stack{t: t, dir: dir, registry: registry, http: &http.Client{Timeout: time.Minute}}
+	// Every process's secrets are sealed under a key of the KMS.
+	c.kms = startKMS(t)
+	c.ops = &stack{t: t, dir: dir, registry: registry, keeper: c.kms.url(0), http: &http.Client{Timeout: time.Minute}}
 	answers := c.ops.checkAnswers() // every answer of the edges against docs/openapi.yaml
-	c.ops.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AWS_EC2_METADATA_DISABLED=true",
-		"HDC_DATA=" + filepath.Join(dir, "ops"), "HDC_DATABASE_URL=" + c.database, "HDC_KEY_REGISTRY=" + registry}
+	c.ops.env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HDC_KEEPER=" + c.ops.keeper,
+		"HDC_DATA=" + filepath.Join(dir, "ops"), "HDC_DATABASE_URL=" + c.database, "HDC_KEY_REGISTRY=" + registry}, c.kms.env()...)
 
 	hop := filepath.Join(dir, "tls")
 	c.ops.hop = hop

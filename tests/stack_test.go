@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
@@ -34,6 +36,7 @@ type stack struct {
 	hop      string // the directory of the hop's certificates
 	admin    string // the edge's admin API
 	registry string
+	keeper   string   // the URL of the keeper of the stack's secrets
 	env      []string // the operator's environment for hdc commands
 	procs    []*process
 	http     *http.Client
@@ -95,6 +98,10 @@ type site struct {
 	// once it does.
 	probe *http.Client
 	ready func(*stack)
+	// from, if set, is a directory whose backend data (backend/) and key
+	// registry (keys.json) the stack starts with a copy of: an earlier
+	// version's, say.
+	from string
 }
 
 // plainSite is plain HTTP on a socket the edge inherits, so that no port
@@ -114,9 +121,19 @@ func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack 
 	publicSock, public := testkit.ListenFile(t)
 	internalSock, internal := testkit.ListenFile(t)
 	adminSock, admin := testkit.ListenFile(t)
+	if at.from != "" {
+		copyPrivate(t, filepath.Join(at.from, "backend"), filepath.Join(dir, "backend"))
+		copyPrivate(t, filepath.Join(at.from, "keys.json"), filepath.Join(dir, "keys.json"))
+	}
 	hop := filepath.Join(dir, "tls")
 	s := &stack{t: t, dir: dir, edge: at.base, internal: "https://" + internal, admin: "http://" + admin, hop: hop,
 		registry: filepath.Join(dir, "keys.json"), http: &http.Client{Timeout: 5 * time.Minute}}
+	// The keeper of the stack's secrets: a local key, as hdc up makes it
+	// (the cluster runs a KMS).
+	var err error
+	if s.keeper, err = keeper.CreateKeyFile(filepath.Join(dir, keeperFile)); err != nil {
+		t.Fatal(err)
+	}
 	s.checkAnswers() // every answer of the edge against docs/openapi.yaml
 	s.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
 		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_DATA_HOME=" + filepath.Join(dir, "share"),
@@ -125,10 +142,14 @@ func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack 
 		// hdc events publish: the publisher's certificate, issued below.
 		"HDC_PUBLISHER_CERT=" + filepath.Join(hop, pki.CertFile(pki.Publisher)),
 		"HDC_PUBLISHER_KEY=" + filepath.Join(hop, pki.KeyFile(pki.Publisher)), "HDC_HOP_CA=" + filepath.Join(hop, pki.CAFile)}
+	s.env = append(s.env, "HDC_KEEPER="+s.keeper)
 	// The registry must exist before the edge starts: an operator creates it
-	// with the first key; here an empty one.
-	if err := os.WriteFile(s.registry, []byte(`{"keys":[]}`), 0o600); err != nil {
-		t.Fatal(err)
+	// with the first key; here an empty one, unless the stack starts from
+	// one.
+	if at.from == "" {
+		if err := os.WriteFile(s.registry, []byte(`{"keys":[]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The hop's certificates, as an operator makes them: the backend's,
 	// the edge's, and those of the internal listener's other roles.
@@ -228,7 +249,7 @@ func (s *stack) start(name, bin string, args, env []string, files ...*os.File) *
 			<-p.done
 		}
 		if name == "hdc-backend" {
-			s.creds.noteSigningKeys(t, filepath.Join(s.dir, "backend", "hdc.db"))
+			s.creds.noteSigningKeys(t, filepath.Join(s.dir, "backend", "hdc.db"), s.keeper)
 		}
 		s.creds.scan(t, name, out.String())
 		if t.Failed() {
@@ -444,4 +465,40 @@ func lines(r io.Reader) <-chan string {
 		}
 	}()
 	return ch
+}
+
+// keeperFile is the local keeper's key file, beside the registry, in the
+// test stacks as in hdc up's data directory.
+const keeperFile = "keeper.key"
+
+// copyPrivate copies the file or tree at from to to, owner-only as the
+// programs keep their data (git keeps no such modes).
+func copyPrivate(t *testing.T, from, to string) {
+	t.Helper()
+	fi, err := os.Stat(from)
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		err = os.CopyFS(to, os.DirFS(from))
+	default:
+		var data []byte
+		if data, err = os.ReadFile(from); err == nil {
+			err = os.WriteFile(to, data, 0o600)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(to, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(path, 0o700)
+		}
+		return os.Chmod(path, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

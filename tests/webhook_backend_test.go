@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/keeper"
 )
 
 // webhookBackend is an hdc-backend process listening on free loopback
@@ -60,7 +62,7 @@ func startWebhookBackend(t *testing.T, dir string, env ...string) *webhookBacken
 	b.cmd = exec.Command(binary(t, "hdc-backend"))
 	b.cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
-		"HDC_DATA=" + dir, "HDC_LISTEN=127.0.0.1:0", "HDC_INTERNAL_LISTEN=127.0.0.1:0",
+		"HDC_DATA=" + dir, "HDC_LISTEN=127.0.0.1:0", "HDC_INTERNAL_LISTEN=127.0.0.1:0", "HDC_KEEPER=" + dataKeeper(t, dir),
 		"AWS_EC2_METADATA_DISABLED=true", "HDC_LOG_LEVEL=debug",
 	}, env...)
 	stderr, err := b.cmd.StderrPipe()
@@ -199,6 +201,7 @@ func (b *webhookBackend) subscribe(client identity.Credentials, body string) str
 // with the hdc command.
 func createWebhookClient(t *testing.T, dir, workspace string) identity.Credentials {
 	t.Helper()
+	dataKeeper(t, dir) // hdc finds it in the data directory
 	out, err := runProgram(t, nil, binary(t, "hdc"), "clients", "create", "--workspace", workspace, "--data", dir)
 	if err != nil {
 		t.Fatal(err)
@@ -292,4 +295,15 @@ func (rc *webhookReceiver) deliveries() []webhookDelivery {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]webhookDelivery(nil), rc.got...)
+}
+
+// dataKeeper returns the URL of the local keeper of the data directory
+// dir, making its key file (keeperFile) on the first call, as hdc up does.
+func dataKeeper(t testing.TB, dir string) string {
+	t.Helper()
+	url, err := keeper.CreateKeyFile(filepath.Join(dir, keeperFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url
 }

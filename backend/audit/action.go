@@ -28,6 +28,7 @@ const (
 	KeyRotate      Action = "key_rotate"
 	KeyRetire      Action = "key_retire"
 	RetentionPrune Action = "retention_prune" // retention removed a prefix of the chain
+	KeeperRewrap   Action = "keeper_rewrap"   // the store's data key wrapped under another keeper
 )
 
 // rule is what an action's event may carry.
@@ -61,6 +62,7 @@ var rules = map[Action]rule{
 	KeyRotate:          {entity: EntityKey, anywhere: true},
 	KeyRetire:          {entity: EntityKey, anywhere: true},
 	RetentionPrune:     {anywhere: true},
+	KeeperRewrap:       {entity: EntityDataKey, anywhere: true},
 }
 
 // Valid reports whether a is one of the actions.

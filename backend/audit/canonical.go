@@ -22,8 +22,13 @@ import (
 // Member order, names and layouts are the format: changing any of them
 // breaks every stored chain (TestCanonicalGolden holds them).
 
-// format is the version of the canonical form that Canonical writes.
-const format = 1
+// The versions of the canonical form: a record of format 1 is linked to
+// its successor by its SHA-256, one of format 2 by an HMAC-SHA-256 under
+// the chain's key (Chain). The members are the same.
+const (
+	formatHashed = 1
+	formatKeyed  = 2
+)
 
 // timeLayout is the canonical time: UTC, microseconds, fixed width.
 const timeLayout = "2006-01-02T15:04:05.000000Z"
@@ -63,7 +68,7 @@ type canonicalPruned struct {
 // is hashed.
 func (r Record) Canonical() []byte {
 	c := canonical{
-		V: format, Workspace: r.Workspace, Seq: r.Seq, Prev: r.Prev.String(),
+		V: formatHashed, Workspace: r.Workspace, Seq: r.Seq, Prev: r.Prev.String(),
 		At: r.At.UTC().Format(timeLayout), Action: r.Action, Outcome: r.Outcome,
 		Client: r.Client, Grant: r.Grant, Kid: r.Kid, Request: r.Request,
 	}
@@ -77,6 +82,9 @@ func (r Record) Canonical() []byte {
 		c.Pruned = &canonicalPruned{From: r.Pruned.From, Through: r.Pruned.Last.Seq, Last: r.Pruned.Last.Hash.String()}
 	}
 	c.Count = r.Count
+	if r.Keyed {
+		c.V = formatKeyed
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		panic("audit: encoding a record: " + err.Error()) // strings and integers always encode
@@ -107,10 +115,10 @@ func Parse(b []byte) (Record, error) {
 
 // record converts the members to a record, which the caller validates.
 func (c canonical) record() (Record, error) {
-	if c.V != format {
+	if c.V != formatHashed && c.V != formatKeyed {
 		return Record{}, errors.New("audit: unknown record format")
 	}
-	r := Record{Seq: c.Seq, Event: Event{
+	r := Record{Seq: c.Seq, Keyed: c.V == formatKeyed, Event: Event{
 		Workspace: c.Workspace, Action: c.Action, Outcome: c.Outcome,
 		Client: c.Client, Grant: c.Grant, Kid: c.Kid, Request: c.Request, Count: c.Count,
 	}}

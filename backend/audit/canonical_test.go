@@ -86,7 +86,7 @@ func TestParseRefuses(t *testing.T) {
 		{"repeated member", strings.Replace(good, `"outcome":"success"`, `"outcome":"denied","outcome":"success"`, 1)},
 		{"unknown member", strings.Replace(good, `{"v":1,`, `{"v":1,"note":"x",`, 1)},
 		{"escaped character", strings.Replace(good, `"clinic-1"`, `"clinic\u002d1"`, 1)},
-		{"another format", strings.Replace(good, `"v":1`, `"v":2`, 1)},
+		{"another format", strings.Replace(good, `"v":1`, `"v":3`, 1)},
 		{"uppercase hex", strings.Replace(good, `"prev":"ab`, `"prev":"AB`, 1)},
 		{"short hash", strings.Replace(good, `"prev":"ab`, `"prev":"`, 1)},
 		{"time with an offset", strings.Replace(good, `.535897Z`, `.535897+00:00`, 1)},

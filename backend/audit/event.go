@@ -57,13 +57,15 @@ const (
 	EntitySubscription EntityKind = "subscription"
 	EntityClient       EntityKind = "client"
 	EntityGrant        EntityKind = "grant"
-	EntityKey          EntityKind = "key" // by its kid
+	EntityKey          EntityKind = "key"      // by its kid
+	EntityDataKey      EntityKind = "data_key" // a data key of the store (package keeper), by its id
 )
 
 // Entity is what an action concerned.
 type Entity struct {
 	Kind EntityKind
-	// ID is a UUID, or a kid for EntityKey.
+	// ID is a UUID, or a kid for EntityKey, or a data key's id for
+	// EntityDataKey.
 	ID string
 }
 
@@ -121,7 +123,7 @@ func (x Entity) valid(kind EntityKind) bool {
 		return true
 	case x.Kind != kind || kind == "":
 		return false
-	case kind == EntityKey:
+	case kind == EntityKey, kind == EntityDataKey:
 		return contract.ValidKid(x.ID)
 	}
 	return contract.IsUUID(x.ID)

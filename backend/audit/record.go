@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"time"
 )
 
 // Hash is the SHA-256 of a record's canonical form.
@@ -48,21 +47,18 @@ type Record struct {
 	Event
 	// Seq numbers the workspace's records from 1, without gaps.
 	Seq int64
-	// Prev is the hash of record Seq−1, or zero for record 1.
+	// Prev is the link of record Seq−1 (its Chain.Hash), or zero for
+	// record 1.
 	Prev Hash
+	// Keyed records are linked to their successor by a MAC under the
+	// chain's key, which a writer of the database does not hold; the
+	// others, written before the chain had a key, by their SHA-256.
+	Keyed bool
 }
 
-// Next returns e as the record that follows last in its chain, or e's
-// validation error. The record's time is e's truncated to the microsecond
-// in UTC, its source e's with an IPv4-mapped IPv6 address unmapped.
-func Next(last Link, e Event) (Record, error) {
-	e.At = e.At.UTC().Truncate(time.Microsecond)
-	e.Source = e.Source.Unmap()
-	if err := e.Validate(); err != nil {
-		return Record{}, err
-	}
-	return Record{Event: e, Seq: last.Seq + 1, Prev: last.Hash}, nil
-}
+// Next returns e as the record that follows last in an unkeyed chain
+// (Chain.Next).
+func Next(last Link, e Event) (Record, error) { return (*Chain)(nil).Next(last, e) }
 
 // Validate reports whether r may be in a chain: a valid event at a
 // positive seq.
@@ -73,8 +69,9 @@ func (r Record) Validate() error {
 	return r.Event.Validate()
 }
 
-// Hash returns the hash of r's canonical form, which its successor holds.
+// Hash returns the SHA-256 of r's canonical form, which its successor
+// holds when r is not keyed (Chain.Hash links any record).
 func (r Record) Hash() Hash { return Sum(r.Canonical()) }
 
-// Link returns r as its successor sees it.
+// Link returns r, which is not keyed, as its successor sees it.
 func (r Record) Link() Link { return Link{Seq: r.Seq, Hash: r.Hash()} }

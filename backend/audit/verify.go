@@ -19,7 +19,13 @@ func (b *Break) Error() string {
 // chain of any length is verified in constant memory: Add each record,
 // then Close.
 type Verifier struct {
-	head Head
+	head  Head
+	chain *Chain
+	// seen is a record a checkpoint saw, outside the database: the chain
+	// must hold it as it was; zero when there is none.
+	seen Link
+	// keyed: a keyed record was seen, after which every record is keyed.
+	keyed bool
 	// prev is the record the next one must follow.
 	prev Link
 	// anchored: the prune record naming head.Pruned was seen, or none is
@@ -28,10 +34,20 @@ type Verifier struct {
 	err      error
 }
 
-// NewVerifier returns a verifier of the chain whose head is h. Records
-// appended after h was read are beyond it: leave them out.
-func NewVerifier(h Head) *Verifier {
-	return &Verifier{head: h, prev: h.Pruned, anchored: h.Pruned == Link{}}
+// NewVerifier returns a verifier of the chain whose head is h, linked by
+// c (nil: unkeyed; then a keyed record is a break). Records appended after
+// h was read are beyond it: leave them out.
+func NewVerifier(h Head, c *Chain) *Verifier {
+	return &Verifier{head: h, chain: c, prev: h.Pruned, anchored: h.Pruned == Link{}}
+}
+
+// Expect makes seen, a record that a checkpoint saw, part of the check:
+// the chain must still hold it, as it was. A record retention has removed
+// since is not expected.
+func (v *Verifier) Expect(seen Link) {
+	if seen.Seq > v.head.Pruned.Seq {
+		v.seen = seen
+	}
 }
 
 // Add checks r, the chain's next record. After the first break it returns
@@ -47,6 +63,8 @@ func (v *Verifier) Add(r Record) error {
 func (v *Verifier) Close() error {
 	switch {
 	case v.err != nil:
+	case v.prev.Seq < v.seen.Seq:
+		v.err = v.fail(v.prev.Seq+1, "records %d to %d are missing: a checkpoint saw the chain reach record %d", v.prev.Seq+1, v.seen.Seq, v.seen.Seq)
 	case v.prev.Seq < v.head.Last.Seq:
 		v.err = v.fail(v.prev.Seq+1, "records %d to %d are missing at the end", v.prev.Seq+1, v.head.Last.Seq)
 	case !v.anchored:
@@ -60,8 +78,12 @@ func (v *Verifier) check(r Record) error {
 	if err := r.Validate(); err != nil {
 		return v.fail(r.Seq, "invalid record: %v", err)
 	}
-	h := r.Hash()
+	h, err := v.chain.Hash(r)
 	switch {
+	case err != nil:
+		return v.fail(r.Seq, "%v", err)
+	case v.keyed && !r.Keyed:
+		return v.fail(r.Seq, "the record is not keyed, and keyed records come before it: it was written, or rewritten, without the chain's key")
 	case r.Workspace != v.head.Workspace:
 		return v.fail(r.Seq, "the record belongs to workspace %q", r.Workspace)
 	case r.Seq <= v.prev.Seq:
@@ -74,7 +96,10 @@ func (v *Verifier) check(r Record) error {
 		return v.fail(r.Seq, "its prev is not %s (one of them was altered)", v.predecessor())
 	case r.Seq == v.head.Last.Seq && h != v.head.Last.Hash:
 		return v.fail(r.Seq, "its hash is not the head's (it was altered)")
+	case r.Seq == v.seen.Seq && h != v.seen.Hash:
+		return v.fail(r.Seq, "the record is not the one a checkpoint saw (it was altered)")
 	}
+	v.keyed = v.keyed || r.Keyed
 	if r.Action == RetentionPrune {
 		if err := v.checkPrune(r); err != nil {
 			return err
@@ -115,10 +140,10 @@ func (v *Verifier) fail(seq int64, format string, args ...any) error {
 	return &Break{Workspace: v.head.Workspace, Seq: seq, Reason: fmt.Sprintf(format, args...)}
 }
 
-// Verify checks records, the chain of h.Workspace in seq order, against
-// h: nil when it verifies, or a *Break naming the first break.
-func Verify(h Head, records []Record) error {
-	v := NewVerifier(h)
+// Verify checks records, the chain of h.Workspace in seq order linked by
+// c, against h: nil when it verifies, or a *Break naming the first break.
+func Verify(h Head, c *Chain, records []Record) error {
+	v := NewVerifier(h, c)
 	for _, r := range records {
 		if err := v.Add(r); err != nil {
 			return err

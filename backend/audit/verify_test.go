@@ -127,7 +127,7 @@ func TestVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rs, h := tt.records(t)
-			err := Verify(h, rs)
+			err := Verify(h, nil, rs)
 			if tt.seq == 0 {
 				if err != nil {
 					t.Fatalf("Verify() = %v, want nil", err)
@@ -149,7 +149,7 @@ func TestVerify(t *testing.T) {
 // break stays the answer.
 func TestVerifierKeepsTheFirstBreak(t *testing.T) {
 	rs, h := chain(t, "w", Link{}, 5)
-	v := NewVerifier(h)
+	v := NewVerifier(h, nil)
 	first := v.Add(rs[1])
 	if first == nil {
 		t.Fatal("Add accepted record 2 as the first")

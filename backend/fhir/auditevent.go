@@ -37,6 +37,9 @@ const (
 	GrantSystem = "tag:health-data-connect,2026:sharing-grant"
 	// KidSystem is the identifier system of shared-key ids (kids).
 	KidSystem = "tag:health-data-connect,2026:kid"
+	// DataKeySystem is the identifier system of the store's data keys'
+	// ids (package keeper).
+	DataKeySystem = "tag:health-data-connect,2026:data-key"
 	// RequestSystem is the identifier system of request ids
 	// (X-Hdc-Request-Id), which the edge's and the backend's logs carry.
 	RequestSystem = "tag:health-data-connect,2026:request-id"
@@ -73,20 +76,22 @@ type auditMapping struct {
 }
 
 var (
-	dcmUserAuth   = coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
-	dcmSecurity   = coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
-	dcmPatient    = coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
-	dcmAppActive  = coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
-	dcmLogUsed    = coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
-	rest          = coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
-	dcmLogin      = &coding{System: DICOMSystem, Code: "110122", Display: "Login"}
-	dcmUserAttrs  = &coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
-	dcmRoles      = &coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
-	restCreate    = &coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
-	restRead      = &coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
-	restUpdate    = &coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
-	restDelete    = &coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
-	auditMappings = map[audit.Action]auditMapping{
+	dcmUserAuth  = coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
+	dcmSecurity  = coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
+	dcmPatient   = coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
+	dcmAppActive = coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
+	dcmLogUsed   = coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
+	rest         = coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
+	dcmLogin     = &coding{System: DICOMSystem, Code: "110122", Display: "Login"}
+	dcmUserAttrs = &coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
+	dcmRoles     = &coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
+	// dcmSecurityConfig is DICOM's "Security Configuration" (CID 402).
+	dcmSecurityConfig = &coding{System: DICOMSystem, Code: "110129", Display: "Security Configuration"}
+	restCreate        = &coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
+	restRead          = &coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
+	restUpdate        = &coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
+	restDelete        = &coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
+	auditMappings     = map[audit.Action]auditMapping{
 		audit.Login:              {dcmUserAuth, dcmLogin, "E"},
 		audit.LoginFailed:        {dcmUserAuth, dcmLogin, "E"},
 		audit.Refresh:            {dcmUserAuth, dcmLogin, "E"},
@@ -105,6 +110,7 @@ var (
 		audit.KeyRotate:          {dcmSecurity, dcmUserAttrs, "U"},
 		audit.KeyRetire:          {dcmSecurity, dcmUserAttrs, "U"},
 		audit.RetentionPrune:     {dcmLogUsed, nil, "D"},
+		audit.KeeperRewrap:       {dcmSecurity, dcmSecurityConfig, "U"},
 	}
 )
 
@@ -125,6 +131,7 @@ var (
 		audit.EntityClient:       ClientSystem,
 		audit.EntityGrant:        GrantSystem,
 		audit.EntityKey:          KidSystem,
+		audit.EntityDataKey:      DataKeySystem,
 	}
 	entityRoles = map[audit.EntityKind]coding{
 		audit.EntityCareContext:  {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
@@ -132,6 +139,7 @@ var (
 		audit.EntityClient:       {System: ObjectRoleSystem, Code: "6", Display: "User"},
 		audit.EntityGrant:        {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 		audit.EntityKey:          {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+		audit.EntityDataKey:      {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 	}
 )
 

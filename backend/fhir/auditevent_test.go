@@ -78,8 +78,9 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[12], "110113", "110137", "U", "8", "", "", tClient},
 		{recs[13], "110113", "110136", "C", "0", "", "", tGrant},
 		{recs[15], "110113", "110137", "C", "0", "", "", "k_2"},
-		{recs[18], "110114", "110122", "E", "4", "", "2001:db8::1", ""},
-		{recs[19], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[18], "110113", "110129", "U", "0", "", "", "0123456789abcdef"},
+		{recs[19], "110114", "110122", "E", "4", "", "2001:db8::1", ""},
+		{recs[20], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {
@@ -130,7 +131,7 @@ func TestAuditEventMapping(t *testing.T) {
 // many, in an extension and in outcomeDesc; a single one says nothing.
 func TestAuditEventCount(t *testing.T) {
 	recs := sampleRecords(t)
-	m := decode(t, recs[18])
+	m := decode(t, recs[19])
 	if got := dig(m, "extension", 2, "url"); got != AuditCountExtension {
 		t.Fatalf("extension 2 is %v, want the count", got)
 	}

@@ -34,6 +34,12 @@ type Audit interface {
 	ListAudit(ctx context.Context, f AuditFilter) ([]audit.Record, error)
 	// AuditHeads returns the head of every chain, ordered by workspace id.
 	AuditHeads(ctx context.Context) ([]audit.Head, error)
+	// KeyAudit makes c the chain of the records appended from now on: a
+	// store appends unkeyed records until it is keyed (package sealed
+	// keys it, from the store's data key, before anything is served).
+	KeyAudit(c *audit.Chain)
+	// AuditChain returns the chain KeyAudit set, nil before.
+	AuditChain() *audit.Chain
 	// PruneAudit removes the longest prefix of the workspace's chain whose
 	// records are all older than before, appends an audit.RetentionPrune
 	// record at now naming it, and makes it the head's Pruned, atomically;
@@ -69,9 +75,11 @@ type AuditTx interface {
 	// an empty one when there is none, and locks it until the transaction
 	// ends.
 	LockAuditHead(ctx context.Context, workspace string) (audit.Head, error)
-	// InsertAudit stores r, whose canonical form is body and whose hash is
-	// h, and makes it its chain's last record.
+	// InsertAudit stores r, whose canonical form is body and whose link
+	// is h, and makes it its chain's last record.
 	InsertAudit(ctx context.Context, r audit.Record, body []byte, h audit.Hash) error
+	// AuditChain returns the store's chain (Audit.KeyAudit).
+	AuditChain() *audit.Chain
 }
 
 // AppendAudit appends e to its workspace's chain in tx, one of the
@@ -101,12 +109,16 @@ func AuditIn(e audit.Event, workspace string) audit.Event {
 
 // appendAfter stores e as the record that follows last, the locked head's.
 func appendAfter(ctx context.Context, tx AuditTx, last audit.Link, e audit.Event) (audit.Record, error) {
-	r, err := audit.Next(last, e)
+	chain := tx.AuditChain()
+	r, err := chain.Next(last, e)
 	if err != nil {
 		return audit.Record{}, err
 	}
-	body := r.Canonical()
-	if err := tx.InsertAudit(ctx, r, body, audit.Sum(body)); err != nil {
+	h, err := chain.Hash(r)
+	if err != nil {
+		return audit.Record{}, err
+	}
+	if err := tx.InsertAudit(ctx, r, r.Canonical(), h); err != nil {
 		return audit.Record{}, err
 	}
 	return r, nil
@@ -151,7 +163,11 @@ func PruneAudit(ctx context.Context, tx PruneTx, workspace string, before, now t
 	} else if err != nil {
 		return 0, err
 	}
-	last := audit.Link{Seq: through, Hash: audit.Sum(body)}
+	link, err := tx.AuditChain().Sum(body)
+	if err != nil {
+		return 0, &audit.Break{Workspace: workspace, Seq: through, Reason: "stored record: " + err.Error()}
+	}
+	last := audit.Link{Seq: through, Hash: link}
 	n, err := tx.DeleteAudit(ctx, workspace, last)
 	if err != nil {
 		return 0, err
@@ -202,11 +218,13 @@ func (f AuditFilter) selects(seq int64, r audit.Record) bool {
 const auditPage = 1000
 
 // VerifyAudit reads the chain of h.Workspace from a, a page at a time, and
-// verifies it against h (audit.Verifier): nil when it verifies, an
-// *audit.Break naming its first break, or the error that stopped the
-// reading. Records appended after h was read are left out.
-func VerifyAudit(ctx context.Context, a Audit, h audit.Head) error {
-	v := audit.NewVerifier(h)
+// verifies it against h (audit.Verifier, with a's chain), and against
+// seen, a record of it a checkpoint saw (zero: none): nil when it
+// verifies, an *audit.Break naming its first break, or the error that
+// stopped the reading. Records appended after h was read are left out.
+func VerifyAudit(ctx context.Context, a Audit, h audit.Head, seen audit.Link) error {
+	v := audit.NewVerifier(h, a.AuditChain())
+	v.Expect(seen)
 	f := AuditFilter{Workspace: h.Workspace, Limit: auditPage}
 	for {
 		rs, err := a.ListAudit(ctx, f)

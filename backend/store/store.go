@@ -48,6 +48,7 @@ type Store interface {
 	Outbox
 	Throttle
 	Audit
+	DataKeys
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

@@ -44,10 +44,17 @@ type Subscription struct {
 	// EventNames are the selected events, read back in ascending order.
 	EventNames []string
 	// SigningKey is the client's secret for signing deliveries, or empty.
-	// It is never returned to clients.
+	// It is never returned to clients. At rest it is sealed (package
+	// sealed): a store opened through package sealed takes it plain and
+	// gives it plain in the deliveries it claims; its lists give it as
+	// stored.
 	SigningKey string
-	Status     SubscriptionStatus
-	CreatedAt  time.Time
+	// SigningKeyErr is why the stored signing key did not open, in a
+	// delivery claimed through package sealed: the delivery is then given
+	// up, never sent unsigned. It is not stored.
+	SigningKeyErr error
+	Status        SubscriptionStatus
+	CreatedAt     time.Time
 	// LastDeliveryAt and LastDeliveryOutcome describe the most recent
 	// delivery attempt; zero and empty before the first one.
 	LastDeliveryAt      time.Time

@@ -21,6 +21,8 @@ func (f *fakeAudit) InsertAudit(_ context.Context, r audit.Record, _ []byte, _ a
 	return nil
 }
 
+func (f *fakeAudit) AuditChain() *audit.Chain { return nil }
+
 // actions returns the actions of the records appended.
 func (f *fakeAudit) actions() []audit.Action {
 	var out []audit.Action

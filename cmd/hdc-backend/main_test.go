@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestMain runs main instead of the tests when a test starts this binary
@@ -155,7 +156,7 @@ func runMain(t *testing.T, dir string, env []string, args ...string) (stdout, st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append([]string{"HDC_BACKEND_TEST_MAIN=1", "HOME=" + dir, "HDC_DATA=" + filepath.Join(dir, "data"),
-		"AWS_EC2_METADATA_DISABLED=true"}, env...)
+		"AWS_EC2_METADATA_DISABLED=true", "HDC_KEEPER=" + testkit.KeeperURL()}, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

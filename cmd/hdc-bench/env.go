@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -42,6 +44,7 @@ type benchEnv struct {
 	key      *cbchmac.Key
 	jwks     string
 	registry string
+	keeper   string // the keyfile:// URL of the registry's keeper
 	lastHash chan uploadSeen
 }
 
@@ -112,7 +115,16 @@ func (e *benchEnv) writeKeys() error {
 	e.token = signer.Token(testkit.With(testkit.Claims(benchClient, "bench", "bench-token", now),
 		map[string]any{"exp": now.Add(time.Hour).Unix()}))
 	e.registry = filepath.Join(e.dir, "keys.json")
-	return kidregistry.Update(e.registry, func(f *kidregistry.File) error {
+	var err error
+	if e.keeper, err = keeper.CreateKeyFile(filepath.Join(e.dir, "keeper.key")); err != nil {
+		return err
+	}
+	k, err := keeper.Open(context.Background(), e.keeper)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	return kidregistry.Update(e.registry, kidregistry.NewSealer(k), func(f *kidregistry.File) error {
 		_, err := f.Add(benchClient, benchKid, benchSecret, now)
 		return err
 	})
@@ -145,6 +157,7 @@ http:// {
 	hdcConfig = "{" + globalOptions + `	hdc {
 		keys {
 			registry %[4]s
+			keeper %[7]s
 		}
 		tokens {
 			jwks_file %[5]s
@@ -202,9 +215,9 @@ func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
 		files, admin, adminAddr = append(files, adminSock), "fd/4", a
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	config := fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin)
+	config := fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin, "")
 	if name == "hdc-edge" {
-		config = fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.registry, e.jwks, admin)
+		config = fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.registry, e.jwks, admin, e.keeper)
 	}
 	path := filepath.Join(e.dir, name+"-"+port+".Caddyfile")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -10,11 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/spf13/pflag"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/keeper"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -82,6 +86,7 @@ type edgeConfig struct {
 		HDC *struct {
 			Keys struct {
 				Registry string `json:"registry"`
+				Keeper   string `json:"keeper"`
 			} `json:"keys"`
 		} `json:"hdc"`
 		HTTP json.RawMessage `json:"http"`
@@ -96,7 +101,8 @@ func checkConfig(cfgJSON []byte) error {
 	if err := json.Unmarshal(cfgJSON, &cfg); err != nil || cfg.Apps.HDC == nil {
 		return nil
 	}
-	if err := checkRegistry(cfg.Apps.HDC.Keys.Registry); err != nil {
+	keys := cfg.Apps.HDC.Keys
+	if err := checkRegistry(keys.Registry, caddy.NewReplacer().ReplaceAll(keys.Keeper, "")); err != nil {
 		return err
 	}
 	var http any
@@ -117,13 +123,28 @@ func checkConfig(cfgJSON []byte) error {
 	return nil
 }
 
-// checkRegistry checks that the key registry is there and valid.
-func checkRegistry(path string) error {
+// checkRegistry checks that the keeper at keeperURL opens (when one is
+// configured) and that the key registry is there and valid, its secrets
+// opened with the keeper.
+func checkRegistry(path, keeperURL string) error {
 	if path == "" {
 		return nil // the hdc app refuses it with a clear error of its own
 	}
-	_, err := kidregistry.Load(path)
+	var sealer *kidregistry.Sealer
+	if keeperURL != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		k, err := keeper.Open(ctx, keeperURL)
+		if err != nil {
+			return fmt.Errorf("the keeper (HDC_KEEPER in the reference Caddyfile): %v", err)
+		}
+		defer k.Close()
+		sealer = kidregistry.NewSealer(k)
+	}
+	_, err := kidregistry.Load(path, sealer)
 	switch {
+	case errors.Is(err, kidregistry.ErrNoKeeper), errors.Is(err, keeper.ErrUnwrap):
+		return fmt.Errorf("the key registry %s: %v (the reference Caddyfile reads the keeper's URL from HDC_KEEPER)", path, err)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("the key registry %s does not exist: add the first key with "+
 			"`hdc keys add --client <client id> --registry %s` (the reference Caddyfile reads its path from HDC_KEY_REGISTRY)", path, path)

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
+	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -21,7 +23,12 @@ func TestCheckConfig(t *testing.T) {
 		}
 	}
 	registry := filepath.Join(dir, "keys.json")
-	if err := kidregistry.Update(registry, func(f *kidregistry.File) error {
+	keeperURL := testkit.KeeperURL()
+	k, err := keeper.Open(t.Context(), keeperURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kidregistry.Update(registry, kidregistry.NewSealer(k), func(f *kidregistry.File) error {
 		_, err := f.Add("c1", "", "", time.Now())
 		return err
 	}); err != nil {
@@ -33,13 +40,14 @@ func TestCheckConfig(t *testing.T) {
 	}
 	in := func(d, f string) string { return filepath.Join(d, f) }
 	edgeCert, edgeKey := in(hop, pki.CertFile(pki.Edge)), in(hop, pki.KeyFile(pki.Edge))
-	config := func(registry, cert, key, ca string) string {
+	configWith := func(registry, keeperURL, cert, key, ca string) string {
 		proxy := `{"handler":"reverse_proxy","upstreams":[{"dial":"127.0.0.1:9081"}]}`
 		if cert != "" {
 			proxy += fmt.Sprintf(`,{"handler":"reverse_proxy","transport":{"protocol":"http","tls":{"client_certificate_file":%q,"client_certificate_key_file":%q,"ca":{"provider":"file","pem_files":[%q]}}}}`, cert, key, ca)
 		}
-		return fmt.Sprintf(`{"apps":{"hdc":{"keys":{"registry":%q}},"http":{"servers":{"srv0":{"routes":[{"handle":[{"handler":"subroute","routes":[{"handle":[%s]}]}]}]}}}}}`, registry, proxy)
+		return fmt.Sprintf(`{"apps":{"hdc":{"keys":{"registry":%q,"keeper":%q}},"http":{"servers":{"srv0":{"routes":[{"handle":[{"handler":"subroute","routes":[{"handle":[%s]}]}]}]}}}}}`, registry, keeperURL, proxy)
 	}
+	config := func(registry, cert, key, ca string) string { return configWith(registry, keeperURL, cert, key, ca) }
 	tests := []struct {
 		name, config, want string
 	}{
@@ -47,12 +55,17 @@ func TestCheckConfig(t *testing.T) {
 		{"not our app", `{"apps":{"http":{}}}`, ""},
 		{"no registry file", config(filepath.Join(dir, "none.json"), edgeCert, edgeKey, in(hop, pki.CAFile)), "does not exist: add the first key with `hdc keys add"},
 		{"a registry that is not one", config(garbage, edgeCert, edgeKey, in(hop, pki.CAFile)), "the key registry " + garbage},
+		{"the keeper in the environment", configWith(registry, "{env.HDC_TEST_KEEPER}", edgeCert, edgeKey, in(hop, pki.CAFile)), ""},
+		{"no keeper", configWith(registry, "", edgeCert, edgeKey, in(hop, pki.CAFile)), "configure the keeper (HDC_KEEPER)"},
+		{"another keeper", configWith(registry, testkit.KeeperURL(), edgeCert, edgeKey, in(hop, pki.CAFile)), "cannot unwrap the data key"},
+		{"a keeper that does not open", configWith(registry, "base64key://short", edgeCert, edgeKey, in(hop, pki.CAFile)), "the keeper (HDC_KEEPER in the reference Caddyfile): base64key"},
 		{"no hop", config(registry, "", "", ""), "no route reaches the backend over the hop's mutual TLS"},
 		{"missing certificate", config(registry, in(dir, "edge.pem"), edgeKey, in(hop, pki.CAFile)), "HDC_HOP_CERT"},
 		{"the backend's certificate", config(registry, in(hop, pki.CertFile(pki.Backend)), in(hop, pki.KeyFile(pki.Backend)), in(hop, pki.CAFile)), `is not an edge's (it is "hdc-backend"'s)`},
 		{"another authority", config(registry, edgeCert, edgeKey, in(other, pki.CAFile)), "does not verify"},
 		{"missing CA", config(registry, edgeCert, edgeKey, in(dir, "ca.pem")), "HDC_HOP_CA"},
 	}
+	t.Setenv("HDC_TEST_KEEPER", keeperURL)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := checkConfig([]byte(tt.config))

@@ -15,6 +15,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/fhir"
+	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -134,8 +135,8 @@ func (q *auditQuery) eachOf(ctx context.Context, st store.Store, f store.AuditFi
 
 // openAudit opens the database the flags locate, which must exist: the
 // audit commands only read.
-func (f *storeFlags) openAudit(cmd *cobra.Command) (store.Store, error) {
-	st, err := backend.OpenExistingStore(cmd.Context(), f.db, f.data)
+func (f *storeFlags) openAudit(cmd *cobra.Command) (*sealed.Store, error) {
+	st, err := f.open(cmd.Context(), true)
 	if errors.Is(err, backend.ErrNoDatabase) {
 		return nil, fmt.Errorf("%w (--db, --data)", err)
 	}
@@ -143,13 +144,17 @@ func (f *storeFlags) openAudit(cmd *cobra.Command) (store.Store, error) {
 }
 
 // listedAudit is a record as list prints it: its canonical form, what its
-// successor's prev hashes, with the record's own hash added as the last
+// successor's prev links, with the record's own link added as the last
 // member.
-func listedAudit(r audit.Record) []byte {
-	c := r.Canonical()
-	out := append(c[:len(c)-1:len(c)-1], `,"hash":"`...)
-	out = append(out, r.Hash().String()...)
-	return append(out, "\"}\n"...)
+func listedAudit(c *audit.Chain, r audit.Record) ([]byte, error) {
+	h, err := c.Hash(r)
+	if err != nil {
+		return nil, err
+	}
+	canonical := r.Canonical()
+	out := append(canonical[:len(canonical)-1:len(canonical)-1], `,"hash":"`...)
+	out = append(out, h.String()...)
+	return append(out, "\"}\n"...), nil
 }
 
 func newAuditListCmd(sf *storeFlags) *cobra.Command {
@@ -160,13 +165,15 @@ func newAuditListCmd(sf *storeFlags) *cobra.Command {
 		Long: `Print the audit records the filters select, one JSON object per line: the
 record's canonical form (v, workspace, seq, prev, at, action, outcome and the
 optional client, grant, entity, source, kid, request, pruned) followed by its
-hash, the SHA-256 of that canonical form, which the next record's prev holds.
+hash, the link the next record's prev holds: the HMAC-SHA-256 of that
+canonical form under the chain's key (v 2), or its SHA-256 for a record
+written before the chain had a key (v 1).
 Without --workspace every trail is listed, in workspace order; --workspace ""
 is the installation's trail. A date for --until means up to the end of that
 day (UTC).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return q.print(cmd, sf, func(r audit.Record) ([]byte, error) { return listedAudit(r), nil })
+			return q.print(cmd, sf, func(c *audit.Chain, r audit.Record) ([]byte, error) { return listedAudit(c, r) })
 		},
 	}
 	q.register(cmd)
@@ -183,7 +190,7 @@ AuditEvent resources, one per line: the NDJSON of FHIR bulk data export
 (application/fhir+ndjson), mapped as the AuditEvent route maps them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return q.print(cmd, sf, func(r audit.Record) ([]byte, error) {
+			return q.print(cmd, sf, func(_ *audit.Chain, r audit.Record) ([]byte, error) {
 				b, err := fhir.AuditEvent(r)
 				return append(b, '\n'), err
 			})
@@ -194,7 +201,7 @@ AuditEvent resources, one per line: the NDJSON of FHIR bulk data export
 }
 
 // print writes line(r) for each record q selects, on the store sf opens.
-func (q *auditQuery) print(cmd *cobra.Command, sf *storeFlags, line func(audit.Record) ([]byte, error)) error {
+func (q *auditQuery) print(cmd *cobra.Command, sf *storeFlags, line func(*audit.Chain, audit.Record) ([]byte, error)) error {
 	st, err := sf.openAudit(cmd)
 	if err != nil {
 		return err
@@ -202,7 +209,7 @@ func (q *auditQuery) print(cmd *cobra.Command, sf *storeFlags, line func(audit.R
 	defer st.Close()
 	w := bufio.NewWriter(cmd.OutOrStdout())
 	err = q.each(cmd.Context(), st, func(r audit.Record) error {
-		b, err := line(r)
+		b, err := line(st.AuditChain(), r)
 		if err != nil {
 			return err
 		}
@@ -210,96 +217,6 @@ func (q *auditQuery) print(cmd *cobra.Command, sf *storeFlags, line func(audit.R
 		return err
 	})
 	return errors.Join(err, w.Flush())
-}
-
-// chainStatus is a line of verify's output.
-type chainStatus struct {
-	Workspace string `json:"workspace"`
-	// First and Last are the seqs of the chain's first and last records
-	// (First is 0 for an empty chain).
-	First  int64  `json:"first"`
-	Last   int64  `json:"last"`
-	Status string `json:"status"` // "ok" or "broken"
-	Seq    int64  `json:"seq,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
-func newAuditVerifyCmd(sf *storeFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "verify",
-		Short: "Verify every audit trail's hash chain; fail naming the first break",
-		Long: `Verify every trail's hash chain (each workspace's and the installation's):
-every record present, unaltered and in order from the last one retention
-removed to the chain's head. Prints one JSON line per trail with its status.
-When a trail breaks, exits non-zero naming the first break: its workspace,
-the record's seq, and what is wrong there (a record altered shows at the one
-that follows it, whose prev no longer matches).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := sf.openAudit(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			return verifyAudit(cmd.Context(), st, cmd.OutOrStdout())
-		},
-	}
-}
-
-// verifyAudit verifies every chain of st, prints each one's status to w
-// and returns the first break.
-func verifyAudit(ctx context.Context, st store.Store, w io.Writer) error {
-	heads, err := st.AuditHeads(ctx)
-	if err != nil {
-		return err
-	}
-	var first *audit.Break
-	for _, h := range heads {
-		err := verifyChain(ctx, st, &h)
-		s := chainStatus{Workspace: h.Workspace, Last: h.Last.Seq, Status: "ok"}
-		if h.Last.Seq > h.Pruned.Seq {
-			s.First = h.Pruned.Seq + 1
-		}
-		var b *audit.Break
-		switch {
-		case errors.As(err, &b):
-			s.Status, s.Seq, s.Reason = "broken", b.Seq, b.Reason
-			if first == nil {
-				first = b
-			}
-		case err != nil:
-			return err
-		}
-		if err := printLine(w, s); err != nil {
-			return err
-		}
-	}
-	if first != nil {
-		return fmt.Errorf("the audit trail of %s breaks at record %d: %s", trailName(first.Workspace), first.Seq, first.Reason)
-	}
-	return nil
-}
-
-// verifyChain verifies the chain of *h. A break found while retention
-// pruned the chain may only be the prune's doing: then it reads the head
-// again (into *h) and verifies once more.
-func verifyChain(ctx context.Context, st store.Store, h *audit.Head) error {
-	err := store.VerifyAudit(ctx, st, *h)
-	var b *audit.Break
-	if !errors.As(err, &b) {
-		return err
-	}
-	heads, herr := st.AuditHeads(ctx)
-	if herr != nil {
-		return err
-	}
-	for _, now := range heads {
-		if now.Workspace == h.Workspace && now.Pruned != h.Pruned {
-			*h = now
-			return store.VerifyAudit(ctx, st, now)
-		}
-	}
-	return err
 }
 
 // trailName names a workspace's trail for an operator.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/identity"
 )
@@ -67,7 +69,11 @@ func TestClientsAndSharing(t *testing.T) {
 
 	// The database the CLI wrote is the server's: authenticate against it.
 	auth := func(clientID, secret, key string) (identity.Principal, error) {
-		st, err := backend.OpenStore(t.Context(), "", dir)
+		plain, err := backend.OpenStore(t.Context(), "", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := backend.Seal(t.Context(), plain, testKeeperURL, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
 		}

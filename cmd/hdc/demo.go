@@ -32,7 +32,7 @@ type demoCredentials struct {
 
 // ensureDemo returns the demo credentials, creating the client and its
 // encryption key on the first run.
-func ensureDemo(ctx context.Context, srv *backend.Server, data, registry, baseURL, workspace string) (demoCredentials, error) {
+func ensureDemo(ctx context.Context, srv *backend.Server, sealer *kidregistry.Sealer, data, registry, baseURL, workspace string) (demoCredentials, error) {
 	path := filepath.Join(data, demoCredentialsFile)
 	var creds demoCredentials
 	b, err := os.ReadFile(path)
@@ -54,7 +54,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, registry, baseUR
 	creds.BaseURL = baseURL
 	// The registry may be new, or the key may have been retired or removed
 	// by hand: make sure the demo key is there and active.
-	err = kidregistry.Update(registry, func(f *kidregistry.File) error {
+	err = kidregistry.Update(registry, sealer, func(f *kidregistry.File) error {
 		for i := range f.Keys {
 			if f.Keys[i].Kid == creds.Kid {
 				return nil

@@ -21,6 +21,7 @@ func serveBackend(t *testing.T, dir string) (*backend.Server, string) {
 	t.Helper()
 	cfg := backend.DefaultConfig()
 	cfg.DataDir = dir
+	cfg.Keeper = testKeeperURL
 	srv, err := backend.New(t.Context(), cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)

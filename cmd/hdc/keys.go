@@ -44,7 +44,7 @@ within its poll interval. The file must be mode 0600.`,
 		}
 		return registry, nil
 	}
-	cmd.AddCommand(newKeysAddCmd(path), newKeysRotateCmd(path), newKeysRetireCmd(path), newKeysListCmd(path))
+	cmd.AddCommand(newKeysAddCmd(path), newKeysRotateCmd(path), newKeysRetireCmd(path), newKeysListCmd(path), newKeysWrapCmd(path))
 	return cmd
 }
 
@@ -86,7 +86,12 @@ func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action,
 // but does not open fails the command, and the registry is unchanged.
 func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Action, change func(*kidregistry.File) (kid, client string, err error)) error {
 	ctx := cmd.Context()
-	st, err := backend.OpenExistingStore(ctx, sf.db, sf.data)
+	sealer, closeKeeper, err := sf.sealer(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeKeeper()
+	st, err := sf.open(ctx, true)
 	switch {
 	case errors.Is(err, backend.ErrNoDatabase):
 		st = nil
@@ -97,7 +102,7 @@ func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Acti
 	}
 	var ev audit.Event
 	recorded := false
-	err = kidregistry.Update(p, func(f *kidregistry.File) error {
+	err = kidregistry.Update(p, sealer, func(f *kidregistry.File) error {
 		kid, client, err := change(f)
 		if err == nil {
 			err = f.Validate()
@@ -130,7 +135,7 @@ func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Acti
 
 // clientWorkspace returns the workspace of the client in st, "" when
 // there is no such client.
-func clientWorkspace(ctx context.Context, st store.Store, client string) (string, error) {
+func clientWorkspace(ctx context.Context, st store.Identities, client string) (string, error) {
 	c, err := st.GetClient(ctx, client)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
@@ -253,13 +258,9 @@ func newKeysListCmd(path func() (string, error)) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := kidregistry.Load(p)
+			keys, err := kidregistry.List(p)
 			if err != nil {
 				return err
-			}
-			keys := make([]kidregistry.Listed, 0, r.Len())
-			for _, k := range r.Keys() {
-				keys = append(keys, k.Listed())
 			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), keys)
@@ -282,4 +283,35 @@ func formatTime(t *time.Time) string {
 		return "-"
 	}
 	return t.Format(time.RFC3339)
+}
+
+func newKeysWrapCmd(path func() (string, error)) *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "wrap",
+		Short: "Seal the plain secrets of a registry an earlier version wrote",
+		Long: `Seal every secret of the registry file that an earlier version wrote in the
+clear, under a data key the keeper (--keeper, HDC_KEEPER) wraps; the next
+change of the registry would do it too. The keys and their statuses stay.
+Prints {"keys": n}.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := path()
+			if err != nil {
+				return err
+			}
+			sealer, closeKeeper, err := sf.sealer(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeKeeper()
+			n := 0
+			if err := kidregistry.Update(p, sealer, func(f *kidregistry.File) error { n = len(f.Keys); return nil }); err != nil {
+				return err
+			}
+			return printJSON(cmd.OutOrStdout(), map[string]int{"keys": n})
+		},
+	}
+	sf.register(cmd)
+	return cmd
 }

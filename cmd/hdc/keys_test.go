@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -110,7 +111,7 @@ func TestKeysAddConcurrentProcesses(t *testing.T) {
 		}
 		kids[k.Kid] = true
 	}
-	reg2, err := kidregistry.Load(reg)
+	reg2, err := kidregistry.Load(reg, testSealer(t))
 	if err != nil {
 		t.Fatalf("the file is not valid after concurrent adds: %v", err)
 	}
@@ -214,12 +215,54 @@ func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
 			if unaudited := strings.Contains(string(r.stderr), "not in the audit trail"); unaudited != (tt.data == noDB) {
 				t.Fatalf("said it is not audited: %v, want %v: %s", unaudited, tt.data == noDB, r.stderr)
 			}
-			if k, err := kidregistry.Load(reg); err != nil || k.Len() != 1 {
+			if k, err := kidregistry.Load(reg, testSealer(t)); err != nil || k.Len() != 1 {
 				t.Fatalf("the key was not added: %v", err)
 			}
 		})
 	}
 	if _, err := os.Stat(filepath.Join(noDB, "hdc.db")); !os.IsNotExist(err) {
 		t.Fatalf("keys add created a database: %v", err)
+	}
+}
+
+// TestKeeperInitAndKeysWrap: hdc keeper init makes a key file once and
+// prints its URL; hdc keys wrap seals a registry of plain secrets under it,
+// keeping every key.
+func TestKeeperInitAndKeysWrap(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "keeper.key")
+	r := runHDC(t, nil, "keeper", "init", "--file", file)
+	url := strings.TrimSpace(string(r.stdout))
+	if r.err != nil || url != "keyfile://"+file {
+		t.Fatalf("keeper init: %v %q %s", r.err, url, r.stderr)
+	}
+	before, _ := os.ReadFile(file)
+	if r := runHDC(t, nil, "keeper", "init", "--file", file); r.err != nil {
+		t.Fatalf("keeper init again: %v %s", r.err, r.stderr)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatal("keeper init replaced a key file")
+	}
+	reg := filepath.Join(dir, "keys.json")
+	plain := `{"keys":[{"kid":"k1","client_id":"c1","secret":"0123456789abcdef","status":"active","created_at":"2026-11-25T00:00:00Z"}]}`
+	if err := privatefile.Write(reg, []byte(plain)); err != nil {
+		t.Fatal(err)
+	}
+	r = runHDC(t, nil, "keys", "wrap", "--registry", reg, "--keeper", url, "--data", dir)
+	var wrapped struct{ Keys int }
+	if r.err != nil || json.Unmarshal(r.stdout, &wrapped) != nil || wrapped.Keys != 1 {
+		t.Fatalf("keys wrap: %v %s %s", r.err, r.stdout, r.stderr)
+	}
+	if data, _ := os.ReadFile(reg); strings.Contains(string(data), "0123456789abcdef") {
+		t.Fatal("the secret is still in the clear")
+	}
+	k, err := keeper.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	got, err := kidregistry.Load(reg, kidregistry.NewSealer(k))
+	if key, ok := got.Lookup("k1"); err != nil || !ok || key.Secret != "0123456789abcdef" {
+		t.Fatalf("the wrapped registry: %v", err)
 	}
 }

@@ -37,6 +37,7 @@ func newRootCmd() *cobra.Command {
 		newCallCmd(),
 		newWebhooksCmd(),
 		newTLSCmd(),
+		newKeeperCmd(),
 		newVersionCmd(),
 	)
 	return root

@@ -5,6 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/health-data-connect/hdc/internal/keeper"
+	"github.com/health-data-connect/hdc/internal/testkit"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // TestMain lets the test binary stand in for hdc: run with HDC_TEST_MAIN=1 it
@@ -23,12 +27,29 @@ type hdcResult struct {
 	err            error
 }
 
+// testKeeperURL is the keeper of the hdc processes the tests run
+// (HDC_KEEPER).
+var testKeeperURL = testkit.KeeperURL()
+
+// testSealer returns a sealer over the tests' keeper, for the registry
+// files the hdc processes write.
+func testSealer(t testing.TB) *kidregistry.Sealer {
+	t.Helper()
+	k, err := keeper.Open(t.Context(), testKeeperURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	return kidregistry.NewSealer(k)
+}
+
 // runHDC runs hdc as a separate process with args and stdin, in an
-// environment stripped of the HDC_ variables the flags default to.
+// environment stripped of the HDC_ variables the flags default to but
+// HDC_KEEPER, the tests' keeper.
 func runHDC(t testing.TB, stdin []byte, args ...string) hdcResult {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = []string{"HDC_TEST_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Env = []string{"HDC_TEST_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "HDC_KEEPER=" + testKeeperURL}
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -4,32 +4,74 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/keeper"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
-// storeFlags are the flags that locate the backend's database, shared by
-// the command groups that manage identities.
+// keeperEnv names the variable --keeper defaults to; the backend and the
+// reference Caddyfile read the same one.
+const keeperEnv = "HDC_KEEPER"
+
+// storeFlags are the flags that locate the backend's database and the
+// keeper its secrets are sealed under, shared by the command groups that
+// manage identities, keys and the audit trail.
 type storeFlags struct {
-	db   string
-	data string
+	db     string
+	data   string
+	keeper string
 }
 
-// register adds --db and --data to cmd's persistent flags, defaulting to
-// HDC_DATABASE_URL and HDC_DATA like the server.
+// register adds --db, --data and --keeper to cmd's persistent flags,
+// defaulting to HDC_DATABASE_URL, HDC_DATA and HDC_KEEPER like the server.
 func (f *storeFlags) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&f.db, "db", envOr("HDC_DATABASE_URL", ""), "database URL; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
 	cmd.PersistentFlags().StringVar(&f.data, "data", envOr("HDC_DATA", backend.DefaultConfig().DataDir), "backend data directory (env HDC_DATA)")
+	cmd.PersistentFlags().StringVar(&f.keeper, "keeper", envOr(keeperEnv, ""),
+		"`url` of the keeper the secrets are sealed under, the backend's (env "+keeperEnv+"; default the local key hdc up made, <data>/"+localKeyFile+"; prefer the variable to the flag: a key in the URL shows in the process list)")
+}
+
+// open opens the store the flags locate, its secrets sealed under the
+// keeper. With existing, a SQLite database that is not there is
+// backend.ErrNoDatabase, and none is created.
+func (f *storeFlags) open(ctx context.Context, existing bool) (*sealed.Store, error) {
+	openStore := backend.OpenStore
+	if existing {
+		openStore = backend.OpenExistingStore
+	}
+	st, err := openStore(ctx, f.db, f.data)
+	if err != nil {
+		return nil, err
+	}
+	return backend.Seal(ctx, st, f.keeperURL(), zap.NewNop())
+}
+
+// keeperURL is --keeper, else the local keeper hdc up made in the data
+// directory when it is there.
+func (f *storeFlags) keeperURL() string {
+	if f.keeper != "" {
+		return f.keeper
+	}
+	local, err := filepath.Abs(filepath.Join(f.data, localKeyFile))
+	if _, serr := os.Stat(local); err != nil || serr != nil {
+		return ""
+	}
+	return keeper.KeyFileURL(local)
 }
 
 // run opens the identity service, runs fn with it and closes the store.
 func (f *storeFlags) run(cmd *cobra.Command, fn func(*identity.Service) error) error {
-	st, err := backend.OpenStore(cmd.Context(), f.db, f.data)
+	st, err := f.open(cmd.Context(), false)
 	if err != nil {
 		return err
 	}
@@ -37,12 +79,36 @@ func (f *storeFlags) run(cmd *cobra.Command, fn func(*identity.Service) error) e
 	return fn(identity.New(st, 1))
 }
 
+// openKeeper opens the keeper, for the registry's sealer.
+func (f *storeFlags) openKeeper(ctx context.Context) (*keeper.Keeper, error) {
+	url := f.keeperURL()
+	if url == "" {
+		return nil, fmt.Errorf("--keeper (%s) is required: the registry's secrets are sealed under a data key it wraps", keeperEnv)
+	}
+	k, err := keeper.Open(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("--keeper (%s): %w", keeperEnv, err)
+	}
+	return k, nil
+}
+
+// sealer returns the registry's sealer over the keeper; close releases
+// the keeper.
+func (f *storeFlags) sealer(ctx context.Context) (s *kidregistry.Sealer, close func(), err error) {
+	k, err := f.openKeeper(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kidregistry.NewSealer(k), func() { k.Close() }, nil
+}
+
 // warnUnknownClient warns on standard error when the backend's database
 // these flags locate is there and has no active client of that id. A
 // database that is not there (the registry may be kept where the backend's
 // database is not) or does not answer in a few seconds is no warning, and
 // none is created. The warning names the flags, never a database URL,
-// which may hold a password.
+// which may hold a password. It reads no secret: the store is opened as
+// it is.
 func (f *storeFlags) warnUnknownClient(cmd *cobra.Command, client string) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
 	defer cancel()

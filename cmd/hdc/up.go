@@ -27,8 +27,11 @@ import (
 
 	hdcconfig "github.com/health-data-connect/hdc"
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
 	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // uploadMaxBodyEnv is the reference Caddyfile's variable for the edge's
@@ -38,6 +41,14 @@ const uploadMaxBodyEnv = "HDC_UPLOAD_MAX_BODY"
 // upHopValidity is how long the hop's certificates of one hdc up run are
 // valid: they are made anew at each start.
 const upHopValidity = 30 * 24 * time.Hour
+
+// localKeyFile is the local keeper's key in the data directory, made on the
+// first run when no keeper is configured (HDC_KEEPER).
+const localKeyFile = "keeper.key"
+
+// checkpointDir is the directory under data where the backend writes the
+// audit checkpoints, when no other place is configured.
+const checkpointDir = "audit-checkpoints"
 
 // upOptions are the flags of hdc up.
 type upOptions struct {
@@ -126,6 +137,18 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 		return fmt.Errorf("making the publisher's certificate: %w", err)
 	}
 
+	if o.backend.Keeper == "" {
+		// No KMS configured: a local key, made on the first run.
+		if o.backend.Keeper, err = keeper.CreateKeyFile(filepath.Join(data, localKeyFile)); err != nil {
+			return fmt.Errorf("making the local keeper's key: %w", err)
+		}
+	}
+	sealer, closeKeeper, err := registrySealer(ctx, o.backend.Keeper)
+	if err != nil {
+		return err
+	}
+	defer closeKeeper()
+
 	public, internal, err := listenPair(o.backendListen, o.internalListen)
 	if err != nil {
 		return err
@@ -140,7 +163,7 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 
 	registry := filepath.Join(data, "keys.json")
 	baseURL := "http://" + o.listen
-	creds, err := ensureDemo(ctx, srv, data, registry, baseURL, o.workspace)
+	creds, err := ensureDemo(ctx, srv, sealer, data, registry, baseURL, o.workspace)
 	if err != nil {
 		public.Close()
 		internal.Close()
@@ -182,12 +205,27 @@ func wait(ctx context.Context, out io.Writer, backendDone <-chan error, stopBack
 
 // backendConfig is the backend's configuration in this stack: the flags'
 // and environment's, on the addresses, data and hop files of hdc up.
+// registrySealer opens the keeper at url for the registry's sealer;
+// closeKeeper releases it.
+func registrySealer(ctx context.Context, url string) (s *kidregistry.Sealer, closeKeeper func(), err error) {
+	k, err := keeper.Open(ctx, url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--keeper (%s): %w", keeperEnv, err)
+	}
+	return kidregistry.NewSealer(k), func() { k.Close() }, nil
+}
+
 func (o upOptions) backendConfig(data, hopDir string) backend.Config {
 	cfg := o.backend
 	cfg.Listen, cfg.InternalListen, cfg.DataDir = o.backendListen, o.internalListen, data
 	cfg.HopCA = filepath.Join(hopDir, pki.CAFile)
 	cfg.HopCert, cfg.HopKey = filepath.Join(hopDir, pki.CertFile(pki.Backend)), filepath.Join(hopDir, pki.KeyFile(pki.Backend))
 	cfg.DatabaseURL = "" // the embedded default: SQLite under data
+	if cfg.AuditCheckpoints == auditcheckpoint.Log {
+		// A directory beside the database: all this stack has. In
+		// production, a bucket the database's writers cannot write.
+		cfg.AuditCheckpoints = "file://" + filepath.ToSlash(filepath.Join(data, checkpointDir)) + "?create_dir=true"
+	}
 	if o.allowLoopbackWebhooks {
 		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
 	}
@@ -295,6 +333,7 @@ func (o upOptions) setEdgeEnv(registry, hopDir string) error {
 		"HDC_BIND":             host,
 		"HDC_EDGE_ADMIN":       o.admin,
 		"HDC_KEY_REGISTRY":     registry,
+		keeperEnv:              o.backend.Keeper,
 		"HDC_BACKEND":          o.backendListen,
 		"HDC_BACKEND_INTERNAL": "https://" + o.internalListen,
 		"HDC_HOP_CA":           filepath.Join(hopDir, pki.CAFile),

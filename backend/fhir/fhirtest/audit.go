@@ -46,6 +46,7 @@ func AuditRecords(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.KeyAdd, Outcome: audit.Success, Entity: key},
 		{Action: audit.KeyRotate, Outcome: audit.Success, Entity: key},
 		{Action: audit.KeyRetire, Outcome: audit.Success, Entity: key},
+		{Action: audit.KeeperRewrap, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityDataKey, ID: "0123456789abcdef"}},
 		{Action: audit.LoginFailed, Outcome: audit.Denied, Source: netip.MustParseAddr("2001:db8::1"), Count: 9},
 	}
 	var recs []audit.Record

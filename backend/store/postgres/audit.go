@@ -17,7 +17,7 @@ func (s *Store) AppendAudit(ctx context.Context, e audit.Event) (audit.Record, e
 	var r audit.Record
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		r, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		r, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 	return r, err
@@ -55,7 +55,7 @@ func (s *Store) PruneAudit(ctx context.Context, workspace string, before, now ti
 	var n int64
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		n, err = store.PruneAudit(ctx, auditTx{tx}, workspace, before, now)
+		n, err = store.PruneAudit(ctx, s.auditTx(tx), workspace, before, now)
 		return err
 	})
 	return n, err
@@ -68,7 +68,7 @@ func (s *Store) AppendAuditThen(ctx context.Context, e audit.Event, then func() 
 	var r audit.Record
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		if r, err = store.AppendAudit(ctx, auditTx{tx}, e); err != nil {
+		if r, err = store.AppendAudit(ctx, s.auditTx(tx), e); err != nil {
 			return err
 		}
 		return then()
@@ -88,7 +88,22 @@ func (s *Store) DeleteAuditRecord(ctx context.Context, workspace string, seq int
 
 // auditTx is store.PruneTx (and so store.AuditTx) in a PostgreSQL
 // transaction.
-type auditTx struct{ tx pgx.Tx }
+type auditTx struct {
+	tx    pgx.Tx
+	chain *audit.Chain
+}
+
+// auditTx returns tx as store.PruneTx, linking records with s's chain.
+func (s *Store) auditTx(tx pgx.Tx) auditTx { return auditTx{tx: tx, chain: s.chain.Load()} }
+
+// AuditChain implements store.AuditTx.
+func (a auditTx) AuditChain() *audit.Chain { return a.chain }
+
+// KeyAudit implements store.Store.
+func (s *Store) KeyAudit(c *audit.Chain) { s.chain.Store(c) }
+
+// AuditChain implements store.Store.
+func (s *Store) AuditChain() *audit.Chain { return s.chain.Load() }
 
 // LockAuditHead creates the head or, when it exists, locks its row with a
 // no-op update (ON CONFLICT DO UPDATE waits for another transaction

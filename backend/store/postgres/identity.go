@@ -40,7 +40,7 @@ func (s *Store) CreateClient(ctx context.Context, c store.Client, e audit.Event)
 		if err != nil {
 			return err
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	}))
 }
@@ -76,7 +76,7 @@ func (s *Store) SetClientStatus(ctx context.Context, id string, status store.Cli
 		if err := oneRow(tx.Exec(ctx, `UPDATE clients SET status = $1 WHERE id = $2`, string(status), id)); err != nil {
 			return err
 		}
-		_, err := store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err := store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
@@ -90,7 +90,7 @@ func (s *Store) CreateSharingGrant(ctx context.Context, g store.SharingGrant, e 
 		if err != nil {
 			return err
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	}))
 }
@@ -133,7 +133,7 @@ func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time
 			`UPDATE sharing_grants SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, ts(now), id)); err != nil {
 			return err
 		}
-		_, err := store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err := store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -40,6 +42,8 @@ const txAttempts = 3
 // several processes.
 type Store struct {
 	pool *pgxpool.Pool
+	// chain links the audit records appended (store.Audit.KeyAudit).
+	chain atomic.Pointer[audit.Chain]
 }
 
 // Open connects to the database at url and brings its schema up to date.

@@ -47,7 +47,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 		if err != nil {
 			return translate(err)
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
@@ -109,7 +109,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, workspaceID, id string, 
 		if err := oneRow(tx.Exec(ctx, `DELETE FROM subscriptions WHERE workspace_id = $1 AND id = $2`, workspaceID, id)); err != nil {
 			return err
 		}
-		_, err := store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err := store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }

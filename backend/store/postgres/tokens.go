@@ -24,7 +24,7 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, 
 		if err := insertRefreshToken(ctx, tx, first); err != nil {
 			return err
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
@@ -84,7 +84,7 @@ func (s *Store) RefreshTokenClient(ctx context.Context, hash []byte) (string, er
 // rotations of one token, on any replicas, are decided one after the other.
 func (s *Store) RotateRefreshToken(ctx context.Context, clientID string, hash []byte, next store.RefreshToken, now time.Time, e audit.Event) (store.RefreshFamily, error) {
 	inTx := func(fn func(store.RotationTx) error) error {
-		return s.tx(ctx, func(tx pgx.Tx) error { return fn(rotationTx{auditTx{tx}}) })
+		return s.tx(ctx, func(tx pgx.Tx) error { return fn(rotationTx{s.auditTx(tx)}) })
 	}
 	return store.Rotate(ctx, inTx, clientID, hash, next, now, e)
 }

@@ -40,7 +40,7 @@ func (s *Store) CreateClient(ctx context.Context, c store.Client, e audit.Event)
 		if err != nil {
 			return translate(err)
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
@@ -81,7 +81,7 @@ func (s *Store) SetClientStatus(ctx context.Context, id string, status store.Cli
 		if err := oneRow(res); err != nil {
 			return err
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
@@ -95,7 +95,7 @@ func (s *Store) CreateSharingGrant(ctx context.Context, g store.SharingGrant, e 
 		if err != nil {
 			return translate(err)
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
@@ -149,7 +149,7 @@ func (s *Store) RevokeSharingGrant(ctx context.Context, id string, now time.Time
 		if err := oneRow(res); err != nil {
 			return err
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }

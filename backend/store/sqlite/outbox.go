@@ -104,7 +104,7 @@ const claimSQL = `
 
 // FinishAttempt implements store.Store with store.Finish.
 func (s *Store) FinishAttempt(ctx context.Context, owner string, a store.Attempt, next store.Next) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return store.Finish(ctx, attemptTx{auditTx{tx}}, owner, a, next) })
+	return s.tx(ctx, func(tx *sql.Tx) error { return store.Finish(ctx, attemptTx{s.auditTx(tx)}, owner, a, next) })
 }
 
 // attemptTx is store.AttemptTx in a SQLite transaction, which holds the

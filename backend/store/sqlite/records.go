@@ -24,7 +24,7 @@ func (s *Store) CreateRecord(ctx context.Context, r store.Record, e audit.Event)
 		if err != nil {
 			return translate(err)
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
@@ -103,7 +103,7 @@ func (s *Store) AddRecordResources(ctx context.Context, careContextID string, re
 				}
 			}
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, store.AuditIn(e, r.WorkspaceID))
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), store.AuditIn(e, r.WorkspaceID))
 		return err
 	})
 	if err != nil {

@@ -16,11 +16,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -30,6 +32,8 @@ var migrations embed.FS
 // Store is the SQLite store. It is safe for concurrent use.
 type Store struct {
 	db *sql.DB
+	// chain links the audit records appended (store.Audit.KeyAudit).
+	chain atomic.Pointer[audit.Chain]
 }
 
 // busyTimeout is how long a connection waits for another writer (another
@@ -63,6 +67,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// transaction upgrading its lock late fails with SQLITE_BUSY at once
 	// instead of waiting for the busy timeout.
 	q.Set("_txlock", "immediate")
+	// A secret replaced or deleted is overwritten with zeros where it was,
+	// not left in a free page (package sealed seals the values of an
+	// earlier version in place).
+	q.Add("_pragma", "secure_delete(1)")
 	db, err := sql.Open("sqlite", path+"?"+q.Encode())
 	if err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 				return translate(err)
 			}
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
@@ -113,7 +113,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, workspaceID, id string, 
 		if err := oneRow(res); err != nil {
 			return err
 		}
-		_, err = store.AppendAudit(ctx, auditTx{tx}, e)
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }

@@ -65,7 +65,7 @@ func head(t *testing.T, s Store, ws string) audit.Head {
 
 func verifyAudit(t *testing.T, s Store, ws string) error {
 	t.Helper()
-	return store.VerifyAudit(ctx(t), s, head(t, s, ws))
+	return store.VerifyAudit(ctx(t), s, head(t, s, ws), audit.Link{})
 }
 
 // sameRecords reports whether got and want are the same records, by their

@@ -63,6 +63,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"AuditConcurrentAppends", testAuditConcurrentAppends},
 		{"AuditWired", testAuditWired},
 		{"OperatorAudit", testOperatorAudit},
+		{"DataKey", testDataKey},
+		{"Secrets", testSecrets},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })

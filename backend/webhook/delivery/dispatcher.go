@@ -284,6 +284,9 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery, now time.Time)
 	if !webhook.AWSAccountAllowed(dl.Subscription.Protocol, dl.Subscription.Endpoint, d.cfg.AWSAccounts) {
 		return Result{Outcome: OutcomeInvalidEndpoint, Permanent: true, Err: webhook.ErrAWSAccountNotAllowed}
 	}
+	if dl.Subscription.SigningKeyErr != nil {
+		return Result{Outcome: OutcomeSigningKeyUnavailable, Permanent: true, Err: dl.Subscription.SigningKeyErr}
+	}
 	m, err := NewMessage(dl, now)
 	if err != nil {
 		return Result{Outcome: OutcomeInvalidEvent, Permanent: true, Err: err}

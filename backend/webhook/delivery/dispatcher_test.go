@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -546,5 +547,32 @@ func TestSlowWorkspaceLeavesWorkers(t *testing.T) {
 	defer mu.Unlock()
 	if most != 2 {
 		t.Fatalf("the slow workspace held %d workers at once, want its cap of 2", most)
+	}
+}
+
+// keyUnopened is a store whose deliveries' signing keys do not open, as
+// package sealed claims them when a stored key was altered.
+type keyUnopened struct{ store.Outbox }
+
+func (s keyUnopened) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
+	ds, err := s.Outbox.ClaimDeliveries(ctx, c)
+	for i := range ds {
+		ds[i].Subscription.SigningKey, ds[i].Subscription.SigningKeyErr = "", errors.New("the sealed value does not open")
+	}
+	return ds, err
+}
+
+// TestDeliveryOfAKeyThatDoesNotOpen: a delivery whose subscription's
+// signing key does not open is given up at its first attempt, recorded as
+// signing_key_unavailable, and never sent, signed or not.
+func TestDeliveryOfAKeyThatDoesNotOpen(t *testing.T) {
+	rc := newReceiver(t, func(int, http.ResponseWriter, *http.Request) { t.Error("the subscriber was called") })
+	h := start(t, func(c *Config) { c.Store = keyUnopened{c.Store} })
+	h.subscribe(rc.srv.URL+"/hook", webhook.ProtocolHTTP, "whsec_dGhlIGtleSB0aGF0IGRvZXMgbm90IG9wZW4=")
+	for _, id := range h.publish("appointment.created", `{"appointment_id":"a-9"}`) {
+		d, attempts := h.finished(id)
+		if d.Status != store.DeliveryFailed || !slices.Equal(outcomes(attempts), []string{OutcomeSigningKeyUnavailable}) {
+			t.Fatalf("%+v, attempts %q", d, outcomes(attempts))
+		}
 	}
 }

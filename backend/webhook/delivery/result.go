@@ -31,6 +31,10 @@ const (
 	OutcomeInvalidEndpoint = "invalid_endpoint"
 	// OutcomeInvalidEvent: the stored event cannot be encoded.
 	OutcomeInvalidEvent = "invalid_event"
+	// OutcomeSigningKeyUnavailable: the subscription's signing key, sealed
+	// at rest, does not open (package sealed); the delivery is given up
+	// rather than sent unsigned.
+	OutcomeSigningKeyUnavailable = "signing_key_unavailable"
 )
 
 // httpOutcome is the outcome of an HTTP answer with status code.

@@ -1,0 +1,130 @@
+package auditcheckpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+)
+
+var (
+	key   = []byte("the checkpoints' key, from the data key")
+	t0    = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	heads = []audit.Head{
+		{Workspace: "", Last: audit.Link{Seq: 3, Hash: audit.Hash{1}}},
+		{Workspace: "w1", Last: audit.Link{Seq: 7, Hash: audit.Hash{2}}},
+	}
+)
+
+func TestParse(t *testing.T) {
+	good := New(heads, t0, "r1", key)
+	body := mustJSON(t, good)
+	tests := []struct {
+		name string
+		body string
+		key  []byte
+		want error
+	}{
+		{"as written", body, key, nil},
+		{"another key", body, []byte("a key the database's writer made up"), ErrSignature},
+		{"a trail's seq moved back", strings.Replace(body, `"seq":7`, `"seq":6`, 1), key, ErrSignature},
+		{"a trail removed", strings.Replace(body, `{"workspace":"w1"`, `{"workspace":"w2"`, 1), key, ErrSignature},
+		{"no MAC", strings.Replace(body, good.MAC, "", 1), key, ErrSignature},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse([]byte(tt.body), tt.key)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Parse: %v, want %v", err, tt.want)
+			}
+			if err == nil {
+				seen, err := c.Seen()
+				if err != nil || seen["w1"] != heads[1].Last || seen[""] != heads[0].Last {
+					t.Fatalf("Seen = %v, %v", seen, err)
+				}
+			}
+		})
+	}
+	if _, err := Parse([]byte(`{"v":2}`), key); err == nil || errors.Is(err, ErrSignature) {
+		t.Fatalf("another format: %v", err)
+	}
+}
+
+func TestBucketKeepsEveryCheckpointAndLatestReadsTheNewest(t *testing.T) {
+	url := "file://" + filepath.ToSlash(t.TempDir())
+	ctx := context.Background()
+	if _, err := Latest(ctx, url, key); !errors.Is(err, ErrNone) {
+		t.Fatalf("an empty bucket: %v", err)
+	}
+	d, err := Open(ctx, url, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i, at := range []time.Time{t0.Add(time.Minute), t0, t0.Add(2 * time.Minute)} {
+		hs := append([]audit.Head(nil), heads...)
+		hs[1].Last.Seq += int64(i)
+		if err := d.Write(ctx, New(hs, at, "r1", key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Latest(ctx, url, key)
+	if err != nil || !c.At.Equal(t0.Add(2*time.Minute)) || c.Trails[1].Seq != 9 {
+		t.Fatalf("Latest = %+v, %v; want the one of %v", c, err, t0.Add(2*time.Minute))
+	}
+	if _, err := Latest(ctx, url, []byte("another key")); !errors.Is(err, ErrSignature) {
+		t.Fatalf("Latest with another key: %v", err)
+	}
+}
+
+func TestJobWritesOnlyWhatChanged(t *testing.T) {
+	var written []Checkpoint
+	h := &fakeHeads{heads: heads}
+	j := &Job{Heads: h, To: destFunc(func(c Checkpoint) { written = append(written, c) }), Key: key, Every: time.Hour,
+		Replica: "r1", Now: func() time.Time { return t0 }, Log: zap.NewNop()}
+	j.checkpoint(context.Background())
+	j.checkpoint(context.Background())
+	h.heads = append([]audit.Head(nil), heads...)
+	h.heads[1].Last.Seq++
+	j.Final(time.Second)
+	if len(written) != 2 || written[1].Trails[1].Seq != 8 {
+		t.Fatalf("wrote %+v, want two checkpoints, the second after the change", written)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"v":1,"at":"2026-11-25T12:00:00Z","replica":"r","trails":[],"mac":""}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse(b, key)
+		if err == nil {
+			if _, err := c.Seen(); err != nil && !strings.Contains(err.Error(), "auditcheckpoint:") {
+				t.Fatalf("Seen: %v", err)
+			}
+		}
+	})
+}
+
+type fakeHeads struct{ heads []audit.Head }
+
+func (f *fakeHeads) AuditHeads(context.Context) ([]audit.Head, error) { return f.heads, nil }
+
+type destFunc func(Checkpoint)
+
+func (d destFunc) Write(_ context.Context, c Checkpoint) error { d(c); return nil }
+func (destFunc) Close() error                                  { return nil }
+
+func mustJSON(t *testing.T, c Checkpoint) string {
+	t.Helper()
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

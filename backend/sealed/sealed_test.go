@@ -1,0 +1,212 @@
+package sealed
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/internal/keeper"
+	"github.com/health-data-connect/hdc/internal/testkit"
+)
+
+var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+// plainStore returns a SQLite store with a signing key, a hash key and a
+// subscription's signing key stored in the clear, as an earlier version
+// stored them.
+func plainStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := t.Context()
+	if _, err := st.EnsureWorkspace(ctx, "w1", now); err != nil {
+		t.Fatal(err)
+	}
+	must(t, st.AddSigningKey(ctx, store.SigningKey{ID: "k1", Generation: 1, Seed: bytes.Repeat([]byte{1}, 32), CreatedAt: now}))
+	must(t, st.AddSigningKey(ctx, store.SigningKey{ID: "k2", Generation: 2, Seed: bytes.Repeat([]byte{2}, 32), CreatedAt: now}))
+	if _, err := st.HashKey(ctx, "client-secrets", bytes.Repeat([]byte{3}, 32), now); err != nil {
+		t.Fatal(err)
+	}
+	must(t, st.CreateSubscription(ctx, store.Subscription{ID: "s1", WorkspaceID: "w1", Endpoint: "https://h.example/a",
+		Protocol: "https", EventNames: []string{"user.delete"}, SigningKey: "whsec_plain-subscription-key", Status: store.SubscriptionActive, CreatedAt: now}, 0,
+		audit.Event{At: now, Action: audit.SubscriptionCreate, Outcome: audit.Success, Workspace: "w1",
+			Entity: audit.Entity{Kind: audit.EntitySubscription, ID: "12345678-1234-4234-8234-123456789abc"}}))
+	return st
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenSealsWhatAnEarlierVersionLeftPlain(t *testing.T) {
+	st := plainStore(t)
+	k := testkit.Keeper(t)
+	s, err := Open(t.Context(), st, k, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := st.Secrets(t.Context())
+	must(t, err)
+	if len(secrets) != 4 {
+		t.Fatalf("%d secrets stored, want 4", len(secrets))
+	}
+	for _, sec := range secrets {
+		if !keeper.IsSealed(sec.Value) {
+			t.Errorf("the %s of %s is stored in the clear", sec.Kind, sec.ID)
+		}
+	}
+	keys, err := s.ListSigningKeys(t.Context())
+	must(t, err)
+	if len(keys) != 2 || !bytes.Equal(keys[1].Seed, bytes.Repeat([]byte{2}, 32)) {
+		t.Fatalf("the signing keys read back as %+v", keys)
+	}
+	hk, err := s.HashKey(t.Context(), "client-secrets", bytes.Repeat([]byte{9}, 32), now)
+	if err != nil || !bytes.Equal(hk, bytes.Repeat([]byte{3}, 32)) {
+		t.Fatalf("the hash key reads back as %x, %v", hk, err)
+	}
+	if k.Calls() != 1 {
+		t.Fatalf("the keeper was called %d times, want 1 (the data key's wrap)", k.Calls())
+	}
+	again, err := Open(t.Context(), st, k, zap.NewNop())
+	if err != nil || k.Calls() != 2 {
+		t.Fatalf("a second start: %v, %d calls in all (want 2: one unwrap more)", err, k.Calls())
+	}
+	if keys, _ := again.ListSigningKeys(t.Context()); len(keys) != 2 {
+		t.Fatalf("a second start reads %d signing keys", len(keys))
+	}
+}
+
+func TestWrittenSealedAndBound(t *testing.T) {
+	st := plainStore(t)
+	core, logs := observer.New(zap.ErrorLevel)
+	s, err := Open(t.Context(), st, testkit.Keeper(t), zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	must(t, s.AddSigningKey(ctx, store.SigningKey{ID: "k3", Generation: 3, Seed: bytes.Repeat([]byte{4}, 32), CreatedAt: now}))
+	secrets, err := st.Secrets(ctx)
+	must(t, err)
+	byID := map[string]store.StoredSecret{}
+	for _, sec := range secrets {
+		byID[sec.ID] = sec
+		if !keeper.IsSealed(sec.Value) {
+			t.Fatalf("the %s of %s is written in the clear", sec.Kind, sec.ID)
+		}
+	}
+	// k1's sealed seed copied over k2's: k2 no longer opens, the others do.
+	must(t, st.ReplaceSecret(ctx, byID["k2"], byID["k1"].Value))
+	for range 2 {
+		keys, err := s.ListSigningKeys(ctx)
+		must(t, err)
+		if len(keys) != 2 || keys[0].ID != "k1" || keys[1].ID != "k3" {
+			t.Fatalf("with k2's seed moved: %+v", keys)
+		}
+	}
+	if n := logs.FilterMessageSnippet("does not open").Len(); n != 1 {
+		t.Fatalf("the seed that does not open was logged %d times, want once", n)
+	}
+	for _, e := range logs.All() {
+		for _, f := range e.Context {
+			if f.Key != "kind" && f.Key != "id" {
+				t.Fatalf("the log line carries %s", f.Key)
+			}
+		}
+	}
+}
+
+func TestDeliveryOfAKeyThatDoesNotOpen(t *testing.T) {
+	st := plainStore(t)
+	s, err := Open(t.Context(), st, testkit.Keeper(t), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	_, err = s.PublishEvent(ctx, store.Event{ID: "e1", WorkspaceID: "w1", Type: "user.delete", Data: []byte(`{}`), CreatedAt: now})
+	must(t, err)
+	claim := store.Claim{Owner: "o1", Now: now.Add(time.Second), LeaseUntil: now.Add(time.Minute), Limit: 10}
+	ds, err := s.ClaimDeliveries(ctx, claim)
+	must(t, err)
+	if len(ds) != 1 || ds[0].Subscription.SigningKey != "whsec_plain-subscription-key" || ds[0].Subscription.SigningKeyErr != nil {
+		t.Fatalf("claimed %+v", ds)
+	}
+	secrets, _ := st.Secrets(ctx)
+	for _, sec := range secrets {
+		if sec.ID == "s1" {
+			must(t, st.ReplaceSecret(ctx, sec, sec.Value[:len(sec.Value)-4]+"AAAA"))
+		}
+	}
+	_, err = s.PublishEvent(ctx, store.Event{ID: "e2", WorkspaceID: "w1", Type: "user.delete", Data: []byte(`{}`), CreatedAt: now})
+	must(t, err)
+	claim.Owner = "o2"
+	ds, err = s.ClaimDeliveries(ctx, claim)
+	must(t, err)
+	if len(ds) != 1 || ds[0].Subscription.SigningKey != "" || !errors.Is(ds[0].Subscription.SigningKeyErr, keeper.ErrOpen) {
+		t.Fatalf("a delivery whose key was altered: %+v", ds)
+	}
+}
+
+func TestAuditChainKeyed(t *testing.T) {
+	st := plainStore(t)
+	if _, err := Open(t.Context(), st, testkit.Keeper(t), zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.AppendAudit(t.Context(), audit.Event{At: now, Action: audit.Login, Outcome: audit.Success, Workspace: "w1"})
+	if err != nil || !r.Keyed {
+		t.Fatalf("a record appended after Open: %+v, %v", r, err)
+	}
+	h, err := st.AuditHeads(t.Context())
+	must(t, err)
+	for _, head := range h {
+		if head.Workspace == "w1" {
+			must(t, store.VerifyAudit(t.Context(), st, head, audit.Link{}))
+		}
+	}
+}
+
+func TestRewrap(t *testing.T) {
+	st := plainStore(t)
+	from, to := testkit.Keeper(t), testkit.Keeper(t)
+	s, err := Open(t.Context(), st, from, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := s.ListSigningKeys(t.Context())
+	for _, run := range []struct {
+		name    string
+		changed bool
+	}{{"first run", true}, {"run again", false}} {
+		t.Run(run.name, func(t *testing.T) {
+			_, changed, err := Rewrap(t.Context(), st, from, to)
+			if err != nil || changed != run.changed {
+				t.Fatalf("Rewrap = %v, %v; want changed %v", changed, err, run.changed)
+			}
+		})
+	}
+	if _, err := Open(t.Context(), st, from, zap.NewNop()); !errors.Is(err, ErrKeeper) || !errors.Is(err, keeper.ErrUnwrap) {
+		t.Fatalf("the old keeper after the rewrap: %v", err)
+	}
+	s, err = Open(t.Context(), st, to, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.ListSigningKeys(context.Background())
+	if len(got) != len(want) || !bytes.Equal(got[0].Seed, want[0].Seed) {
+		t.Fatal("the rewrap changed what the data key seals")
+	}
+}

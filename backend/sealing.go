@@ -1,0 +1,43 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/sealed"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/keeper"
+)
+
+// Seal returns st with its secrets sealed under its data key, which the
+// keeper keeperURL names wraps (package sealed): the server and the hdc
+// commands that open the store share it. The keeper is called once or
+// twice, then closed: the data key stays in memory. On failure st is
+// closed, and the error names the setting.
+func Seal(ctx context.Context, st store.Store, keeperURL string, log *zap.Logger) (*sealed.Store, error) {
+	s, err := seal(ctx, st, keeperURL, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func seal(ctx context.Context, st store.Store, keeperURL string, log *zap.Logger) (*sealed.Store, error) {
+	if keeperURL == "" {
+		return nil, fmt.Errorf("%s is required: it wraps the data key that seals every secret the store keeps", named("keeper"))
+	}
+	k, err := keeper.Open(ctx, keeperURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", named("keeper"), err)
+	}
+	defer k.Close()
+	s, err := sealed.Open(ctx, st, k, log)
+	if errors.Is(err, sealed.ErrKeeper) {
+		return nil, fmt.Errorf("%s: %w", named("keeper"), err)
+	}
+	return s, err
+}
