@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,7 +17,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
@@ -145,7 +150,80 @@ func TestScaleOut(t *testing.T) {
 		id := b.upload(client, tk, false, file, "")
 		b.retrieve(client, tk, false, id, file)
 	})
+
+	t.Run("NoSecretInTheClear", func(t *testing.T) {
+		c.noSecretInTheClear(t, map[string][]byte{
+			"the client's encryption key": []byte(client.Key), "the client's secret": []byte(client.Secret),
+			"the webhook signing key": []byte(scaleWebhookKey),
+		})
+	})
 }
+
+// noSecretInTheClear searches every live row of the cluster's PostgreSQL
+// database and every file of its operators' directory (the registry among
+// them) for secrets, and for the signing keys' seeds and the hash key the
+// backends made, which it opens with the cluster's keeper (the KMS).
+func (c *cluster) noSecretInTheClear(t *testing.T, secrets map[string][]byte) {
+	plain, err := postgres.Open(t.Context(), c.database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := backend.Seal(t.Context(), plain, c.ops.keeper, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	keys, err := st.ListSigningKeys(t.Context())
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("the signing keys: %v, %d", err, len(keys))
+	}
+	for _, k := range keys {
+		secrets["the token signing key "+k.ID] = k.Seed
+	}
+	if secrets["the key of the client secrets' hash"], err = st.HashKey(t.Context(), "client-secrets", make([]byte, 32), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgx.Connect(t.Context(), c.database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	rows, err := db.Query(t.Context(), `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(tables) < 10 {
+		t.Fatalf("the tables: %v %v", tables, err)
+	}
+	var dump strings.Builder
+	for _, table := range tables {
+		rows, err := db.Query(t.Context(), `SELECT row_to_json(t)::text FROM `+pgx.Identifier{table}.Sanitize()+` t`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			dump.WriteString(l + "\n")
+		}
+	}
+	for what, secret := range secrets {
+		for _, form := range secretForms(secret) {
+			if strings.Contains(dump.String(), string(form)) {
+				t.Errorf("%s is in the clear in a live row of the database", what)
+			}
+		}
+		if found := findInFiles(t, c.ops.dir, secret); len(found) > 0 {
+			t.Errorf("%s is in the clear in %v", what, found)
+		}
+	}
+}
+
+// scaleWebhookKey is the signing key of the scale test's subscriptions.
+const scaleWebhookKey = "scale-test-signing-key-0123456789"
 
 func loginBody(c *apiClient) []byte {
 	return []byte(`{"client_id":"` + c.ID + `","client_secret":"` + c.Secret + `"}`)
@@ -157,7 +235,7 @@ func loginBody(c *apiClient) []byte {
 func testScaleWebhooks(t *testing.T, c *cluster, client *apiClient) {
 	const (
 		events = 1000
-		key    = "scale-test-signing-key-0123456789"
+		key    = scaleWebhookKey
 	)
 	rc := newTimedReceiver(t, key, 2*time.Millisecond)
 	tk := c.edges[0].login(client, false, "")

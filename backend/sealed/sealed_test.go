@@ -13,6 +13,8 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/postgres"
+	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
@@ -20,12 +22,29 @@ import (
 
 var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
+// engines open an empty store of each engine.
+var engines = []struct {
+	name string
+	open func(t *testing.T) (store.Store, error)
+}{
+	{"sqlite", func(t *testing.T) (store.Store, error) {
+		return sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
+	}},
+	{"postgres", func(t *testing.T) (store.Store, error) { return postgres.Open(t.Context(), pgtest.URL(t)) }},
+}
+
 // plainStore returns a SQLite store with a signing key, a hash key and a
 // subscription's signing key stored in the clear, as an earlier version
 // stored them.
-func plainStore(t *testing.T) *sqlite.Store {
+func plainStore(t *testing.T) store.Store {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
+	return plainStoreOf(t, engines[0].open)
+}
+
+// plainStoreOf is plainStore on the store open returns.
+func plainStoreOf(t *testing.T, open func(t *testing.T) (store.Store, error)) store.Store {
+	t.Helper()
+	st, err := open(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +73,12 @@ func must(t *testing.T, err error) {
 }
 
 func TestOpenSealsWhatAnEarlierVersionLeftPlain(t *testing.T) {
-	st := plainStore(t)
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) { testOpenSealsPlain(t, plainStoreOf(t, e.open)) })
+	}
+}
+
+func testOpenSealsPlain(t *testing.T, st store.Store) {
 	k := testkit.Keeper(t)
 	s, err := Open(t.Context(), st, k, zap.NewNop())
 	if err != nil {
