@@ -68,28 +68,34 @@ func Open(ctx context.Context, st store.Store, k *keeper.Keeper, log *zap.Logger
 func dataKey(ctx context.Context, st store.DataKeys, k *keeper.Keeper) (*keeper.DataKey, error) {
 	wk, err := st.DataKey(ctx)
 	if errors.Is(err, store.ErrNotFound) {
-		fresh := keeper.NewDataKey()
-		wrapped, err := k.Wrap(ctx, fresh)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrKeeper, err)
-		}
-		err = st.AddDataKey(ctx, store.WrappedKey{ID: fresh.ID(), Wrapped: wrapped, Keeper: k.ID(), CreatedAt: time.Now()})
-		if err == nil {
-			return fresh, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			return nil, err
+		var fresh *keeper.DataKey
+		if fresh, err = addDataKey(ctx, st, k); fresh != nil || !errors.Is(err, store.ErrConflict) {
+			return fresh, err
 		}
 		wk, err = st.DataKey(ctx) // another process made it first
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the store's data key: %w", err)
 	}
 	key, err := k.Unwrap(ctx, wk.ID, wk.Wrapped)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the store's data key %s: %w", ErrKeeper, wk.ID, err)
 	}
 	return key, nil
+}
+
+// addDataKey makes a data key and stores it wrapped; the error is
+// store.ErrConflict when another process stored one first.
+func addDataKey(ctx context.Context, st store.DataKeys, k *keeper.Keeper) (*keeper.DataKey, error) {
+	fresh := keeper.NewDataKey()
+	wrapped, err := k.Wrap(ctx, fresh)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKeeper, err)
+	}
+	if err := st.AddDataKey(ctx, store.WrappedKey{ID: fresh.ID(), Wrapped: wrapped, Keeper: k.ID(), CreatedAt: time.Now()}); err != nil {
+		return nil, err
+	}
+	return fresh, nil
 }
 
 // sealPlain seals in place every secret stored in the clear, and then

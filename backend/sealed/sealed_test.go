@@ -234,3 +234,46 @@ func TestRewrap(t *testing.T) {
 		t.Fatal("the rewrap changed what the data key seals")
 	}
 }
+
+// rivalFirst is a store on which another process adds its data key
+// between this one's look and its add, as replicas starting together do.
+type rivalFirst struct {
+	store.Store
+	rival *keeper.DataKey
+	k     *keeper.Keeper
+}
+
+// AddDataKey implements store.Store: the rival's key is stored first.
+func (s *rivalFirst) AddDataKey(ctx context.Context, k store.WrappedKey) error {
+	wrapped, err := s.k.Wrap(ctx, s.rival)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.AddDataKey(ctx, store.WrappedKey{ID: s.rival.ID(), Wrapped: wrapped, Keeper: s.k.ID(), CreatedAt: now}); err != nil {
+		return err
+	}
+	return s.Store.AddDataKey(ctx, k)
+}
+
+// TestOpenAfterARival opens a store whose data key another process made
+// while this one was making its own: Open uses the other's.
+func TestOpenAfterARival(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			st, err := e.open(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			k := testkit.Keeper(t)
+			rival := keeper.NewDataKey()
+			s, err := Open(t.Context(), &rivalFirst{Store: st, rival: rival, k: k}, k, zap.NewNop())
+			if err != nil {
+				t.Fatalf("Open after a rival made the data key: %v", err)
+			}
+			if s.key.ID() != rival.ID() {
+				t.Fatalf("data key %s, want the rival's %s", s.key.ID(), rival.ID())
+			}
+		})
+	}
+}

@@ -75,7 +75,11 @@ Caddyfile) in one process, on SQLite and a blob directory under --data.
 
 On the first run it creates a demo workspace, client and encryption key and
 writes them to <data>/demo-credentials.json (mode 0600), which hdc call reads;
-later runs reuse the data. Ctrl-C stops everything cleanly.
+later runs reuse the data. Unless HDC_KEEPER names a keeper, the secrets the
+stack stores are sealed under a local key it makes on the first run,
+<data>/keeper.key (mode 0600), which the hdc commands find there; the audit
+trails' checkpoints go to <data>/audit-checkpoints. Ctrl-C stops everything
+cleanly.
 
 The backend reads the HDC_* variables hdc-backend reads (its listeners, data
 and database excepted, which hdc up sets), and the edge the reference
