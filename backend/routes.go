@@ -32,7 +32,7 @@ func (s *Server) routes(reg *prometheus.Registry, h handlers) error {
 		return err
 	}
 	s.public = s.publicRoutes(m, h.auth, h.records, h.webhooks)
-	s.internal = s.internalRoutes(m, reg, h.records, h.events)
+	s.internal = s.internalRoutes(m, reg, h)
 	return nil
 }
 
@@ -72,17 +72,19 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	return s.observe("public", m, mux, gate)
 }
 
-// internalRoutes serve the edge (the JWKS), parsers, the services that
+// internalRoutes serve the edge (the JWKS and the key plane), parsers, the services that
 // publish events, and monitoring, each route one role of client
 // certificate (web.RequireRole); the health routes serve anyone.
-func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, rec *records.Handler, events *webhook.Ingress) http.Handler {
+func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, h handlers) http.Handler {
 	mux := web.NewMux()
 	problems := &web.Problems{Log: s.log}
 	log := s.log.Named("internal")
 	role := func(r contract.Role, h http.Handler) http.Handler { return web.RequireRole(s.hop != nil, r, log, h) }
 	mux.Handle("GET", contract.PathJWKS, role(contract.RoleEdge, problems.Handler("jwks", s.jwks)))
-	mux.Handle("POST", contract.PathResources, role(contract.RoleParser, http.HandlerFunc(rec.AddResources)))
-	mux.Handle("POST", contract.PathEvents, role(contract.RolePublisher, http.HandlerFunc(events.Publish)))
+	mux.Handle("GET", contract.PathKeyChanges, role(contract.RoleEdge, http.HandlerFunc(h.keys.Changes)))
+	mux.Handle("GET", contract.PathKey, role(contract.RoleEdge, http.HandlerFunc(h.keys.Key)))
+	mux.Handle("POST", contract.PathResources, role(contract.RoleParser, http.HandlerFunc(h.records.AddResources)))
+	mux.Handle("POST", contract.PathEvents, role(contract.RolePublisher, http.HandlerFunc(h.events.Publish)))
 	mux.Handle("GET", contract.PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v := version.Get()
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": v.Version, "revision": v.Revision})

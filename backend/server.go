@@ -42,6 +42,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
 	"github.com/health-data-connect/hdc/backend/auditwindow"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
@@ -61,8 +62,10 @@ type Server struct {
 	refusals *auditwindow.Trail
 	// checkpoints writes the audit trails' heads outside the database.
 	checkpoints *auditcheckpoint.Job
-	public      http.Handler
-	internal    http.Handler
+	// keyHub wakes the edges' requests for key changes.
+	keyHub   *keyplane.Hub
+	public   http.Handler
+	internal http.Handler
 	// hop is the listeners' TLS, nil when they are plain loopback HTTP.
 	hop *tls.Config
 
@@ -152,6 +155,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	background.Go(func() { s.auditRetention().run(ctx) })
 	background.Go(func() { s.refusals.Run(ctx) })
 	background.Go(func() { s.checkpoints.Run(ctx) })
+	background.Go(func() { s.keyHub.Run(ctx) })
 	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()))
 
 	var err error

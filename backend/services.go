@@ -18,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/blob"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook"
@@ -40,6 +41,15 @@ const tokenLeeway = time.Minute
 // 10 minutes covers both with margin.
 const keyPublishAhead = 10 * time.Minute
 
+// The key plane's hub reads the newest change number this often while the
+// store's notices flow (PostgreSQL's LISTEN; a safety net), and
+// keyPlaneFastPoll while they do not (SQLite has none): a change reaches
+// the edges' waiting requests within it.
+const (
+	keyPlanePoll     = 5 * time.Second
+	keyPlaneFastPoll = 200 * time.Millisecond
+)
+
 // maxThrottleKeys bounds the memory of each login limiter.
 const maxThrottleKeys = 100_000
 
@@ -53,6 +63,7 @@ type handlers struct {
 	records  *records.Handler
 	webhooks *webhook.Handler
 	events   *webhook.Ingress
+	keys     *keyplane.Handler
 }
 
 // build makes the services over the open store, then the routes.
@@ -93,6 +104,10 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	if err := s.buildWebhooks(reg, aws, &h); err != nil {
+		return err
+	}
+	s.keyHub = keyplane.NewHub(s.store, keyPlanePoll, keyPlaneFastPoll, s.log.Named("keyplane"))
+	if h.keys, err = keyplane.New(s.store, s.keyHub, s.log.Named("keyplane"), reg); err != nil {
 		return err
 	}
 	return s.routes(reg, h)

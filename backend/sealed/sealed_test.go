@@ -277,3 +277,51 @@ func TestOpenAfterARival(t *testing.T) {
 		})
 	}
 }
+
+// TestClientKeysSealed adds, rotates and imports client keys through the
+// sealed store: the database holds each secret sealed for its kid, the
+// sealed store opens it, and a secret copied to another kid does not open.
+func TestClientKeysSealed(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			st := plainStoreOf(t, e.open)
+			s, err := Open(t.Context(), st, testkit.Keeper(t), zap.NewNop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			ev := func(kid string) audit.Event {
+				return audit.Event{At: now, Action: audit.KeyAdd, Outcome: audit.Success, Workspace: "w1", Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
+			}
+			key := func(kid, secret string) store.ClientKey {
+				return store.ClientKey{Kid: kid, ClientID: "c1", WorkspaceID: "w1", Secret: secret, Status: store.KeyActive, CreatedAt: now}
+			}
+			added, err := s.AddClientKey(ctx, key("k1", "sixteen-byte-one"), ev("k1"))
+			must(t, err)
+			_, err = s.RotateClientKey(ctx, key("k2", "sixteen-byte-two"), ev("k2"))
+			must(t, err)
+			must(t, s.ImportClientKeys(ctx, []store.ClientKey{key("k3", "sixteen-byte-3rd")}, []audit.Event{ev("k3")}))
+			if added.Secret != "" {
+				t.Fatalf("AddClientKey returned the secret")
+			}
+			for kid, plain := range map[string]string{"k1": "sixteen-byte-one", "k2": "sixteen-byte-two", "k3": "sixteen-byte-3rd"} {
+				raw, err := st.ClientKey(ctx, kid)
+				must(t, err)
+				if !keeper.IsSealed(raw.Secret) || bytes.Contains([]byte(raw.Secret), []byte(plain)) {
+					t.Fatalf("%s is stored as %q", kid, raw.Secret)
+				}
+				opened, err := s.ClientKey(ctx, kid)
+				if err != nil || opened.Secret != plain {
+					t.Fatalf("%s opened: %q, %v", kid, opened.Secret, err)
+				}
+			}
+			// k1's sealed secret, stored as k4's.
+			raw, _ := st.ClientKey(ctx, "k1")
+			must(t, st.ImportClientKeys(ctx, []store.ClientKey{{Kid: "k4", ClientID: "c1", Secret: raw.Secret, Status: store.KeyActive, CreatedAt: now}},
+				[]audit.Event{ev("k4")}))
+			if k, err := s.ClientKey(ctx, "k4"); err == nil || k.Secret != "" {
+				t.Fatalf("a secret moved to another kid opened: %q, %v", k.Secret, err)
+			}
+		})
+	}
+}

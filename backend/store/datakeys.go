@@ -50,6 +50,10 @@ const (
 	SecretHashKey SecretKind = "hash_key"
 	// SecretWebhookKey is a subscription's signing key (Subscription).
 	SecretWebhookKey SecretKind = "webhook_signing_key"
+	// SecretClientKey is a client's shared encryption key (ClientKey).
+	// No version stored one in the clear, so it has no SecretColumns
+	// entry: Secrets does not read the key plane, however large.
+	SecretClientKey SecretKind = "client_key"
 )
 
 // SecretColumn is where a kind of secret is stored: its table, the

@@ -49,6 +49,7 @@ type Store interface {
 	Throttle
 	Audit
 	DataKeys
+	ClientKeys
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

@@ -65,6 +65,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"OperatorAudit", testOperatorAudit},
 		{"DataKey", testDataKey},
 		{"Secrets", testSecrets},
+		{"ClientKeys", testClientKeys},
+		{"ClientKeyList", testClientKeyList},
+		{"ClientKeyConcurrentChanges", testClientKeyConcurrentChanges},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })

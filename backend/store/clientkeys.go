@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+)
+
+// ClientKeys is the key plane's store: the clients' shared encryption
+// keys, which the edges look up by kid, and the sequence of their changes,
+// which the edges follow. Every change is made in one transaction with its
+// audit record and takes the next number of one sequence; the changes of
+// concurrent transactions are numbered in their commit order, so that a
+// reader that has seen number n has seen every change before it. Each
+// call costs the same whatever the number of keys.
+type ClientKeys interface {
+	// AddClientKey stores k as an active key and appends e, in one
+	// transaction, and returns k as stored (Seq set); ErrConflict when
+	// the kid is taken.
+	AddClientKey(ctx context.Context, k ClientKey, e audit.Event) (ClientKey, error)
+	// RotateClientKey moves the active keys of k.ClientID to retiring at
+	// k.CreatedAt, stores k as its active key, and appends e, in one
+	// transaction; ErrNotFound when the client has no key, ErrConflict
+	// when the kid is taken.
+	RotateClientKey(ctx context.Context, k ClientKey, e audit.Event) (ClientKey, error)
+	// RetireClientKey moves the key kid to retired at now (a retired key
+	// stays as it is) and appends e, in one transaction; ErrNotFound.
+	RetireClientKey(ctx context.Context, kid string, now time.Time, e audit.Event) (ClientKey, error)
+	// ImportClientKeys stores keys as they are (status and dates
+	// included) with events[i] for keys[i], in one transaction;
+	// ErrConflict when a kid is taken, and then nothing is stored.
+	ImportClientKeys(ctx context.Context, keys []ClientKey, events []audit.Event) error
+	// ClientKey returns the key kid, or ErrNotFound.
+	ClientKey(ctx context.Context, kid string) (ClientKey, error)
+	// ListClientKeys returns keys in kid order, without their secrets.
+	ListClientKeys(ctx context.Context, f ClientKeyFilter) ([]ClientKey, error)
+	// ClientKeyChanges returns the kids changed after the sequence number
+	// after, oldest first, at most limit, each with the number of its last
+	// change, and the newest number there is.
+	ClientKeyChanges(ctx context.Context, after int64, limit int) ([]KeyChange, int64, error)
+	// ListenClientKeys calls notify after each key change any process
+	// commits, until ctx is done (nil) or the listening fails; notices
+	// are lost while it is not running, so a follower also reads the
+	// changes at an interval. ErrNoListen when the engine has none.
+	ListenClientKeys(ctx context.Context, notify func()) error
+}
+
+// ErrNoListen: the engine cannot notify key changes; followers poll.
+var ErrNoListen = errors.New("store: no notifications of key changes")
+
+// Client key statuses (the key plane's contract spells them so).
+const (
+	KeyActive   = "active"
+	KeyRetiring = "retiring"
+	KeyRetired  = "retired"
+)
+
+// ClientKey is a client's shared encryption key.
+type ClientKey struct {
+	Kid         string
+	ClientID    string
+	WorkspaceID string // the client's, "" when the store has no such client
+	// Secret is the shared key string; stored sealed (package sealed).
+	Secret     string
+	Status     string // KeyActive, KeyRetiring or KeyRetired
+	CreatedAt  time.Time
+	RetiringAt time.Time // zero when never retiring
+	RetiredAt  time.Time // zero when not retired
+	// Seq is the sequence number of the key's last change.
+	Seq int64
+}
+
+// ClientKeyFilter selects keys for ListClientKeys.
+type ClientKeyFilter struct {
+	ClientID string // "" for every client
+	After    string // the kid the page starts after
+	Limit    int
+}
+
+// KeyChange is a kid and the sequence number of its last change.
+type KeyChange struct {
+	Kid string
+	Seq int64
+}

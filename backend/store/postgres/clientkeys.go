@@ -1,0 +1,200 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// keyChannel is the channel each key change notifies at its commit. The
+// notice carries nothing: a follower reads the changes by number.
+const keyChannel = "hdc_client_keys"
+
+const clientKeyColumns = `kid, client_id, workspace_id, secret, status, created_at, retiring_at, retired_at, seq`
+
+// AddClientKey implements store.Store.
+func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
+	k.Status = store.KeyActive
+	err := s.keyChange(ctx, e, func(tx pgx.Tx) error { return insertClientKey(ctx, tx, &k) })
+	return k, err
+}
+
+// RotateClientKey implements store.Store.
+func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
+	k.Status = store.KeyActive
+	err := s.keyChange(ctx, e, func(tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM client_keys WHERE client_id = $1`, k.ClientID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound
+		}
+		rows, err := tx.Query(ctx, `SELECT kid FROM client_keys WHERE client_id = $1 AND status = 'active' FOR UPDATE`, k.ClientID)
+		active, err := collect(rows, err, func(r pgx.Row) (string, error) {
+			var kid string
+			return kid, r.Scan(&kid)
+		})
+		if err != nil {
+			return err
+		}
+		for _, kid := range active {
+			seq, err := nextKeySeq(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE client_keys SET status = 'retiring', retiring_at = $1, seq = $2 WHERE kid = $3`,
+				ts(k.CreatedAt), seq, kid); err != nil {
+				return err
+			}
+		}
+		return insertClientKey(ctx, tx, &k)
+	})
+	return k, err
+}
+
+// RetireClientKey implements store.Store.
+func (s *Store) RetireClientKey(ctx context.Context, kid string, now time.Time, e audit.Event) (store.ClientKey, error) {
+	var k store.ClientKey
+	err := s.keyChange(ctx, e, func(tx pgx.Tx) error {
+		var err error
+		if k, err = scanClientKey(tx.QueryRow(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid = $1 FOR UPDATE`, kid)); err != nil {
+			return err
+		}
+		if k.Status == store.KeyRetired {
+			return nil
+		}
+		if k.Seq, err = nextKeySeq(ctx, tx); err != nil {
+			return err
+		}
+		k.Status, k.RetiredAt = store.KeyRetired, ts(now)
+		_, err = tx.Exec(ctx, `UPDATE client_keys SET status = 'retired', retired_at = $1, seq = $2 WHERE kid = $3`, k.RetiredAt, k.Seq, kid)
+		return err
+	})
+	return k, err
+}
+
+// ImportClientKeys implements store.Store.
+func (s *Store) ImportClientKeys(ctx context.Context, keys []store.ClientKey, events []audit.Event) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		for i := range keys {
+			if err := insertClientKey(ctx, tx, &keys[i]); err != nil {
+				return err
+			}
+			if _, err := store.AppendAudit(ctx, s.auditTx(tx), events[i]); err != nil {
+				return err
+			}
+		}
+		return notifyKeys(ctx, tx)
+	})
+}
+
+// ClientKey implements store.Store.
+func (s *Store) ClientKey(ctx context.Context, kid string) (store.ClientKey, error) {
+	return scanClientKey(s.pool.QueryRow(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid = $1`, kid))
+}
+
+// ListClientKeys implements store.Store.
+func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]store.ClientKey, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys
+		WHERE kid > $1 AND ($2 = '' OR client_id = $2) ORDER BY kid LIMIT $3`, f.After, f.ClientID, f.Limit)
+	keys, err := collect(rows, err, func(r pgx.Row) (store.ClientKey, error) { return scanClientKey(r) })
+	for i := range keys {
+		keys[i].Secret = ""
+	}
+	return keys, err
+}
+
+// ClientKeyChanges implements store.Store.
+func (s *Store) ClientKeyChanges(ctx context.Context, after int64, limit int) ([]store.KeyChange, int64, error) {
+	var last int64
+	var changes []store.KeyChange
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT seq FROM key_plane`).Scan(&last); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT kid, seq FROM client_keys WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+		changes, err = collect(rows, err, func(r pgx.Row) (store.KeyChange, error) {
+			var c store.KeyChange
+			return c, r.Scan(&c.Kid, &c.Seq)
+		})
+		return err
+	})
+	return changes, last, err
+}
+
+// ListenClientKeys implements store.Store with LISTEN on a connection of
+// its own.
+func (s *Store) ListenClientKeys(ctx context.Context, notify func()) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The connection listened: it goes, not back to the pool.
+	defer conn.Hijack().Close(context.Background())
+	if _, err := conn.Exec(ctx, `LISTEN `+keyChannel); err != nil {
+		return err
+	}
+	for {
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		notify()
+	}
+}
+
+// keyChange runs change, appends e and notifies the followers, in one
+// transaction.
+func (s *Store) keyChange(ctx context.Context, e audit.Event, change func(pgx.Tx) error) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := change(tx); err != nil {
+			return err
+		}
+		if _, err := store.AppendAudit(ctx, s.auditTx(tx), e); err != nil {
+			return err
+		}
+		return notifyKeys(ctx, tx)
+	})
+}
+
+// notifyKeys notifies keyChannel when tx commits.
+func notifyKeys(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, keyChannel)
+	return err
+}
+
+// insertClientKey stores k with the next sequence number, which it sets.
+func insertClientKey(ctx context.Context, tx pgx.Tx, k *store.ClientKey) error {
+	seq, err := nextKeySeq(ctx, tx)
+	if err != nil {
+		return err
+	}
+	k.Seq = seq
+	_, err = tx.Exec(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Status, ts(k.CreatedAt), nullTS(k.RetiringAt), nullTS(k.RetiredAt), seq)
+	return translate(err)
+}
+
+// nextKeySeq takes the key plane's next sequence number. The row stays
+// locked until tx ends, so numbers commit in the order they are taken.
+func nextKeySeq(ctx context.Context, tx pgx.Tx) (int64, error) {
+	var seq int64
+	err := tx.QueryRow(ctx, `UPDATE key_plane SET seq = seq + 1 RETURNING seq`).Scan(&seq)
+	return seq, err
+}
+
+func scanClientKey(row pgx.Row) (store.ClientKey, error) {
+	var k store.ClientKey
+	var created, retiring, retired pgtype.Timestamptz
+	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Status, &created, &retiring, &retired, &k.Seq)
+	k.CreatedAt, k.RetiringAt, k.RetiredAt = fromTS(created), fromTS(retiring), fromTS(retired)
+	return k, notFound(err)
+}

@@ -1,0 +1,162 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// keyEvent is the audit record of a change of the key kid.
+func keyEvent(a audit.Action, kid string) audit.Event {
+	return audit.Event{At: at(0), Action: a, Outcome: audit.Success, Workspace: "w1", Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
+}
+
+func clientKey(kid, client string) store.ClientKey {
+	return store.ClientKey{Kid: kid, ClientID: client, WorkspaceID: "w1", Secret: "sealed:" + kid, Status: store.KeyActive, CreatedAt: at(0)}
+}
+
+// changes returns the key changes after n and the newest number.
+func changes(t *testing.T, s Store, after int64) ([]store.KeyChange, int64) {
+	t.Helper()
+	cs, last, err := s.ClientKeyChanges(ctx(t), after, 100)
+	must(t, err)
+	return cs, last
+}
+
+func testClientKeys(t *testing.T, s Store) {
+	seed(t, s, "w1", "c1")
+	if _, err := s.ClientKey(ctx(t), "k1"); err != store.ErrNotFound {
+		t.Fatalf("ClientKey of a missing kid: %v", err)
+	}
+	if cs, last := changes(t, s, 0); len(cs) != 0 || last != 0 {
+		t.Fatalf("changes of an empty plane: %v, %d", cs, last)
+	}
+	k1, err := s.AddClientKey(ctx(t), clientKey("k1", "c1"), keyEvent(audit.KeyAdd, "k1"))
+	must(t, err)
+	if k1.Seq != 1 || k1.Status != store.KeyActive {
+		t.Fatalf("added: %+v", k1)
+	}
+	_, err = s.AddClientKey(ctx(t), clientKey("k1", "c2"), keyEvent(audit.KeyAdd, "k1"))
+	wantErr(t, err, store.ErrConflict)
+	_, err = s.RotateClientKey(ctx(t), clientKey("k9", "nobody"), keyEvent(audit.KeyRotate, "k9"))
+	wantErr(t, err, store.ErrNotFound)
+
+	rotated := clientKey("k2", "c1")
+	rotated.CreatedAt = at(60e9)
+	k2, err := s.RotateClientKey(ctx(t), rotated, keyEvent(audit.KeyRotate, "k2"))
+	must(t, err)
+	got, err := s.ClientKey(ctx(t), "k1")
+	must(t, err)
+	if got.Status != store.KeyRetiring || !got.RetiringAt.Equal(at(60e9)) || got.Seq != 2 || k2.Seq != 3 {
+		t.Fatalf("after the rotation: k1 %+v, k2 %+v", got, k2)
+	}
+	retired, err := s.RetireClientKey(ctx(t), "k1", at(120e9), keyEvent(audit.KeyRetire, "k1"))
+	must(t, err)
+	again, err := s.RetireClientKey(ctx(t), "k1", at(180e9), keyEvent(audit.KeyRetire, "k1"))
+	must(t, err)
+	if retired.Status != store.KeyRetired || !retired.RetiredAt.Equal(at(120e9)) || retired.Seq != 4 || again != retired {
+		t.Fatalf("retired: %+v, then %+v", retired, again)
+	}
+	_, err = s.RetireClientKey(ctx(t), "k9", at(0), keyEvent(audit.KeyRetire, "k9"))
+	wantErr(t, err, store.ErrNotFound)
+
+	got, err = s.ClientKey(ctx(t), "k2")
+	must(t, err)
+	if got != k2 || got.Secret != "sealed:k2" || got.WorkspaceID != "w1" {
+		t.Fatalf("ClientKey(k2) = %+v, want %+v", got, k2)
+	}
+	cs, last := changes(t, s, 0)
+	if want := []store.KeyChange{{Kid: "k2", Seq: 3}, {Kid: "k1", Seq: 4}}; !slices.Equal(cs, want) || last != 4 {
+		t.Fatalf("changes = %v, %d; want %v, 4", cs, last, want)
+	}
+	if cs, _ := changes(t, s, 3); !slices.Equal(cs, []store.KeyChange{{Kid: "k1", Seq: 4}}) {
+		t.Fatalf("changes after 3: %v", cs)
+	}
+	var actions []audit.Action
+	for _, r := range listAudit(t, s, store.AuditFilter{Workspace: "w1"}) {
+		if r.Entity.Kind == audit.EntityKey {
+			actions = append(actions, r.Action)
+		}
+	}
+	if want := []audit.Action{audit.KeyAdd, audit.KeyRotate, audit.KeyRetire, audit.KeyRetire}; !slices.Equal(actions, want) {
+		t.Fatalf("audited %v, want %v", actions, want)
+	}
+}
+
+func testClientKeyList(t *testing.T, s Store) {
+	var keys []store.ClientKey
+	var events []audit.Event
+	for i := range 5 {
+		k := clientKey(fmt.Sprintf("k%d", i), []string{"c1", "c2"}[i%2])
+		k.Status = store.KeyRetiring
+		k.RetiringAt = at(1e9)
+		keys, events = append(keys, k), append(events, keyEvent(audit.KeyAdd, k.Kid))
+	}
+	must(t, s.ImportClientKeys(ctx(t), keys, events))
+	dup := []store.ClientKey{clientKey("k5", "c1"), clientKey("k0", "c1")}
+	wantErr(t, s.ImportClientKeys(ctx(t), dup, events[:2]), store.ErrConflict)
+	if _, err := s.ClientKey(ctx(t), "k5"); err != store.ErrNotFound {
+		t.Fatalf("a failed import stored k5: %v", err)
+	}
+	page, err := s.ListClientKeys(ctx(t), store.ClientKeyFilter{After: "k0", Limit: 2})
+	must(t, err)
+	if len(page) != 2 || page[0].Kid != "k1" || page[1].Kid != "k2" || page[0].Secret != "" || page[0].Status != store.KeyRetiring {
+		t.Fatalf("a page after k0: %+v", page)
+	}
+	page, err = s.ListClientKeys(ctx(t), store.ClientKeyFilter{ClientID: "c2", Limit: 10})
+	must(t, err)
+	if len(page) != 2 || page[0].Kid != "k1" || page[1].Kid != "k3" {
+		t.Fatalf("c2's keys: %+v", page)
+	}
+	got, err := s.ClientKey(ctx(t), "k4")
+	must(t, err)
+	if got.Status != store.KeyRetiring || !got.RetiringAt.Equal(at(1e9)) || got.Seq != 5 {
+		t.Fatalf("imported k4: %+v", got)
+	}
+}
+
+// testClientKeyConcurrentChanges changes keys from many goroutines: the
+// numbers are 1..n, each once, and a reader that follows them sees every
+// kid.
+func testClientKeyConcurrentChanges(t *testing.T, s Store) {
+	const n = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			kid := fmt.Sprintf("k%02d", i)
+			_, err := s.AddClientKey(ctx(t), clientKey(kid, "c1"), keyEvent(audit.KeyAdd, kid))
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must(t, err)
+	}
+	seen := map[string]bool{}
+	var after int64
+	for {
+		cs, last, err := s.ClientKeyChanges(ctx(t), after, 7)
+		must(t, err)
+		for _, c := range cs {
+			if c.Seq != after+1 {
+				t.Fatalf("change %v after %d", c, after)
+			}
+			seen[c.Kid], after = true, c.Seq
+		}
+		if len(cs) < 7 {
+			if last != n {
+				t.Fatalf("last = %d, want %d", last, n)
+			}
+			break
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("followed %d kids, want %d", len(seen), n)
+	}
+}
