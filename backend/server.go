@@ -44,7 +44,6 @@ import (
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/sealed"
-	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
@@ -120,9 +119,9 @@ func (s *Server) auditRetention() *auditRetention {
 // its demo client with Identity().CreateClient.
 func (s *Server) Identity() *identity.Service { return s.identity }
 
-// Audit is the audit trail: hdc up records there the demo key it adds to
-// the edge's registry, as hdc keys add does.
-func (s *Server) Audit() store.Audit { return s.store }
+// Store is the server's store, its secrets sealed: hdc up adds the demo
+// key to the key plane through it, as hdc keys add does.
+func (s *Server) Store() *sealed.Store { return s.store }
 
 // Serve serves the public routes on public and the internal ones on
 // internal until ctx is done, then shuts both down gracefully (waiting at

@@ -30,7 +30,10 @@ func New(s store.ClientKeys, hub *Hub, log *zap.Logger, reg prometheus.Registere
 	h := &Handler{store: s, hub: hub,
 		lookups: prometheus.NewCounterVec(metrics.Counter("key_lookups_total",
 			"Look-ups of a client key by the edges, by result (found, unknown)."), []string{"result"})}
-	if err := metrics.Register(reg, h.lookups); err != nil {
+	sequence := prometheus.NewGaugeFunc(metrics.Gauge("key_plane_sequence",
+		"The newest key plane change number this backend has read; an edge's hdc_edge_key_feed_applied_sequence trails it by the feed's lag."),
+		func() float64 { return float64(hub.Last()) })
+	if err := metrics.Register(reg, h.lookups, sequence); err != nil {
 		return nil, err
 	}
 	problems := &web.Problems{Log: log, Known: web.ErrorMap{{Err: store.ErrNotFound, Problem: web.NotFound()}}}
@@ -84,6 +87,9 @@ func (h *Handler) serveChanges(w http.ResponseWriter, r *http.Request) error {
 	deadline := time.Now().Add(wait)
 	for waiting := true; ; {
 		cs, last, err := h.store.ClientKeyChanges(r.Context(), after, contract.MaxKeyChanges)
+		if err != nil && r.Context().Err() != nil {
+			return nil // the edge gave up (it stops, or a new config replaced its feed): no one to answer
+		}
 		if err != nil {
 			return err
 		}

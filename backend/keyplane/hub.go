@@ -114,6 +114,13 @@ func (h *Hub) refresh(ctx context.Context) {
 	}
 }
 
+// Last returns the newest change number the hub has read.
+func (h *Hub) Last() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last
+}
+
 // Wait returns when the newest number is past after, when ctx is done, or
 // after d; false when Run has returned (the server is stopping).
 func (h *Hub) Wait(ctx context.Context, after int64, d time.Duration) bool {

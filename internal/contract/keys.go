@@ -10,7 +10,7 @@ const (
 	// PathKeyChanges answers the changes after a sequence number
 	// (KeyChanges): ?after=N, and wait=D to hold the request up to D
 	// (at most MaxKeyChangesWait) until there is one.
-	PathKeyChanges = "/internal/v1/keys/changes"
+	PathKeyChanges = "/internal/v1/key-changes"
 )
 
 // MaxKeyChangesWait bounds how long the changes route holds a request.

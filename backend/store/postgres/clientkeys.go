@@ -135,13 +135,14 @@ func (s *Store) ListenClientKeys(ctx context.Context, notify func()) error {
 	if err != nil {
 		return err
 	}
-	// The connection listened: it goes, not back to the pool.
-	defer conn.Hijack().Close(context.Background())
-	if _, err := conn.Exec(ctx, `LISTEN `+keyChannel); err != nil {
+	// The connection listens: it goes, not back to the pool.
+	pc := conn.Hijack()
+	defer pc.Close(context.Background())
+	if _, err := pc.Exec(ctx, `LISTEN `+keyChannel); err != nil {
 		return err
 	}
 	for {
-		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+		if _, err := pc.WaitForNotification(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -1,10 +1,12 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -158,5 +160,45 @@ func testClientKeyConcurrentChanges(t *testing.T, s Store) {
 	}
 	if len(seen) != n {
 		t.Fatalf("followed %d kids, want %d", len(seen), n)
+	}
+}
+
+// testClientKeyNotices listens for key changes while keys are added: an
+// engine that notifies does so (a notice may be lost before the listening
+// starts, so keys are added until one comes); one that cannot says so.
+func testClientKeyNotices(t *testing.T, s Store) {
+	ctx, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	notices := make(chan struct{}, 1)
+	listened := make(chan error, 1)
+	go func() {
+		listened <- s.ListenClientKeys(ctx, func() {
+			select {
+			case notices <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	deadline := time.After(10 * time.Second)
+	for i := 0; ; i++ {
+		kid := fmt.Sprintf("k%d", i)
+		_, err := s.AddClientKey(ctx, clientKey(kid, "c1"), keyEvent(audit.KeyAdd, kid))
+		must(t, err)
+		select {
+		case <-notices:
+			cancel()
+			if err := <-listened; err != nil {
+				t.Fatalf("ListenClientKeys after its context ended: %v", err)
+			}
+			return
+		case err := <-listened:
+			if err != store.ErrNoListen {
+				t.Fatalf("ListenClientKeys = %v", err)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no notice of the key changes")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }

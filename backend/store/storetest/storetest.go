@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ClientKeys", testClientKeys},
 		{"ClientKeyList", testClientKeyList},
 		{"ClientKeyConcurrentChanges", testClientKeyConcurrentChanges},
+		{"ClientKeyNotices", testClientKeyNotices},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
