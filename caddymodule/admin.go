@@ -18,8 +18,10 @@ func init() {
 
 // Admin adds the key registry to Caddy's admin API:
 //
-//	GET  /hdc/keys         every kid with its client, status, dates and last use (no secrets)
-//	POST /hdc/keys/reload  re-read the registry file now
+//	GET  /hdc/keys         every kid the edge holds with its client, status, dates and
+//	                       last use (no secrets): the registry file's, or the keys
+//	                       cached from the backend
+//	POST /hdc/keys/reload  re-read the registry file now, or empty the backend's cache
 type Admin struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -52,7 +54,7 @@ func (Admin) handleKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	keys := app.keys.watcher.Registry().Keys()
+	keys := app.keys.source.keys()
 	out := make([]adminKey, 0, len(keys))
 	for _, k := range keys {
 		ak := adminKey{Listed: k.Listed()}
@@ -73,7 +75,7 @@ func (Admin) handleReload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	changed, err := app.keys.watcher.Reload()
+	changed, n, err := app.keys.source.reload()
 	if err != nil {
 		return caddy.APIError{HTTPStatus: http.StatusUnprocessableEntity,
 			Err: fmt.Errorf("registry not reloaded, the last good one stays: %w", err)}
@@ -81,7 +83,7 @@ func (Admin) handleReload(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	return json.NewEncoder(w).Encode(map[string]any{
 		"changed": changed,
-		"keys":    app.keys.watcher.Registry().Len(),
+		"keys":    n,
 	})
 }
 

@@ -5,16 +5,17 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/caddyserver/caddy/v2"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/keyplane"
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
@@ -26,11 +27,11 @@ func init() {
 	caddy.RegisterModule(App{})
 }
 
-// App is the "hdc" app: the state the edge's handlers share. It holds the key
-// registry (reloaded from its file without a restart, and kept across config
-// reloads) and the bearer token verifier.
+// App is the "hdc" app: the state the edge's handlers share. It holds the
+// key source (a registry file reloaded without a restart, or the backend's
+// key plane; kept across config reloads) and the bearer token verifier.
 type App struct {
-	// Keys configures the key registry.
+	// Keys configures the key source.
 	Keys KeysConfig `json:"keys"`
 	// Tokens configures the verification of bearer tokens.
 	Tokens TokensConfig `json:"tokens,omitempty"`
@@ -39,14 +40,18 @@ type App struct {
 	verifier *tokenauth.Verifier // nil when no tokens are configured
 	logger   *zap.Logger
 	stop     context.CancelFunc
-	polled   chan struct{} // closed when the poller Start started returns
+	polled   chan struct{} // closed when the follower Start started returns
 }
 
-// KeysConfig locates the key registry file.
+// KeysConfig says where the edge finds the clients' keys: a registry file
+// (Registry), or, when Registry is empty once its placeholders are
+// replaced, the backend's key plane (Backend). The reference Caddyfile
+// gives both: the file when HDC_KEY_REGISTRY names one (a standalone
+// edge), else the backend.
 type KeysConfig struct {
 	// Registry is the path of the registry file; placeholders such as
 	// {env.HDC_KEY_REGISTRY} are replaced.
-	Registry string `json:"registry"`
+	Registry string `json:"registry,omitempty"`
 	// Keeper is the URL of the keeper that wraps the registry's data key
 	// (package keeper), replaced like Registry: give it as
 	// {env.HDC_KEEPER}, a placeholder replaced when the app starts, so that
@@ -55,12 +60,32 @@ type KeysConfig struct {
 	Keeper string `json:"keeper,omitempty"`
 	// PollInterval is how often the file is checked for changes (default 2s).
 	PollInterval caddy.Duration `json:"poll_interval,omitempty"`
+
+	// Backend is the URL of the backend's internal listener, whose key
+	// plane the keys are looked up in and followed from, over the hop
+	// (HopTLS), instead of a file.
+	Backend string `json:"backend,omitempty"`
+	HopTLS
+	// CacheSize bounds the keys the edge keeps from the backend (default
+	// 100000): it, not the number of keys in the database, bounds the
+	// edge's memory.
+	CacheSize int `json:"cache_size,omitempty"`
+	// LookupRate and LookupBurst bound the look-ups in the backend of
+	// kids the edge does not hold (default 100 per second, burst 200).
+	LookupRate  float64 `json:"lookup_rate,omitempty"`
+	LookupBurst int     `json:"lookup_burst,omitempty"`
+	// UnknownTTL is how long a kid the backend does not know is refused
+	// without asking again (default 30s; the feed ends it when the key is
+	// added).
+	UnknownTTL caddy.Duration `json:"unknown_ttl,omitempty"`
 }
 
 const (
 	defaultPollInterval = 2 * time.Second
 	// reloadCooldown bounds the reloads an unknown kid may trigger.
 	reloadCooldown = time.Second
+	// ciphersKept bounds the ciphers kept, one per key in use.
+	ciphersKept = 100_000
 )
 
 // CaddyModule returns the Caddy module information.
@@ -71,68 +96,55 @@ func (App) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// keyPool shares one keyState per registry file across config reloads: the
-// new config provisions before the old one cleans up, so the registry and
-// the last use of each kid carry over.
+// keyPool shares one keyState per key source across config reloads: the
+// new config provisions before the old one cleans up, so the keys and the
+// last use of each kid carry over.
 var keyPool = caddy.NewUsagePool()
 
-// keyState is a registry file being followed, with the last use of each kid.
+// keyState is a key source being followed, with the last use of each kid
+// and the ciphers of the keys in use.
 type keyState struct {
-	path       string
-	poolKey    string
-	keeper     *keeper.Keeper // nil without one
-	watcher    *kidregistry.Watcher
-	lastUse    sync.Map // kid → *atomic.Int64, Unix nanoseconds
-	lastReload atomic.Int64
-	reloads    singleflight.Group // reloads for unknown kids, one at a time
-	ciphers    sync.Map           // kid → *cachedKey
+	source  keySource
+	poolKey string
+	lastUse sync.Map // kid → *atomic.Int64, Unix nanoseconds
+	ciphers *lru.Cache[string, *cachedKey]
 	// dummy stands in for unknown, retired and foreign keys: checking a tag
 	// against it costs what checking against a real key costs, and fails.
 	dummy *cbchmac.Key
 }
 
-// cachedKey is a registry key's cipher, kept while its secret stays the same.
+// cachedKey is a key's cipher, kept while its secret stays the same.
 type cachedKey struct {
 	secret string
 	key    *cbchmac.Key
 }
 
-// Destruct implements caddy.Destructor.
-func (s *keyState) Destruct() error {
-	if s.keeper != nil {
-		return s.keeper.Close()
-	}
-	return nil
+// newKeyState returns the state of src, shared under poolKey.
+func newKeyState(src keySource, poolKey string) *keyState {
+	ciphers, _ := lru.New[string, *cachedKey](ciphersKept) // errs only on a size below 1
+	return &keyState{source: src, poolKey: poolKey, ciphers: ciphers, dummy: cbchmac.DummyKey()}
 }
 
-// Provision loads the registry and the token verifier.
+// Destruct implements caddy.Destructor.
+func (s *keyState) Destruct() error { return s.source.close() }
+
+// Provision loads the key source and the token verifier.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	if err := metrics.register(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
 	repl := caddy.NewReplacer()
-	path := repl.ReplaceAll(a.Keys.Registry, "")
-	if path == "" {
-		return errors.New("hdc: keys: a registry file is required")
-	}
-	path, err := filepath.Abs(path)
+	poolKey, open, err := a.keySource(repl)
 	if err != nil {
 		return err
 	}
-	if a.Keys.PollInterval <= 0 {
-		a.Keys.PollInterval = caddy.Duration(defaultPollInterval)
-	}
-	keeperURL := repl.ReplaceAll(a.Keys.Keeper, "")
-	// The pool's key names the keeper by a digest: the URL may hold a key.
-	poolKey := fmt.Sprintf("%s\x00%x", path, sha256.Sum256([]byte(keeperURL)))
 	v, _, err := keyPool.LoadOrNew(poolKey, func() (caddy.Destructor, error) {
-		st, err := a.followRegistry(ctx, path, keeperURL)
+		src, err := open(ctx)
 		if err != nil {
 			return nil, err
 		}
-		st.poolKey = poolKey
-		return st, nil
+		return newKeyState(src, poolKey), nil
 	})
 	if err != nil {
 		return err
@@ -141,26 +153,70 @@ func (a *App) Provision(ctx caddy.Context) error {
 	return a.provisionTokens(ctx)
 }
 
+// keySource returns the configured source's key in keyPool and how to
+// open it.
+func (a *App) keySource(repl *caddy.Replacer) (string, func(context.Context) (keySource, error), error) {
+	path, backend := repl.ReplaceAll(a.Keys.Registry, ""), repl.ReplaceAll(a.Keys.Backend, "")
+	switch {
+	case path == "" && backend != "":
+		client, err := a.Keys.client(repl, "keys")
+		if err != nil {
+			return "", nil, err
+		}
+		if client == nil {
+			client = http.DefaultClient
+		}
+		poolKey := fmt.Sprintf("backend\x00%s\x00%x", backend, sha256.Sum256([]byte(fmt.Sprint(a.Keys))))
+		return poolKey, func(context.Context) (keySource, error) { return a.followBackend(backend, client) }, nil
+	case path == "":
+		return "", nil, errors.New("hdc: keys: a registry file or a backend is required")
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if a.Keys.PollInterval <= 0 {
+		a.Keys.PollInterval = caddy.Duration(defaultPollInterval)
+	}
+	keeperURL := repl.ReplaceAll(a.Keys.Keeper, "")
+	// The pool's key names the keeper by a digest: the URL may hold a key.
+	poolKey := fmt.Sprintf("%s\x00%x", path, sha256.Sum256([]byte(keeperURL)))
+	return poolKey, func(ctx context.Context) (keySource, error) { return a.followRegistry(ctx, path, keeperURL) }, nil
+}
+
+// followBackend makes the source of the backend's key plane at url.
+func (a *App) followBackend(url string, client *http.Client) (keySource, error) {
+	c := a.Keys
+	src, err := keyplane.New(keyplane.Config{
+		URL: url, Client: client, CacheSize: c.CacheSize, LookupRate: c.LookupRate, LookupBurst: c.LookupBurst,
+		UnknownTTL: time.Duration(c.UnknownTTL), Observer: keyPlaneMetrics{}, Log: a.logger.Named("keys"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hdc: keys: %w", err)
+	}
+	return &backendKeys{source: src}, nil
+}
+
 // followRegistry opens the keeper, when one is configured, and loads the
 // registry at path with it.
-func (a *App) followRegistry(ctx context.Context, path, keeperURL string) (*keyState, error) {
-	st := &keyState{path: path, dummy: cbchmac.DummyKey()}
+func (a *App) followRegistry(ctx context.Context, path, keeperURL string) (keySource, error) {
+	f := &fileKeys{every: time.Duration(a.Keys.PollInterval)}
 	var sealer *kidregistry.Sealer
 	if keeperURL != "" {
 		k, err := keeper.Open(ctx, keeperURL)
 		if err != nil {
 			return nil, fmt.Errorf("hdc: keys: keeper: %w", err)
 		}
-		st.keeper, sealer = k, kidregistry.NewSealer(k)
+		f.keeper, sealer = k, kidregistry.NewSealer(k)
 	}
 	w, err := kidregistry.NewWatcher(path, sealer, a.logger.Named("keys"), observeRegistry)
 	if err != nil {
-		st.Destruct()
+		f.close()
 		return nil, fmt.Errorf("hdc: keys: %w", err)
 	}
 	observeRegistry(w.Registry(), true, nil)
-	st.watcher = w
-	return st, nil
+	f.watcher = w
+	return f, nil
 }
 
 // observeRegistry keeps the registry metrics current.
@@ -182,19 +238,19 @@ func observeRegistry(r *kidregistry.Registry, changed bool, err error) {
 	}
 }
 
-// Start polls the registry file until Stop.
+// Start follows the key source until Stop.
 func (a *App) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
 	a.polled = make(chan struct{})
 	go func() {
 		defer close(a.polled)
-		a.keys.watcher.Run(ctx, time.Duration(a.Keys.PollInterval))
+		a.keys.source.run(ctx)
 	}()
 	return nil
 }
 
-// Stop ends the polling and waits for the poller to return.
+// Stop ends the following and waits for it to return.
 func (a *App) Stop() error {
 	if a.stop != nil {
 		a.stop()
@@ -214,37 +270,21 @@ func (a *App) Cleanup() error {
 	return nil
 }
 
-// lookupKey returns the key named kid. When the kid is unknown it reloads the
-// registry first, at most once per reloadCooldown, so that a key added a
-// moment ago works before the next poll. Requests that miss at once share
-// one reload and look again after it, as they do after a reload the poller
-// or the cooldown's holder made meanwhile: none fails for arriving second.
-func (a *App) lookupKey(kid string) (*kidregistry.Key, bool) {
-	w := a.keys.watcher
-	if k, ok := w.Registry().Lookup(kid); ok {
-		return k, true
-	}
-	a.keys.reloads.Do("", func() (any, error) {
-		now := time.Now().UnixNano()
-		if now-a.keys.lastReload.Load() >= int64(reloadCooldown) {
-			a.keys.lastReload.Store(now)
-			_, _ = w.Reload() // a rejected file keeps the current registry
-		}
-		return nil, nil
-	})
-	return w.Registry().Lookup(kid)
+// lookupKey returns the key named kid, whatever its status.
+func (a *App) lookupKey(ctx context.Context, kid string) (*kidregistry.Key, bool) {
+	return a.keys.source.lookup(ctx, kid)
 }
 
-// cipherFor returns the cipher of a registry key, built once per secret.
+// cipherFor returns the cipher of a key, built once per secret.
 func (a *App) cipherFor(k *kidregistry.Key) (*cbchmac.Key, error) {
-	if v, ok := a.keys.ciphers.Load(k.Kid); ok && v.(*cachedKey).secret == k.Secret {
-		return v.(*cachedKey).key, nil
+	if c, ok := a.keys.ciphers.Get(k.Kid); ok && c.secret == k.Secret {
+		return c.key, nil
 	}
 	key, err := jwe.NewKey(k.Secret)
 	if err != nil {
 		return nil, err
 	}
-	a.keys.ciphers.Store(k.Kid, &cachedKey{secret: k.Secret, key: key})
+	a.keys.ciphers.Add(k.Kid, &cachedKey{secret: k.Secret, key: key})
 	return key, nil
 }
 

@@ -42,7 +42,7 @@ func TestNewKeyFoundByConcurrentRequests(t *testing.T) {
 			for round := range 20 {
 				a := newTestApp(t, testKeys)
 				kid := fmt.Sprintf("k-new-%d", round)
-				if err := kidregistry.Update(a.keys.path, testSealer, func(f *kidregistry.File) error {
+				if err := kidregistry.Update(a.Keys.Registry, testSealer, func(f *kidregistry.File) error {
 					_, err := f.Add("c1", kid, "", time.Now())
 					return err
 				}); err != nil {
@@ -52,14 +52,14 @@ func TestNewKeyFoundByConcurrentRequests(t *testing.T) {
 				if polledFirst {
 					// The poller may read the file between a request's
 					// lookup and its reload.
-					wg.Go(func() { _, _ = a.keys.watcher.Reload() })
+					wg.Go(func() { _, _, _ = a.keys.source.reload() })
 				}
 				var missed atomic.Int32
 				for range 8 {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						if _, ok := a.lookupKey(kid); !ok {
+						if _, ok := a.lookupKey(t.Context(), kid); !ok {
 							missed.Add(1)
 						}
 					}()

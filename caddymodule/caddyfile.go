@@ -29,9 +29,17 @@ func init() {
 //
 //	hdc {
 //		keys {
-//			registry      <path>
+//			file          <path>          # a registry file (or: registry <path>)
 //			keeper        <url>
 //			poll_interval <duration>
+//
+//			backend       <url>           # or the backend's key plane
+//			tls_client_auth <cert file> <key file>
+//			tls_ca          <file>
+//			tls_server_name <name>
+//			cache_size    <keys>
+//			lookup_rate   <per second> [<burst>]
+//			unknown_ttl   <duration>
 //		}
 //		tokens {
 //			jwks_url         <url>
@@ -65,23 +73,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "keys":
-			for d.NextBlock(1) {
-				switch d.Val() {
-				case "registry":
-					if err := oneString(d, &a.Keys.Registry); err != nil {
-						return err
-					}
-				case "keeper":
-					if err := oneString(d, &a.Keys.Keeper); err != nil {
-						return err
-					}
-				case "poll_interval":
-					if err := oneDuration(d, &a.Keys.PollInterval); err != nil {
-						return err
-					}
-				default:
-					return d.Errf("unknown keys subdirective %q", d.Val())
-				}
+			if err := a.Keys.unmarshalCaddyfile(d); err != nil {
+				return err
 			}
 		case "tokens":
 			if err := a.Tokens.unmarshalCaddyfile(d); err != nil {
@@ -259,9 +252,69 @@ func parseCaddyfileForward(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 	return f, f.UnmarshalCaddyfile(h.Dispenser)
 }
 
+// unmarshalCaddyfile reads the keys block of the hdc global option.
+func (c *KeysConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	for d.NextBlock(1) {
+		if ok, err := c.HopTLS.unmarshalCaddyfile(d); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var err error
+		switch d.Val() {
+		case "file", "registry":
+			err = oneString(d, &c.Registry)
+		case "keeper":
+			err = oneString(d, &c.Keeper)
+		case "poll_interval":
+			err = oneDuration(d, &c.PollInterval)
+		case "backend":
+			err = oneString(d, &c.Backend)
+		case "cache_size":
+			err = oneInt(d, &c.CacheSize)
+		case "lookup_rate":
+			err = c.unmarshalLookupRate(d)
+		case "unknown_ttl":
+			err = oneDuration(d, &c.UnknownTTL)
+		default:
+			return d.Errf("unknown keys subdirective %q", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unmarshalLookupRate reads lookup_rate <per second> [<burst>].
+func (c *KeysConfig) unmarshalLookupRate(d *caddyfile.Dispenser) error {
+	args := d.RemainingArgs()
+	if len(args) < 1 || len(args) > 2 {
+		return d.ArgErr()
+	}
+	rate, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || rate <= 0 {
+		return d.Errf("lookup_rate: %q is not a positive number", args[0])
+	}
+	c.LookupRate = rate
+	if len(args) == 2 {
+		if c.LookupBurst, err = strconv.Atoi(args[1]); err != nil || c.LookupBurst <= 0 {
+			return d.Errf("lookup_rate: the burst %q is not a positive integer", args[1])
+		}
+	}
+	return nil
+}
+
 // unmarshalCaddyfile reads the tokens block of the hdc global option.
 func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(1) {
+		if ok, err := c.HopTLS.unmarshalCaddyfile(d); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		var err error
 		switch d.Val() {
 		case "jwks_url":
@@ -282,14 +335,6 @@ func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = oneDuration(d, &c.CacheMaxAge)
 		case "refresh_window":
 			err = oneDuration(d, &c.RefreshWindow)
-		case "tls_client_auth":
-			if !d.Args(&c.TLSClientCert, &c.TLSClientKey) || d.NextArg() {
-				return d.ArgErr()
-			}
-		case "tls_ca":
-			err = oneString(d, &c.TLSCA)
-		case "tls_server_name":
-			err = oneString(d, &c.TLSServerName)
 		default:
 			return d.Errf("unknown tokens subdirective %q", d.Val())
 		}

@@ -64,8 +64,8 @@ func routeHandlers(cfg map[string]any) map[string][]map[string]any {
 }
 
 func TestReferenceCaddyfile(t *testing.T) {
-	t.Setenv("HDC_KEY_REGISTRY", "/etc/hdc/keys.json")
 	t.Setenv("HDC_BACKEND", "10.0.0.5:9080")
+	t.Setenv("HDC_BACKEND_INTERNAL", "https://10.0.0.5:9081")
 	t.Setenv("HDC_KEEPER", "base64key://a-key-that-must-not-be-in-the-configuration")
 	src, err := os.ReadFile("../Caddyfile")
 	if err != nil {
@@ -75,15 +75,20 @@ func TestReferenceCaddyfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := dig(cfg, "apps", "hdc", "keys", "registry"); got != "/etc/hdc/keys.json" {
-		t.Fatalf("registry = %v", got)
+	// The keys: a file when HDC_KEY_REGISTRY names one when the edge
+	// starts, else the backend's key plane over the hop.
+	for name, want := range map[string]string{"registry": "{env.HDC_KEY_REGISTRY}", "backend": "https://10.0.0.5:9081",
+		"tls_client_cert": "./data/tls/edge.pem", "tls_ca": "./data/tls/ca.pem", "tls_server_name": "hdc-backend"} {
+		if got := dig(cfg, "apps", "hdc", "keys", name); got != want {
+			t.Fatalf("keys.%s = %v, want %v", name, got, want)
+		}
 	}
 	// The keeper's URL, which may hold a key, stays a placeholder in the
 	// configuration Caddy keeps and its admin API serves.
 	if got := dig(cfg, "apps", "hdc", "keys", "keeper"); got != "{env.HDC_KEEPER}" {
 		t.Fatalf("keeper = %v, want the placeholder {env.HDC_KEEPER}", got)
 	}
-	if got := dig(cfg, "apps", "hdc", "tokens", "jwks_url"); got != "https://127.0.0.1:9081/.well-known/jwks.json" {
+	if got := dig(cfg, "apps", "hdc", "tokens", "jwks_url"); got != "https://10.0.0.5:9081/.well-known/jwks.json" {
 		t.Fatalf("jwks_url = %v", got)
 	}
 	if got := dig(cfg, "apps", "http", "servers", "srv0", "listen", 0); got != "127.0.0.1:8080" {
@@ -194,6 +199,25 @@ func TestCaddyfileDirectives(t *testing.T) {
 				}
 			}},
 		{"global unknown block", global("key {\n }"), "unknown hdc subdirective", nil},
+		{"global keys from the backend", global("keys {\n backend https://b:9081\n tls_client_auth /e.pem /e-key.pem\n tls_ca /ca.pem\n tls_server_name hdc-backend\n cache_size 5000\n lookup_rate 50 80\n unknown_ttl 1m\n }"), "",
+			func(t *testing.T, cfg map[string]any) {
+				keys := dig(cfg, "apps", "hdc", "keys")
+				for name, want := range map[string]any{"backend": "https://b:9081", "tls_client_cert": "/e.pem", "tls_client_key": "/e-key.pem",
+					"tls_ca": "/ca.pem", "tls_server_name": "hdc-backend", "cache_size": float64(5000), "lookup_rate": float64(50),
+					"lookup_burst": float64(80), "unknown_ttl": float64(6e10), "registry": nil} {
+					if got := dig(keys, name); got != want {
+						t.Fatalf("keys.%s = %v, want %v", name, got, want)
+					}
+				}
+			}},
+		{"global keys file", global("keys {\n file /k.json\n }"), "",
+			func(t *testing.T, cfg map[string]any) {
+				if got := dig(cfg, "apps", "hdc", "keys", "registry"); got != "/k.json" {
+					t.Fatalf("keys.registry = %v", got)
+				}
+			}},
+		{"global bad lookup rate", global("keys {\n lookup_rate fast\n }"), "not a positive number", nil},
+		{"global bad lookup burst", global("keys {\n lookup_rate 5 0\n }"), "not a positive integer", nil},
 		{"global unknown keys option", global("keys {\n path /x\n }"), "unknown keys subdirective", nil},
 		{"global unknown tokens option", global("tokens {\n jwks /x\n }"), "unknown tokens subdirective", nil},
 		{"global bad duration", global("keys {\n poll_interval soon\n }"), "invalid duration", nil},

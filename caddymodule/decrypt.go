@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -31,7 +32,7 @@ func (t *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Pro
 		return opened{}, errNeedsKidHeader
 	}
 	kid := kids[0]
-	k, ok := t.usableKey(kid, client)
+	k, ok := t.usableKey(r.Context(), kid, client)
 	if !ok {
 		return opened{kid: kid}, errInvalidEncryption
 	}
@@ -86,7 +87,7 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 	o := opened{kid: env.Kid, compact: form == jwe.Compact}
 	// Unknown, retired and foreign keys cost the same work as a real one:
 	// the tag is checked against a key nobody holds, and fails.
-	k, key := t.keyOrDummy(env.Kid, client)
+	k, key := t.keyOrDummy(r.Context(), env.Kid, client)
 	body, size, err := open(env, key, sp)
 	if err != nil || k == nil {
 		return o, errInvalidEncryption
@@ -128,8 +129,8 @@ func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 
 // keyOrDummy returns the registry key kid and its cipher when client may use
 // it, and a nil key with the dummy cipher otherwise.
-func (t *JWE) keyOrDummy(kid, client string) (*kidregistry.Key, *cbchmac.Key) {
-	if k, ok := t.usableKey(kid, client); ok {
+func (t *JWE) keyOrDummy(ctx context.Context, kid, client string) (*kidregistry.Key, *cbchmac.Key) {
+	if k, ok := t.usableKey(ctx, kid, client); ok {
 		if key, err := t.app.cipherFor(k); err == nil {
 			return k, key
 		}
@@ -208,8 +209,8 @@ func readProblem(err error, limit int64) *problem.Problem {
 // usableKey returns the key kid if it is active or retiring and belongs to
 // client (any client in login and any_client modes, where the body
 // decides).
-func (t *JWE) usableKey(kid, client string) (*kidregistry.Key, bool) {
-	k, ok := t.app.lookupKey(kid)
+func (t *JWE) usableKey(ctx context.Context, kid, client string) (*kidregistry.Key, bool) {
+	k, ok := t.app.lookupKey(ctx, kid)
 	if !ok || !k.Usable() || (t.tokenBound() && k.ClientID != client) {
 		return nil, false
 	}

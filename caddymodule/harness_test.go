@@ -35,6 +35,7 @@ type edge struct {
 	base     string // http://127.0.0.1:port
 	admin    string
 	registry string
+	plane    *testkit.KeyPlane // the keys when HDC_KEY_REGISTRY is set empty
 	up       *recorder
 	signer   *testkit.Signer
 	client   *http.Client
@@ -147,10 +148,18 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 	if err := pki.InitDir(hop, time.Hour, false); err != nil {
 		t.Fatal(err)
 	}
-	jwks := hopServer(t, hop, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// The internal listener: the JWKS, and the key plane holding keys.
+	plane := testkit.NewKeyPlane()
+	for _, k := range keys {
+		plane.Set(k.Kid, k.ClientID, k.Secret, k.Status)
+	}
+	internal := http.NewServeMux()
+	internal.Handle("/", plane)
+	internal.HandleFunc("GET "+contract.PathJWKS, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(testkit.JWKS(signer))
-	}))
+	})
+	jwks := hopServer(t, hop, internal)
 	rec := &recorder{}
 	upstream := hopServer(t, hop, rec)
 
@@ -202,7 +211,7 @@ func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edg
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
 
-	e := &edge{base: "http://" + addr, admin: "http://" + admin, registry: registry, up: rec,
+	e := &edge{base: "http://" + addr, admin: "http://" + admin, registry: registry, plane: plane, up: rec,
 		signer: signer, client: &http.Client{Timeout: 2 * time.Minute}}
 	// The server must really be up: an unknown route answers our 404 problem.
 	resp, err := e.client.Get(e.base + "/no-such-route")

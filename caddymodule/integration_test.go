@@ -22,6 +22,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
+	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -551,6 +552,61 @@ func TestEdgeAdminAndMetrics(t *testing.T) {
 	} {
 		if !bytes.Contains(metrics, []byte(want)) {
 			t.Fatalf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestEdgeBackendKeys runs the reference Caddyfile with no registry file:
+// the edge looks keys up in the backend's key plane over the hop, and
+// follows its changes. A key works on first use; a retirement and a new
+// key reach the edge through the feed; an unknown kid is refused; the
+// admin API lists the keys the edge holds, and the metrics count the
+// look-ups.
+func TestEdgeBackendKeys(t *testing.T) {
+	e := startEdge(t, testKeys, map[string]string{"HDC_KEY_REGISTRY": ""})
+	c1 := e.token("c1", nil)
+	send := func(kid, secret string) int {
+		resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secret), kid, []byte(`{"n":1}`)), encHeaders(c1))
+		return resp.StatusCode
+	}
+	if got := send("k-c1", secretOf("k-c1")); got != 200 {
+		t.Fatalf("the backend's key on first use: %d", got)
+	}
+	if got := send("k-unknown", secretOf("k-c1")); got != 400 {
+		t.Fatalf("an unknown kid: %d", got)
+	}
+	e.plane.Set("k-c1", "c1", secretOf("k-c1"), kidregistry.Retired)
+	e.plane.Set("k-c1-new", "c1", "ffffffffffffffff", kidregistry.Active)
+	testkit.Eventually(t, 10*time.Second, "the retirement to reach the edge", func() bool { return send("k-c1", secretOf("k-c1")) == 400 })
+	if got := send("k-c1-new", "ffffffffffffffff"); got != 200 {
+		t.Fatalf("a key added after the edge started: %d", got)
+	}
+
+	adminResp, err := e.client.Get(e.admin + "/hdc/keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adminResp.Body.Close()
+	var listed []adminKey
+	if err := json.NewDecoder(adminResp.Body).Decode(&listed); err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]kidregistry.Status{}
+	for _, k := range listed {
+		held[k.Kid] = k.Status
+	}
+	if held["k-c1-new"] != kidregistry.Active || held["k-c1"] != kidregistry.Retired || len(held) != 2 {
+		t.Fatalf("the admin API lists %v", held)
+	}
+	metricsResp, err := e.client.Get(e.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer metricsResp.Body.Close()
+	text, _ := io.ReadAll(metricsResp.Body)
+	for _, want := range []string{`hdc_edge_key_lookups_total{result="found"}`, `hdc_edge_key_lookups_total{result="unknown"} 1`, "hdc_edge_key_feed_up 1"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("the metrics lack %s", want)
 		}
 	}
 }

@@ -261,10 +261,10 @@ func upstreamProblem(err error) *problem.Problem {
 	return errUpstream
 }
 
-// kidLabel is kid as a metric label and log field: only kids of the
-// registry, so a client cannot mint label values or log lines at will.
+// kidLabel is kid as a metric label and log field: only kids the edge
+// holds, so a client cannot mint label values or log lines at will.
 func (t *JWE) kidLabel(kid string) string {
-	if _, ok := t.app.keys.watcher.Registry().Lookup(kid); ok {
+	if t.app.keys.source.known(kid) {
 		return kid
 	}
 	return "unknown"

@@ -75,7 +75,7 @@ func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &App{keys: &keyState{path: path, watcher: w, dummy: cbchmac.DummyKey()}, logger: zap.NewNop()}
+	return &App{Keys: KeysConfig{Registry: path}, keys: newKeyState(&fileKeys{watcher: w, every: defaultPollInterval}, path), logger: zap.NewNop()}
 }
 
 func newTestJWE(t testing.TB, login bool) *JWE {
@@ -578,7 +578,7 @@ func TestJWEPlainAndRequire(t *testing.T) {
 func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
 	h := newTestJWE(t, false)
 	var added kidregistry.Key
-	err := kidregistry.Update(h.app.keys.path, testSealer, func(f *kidregistry.File) (err error) {
+	err := kidregistry.Update(h.app.Keys.Registry, testSealer, func(f *kidregistry.File) (err error) {
 		added, err = f.Add("c1", "", "", time.Now())
 		return err
 	})

@@ -26,6 +26,9 @@ type edgeMetrics struct {
 	registryKeys          *prometheus.GaugeVec
 	requestDuration       *prometheus.HistogramVec
 	framingRefusals       prometheus.Counter
+	keyLookups            *prometheus.CounterVec
+	keyFeedUp             prometheus.Gauge
+	keyFeedApplied        prometheus.Gauge
 }
 
 var metrics = newMetrics()
@@ -36,6 +39,9 @@ func newMetrics() *edgeMetrics {
 	}
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: name, Help: help}, labels)
+	}
+	plain := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: name, Help: help})
 	}
 	return &edgeMetrics{
 		jweRequests: counter("jwe_requests_total",
@@ -58,6 +64,11 @@ func newMetrics() *edgeMetrics {
 			Namespace: metricsNS, Subsystem: metricsSub, Name: "ambiguous_framing_refusals_total",
 			Help: "HTTP/1.x requests refused for carrying both Content-Length and Transfer-Encoding.",
 		}),
+		keyLookups: counter("key_lookups_total",
+			"Look-ups of kids in the backend's key plane by result (found, unknown, failed; limited: not made, over the rate).", "result"),
+		keyFeedUp: plain("key_feed_up", "1 while the backend's key feed answers, 0 while it does not (the edge keeps its cached keys)."),
+		keyFeedApplied: plain("key_feed_applied_sequence",
+			"The number of the last key plane change this edge applied; behind the backend's hdc_backend_key_plane_sequence by the feed's lag."),
 	}
 }
 
@@ -68,6 +79,7 @@ func (m *edgeMetrics) register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		m.jweRequests, m.jweDecryptedBytes, m.jweEncryptedResponses, m.keyLastUsed,
 		m.authRequests, m.registryReloads, m.registryKeys, m.requestDuration, m.framingRefusals,
+		m.keyLookups, m.keyFeedUp, m.keyFeedApplied,
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError

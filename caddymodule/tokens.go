@@ -2,14 +2,12 @@ package caddymodule
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
-	"github.com/health-data-connect/hdc/internal/pki"
 )
 
 // TokensConfig configures the verification of bearer tokens: the backend's
@@ -36,14 +34,9 @@ type TokensConfig struct {
 	// RefreshWindow is how long after expiry an access token is still
 	// accepted on the refresh route (default 30 days, the refresh token's lifetime).
 	RefreshWindow caddy.Duration `json:"refresh_window,omitempty"`
-	// TLS of a jwks_url over https, the backend's internal listener: this
-	// edge's client certificate and key (the hop's, whose role the JWKS
-	// route requires), the authority that issued the backend's (instead
-	// of the system's roots), and the name its certificate must have.
-	TLSClientCert string `json:"tls_client_cert,omitempty"`
-	TLSClientKey  string `json:"tls_client_key,omitempty"`
-	TLSCA         string `json:"tls_ca,omitempty"`
-	TLSServerName string `json:"tls_server_name,omitempty"`
+	// HopTLS is the TLS of a jwks_url over https, the backend's
+	// internal listener.
+	HopTLS
 }
 
 // provisionTokens builds the verifier when tokens are configured.
@@ -61,7 +54,7 @@ func (a *App) provisionTokens(ctx caddy.Context) error {
 		return errors.New("hdc: tokens: jwks_url and jwks_file exclude each other")
 	case url != "":
 		var client *http.Client
-		if client, err = c.client(repl); err != nil {
+		if client, err = c.client(repl, "tokens"); err != nil {
 			return err
 		}
 		keys, err = tokenauth.NewRemoteKeySource(url, tokenauth.RemoteOptions{
@@ -83,23 +76,4 @@ func (a *App) provisionTokens(ctx caddy.Context) error {
 		CacheMaxAge:  time.Duration(c.CacheMaxAge),
 	})
 	return err
-}
-
-// client returns the HTTP client of the JWKS URL: Go's default, or one
-// with the configured TLS. A file that does not load is named.
-func (c *TokensConfig) client(repl *caddy.Replacer) (*http.Client, error) {
-	cert, key, ca := repl.ReplaceAll(c.TLSClientCert, ""), repl.ReplaceAll(c.TLSClientKey, ""), repl.ReplaceAll(c.TLSCA, "")
-	if cert == "" && key == "" && ca == "" {
-		return nil, nil
-	}
-	cfg, err := pki.ClientTLS(cert, key, ca)
-	if err != nil {
-		return nil, fmt.Errorf("hdc: tokens: %w", err)
-	}
-	if name := repl.ReplaceAll(c.TLSServerName, ""); name != "" {
-		cfg.ServerName = name
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = cfg
-	return &http.Client{Transport: tr}, nil
 }

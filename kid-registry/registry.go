@@ -21,16 +21,17 @@ import (
 // takes 32 key bytes and the specification makes them the string twice.
 const SecretSize = 16
 
-// Status is where a key is in its rotation.
-type Status string
+// Status is where a key is in its rotation, as the backend's key plane
+// spells it too.
+type Status = contract.KeyStatus
 
 const (
 	// Active keys are accepted and are what a client should encrypt with.
-	Active Status = "active"
+	Active = contract.KeyActive
 	// Retiring keys are still accepted, for the grace period of a rotation.
-	Retiring Status = "retiring"
+	Retiring = contract.KeyRetiring
 	// Retired keys are refused.
-	Retired Status = "retired"
+	Retired = contract.KeyRetired
 )
 
 // Key is one entry of the registry, its secret opened.
@@ -88,32 +89,47 @@ func (f *File) Validate() error {
 	var errs []error
 	for i := range f.Keys {
 		k := &f.Keys[i]
-		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("key %d (%q): %s", i, k.Kid, fmt.Sprintf(format, args...)))
+		if err := k.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("key %d (%q): %w", i, k.Kid, err))
 		}
-		switch {
-		case !contract.ValidKid(k.Kid):
-			bad("kid must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")
-		case seen[k.Kid]:
-			bad("duplicate kid")
+		if seen[k.Kid] {
+			errs = append(errs, fmt.Errorf("key %d (%q): duplicate kid", i, k.Kid))
 		}
 		seen[k.Kid] = true
-		if k.ClientID == "" || len(k.ClientID) > 256 || !utf8.ValidString(k.ClientID) {
-			bad("client_id must be 1 to 256 bytes of UTF-8")
-		}
-		if k.Available() && (len(k.Secret) != SecretSize || !utf8.ValidString(k.Secret)) {
-			bad("secret must be exactly %d bytes of UTF-8", SecretSize)
-		}
-		switch k.Status {
-		case Active, Retiring, Retired:
-		default:
-			bad("status must be active, retiring or retired")
-		}
-		if k.CreatedAt.IsZero() {
-			bad("created_at is required")
-		}
 	}
 	return errors.Join(errs...)
+}
+
+// Validate checks the rules of one key, wherever it comes from (a file or
+// the backend). Its errors never include the secret.
+func (k *Key) Validate() error {
+	var errs []error
+	if !contract.ValidKid(k.Kid) {
+		errs = append(errs, errors.New("kid must be 1 to 128 characters of A-Z a-z 0-9 . _ : -"))
+	}
+	if k.ClientID == "" || len(k.ClientID) > 256 || !utf8.ValidString(k.ClientID) {
+		errs = append(errs, errors.New("client_id must be 1 to 256 bytes of UTF-8"))
+	}
+	if k.Available() && (len(k.Secret) != SecretSize || !utf8.ValidString(k.Secret)) {
+		errs = append(errs, fmt.Errorf("secret must be exactly %d bytes of UTF-8", SecretSize))
+	}
+	if !k.Status.Valid() {
+		errs = append(errs, errors.New("status must be active, retiring or retired"))
+	}
+	if k.CreatedAt.IsZero() {
+		errs = append(errs, errors.New("created_at is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// FromContract returns the key the backend's key plane handed, validated.
+func FromContract(c contract.ClientKey) (*Key, error) {
+	k := &Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Status: c.Status, CreatedAt: c.CreatedAt,
+		RetiringAt: c.RetiringAt, RetiredAt: c.RetiredAt}
+	if err := k.Validate(); err != nil {
+		return nil, fmt.Errorf("key %q: %w", c.Kid, err)
+	}
+	return k, nil
 }
 
 // Registry is an immutable, validated view of a registry file, safe for

@@ -101,8 +101,8 @@ func checkConfig(cfgJSON []byte) error {
 	if err := json.Unmarshal(cfgJSON, &cfg); err != nil || cfg.Apps.HDC == nil {
 		return nil
 	}
-	keys := cfg.Apps.HDC.Keys
-	if err := checkRegistry(keys.Registry, caddy.NewReplacer().ReplaceAll(keys.Keeper, "")); err != nil {
+	keys, repl := cfg.Apps.HDC.Keys, caddy.NewReplacer()
+	if err := checkRegistry(repl.ReplaceAll(keys.Registry, ""), repl.ReplaceAll(keys.Keeper, "")); err != nil {
 		return err
 	}
 	var http any
@@ -128,7 +128,7 @@ func checkConfig(cfgJSON []byte) error {
 // opened with the keeper.
 func checkRegistry(path, keeperURL string) error {
 	if path == "" {
-		return nil // the hdc app refuses it with a clear error of its own
+		return nil // the keys are the backend's, or the hdc app refuses the config with a clear error of its own
 	}
 	var sealer *kidregistry.Sealer
 	if keeperURL != "" {

@@ -1,0 +1,219 @@
+package keyplane
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
+	"golang.org/x/time/rate"
+
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+// Config configures a Source.
+type Config struct {
+	// URL is the backend's internal listener.
+	URL string
+	// Client is the hop's client: its TLS presents the edge's certificate.
+	Client *http.Client
+	// CacheSize bounds the keys kept (default 100000).
+	CacheSize int
+	// UnknownSize bounds the unknown kids remembered (default 100000),
+	// for UnknownTTL (default 30s; the feed forgets one the backend adds).
+	UnknownSize int
+	UnknownTTL  time.Duration
+	// LookupRate and LookupBurst bound the look-ups of kids in neither
+	// cache (default 100/s, burst 200): past them a kid is refused, not
+	// looked up.
+	LookupRate  float64
+	LookupBurst int
+	// LookupTimeout bounds a look-up (default 2s).
+	LookupTimeout time.Duration
+	// Wait is how long the backend holds a request for changes (default
+	// 25s); Retry is the longest pause before asking again after a
+	// failure (default 5s), the feed's catch-up interval.
+	Wait, Retry time.Duration
+	// Observer sees the look-ups and the feed; nil for none.
+	Observer Observer
+	Log      *zap.Logger
+}
+
+// Observer sees what a Source does, for metrics.
+type Observer interface {
+	// Lookup counts a look-up in the backend by result: found, unknown,
+	// failed, or limited (not made).
+	Lookup(result string)
+	// Feed reports whether the feed answers, and the number applied.
+	Feed(up bool, applied int64)
+}
+
+func (c *Config) defaults() {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if c.CacheSize <= 0 {
+		c.CacheSize = 100_000
+	}
+	if c.UnknownSize <= 0 {
+		c.UnknownSize = 100_000
+	}
+	if c.LookupRate <= 0 {
+		c.LookupRate = 100
+	}
+	if c.LookupBurst <= 0 {
+		c.LookupBurst = 200
+	}
+	def(&c.UnknownTTL, 30*time.Second)
+	def(&c.LookupTimeout, 2*time.Second)
+	def(&c.Wait, 25*time.Second)
+	def(&c.Retry, 5*time.Second)
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
+	if c.Log == nil {
+		c.Log = zap.NewNop()
+	}
+}
+
+// Source finds keys in the backend. It is safe for concurrent use.
+type Source struct {
+	cfg     Config
+	client  client
+	keys    *lru.Cache[string, *kidregistry.Key]
+	unknown *expirable.LRU[string, struct{}]
+	flight  singleflight.Group
+	limit   *rate.Limiter
+	// mu orders caching a look-up's answer against the changes: an answer
+	// is cached only when no change came since the look-up began
+	// (generation, which each change and Forget increment).
+	mu         sync.Mutex
+	generation int64
+}
+
+// New returns a Source; Run follows the backend's changes.
+func New(cfg Config) (*Source, error) {
+	cfg.defaults()
+	if cfg.URL == "" || cfg.Client == nil {
+		return nil, errors.New("keyplane: the backend's URL and the hop's client are required")
+	}
+	keys, err := lru.New[string, *kidregistry.Key](cfg.CacheSize)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{
+		cfg:     cfg,
+		client:  client{base: strings.TrimSuffix(cfg.URL, "/"), http: cfg.Client},
+		keys:    keys,
+		unknown: expirable.NewLRU[string, struct{}](cfg.UnknownSize, nil, cfg.UnknownTTL),
+		limit:   rate.NewLimiter(rate.Limit(cfg.LookupRate), cfg.LookupBurst),
+	}, nil
+}
+
+// Lookup returns the key kid, whatever its status, from the cache or the
+// backend. False when the backend has no such key, when it cannot be
+// asked, and when the look-ups are over their rate: the request is then
+// refused, as for an unknown kid.
+func (s *Source) Lookup(ctx context.Context, kid string) (*kidregistry.Key, bool) {
+	if k, ok := s.keys.Get(kid); ok {
+		return k, true
+	}
+	if s.unknown.Contains(kid) {
+		return nil, false
+	}
+	v, _, _ := s.flight.Do(kid, func() (any, error) {
+		if k, ok := s.keys.Get(kid); ok { // a look-up just finished
+			return k, nil
+		}
+		if !s.limit.Allow() {
+			s.cfg.Observer.Lookup("limited")
+			return nil, nil
+		}
+		return s.fetch(context.WithoutCancel(ctx), kid), nil
+	})
+	k, _ := v.(*kidregistry.Key)
+	return k, k != nil
+}
+
+// fetch looks kid up in the backend and caches the answer, unless a
+// change of the kid came meanwhile.
+func (s *Source) fetch(ctx context.Context, kid string) *kidregistry.Key {
+	s.mu.Lock()
+	gen := s.generation
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.LookupTimeout)
+	defer cancel()
+	k, err := s.client.key(ctx, kid)
+	switch {
+	case errors.Is(err, errUnknown):
+		s.cfg.Observer.Lookup("unknown")
+		s.cache(gen, func() { s.unknown.Add(kid, struct{}{}) })
+		return nil
+	case err != nil:
+		s.cfg.Observer.Lookup("failed")
+		s.cfg.Log.Warn("looking a key up in the backend failed", zap.String("kid", kid), zap.Error(err))
+		return nil
+	}
+	s.cfg.Observer.Lookup("found")
+	s.cache(gen, func() { s.keys.Add(kid, k) })
+	return k
+}
+
+// cache runs add unless a change came since generation gen.
+func (s *Source) cache(gen int64, add func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.generation == gen {
+		add()
+	}
+}
+
+// Cached reports whether kid is in the cache, without asking.
+func (s *Source) Cached(kid string) bool { return s.keys.Contains(kid) }
+
+// Keys returns the keys in the cache, the kids this edge has used.
+func (s *Source) Keys() []kidregistry.Key {
+	keys := s.keys.Values()
+	out := make([]kidregistry.Key, len(keys))
+	for i, k := range keys {
+		out[i] = *k
+	}
+	return out
+}
+
+// Forget empties both caches: every kid is looked up again.
+func (s *Source) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.generation++
+	s.keys.Purge()
+	s.unknown.Purge()
+}
+
+// changed drops the kids from both caches: their next use looks them up
+// again.
+func (s *Source) changed(kids []string) {
+	if len(kids) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.generation++
+	for _, kid := range kids {
+		s.keys.Remove(kid)
+		s.unknown.Remove(kid)
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Lookup(string)    {}
+func (nopObserver) Feed(bool, int64) {}

@@ -1,0 +1,246 @@
+package keyplane
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+// newBackend serves a key plane in memory.
+func newBackend(t *testing.T) (*testkit.KeyPlane, *httptest.Server) {
+	b := testkit.NewKeyPlane()
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	return b, srv
+}
+
+// set adds or changes c1's key kid.
+func set(b *testkit.KeyPlane, kid string, status contract.KeyStatus) {
+	b.Set(kid, "c1", "0123456789abcdef", status)
+}
+
+// recorder is an Observer that keeps what it saw.
+type recorder struct {
+	mu      sync.Mutex
+	lookups map[string]int
+	up      bool
+	applied int64
+}
+
+func (r *recorder) Lookup(result string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lookups[result]++
+}
+
+func (r *recorder) Feed(up bool, applied int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.up, r.applied = up, applied
+}
+
+func (r *recorder) feed() (bool, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.up, r.applied
+}
+
+func newSource(t *testing.T, srv *httptest.Server, cfg Config) (*Source, *recorder) {
+	t.Helper()
+	rec := &recorder{lookups: map[string]int{}}
+	cfg.URL, cfg.Client, cfg.Observer = srv.URL, srv.Client(), rec
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, rec
+}
+
+// running starts s's feed until the test ends, and waits for its first
+// answer.
+func running(t *testing.T, s *Source, rec *recorder) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	eventually(t, "the feed's first answer", func() bool { up, _ := rec.feed(); return up })
+}
+
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	b, srv := newBackend(t)
+	set(b, "k1", contract.KeyActive)
+	s, rec := newSource(t, srv, Config{})
+	tests := []struct {
+		name    string
+		kid     string
+		found   bool
+		lookups int64 // the backend's, after the call
+	}{
+		{"first use", "k1", true, 1},
+		{"cached", "k1", true, 1},
+		{"unknown", "k9", false, 2},
+		{"unknown, remembered", "k9", false, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, ok := s.Lookup(t.Context(), tt.kid)
+			if ok != tt.found || (ok && (k.Kid != tt.kid || k.Secret != "0123456789abcdef" || !k.Usable())) {
+				t.Fatalf("Lookup(%s) = %+v, %v", tt.kid, k, ok)
+			}
+			if n := b.Lookups.Load(); n != tt.lookups {
+				t.Fatalf("the backend was asked %d times, want %d", n, tt.lookups)
+			}
+		})
+	}
+	if rec.lookups["found"] != 1 || rec.lookups["unknown"] != 1 {
+		t.Fatalf("observed %v", rec.lookups)
+	}
+	if keys := s.Keys(); len(keys) != 1 || keys[0].Kid != "k1" {
+		t.Fatalf("Keys = %+v", keys)
+	}
+}
+
+// TestLookupCoalesced looks one uncached kid up from many goroutines at
+// once: the backend is asked once.
+func TestLookupCoalesced(t *testing.T) {
+	b, srv := newBackend(t)
+	set(b, "k1", contract.KeyActive)
+	b.Gate = make(chan struct{})
+	s, _ := newSource(t, srv, Config{})
+	var wg sync.WaitGroup
+	var found atomic.Int64
+	for range 50 {
+		wg.Go(func() {
+			if _, ok := s.Lookup(context.Background(), "k1"); ok {
+				found.Add(1)
+			}
+		})
+	}
+	eventually(t, "a look-up reaching the backend", func() bool { return b.Lookups.Load() > 0 })
+	time.Sleep(50 * time.Millisecond) // the others queue behind it
+	close(b.Gate)
+	wg.Wait()
+	if found.Load() != 50 || b.Lookups.Load() != 1 {
+		t.Fatalf("%d of 50 found the key; the backend was asked %d times", found.Load(), b.Lookups.Load())
+	}
+}
+
+// TestLookupLimited floods the source with random kids: past the burst
+// the backend is not asked, and a cached key is still served.
+func TestLookupLimited(t *testing.T) {
+	b, srv := newBackend(t)
+	set(b, "k1", contract.KeyActive)
+	s, rec := newSource(t, srv, Config{LookupRate: 0.001, LookupBurst: 10})
+	if _, ok := s.Lookup(t.Context(), "k1"); !ok {
+		t.Fatal("k1 not found")
+	}
+	for i := range 1000 {
+		if _, ok := s.Lookup(t.Context(), fmt.Sprintf("random-%d", i)); ok {
+			t.Fatal("a random kid was found")
+		}
+	}
+	if n := b.Lookups.Load(); n != 10 {
+		t.Fatalf("the flood caused %d look-ups, want the burst's 10", n)
+	}
+	if _, ok := s.Lookup(t.Context(), "k1"); !ok || rec.lookups["limited"] != 991 {
+		t.Fatalf("after the flood: k1 found %v; limited %d", ok, rec.lookups["limited"])
+	}
+}
+
+// TestFeed changes keys while the feed runs: a cached key's change, and a
+// kid remembered unknown being added, are seen at the next use.
+func TestFeed(t *testing.T) {
+	b, srv := newBackend(t)
+	set(b, "k1", contract.KeyActive)
+	s, rec := newSource(t, srv, Config{})
+	running(t, s, rec)
+	if k, ok := s.Lookup(t.Context(), "k1"); !ok || !k.Usable() {
+		t.Fatal("k1 not usable")
+	}
+	if _, ok := s.Lookup(t.Context(), "k2"); ok {
+		t.Fatal("k2 found before it was added")
+	}
+	set(b, "k1", contract.KeyRetired)
+	set(b, "k2", contract.KeyActive)
+	eventually(t, "the feed applying both changes", func() bool { _, applied := rec.feed(); return applied == 3 })
+	if k, ok := s.Lookup(t.Context(), "k1"); !ok || k.Usable() || k.Status != kidregistry.Retired {
+		t.Fatalf("k1 after its retirement: %+v", k)
+	}
+	if _, ok := s.Lookup(t.Context(), "k2"); !ok {
+		t.Fatal("k2 not found after it was added")
+	}
+}
+
+// TestFeedDown stops the backend's answers: the cache keeps serving,
+// the feed says it is down, and when the backend answers again the feed
+// catches up with the changes made meanwhile.
+func TestFeedDown(t *testing.T) {
+	b, srv := newBackend(t)
+	set(b, "k1", contract.KeyActive)
+	s, rec := newSource(t, srv, Config{Wait: 50 * time.Millisecond, Retry: 50 * time.Millisecond})
+	running(t, s, rec)
+	if _, ok := s.Lookup(t.Context(), "k1"); !ok {
+		t.Fatal("k1 not found")
+	}
+	b.Down.Store(true)
+	eventually(t, "the feed down", func() bool { up, _ := rec.feed(); return !up })
+	if k, ok := s.Lookup(t.Context(), "k1"); !ok || !k.Usable() {
+		t.Fatal("the cache lost k1 while the backend was down")
+	}
+	set(b, "k1", contract.KeyRetired)
+	b.Down.Store(false)
+	eventually(t, "the feed catching up", func() bool { up, applied := rec.feed(); return up && applied == 2 })
+	if k, ok := s.Lookup(t.Context(), "k1"); !ok || k.Usable() {
+		t.Fatalf("k1 after catching up: %+v", k)
+	}
+}
+
+// TestLookupInvalid refuses what the backend answers that breaks the
+// key rules, and a key answered for another kid.
+func TestLookupInvalid(t *testing.T) {
+	tests := []struct {
+		name string
+		key  contract.ClientKey
+	}{
+		{"short secret", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "short", Status: contract.KeyActive, CreatedAt: t0}},
+		{"unknown status", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Status: "valid", CreatedAt: t0}},
+		{"another kid", contract.ClientKey{Kid: "k2", ClientID: "c1", Secret: "0123456789abcdef", Status: contract.KeyActive, CreatedAt: t0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = json.NewEncoder(w).Encode(tt.key)
+			}))
+			defer srv.Close()
+			s, rec := newSource(t, srv, Config{})
+			if k, ok := s.Lookup(t.Context(), "k1"); ok {
+				t.Fatalf("accepted %+v", k)
+			}
+			if rec.lookups["failed"] != 1 {
+				t.Fatalf("observed %v", rec.lookups)
+			}
+		})
+	}
+}

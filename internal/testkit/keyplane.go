@@ -1,0 +1,95 @@
+package testkit
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// KeyPlane is a backend's key plane in memory, serving contract.PathKey
+// and contract.PathKeyChanges as the backend does: a request for changes
+// waits for one up to its wait.
+type KeyPlane struct {
+	mu      sync.Mutex
+	keys    map[string]contract.ClientKey
+	last    int64
+	changed chan struct{}
+	// Lookups counts the requests for a key.
+	Lookups atomic.Int64
+	// Down, while set, answers 503 to every request.
+	Down atomic.Bool
+	// Gate, when set before serving, holds each look-up until it closes.
+	Gate chan struct{}
+}
+
+// NewKeyPlane returns an empty key plane.
+func NewKeyPlane() *KeyPlane {
+	return &KeyPlane{keys: map[string]contract.ClientKey{}, changed: make(chan struct{})}
+}
+
+// Set adds or changes the key kid of client, as hdc keys does, giving it
+// the next change number.
+func (p *KeyPlane) Set(kid, client, secret string, status contract.KeyStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last++
+	p.keys[kid] = contract.ClientKey{Kid: kid, ClientID: client, Secret: secret, Status: status, CreatedAt: time.Now().UTC(), Seq: p.last}
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// ServeHTTP serves the key plane's two routes.
+func (p *KeyPlane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+contract.PathKey, p.key)
+	mux.HandleFunc("GET "+contract.PathKeyChanges, p.changes)
+	if p.Down.Load() {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
+	mux.ServeHTTP(w, r)
+}
+
+func (p *KeyPlane) key(w http.ResponseWriter, r *http.Request) {
+	p.Lookups.Add(1)
+	if p.Gate != nil {
+		<-p.Gate
+	}
+	p.mu.Lock()
+	k, ok := p.keys[r.PathValue("kid")]
+	p.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	_ = json.NewEncoder(w).Encode(k)
+}
+
+func (p *KeyPlane) changes(w http.ResponseWriter, r *http.Request) {
+	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
+	p.mu.Lock()
+	last, changed := p.last, p.changed
+	p.mu.Unlock()
+	if last <= after && wait > 0 {
+		select {
+		case <-changed:
+		case <-time.After(wait):
+		case <-r.Context().Done():
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := contract.KeyChanges{Changes: []contract.KeyChange{}, Last: p.last}
+	for _, k := range p.keys {
+		if k.Seq > after {
+			out.Changes = append(out.Changes, contract.KeyChange{Kid: k.Kid, Seq: k.Seq})
+		}
+	}
+	_ = json.NewEncoder(w).Encode(out)
+}
