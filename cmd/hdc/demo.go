@@ -8,17 +8,20 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/health-data-connect/hdc/backend"
-	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // demoCredentialsFile is the name of the demo credentials hdc up writes in
-// its data directory, next to the key registry.
+// its data directory.
 const demoCredentialsFile = "demo-credentials.json"
+
+// legacyRegistryFile is the registry file earlier versions of hdc up kept
+// in the data directory, before the keys moved into the database.
+const legacyRegistryFile = "keys.json"
 
 // demoCredentials is what the first run writes for hdc call.
 type demoCredentials struct {
@@ -32,7 +35,7 @@ type demoCredentials struct {
 
 // ensureDemo returns the demo credentials, creating the client and its
 // encryption key on the first run.
-func ensureDemo(ctx context.Context, srv *backend.Server, sealer *kidregistry.Sealer, data, registry, baseURL, workspace string) (demoCredentials, error) {
+func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspace string) (demoCredentials, error) {
 	path := filepath.Join(data, demoCredentialsFile)
 	var creds demoCredentials
 	b, err := os.ReadFile(path)
@@ -52,36 +55,41 @@ func ensureDemo(ctx context.Context, srv *backend.Server, sealer *kidregistry.Se
 		return creds, err
 	}
 	creds.BaseURL = baseURL
-	// The registry may be new, or the key may have been retired or removed
-	// by hand: make sure the demo key is there and active.
-	err = kidregistry.Update(registry, sealer, func(f *kidregistry.File) error {
-		for i := range f.Keys {
-			if f.Keys[i].Kid == creds.Kid {
-				return nil
-			}
-		}
-		k, err := f.Add(creds.ClientID, creds.Kid, creds.EncryptionKey, time.Now())
-		if err != nil {
-			return err
-		}
-		// Recorded before the registry is written, as hdc keys add does.
-		_, err = srv.Audit().AppendAudit(ctx, audit.Event{At: k.CreatedAt, Action: audit.KeyAdd, Outcome: audit.Success,
-			Workspace: creds.WorkspaceID, Entity: audit.Entity{Kind: audit.EntityKey, ID: k.Kid}})
-		return err
-	})
-	if err != nil {
-		return creds, err
+	// The database may be new: make sure the demo key is there.
+	kp := &keyPlane{st: srv.Store()}
+	if err := kp.ensure(ctx, creds.ClientID, creds.Kid, creds.EncryptionKey); err != nil {
+		return creds, fmt.Errorf("the demo key: %w", err)
 	}
 	out, _ := json.MarshalIndent(creds, "", "  ")
 	return creds, privatefile.Write(path, append(out, '\n'))
 }
 
-// syncDemoCredentials keeps the demo credentials beside registry in step
-// with k, a new active key: when they belong to k's client, they take its
-// kid and secret, so that hdc call goes on encrypting with the active key.
-// It returns the file it rewrote, or "" when there was none to rewrite.
-func syncDemoCredentials(registry string, k kidregistry.Key) (string, error) {
-	path := filepath.Join(filepath.Dir(registry), demoCredentialsFile)
+// importRegistry moves the registry file an earlier version of hdc up kept
+// in data into the database, once: its keys, as they are, then the file
+// renamed keys.json.imported. It returns how many keys it moved.
+func importRegistry(ctx context.Context, srv *backend.Server, data, keeperURL string) (int, error) {
+	path := filepath.Join(data, legacyRegistryFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	k, err := keeper.Open(ctx, keeperURL)
+	if err != nil {
+		return 0, fmt.Errorf("--keeper (%s): %w", keeperEnv, err)
+	}
+	defer k.Close()
+	n, err := (&keyPlane{st: srv.Store()}).importFile(ctx, path, kidregistry.NewSealer(k))
+	if err != nil {
+		return 0, fmt.Errorf("moving %s into the database: %w", path, err)
+	}
+	return n, os.Rename(path, path+".imported")
+}
+
+// syncDemoCredentials keeps the demo credentials in dir in step with k, a
+// new active key: when they belong to k's client, they take its kid and
+// secret, so that hdc call goes on encrypting with the active key. It
+// returns the file it rewrote, or "" when there was none to rewrite.
+func syncDemoCredentials(dir string, k kidregistry.Key) (string, error) {
+	path := filepath.Join(dir, demoCredentialsFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -15,13 +17,15 @@ import (
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
-// keysAuditHelp is how add, rotate and retire are audited (updateKeys).
+// keysAuditHelp is how add, rotate and retire are audited.
 const keysAuditHelp = `
-The change is recorded in the audit trail of the backend's database
-(--db, --data; the trail of the key's client's workspace) before the
-registry file is written: when that record cannot be written, the command
-fails and the registry is unchanged. When there is no database there, the
-change is made and a warning says it is not audited.`
+In the database, the change and its record in the audit trail (the trail
+of the key's client's workspace) are one transaction. With --registry,
+the change is recorded in the audit trail of the backend's database
+(--db, --data) before the registry file is written: when that record
+cannot be written, the command fails and the registry is unchanged; when
+there is no database there, the change is made and a warning says it is
+not audited.`
 
 // registryEnv names the environment variable that --registry defaults to;
 // the reference Caddyfile reads the same one.
@@ -30,21 +34,24 @@ const registryEnv = "HDC_KEY_REGISTRY"
 func newKeysCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
-		Short: "Manage the edge's shared encryption keys (the kid registry)",
-		Long: `Manage the key registry file that hdc-edge reads: which key id (kid) names
-which 16-byte shared key, which client owns it, and its rotation status.
-Changes are written atomically under a lock; a running edge picks them up
-within its poll interval. The file must be mode 0600.`,
+		Short: "Manage the clients' shared encryption keys",
+		Long: `Manage the clients' shared encryption keys: which key id (kid) names which
+16-byte shared key, which client owns it, and its rotation status.
+
+By default the keys are in the backend's database (--db, --data, like hdc
+clients), sealed under its keeper: every edge looks them up in the backend
+and a change reaches every edge within a second. With --registry (or
+HDC_KEY_REGISTRY) the commands change a registry file instead, for an edge
+that reads one (a standalone edge): changes are written atomically under a
+lock, a running edge picks them up within its poll interval, and the file
+must be mode 0600. hdc keys import moves a registry file into the
+database.`,
 	}
 	var registry string
-	cmd.PersistentFlags().StringVar(&registry, "registry", envOr(registryEnv, ""), "registry file (env "+registryEnv+")")
-	path := func() (string, error) {
-		if registry == "" {
-			return "", errors.New("--registry is required")
-		}
-		return registry, nil
-	}
-	cmd.AddCommand(newKeysAddCmd(path), newKeysRotateCmd(path), newKeysRetireCmd(path), newKeysListCmd(path), newKeysWrapCmd(path))
+	cmd.PersistentFlags().StringVar(&registry, "registry", envOr(registryEnv, ""), "registry file instead of the database (env "+registryEnv+")")
+	path := func() string { return registry }
+	cmd.AddCommand(newKeysAddCmd(path), newKeysRotateCmd(path), newKeysRetireCmd(path), newKeysListCmd(path),
+		newKeysWrapCmd(path), newKeysImportCmd(path))
 	return cmd
 }
 
@@ -143,7 +150,7 @@ func clientWorkspace(ctx context.Context, st store.Identities, client string) (s
 	return c.WorkspaceID, err
 }
 
-func newKeysAddCmd(path func() (string, error)) *cobra.Command {
+func newKeysAddCmd(path func() string) *cobra.Command {
 	var client, kid, secret string
 	var sf storeFlags
 	cmd := &cobra.Command{
@@ -151,17 +158,19 @@ func newKeysAddCmd(path func() (string, error)) *cobra.Command {
 		Short: "Add an active key for a client and print it as JSON",
 		Long: `Add an active key for a client and print {"kid","client_id","secret"}.
 Without --secret a random 16-character secret is generated from crypto/rand;
-without --kid a random kid is generated. When the backend's database
-(--db, --data) is there and has no active client of that id, it warns.
+without --kid a random kid is generated. In the database, the client must
+be there; with --registry, when the backend's database (--db, --data) is
+there and has no active client of that id, it warns.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := path()
-			if err != nil {
+			p := path()
+			if p == "" {
+				_, err := issueInDatabase(cmd, &sf, client, kid, secret, false)
 				return err
 			}
 			sf.warnUnknownClient(cmd, client)
-			_, err = issueKey(cmd, &sf, p, audit.KeyAdd, func(f *kidregistry.File) (kidregistry.Key, error) {
+			_, err := issueKey(cmd, &sf, p, audit.KeyAdd, func(f *kidregistry.File) (kidregistry.Key, error) {
 				return f.Add(client, kid, secret, time.Now())
 			})
 			return err
@@ -175,7 +184,7 @@ without --kid a random kid is generated. When the backend's database
 	return cmd
 }
 
-func newKeysRotateCmd(path func() (string, error)) *cobra.Command {
+func newKeysRotateCmd(path func() string) *cobra.Command {
 	var client string
 	var sf storeFlags
 	cmd := &cobra.Command{
@@ -184,22 +193,26 @@ func newKeysRotateCmd(path func() (string, error)) *cobra.Command {
 		Long: `Add a new active key for the client and move its previous active keys to
 retiring: they are still accepted, so clients can switch at their pace. Once
 the edge's metrics show a retiring key is no longer used, retire it. When the
-client is hdc up's demo client, the demo credentials beside the registry take
-the new key.
+client is hdc up's demo client, the demo credentials in the data directory
+(beside the registry, with --registry) take the new key.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := path()
+			var k kidregistry.Key
+			var err error
+			dir := sf.data
+			if p := path(); p == "" {
+				k, err = issueInDatabase(cmd, &sf, client, "", "", true)
+			} else {
+				dir = filepath.Dir(p)
+				k, err = issueKey(cmd, &sf, p, audit.KeyRotate, func(f *kidregistry.File) (kidregistry.Key, error) {
+					return f.Rotate(client, time.Now())
+				})
+			}
 			if err != nil {
 				return err
 			}
-			k, err := issueKey(cmd, &sf, p, audit.KeyRotate, func(f *kidregistry.File) (kidregistry.Key, error) {
-				return f.Rotate(client, time.Now())
-			})
-			if err != nil {
-				return err
-			}
-			synced, err := syncDemoCredentials(p, k)
+			synced, err := syncDemoCredentials(dir, k)
 			if synced != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "hdc: %s now holds the new key\n", synced)
 			}
@@ -212,7 +225,7 @@ the new key.
 	return cmd
 }
 
-func newKeysRetireCmd(path func() (string, error)) *cobra.Command {
+func newKeysRetireCmd(path func() string) *cobra.Command {
 	var kid string
 	var sf storeFlags
 	cmd := &cobra.Command{
@@ -221,20 +234,7 @@ func newKeysRetireCmd(path func() (string, error)) *cobra.Command {
 		Long:  "Retire a key: requests encrypted with it are refused from then on.\n" + keysAuditHelp,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := path()
-			if err != nil {
-				return err
-			}
-			err = sf.updateKeys(cmd, p, audit.KeyRetire, func(f *kidregistry.File) (string, string, error) {
-				client := ""
-				for _, k := range f.Keys {
-					if k.Kid == kid {
-						client = k.ClientID
-					}
-				}
-				return kid, client, f.Retire(kid, time.Now())
-			})
-			if err != nil {
+			if err := retireKey(cmd, &sf, path(), kid); err != nil {
 				return err
 			}
 			return printJSON(cmd.OutOrStdout(), map[string]string{"kid": kid, "status": string(kidregistry.Retired)})
@@ -246,19 +246,37 @@ func newKeysRetireCmd(path func() (string, error)) *cobra.Command {
 	return cmd
 }
 
-// listedKey is a key as list shows it: everything but the secret.
-func newKeysListCmd(path func() (string, error)) *cobra.Command {
+// retireKey retires kid in the database, or in the registry file p.
+func retireKey(cmd *cobra.Command, sf *storeFlags, p, kid string) error {
+	if p == "" {
+		kp, err := sf.keyPlane(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer kp.close()
+		return kp.retire(cmd.Context(), kid)
+	}
+	return sf.updateKeys(cmd, p, audit.KeyRetire, func(f *kidregistry.File) (string, string, error) {
+		client := ""
+		for _, k := range f.Keys {
+			if k.Kid == kid {
+				client = k.ClientID
+			}
+		}
+		return kid, client, f.Retire(kid, time.Now())
+	})
+}
+
+func newKeysListCmd(path func() string) *cobra.Command {
 	var asJSON bool
+	var client string
+	var sf storeFlags
 	cmd := &cobra.Command{
-		Use:   "list [--json]",
+		Use:   "list [--client ID] [--json]",
 		Short: "List keys with their client, status and dates (never secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := path()
-			if err != nil {
-				return err
-			}
-			keys, err := kidregistry.List(p)
+			keys, err := listKeys(cmd, &sf, path(), client)
 			if err != nil {
 				return err
 			}
@@ -274,8 +292,43 @@ func newKeysListCmd(path func() (string, error)) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	sf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&client, "client", "", "only this client's keys")
 	return cmd
+}
+
+// listKeys returns the keys of client (every client's when empty) in the
+// database, or in the registry file p, which list reads without a keeper.
+func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]kidregistry.Listed, error) {
+	if p != "" {
+		keys, err := kidregistry.List(p)
+		if client != "" {
+			keys = slices.DeleteFunc(keys, func(k kidregistry.Listed) bool { return k.ClientID != client })
+		}
+		return keys, err
+	}
+	kp, err := sf.keyPlane(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	defer kp.close()
+	return kp.list(cmd.Context(), client)
+}
+
+// issueInDatabase adds (or, rotating, rotates to) a key of client in the
+// database and prints it.
+func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool) (kidregistry.Key, error) {
+	kp, err := sf.keyPlane(cmd.Context())
+	if err != nil {
+		return kidregistry.Key{}, err
+	}
+	defer kp.close()
+	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate)
+	if err != nil {
+		return k, err
+	}
+	return k, printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
 }
 
 func formatTime(t *time.Time) string {
@@ -285,7 +338,7 @@ func formatTime(t *time.Time) string {
 	return t.Format(time.RFC3339)
 }
 
-func newKeysWrapCmd(path func() (string, error)) *cobra.Command {
+func newKeysWrapCmd(path func() string) *cobra.Command {
 	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "wrap",
@@ -296,9 +349,9 @@ change of the registry would do it too. The keys and their statuses stay.
 Prints {"keys": n}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := path()
-			if err != nil {
-				return err
+			p := path()
+			if p == "" {
+				return errors.New("--registry is required: the database's keys are sealed as they are written")
 			}
 			sealer, closeKeeper, err := sf.sealer(cmd.Context())
 			if err != nil {
@@ -307,6 +360,44 @@ Prints {"keys": n}.`,
 			defer closeKeeper()
 			n := 0
 			if err := kidregistry.Update(p, sealer, func(f *kidregistry.File) error { n = len(f.Keys); return nil }); err != nil {
+				return err
+			}
+			return printJSON(cmd.OutOrStdout(), map[string]int{"keys": n})
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}
+
+func newKeysImportCmd(path func() string) *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Move the keys of a registry file into the database",
+		Long: `Store every key of the registry file FILE in the backend's database (--db,
+--data) as it is: kid, secret, status and dates, so that no client notices
+the move. The file's secrets are opened with the keeper (--keeper,
+HDC_KEEPER), the registry's and the database's. All keys or none: a kid the
+database has already fails the import. Each key is recorded in the audit
+trail (key_add). Then point the edges at the backend (the reference
+Caddyfile does when HDC_KEY_REGISTRY is unset). Prints {"keys": n}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if path() != "" {
+				return errors.New("import reads FILE into the database: drop --registry (and HDC_KEY_REGISTRY)")
+			}
+			sealer, closeKeeper, err := sf.sealer(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeKeeper()
+			kp, err := sf.keyPlane(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer kp.close()
+			n, err := kp.importFile(cmd.Context(), args[0], sealer)
+			if err != nil {
 				return err
 			}
 			return printJSON(cmd.OutOrStdout(), map[string]int{"keys": n})

@@ -71,7 +71,7 @@ func TestKeysLifecycle(t *testing.T) {
 		{"duplicate kid", []string{"keys", "add", "--registry", reg, "--client", "c2", "--kid", "k-one"}, "already exists"},
 		{"bad kid", []string{"keys", "add", "--registry", reg, "--client", "c2", "--kid", "k one"}, "kid must be"},
 		{"no client", []string{"keys", "add", "--registry", reg}, "client"},
-		{"no registry", []string{"keys", "list"}, "--registry"},
+		{"wrap without a registry", []string{"keys", "wrap", "--data", t.TempDir()}, "--registry"},
 		{"rotate unknown client", []string{"keys", "rotate", "--registry", reg, "--client", "nobody"}, "no keys"},
 		{"retire unknown kid", []string{"keys", "retire", "--registry", reg, "--kid", "nope"}, "no key"},
 	}
@@ -264,5 +264,80 @@ func TestKeeperInitAndKeysWrap(t *testing.T) {
 	got, err := kidregistry.Load(reg, kidregistry.NewSealer(k))
 	if key, ok := got.Lookup("k1"); err != nil || !ok || key.Secret != "0123456789abcdef" {
 		t.Fatalf("the wrapped registry: %v", err)
+	}
+}
+
+// TestKeysInDatabase runs the keys commands against the backend's
+// database: add, rotate, list and retire change the key plane and its
+// audit trail; import moves a registry file in, keeping every kid, secret
+// and status; mistakes fail clearly and change nothing.
+func TestKeysInDatabase(t *testing.T) {
+	dir := t.TempDir()
+	c1 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
+	c2 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
+	added := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c1, "--kid", "k-one", "--secret", "0123456789abcdef")))
+	if added != (issuedKey{"k-one", c1, "0123456789abcdef"}) {
+		t.Fatalf("add printed %+v", added)
+	}
+	rotated := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c1)))
+	mustOut(hdc(t, dir, "keys", "retire", "--kid", "k-one"))
+
+	// A registry file of another installation, moved in.
+	reg := filepath.Join(t.TempDir(), "keys.json")
+	for _, args := range [][]string{
+		{"keys", "add", "--registry", reg, "--client", "c-file", "--kid", "k-file-1", "--secret", "fedcba9876543210"},
+		{"keys", "rotate", "--registry", reg, "--client", "c-file"},
+	} {
+		if r := runHDC(t, nil, args...); r.err != nil {
+			t.Fatalf("%v: %v %s", args, r.err, r.stderr)
+		}
+	}
+	if got := decode[map[string]int](t, mustOut(hdc(t, dir, "keys", "import", reg))); got["keys"] != 2 {
+		t.Fatalf("import printed %v", got)
+	}
+	listed := decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))
+	status := map[string]kidregistry.Status{}
+	for _, k := range listed {
+		status[k.Kid] = k.Status
+	}
+	if len(status) != 4 || status["k-one"] != kidregistry.Retired || status[rotated.Kid] != kidregistry.Active ||
+		status["k-file-1"] != kidregistry.Retiring {
+		t.Fatalf("listed %v", status)
+	}
+	if own := decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json", "--client", c1))); len(own) != 2 {
+		t.Fatalf("c1's keys: %+v", own)
+	}
+
+	failures := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown client", []string{"keys", "add", "--client", "c-typo"}, "no client"},
+		{"short secret", []string{"keys", "add", "--client", c1, "--secret", "short"}, "exactly 16 bytes"},
+		{"duplicate kid", []string{"keys", "add", "--client", c1, "--kid", "k-one"}, "already exists"},
+		{"bad kid", []string{"keys", "add", "--client", c1, "--kid", "k one"}, "kid must be"},
+		{"rotate an unknown client", []string{"keys", "rotate", "--client", "c-file"}, "no client"},
+		{"rotate a client without keys", []string{"keys", "rotate", "--client", c2}, "has no keys"},
+		{"retire unknown kid", []string{"keys", "retire", "--kid", "nope"}, "no key"},
+		{"import again", []string{"keys", "import", reg}, "nothing was imported"},
+		{"import with a registry", []string{"keys", "import", reg, "--registry", reg}, "drop --registry"},
+	}
+	for _, f := range failures {
+		t.Run(f.name, func(t *testing.T) {
+			_, err := hdc(t, dir, f.args...)
+			if err == nil || !strings.Contains(err.Error(), f.want) || strings.Contains(err.Error(), "0123456789abcdef") {
+				t.Fatalf("err = %v; want a failure mentioning %q, without a secret", err, f.want)
+			}
+		})
+	}
+	if n := len(decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 4 {
+		t.Fatalf("the failures changed the keys: %d", n)
+	}
+	out := mustOut(hdc(t, dir, "audit", "list", "--workspace", "acme"))
+	for _, action := range []string{"key_add", "key_rotate", "key_retire"} {
+		if !strings.Contains(out, action) {
+			t.Errorf("acme's trail has no %s:\n%s", action, out)
+		}
 	}
 }

@@ -31,7 +31,6 @@ import (
 	_ "github.com/health-data-connect/hdc/caddymodule"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // uploadMaxBodyEnv is the reference Caddyfile's variable for the edge's
@@ -75,7 +74,9 @@ Caddyfile) in one process, on SQLite and a blob directory under --data.
 
 On the first run it creates a demo workspace, client and encryption key and
 writes them to <data>/demo-credentials.json (mode 0600), which hdc call reads;
-later runs reuse the data. Unless HDC_KEEPER names a keeper, the secrets the
+later runs reuse the data. The clients' keys are in the database, and the
+edge looks them up in the backend (hdc keys manages them); a keys.json an
+earlier version kept in <data> is moved into the database on the next run. Unless HDC_KEEPER names a keeper, the secrets the
 stack stores are sealed under a local key it makes on the first run,
 <data>/keeper.key (mode 0600), which the hdc commands find there; the audit
 trails' checkpoints go to <data>/audit-checkpoints. Ctrl-C stops everything
@@ -100,7 +101,7 @@ Caddyfile's; flags win.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the API (the edge)")
-	f.StringVar(&o.data, "data", "./data", "data directory: database, blobs, key registry, demo credentials")
+	f.StringVar(&o.data, "data", "./data", "data directory: database, blobs, keeper key, demo credentials")
 	f.StringVar(&o.admin, "admin", "127.0.0.1:2019", `address of the edge's admin API ("off" to disable)`)
 	f.StringVar(&o.backendListen, "backend-listen", "127.0.0.1:9080", "address of the backend's public listener (reached only through the edge)")
 	f.StringVar(&o.internalListen, "internal-listen", "127.0.0.1:9081", "address of the backend's internal listener (JWKS, events, metrics)")
@@ -147,12 +148,6 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 			return fmt.Errorf("making the local keeper's key: %w", err)
 		}
 	}
-	sealer, closeKeeper, err := registrySealer(ctx, o.backend.Keeper)
-	if err != nil {
-		return err
-	}
-	defer closeKeeper()
-
 	public, internal, err := listenPair(o.backendListen, o.internalListen)
 	if err != nil {
 		return err
@@ -165,9 +160,14 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	}
 	defer srv.Close()
 
-	registry := filepath.Join(data, "keys.json")
-	baseURL := "http://" + o.listen
-	creds, err := ensureDemo(ctx, srv, sealer, data, registry, baseURL, o.workspace)
+	if n, err := importRegistry(ctx, srv, data, o.backend.Keeper); err != nil {
+		public.Close()
+		internal.Close()
+		return err
+	} else if n > 0 {
+		fmt.Fprintf(out, "Moved the %d keys of %s into the database.\n", n, filepath.Join(data, legacyRegistryFile))
+	}
+	creds, err := ensureDemo(ctx, srv, data, "http://"+o.listen, o.workspace)
 	if err != nil {
 		public.Close()
 		internal.Close()
@@ -179,7 +179,7 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	defer stopBackend()
 	go func() { backendDone <- srv.Serve(serveCtx, public, internal) }()
 
-	if err := startEdge(o, data, registry, hopDir); err != nil {
+	if err := startEdge(o, data, hopDir); err != nil {
 		stopBackend()
 		<-backendDone
 		return err
@@ -209,16 +209,6 @@ func wait(ctx context.Context, out io.Writer, backendDone <-chan error, stopBack
 
 // backendConfig is the backend's configuration in this stack: the flags'
 // and environment's, on the addresses, data and hop files of hdc up.
-// registrySealer opens the keeper at url for the registry's sealer;
-// closeKeeper releases it.
-func registrySealer(ctx context.Context, url string) (s *kidregistry.Sealer, closeKeeper func(), err error) {
-	k, err := keeper.Open(ctx, url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--keeper (%s): %w", keeperEnv, err)
-	}
-	return kidregistry.NewSealer(k), func() { k.Close() }, nil
-}
-
 func (o upOptions) backendConfig(data, hopDir string) backend.Config {
 	cfg := o.backend
 	cfg.Listen, cfg.InternalListen, cfg.DataDir = o.backendListen, o.internalListen, data
@@ -286,7 +276,7 @@ func listenPair(public, internal string) (net.Listener, net.Listener, error) {
 
 // startEdge adapts the Caddyfile with the environment it reads and loads it
 // into this process's Caddy.
-func startEdge(o upOptions, data, registry, hopDir string) error {
+func startEdge(o upOptions, data, hopDir string) error {
 	src, name := hdcconfig.Caddyfile, "Caddyfile (embedded)"
 	if o.caddyfile != "" {
 		b, err := os.ReadFile(o.caddyfile)
@@ -295,7 +285,7 @@ func startEdge(o upOptions, data, registry, hopDir string) error {
 		}
 		src, name = b, o.caddyfile
 	}
-	if err := o.setEdgeEnv(registry, hopDir); err != nil {
+	if err := o.setEdgeEnv(hopDir); err != nil {
 		return err
 	}
 	cfgJSON, _, err := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}.Adapt(src, map[string]any{"filename": name})
@@ -322,7 +312,7 @@ func startEdge(o upOptions, data, registry, hopDir string) error {
 
 // setEdgeEnv sets the variables the reference Caddyfile reads to the
 // addresses and files of this stack.
-func (o upOptions) setEdgeEnv(registry, hopDir string) error {
+func (o upOptions) setEdgeEnv(hopDir string) error {
 	host, port, err := net.SplitHostPort(o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
@@ -336,7 +326,7 @@ func (o upOptions) setEdgeEnv(registry, hopDir string) error {
 		"HDC_SITE":             "http://:" + port,
 		"HDC_BIND":             host,
 		"HDC_EDGE_ADMIN":       o.admin,
-		"HDC_KEY_REGISTRY":     registry,
+		"HDC_KEY_REGISTRY":     "", // the keys are the backend's
 		keeperEnv:              o.backend.Keeper,
 		"HDC_BACKEND":          o.backendListen,
 		"HDC_BACKEND_INTERNAL": "https://" + o.internalListen,
