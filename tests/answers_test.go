@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,13 +11,17 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
+	"github.com/health-data-connect/hdc/internal/pki"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -38,14 +43,12 @@ type answerCheck struct {
 }
 
 // newAnswerCheck returns an answerCheck over base (nil: the default
-// transport) that opens encrypted answers with the keys of the registry
-// file at registry, sealed under the keeper whose URL keeperURL returns
-// at the time (empty: the key file beside the registry, keeperFile).
-func newAnswerCheck(base http.RoundTripper, registry string, keeperURL func() string, report func(format string, args ...any)) *answerCheck {
+// transport) that opens encrypted answers with the keys keys finds.
+func newAnswerCheck(base http.RoundTripper, keys *keyring, report func(format string, args ...any)) *answerCheck {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &answerCheck{base: base, keys: &keyring{path: registry, keeper: keeperURL}, report: report, edges: map[string]bool{}}
+	return &answerCheck{base: base, keys: keys, report: report, edges: map[string]bool{}}
 }
 
 // addEdge has the answers of the edge at base (http://host:port) checked.
@@ -102,7 +105,7 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 // of the edges added to the returned answerCheck) against the document,
 // failing the test s runs at the time.
 func (s *stack) checkAnswers() *answerCheck {
-	c := newAnswerCheck(s.http.Transport, s.registry, func() string { return s.keeper }, func(format string, args ...any) {
+	c := newAnswerCheck(s.http.Transport, s.keyring(), func(format string, args ...any) {
 		s.t.Errorf(format, args...)
 	})
 	if s.edge != "" {
@@ -117,7 +120,7 @@ func (s *stack) checkAnswers() *answerCheck {
 // checked returns client with its answers from s's edge checked against
 // the document, failing the test s runs.
 func (s *stack) checked(client *http.Client) *http.Client {
-	c := newAnswerCheck(client.Transport, s.registry, func() string { return s.keeper }, func(format string, args ...any) {
+	c := newAnswerCheck(client.Transport, s.keyring(), func(format string, args ...any) {
 		s.t.Errorf(format, args...)
 	})
 	c.addEdge(s.edge)
@@ -126,24 +129,26 @@ func (s *stack) checked(client *http.Client) *http.Client {
 }
 
 // checkedClient returns client with its answers from the edge at edge
-// checked against the document, failing t; registry is the edge's key
-// registry file.
-func checkedClient(t testing.TB, client *http.Client, edge, registry string) *http.Client {
-	c := newAnswerCheck(client.Transport, registry, func() string { return "" }, t.Errorf)
+// checked against the document, failing t; keys finds the edge's keys.
+func checkedClient(t testing.TB, client *http.Client, edge string, keys *keyring) *http.Client {
+	c := newAnswerCheck(client.Transport, keys, t.Errorf)
 	c.addEdge(edge)
 	client.Transport = c
 	return client
 }
 
-// keyring finds the shared keys of an edge's key registry by kid, to open
-// encrypted answers. It remembers every secret it has seen for a kid: a
-// test may rewrite the file with values the edge refuses, keeping the
-// ones it had.
+// keyring finds the shared keys of an edge by kid, to open encrypted
+// answers: in its key registry file, and in the backend's key plane,
+// asked as an edge asks it. It remembers every secret it has seen for a
+// kid: a test may rewrite the file with values the edge refuses, keeping
+// the ones it had.
 type keyring struct {
 	path   string
 	keeper func() string // the keeper's URL now; empty: keeperFile beside path
 	url    string        // the URL sealer's keeper was opened from
 	sealer *kidregistry.Sealer
+	// plane, when set, asks the backend's key plane for a kid.
+	plane func(kid string) (string, bool)
 
 	mu      sync.Mutex
 	secrets map[string][]string
@@ -161,12 +166,43 @@ func (k *keyring) candidates(kid string, reload bool) []string {
 	if reload {
 		k.read()
 	}
+	if k.plane != nil && (reload || len(k.secrets[kid]) == 0) {
+		if secret, ok := k.plane(kid); ok && !slices.Contains(k.secrets[kid], secret) {
+			k.secrets[kid] = append(k.secrets[kid], secret)
+		}
+	}
 	return slices.Clone(k.secrets[kid])
+}
+
+// planeKeys asks the key plane of the backend whose internal listener is
+// internal for a kid, over the hop with the edge's certificate of the
+// hop's files in hop, as an edge does.
+func planeKeys(hop, internal string) func(kid string) (string, bool) {
+	return func(kid string) (string, bool) {
+		cfg, err := pki.ClientTLS(filepath.Join(hop, pki.CertFile(pki.Edge)), filepath.Join(hop, pki.KeyFile(pki.Edge)), filepath.Join(hop, pki.CAFile))
+		if err != nil {
+			return "", false
+		}
+		client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+		resp, err := client.Get(internal + strings.Replace(contract.PathKey, "{kid}", url.PathEscape(kid), 1))
+		if err != nil {
+			return "", false
+		}
+		defer resp.Body.Close()
+		var k contract.ClientKey
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&k) != nil {
+			return "", false
+		}
+		return k.Secret, true
+	}
 }
 
 // read adds the file's keys, opened with the keeper (a file of plain
 // secrets needs none); a file that cannot be read adds none.
 func (k *keyring) read() {
+	if k.path == "" {
+		return
+	}
 	url := keeper.KeyFileURL(filepath.Join(filepath.Dir(k.path), keeperFile))
 	if k.keeper != nil && k.keeper() != "" {
 		url = k.keeper()

@@ -452,10 +452,14 @@ func TestDeployContainerfile(t *testing.T) {
 		env := cf.env("edge")
 		env["HDC_SITE"] = "api.example.org"
 		config := adaptEdge(t, env)
-		for _, want := range []string{"/etc/hdc/keys/keys.json", "/etc/hdc/tls/ca.pem", "/etc/hdc/tls/edge.pem", "/etc/hdc/tls/edge-key.pem", `"0.0.0.0:443"`} {
+		for _, want := range []string{"/etc/hdc/tls/ca.pem", "/etc/hdc/tls/edge.pem", "/etc/hdc/tls/edge-key.pem", `"0.0.0.0:443"`} {
 			if !strings.Contains(config, want) {
 				t.Errorf("the image's configuration does not have %s", want)
 			}
+		}
+		// The registry file, which the edge reads when it starts.
+		if env["HDC_KEY_REGISTRY"] != "/etc/hdc/keys/keys.json" {
+			t.Errorf("the image's HDC_KEY_REGISTRY is %q", env["HDC_KEY_REGISTRY"])
 		}
 	})
 }
@@ -614,10 +618,14 @@ func TestDeploySystemd(t *testing.T) {
 		env := unitEnv(readRepoFile(t, "deploy/systemd/"+name), name)
 		env["HDC_SITE"] = "api.example.org"
 		config := adaptEdge(t, env)
-		for _, want := range []string{"/var/lib/hdc-edge/keys.json", "/run/credentials/hdc-edge.service/edge.pem", `"0.0.0.0:443"`} {
+		for _, want := range []string{"/run/credentials/hdc-edge.service/edge.pem", `"0.0.0.0:443"`} {
 			if !strings.Contains(config, want) {
 				t.Errorf("the unit's configuration does not have %s", want)
 			}
+		}
+		// The registry file, which the edge reads when it starts.
+		if env["HDC_KEY_REGISTRY"] != "/var/lib/hdc-edge/keys.json" {
+			t.Errorf("the unit's HDC_KEY_REGISTRY is %q", env["HDC_KEY_REGISTRY"])
 		}
 	})
 }

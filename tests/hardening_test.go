@@ -50,7 +50,8 @@ func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &creds) != nil {
 		t.Fatalf("demo credentials: %v", err)
 	}
-	client := checkedClient(t, &http.Client{Timeout: 30 * time.Second}, "http://"+listen, filepath.Join(dir, "data", "keys.json"))
+	client := checkedClient(t, &http.Client{Timeout: 30 * time.Second}, "http://"+listen,
+		&keyring{plane: planeKeys(filepath.Join(dir, "data", "tls"), "https://"+internal)})
 	login, _ := json.Marshal(map[string]string{"client_id": creds.ClientID, "client_secret": creds.ClientSecret})
 	resp, err := client.Post("http://"+listen+contract.PathLogin, "application/json", bytes.NewReader(login))
 	if err != nil {
@@ -89,11 +90,6 @@ func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
 	for _, key := range []string{"ca-key.pem", "edge-key.pem", "backend-key.pem"} {
 		ledger.notePEMFile(t, "a private key of the hop", filepath.Join(dir, "data", "tls", key))
 	}
-	registry, err := os.ReadFile(filepath.Join(dir, "data", "keys.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ledger.noteJSON(registry)
 	ledger.noteSigningKeys(t, filepath.Join(dir, "data", "hdc.db"), keeper.KeyFileURL(filepath.Join(dir, "data", keeperFile)))
 	ledger.scan(t, "hdc up --log-level debug", logs.String())
 
@@ -319,7 +315,7 @@ func (s *stack) encryptedStatus(c *apiClient, tk tokens) int {
 // retired key does not come back as active, a key's secret is not replaced,
 // and every key does not vanish.
 func TestRegistryRefusesAmbiguousFiles(t *testing.T) {
-	s := startStack(t)
+	s := startFileStack(t)
 	c := s.newClient("clinic-registry")
 	tk := s.login(c, false, "")
 	if got := s.encryptedStatus(c, tk); got != http.StatusOK {

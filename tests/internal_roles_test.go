@@ -20,7 +20,7 @@ import (
 // plain HTTP and another authority's certificate (at the handshake); the
 // health routes serve anyone over TLS. A stranger can no longer publish
 // an event into a tenant's workspace or post parser results into its
-// record.
+// record, nor read a client's key from the key plane.
 func TestInternalListenerRoles(t *testing.T) {
 	s := startStack(t)
 	c := s.newClient("internal-roles")
@@ -30,6 +30,8 @@ func TestInternalListenerRoles(t *testing.T) {
 		role               pki.Role // "" for anyone
 	}{
 		{"GET", "/.well-known/jwks.json", "", pki.Edge},
+		{"GET", "/internal/v1/keys/" + url.PathEscape(c.Kid), "", pki.Edge}, // the client's key, its secret in the clear
+		{"GET", "/internal/v1/key-changes?after=0", "", pki.Edge},
 		{"POST", "/internal/v1/events", `{"workspace_id":"` + c.Workspace + `","type":"appointment.created","data":{"appointment_id":"a-1"}}`, pki.Publisher},
 		{"POST", "/internal/v1/records/" + url.PathEscape(record) + "/resources", parserResults, pki.Parser},
 		{"GET", "/metrics", "", pki.Scraper},

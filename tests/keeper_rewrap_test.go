@@ -28,7 +28,7 @@ type rewrapOut struct {
 // installation's audit trail records each rewrap.
 func TestKeeperRewrapWhileServing(t *testing.T) {
 	k := startKMS(t)
-	s := startStack(t)
+	s := startFileStack(t) // the registry file's data key is rewrapped too
 	s.env = append(s.env, k.env()...)
 	local := s.keeper
 	c := s.newClient("rewrap")

@@ -31,8 +31,8 @@ const scaleBucket = "hdc-records"
 // cluster is the scale-out deployment on loopback: two hdc-backend
 // processes on one PostgreSQL database and one S3-compatible blob store
 // (gofakes3, served by the test process), and two hdc-edge processes
-// running the repository's Caddyfile on one key registry file, each in
-// front of one backend.
+// running the repository's Caddyfile, each in front of one backend, whose
+// key plane it looks keys up in and follows.
 type cluster struct {
 	t        *testing.T
 	ops      *stack // the operator: runs hdc, starts the processes
@@ -61,16 +61,12 @@ func startCluster(t *testing.T, backendEnv ...string) *cluster {
 	c.s3 = s3Client
 
 	dir := t.TempDir()
-	registry := filepath.Join(dir, "keys.json")
-	if err := os.WriteFile(registry, []byte(`{"keys":[]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	// Every process's secrets are sealed under a key of the KMS.
 	c.kms = startKMS(t)
-	c.ops = &stack{t: t, dir: dir, registry: registry, keeper: c.kms.url(0), http: &http.Client{Timeout: time.Minute}}
+	c.ops = &stack{t: t, dir: dir, keeper: c.kms.url(0), http: &http.Client{Timeout: time.Minute}}
 	answers := c.ops.checkAnswers() // every answer of the edges against docs/openapi.yaml
 	c.ops.env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HDC_KEEPER=" + c.ops.keeper,
-		"HDC_DATA=" + filepath.Join(dir, "ops"), "HDC_DATABASE_URL=" + c.database, "HDC_KEY_REGISTRY=" + registry}, c.kms.env()...)
+		"HDC_DATA=" + filepath.Join(dir, "ops"), "HDC_DATABASE_URL=" + c.database, "HDC_KEY_REGISTRY="}, c.kms.env()...)
 
 	hop := filepath.Join(dir, "tls")
 	c.ops.hop = hop
@@ -87,6 +83,7 @@ func startCluster(t *testing.T, backendEnv ...string) *cluster {
 		}, append(append(hopEnv(hop, "backend"), webhookEnv...), backendEnv...)...), publicSock, internalSock)
 		c.backends[i] = r
 	}
+	c.ops.internal = c.backends[0].internal // where the operator's checks look keys up
 	for i, r := range c.backends {
 		c.ops.waitFor(fmt.Sprint("backend ", i+1), func() bool {
 			resp, err := c.ops.internalClient("").Get(r.internal + contract.PathReady)
@@ -131,14 +128,20 @@ func (c *cluster) kill(i int) {
 // metric scrapes a counter or gauge without labels from backend i, -1 when
 // it cannot.
 func (c *cluster) metric(i int, name string) int {
-	resp, err := c.ops.internalClient(pki.Scraper).Get(c.backends[i].internal + contract.PathMetrics)
+	return scrapeMetric(c.ops.internalClient(pki.Scraper), c.backends[i].internal+contract.PathMetrics, name)
+}
+
+// scrapeMetric reads the value of a series (a name, with its labels if it
+// has any) from the metrics at url, -1 when it cannot.
+func scrapeMetric(client *http.Client, url, series string) int {
+	resp, err := client.Get(url)
 	if err != nil {
 		return -1
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
 			if n, err := strconv.ParseFloat(v, 64); err == nil {
 				return int(n)
 			}

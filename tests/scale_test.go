@@ -94,7 +94,7 @@ func TestScaleOut(t *testing.T) {
 		expectProblem(t, refresh(a, second, second.RefreshToken), http.StatusUnauthorized, "invalid_refresh_token")
 	})
 
-	t.Run("KeyRotatedInTheRegistryReachesEveryEdge", func(t *testing.T) {
+	t.Run("KeyRotatedInTheKeyPlaneReachesEveryEdge", func(t *testing.T) {
 		var k struct{ Kid, Secret string }
 		c.ops.hdc(&k, "keys", "rotate", "--client", client.ID)
 		rotated := *client
@@ -117,7 +117,7 @@ func TestScaleOut(t *testing.T) {
 				return r.status == http.StatusBadRequest
 			})
 		}
-		t.Logf("both edges accepted the new key %v after the rotation and refused the retired one %v after the retirement (poll interval 2s)",
+		t.Logf("both edges accepted the new key %v after the rotation and refused the retired one %v after the retirement (through the key plane's change feed)",
 			accepted.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 		client.Kid, client.Key = rotated.Kid, rotated.Key
 	})

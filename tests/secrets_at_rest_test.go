@@ -83,11 +83,11 @@ func findInFiles(t *testing.T, dir string, secret []byte) []string {
 }
 
 // TestNoSecretInTheClearAtRest runs the stack, gives it every kind of
-// secret it keeps (a client's encryption key in the registry, a
+// secret it keeps (a client's encryption key in the key plane, a
 // subscription's webhook signing key, the token signing keys and the key
 // of the client secrets' hash it makes itself), stops it, and searches
-// every file of its data directory, the database's and the registry's
-// included, for each secret in the clear.
+// every file of its data directory, the database's included, for each
+// secret in the clear.
 func TestNoSecretInTheClearAtRest(t *testing.T) {
 	s := startStack(t)
 	c := s.newClient("at-rest")

@@ -35,6 +35,8 @@ type stack struct {
 	internal string // the backend's internal listener
 	hop      string // the directory of the hop's certificates
 	admin    string // the edge's admin API
+	// registry is the key registry file of an edge that reads one
+	// (site.registryFile); empty: the edge looks keys up in the backend.
 	registry string
 	keeper   string   // the URL of the keeper of the stack's secrets
 	env      []string // the operator's environment for hdc commands
@@ -79,6 +81,15 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 	return startStackEnv(t, extraEnv, nil)
 }
 
+// startFileStack is startStack with the edge reading its keys from a
+// registry file, as a standalone edge does.
+func startFileStack(t *testing.T, extraEnv ...string) *stack {
+	t.Helper()
+	at := plainSite(t)
+	at.registryFile = true
+	return startStackSite(t, at, extraEnv, nil)
+}
+
 // startStackEnv is startStack with backendEnv added to the backend's
 // environment and edgeEnv to the edge's.
 func startStackEnv(t *testing.T, backendEnv, edgeEnv []string) *stack {
@@ -102,6 +113,11 @@ type site struct {
 	// registry (keys.json) the stack starts with a copy of: an earlier
 	// version's, say.
 	from string
+	// registryFile has the edge read its keys from a registry file
+	// (HDC_KEY_REGISTRY), as a standalone edge does, and the operator's
+	// hdc keys change that file; else the keys are in the backend's
+	// database, as the reference deployment keeps them.
+	registryFile bool
 }
 
 // plainSite is plain HTTP on a socket the edge inherits, so that no port
@@ -127,7 +143,10 @@ func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack 
 	}
 	hop := filepath.Join(dir, "tls")
 	s := &stack{t: t, dir: dir, edge: at.base, internal: "https://" + internal, admin: "http://" + admin, hop: hop,
-		registry: filepath.Join(dir, "keys.json"), http: &http.Client{Timeout: 5 * time.Minute}}
+		http: &http.Client{Timeout: 5 * time.Minute}}
+	if at.registryFile {
+		s.registry = filepath.Join(dir, "keys.json")
+	}
 	// The keeper of the stack's secrets: a local key, as hdc up makes it
 	// (the cluster runs a KMS).
 	var err error
@@ -143,10 +162,10 @@ func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack 
 		"HDC_PUBLISHER_CERT=" + filepath.Join(hop, pki.CertFile(pki.Publisher)),
 		"HDC_PUBLISHER_KEY=" + filepath.Join(hop, pki.KeyFile(pki.Publisher)), "HDC_HOP_CA=" + filepath.Join(hop, pki.CAFile)}
 	s.env = append(s.env, "HDC_KEEPER="+s.keeper)
-	// The registry must exist before the edge starts: an operator creates it
+	// A registry must exist before the edge starts: an operator creates it
 	// with the first key; here an empty one, unless the stack starts from
 	// one.
-	if at.from == "" {
+	if s.registry != "" && at.from == "" {
 		if err := os.WriteFile(s.registry, []byte(`{"keys":[]}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -191,6 +210,17 @@ func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack 
 		at.ready(s)
 	}
 	return s
+}
+
+// keyring finds the stack's keys as its edge does: in the registry file,
+// or in the backend's key plane.
+func (s *stack) keyring() *keyring {
+	return &keyring{path: s.registry, keeper: func() string { return s.keeper }, plane: func(kid string) (string, bool) {
+		if s.internal == "" {
+			return "", false
+		}
+		return planeKeys(s.hop, s.internal)(kid)
+	}}
 }
 
 // internalClient returns a client of the backend's internal listener
@@ -346,8 +376,8 @@ func (s *stack) newClient(workspace string) *apiClient {
 // the registry file holds: it reads the file every 2 s.
 func (s *stack) waitForRegistry() {
 	s.t.Helper()
-	if s.admin == "" {
-		return // the operator of a cluster, whose edges run without an admin API
+	if s.admin == "" || s.registry == "" {
+		return // the operator of a cluster, whose edges run without an admin API; or keys the edge looks up
 	}
 	data, err := os.ReadFile(s.registry)
 	if err != nil {

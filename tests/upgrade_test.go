@@ -76,7 +76,7 @@ func plainSecrets(t *testing.T) (fixtureSecrets, map[string][]byte) {
 func TestUpgradeFromPlainData(t *testing.T) {
 	f, secrets := plainSecrets(t)
 	at := plainSite(t)
-	at.from = plainFixture
+	at.from, at.registryFile = plainFixture, true // its edge read the registry file
 	s := startStackSite(t, at, nil, nil)
 	c := &apiClient{ID: f.ClientID, Secret: f.ClientSecret, Workspace: f.Workspace, Kid: f.Kid, Key: f.Key}
 	s.creds.add("the fixture's client secret", f.ClientSecret)
