@@ -254,31 +254,38 @@ func parseCaddyfileForward(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 
 // unmarshalCaddyfile reads the keys block of the hdc global option.
 func (c *KeysConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	for d.NextBlock(1) {
-		if ok, err := c.HopTLS.unmarshalCaddyfile(d); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		var err error
+	return hopBlock(d, &c.HopTLS, "keys", func() (bool, error) {
 		switch d.Val() {
 		case "file", "registry":
-			err = oneString(d, &c.Registry)
+			return true, oneString(d, &c.Registry)
 		case "keeper":
-			err = oneString(d, &c.Keeper)
+			return true, oneString(d, &c.Keeper)
 		case "poll_interval":
-			err = oneDuration(d, &c.PollInterval)
+			return true, oneDuration(d, &c.PollInterval)
 		case "backend":
-			err = oneString(d, &c.Backend)
+			return true, oneString(d, &c.Backend)
 		case "cache_size":
-			err = oneInt(d, &c.CacheSize)
+			return true, oneInt(d, &c.CacheSize)
 		case "lookup_rate":
-			err = c.unmarshalLookupRate(d)
+			return true, c.unmarshalLookupRate(d)
 		case "unknown_ttl":
-			err = oneDuration(d, &c.UnknownTTL)
-		default:
-			return d.Errf("unknown keys subdirective %q", d.Val())
+			return true, oneDuration(d, &c.UnknownTTL)
+		}
+		return false, nil
+	})
+}
+
+// hopBlock reads the block d is on, named name: the hop's TLS
+// subdirectives into hop, and each other one with sub, which reports
+// whether it knows it.
+func hopBlock(d *caddyfile.Dispenser, hop *HopTLS, name string, sub func() (bool, error)) error {
+	for d.NextBlock(1) {
+		known, err := hop.unmarshalCaddyfile(d)
+		if !known {
+			known, err = sub()
+		}
+		if !known {
+			return d.Errf("unknown %s subdirective %q", name, d.Val())
 		}
 		if err != nil {
 			return err
@@ -308,41 +315,29 @@ func (c *KeysConfig) unmarshalLookupRate(d *caddyfile.Dispenser) error {
 
 // unmarshalCaddyfile reads the tokens block of the hdc global option.
 func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	for d.NextBlock(1) {
-		if ok, err := c.HopTLS.unmarshalCaddyfile(d); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		var err error
+	return hopBlock(d, &c.HopTLS, "tokens", func() (bool, error) {
 		switch d.Val() {
 		case "jwks_url":
-			err = oneString(d, &c.JWKSURL)
+			return true, oneString(d, &c.JWKSURL)
 		case "jwks_file":
-			err = oneString(d, &c.JWKSFile)
+			return true, oneString(d, &c.JWKSFile)
 		case "issuer":
-			err = oneString(d, &c.Issuer)
+			return true, oneString(d, &c.Issuer)
 		case "audience":
-			err = oneString(d, &c.Audience)
+			return true, oneString(d, &c.Audience)
 		case "leeway":
-			err = oneDuration(d, &c.Leeway)
+			return true, oneDuration(d, &c.Leeway)
 		case "refresh_cooldown":
-			err = oneDuration(d, &c.RefreshCooldown)
+			return true, oneDuration(d, &c.RefreshCooldown)
 		case "cache_size":
-			err = oneInt(d, &c.CacheSize)
+			return true, oneInt(d, &c.CacheSize)
 		case "cache_max_age":
-			err = oneDuration(d, &c.CacheMaxAge)
+			return true, oneDuration(d, &c.CacheMaxAge)
 		case "refresh_window":
-			err = oneDuration(d, &c.RefreshWindow)
-		default:
-			return d.Errf("unknown tokens subdirective %q", d.Val())
+			return true, oneDuration(d, &c.RefreshWindow)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return false, nil
+	})
 }
 
 // Interface guards
