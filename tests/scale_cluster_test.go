@@ -55,6 +55,13 @@ type replica struct {
 // environment, then both edges.
 func startCluster(t *testing.T, backendEnv ...string) *cluster {
 	t.Helper()
+	return startClusterEnv(t, backendEnv, nil)
+}
+
+// startClusterEnv is startCluster with edgeEnv added to the edges'
+// environment.
+func startClusterEnv(t *testing.T, backendEnv, edgeEnv []string) *cluster {
+	t.Helper()
 	c := &cluster{t: t, database: pgtest.URL(t)}
 	backendBin, edgeBin := binary(t, "hdc-backend"), binary(t, "hdc-edge")
 	s3Endpoint, s3Client := blobtest.S3Server(t, scaleBucket)
@@ -99,7 +106,7 @@ func startCluster(t *testing.T, backendEnv ...string) *cluster {
 		c.ops.start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, append([]string{
 			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=off",
 			"HDC_BACKEND=" + strings.TrimPrefix(r.public, "http://"), "HDC_BACKEND_INTERNAL=" + r.internal,
-			"HDC_UPLOAD_MAX_BODY=16MiB"}, hopEnv(hop, "edge")...), edgeSock)
+			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hopEnv(hop, "edge"), edgeEnv...)...), edgeSock)
 		e := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, env: c.ops.env, http: c.ops.http}
 		answers.addEdge(e.edge)
 		c.ops.waitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.edge+"/no-such-route") == http.StatusNotFound })

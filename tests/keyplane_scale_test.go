@@ -1,0 +1,264 @@
+package tests
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/postgres"
+	"github.com/health-data-connect/hdc/internal/testkit"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+// keyPlaneScaleEnv turns TestKeyPlaneScale on: it takes minutes and a
+// million rows, so it is a measurement run on demand, not a CI test.
+const keyPlaneScaleEnv = "HDC_KEYPLANE_SCALE"
+
+// TestKeyPlaneScale measures the key plane in the scale-out shape (two
+// backends on PostgreSQL, two edges) and logs each figure the README's
+// Performance section gives:
+//
+//	HDC_KEYPLANE_SCALE=1 HDC_TEST_POSTGRES_URL=… go test -run TestKeyPlaneScale -v -timeout 60m ./tests/
+//
+// hdc keys add with 1,000 and then 1,000,000 keys in the database; an
+// edge's resident memory above idle with 10,000 kids in use, and the
+// latency of a kid's first use against a cached one's; the time from hdc
+// keys rotate and retire returning to both edges accepting and refusing,
+// over 100 changes; and a client's latency while 1,000 requests a second
+// with random kids hit its edge for 10 s, against a run without them.
+func TestKeyPlaneScale(t *testing.T) {
+	if os.Getenv(keyPlaneScaleEnv) == "" {
+		t.Skipf("set %s=1 to measure the key plane at scale (minutes, a million rows)", keyPlaneScaleEnv)
+	}
+	c := startClusterEnv(t, nil, []string{"HDC_KEY_LOOKUP_RATE=1000000", "HDC_KEY_LOOKUP_BURST=1000000"})
+	owner := c.ops.newClient("key-plane-scale")
+
+	t.Logf("hdc keys add with about 1,000 keys: %s", quantiles(c.timeKeysAdd(t, owner, 1000, 50)))
+	c.seedKeys(t, owner, 1_000_000)
+	t.Logf("hdc keys add with about 1,000,000 keys: %s", quantiles(c.timeKeysAdd(t, owner, 0, 50)))
+
+	kids := c.importKeys(t, owner, 10_000)
+	edge := c.edges[0]
+	tk := edge.login(owner, false, "")
+	idle := edgeRSS(t, c.ops, "hdc-edge-1")
+	first := c.useKids(t, edge, tk, kids)
+	cached := c.useKids(t, edge, tk, kids)
+	t.Logf("edge 1's resident memory: %d MiB idle, %d MiB with %d kids in use (+%d MiB)",
+		idle>>20, edgeRSS(t, c.ops, "hdc-edge-1")>>20, len(kids), (edgeRSS(t, c.ops, "hdc-edge-1")-idle)>>20)
+	t.Logf("a request naming a kid for the first time: %s; cached: %s", quantiles(first), quantiles(cached))
+
+	accept, refuse := c.timeChanges(t, owner, 100)
+	t.Logf("from hdc keys rotate returning to both edges accepting the new key: %s", quantiles(accept))
+	t.Logf("from hdc keys retire returning to both edges refusing the key: %s", quantiles(refuse))
+
+	control := timeCalls(t, edge, owner, tk, 10*time.Second, 0)
+	before := c.metric(0, `hdc_backend_key_lookups_total{result="unknown"}`)
+	flooded := timeCalls(t, edge, owner, tk, 10*time.Second, 1000)
+	t.Logf("a client's requests (a cached kid): %s alone; %s while 1,000 requests a second with random kids hit its edge for 10 s, which caused %d look-ups in the backend",
+		quantiles(control), quantiles(flooded), c.metric(0, `hdc_backend_key_lookups_total{result="unknown"}`)-before)
+}
+
+// timeKeysAdd first adds keys until the client has about seed (with the
+// real command, timing none), then times n runs of hdc keys add.
+func (c *cluster) timeKeysAdd(t *testing.T, owner *apiClient, seed, n int) []time.Duration {
+	t.Helper()
+	if seed > 0 {
+		c.seedKeys(t, owner, seed)
+	}
+	var ds []time.Duration
+	for range n {
+		start := time.Now()
+		c.ops.hdc(nil, "keys", "add", "--client", owner.ID)
+		ds = append(ds, time.Since(start))
+	}
+	return ds
+}
+
+// seedKeys inserts n keys of owner straight into the database, numbered
+// as changes, with a secret that does not open: what hdc keys add costs
+// does not depend on the other rows' secrets.
+func (c *cluster) seedKeys(t *testing.T, owner *apiClient, n int) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), c.database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	start := time.Now()
+	tx, err := conn.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base int64
+	if err := tx.QueryRow(t.Context(), `UPDATE key_plane SET seq = seq + $1 RETURNING seq - $1`, n).Scan(&base); err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("seed-%d-", time.Now().UnixNano())
+	if _, err := tx.Exec(t.Context(), `INSERT INTO client_keys (kid, client_id, workspace_id, secret, status, created_at, seq)
+		SELECT $1 || g, $2, $3, 'hdc1.seeded', 'active', now(), $4 + g FROM generate_series(1, $5) AS g`,
+		prefix, owner.ID, owner.Workspace, base, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `ANALYZE client_keys`); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("seeded %d keys in %v", n, time.Since(start).Round(time.Millisecond))
+}
+
+// importKeys stores n real keys of owner through the sealed store, as hdc
+// keys import does, and returns them.
+func (c *cluster) importKeys(t *testing.T, owner *apiClient, n int) []*apiClient {
+	t.Helper()
+	plain, err := postgres.Open(t.Context(), c.database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := backend.Seal(t.Context(), plain, c.ops.keeper, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	keys, events := make([]store.ClientKey, n), make([]audit.Event, n)
+	out := make([]*apiClient, n)
+	for i := range n {
+		k := *owner
+		k.Kid, k.Key = kidregistry.NewKid(), kidregistry.NewSecret()
+		out[i] = &k
+		keys[i] = store.ClientKey{Kid: k.Kid, ClientID: owner.ID, WorkspaceID: owner.Workspace, Secret: k.Key, Status: store.KeyActive, CreatedAt: time.Now()}
+		events[i] = audit.Event{At: time.Now(), Action: audit.KeyAdd, Outcome: audit.Success, Workspace: owner.Workspace,
+			Entity: audit.Entity{Kind: audit.EntityKey, ID: k.Kid}}
+	}
+	if err := st.ImportClientKeys(t.Context(), keys, events); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// useKids makes one request with each kid through edge e, from 8
+// goroutines, and returns each request's time.
+func (c *cluster) useKids(t *testing.T, e *stack, tk tokens, kids []*apiClient) []time.Duration {
+	t.Helper()
+	ds := make([]time.Duration, len(kids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(kids); i = int(next.Add(1)) - 1 {
+				start := time.Now()
+				if got := e.kidStatus(kids[i], tk); got != http.StatusOK {
+					t.Errorf("kid %d: %d", i, got)
+					return
+				}
+				ds[i] = time.Since(start)
+			}
+		})
+	}
+	wg.Wait()
+	return ds
+}
+
+// timeChanges rotates owner's key n times and retires the old one, timing
+// from each command's return to both edges accepting the new key, and
+// refusing the old.
+func (c *cluster) timeChanges(t *testing.T, owner *apiClient, n int) (accept, refuse []time.Duration) {
+	t.Helper()
+	current := *owner
+	tks := [2]tokens{c.edges[0].login(owner, false, ""), c.edges[1].login(owner, false, "")}
+	waitAll := func(k *apiClient, want int) time.Duration {
+		start := time.Now()
+		for i, e := range c.edges {
+			testkit.Eventually(t, 10*time.Second, fmt.Sprintf("edge %d to answer %d", i+1, want), func() bool { return e.kidStatus(k, tks[i]) == want })
+		}
+		return time.Since(start)
+	}
+	for range n {
+		var k struct{ Kid, Secret string }
+		c.ops.hdc(&k, "keys", "rotate", "--client", owner.ID)
+		next := current
+		next.Kid, next.Key = k.Kid, k.Secret
+		accept = append(accept, waitAll(&next, http.StatusOK))
+		c.ops.hdc(nil, "keys", "retire", "--kid", current.Kid)
+		refuse = append(refuse, waitAll(&current, http.StatusBadRequest))
+		current = next
+	}
+	return accept, refuse
+}
+
+// timeCalls times owner's requests through e for d, while flood requests
+// a second with random kids go to e too, and returns their times.
+func timeCalls(t *testing.T, e *stack, owner *apiClient, tk tokens, d time.Duration, flood int) []time.Duration {
+	t.Helper()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var sent atomic.Int64
+	if flood > 0 {
+		for w := range 16 {
+			wg.Go(func() {
+				tick := time.NewTicker(time.Duration(16 * int(time.Second) / flood))
+				defer tick.Stop()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+					}
+					random := *owner
+					random.Kid = "random-" + strconv.Itoa(w) + "-" + strconv.Itoa(i) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+					e.kidStatus(&random, tk)
+					sent.Add(1)
+				}
+			})
+		}
+	}
+	var ds []time.Duration
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		start := time.Now()
+		if got := e.kidStatus(owner, tk); got != http.StatusOK {
+			t.Fatalf("the client's request: %d", got)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	close(stop)
+	wg.Wait()
+	if flood > 0 {
+		t.Logf("%d requests with random kids in %v", sent.Load(), d)
+	}
+	return ds
+}
+
+// edgeRSS returns the resident memory of the process named name.
+func edgeRSS(t *testing.T, s *stack, name string) int64 {
+	t.Helper()
+	for _, p := range s.procs {
+		if p.name != name {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	t.Fatalf("no process %s", name)
+	return 0
+}
