@@ -457,9 +457,9 @@ func TestDeployContainerfile(t *testing.T) {
 				t.Errorf("the image's configuration does not have %s", want)
 			}
 		}
-		// The registry file, which the edge reads when it starts.
-		if env["HDC_KEY_REGISTRY"] != "/etc/hdc/keys/keys.json" {
-			t.Errorf("the image's HDC_KEY_REGISTRY is %q", env["HDC_KEY_REGISTRY"])
+		// No registry file: the keys are the backend's, looked up over the hop.
+		if env["HDC_KEY_REGISTRY"] != "" || !strings.Contains(config, `"backend":"https://127.0.0.1:9081"`) {
+			t.Errorf("the image's edge reads its keys from %q, not the backend's key plane", env["HDC_KEY_REGISTRY"])
 		}
 	})
 }
@@ -597,7 +597,10 @@ func TestDeploySystemd(t *testing.T) {
 				}
 				got = append(got, id)
 			}
-			want := []string{pki.CAFile, pki.CertFile(role), pki.KeyFile(role), "keeper.key"}
+			want := []string{pki.CAFile, pki.CertFile(role), pki.KeyFile(role)}
+			if role == pki.Backend { // the edge holds no keeper: its keys are the backend's
+				want = append(want, "keeper.key")
+			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%s loads %q, want %q", name, got, want)
 			}
@@ -607,8 +610,11 @@ func TestDeploySystemd(t *testing.T) {
 					t.Errorf("%s: %s=%s, want its credential %s", name, k, env[k], f)
 				}
 			}
-			if want := "keyfile:///run/credentials/" + name + "/keeper.key"; env["HDC_KEEPER"] != want {
+			if want := "keyfile:///run/credentials/" + name + "/keeper.key"; role == pki.Backend && env["HDC_KEEPER"] != want {
 				t.Errorf("%s: HDC_KEEPER=%s, want %s", name, env["HDC_KEEPER"], want)
+			}
+			if role == pki.Edge && env["HDC_KEEPER"] != "" {
+				t.Errorf("%s: HDC_KEEPER=%s: the edge needs no keeper", name, env["HDC_KEEPER"])
 			}
 		}
 	})
@@ -623,9 +629,9 @@ func TestDeploySystemd(t *testing.T) {
 				t.Errorf("the unit's configuration does not have %s", want)
 			}
 		}
-		// The registry file, which the edge reads when it starts.
-		if env["HDC_KEY_REGISTRY"] != "/var/lib/hdc-edge/keys.json" {
-			t.Errorf("the unit's HDC_KEY_REGISTRY is %q", env["HDC_KEY_REGISTRY"])
+		// No registry file: the keys are the backend's, looked up over the hop.
+		if env["HDC_KEY_REGISTRY"] != "" || !strings.Contains(config, `"backend":"https://127.0.0.1:9081"`) {
+			t.Errorf("the unit's edge reads its keys from %q, not the backend's key plane", env["HDC_KEY_REGISTRY"])
 		}
 	})
 }
@@ -824,15 +830,19 @@ func TestDeployCompose(t *testing.T) {
 			for k, v := range s.Environment {
 				env[k] = v
 			}
-			keeperFile, ok := strings.CutPrefix(os.Expand(env["HDC_KEEPER"], composeDefault), "keyfile://")
-			if !ok {
-				t.Errorf("%s: HDC_KEEPER=%s, want a key file by default", name, env["HDC_KEEPER"])
-			}
 			want := map[string]string{
 				env["HDC_HOP_CA"]:   pki.CAFile,
 				env["HDC_HOP_CERT"]: pki.CertFile(role),
 				env["HDC_HOP_KEY"]:  pki.KeyFile(role),
-				keeperFile:          "keeper.key",
+			}
+			keeperFile, ok := strings.CutPrefix(os.Expand(env["HDC_KEEPER"], composeDefault), "keyfile://")
+			switch {
+			case role == pki.Backend && !ok:
+				t.Errorf("%s: HDC_KEEPER=%s, want a key file by default", name, env["HDC_KEEPER"])
+			case role == pki.Backend:
+				want[keeperFile] = "keeper.key"
+			case env["HDC_KEEPER"] != "":
+				t.Errorf("%s: HDC_KEEPER=%s: the edge needs no keeper, its keys are the backend's", name, env["HDC_KEEPER"])
 			}
 			got := map[string]string{}
 			for _, m := range s.Volumes {
@@ -855,22 +865,20 @@ func TestDeployCompose(t *testing.T) {
 		}
 	})
 
-	t.Run("key registry", func(t *testing.T) {
-		registry := cf.env("edge")["HDC_KEY_REGISTRY"]
-		var volume string
-		for _, m := range c.Services["edge"].Volumes {
-			if m.Target == filepath.Dir(registry) {
-				volume = m.Source
-				if m.Type != "volume" || !m.ReadOnly {
-					t.Errorf("the edge mounts the registry's directory %s as %+v: want a volume, read-only", m.Target, m)
-				}
-			}
+	t.Run("keys in the database", func(t *testing.T) {
+		edge := cf.env("edge")
+		for k, v := range c.Services["edge"].Environment {
+			edge[k] = v
 		}
-		if volume == "" {
-			t.Fatalf("the edge does not mount the directory of its registry %s", registry)
+		if edge["HDC_KEY_REGISTRY"] != "" || edge["HDC_BACKEND_INTERNAL"] != "https://backend:9081" {
+			t.Errorf("the edge reads its keys from %q, not the key plane of the backend at https://backend:9081 (%q)",
+				edge["HDC_KEY_REGISTRY"], edge["HDC_BACKEND_INTERNAL"])
 		}
-		if !slices.Contains(c.Services["hdc"].Volumes, composeMount{Type: "volume", Source: volume, Target: filepath.Dir(cf.env("backend")["HDC_KEY_REGISTRY"])}) {
-			t.Errorf("the service hdc does not mount the volume %s, writable, where its HDC_KEY_REGISTRY is", volume)
+		if ops := c.Services["hdc"].Environment["HDC_DATABASE_URL"]; ops == "" || ops != c.Services["backend"].Environment["HDC_DATABASE_URL"] {
+			t.Errorf("the service hdc changes keys in %q, not the backend's database", ops)
+		}
+		if registry := cf.env("backend")["HDC_KEY_REGISTRY"]; registry != "" {
+			t.Errorf("the image's hdc writes a registry file, %s", registry)
 		}
 	})
 
