@@ -36,7 +36,8 @@ const keyPlaneScaleEnv = "HDC_KEYPLANE_SCALE"
 // edge's resident memory above idle with 10,000 kids in use, and the
 // latency of a kid's first use against a cached one's; the time from hdc
 // keys rotate and retire returning to both edges accepting and refusing,
-// over 100 changes; and a client's latency while 1,000 requests a second
+// over 100 changes, and over 20 right after the backends' LISTEN
+// connections are cut; and a client's latency while 1,000 requests a second
 // with random kids hit its edge for 10 s, against a run without them.
 func TestKeyPlaneScale(t *testing.T) {
 	if os.Getenv(keyPlaneScaleEnv) == "" {
@@ -62,6 +63,12 @@ func TestKeyPlaneScale(t *testing.T) {
 	accept, refuse := c.timeChanges(t, owner, 100)
 	t.Logf("from hdc keys rotate returning to both edges accepting the new key: %s", quantiles(accept))
 	t.Logf("from hdc keys retire returning to both edges refusing the key: %s", quantiles(refuse))
+	for i := range 20 {
+		c.cutNotices(t)
+		_, cut := c.timeChanges(t, owner, 1)
+		refuse[i] = cut[0]
+	}
+	t.Logf("the same, each retirement just after the backends' LISTEN connections were cut: %s", quantiles(refuse[:20]))
 
 	control := timeCalls(t, edge, owner, tk, 10*time.Second, 0)
 	before := c.metric(0, `hdc_backend_key_lookups_total{result="unknown"}`)
@@ -174,7 +181,7 @@ func (c *cluster) useKids(t *testing.T, e *stack, tk tokens, kids []*apiClient) 
 
 // timeChanges rotates owner's key n times and retires the old one, timing
 // from each command's return to both edges accepting the new key, and
-// refusing the old.
+// refusing the old. owner ends with its newest key.
 func (c *cluster) timeChanges(t *testing.T, owner *apiClient, n int) (accept, refuse []time.Duration) {
 	t.Helper()
 	current := *owner
@@ -196,7 +203,25 @@ func (c *cluster) timeChanges(t *testing.T, owner *apiClient, n int) (accept, re
 		refuse = append(refuse, waitAll(&current, http.StatusBadRequest))
 		current = next
 	}
+	owner.Kid, owner.Key = current.Kid, current.Key
 	return accept, refuse
+}
+
+// cutNotices ends the backends' LISTEN connections, as a network fault
+// or a database failover would: their notices stop until they listen
+// again.
+func (c *cluster) cutNotices(t *testing.T) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), c.database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	var n int
+	if err := conn.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE query LIKE 'LISTEN hdc_client_keys%' AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("cutting the LISTEN connections: %d cut, %v", n, err)
+	}
 }
 
 // timeCalls times owner's requests through e for d, while flood requests
