@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
@@ -122,8 +123,12 @@ func (k *Key) Validate() error {
 	return errors.Join(errs...)
 }
 
-// FromContract returns the key the backend's key plane handed, validated.
+// FromContract returns the key the backend's key plane handed, validated:
+// its envelopes must be of the content encryption the edge opens.
 func FromContract(c contract.ClientKey) (*Key, error) {
+	if c.Enc != jwe.EncA128CBCHS256 {
+		return nil, fmt.Errorf("key %q: its content encryption %q is not %s", c.Kid, c.Enc, jwe.EncA128CBCHS256)
+	}
 	k := &Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Status: c.Status, CreatedAt: c.CreatedAt,
 		RetiringAt: c.RetiringAt, RetiredAt: c.RetiredAt}
 	if err := k.Validate(); err != nil {

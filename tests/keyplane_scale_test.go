@@ -113,8 +113,8 @@ func (c *cluster) seedKeys(t *testing.T, owner *apiClient, n int) {
 		t.Fatal(err)
 	}
 	prefix := fmt.Sprintf("seed-%d-", time.Now().UnixNano())
-	if _, err := tx.Exec(t.Context(), `INSERT INTO client_keys (kid, client_id, workspace_id, secret, status, created_at, seq)
-		SELECT $1 || g, $2, $3, 'hdc1.seeded', 'active', now(), $4 + g FROM generate_series(1, $5) AS g`,
+	if _, err := tx.Exec(t.Context(), `INSERT INTO client_keys (kid, client_id, workspace_id, secret, enc, status, created_at, seq)
+		SELECT $1 || g, $2, $3, 'hdc1.seeded', 'A128CBC-HS256', 'active', now(), $4 + g FROM generate_series(1, $5) AS g`,
 		prefix, owner.ID, owner.Workspace, base, n); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func (c *cluster) importKeys(t *testing.T, owner *apiClient, n int) []*apiClient
 		k := *owner
 		k.Kid, k.Key = kidregistry.NewKid(), kidregistry.NewSecret()
 		out[i] = &k
-		keys[i] = store.ClientKey{Kid: k.Kid, ClientID: owner.ID, WorkspaceID: owner.Workspace, Secret: k.Key, Status: store.KeyActive, CreatedAt: time.Now()}
+		keys[i] = store.ClientKey{Kid: k.Kid, ClientID: owner.ID, WorkspaceID: owner.Workspace, Secret: k.Key, Enc: "A128CBC-HS256", Status: store.KeyActive, CreatedAt: time.Now()}
 		events[i] = audit.Event{At: time.Now(), Action: audit.KeyAdd, Outcome: audit.Success, Workspace: owner.Workspace,
 			Entity: audit.Entity{Kind: audit.EntityKey, ID: k.Kid}}
 	}

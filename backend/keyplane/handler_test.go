@@ -47,7 +47,7 @@ func plane(t *testing.T) (*httptest.Server, store.Store) {
 
 func addKey(t *testing.T, st store.Store, kid string) store.ClientKey {
 	t.Helper()
-	k, err := st.AddClientKey(t.Context(), store.ClientKey{Kid: kid, ClientID: "c1", Secret: "0123456789abcdef", Status: store.KeyActive, CreatedAt: t0},
+	k, err := st.AddClientKey(t.Context(), store.ClientKey{Kid: kid, ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256", Status: store.KeyActive, CreatedAt: t0},
 		audit.Event{At: t0, Action: audit.KeyAdd, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}})
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,10 @@ type ClientKey struct {
 	ClientID    string
 	WorkspaceID string // the client's, "" when the store has no such client
 	// Secret is the shared key string; stored sealed (package sealed).
-	Secret     string
+	Secret string
+	// Enc is the content encryption of the envelopes under the key
+	// (A128CBC-HS256).
+	Enc        string
 	Status     string // KeyActive, KeyRetiring or KeyRetired
 	CreatedAt  time.Time
 	RetiringAt time.Time // zero when never retiring

@@ -11,7 +11,7 @@ import (
 // k1: the source finds a key only when the answer is k1's, valid by the
 // key rules.
 func FuzzKeyAnswer(f *testing.F) {
-	f.Add([]byte(`{"kid":"k1","client_id":"c1","secret":"0123456789abcdef","status":"active","created_at":"2026-11-25T12:00:00Z","seq":1}`))
+	f.Add([]byte(`{"kid":"k1","client_id":"c1","secret":"0123456789abcdef","enc":"A128CBC-HS256","status":"active","created_at":"2026-11-25T12:00:00Z","seq":1}`))
 	f.Add([]byte(`{"kid":"k1","client_id":"c1","secret":"short","status":"active"}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, answer []byte) {

@@ -218,15 +218,19 @@ func TestFeedDown(t *testing.T) {
 }
 
 // TestLookupInvalid refuses what the backend answers that breaks the
-// key rules, and a key answered for another kid.
+// key rules, a key answered for another kid, and a key of a content
+// encryption the edge does not open.
 func TestLookupInvalid(t *testing.T) {
+	const enc = "A128CBC-HS256"
 	tests := []struct {
 		name string
 		key  contract.ClientKey
 	}{
-		{"short secret", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "short", Status: contract.KeyActive, CreatedAt: t0}},
-		{"unknown status", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Status: "valid", CreatedAt: t0}},
-		{"another kid", contract.ClientKey{Kid: "k2", ClientID: "c1", Secret: "0123456789abcdef", Status: contract.KeyActive, CreatedAt: t0}},
+		{"short secret", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "short", Enc: enc, Status: contract.KeyActive, CreatedAt: t0}},
+		{"unknown status", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Enc: enc, Status: "valid", CreatedAt: t0}},
+		{"another kid", contract.ClientKey{Kid: "k2", ClientID: "c1", Secret: "0123456789abcdef", Enc: enc, Status: contract.KeyActive, CreatedAt: t0}},
+		{"another content encryption", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A256GCM", Status: contract.KeyActive, CreatedAt: t0}},
+		{"no content encryption", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Status: contract.KeyActive, CreatedAt: t0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -62,7 +63,7 @@ func (p *keyPlane) issue(ctx context.Context, client, kid, secret string, rotate
 		action, change = audit.KeyRotate, p.st.RotateClientKey
 	}
 	_, err = change(ctx, store.ClientKey{Kid: kid, ClientID: client, WorkspaceID: c.WorkspaceID, Secret: secret,
-		Status: store.KeyActive, CreatedAt: k.CreatedAt}, keyEvent(action, c.WorkspaceID, kid, k.CreatedAt))
+		Enc: jwe.EncA128CBCHS256, Status: store.KeyActive, CreatedAt: k.CreatedAt}, keyEvent(action, c.WorkspaceID, kid, k.CreatedAt))
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return k, fmt.Errorf("kid %q already exists", kid)
@@ -154,7 +155,8 @@ func (p *keyPlane) importFile(ctx context.Context, path string, sealer *kidregis
 
 // storedKey is k of workspace ws as the store keeps it.
 func storedKey(k kidregistry.Key, ws string) store.ClientKey {
-	sk := store.ClientKey{Kid: k.Kid, ClientID: k.ClientID, WorkspaceID: ws, Secret: k.Secret, Status: string(k.Status), CreatedAt: k.CreatedAt}
+	sk := store.ClientKey{Kid: k.Kid, ClientID: k.ClientID, WorkspaceID: ws, Secret: k.Secret, Enc: jwe.EncA128CBCHS256,
+		Status: string(k.Status), CreatedAt: k.CreatedAt}
 	if k.RetiringAt != nil {
 		sk.RetiringAt = *k.RetiringAt
 	}

@@ -42,6 +42,7 @@ type ClientKey struct {
 	Kid        string     `json:"kid"`
 	ClientID   string     `json:"client_id"`
 	Secret     string     `json:"secret"`
+	Enc        string     `json:"enc"` // the content encryption of its envelopes
 	Status     KeyStatus  `json:"status"`
 	CreatedAt  time.Time  `json:"created_at"`
 	RetiringAt *time.Time `json:"retiring_at,omitempty"`

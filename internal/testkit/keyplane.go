@@ -38,7 +38,8 @@ func (p *KeyPlane) Set(kid, client, secret string, status contract.KeyStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last++
-	p.keys[kid] = contract.ClientKey{Kid: kid, ClientID: client, Secret: secret, Status: status, CreatedAt: time.Now().UTC(), Seq: p.last}
+	p.keys[kid] = contract.ClientKey{Kid: kid, ClientID: client, Secret: secret, Enc: "A128CBC-HS256", Status: status,
+		CreatedAt: time.Now().UTC(), Seq: p.last}
 	close(p.changed)
 	p.changed = make(chan struct{})
 }

@@ -18,7 +18,7 @@ func keyEvent(a audit.Action, kid string) audit.Event {
 }
 
 func clientKey(kid, client string) store.ClientKey {
-	return store.ClientKey{Kid: kid, ClientID: client, WorkspaceID: "w1", Secret: "sealed:" + kid, Status: store.KeyActive, CreatedAt: at(0)}
+	return store.ClientKey{Kid: kid, ClientID: client, WorkspaceID: "w1", Secret: "sealed:" + kid, Enc: "A128CBC-HS256", Status: store.KeyActive, CreatedAt: at(0)}
 }
 
 // changes returns the key changes after n and the newest number.
@@ -68,7 +68,7 @@ func testClientKeys(t *testing.T, s Store) {
 
 	got, err = s.ClientKey(ctx(t), "k2")
 	must(t, err)
-	if got != k2 || got.Secret != "sealed:k2" || got.WorkspaceID != "w1" {
+	if got != k2 || got.Secret != "sealed:k2" || got.WorkspaceID != "w1" || got.Enc != "A128CBC-HS256" {
 		t.Fatalf("ClientKey(k2) = %+v, want %+v", got, k2)
 	}
 	cs, last := changes(t, s, 0)

@@ -10,6 +10,7 @@ CREATE TABLE client_keys (
     client_id    text        NOT NULL,
     workspace_id text        NOT NULL,
     secret       text        NOT NULL,
+    enc          text        NOT NULL, -- the content encryption of its envelopes (A128CBC-HS256)
     status       text        NOT NULL CHECK (status IN ('active', 'retiring', 'retired')),
     created_at   timestamptz NOT NULL,
     retiring_at  timestamptz,

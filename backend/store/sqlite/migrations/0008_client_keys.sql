@@ -8,6 +8,7 @@ CREATE TABLE client_keys (
     client_id    TEXT    NOT NULL,
     workspace_id TEXT    NOT NULL,
     secret       TEXT    NOT NULL,
+    enc          TEXT    NOT NULL, -- the content encryption of its envelopes (A128CBC-HS256)
     status       TEXT    NOT NULL CHECK (status IN ('active', 'retiring', 'retired')),
     created_at   BIGINT  NOT NULL,
     retiring_at  BIGINT,
