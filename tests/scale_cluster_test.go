@@ -55,12 +55,12 @@ type replica struct {
 // environment, then both edges.
 func startCluster(t *testing.T, backendEnv ...string) *cluster {
 	t.Helper()
-	return startClusterEnv(t, backendEnv, nil)
+	return startClusterEnv(t, backendEnv, [2][]string{})
 }
 
-// startClusterEnv is startCluster with edgeEnv added to the edges'
+// startClusterEnv is startCluster with edgeEnv[i] added to edge i's
 // environment.
-func startClusterEnv(t *testing.T, backendEnv, edgeEnv []string) *cluster {
+func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, database: pgtest.URL(t)}
 	backendBin, edgeBin := binary(t, "hdc-backend"), binary(t, "hdc-edge")
@@ -106,7 +106,7 @@ func startClusterEnv(t *testing.T, backendEnv, edgeEnv []string) *cluster {
 		c.ops.start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(repoRoot, "Caddyfile")}, append([]string{
 			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=off",
 			"HDC_BACKEND=" + strings.TrimPrefix(r.public, "http://"), "HDC_BACKEND_INTERNAL=" + r.internal,
-			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hopEnv(hop, "edge"), edgeEnv...)...), edgeSock)
+			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hopEnv(hop, "edge"), edgeEnv[i]...)...), edgeSock)
 		e := &stack{t: t, dir: dir, edge: "http://" + edgeAddr, env: c.ops.env, http: c.ops.http}
 		answers.addEdge(e.edge)
 		c.ops.waitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.edge+"/no-such-route") == http.StatusNotFound })

@@ -28,11 +28,11 @@ func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Eve
 func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
 	k.Status = store.KeyActive
 	err := s.keyChange(ctx, e, func(tx pgx.Tx) error {
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM client_keys WHERE client_id = $1`, k.ClientID).Scan(&n); err != nil {
+		var has bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM client_keys WHERE client_id = $1)`, k.ClientID).Scan(&has); err != nil {
 			return err
 		}
-		if n == 0 {
+		if !has {
 			return store.ErrNotFound
 		}
 		rows, err := tx.Query(ctx, `SELECT kid FROM client_keys WHERE client_id = $1 AND status = 'active' FOR UPDATE`, k.ClientID)
