@@ -12,12 +12,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -138,14 +135,7 @@ func (c *cluster) seedKeys(t *testing.T, owner *apiClient, n int) {
 // keys import does, and returns them.
 func (c *cluster) importKeys(t *testing.T, owner *apiClient, n int) []*apiClient {
 	t.Helper()
-	plain, err := postgres.Open(t.Context(), c.database)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := backend.Seal(t.Context(), plain, c.ops.keeper, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := c.openSealed(t)
 	defer st.Close()
 	keys, events := make([]store.ClientKey, n), make([]audit.Event, n)
 	out := make([]*apiClient, n)

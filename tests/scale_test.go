@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -159,11 +160,10 @@ func TestScaleOut(t *testing.T) {
 	})
 }
 
-// noSecretInTheClear searches every live row of the cluster's PostgreSQL
-// database and every file of its operators' directory (the registry among
-// them) for secrets, and for the signing keys' seeds and the hash key the
-// backends made, which it opens with the cluster's keeper (the KMS).
-func (c *cluster) noSecretInTheClear(t *testing.T, secrets map[string][]byte) {
+// openSealed opens the cluster's database as the backends do, its
+// secrets opened with the cluster's keeper (the KMS).
+func (c *cluster) openSealed(t *testing.T) *sealed.Store {
+	t.Helper()
 	plain, err := postgres.Open(t.Context(), c.database)
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +172,16 @@ func (c *cluster) noSecretInTheClear(t *testing.T, secrets map[string][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// noSecretInTheClear searches every live row of the cluster's PostgreSQL
+// database (the clients' keys among them) and every file of its
+// operators' directory for secrets, and for the signing keys' seeds and
+// the hash key the backends made, which it opens with the cluster's
+// keeper (the KMS).
+func (c *cluster) noSecretInTheClear(t *testing.T, secrets map[string][]byte) {
+	st := c.openSealed(t)
 	defer st.Close()
 	keys, err := st.ListSigningKeys(t.Context())
 	if err != nil || len(keys) == 0 {
