@@ -538,7 +538,7 @@ func TestE2EKeyRotation(t *testing.T) {
 		t.Fatalf("%d of %d requests failed during the rotation; first: %v", failed.Load(), sent.Load(), firstFailure.Load())
 	}
 	t.Logf("%d encrypted uploads during rotate and retire, none failed", sent.Load())
-	// The control: the retired key is refused now (the edge polls every 2 s).
+	// The control: the retired key is refused now.
 	time.Sleep(2500 * time.Millisecond)
 	cl := &apiClient{ID: c.ID, Kid: old.kid, Key: old.key}
 	r := s.do("POST", uploadPath, joseEncrypt(t, cl, jsonUpload([]byte("late"))), map[string]string{
