@@ -101,8 +101,13 @@ func (s *Store) ClientKey(ctx context.Context, kid string) (store.ClientKey, err
 
 // ListClientKeys implements store.Store.
 func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]store.ClientKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys
-		WHERE kid > $1 AND ($2 = '' OR client_id = $2) ORDER BY kid LIMIT $3`, f.After, f.ClientID, f.Limit)
+	// Two statements, so that a client's keys are found by its index.
+	query, args := `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid > $1 ORDER BY kid LIMIT $2`, []any{f.After, f.Limit}
+	if f.ClientID != "" {
+		query = `SELECT ` + clientKeyColumns + ` FROM client_keys WHERE client_id = $3 AND kid > $1 ORDER BY kid LIMIT $2`
+		args = append(args, f.ClientID)
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
 	keys, err := collect(rows, err, func(r pgx.Row) (store.ClientKey, error) { return scanClientKey(r) })
 	for i := range keys {
 		keys[i].Secret = ""

@@ -96,8 +96,13 @@ func (s *Store) ClientKey(ctx context.Context, kid string) (store.ClientKey, err
 
 // ListClientKeys implements store.Store.
 func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]store.ClientKey, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys
-		WHERE kid > ? AND (? = '' OR client_id = ?) ORDER BY kid LIMIT ?`, f.After, f.ClientID, f.ClientID, f.Limit)
+	// Two statements, so that a client's keys are found by its index.
+	query, args := `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid > ? ORDER BY kid LIMIT ?`, []any{f.After, f.Limit}
+	if f.ClientID != "" {
+		query = `SELECT ` + clientKeyColumns + ` FROM client_keys WHERE kid > ? AND client_id = ? ORDER BY kid LIMIT ?`
+		args = []any{f.After, f.ClientID, f.Limit}
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	keys, err := collect(rows, err, func(r *sql.Rows) (store.ClientKey, error) { return scanClientKey(r) })
 	for i := range keys {
 		keys[i].Secret = ""
