@@ -20,7 +20,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
-	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -105,7 +104,7 @@ Caddyfile's; flags win.`,
 	f.StringVar(&o.admin, "admin", "127.0.0.1:2019", `address of the edge's admin API ("off" to disable)`)
 	f.StringVar(&o.backendListen, "backend-listen", "127.0.0.1:9080", "address of the backend's public listener (reached only through the edge)")
 	f.StringVar(&o.internalListen, "internal-listen", "127.0.0.1:9081", "address of the backend's internal listener (JWKS, events, metrics)")
-	f.StringVar(&o.caddyfile, "caddyfile", "", "edge configuration (default: the embedded reference Caddyfile)")
+	f.StringVar(&o.caddyfile, "caddyfile", "", "edge configuration (default: the embedded reference Caddyfile); it may use Caddy's standard modules except templates, file_server and php_fastcgi")
 	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.StringVar(&o.workspace, "workspace", "demo", "workspace of the demo client created on the first run")
 	f.BoolVar(&o.allowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks be delivered to 127.0.0.0/8 and ::1 (for local receivers)")
