@@ -178,13 +178,18 @@ func (k *keyring) candidates(kid string, reload bool) []string {
 // internal for a kid, over the hop with the edge's certificate of the
 // hop's files in hop, as an edge does.
 func planeKeys(hop, internal string) func(kid string) (string, bool) {
-	return func(kid string) (string, bool) {
+	client := sync.OnceValue(func() *http.Client {
 		cfg, err := pki.ClientTLS(filepath.Join(hop, pki.CertFile(pki.Edge)), filepath.Join(hop, pki.KeyFile(pki.Edge)), filepath.Join(hop, pki.CAFile))
 		if err != nil {
+			return nil
+		}
+		return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+	})
+	return func(kid string) (string, bool) {
+		if client() == nil {
 			return "", false
 		}
-		client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
-		resp, err := client.Get(internal + strings.Replace(contract.PathKey, "{kid}", url.PathEscape(kid), 1))
+		resp, err := client().Get(internal + strings.Replace(contract.PathKey, "{kid}", url.PathEscape(kid), 1))
 		if err != nil {
 			return "", false
 		}

@@ -110,10 +110,11 @@ func (s *stack) kidStatus(c *apiClient, tk tokens) int {
 }
 
 // quantiles describes durations by their median, 99th percentile and
-// maximum.
+// maximum, to a tenth of a millisecond.
 func quantiles(ds []time.Duration) string {
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))].Round(time.Millisecond) }
-	return fmt.Sprintf("p50 %v, p99 %v, max %v over %d", at(0.5), at(0.99), s[len(s)-1].Round(time.Millisecond), len(s))
+	const unit = 100 * time.Microsecond
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))].Round(unit) }
+	return fmt.Sprintf("p50 %v, p99 %v, max %v over %d", at(0.5), at(0.99), s[len(s)-1].Round(unit), len(s))
 }

@@ -215,11 +215,14 @@ func startStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *stack 
 // keyring finds the stack's keys as its edge does: in the registry file,
 // or in the backend's key plane.
 func (s *stack) keyring() *keyring {
+	var plane func(kid string) (string, bool)
+	var once sync.Once
 	return &keyring{path: s.registry, keeper: func() string { return s.keeper }, plane: func(kid string) (string, bool) {
 		if s.internal == "" {
 			return "", false
 		}
-		return planeKeys(s.hop, s.internal)(kid)
+		once.Do(func() { plane = planeKeys(s.hop, s.internal) }) // one client, its connections kept
+		return plane(kid)
 	}}
 }
 
