@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -483,51 +484,52 @@ func TestE2EWebhooks(t *testing.T) {
 func TestE2EKeyRotation(t *testing.T) {
 	s := startStack(t)
 	c := s.newClient("rotation")
-	tk := s.login(c, false, "")
-	type keyPair struct{ kid, key string }
-	var mu sync.Mutex
-	current := keyPair{c.Kid, c.Key}
-	old := current
+	rotateUnderLoad(t, s, []*stack{s}, c, s.login(c, false, ""))
+}
+
+// rotateUnderLoad rotates c's key with hdc keys (run by ops) and retires
+// the old one while three workers upload through edges, the client taking
+// the new key as soon as the rotation returns: no request may fail. Then
+// the retired key is refused by every edge.
+func rotateUnderLoad(t *testing.T, ops *stack, edges []*stack, c *apiClient, tk tokens) {
+	t.Helper()
+	upload := func(e *stack, k *apiClient, text string) *response {
+		return e.do("POST", uploadPath, joseEncrypt(t, k, jsonUpload([]byte(text))), map[string]string{
+			authorization: "Bearer " + tk.AccessToken, jweHeader: "JWE", "Content-Type": jsonType})
+	}
+	var current atomic.Pointer[apiClient]
+	current.Store(c)
+	old := c
 	var sent, failed atomic.Int64
 	var firstFailure atomic.Value
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for w := 0; w < 3; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for w := range 3 {
+		wg.Go(func() {
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				mu.Lock()
-				k := current
-				mu.Unlock()
-				cl := &apiClient{ID: c.ID, Kid: k.kid, Key: k.key}
-				body := joseEncrypt(t, cl, jsonUpload([]byte(fmt.Sprintf("worker %d, file %d", w, i))))
-				r := s.do("POST", uploadPath, body, map[string]string{authorization: "Bearer " + tk.AccessToken,
-					jweHeader: "JWE", "Content-Type": jsonType})
+				k := current.Load()
+				r := upload(edges[(w+i)%len(edges)], k, fmt.Sprintf("worker %d, file %d", w, i))
 				sent.Add(1)
 				if r.status != 200 || r.header.Get(jweHeader) != "JWE" {
 					failed.Add(1)
-					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%s: %s", k.kid, r))
+					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%s: %s", k.Kid, r))
 				}
 			}
-		}()
+		})
 	}
 	time.Sleep(2 * time.Second)
-	var rotated struct {
-		Kid    string `json:"kid"`
-		Secret string `json:"secret"`
-	}
-	s.hdc(&rotated, "keys", "rotate", "--client", c.ID)
-	mu.Lock()
-	current = keyPair{rotated.Kid, rotated.Secret} // the client takes the new key at once
-	mu.Unlock()
+	var rotated struct{ Kid, Secret string }
+	ops.hdc(&rotated, "keys", "rotate", "--client", c.ID)
+	next := *c
+	next.Kid, next.Key = rotated.Kid, rotated.Secret
+	current.Store(&next) // the client takes the new key at once
 	time.Sleep(2 * time.Second)
-	s.hdc(nil, "keys", "retire", "--kid", old.kid)
+	ops.hdc(nil, "keys", "retire", "--kid", old.Kid)
 	time.Sleep(2 * time.Second)
 	close(stop)
 	wg.Wait()
@@ -537,13 +539,15 @@ func TestE2EKeyRotation(t *testing.T) {
 	if failed.Load() != 0 {
 		t.Fatalf("%d of %d requests failed during the rotation; first: %v", failed.Load(), sent.Load(), firstFailure.Load())
 	}
-	t.Logf("%d encrypted uploads during rotate and retire, none failed", sent.Load())
-	// The control: the retired key is refused now.
-	time.Sleep(2500 * time.Millisecond)
-	cl := &apiClient{ID: c.ID, Kid: old.kid, Key: old.key}
-	r := s.do("POST", uploadPath, joseEncrypt(t, cl, jsonUpload([]byte("late"))), map[string]string{
-		authorization: "Bearer " + tk.AccessToken, jweHeader: "JWE", "Content-Type": jsonType})
-	expectProblem(t, r, 400, "invalid_encryption")
+	t.Logf("%d encrypted uploads through %d edge(s) during rotate and retire, none failed", sent.Load(), len(edges))
+	// The control: the retired key is refused now, by every edge.
+	for i, e := range edges {
+		testkit.Eventually(t, 10*time.Second, fmt.Sprintf("edge %d to refuse the retired key", i+1), func() bool {
+			return upload(e, old, "late").status == http.StatusBadRequest
+		})
+		expectProblem(t, upload(e, old, "late"), 400, "invalid_encryption")
+	}
+	c.Kid, c.Key = next.Kid, next.Key
 }
 
 // TestEdgeBinary: hdc-edge is Caddy's command line with our modules.

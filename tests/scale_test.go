@@ -123,6 +123,10 @@ func TestScaleOut(t *testing.T) {
 		client.Kid, client.Key = rotated.Kid, rotated.Key
 	})
 
+	t.Run("KeyRotationUnderLoadThroughBothEdges", func(t *testing.T) {
+		rotateUnderLoad(t, c.ops, c.edges[:], client, a.login(client, false, ""))
+	})
+
 	t.Run("LoginThrottlingHoldsAcrossReplicas", func(t *testing.T) {
 		victim := c.ops.newClient("scale")
 		wrong := []byte(`{"client_id":"` + victim.ID + `","client_secret":"not-the-secret"}`)
