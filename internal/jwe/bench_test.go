@@ -28,7 +28,7 @@ func BenchmarkDecrypt(b *testing.B) {
 	key, _ := NewKey(testShared)
 	cek := []byte(testShared + testShared)
 	for _, n := range benchSizes {
-		env := EncryptRequest(key, "k1", testkit.RandomBytes(n))
+		env := EncryptRequest(key, Protected{Kid: "k1"}, testkit.RandomBytes(n))
 		b.Run("codec="+"hdc/size="+sizeName(n), func(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()

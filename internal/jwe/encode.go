@@ -2,63 +2,93 @@ package jwe
 
 import (
 	"encoding/json"
-
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
+	"strconv"
 )
 
-// protectedHeader returns the encoded protected header of an envelope.
-func protectedHeader(kid string) string {
-	return b64.EncodeToString(appendHeader(nil, kid))
+// Protected is what a protected header names besides alg "dir": the
+// key's enc, its kid, and a request's freshness, iat and jti.
+type Protected struct {
+	Kid string
+	// Iat is the request's time in seconds since the Unix epoch; 0 names
+	// none.
+	Iat int64
+	// Jti is the request's unique id under its key; "" names none.
+	Jti string
+}
+
+// protectedHeader returns the encoded protected header of an envelope
+// under a key of content encryption enc.
+func protectedHeader(enc string, p Protected) string {
+	return b64.EncodeToString(appendHeader(nil, enc, p))
 }
 
 // appendHeader appends the JSON of a header naming alg, enc and, when not
-// empty, kid: the bytes json.Marshal gives for that Header, built without
-// reflection because every encrypted response needs one.
-func appendHeader(b []byte, kid string) []byte {
-	b = append(b, `{"alg":"`+AlgDir+`","enc":"`+EncA128CBCHS256+`"`...)
-	if kid != "" {
+// empty, kid, iat and jti: the bytes json.Marshal gives for that Header,
+// built without reflection because every encrypted response needs one.
+func appendHeader(b []byte, enc string, p Protected) []byte {
+	b = append(b, `{"alg":"`+AlgDir+`","enc":"`...)
+	b = append(b, enc...)
+	b = append(b, '"')
+	if p.Kid != "" {
 		b = append(b, `,"kid":`...)
-		b = appendJSONString(b, kid)
+		b = appendJSONString(b, p.Kid)
+	}
+	if p.Iat != 0 {
+		b = strconv.AppendInt(append(b, `,"iat":`...), p.Iat, 10)
+	}
+	if p.Jti != "" {
+		b = append(b, `,"jti":`...)
+		b = appendJSONString(b, p.Jti)
 	}
 	return append(b, '}')
 }
 
+// seal encrypts plaintext under k, the additional authenticated data
+// being the encoded protected header, and returns the iv, ciphertext and
+// tag.
+func (k *Key) seal(protected string, plaintext []byte) (iv, ct, tag []byte) {
+	if k.gcm != nil {
+		return sealGCM(k.gcm, protected, plaintext)
+	}
+	return k.cbc.Seal(protected, plaintext)
+}
+
 // EncryptRequest returns a request envelope in the flattened JSON
-// serialization: protected (alg, enc, and kid when given), iv, ciphertext,
-// tag, and the top-level kid when given.
-func EncryptRequest(k *cbchmac.Key, kid string, plaintext []byte) []byte {
-	return encryptFlattened(k, kid, plaintext, true)
+// serialization: protected (alg, enc, and what p names), iv, ciphertext,
+// tag, and the top-level kid when p names one.
+func EncryptRequest(k *Key, p Protected, plaintext []byte) []byte {
+	return encryptFlattened(k, p, plaintext, true)
 }
 
 // EncryptResponse returns a response envelope in the flattened JSON
 // serialization: protected (alg, enc, and kid when given), iv, ciphertext
 // and tag, the additional authenticated data being the protected member's
 // text (RFC 7516 §5.1), as every JOSE library reads it.
-func EncryptResponse(k *cbchmac.Key, kid string, plaintext []byte) []byte {
-	return encryptFlattened(k, kid, plaintext, false)
+func EncryptResponse(k *Key, kid string, plaintext []byte) []byte {
+	return encryptFlattened(k, Protected{Kid: kid}, plaintext, false)
 }
 
-func encryptFlattened(k *cbchmac.Key, kid string, plaintext []byte, topKid bool) []byte {
-	protected := protectedHeader(kid)
-	iv, ct, tag := k.Seal(protected, plaintext)
-	b := make([]byte, 0, len(protected)+b64.EncodedLen(len(ct))+len(kid)+128)
+func encryptFlattened(k *Key, p Protected, plaintext []byte, topKid bool) []byte {
+	protected := protectedHeader(k.enc, p)
+	iv, ct, tag := k.seal(protected, plaintext)
+	b := make([]byte, 0, len(protected)+b64.EncodedLen(len(ct))+len(p.Kid)+128)
 	b = append(b, '{')
 	b = appendB64Member(b, "protected", []byte(protected), false)
 	b = appendB64Member(b, "iv", iv, true)
 	b = appendB64Member(b, "ciphertext", ct, true)
 	b = appendB64Member(b, "tag", tag, true)
-	if topKid && kid != "" {
+	if topKid && p.Kid != "" {
 		b = append(b, `,"kid":`...)
-		b = appendJSONString(b, kid)
+		b = appendJSONString(b, p.Kid)
 	}
 	return append(b, '}')
 }
 
 // EncryptCompact returns an envelope in the compact serialization: the
 // answer to a compact request has this form too.
-func EncryptCompact(k *cbchmac.Key, kid string, plaintext []byte) []byte {
-	protected := protectedHeader(kid)
-	iv, ct, tag := k.Seal(protected, plaintext)
+func EncryptCompact(k *Key, p Protected, plaintext []byte) []byte {
+	protected := protectedHeader(k.enc, p)
+	iv, ct, tag := k.seal(protected, plaintext)
 	b := make([]byte, 0, len(protected)+b64.EncodedLen(len(ct))+64)
 	b = append(b, protected...)
 	b = append(b, '.', '.')

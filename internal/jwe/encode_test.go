@@ -17,7 +17,7 @@ func TestAppendHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendHeader([]byte("x"), kid); string(got) != "x"+string(want) {
+		if got := appendHeader([]byte("x"), EncA128CBCHS256, Protected{Kid: kid}); string(got) != "x"+string(want) {
 			t.Errorf("kid %q: appendHeader = %s, want %s", kid, got[1:], want)
 		}
 	}

@@ -29,17 +29,26 @@ type RequestWriter struct {
 	err    error
 }
 
+// ErrNotStreamed: an A256GCM envelope is not written as a stream, as
+// crypto/cipher's AES-GCM seals only a whole plaintext; EncryptRequest
+// writes it from memory.
+var ErrNotStreamed = errors.New("jwe: only an A128CBC-HS256 envelope is written as a stream")
+
 // NewRequestWriter writes the head of a request envelope in form (Request
-// or Compact) under k to w and returns the writer of its plaintext.
-func NewRequestWriter(w io.Writer, k *cbchmac.Key, kid string, form Form) (*RequestWriter, error) {
+// or Compact) under k, an A128CBC-HS256 key, to w and returns the writer
+// of its plaintext.
+func NewRequestWriter(w io.Writer, k *Key, p Protected, form Form) (*RequestWriter, error) {
 	if form != Request && form != Compact {
 		return nil, errors.New("jwe: a request is written in form Request or Compact")
 	}
-	protected := protectedHeader(kid)
+	if k.cbc == nil {
+		return nil, ErrNotStreamed
+	}
+	protected := protectedHeader(k.enc, p)
 	rw := &RequestWriter{out: bufio.NewWriterSize(w, streamBuffer)}
 	rw.enc = base64.NewEncoder(b64, rw.out)
-	rw.sealer = k.NewSealer(protected, rw.enc)
-	head, tail := requestFrame(form, protected, kid, rw.sealer.IV())
+	rw.sealer = k.cbc.NewSealer(protected, rw.enc)
+	head, tail := requestFrame(form, protected, p.Kid, rw.sealer.IV())
 	rw.tail = tail
 	_, rw.err = rw.out.Write(head)
 	return rw, rw.err
@@ -65,10 +74,11 @@ func requestFrame(form Form, protected, kid string, iv []byte) ([]byte, func([]b
 	}
 }
 
-// RequestSize is the length in bytes of the request envelope, in form,
-// of a plaintext of n bytes under kid: what RequestWriter writes.
-func RequestSize(kid string, form Form, n int64) int64 {
-	head, tail := requestFrame(form, protectedHeader(kid), kid, make([]byte, cbchmac.IVSize))
+// RequestSize is the length in bytes of the A128CBC-HS256 request
+// envelope, in form, of a plaintext of n bytes under p: what
+// RequestWriter writes.
+func RequestSize(p Protected, form Form, n int64) int64 {
+	head, tail := requestFrame(form, protectedHeader(EncA128CBCHS256, p), p.Kid, make([]byte, cbchmac.IVSize))
 	frame := int64(len(head) + len(tail(make([]byte, cbchmac.TagSize))))
 	ct := cbchmac.CiphertextSize(n)
 	return frame + ct/3*4 + int64(b64.EncodedLen(int(ct%3)))

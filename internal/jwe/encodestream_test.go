@@ -18,7 +18,7 @@ func streamRequest(t *testing.T, kid string, form Form, pt []byte, piece int) []
 	t.Helper()
 	key, _ := NewKey(testShared)
 	var out bytes.Buffer
-	w, err := NewRequestWriter(&out, key, kid, form)
+	w, err := NewRequestWriter(&out, key, Protected{Kid: kid}, form)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ type streamForm struct {
 func TestRequestWriter(t *testing.T) {
 	key, _ := NewKey(testShared)
 	forms := []streamForm{
-		{"json", Request, func(kid string, pt []byte) []byte { return EncryptRequest(key, kid, pt) }, jose.ParseEncryptedJSON},
-		{"compact", Compact, func(kid string, pt []byte) []byte { return EncryptCompact(key, kid, pt) }, jose.ParseEncryptedCompact},
+		{"json", Request, func(kid string, pt []byte) []byte { return EncryptRequest(key, Protected{Kid: kid}, pt) }, jose.ParseEncryptedJSON},
+		{"compact", Compact, func(kid string, pt []byte) []byte { return EncryptCompact(key, Protected{Kid: kid}, pt) }, jose.ParseEncryptedCompact},
 	}
 	sizes := []int{0, 1, 2, 3, 15, 16, 17, 47, 48, 49, streamBuffer + 5, 1<<20 + 3}
 	for _, f := range forms {
@@ -93,7 +93,7 @@ func checkStreamed(t *testing.T, f streamForm, kid string, pt []byte, piece int)
 	t.Helper()
 	key, _ := NewKey(testShared)
 	got := streamRequest(t, kid, f.form, pt, piece)
-	if size := RequestSize(kid, f.form, int64(len(pt))); int64(len(got)) != size {
+	if size := RequestSize(Protected{Kid: kid}, f.form, int64(len(pt))); int64(len(got)) != size {
 		t.Fatalf("%d bytes written, RequestSize says %d", len(got), size)
 	}
 	want := f.oneShot(kid, pt)
@@ -127,10 +127,10 @@ func checkStreamed(t *testing.T, f streamForm, kid string, pt []byte, piece int)
 // closed writer refuses more.
 func TestRequestWriterForms(t *testing.T) {
 	key, _ := NewKey(testShared)
-	if _, err := NewRequestWriter(&bytes.Buffer{}, key, "k", Flattened); err == nil {
+	if _, err := NewRequestWriter(&bytes.Buffer{}, key, Protected{Kid: "k"}, Flattened); err == nil {
 		t.Fatal("form Flattened accepted")
 	}
-	w, err := NewRequestWriter(&bytes.Buffer{}, key, "k", Request)
+	w, err := NewRequestWriter(&bytes.Buffer{}, key, Protected{Kid: "k"}, Request)
 	if err != nil {
 		t.Fatal(err)
 	}

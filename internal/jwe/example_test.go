@@ -17,7 +17,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	envelope := jwe.EncryptRequest(key, "k_example", []byte(`{"client_id":"c1"}`))
+	envelope := jwe.EncryptRequest(key, jwe.Protected{Kid: "k_example"}, []byte(`{"client_id":"c1"}`))
 
 	e, ct, err := jwe.Parse(envelope, jwe.Request)
 	if err != nil {
@@ -37,14 +37,14 @@ func Example() {
 // tag over that ciphertext before it yields a byte of plaintext.
 func ExampleRead() {
 	key, _ := jwe.NewKey("0123456789abcdef")
-	envelope := jwe.EncryptCompact(key, "k_example", []byte("a consultation, uploaded"))
+	envelope := jwe.EncryptCompact(key, jwe.Protected{Kid: "k_example"}, []byte("a consultation, uploaded"))
 
 	var spool bytes.Buffer
 	e, err := jwe.Read(bytes.NewReader(envelope), jwe.Compact, &spool, 64<<10)
 	if err != nil {
 		log.Fatal(err)
 	}
-	pt, err := e.Open(key, bytes.NewReader(spool.Bytes()))
+	pt, _, err := e.Open(key, bytes.NewReader(spool.Bytes()))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func ExampleNewRequestWriter() {
 	body := strings.Repeat("a large file, ", 1000)
 
 	var out bytes.Buffer
-	w, err := jwe.NewRequestWriter(&out, key, "k_example", jwe.Request)
+	w, err := jwe.NewRequestWriter(&out, key, jwe.Protected{Kid: "k_example"}, jwe.Request)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func ExampleNewRequestWriter() {
 	if err := w.Close(); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(int64(out.Len()) == jwe.RequestSize("k_example", jwe.Request, int64(len(body))))
+	fmt.Println(int64(out.Len()) == jwe.RequestSize(jwe.Protected{Kid: "k_example"}, jwe.Request, int64(len(body))))
 
 	e, ct, _ := jwe.Parse(out.Bytes(), jwe.Request)
 	plaintext, _ := e.Decrypt(key, ct)

@@ -5,15 +5,20 @@ import (
 	"unicode/utf8"
 )
 
-// Header holds the JOSE header parameters of an envelope. Only string
-// parameters from a fixed list are accepted; anything else could change how
-// the message must be processed and is refused.
+// Header holds the JOSE header parameters of an envelope. Only parameters
+// from a fixed list are accepted, strings but iat; anything else could
+// change how the message must be processed and is refused.
 type Header struct {
 	Alg string `json:"alg,omitempty"`
 	Enc string `json:"enc,omitempty"`
 	Kid string `json:"kid,omitempty"`
 	Typ string `json:"typ,omitempty"`
 	Cty string `json:"cty,omitempty"`
+	// Iat is when the request was made, in seconds since the Unix epoch
+	// (a NumericDate, RFC 7519 §2, of whole seconds); 0 when not named.
+	Iat int64 `json:"iat,omitempty"`
+	// Jti names the request uniquely under its key, for the replay check.
+	Jti string `json:"jti,omitempty"`
 }
 
 // params is a set of header parameters, as bits.
@@ -25,6 +30,8 @@ const (
 	pKid
 	pTyp
 	pCty
+	pIat
+	pJti
 )
 
 // Parameters each header may carry. The protected header names the
@@ -32,7 +39,7 @@ const (
 // first version's responses had no protected header, so their unprotected
 // one names the algorithms too.
 const (
-	protectedParams      = pAlg | pEnc | pKid | pTyp | pCty
+	protectedParams      = pAlg | pEnc | pKid | pTyp | pCty | pIat | pJti
 	requestUnprotParams  = pKid
 	responseUnprotParams = pAlg | pEnc | pKid
 )
@@ -50,6 +57,10 @@ func (h *Header) field(name []byte) (params, *string) {
 		return pTyp, &h.Typ
 	case "cty":
 		return pCty, &h.Cty
+	case "jti":
+		return pJti, &h.Jti
+	case "iat":
+		return pIat, nil
 	}
 	return 0, nil
 }
@@ -77,6 +88,11 @@ func (s *scanner) readHeader(first byte, allowed params) (Header, params, error)
 			return formatErr("header parameter %q may only be in the protected header", name)
 		case seen&p != 0:
 			return formatErr("duplicate header parameter %q", name)
+		case p == pIat:
+			seen |= p
+			var err error
+			h.Iat, err = s.readSeconds(value)
+			return err
 		case value != '"':
 			return formatErr("header parameter %q must be a string", name)
 		}
@@ -115,10 +131,40 @@ func (h Header) checkAlgorithms() error {
 	if h.Alg != AlgDir {
 		return formatErr(`unsupported "alg": only %q is accepted`, AlgDir)
 	}
-	if h.Enc != EncA128CBCHS256 {
-		return formatErr(`unsupported "enc": only %q is accepted`, EncA128CBCHS256)
+	if !ValidEnc(h.Enc) {
+		return formatErr(`unsupported "enc": only %q and %q are accepted`, EncA128CBCHS256, EncA256GCM)
 	}
 	return nil
+}
+
+// maxSecondsDigits bounds an iat: twelve digits reach the year 33658.
+const maxSecondsDigits = 12
+
+// readSeconds reads a NumericDate of whole seconds whose first byte, first,
+// has been read: a positive JSON integer without sign, fraction or
+// exponent.
+func (s *scanner) readSeconds(first byte) (int64, error) {
+	errIat := formatErr(`header parameter "iat" must be a positive whole number of seconds`)
+	if first < '1' || first > '9' {
+		return 0, errIat
+	}
+	n := int64(first - '0')
+	for digits := 1; ; digits++ {
+		c, err := s.br.ReadByte()
+		if err != nil {
+			return 0, fail(err)
+		}
+		if c < '0' || c > '9' {
+			if c == '.' || c == 'e' || c == 'E' {
+				return 0, errIat
+			}
+			return n, s.br.UnreadByte()
+		}
+		if digits == maxSecondsDigits {
+			return 0, errIat
+		}
+		n = n*10 + int64(c-'0')
+	}
 }
 
 // mergeKid folds one more source of the key id into kid; every source that

@@ -39,6 +39,9 @@ type Envelope struct {
 	// Kid is the key id the envelope names, from the top-level member or a
 	// header (all of which must agree), or "" when it names none.
 	Kid string
+	// nonce is the iv of an A256GCM envelope; Sealed.IV is an
+	// A128CBC-HS256 envelope's.
+	nonce [GCMNonceSize]byte
 }
 
 // Read parses an envelope of the given form from r, reading at most limit
@@ -61,8 +64,8 @@ func Read(r io.Reader, form Form, ct io.Writer, limit int64) (*Envelope, error) 
 	if err != nil {
 		return nil, err
 	}
-	if e.Size == 0 || e.Size%cbchmac.BlockSize != 0 {
-		return nil, formatErr(`"ciphertext" must be a non-empty multiple of %d bytes`, cbchmac.BlockSize)
+	if e.Header.Enc == EncA128CBCHS256 && (e.Size == 0 || e.Size%cbchmac.BlockSize != 0) {
+		return nil, formatErr(`"ciphertext" must be a non-empty multiple of %d bytes with %s`, cbchmac.BlockSize, EncA128CBCHS256)
 	}
 	return e, nil
 }
@@ -141,14 +144,20 @@ func (s *scanner) compactHead() (*Envelope, []byte, error) {
 	return e, iv, err
 }
 
+// setIVTag checks the iv's and the tag's lengths for the envelope's enc and
+// keeps them.
 func (e *Envelope) setIVTag(iv, tag []byte) error {
-	if len(iv) != cbchmac.IVSize {
-		return formatErr(`"iv" must be %d bytes`, cbchmac.IVSize)
+	ivSize, dst := cbchmac.IVSize, e.IV[:]
+	if e.Header.Enc == EncA256GCM {
+		ivSize, dst = GCMNonceSize, e.nonce[:]
+	}
+	if len(iv) != ivSize {
+		return formatErr(`"iv" must be %d bytes with %s`, ivSize, e.Header.Enc)
 	}
 	if len(tag) != cbchmac.TagSize {
 		return formatErr(`"tag" must be %d bytes`, cbchmac.TagSize)
 	}
-	copy(e.IV[:], iv)
+	copy(dst, iv)
 	copy(e.Tag[:], tag)
 	return nil
 }

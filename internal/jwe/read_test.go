@@ -246,3 +246,65 @@ func TestRefusalsNameTheParameter(t *testing.T) {
 		})
 	}
 }
+
+// TestFreshnessMembers reads iat and jti from the protected header: iat a
+// positive whole number of seconds, jti a string, both there alone.
+func TestFreshnessMembers(t *testing.T) {
+	for _, tt := range []struct {
+		name, header string
+		iat          int64
+		jti          string
+		err          bool
+	}{
+		{name: "both", header: `{"alg":"dir","enc":"A256GCM","kid":"k","iat":1795000000,"jti":"a-request-id-0001"}`, iat: 1795000000, jti: "a-request-id-0001"},
+		{name: "neither", header: `{"alg":"dir","enc":"A256GCM","kid":"k"}`},
+		{name: "iat then a member", header: `{"iat":7,"alg":"dir","enc":"A256GCM","kid":"k"}`, iat: 7},
+		{name: "fraction", header: `{"alg":"dir","enc":"A256GCM","iat":1795000000.5}`, err: true},
+		{name: "exponent", header: `{"alg":"dir","enc":"A256GCM","iat":1e9}`, err: true},
+		{name: "negative", header: `{"alg":"dir","enc":"A256GCM","iat":-1}`, err: true},
+		{name: "zero", header: `{"alg":"dir","enc":"A256GCM","iat":0}`, err: true},
+		{name: "leading zero", header: `{"alg":"dir","enc":"A256GCM","iat":01}`, err: true},
+		{name: "thirteen digits", header: `{"alg":"dir","enc":"A256GCM","iat":1795000000000}`, err: true},
+		{name: "a string", header: `{"alg":"dir","enc":"A256GCM","iat":"1795000000"}`, err: true},
+		{name: "twice", header: `{"alg":"dir","enc":"A256GCM","iat":1,"iat":2}`, err: true},
+		{name: "jti a number", header: `{"alg":"dir","enc":"A256GCM","jti":1}`, err: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := parseHeader([]byte(tt.header))
+			if (err != nil) != tt.err {
+				t.Fatalf("parseHeader(%s) = %v", tt.header, err)
+			}
+			if err == nil && (h.Iat != tt.iat || h.Jti != tt.jti) {
+				t.Fatalf("iat, jti = %d, %q; want %d, %q", h.Iat, h.Jti, tt.iat, tt.jti)
+			}
+		})
+	}
+}
+
+// TestEncOfTheKey refuses an envelope opened with a key of another enc
+// with ErrDecrypt, in memory and as a stream, whatever the tag.
+func TestEncOfTheKey(t *testing.T) {
+	keys := testKeys(t)
+	for i, tk := range keys {
+		other := keys[1-i].key
+		env := EncryptRequest(tk.key, Protected{Kid: "k"}, []byte(`{"a":1}`))
+		e, ct, err := Parse(env, Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(string(tk.enc), func(t *testing.T) {
+			if _, err := e.Decrypt(other, ct); err != ErrDecrypt {
+				t.Fatalf("Decrypt under a key of another enc: %v", err)
+			}
+			if _, _, err := e.Open(other, bytes.NewReader(ct)); err != ErrDecrypt {
+				t.Fatalf("Open under a key of another enc: %v", err)
+			}
+			if _, err := e.Decrypt(DummyKey(tk.key.Enc()), ct); err != ErrDecrypt {
+				t.Fatalf("Decrypt under a dummy key: %v", err)
+			}
+			if pt, err := e.Decrypt(tk.key, ct); err != nil || string(pt) != `{"a":1}` {
+				t.Fatalf("Decrypt under its key: %q, %v", pt, err)
+			}
+		})
+	}
+}

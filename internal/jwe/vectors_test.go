@@ -7,8 +7,6 @@ import (
 	"os"
 	"testing"
 	"testing/iotest"
-
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 )
 
 // vectors mirrors testdata/jwe.json, the public vectors of the transport.
@@ -38,7 +36,7 @@ func (v envelopeVector) compact() []byte {
 	return []byte(e["protected"] + ".." + e["iv"] + "." + e["ciphertext"] + "." + e["tag"])
 }
 
-func (v envelopeVector) key(t testing.TB) *cbchmac.Key {
+func (v envelopeVector) key(t testing.TB) *Key {
 	k, err := NewKey(v.SharedKey)
 	if err != nil {
 		t.Fatal(err)
