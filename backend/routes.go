@@ -67,7 +67,11 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("GET", contract.PathSubscriptions, protected(wh.List))
 	mux.Handle("DELETE", contract.PathSubscriptions+"/{id}", protected(wh.Delete))
 	gate := func(r *http.Request) (*http.Request, *problem.Problem) {
-		return web.CheckEdge(s.hop != nil, r)
+		r, p := web.CheckEdge(s.hop != nil, r)
+		if p != nil {
+			return r, p
+		}
+		return r, s.replays.Check(r)
 	}
 	return s.observe("public", m, mux, gate)
 }

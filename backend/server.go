@@ -43,6 +43,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/auditwindow"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyplane"
+	"github.com/health-data-connect/hdc/backend/replay"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
@@ -62,7 +63,9 @@ type Server struct {
 	// checkpoints writes the audit trails' heads outside the database.
 	checkpoints *auditcheckpoint.Job
 	// keyHub wakes the edges' requests for key changes.
-	keyHub   *keyplane.Hub
+	keyHub *keyplane.Hub
+	// replays refuses a fresh request received before.
+	replays  *replay.Guard
 	public   http.Handler
 	internal http.Handler
 	// hop is the listeners' TLS, nil when they are plain loopback HTTP.
@@ -155,6 +158,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	background.Go(func() { s.refusals.Run(ctx) })
 	background.Go(func() { s.checkpoints.Run(ctx) })
 	background.Go(func() { s.keyHub.Run(ctx) })
+	background.Go(func() { s.replays.Run(ctx) })
 	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()))
 
 	var err error

@@ -20,6 +20,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/records"
+	"github.com/health-data-connect/hdc/backend/replay"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
@@ -108,6 +109,9 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.keyHub = keyplane.NewHub(s.store, keyPlanePoll, keyPlaneFastPoll, s.log.Named("keyplane"))
 	if h.keys, err = keyplane.New(s.store, s.keyHub, s.log.Named("keyplane"), reg); err != nil {
+		return err
+	}
+	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
 	}
 	return s.routes(reg, h)

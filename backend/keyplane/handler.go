@@ -68,7 +68,7 @@ func (h *Handler) serveKey(w http.ResponseWriter, r *http.Request) error {
 
 // wireKey is k as the contract spells it.
 func wireKey(k store.ClientKey) contract.ClientKey {
-	c := contract.ClientKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.Enc, Status: contract.KeyStatus(k.Status),
+	c := contract.ClientKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.Enc, RequireFresh: k.RequireFresh, Status: contract.KeyStatus(k.Status),
 		CreatedAt: k.CreatedAt, Seq: k.Seq}
 	if !k.RetiringAt.IsZero() {
 		c.RetiringAt = &k.RetiringAt

@@ -65,12 +65,14 @@ type ClientKey struct {
 	// Secret is the shared key string; stored sealed (package sealed).
 	Secret string
 	// Enc is the content encryption of the envelopes under the key
-	// (A128CBC-HS256).
-	Enc        string
-	Status     string // KeyActive, KeyRetiring or KeyRetired
-	CreatedAt  time.Time
-	RetiringAt time.Time // zero when never retiring
-	RetiredAt  time.Time // zero when not retired
+	// (A128CBC-HS256 or A256GCM).
+	Enc string
+	// RequireFresh: every envelope under the key must name iat and jti.
+	RequireFresh bool
+	Status       string // KeyActive, KeyRetiring or KeyRetired
+	CreatedAt    time.Time
+	RetiringAt   time.Time // zero when never retiring
+	RetiredAt    time.Time // zero when not retired
 	// Seq is the sequence number of the key's last change.
 	Seq int64
 }

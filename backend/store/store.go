@@ -50,6 +50,7 @@ type Store interface {
 	Audit
 	DataKeys
 	ClientKeys
+	Replays
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

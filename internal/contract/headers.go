@@ -36,6 +36,14 @@ const (
 	// its access log line carries as "uuid" and the backend's as
 	// "request_id"; on every route.
 	HeaderRequestID = HeaderPrefix + "Request-Id"
+	// HeaderJTI is the jti of an opened envelope that named one (its iat
+	// checked by the edge), which the backend records under the request's
+	// kid (HeaderKeyID) to refuse a replay through any edge.
+	HeaderJTI = HeaderPrefix + "Jti"
+	// HeaderJTIExpires is when the backend may forget HeaderJTI, in
+	// seconds since the Unix epoch: the envelope's iat plus the freshness
+	// window, after which the edges refuse it as stale.
+	HeaderJTIExpires = HeaderPrefix + "Jti-Expires"
 )
 
 // HeaderRequestIDAnswer names the request's id in every answer of the

@@ -29,3 +29,24 @@ func IsUUID(s string) bool {
 	u, err := uuid.Parse(s)
 	return err == nil && u.String() == s
 }
+
+// JTI lengths: a request's jti is at least 16 characters (a client puts at
+// least 128 bits of randomness in it) and at most 128.
+const (
+	MinJTI = 16
+	MaxJTI = 128
+)
+
+// ValidJTI reports whether s can be an encrypted request's jti: MinJTI to
+// MaxJTI printable ASCII characters (no space).
+func ValidJTI(s string) bool {
+	if len(s) < MinJTI || len(s) > MaxJTI {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}

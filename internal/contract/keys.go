@@ -39,14 +39,16 @@ func (s KeyStatus) Valid() bool { return s == KeyActive || s == KeyRetiring || s
 // Secret is the shared key string in the clear: the hop is mutually
 // authenticated TLS, and the route serves RoleEdge alone.
 type ClientKey struct {
-	Kid        string     `json:"kid"`
-	ClientID   string     `json:"client_id"`
-	Secret     string     `json:"secret"`
-	Enc        string     `json:"enc"` // the content encryption of its envelopes
-	Status     KeyStatus  `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	RetiringAt *time.Time `json:"retiring_at,omitempty"`
-	RetiredAt  *time.Time `json:"retired_at,omitempty"`
+	Kid      string `json:"kid"`
+	ClientID string `json:"client_id"`
+	Secret   string `json:"secret"`
+	Enc      string `json:"enc"` // the content encryption of its envelopes
+	// RequireFresh: every envelope under the key must name iat and jti.
+	RequireFresh bool       `json:"require_fresh,omitempty"`
+	Status       KeyStatus  `json:"status"`
+	CreatedAt    time.Time  `json:"created_at"`
+	RetiringAt   *time.Time `json:"retiring_at,omitempty"`
+	RetiredAt    *time.Time `json:"retired_at,omitempty"`
 	// Seq is the sequence number of the key's last change.
 	Seq int64 `json:"seq"`
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -79,8 +80,23 @@ func hopHeadersOK(h http.Header) bool {
 	owner, ownerOK := single(h, contract.HeaderKeyClientID)
 	switch {
 	case kidOK && ownerOK:
-		return contract.ValidKid(kid) && contract.IsUUID(owner)
+		return contract.ValidKid(kid) && contract.IsUUID(owner) && jtiHeadersOK(h)
 	case len(h.Values(contract.HeaderKeyID)) == 0 && len(h.Values(contract.HeaderKeyClientID)) == 0:
+		return len(h.Values(contract.HeaderJTI)) == 0 && len(h.Values(contract.HeaderJTIExpires)) == 0
+	}
+	return false
+}
+
+// jtiHeadersOK reports whether the jti of an encrypted request and its
+// expiry come both, each once and of its syntax, or neither.
+func jtiHeadersOK(h http.Header) bool {
+	jti, jtiOK := single(h, contract.HeaderJTI)
+	expires, expiresOK := single(h, contract.HeaderJTIExpires)
+	switch {
+	case jtiOK && expiresOK:
+		n, err := strconv.ParseInt(expires, 10, 64)
+		return contract.ValidJTI(jti) && err == nil && n > 0
+	case len(h.Values(contract.HeaderJTI)) == 0 && len(h.Values(contract.HeaderJTIExpires)) == 0:
 		return true
 	}
 	return false

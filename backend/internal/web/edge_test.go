@@ -101,6 +101,9 @@ func TestCheckEdgeHopHeaders(t *testing.T) {
 		owner = "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 	)
 	key := []string{contract.HeaderKeyID, kid, contract.HeaderKeyClientID, owner}
+	encrypted := append(append([]string{}, hopHeaders...), key...)
+	fresh := []string{contract.HeaderJTI, "a-request-id-0001", contract.HeaderJTIExpires, "1795000300"}
+	with := func(base []string, more ...string) []string { return append(append([]string{}, base...), more...) }
 	tests := []struct {
 		name    string
 		headers []string
@@ -119,6 +122,13 @@ func TestCheckEdgeHopHeaders(t *testing.T) {
 		{"an owner without its kid", append(append([]string{}, hopHeaders...), key[2:]...), false},
 		{"two kids", append(append(append([]string{}, hopHeaders...), key...), key[:2]...), false},
 		{"a kid of another syntax", append(append([]string{}, hopHeaders...), contract.HeaderKeyID, "no kid", contract.HeaderKeyClientID, owner), false},
+		{"fresh", with(encrypted, fresh...), true},
+		{"a jti without its expiry", with(encrypted, fresh[:2]...), false},
+		{"an expiry without its jti", with(encrypted, fresh[2:]...), false},
+		{"a jti on a plain request", with(hopHeaders, fresh...), false},
+		{"two jtis", with(encrypted, append(fresh, fresh[:2]...)...), false},
+		{"a short jti", with(encrypted, contract.HeaderJTI, "short", contract.HeaderJTIExpires, "1795000300"), false},
+		{"an expiry that is no number", with(encrypted, contract.HeaderJTI, "a-request-id-0001", contract.HeaderJTIExpires, "soon"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 // notice carries nothing: a follower reads the changes by number.
 const keyChannel = "hdc_client_keys"
 
-const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, status, created_at, retiring_at, retired_at, seq`
+const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fresh, status, created_at, retiring_at, retired_at, seq`
 
 // AddClientKey implements store.Store.
 func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
@@ -184,8 +184,8 @@ func insertClientKey(ctx context.Context, tx pgx.Tx, k *store.ClientKey) error {
 		return err
 	}
 	k.Seq = seq
-	_, err = tx.Exec(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.Status, ts(k.CreatedAt), nullTS(k.RetiringAt), nullTS(k.RetiredAt), seq)
+	_, err = tx.Exec(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, k.Status, ts(k.CreatedAt), nullTS(k.RetiringAt), nullTS(k.RetiredAt), seq)
 	return translate(err)
 }
 
@@ -200,7 +200,7 @@ func nextKeySeq(ctx context.Context, tx pgx.Tx) (int64, error) {
 func scanClientKey(row pgx.Row) (store.ClientKey, error) {
 	var k store.ClientKey
 	var created, retiring, retired pgtype.Timestamptz
-	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Enc, &k.Status, &created, &retiring, &retired, &k.Seq)
+	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Enc, &k.RequireFresh, &k.Status, &created, &retiring, &retired, &k.Seq)
 	k.CreatedAt, k.RetiringAt, k.RetiredAt = fromTS(created), fromTS(retiring), fromTS(retired)
 	return k, notFound(err)
 }

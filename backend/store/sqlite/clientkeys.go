@@ -9,7 +9,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
-const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, status, created_at, retiring_at, retired_at, seq`
+const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fresh, status, created_at, retiring_at, retired_at, seq`
 
 // AddClientKey implements store.Store.
 func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
@@ -146,8 +146,8 @@ func insertClientKey(ctx context.Context, tx *sql.Tx, k *store.ClientKey) error 
 		return err
 	}
 	k.Seq = seq
-	_, err = tx.ExecContext(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.Status, micros(k.CreatedAt), nullMicros(k.RetiringAt), nullMicros(k.RetiredAt), seq)
+	_, err = tx.ExecContext(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, k.Status, micros(k.CreatedAt), nullMicros(k.RetiringAt), nullMicros(k.RetiredAt), seq)
 	return translate(err)
 }
 
@@ -162,7 +162,7 @@ func scanClientKey(row interface{ Scan(...any) error }) (store.ClientKey, error)
 	var k store.ClientKey
 	var created int64
 	var retiring, retired sql.NullInt64
-	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Enc, &k.Status, &created, &retiring, &retired, &k.Seq)
+	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Enc, &k.RequireFresh, &k.Status, &created, &retiring, &retired, &k.Seq)
 	k.CreatedAt, k.RetiringAt, k.RetiredAt = time.UnixMicro(created).UTC(), fromMicros(retiring), fromMicros(retired)
 	return k, notFound(err)
 }

@@ -69,6 +69,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ClientKeyList", testClientKeyList},
 		{"ClientKeyConcurrentChanges", testClientKeyConcurrentChanges},
 		{"ClientKeyNotices", testClientKeyNotices},
+		{"Replays", testReplays},
+		{"ReplaysConcurrent", testReplaysConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
