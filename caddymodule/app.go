@@ -18,7 +18,6 @@ import (
 	"github.com/health-data-connect/hdc/caddymodule/keyplane"
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -35,8 +34,11 @@ type App struct {
 	Keys KeysConfig `json:"keys"`
 	// Tokens configures the verification of bearer tokens.
 	Tokens TokensConfig `json:"tokens,omitempty"`
+	// Fresh configures the check of the iat and jti of envelopes.
+	Fresh FreshConfig `json:"fresh,omitempty"`
 
 	keys     *keyState
+	fresh    *freshness
 	verifier *tokenauth.Verifier // nil when no tokens are configured
 	logger   *zap.Logger
 	stop     context.CancelFunc
@@ -108,21 +110,23 @@ type keyState struct {
 	poolKey string
 	lastUse sync.Map // kid → *atomic.Int64, Unix nanoseconds
 	ciphers *lru.Cache[string, *cachedKey]
-	// dummy stands in for unknown, retired and foreign keys: checking a tag
-	// against it costs what checking against a real key costs, and fails.
-	dummy *cbchmac.Key
+	// dummies stand in, by enc, for unknown, retired and foreign keys and
+	// for a key of another enc than the envelope's: checking a tag against
+	// one costs what checking against a real key costs, and fails.
+	dummies map[string]*jwe.Key
 }
 
 // cachedKey is a key's cipher, kept while its secret stays the same.
 type cachedKey struct {
 	secret string
-	key    *cbchmac.Key
+	key    *jwe.Key
 }
 
 // newKeyState returns the state of src, shared under poolKey.
 func newKeyState(src keySource, poolKey string) *keyState {
 	ciphers, _ := lru.New[string, *cachedKey](ciphersKept) // errs only on a size below 1
-	return &keyState{source: src, poolKey: poolKey, ciphers: ciphers, dummy: cbchmac.DummyKey()}
+	return &keyState{source: src, poolKey: poolKey, ciphers: ciphers, dummies: map[string]*jwe.Key{
+		jwe.EncA128CBCHS256: jwe.DummyKey(jwe.EncA128CBCHS256), jwe.EncA256GCM: jwe.DummyKey(jwe.EncA256GCM)}}
 }
 
 // Destruct implements caddy.Destructor.
@@ -150,6 +154,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.keys = v.(*keyState)
+	a.fresh = newFreshness(a.Fresh)
 	return a.provisionTokens(ctx)
 }
 
@@ -276,11 +281,11 @@ func (a *App) lookupKey(ctx context.Context, kid string) (*kidregistry.Key, bool
 }
 
 // cipherFor returns the cipher of a key, built once per secret.
-func (a *App) cipherFor(k *kidregistry.Key) (*cbchmac.Key, error) {
-	if c, ok := a.keys.ciphers.Get(k.Kid); ok && c.secret == k.Secret {
+func (a *App) cipherFor(k *kidregistry.Key) (*jwe.Key, error) {
+	if c, ok := a.keys.ciphers.Get(k.Kid); ok && c.secret == k.Secret && c.key.Enc() == k.ContentEncryption() {
 		return c.key, nil
 	}
-	key, err := jwe.NewKey(k.Secret)
+	key, err := jwe.NewKeyFor(k.ContentEncryption(), k.Secret)
 	if err != nil {
 		return nil, err
 	}

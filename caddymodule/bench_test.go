@@ -21,7 +21,7 @@ func BenchmarkJWE(b *testing.B) {
 		for i := range payload {
 			payload[i] = 'a' + byte(i%26)
 		}
-		env := jwe.EncryptRequest(mustKey(b, secretOf("k-c1")), "k-c1", payload)
+		env := jwe.EncryptRequest(mustKey(b, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, payload)
 		next := &upstream{reply: []byte(`{"id":"w1","status":"success"}`)}
 		b.Run(fmt.Sprintf("size=%dKiB", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(n))

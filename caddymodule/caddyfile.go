@@ -80,6 +80,10 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := a.Tokens.unmarshalCaddyfile(d); err != nil {
 				return err
 			}
+		case "fresh":
+			if err := a.Fresh.unmarshalCaddyfile(d); err != nil {
+				return err
+			}
 		default:
 			return d.Errf("unknown hdc subdirective %q", d.Val())
 		}
@@ -273,6 +277,33 @@ func (c *KeysConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		return false, nil
 	})
+}
+
+// unmarshalCaddyfile reads the fresh block of the hdc global option:
+//
+//	fresh {
+//		window   <duration>
+//		remember <count>
+//	}
+func (c *FreshConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(1) {
+		var err error
+		switch d.Val() {
+		case "window":
+			err = oneDuration(d, &c.Window)
+		case "remember":
+			err = oneInt(d, &c.Remember)
+		default:
+			return d.Errf("unknown fresh subdirective %q", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hopBlock reads the block d is on, named name: the hop's TLS

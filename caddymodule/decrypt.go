@@ -13,7 +13,6 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/problem"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -85,9 +84,10 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 		return opened{}, p
 	}
 	o := opened{kid: env.Kid, compact: form == jwe.Compact}
-	// Unknown, retired and foreign keys cost the same work as a real one:
-	// the tag is checked against a key nobody holds, and fails.
-	k, key := t.keyOrDummy(r.Context(), env.Kid, client)
+	// Unknown, retired and foreign keys, and a key of another enc than the
+	// envelope's, cost the same work as a real one: the tag is checked
+	// against a key nobody holds, and fails.
+	k, key := t.keyOrDummy(r.Context(), env.Kid, client, env.Header.Enc)
 	body, size, err := open(env, key, sp)
 	if err != nil || k == nil {
 		return o, errInvalidEncryption
@@ -96,6 +96,9 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 		if body, p = bindLogin(body, size, k.ClientID); p != nil {
 			return o, p
 		}
+	}
+	if o.fresh, p = t.app.fresh.check(k, env.Header); p != nil {
+		return o, p
 	}
 	replaceBody(r, body, size)
 	o.owner, o.key, o.size = k.ClientID, key, size
@@ -127,15 +130,15 @@ func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 	return env, form, nil
 }
 
-// keyOrDummy returns the registry key kid and its cipher when client may use
-// it, and a nil key with the dummy cipher otherwise.
-func (t *JWE) keyOrDummy(ctx context.Context, kid, client string) (*kidregistry.Key, *cbchmac.Key) {
-	if k, ok := t.usableKey(ctx, kid, client); ok {
+// keyOrDummy returns the key kid and its cipher when client may use it and
+// its enc is enc, and a nil key with the dummy cipher of enc otherwise.
+func (t *JWE) keyOrDummy(ctx context.Context, kid, client, enc string) (*kidregistry.Key, *jwe.Key) {
+	if k, ok := t.usableKey(ctx, kid, client); ok && k.ContentEncryption() == enc {
 		if key, err := t.app.cipherFor(k); err == nil {
 			return k, key
 		}
 	}
-	return nil, t.app.keys.dummy
+	return nil, t.app.keys.dummies[enc]
 }
 
 // bindLogin checks that the decrypted login body names the key's client,
@@ -172,16 +175,12 @@ func replaceBody(r *http.Request, body io.Reader, size int64) {
 // plaintext and the plaintext's size. A ciphertext in memory is decrypted in
 // place, in one call, and read from there; one on disk is decrypted as a
 // stream on its way upstream.
-func open(env *jwe.Envelope, key *cbchmac.Key, sp *spool) (io.Reader, int64, error) {
+func open(env *jwe.Envelope, key *jwe.Key, sp *spool) (io.Reader, int64, error) {
 	if mem, ok := sp.inMemory(); ok {
 		plain, err := env.DecryptInPlace(key, mem)
 		return bytes.NewReader(plain), int64(len(plain)), err
 	}
-	pt, err := env.Open(key, sp)
-	if err != nil {
-		return nil, 0, err
-	}
-	return pt, pt.Size, nil
+	return env.Open(key, sp)
 }
 
 // readProblem maps an error of jwe.Read to the client's answer; limit is

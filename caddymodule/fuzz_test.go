@@ -14,10 +14,10 @@ import (
 // from the upstream or a 4xx problem that never reached it; never a 5xx.
 func FuzzJWE(f *testing.F) {
 	k := mustKey(f, secretOf("k-c1"))
-	f.Add(jwe.EncryptRequest(k, "k-c1", []byte(`{"a":1}`)), false, false)
-	f.Add(jwe.EncryptCompact(k, "k-c1", []byte(`{"a":1}`)), true, false)
-	f.Add(jwe.EncryptRequest(k, "k-c1", []byte(`{"client_id":"c1"}`)), false, true)
-	f.Add(jwe.EncryptRequest(mustKey(f, secretOf("k-c2")), "k-c2", []byte(`{"client_id":"c2"}`)), false, true)
+	f.Add(jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`)), false, false)
+	f.Add(jwe.EncryptCompact(k, jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`)), true, false)
+	f.Add(jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(`{"client_id":"c1"}`)), false, true)
+	f.Add(jwe.EncryptRequest(mustKey(f, secretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, []byte(`{"client_id":"c2"}`)), false, true)
 	f.Add([]byte(`{"protected":"eyJhbGciOiJkaXIiLCJlbmMiOiJBMTI4Q0JDLUhTMjU2In0","iv":"","ciphertext":"","tag":"","kid":"k-c1"}`), false, false)
 	token := newTestJWE(f, false)
 	login := newTestJWE(f, true)

@@ -79,7 +79,7 @@ func TestEdgeRoundTrips(t *testing.T) {
 	k := mustKey(t, secretOf("k-c1"))
 
 	t.Run("flattened", func(t *testing.T) {
-		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(k, "k-c1", payload), encHeaders(c1))
+		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, payload), encHeaders(c1))
 		got := decryptResponse(t, resp, body, "k-c1")
 		hit := e.up.last()
 		if hit.sha256 != hexSHA(payload) || hit.contentLength != int64(len(payload)) ||
@@ -99,7 +99,7 @@ func TestEdgeRoundTrips(t *testing.T) {
 	t.Run("compact", func(t *testing.T) {
 		h := encHeaders(c1)
 		h["Content-Type"] = "application/jose"
-		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptCompact(k, "k-c1", payload), h)
+		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptCompact(k, jwe.Protected{Kid: "k-c1"}, payload), h)
 		decryptResponse(t, resp, body, "k-c1")
 		if e.up.last().sha256 != hexSHA(payload) {
 			t.Fatal("upstream did not get the plaintext")
@@ -174,7 +174,7 @@ func TestEdgeRoundTrips(t *testing.T) {
 	})
 	t.Run("encrypted login", func(t *testing.T) {
 		login := []byte(`{"client_id":"c1","client_secret":"s3cret"}`)
-		resp, body := e.call(t, "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(k, "k-c1", login),
+		resp, body := e.call(t, "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, login),
 			map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"})
 		decryptResponse(t, resp, body, "k-c1")
 		if e.up.last().sha256 != hexSHA(login) {
@@ -210,7 +210,7 @@ func TestEdgeHostile(t *testing.T) {
 	c1 := e.token("c1", nil)
 	k1 := mustKey(t, secretOf("k-c1"))
 	plain := []byte(`{"endpoint":"https://example.org/hook"}`)
-	good := jwe.EncryptRequest(k1, "k-c1", plain)
+	good := jwe.EncryptRequest(k1, jwe.Protected{Kid: "k-c1"}, plain)
 	var m map[string]string
 	if err := json.Unmarshal(good, &m); err != nil {
 		t.Fatal(err)
@@ -299,14 +299,14 @@ func TestEdgeHostile(t *testing.T) {
 		{"body-less without X-Encryption-Kid", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE"}, 400, "invalid_envelope"},
 		{"flipped tag", "POST", subscriptions, with("tag", flipB64(t, m["tag"])), enc, 400, "invalid_encryption"},
 		{"bad padding", "POST", subscriptions, rawEnvelope(t, secretOf("k-c1"), "k-c1", make([]byte, 32)), enc, 400, "invalid_encryption"},
-		{"unknown kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), "k-nobody", plain), enc, 400, "invalid_encryption"},
+		{"unknown kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-nobody"}, plain), enc, 400, "invalid_encryption"},
 		{"flipped ciphertext", "POST", subscriptions, with("ciphertext", flipB64(t, m["ciphertext"])), enc, 400, "invalid_encryption"},
 		{"flipped iv", "POST", subscriptions, with("iv", flipB64(t, m["iv"])), enc, 400, "invalid_encryption"},
-		{"another client's kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), "k-c2", plain), enc, 400, "invalid_encryption"},
-		{"retired kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-dead")), "k-c1-dead", plain), enc, 400, "invalid_encryption"},
+		{"another client's kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, plain), enc, 400, "invalid_encryption"},
+		{"retired kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-dead")), jwe.Protected{Kid: "k-c1-dead"}, plain), enc, 400, "invalid_encryption"},
 		{"foreign kid for the response", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE", "X-Encryption-Kid": "k-c2"}, 400, "invalid_encryption"},
-		{"login with another client's kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), "k-c2", []byte(`{"client_id":"c1","client_secret":"x"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
-		{"login with an unknown kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), "nobody", []byte(`{"client_id":"c1"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
+		{"login with another client's kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, []byte(`{"client_id":"c1","client_secret":"x"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
+		{"login with an unknown kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "nobody"}, []byte(`{"client_id":"c1"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
 		{"no token", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, nil, 401, "missing_token"},
 		{"basic auth", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Basic YTpi"}, 401, "invalid_token"},
 		{"expired token", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(e.token("c1", map[string]any{"exp": time.Now().Add(-10 * time.Minute).Unix()})), 401, "token_expired"},
@@ -413,7 +413,7 @@ func TestEdgeRotation(t *testing.T) {
 					use = &current{"k-c1", secretOf("k-c1")}
 				}
 				body := []byte(fmt.Sprintf(`{"worker":%d,"i":%d}`, w, i))
-				resp, out := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, use.secret), use.kid, body), encHeaders(c1))
+				resp, out := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, use.secret), jwe.Protected{Kid: use.kid}, body), encHeaders(c1))
 				sent.Add(1)
 				if resp.StatusCode != 200 {
 					failed.Add(1)
@@ -466,7 +466,7 @@ func TestEdgeLargeUpload(t *testing.T) {
 	plaintext = append(plaintext, `{"file":"`...)
 	plaintext = b64std.AppendEncode(plaintext, file)
 	plaintext = append(plaintext, `"}`...)
-	envelope := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), "k-c1", plaintext)
+	envelope := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plaintext)
 	t.Logf("file %d bytes, plaintext %d, envelope %d", len(file), len(plaintext), len(envelope))
 	resp, body := e.call(t, "POST", "/mr/api/v2/docs", envelope, encHeaders(e.token("c1", nil)))
 	got := decryptResponse(t, resp, body, "k-c1")
@@ -484,11 +484,11 @@ func TestEdgeLargeUpload(t *testing.T) {
 func TestEdgeAdminAndMetrics(t *testing.T) {
 	e := startEdge(t, testKeys, nil)
 	c1 := e.token("c1", nil)
-	resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), "k-c1", []byte(`{}`)), encHeaders(c1))
+	resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{}`)), encHeaders(c1))
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), "k-c2", []byte(`{}`)), encHeaders(c1))
+	e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-c2"}, []byte(`{}`)), encHeaders(c1))
 
 	get := func(path string) (int, []byte) {
 		resp, err := e.client.Get(e.admin + path)
@@ -566,7 +566,7 @@ func TestEdgeBackendKeys(t *testing.T) {
 	e := startEdge(t, testKeys, map[string]string{"HDC_KEY_REGISTRY": ""})
 	c1 := e.token("c1", nil)
 	send := func(kid, secret string) int {
-		resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secret), kid, []byte(`{"n":1}`)), encHeaders(c1))
+		resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secret), jwe.Protected{Kid: kid}, []byte(`{"n":1}`)), encHeaders(c1))
 		return resp.StatusCode
 	}
 	if got := send("k-c1", secretOf("k-c1")); got != 200 {

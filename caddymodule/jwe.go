@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/internal/contract"
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -107,9 +107,10 @@ func (t *JWE) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (t *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	// Only this handler may say which key was used.
-	r.Header.Del(contract.HeaderKeyID)
-	r.Header.Del(contract.HeaderKeyClientID)
+	// Only this handler may say which key was used, and which jti.
+	for _, h := range []string{contract.HeaderKeyID, contract.HeaderKeyClientID, contract.HeaderJTI, contract.HeaderJTIExpires} {
+		r.Header.Del(h)
+	}
 	encrypted, p := encryptionRequested(r.Header)
 	switch {
 	case p != nil:
@@ -168,9 +169,12 @@ func encryptionRequested(h http.Header) (bool, *problem.Problem) {
 type opened struct {
 	kid     string
 	owner   string // the key's client
-	key     *cbchmac.Key
+	key     *jwe.Key
 	size    int64 // plaintext bytes forwarded
 	compact bool  // the answer is in the compact serialization
+	// fresh are the hop headers of the envelope's jti, for the backend's
+	// replay check; nil when it named none.
+	fresh http.Header
 }
 
 // openRequest establishes the key of an encrypted request and, when it has
@@ -223,6 +227,9 @@ func (t *JWE) accept(r *http.Request, client string, o opened, start time.Time) 
 	caddyhttp.SetVar(r.Context(), varKeyID, o.kid)
 	r.Header.Set(contract.HeaderKeyID, o.kid)
 	r.Header.Set(contract.HeaderKeyClientID, o.owner)
+	for name, v := range o.fresh {
+		r.Header[name] = v
+	}
 	r.Header.Del(contract.HeaderEncryption)
 	r.Header.Del(contract.HeaderEncryptionKid)
 	// The response is sealed whole: ask the upstream for the plain

@@ -26,7 +26,6 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -47,7 +46,7 @@ func secretOf(kid string) string {
 	return "zzzzzzzzzzzzzzzz"
 }
 
-func mustKey(t testing.TB, shared string) *cbchmac.Key {
+func mustKey(t testing.TB, shared string) *jwe.Key {
 	t.Helper()
 	k, err := jwe.NewKey(shared)
 	if err != nil {
@@ -174,7 +173,7 @@ func parseAnswer(t testing.TB, h http.Header, body []byte) (*jwe.Envelope, []byt
 	if err != nil {
 		t.Fatalf("response is not an envelope: %v", err)
 	}
-	if e.AAD == "" || e.Header.Alg != jwe.AlgDir || e.Header.Enc != jwe.EncA128CBCHS256 || e.Header.Kid == "" {
+	if e.AAD == "" || e.Header.Alg != jwe.AlgDir || !jwe.ValidEnc(e.Header.Enc) || e.Header.Kid == "" {
 		t.Fatalf("answer's protected header %+v: want alg, enc and kid", e.Header)
 	}
 	return e, ct
@@ -191,12 +190,12 @@ func TestJWERoundTrip(t *testing.T) {
 		envelope []byte
 		ctype    string
 	}{
-		{"flattened", "k-c1", small, jwe.EncryptRequest(key, "k-c1", small), "application/json"},
-		{"flattened as jose+json", "k-c1", small, jwe.EncryptRequest(key, "k-c1", small), "application/jose+json"},
-		{"compact", "k-c1", small, jwe.EncryptCompact(key, "k-c1", small), "application/jose"},
-		{"retiring key", "k-c1-old", small, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-old")), "k-c1-old", small), "application/json"},
-		{"large, spooled", "k-c1", large, jwe.EncryptRequest(key, "k-c1", large), "application/json; charset=utf-8"},
-		{"empty plaintext", "k-c1", []byte{}, jwe.EncryptRequest(key, "k-c1", nil), "application/json"},
+		{"flattened", "k-c1", small, jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, small), "application/json"},
+		{"flattened as jose+json", "k-c1", small, jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, small), "application/jose+json"},
+		{"compact", "k-c1", small, jwe.EncryptCompact(key, jwe.Protected{Kid: "k-c1"}, small), "application/jose"},
+		{"retiring key", "k-c1-old", small, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-old")), jwe.Protected{Kid: "k-c1-old"}, small), "application/json"},
+		{"large, spooled", "k-c1", large, jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, large), "application/json; charset=utf-8"},
+		{"empty plaintext", "k-c1", []byte{}, jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, nil), "application/json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,7 +276,7 @@ func TestJWEResponseOnly(t *testing.T) {
 // body) is body-less when its body turns out empty, and carries its
 // envelope otherwise.
 func TestJWEUnknownLength(t *testing.T) {
-	envelope := jwe.EncryptCompact(mustKey(t, secretOf("k-c1")), "k-c1", []byte(`{"a":1}`))
+	envelope := jwe.EncryptCompact(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`))
 	tests := []struct {
 		name      string
 		body      []byte
@@ -321,7 +320,7 @@ func TestJWEUnknownLength(t *testing.T) {
 // status, headers and bytes, and never reaches the upstream.
 func TestJWEUniformFailures(t *testing.T) {
 	plain := []byte(`{"a":1}`)
-	good := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), "k-c1", plain)
+	good := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plain)
 	var env map[string]string
 	_ = json.Unmarshal(good, &env)
 	tamper := func(member string) []byte {
@@ -343,10 +342,10 @@ func TestJWEUniformFailures(t *testing.T) {
 		{"flipped ciphertext", "c1", tamper("ciphertext"), nil},
 		{"flipped iv", "c1", tamper("iv"), nil},
 		{"bad padding", "c1", rawEnvelope(t, secretOf("k-c1"), "k-c1", make([]byte, 32)), nil},
-		{"unknown kid", "c1", jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), "k-nobody", plain), nil},
-		{"retired kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c1-dead")), "k-c1-dead", plain), nil},
-		{"another client's kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), "k-c2", plain), nil},
-		{"wrong key for the kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), "k-c1", plain), nil},
+		{"unknown kid", "c1", jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-nobody"}, plain), nil},
+		{"retired kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c1-dead")), jwe.Protected{Kid: "k-c1-dead"}, plain), nil},
+		{"another client's kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, plain), nil},
+		{"wrong key for the kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), jwe.Protected{Kid: "k-c1"}, plain), nil},
 		{"response-only, foreign kid", "c1", nil, map[string]string{"X-Encryption-Kid": "k-c2"}},
 		{"response-only, unknown kid", "c1", nil, map[string]string{"X-Encryption-Kid": "nope"}},
 	}
@@ -461,7 +460,7 @@ func TestJWEAnyClient(t *testing.T) {
 			h := newTestJWE(t, false)
 			h.AnyClient = true
 			up := &upstream{reply: []byte(`{}`)}
-			r := encryptedRequest("POST", "/connect-auth/v1/account/refresh", jwe.EncryptRequest(mustKey(t, secretOf(tt.kid)), tt.kid, body), "application/json")
+			r := encryptedRequest("POST", "/connect-auth/v1/account/refresh", jwe.EncryptRequest(mustKey(t, secretOf(tt.kid)), jwe.Protected{Kid: tt.kid}, body), "application/json")
 			r.Header.Set(contract.HeaderKeyClientID, "forged")
 			w := serve(t, h, r, "", up)
 			if w.Code != tt.wantStatus {
@@ -495,7 +494,7 @@ func TestJWELogin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newTestJWE(t, true)
 			up := &upstream{reply: []byte(`{"access_token":"t"}`)}
-			r := encryptedRequest("POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(key, "k-c1", []byte(tt.body)), "application/json")
+			r := encryptedRequest("POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, []byte(tt.body)), "application/json")
 			w := serve(t, h, r, "", up)
 			if tt.wantCode == "" {
 				if string(up.body) != tt.body {
@@ -513,7 +512,7 @@ func TestJWELogin(t *testing.T) {
 
 func TestJWEResponses(t *testing.T) {
 	key := mustKey(t, secretOf("k-c1"))
-	env := jwe.EncryptRequest(key, "k-c1", []byte(`{}`))
+	env := jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, []byte(`{}`))
 	tests := []struct {
 		name       string
 		up         *upstream
@@ -587,7 +586,7 @@ func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
 	}
 	body := []byte(`{"n":1}`)
 	up := &upstream{reply: []byte(`{}`)}
-	w := serve(t, h, encryptedRequest("POST", "/x", jwe.EncryptRequest(mustKey(t, added.Secret), added.Kid, body), "application/json"), "c1", up)
+	w := serve(t, h, encryptedRequest("POST", "/x", jwe.EncryptRequest(mustKey(t, added.Secret), jwe.Protected{Kid: added.Kid}, body), "application/json"), "c1", up)
 	if !bytes.Equal(up.body, body) || w.Code != 200 {
 		t.Fatalf("a key added before the next poll was refused: %d %s", w.Code, w.Body)
 	}

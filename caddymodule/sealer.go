@@ -10,7 +10,6 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -22,7 +21,7 @@ import (
 // hijack) can reach the client's connection before the body is sealed.
 type sealer struct {
 	w       http.ResponseWriter
-	key     *cbchmac.Key
+	key     *jwe.Key
 	kid     string
 	compact bool // answer in the compact serialization, else the flattened JSON one
 	limit   int
@@ -103,7 +102,7 @@ func (s *sealer) sealProblem(p *problem.Problem) {
 func (s *sealer) writeSealed(status int, plaintext []byte) {
 	env, mediaType := jwe.EncryptResponse(s.key, s.kid, plaintext), "application/json"
 	if s.compact {
-		env, mediaType = jwe.EncryptCompact(s.key, s.kid, plaintext), "application/jose"
+		env, mediaType = jwe.EncryptCompact(s.key, jwe.Protected{Kid: s.kid}, plaintext), "application/jose"
 	}
 	h := s.w.Header()
 	h.Set("Content-Type", mediaType)

@@ -46,6 +46,13 @@ type Key struct {
 	CreatedAt  time.Time
 	RetiringAt *time.Time
 	RetiredAt  *time.Time
+	// Enc is the content encryption of the key's envelopes: "" (a
+	// registry file's keys) is A128CBC-HS256; the key plane's may be
+	// A256GCM, whose Secret is a JWK's "k".
+	Enc string
+	// RequireFresh: every envelope under the key must name iat and jti
+	// (always so for A256GCM keys).
+	RequireFresh bool
 	// sealed is the secret as the file held it sealed, kept for a key whose
 	// secret did not open, so that writing the file loses nothing.
 	sealed string
@@ -66,6 +73,7 @@ func (k *Key) Usable() bool {
 type Listed struct {
 	Kid        string     `json:"kid"`
 	ClientID   string     `json:"client_id"`
+	Enc        string     `json:"enc"`
 	Status     Status     `json:"status"`
 	CreatedAt  time.Time  `json:"created_at"`
 	RetiringAt *time.Time `json:"retiring_at,omitempty"`
@@ -74,7 +82,7 @@ type Listed struct {
 
 // Listed returns the key without its secret.
 func (k *Key) Listed() Listed {
-	return Listed{Kid: k.Kid, ClientID: k.ClientID, Status: k.Status, CreatedAt: k.CreatedAt,
+	return Listed{Kid: k.Kid, ClientID: k.ClientID, Enc: k.ContentEncryption(), Status: k.Status, CreatedAt: k.CreatedAt,
 		RetiringAt: k.RetiringAt, RetiredAt: k.RetiredAt}
 }
 
@@ -111,7 +119,15 @@ func (k *Key) Validate() error {
 	if k.ClientID == "" || len(k.ClientID) > 256 || !utf8.ValidString(k.ClientID) {
 		errs = append(errs, errors.New("client_id must be 1 to 256 bytes of UTF-8"))
 	}
-	if k.Available() && (len(k.Secret) != SecretSize || !utf8.ValidString(k.Secret)) {
+	switch {
+	case !jwe.ValidEnc(k.ContentEncryption()):
+		errs = append(errs, fmt.Errorf("enc must be %s or %s", jwe.EncA128CBCHS256, jwe.EncA256GCM))
+	case !k.Available():
+	case k.ContentEncryption() == jwe.EncA256GCM:
+		if _, err := jwe.NewKeyFor(jwe.EncA256GCM, k.Secret); err != nil {
+			errs = append(errs, fmt.Errorf("an %s secret must be %d bytes in unpadded base64url", jwe.EncA256GCM, jwe.GCMKeySize))
+		}
+	case len(k.Secret) != SecretSize || !utf8.ValidString(k.Secret):
 		errs = append(errs, fmt.Errorf("secret must be exactly %d bytes of UTF-8", SecretSize))
 	}
 	if !k.Status.Valid() {
@@ -123,14 +139,28 @@ func (k *Key) Validate() error {
 	return errors.Join(errs...)
 }
 
-// FromContract returns the key the backend's key plane handed, validated:
-// its envelopes must be of the content encryption the edge opens.
-func FromContract(c contract.ClientKey) (*Key, error) {
-	if c.Enc != jwe.EncA128CBCHS256 {
-		return nil, fmt.Errorf("key %q: its content encryption %q is not %s", c.Kid, c.Enc, jwe.EncA128CBCHS256)
+// ContentEncryption is the key's enc: Enc, or A128CBC-HS256 when empty.
+func (k *Key) ContentEncryption() string {
+	if k.Enc == "" {
+		return jwe.EncA128CBCHS256
 	}
+	return k.Enc
+}
+
+// NeedsFreshness reports whether every envelope under the key must name iat
+// and jti: an A256GCM key, or one made with RequireFresh.
+func (k *Key) NeedsFreshness() bool {
+	return k.RequireFresh || k.ContentEncryption() == jwe.EncA256GCM
+}
+
+// FromContract returns the key the backend's key plane handed, validated:
+// its envelopes must be of a content encryption the edge opens.
+func FromContract(c contract.ClientKey) (*Key, error) {
 	k := &Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Status: c.Status, CreatedAt: c.CreatedAt,
-		RetiringAt: c.RetiringAt, RetiredAt: c.RetiredAt}
+		RetiringAt: c.RetiringAt, RetiredAt: c.RetiredAt, Enc: c.Enc, RequireFresh: c.RequireFresh}
+	if c.Enc == "" {
+		return nil, fmt.Errorf("key %q: no content encryption", c.Kid)
+	}
 	if err := k.Validate(); err != nil {
 		return nil, fmt.Errorf("key %q: %w", c.Kid, err)
 	}

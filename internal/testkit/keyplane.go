@@ -32,14 +32,23 @@ func NewKeyPlane() *KeyPlane {
 	return &KeyPlane{keys: map[string]contract.ClientKey{}, changed: make(chan struct{})}
 }
 
-// Set adds or changes the key kid of client, as hdc keys does, giving it
-// the next change number.
+// Set adds or changes the A128CBC-HS256 key kid of client, as hdc keys
+// does, giving it the next change number.
 func (p *KeyPlane) Set(kid, client, secret string, status contract.KeyStatus) {
+	p.SetKey(contract.ClientKey{Kid: kid, ClientID: client, Secret: secret, Enc: "A128CBC-HS256", Status: status})
+}
+
+// SetKey adds or changes the key k, giving it the next change number and,
+// when it has none, a creation time.
+func (p *KeyPlane) SetKey(k contract.ClientKey) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last++
-	p.keys[kid] = contract.ClientKey{Kid: kid, ClientID: client, Secret: secret, Enc: "A128CBC-HS256", Status: status,
-		CreatedAt: time.Now().UTC(), Seq: p.last}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = time.Now().UTC()
+	}
+	k.Seq = p.last
+	p.keys[k.Kid] = k
 	close(p.changed)
 	p.changed = make(chan struct{})
 }

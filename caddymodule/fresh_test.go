@@ -1,0 +1,130 @@
+package caddymodule
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/jwe"
+	"github.com/health-data-connect/hdc/internal/problem"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+)
+
+func TestFreshnessCheck(t *testing.T) {
+	now := time.Unix(1_795_000_000, 0)
+	cbc := &kidregistry.Key{Kid: "k-cbc", Enc: jwe.EncA128CBCHS256}
+	strict := &kidregistry.Key{Kid: "k-strict", Enc: jwe.EncA128CBCHS256, RequireFresh: true}
+	gcm := &kidregistry.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
+	const jti = "a-request-id-0001"
+	// The rows share one checker, so a row may replay an earlier one.
+	f := newFreshness(FreshConfig{})
+	f.now = func() time.Time { return now }
+	for _, tt := range []struct {
+		name string
+		key  *kidregistry.Key
+		h    jwe.Header
+		want string // the problem's code, "" for none
+		fwd  bool   // the jti is handed to the backend
+	}{
+		{"cbc without", cbc, jwe.Header{}, "", false},
+		{"cbc with", cbc, jwe.Header{Iat: now.Unix(), Jti: jti}, "", true},
+		{"cbc stale", cbc, jwe.Header{Iat: now.Unix() - 301, Jti: jti}, problem.CodeStaleRequest, false},
+		{"strict without", strict, jwe.Header{}, problem.CodeFreshnessRequired, false},
+		{"gcm without", gcm, jwe.Header{}, problem.CodeFreshnessRequired, false},
+		{"gcm iat alone", gcm, jwe.Header{Iat: now.Unix()}, problem.CodeFreshnessRequired, false},
+		{"gcm jti alone", gcm, jwe.Header{Jti: jti}, problem.CodeFreshnessRequired, false},
+		{"gcm short jti", gcm, jwe.Header{Iat: now.Unix(), Jti: "short"}, problem.CodeFreshnessRequired, false},
+		{"gcm jti with a space", gcm, jwe.Header{Iat: now.Unix(), Jti: "a request id 0001"}, problem.CodeFreshnessRequired, false},
+		{"gcm at the window's edge", gcm, jwe.Header{Iat: now.Unix() + 300, Jti: jti}, "", true},
+		{"gcm future", gcm, jwe.Header{Iat: now.Unix() + 301, Jti: jti + "-2"}, problem.CodeStaleRequest, false},
+		{"gcm replayed", gcm, jwe.Header{Iat: now.Unix(), Jti: jti}, problem.CodeReplayedRequest, false},
+		{"another key, same jti", strict, jwe.Header{Iat: now.Unix(), Jti: jti}, "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fwd, p := f.check(tt.key, tt.h)
+			if got := ""; p != nil {
+				got = p.Code
+				if got != tt.want {
+					t.Fatalf("check = %s, want %q", got, tt.want)
+				}
+			} else if tt.want != "" {
+				t.Fatalf("check passed, want %s", tt.want)
+			}
+			if (fwd != nil) != tt.fwd {
+				t.Fatalf("headers handed on: %v", fwd)
+			}
+			if fwd != nil && (fwd.Get(contract.HeaderJTI) != tt.h.Jti ||
+				fwd.Get(contract.HeaderJTIExpires) != strconv.FormatInt(tt.h.Iat+300, 10)) {
+				t.Fatalf("headers handed on: %v", fwd)
+			}
+		})
+	}
+}
+
+// TestEdgeFreshRequests runs A256GCM and --require-fresh keys through the
+// reference Caddyfile with the key plane: an envelope of another enc than
+// its key's fails as a bad tag does, byte for byte; a fresh request is
+// served with its jti handed to the backend; a stale, a replayed or a
+// request without iat and jti is refused, and never reaches the backend.
+func TestEdgeFreshRequests(t *testing.T) {
+	e := startEdge(t, testKeys, map[string]string{"HDC_KEY_REGISTRY": ""})
+	gcmSecret := jwe.NewGCMSecret()
+	e.plane.SetKey(contract.ClientKey{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: kidregistry.Active})
+	e.plane.SetKey(contract.ClientKey{Kid: "k-strict", ClientID: "c1", Secret: "0123456789abcdef", Enc: jwe.EncA128CBCHS256,
+		RequireFresh: true, Status: kidregistry.Active})
+	gcm, err := jwe.NewKeyFor(jwe.EncA256GCM, gcmSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1 := e.token("c1", nil)
+	send := func(key *jwe.Key, p jwe.Protected) (int, []byte) {
+		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(key, p, []byte(`{"n":1}`)), encHeaders(c1))
+		return resp.StatusCode, body
+	}
+	now := time.Now().Unix()
+	fresh := jwe.Protected{Kid: "k-gcm", Iat: now, Jti: "gcm-request-0001"}
+	resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(gcm, fresh, []byte(`{"n":1}`)), encHeaders(c1))
+	if resp.StatusCode != 200 {
+		t.Fatalf("a fresh A256GCM request: %d %s", resp.StatusCode, body)
+	}
+	answer, ct := parseAnswer(t, resp.Header, body)
+	if pt, err := answer.Decrypt(gcm, ct); err != nil || answer.Header.Enc != jwe.EncA256GCM || !bytes.Contains(pt, []byte(`"kid":"k-gcm"`)) {
+		t.Fatalf("the answer under the A256GCM key: %s, %v", pt, err)
+	}
+	hit := e.up.last()
+	if hit.header.Get(contract.HeaderJTI) != fresh.Jti || hit.header.Get(contract.HeaderJTIExpires) != strconv.FormatInt(now+300, 10) {
+		t.Fatalf("the backend got jti %q, expiring %q", hit.header.Get(contract.HeaderJTI), hit.header.Get(contract.HeaderJTIExpires))
+	}
+	hits := e.up.count()
+	_, badTag := send(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-c1"})
+	for _, tt := range []struct {
+		name string
+		key  *jwe.Key
+		p    jwe.Protected
+		want string
+	}{
+		{"replayed", gcm, fresh, problem.CodeReplayedRequest},
+		{"stale", gcm, jwe.Protected{Kid: "k-gcm", Iat: now - 600, Jti: "gcm-request-0002"}, problem.CodeStaleRequest},
+		{"A256GCM without iat and jti", gcm, jwe.Protected{Kid: "k-gcm"}, problem.CodeFreshnessRequired},
+		{"--require-fresh without iat and jti", mustKey(t, "0123456789abcdef"), jwe.Protected{Kid: "k-strict"}, problem.CodeFreshnessRequired},
+		{"A256GCM under an A128CBC-HS256 kid", gcm, jwe.Protected{Kid: "k-c1", Iat: now, Jti: "gcm-request-0003"}, ""},
+		{"A128CBC-HS256 under an A256GCM kid", mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-gcm", Iat: now, Jti: "gcm-request-0004"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := send(tt.key, tt.p)
+			switch {
+			case code != 400:
+				t.Fatalf("status %d: %s", code, body)
+			case tt.want == "" && !bytes.Equal(body, badTag):
+				t.Fatalf("answer %s differs from a bad tag's %s", body, badTag)
+			case tt.want != "" && !bytes.Contains(body, []byte(`"code":"`+tt.want+`"`)):
+				t.Fatalf("answer %s, want %s", body, tt.want)
+			}
+		})
+	}
+	if e.up.count() != hits {
+		t.Fatalf("%d refused requests reached the backend", e.up.count()-hits)
+	}
+}
