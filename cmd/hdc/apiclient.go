@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,7 +21,6 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 )
 
@@ -29,7 +31,7 @@ type apiClient struct {
 	creds      demoCredentials
 	sharingKey string
 	encrypt    bool
-	key        *cbchmac.Key
+	key        *jwe.Key
 	http       *http.Client
 	cachePath  string
 	tokens     tokenPair
@@ -79,9 +81,9 @@ func newAPIClient(creds demoCredentials, sharingKey string, encrypt bool) (*apiC
 	c := &apiClient{creds: creds, sharingKey: sharingKey, encrypt: encrypt,
 		http: &http.Client{Timeout: 10 * time.Minute, CheckRedirect: noRedirects}}
 	if encrypt {
-		k, err := jwe.NewKey(creds.EncryptionKey)
+		k, err := jwe.NewKeyFor(cmp.Or(creds.Enc, jwe.EncA128CBCHS256), creds.EncryptionKey)
 		if err != nil || creds.Kid == "" {
-			return nil, errors.New("--encrypt needs a kid and a 16-byte encryption key")
+			return nil, errors.New("--encrypt needs a kid and its key: 16 bytes for A128CBC-HS256, 32 bytes in base64url for A256GCM (--enc)")
 		}
 		c.key = k
 	}
@@ -234,17 +236,27 @@ func (c *apiClient) encode(b *body) payload {
 	} else {
 		p = plainPayload(b)
 	}
+	// Every envelope names when it was made and a new id, so that the
+	// gateway can refuse a stale or replayed one.
+	fresh := jwe.Protected{Kid: c.creds.Kid, Iat: time.Now().Unix(), Jti: newJTI()}
+	if p.data == nil && c.key.Enc() != jwe.EncA128CBCHS256 { // sealed whole (jwe.ErrNotStreamed)
+		var buf bytes.Buffer
+		if err := p.write(&buf); err != nil {
+			return payload{write: func(io.Writer) error { return err }, size: -1}
+		}
+		p.data = buf.Bytes()
+	}
 	if p.data != nil {
-		data := jwe.EncryptRequest(c.key, c.creds.Kid, p.data)
+		data := jwe.EncryptRequest(c.key, fresh, p.data)
 		return payload{contentType: "application/json", size: int64(len(data)), data: data}
 	}
 	size := int64(-1)
 	if p.size >= 0 {
-		size = jwe.RequestSize(c.creds.Kid, jwe.Request, p.size)
+		size = jwe.RequestSize(fresh, jwe.Request, p.size)
 	}
 	plain := p.write
 	return payload{contentType: "application/json", size: size, write: func(w io.Writer) error {
-		ew, err := jwe.NewRequestWriter(w, c.key, c.creds.Kid, jwe.Request)
+		ew, err := jwe.NewRequestWriter(w, c.key, fresh, jwe.Request)
 		if err != nil {
 			return err
 		}
@@ -253,6 +265,13 @@ func (c *apiClient) encode(b *body) payload {
 		}
 		return ew.Close()
 	}}
+}
+
+// newJTI returns a request id of 128 random bits, in base64url.
+func newJTI() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // attach makes p the body of req and returns what to call once the request

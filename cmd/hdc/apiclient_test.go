@@ -45,7 +45,7 @@ func TestSendTrustsOnlySealedSuccesses(t *testing.T) {
 					body = jwe.EncryptResponse(key, "k1", body)
 					if tt.compact {
 						w.Header().Set("Content-Type", "application/jose")
-						body = jwe.EncryptCompact(key, "k1", []byte(`{"ok":true}`))
+						body = jwe.EncryptCompact(key, jwe.Protected{Kid: "k1"}, []byte(`{"ok":true}`))
 					}
 				}
 				if tt.redirect {

@@ -22,6 +22,7 @@ const defaultCredentials = "data/demo-credentials.json"
 type callOptions struct {
 	credentials                            string
 	base, clientID, clientSecret, kid, key string
+	enc                                    string
 	sharingKey                             string
 	encrypt                                bool
 	data, file                             string
@@ -99,7 +100,8 @@ func newCallCmd() *cobra.Command {
 	f.StringVar(&o.clientID, "client-id", "", "client id")
 	f.StringVar(&o.clientSecret, "client-secret", envOr("HDC_CLIENT_SECRET", ""), "client secret (env HDC_CLIENT_SECRET)")
 	f.StringVar(&o.kid, "kid", "", "key id of the encryption key")
-	f.StringVar(&o.key, "key", envOr(keyEnv, ""), "encryption key, 16 bytes (env "+keyEnv+")")
+	f.StringVar(&o.key, "key", envOr(keyEnv, ""), "encryption key: 16 bytes for A128CBC-HS256, the JWK's k for A256GCM (env "+keyEnv+")")
+	f.StringVar(&o.enc, "enc", "", "the key's content encryption, A128CBC-HS256 (default) or A256GCM")
 	f.StringVar(&o.sharingKey, "sharing-key", "", "log in to the workspace this sharing key opens")
 	f.BoolVar(&o.encrypt, "encrypt", false, "encrypt the request and ask for an encrypted answer")
 	f.StringVarP(&o.data, "data", "d", "", "JSON body; @FILE reads it from a file, - from standard input")
@@ -214,7 +216,7 @@ func (o callOptions) resolveCredentials() (demoCredentials, error) {
 		}
 	}
 	for dst, v := range map[*string]string{&c.BaseURL: o.base, &c.ClientID: o.clientID,
-		&c.ClientSecret: o.clientSecret, &c.Kid: o.kid, &c.EncryptionKey: o.key} {
+		&c.ClientSecret: o.clientSecret, &c.Kid: o.kid, &c.EncryptionKey: o.key, &c.Enc: o.enc} {
 		if v != "" {
 			*dst = v
 		}

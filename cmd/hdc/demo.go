@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -30,7 +31,9 @@ type demoCredentials struct {
 	ClientSecret  string `json:"client_secret"`
 	Kid           string `json:"kid"`
 	EncryptionKey string `json:"encryption_key"`
-	WorkspaceID   string `json:"workspace_id"`
+	// Enc is the key's content encryption; "" is A128CBC-HS256.
+	Enc         string `json:"enc,omitempty"`
+	WorkspaceID string `json:"workspace_id"`
 }
 
 // ensureDemo returns the demo credentials, creating the client and its
@@ -103,7 +106,10 @@ func syncDemoCredentials(dir string, k kidregistry.Key) (string, error) {
 	if creds.ClientID != k.ClientID {
 		return "", nil
 	}
-	creds.Kid, creds.EncryptionKey = k.Kid, k.Secret
+	creds.Kid, creds.EncryptionKey, creds.Enc = k.Kid, k.Secret, k.ContentEncryption()
+	if creds.Enc == jwe.EncA128CBCHS256 {
+		creds.Enc = "" // the default, left out
+	}
 	out, _ := json.MarshalIndent(creds, "", "  ")
 	return path, privatefile.Write(path, append(out, '\n'))
 }

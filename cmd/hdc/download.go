@@ -57,7 +57,7 @@ func (c *apiClient) openStream(status int, h http.Header, r io.Reader) (io.Reade
 		done()
 		return nil, nil, err
 	}
-	pt, err := e.Open(c.key, spool)
+	pt, _, err := e.Open(c.key, spool)
 	if err != nil {
 		done()
 		return nil, nil, fmt.Errorf("refusing the answer (HTTP %d): it does not decrypt under key %s: %w", status, c.creds.Kid, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,59 +28,77 @@ func newJWECmd() *cobra.Command {
 	return cmd
 }
 
-func keyFlag(cmd *cobra.Command, key *string) {
-	cmd.Flags().StringVar(key, "key", envOr(keyEnv, ""), "shared key, exactly 16 bytes (env "+keyEnv+")")
+// keyFlags adds --key and --enc, and returns the key they name.
+func keyFlags(cmd *cobra.Command) func() (*jwe.Key, error) {
+	var key, enc string
+	cmd.Flags().StringVar(&key, "key", envOr(keyEnv, ""), "the key: a 16-byte shared string for A128CBC-HS256, the JWK's k for A256GCM (env "+keyEnv+")")
+	cmd.Flags().StringVar(&enc, "enc", jwe.EncA128CBCHS256, "the key's content encryption: A128CBC-HS256 or A256GCM")
+	return func() (*jwe.Key, error) {
+		k, err := jwe.NewKeyFor(enc, key)
+		if err != nil {
+			return nil, fmt.Errorf("--key and --enc: %w", err)
+		}
+		return k, nil
+	}
 }
 
 func newJWEEncryptCmd() *cobra.Command {
-	var key, kid string
-	var response, compact bool
+	var kid string
+	var response, compact, fresh bool
+	var key func() (*jwe.Key, error)
 	cmd := &cobra.Command{
-		Use:   "encrypt --key S [--kid KID] [--response | --compact]",
+		Use:   "encrypt --key S [--enc E] [--kid KID] [--fresh] [--response | --compact]",
 		Short: "Encrypt standard input into an envelope on standard output",
-		Long: `Encrypt the plaintext on standard input (alg dir, enc A128CBC-HS256, the key
-being the shared string written twice) and print the envelope. By default
-the envelope is a request: flattened JSON with protected, iv, ciphertext, tag
-and kid. --compact prints the compact serialization instead; --response
-prints a response envelope as the edge answers JSON requests: protected
-(alg, enc and kid), iv, ciphertext and tag, without a top-level kid.`,
+		Long: `Encrypt the plaintext on standard input (alg dir; enc A128CBC-HS256, the key
+being the shared string written twice, or A256GCM with --enc) and print the
+envelope. By default the envelope is a request: flattened JSON with
+protected, iv, ciphertext, tag and kid. --fresh names the time (iat) and a
+new request id (jti) in its protected header. --compact prints the compact
+serialization instead; --response prints a response envelope as the edge
+answers JSON requests: protected (alg, enc and kid), iv, ciphertext and
+tag, without a top-level kid.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if response && compact {
 				return errors.New("--response and --compact exclude each other")
 			}
-			k, err := jwe.NewKey(key)
+			k, err := key()
 			if err != nil {
-				return errors.New("--key must be exactly 16 bytes")
+				return err
 			}
 			plaintext, err := readAllLimited(cmd.InOrStdin(), maxEnvelope)
 			if err != nil {
 				return err
+			}
+			p := jwe.Protected{Kid: kid}
+			if fresh {
+				p.Iat, p.Jti = time.Now().Unix(), newJTI()
 			}
 			var out []byte
 			switch {
 			case response:
 				out = jwe.EncryptResponse(k, kid, plaintext)
 			case compact:
-				out = jwe.EncryptCompact(k, kid, plaintext)
+				out = jwe.EncryptCompact(k, p, plaintext)
 			default:
-				out = jwe.EncryptRequest(k, kid, plaintext)
+				out = jwe.EncryptRequest(k, p, plaintext)
 			}
 			_, err = cmd.OutOrStdout().Write(append(out, '\n'))
 			return err
 		},
 	}
-	keyFlag(cmd, &key)
+	key = keyFlags(cmd)
 	cmd.Flags().StringVar(&kid, "kid", "", "key id to name in the envelope")
+	cmd.Flags().BoolVar(&fresh, "fresh", false, "name iat (now) and a new jti in the protected header")
 	cmd.Flags().BoolVar(&response, "response", false, "produce a response envelope")
 	cmd.Flags().BoolVar(&compact, "compact", false, "produce the compact serialization")
 	return cmd
 }
 
 func newJWEDecryptCmd() *cobra.Command {
-	var key string
+	var key func() (*jwe.Key, error)
 	cmd := &cobra.Command{
-		Use:   "decrypt --key S",
+		Use:   "decrypt --key S [--enc E]",
 		Short: "Decrypt an envelope on standard input; print the plaintext",
 		Long: `Decrypt an envelope (flattened or general JSON, or compact) read from
 standard input and write the plaintext to standard output. A
@@ -87,9 +106,9 @@ malformed envelope is described; every cryptographic failure (wrong key,
 altered data) gives the same message.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := jwe.NewKey(key)
+			k, err := key()
 			if err != nil {
-				return errors.New("--key must be exactly 16 bytes")
+				return err
 			}
 			data, err := readAllLimited(cmd.InOrStdin(), maxEnvelope)
 			if err != nil {
@@ -111,7 +130,7 @@ altered data) gives the same message.`,
 			return err
 		},
 	}
-	keyFlag(cmd, &key)
+	key = keyFlags(cmd)
 	return cmd
 }
 

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 type envelopeVector struct {
@@ -58,22 +62,37 @@ func TestJWEDecryptVectors(t *testing.T) {
 	}
 }
 
-// TestJWERoundTrip encrypts with hdc in each shape and decrypts with hdc.
+// TestJWERoundTrip encrypts with hdc in each shape, under a key of each
+// enc, with and without iat and jti, and decrypts with hdc.
 func TestJWERoundTrip(t *testing.T) {
-	const key = "0123456789abcdef"
 	plaintext := []byte(`{"file":"aGVsbG8="}`)
-	for _, shape := range [][]string{{}, {"--compact"}, {"--response"}} {
-		args := append([]string{"jwe", "encrypt", "--key", key, "--kid", "k1"}, shape...)
-		enc := runHDC(t, plaintext, args...)
-		if enc.err != nil {
-			t.Fatalf("%v: %v %s", shape, enc.err, enc.stderr)
-		}
-		if bytes.Contains(enc.stdout, plaintext) {
-			t.Fatalf("%v: envelope contains the plaintext", shape)
-		}
-		dec := runHDC(t, enc.stdout, "jwe", "decrypt", "--key", key)
-		if dec.err != nil || !bytes.Equal(dec.stdout, plaintext) {
-			t.Fatalf("%v: decrypt gave %q, %v %s", shape, dec.stdout, dec.err, dec.stderr)
+	for _, key := range [][]string{{"--key", "0123456789abcdef"}, {"--key", jwe.NewGCMSecret(), "--enc", "A256GCM"}} {
+		for _, shape := range [][]string{{}, {"--compact"}, {"--response"}, {"--fresh"}, {"--fresh", "--compact"}} {
+			args := append(append([]string{"jwe", "encrypt", "--kid", "k1"}, key...), shape...)
+			enc := runHDC(t, plaintext, args...)
+			if enc.err != nil {
+				t.Fatalf("%v: %v %s", args, enc.err, enc.stderr)
+			}
+			if bytes.Contains(enc.stdout, plaintext) {
+				t.Fatalf("%v: envelope contains the plaintext", args)
+			}
+			if slices.Contains(shape, "--fresh") {
+				form := jwe.Request
+				if slices.Contains(shape, "--compact") {
+					form = jwe.Compact
+				}
+				e, _, err := jwe.Parse(bytes.TrimSpace(enc.stdout), form)
+				if err != nil {
+					t.Fatalf("%v: %v", args, err)
+				}
+				if e.Header.Iat < time.Now().Unix()-60 || len(e.Header.Jti) < 16 {
+					t.Fatalf("%v: iat %d, jti %q", args, e.Header.Iat, e.Header.Jti)
+				}
+			}
+			dec := runHDC(t, enc.stdout, append([]string{"jwe", "decrypt"}, key...)...)
+			if dec.err != nil || !bytes.Equal(dec.stdout, plaintext) {
+				t.Fatalf("%v: decrypt gave %q, %v %s", args, dec.stdout, dec.err, dec.stderr)
+			}
 		}
 	}
 }

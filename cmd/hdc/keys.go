@@ -14,6 +14,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -60,6 +61,48 @@ type issuedKey struct {
 	Kid      string `json:"kid"`
 	ClientID string `json:"client_id"`
 	Secret   string `json:"secret"`
+	Enc      string `json:"enc"`
+	// RequireFresh: the key's envelopes must name iat and jti.
+	RequireFresh bool `json:"require_fresh,omitempty"`
+	// JWK is an A256GCM key as a JSON Web Key, which JOSE libraries
+	// import as it is.
+	JWK *octJWK `json:"jwk,omitempty"`
+}
+
+// octJWK is a symmetric key as a JSON Web Key (RFC 7517, RFC 7518 §6.4).
+type octJWK struct {
+	Kty string `json:"kty"`
+	Kid string `json:"kid"`
+	Alg string `json:"alg"`
+	Enc string `json:"enc"`
+	K   string `json:"k"`
+}
+
+// issued is k as add and rotate print it.
+func issued(k kidregistry.Key) issuedKey {
+	out := issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()}
+	if out.Enc == jwe.EncA256GCM {
+		out.JWK = &octJWK{Kty: "oct", Kid: k.Kid, Alg: jwe.AlgDir, Enc: out.Enc, K: k.Secret}
+	}
+	return out
+}
+
+// kindFlags adds --enc and --require-fresh to cmd.
+func kindFlags(cmd *cobra.Command, kind *keyKind) {
+	cmd.Flags().StringVar(&kind.enc, "enc", jwe.EncA128CBCHS256, "the key's content encryption: A128CBC-HS256 (the specification's) or A256GCM (printed as a JWK too)")
+	cmd.Flags().BoolVar(&kind.requireFresh, "require-fresh", false, "every envelope must name iat and jti (always so for A256GCM)")
+}
+
+// check refuses a kind the registry file cannot hold when it is used (p
+// not empty), and an enc that is not the transport's.
+func (kind keyKind) check(p string) error {
+	switch {
+	case !jwe.ValidEnc(kind.enc):
+		return fmt.Errorf("--enc must be %s or %s", jwe.EncA128CBCHS256, jwe.EncA256GCM)
+	case p != "" && (kind.enc != jwe.EncA128CBCHS256 || kind.requireFresh):
+		return errors.New("A256GCM keys and --require-fresh are kept in the database (the key plane): a registry file holds A128CBC-HS256 keys only")
+	}
+	return nil
 }
 
 // issueKey applies issue to the registry at p, recording it as action
@@ -73,7 +116,7 @@ func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action,
 	if err != nil {
 		return k, err
 	}
-	return k, printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
+	return k, printJSON(cmd.OutOrStdout(), issued(k))
 }
 
 // updateKeys applies change, a key command's edit of the registry at p, and
@@ -152,21 +195,30 @@ func clientWorkspace(ctx context.Context, st store.Identities, client string) (s
 
 func newKeysAddCmd(path func() string) *cobra.Command {
 	var client, kid, secret string
+	var kind keyKind
 	var sf storeFlags
 	cmd := &cobra.Command{
-		Use:   "add --client ID [--kid KID] [--secret S]",
+		Use:   "add --client ID [--kid KID] [--secret S] [--enc A128CBC-HS256|A256GCM] [--require-fresh]",
 		Short: "Add an active key for a client and print it as JSON",
-		Long: `Add an active key for a client and print {"kid","client_id","secret"}.
-Without --secret a random 16-character secret is generated from crypto/rand;
-without --kid a random kid is generated. In the database, the client must
-be there; with --registry, when the backend's database (--db, --data) is
-there and has no active client of that id, it warns.
+		Long: `Add an active key for a client and print {"kid","client_id","secret","enc"},
+with "jwk" for an A256GCM key: {"kty":"oct","kid","alg":"dir","enc":"A256GCM","k"},
+which JOSE libraries import as it is. Without --secret a random secret is
+generated from crypto/rand (16 characters for A128CBC-HS256, 32 bytes in
+base64url for A256GCM); without --kid a random kid is generated. Every
+envelope under an A256GCM key, or a key added with --require-fresh, must
+name iat and jti in its protected header. In the database, the client must
+be there; with --registry (A128CBC-HS256 keys only), when the backend's
+database (--db, --data) is there and has no active client of that id, it
+warns.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := path()
+			if err := kind.check(p); err != nil {
+				return err
+			}
 			if p == "" {
-				_, err := issueInDatabase(cmd, &sf, client, kid, secret, false)
+				_, err := issueInDatabase(cmd, &sf, client, kid, secret, false, kind)
 				return err
 			}
 			sf.warnUnknownClient(cmd, client)
@@ -179,30 +231,37 @@ there and has no active client of that id, it warns.
 	sf.register(cmd)
 	cmd.Flags().StringVar(&client, "client", "", "client id that owns the key (required)")
 	cmd.Flags().StringVar(&kid, "kid", "", "key id (default: generated)")
-	cmd.Flags().StringVar(&secret, "secret", "", "shared key, exactly 16 bytes (default: generated)")
+	cmd.Flags().StringVar(&secret, "secret", "", "the secret: 16 bytes for A128CBC-HS256, 32 bytes in base64url for A256GCM (default: generated)")
+	kindFlags(cmd, &kind)
 	_ = cmd.MarkFlagRequired("client")
 	return cmd
 }
 
 func newKeysRotateCmd(path func() string) *cobra.Command {
 	var client string
+	var kind keyKind
 	var sf storeFlags
 	cmd := &cobra.Command{
-		Use:   "rotate --client ID",
+		Use:   "rotate --client ID [--enc A128CBC-HS256|A256GCM] [--require-fresh]",
 		Short: "Give a client a new active key; its previous active keys become retiring",
 		Long: `Add a new active key for the client and move its previous active keys to
 retiring: they are still accepted, so clients can switch at their pace. Once
 the edge's metrics show a retiring key is no longer used, retire it. When the
 client is hdc up's demo client, the demo credentials in the data directory
-(beside the registry, with --registry) take the new key.
+(beside the registry, with --registry) take the new key. The new key is of
+--enc and --require-fresh as for add, whatever the previous one was: a
+client moves to A256GCM keys by a rotation.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var k kidregistry.Key
 			var err error
-			dir := sf.data
-			if p := path(); p == "" {
-				k, err = issueInDatabase(cmd, &sf, client, "", "", true)
+			dir, p := sf.data, path()
+			if err := kind.check(p); err != nil {
+				return err
+			}
+			if p == "" {
+				k, err = issueInDatabase(cmd, &sf, client, "", "", true, kind)
 			} else {
 				dir = filepath.Dir(p)
 				k, err = issueKey(cmd, &sf, p, audit.KeyRotate, func(f *kidregistry.File) (kidregistry.Key, error) {
@@ -221,6 +280,7 @@ client is hdc up's demo client, the demo credentials in the data directory
 	}
 	sf.register(cmd)
 	cmd.Flags().StringVar(&client, "client", "", "client id (required)")
+	kindFlags(cmd, &kind)
 	_ = cmd.MarkFlagRequired("client")
 	return cmd
 }
@@ -273,7 +333,7 @@ func newKeysListCmd(path func() string) *cobra.Command {
 	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "list [--client ID] [--json]",
-		Short: "List keys with their client, status and dates (never secrets)",
+		Short: "List keys with their client, content encryption, status and dates (never secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			keys, err := listKeys(cmd, &sf, path(), client)
@@ -284,9 +344,9 @@ func newKeysListCmd(path func() string) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), keys)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KID\tCLIENT\tSTATUS\tCREATED\tRETIRING\tRETIRED")
+			fmt.Fprintln(tw, "KID\tCLIENT\tENC\tSTATUS\tCREATED\tRETIRING\tRETIRED")
 			for _, k := range keys {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Kid, k.ClientID, k.Status,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kid, k.ClientID, k.Enc, k.Status,
 					k.CreatedAt.Format(time.RFC3339), formatTime(k.RetiringAt), formatTime(k.RetiredAt))
 			}
 			return tw.Flush()
@@ -318,17 +378,17 @@ func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]kidregist
 
 // issueInDatabase adds (or, rotating, rotates to) a key of client in the
 // database and prints it.
-func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool) (kidregistry.Key, error) {
+func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (kidregistry.Key, error) {
 	kp, err := sf.keyPlane(cmd.Context())
 	if err != nil {
 		return kidregistry.Key{}, err
 	}
 	defer kp.close()
-	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate)
+	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate, kind)
 	if err != nil {
 		return k, err
 	}
-	return k, printJSON(cmd.OutOrStdout(), issuedKey{k.Kid, k.ClientID, k.Secret})
+	return k, printJSON(cmd.OutOrStdout(), issued(k))
 }
 
 func formatTime(t *time.Time) string {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +28,7 @@ func TestKeysLifecycle(t *testing.T) {
 	if err := json.Unmarshal(r.stdout, &added); err != nil {
 		t.Fatal(err)
 	}
-	if added != (issuedKey{"k-one", "c1", "0123456789abcdef"}) {
+	if added != (issuedKey{Kid: "k-one", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256"}) {
 		t.Fatalf("add printed %+v", added)
 	}
 
@@ -276,7 +279,7 @@ func TestKeysInDatabase(t *testing.T) {
 	c1 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	c2 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	added := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c1, "--kid", "k-one", "--secret", "0123456789abcdef")))
-	if added != (issuedKey{"k-one", c1, "0123456789abcdef"}) {
+	if added != (issuedKey{Kid: "k-one", ClientID: c1, Secret: "0123456789abcdef", Enc: "A128CBC-HS256"}) {
 		t.Fatalf("add printed %+v", added)
 	}
 	rotated := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c1)))
@@ -339,5 +342,56 @@ func TestKeysInDatabase(t *testing.T) {
 		if !strings.Contains(out, action) {
 			t.Errorf("acme's trail has no %s:\n%s", action, out)
 		}
+	}
+}
+
+// TestKeysOfEachKind: --enc A256GCM makes a 32-byte key, printed as a JWK
+// too, and --require-fresh a key whose envelopes need iat and jti; list
+// shows each key's enc; a kind the registry file cannot hold, or an enc
+// that is not the transport's, is refused and changes nothing.
+func TestKeysOfEachKind(t *testing.T) {
+	dir := t.TempDir()
+	c := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
+	gcm := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c, "--enc", "A256GCM")))
+	raw, err := base64.RawURLEncoding.DecodeString(gcm.Secret)
+	switch {
+	case err != nil || len(raw) != 32:
+		t.Fatalf("an A256GCM secret of %d bytes (%v)", len(raw), err)
+	case gcm.Enc != "A256GCM" || !gcm.RequireFresh:
+		t.Fatalf("add printed %+v", gcm)
+	case gcm.JWK == nil || *gcm.JWK != (octJWK{Kty: "oct", Kid: gcm.Kid, Alg: "dir", Enc: "A256GCM", K: gcm.Secret}):
+		t.Fatalf("the JWK: %+v", gcm.JWK)
+	}
+	strict := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--require-fresh")))
+	if strict.Enc != "A128CBC-HS256" || !strict.RequireFresh || strict.JWK != nil || len(strict.Secret) != 16 {
+		t.Fatalf("rotate --require-fresh printed %+v", strict)
+	}
+	encs := map[string]string{}
+	for _, k := range decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json"))) {
+		encs[k.Kid] = k.Enc
+	}
+	if encs[gcm.Kid] != "A256GCM" || encs[strict.Kid] != "A128CBC-HS256" || len(encs) != 2 {
+		t.Fatalf("list shows %v", encs)
+	}
+	reg := filepath.Join(t.TempDir(), "keys.json")
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"an unknown enc", []string{"keys", "add", "--data", dir, "--client", c, "--enc", "A128GCM"}},
+		{"A256GCM in a registry file", []string{"keys", "add", "--registry", reg, "--client", c, "--enc", "A256GCM"}},
+		{"--require-fresh in a registry file", []string{"keys", "rotate", "--registry", reg, "--client", c, "--require-fresh"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := runHDC(t, nil, tt.args...); r.err == nil {
+				t.Fatalf("accepted: %s", r.stdout)
+			}
+		})
+	}
+	if n := len(decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 2 {
+		t.Fatalf("%d keys after the refusals", n)
+	}
+	if _, err := os.Stat(reg); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the registry file was written: %v", err)
 	}
 }

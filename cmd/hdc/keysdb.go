@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,14 +37,21 @@ func (p *keyPlane) close() { p.st.Close() }
 func (p *keyPlane) ensure(ctx context.Context, client, kid, secret string) error {
 	_, err := p.st.ClientKey(ctx, kid)
 	if errors.Is(err, store.ErrNotFound) {
-		_, err = p.issue(ctx, client, kid, secret, false)
+		_, err = p.issue(ctx, client, kid, secret, false, keyKind{})
 	}
 	return err
 }
 
-// issue adds an active key for client (rotating: its active keys become
-// retiring), with kid and secret, or generated ones when empty.
-func (p *keyPlane) issue(ctx context.Context, client, kid, secret string, rotate bool) (kidregistry.Key, error) {
+// keyKind is what a new key is besides its secret: its content encryption
+// (A128CBC-HS256 when empty) and whether its envelopes must be fresh.
+type keyKind struct {
+	enc          string
+	requireFresh bool
+}
+
+// issue adds an active key of kind for client (rotating: its active keys
+// become retiring), with kid and secret, or generated ones when empty.
+func (p *keyPlane) issue(ctx context.Context, client, kid, secret string, rotate bool, kind keyKind) (kidregistry.Key, error) {
 	c, err := p.st.GetClient(ctx, client)
 	if err != nil {
 		return kidregistry.Key{}, notFound(err, "client", client)
@@ -51,10 +59,16 @@ func (p *keyPlane) issue(ctx context.Context, client, kid, secret string, rotate
 	if kid == "" {
 		kid = kidregistry.NewKid()
 	}
-	if secret == "" {
+	enc := cmp.Or(kind.enc, jwe.EncA128CBCHS256)
+	switch {
+	case secret != "":
+	case enc == jwe.EncA256GCM:
+		secret = jwe.NewGCMSecret()
+	default:
 		secret = kidregistry.NewSecret()
 	}
-	k := kidregistry.Key{Kid: kid, ClientID: client, Secret: secret, Status: kidregistry.Active, CreatedAt: time.Now().UTC()}
+	k := kidregistry.Key{Kid: kid, ClientID: client, Secret: secret, Status: kidregistry.Active, CreatedAt: time.Now().UTC(),
+		Enc: enc, RequireFresh: kind.requireFresh}
 	if err := k.Validate(); err != nil {
 		return k, err
 	}
@@ -63,7 +77,7 @@ func (p *keyPlane) issue(ctx context.Context, client, kid, secret string, rotate
 		action, change = audit.KeyRotate, p.st.RotateClientKey
 	}
 	_, err = change(ctx, store.ClientKey{Kid: kid, ClientID: client, WorkspaceID: c.WorkspaceID, Secret: secret,
-		Enc: jwe.EncA128CBCHS256, Status: store.KeyActive, CreatedAt: k.CreatedAt}, keyEvent(action, c.WorkspaceID, kid, k.CreatedAt))
+		Enc: enc, RequireFresh: kind.requireFresh, Status: store.KeyActive, CreatedAt: k.CreatedAt}, keyEvent(action, c.WorkspaceID, kid, k.CreatedAt))
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return k, fmt.Errorf("kid %q already exists", kid)
@@ -107,7 +121,7 @@ func (p *keyPlane) list(ctx context.Context, client string) ([]kidregistry.Liste
 
 // listedKey is k as list shows it.
 func listedKey(k store.ClientKey) kidregistry.Listed {
-	l := kidregistry.Listed{Kid: k.Kid, ClientID: k.ClientID, Status: kidregistry.Status(k.Status), CreatedAt: k.CreatedAt}
+	l := kidregistry.Listed{Kid: k.Kid, ClientID: k.ClientID, Enc: k.Enc, Status: kidregistry.Status(k.Status), CreatedAt: k.CreatedAt}
 	if !k.RetiringAt.IsZero() {
 		l.RetiringAt = &k.RetiringAt
 	}
