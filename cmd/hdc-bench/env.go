@@ -22,7 +22,6 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -32,19 +31,30 @@ const (
 	benchClient = "bench-client"
 	benchKid    = "bench-key"
 	benchSecret = "0123456789abcdef"
+	benchGCMKid = "bench-gcm-key"
+)
+
+// Names of the edges the bench starts (startEdge).
+const (
+	plainEdge    = "caddy"             // plain Caddy
+	registryEdge = "hdc-edge"          // hdc-edge with the registry file's keys
+	planeEdge    = "hdc-edge-keyplane" // hdc-edge with the key plane's keys
 )
 
 // benchEnv is what every part of the bench shares: a temporary directory,
-// the upstream, a signed token and a registry with the bench's key.
+// the upstream, a signed token, the bench's two keys, a registry with the
+// A128CBC-HS256 one and a key plane with both.
 type benchEnv struct {
 	dir      string
 	upstream *http.Server
 	upAddr   string
 	token    string
-	key      *cbchmac.Key
+	cbc      benchKey // A128CBC-HS256, in the registry and the key plane
+	gcm      benchKey // A256GCM, in the key plane alone
 	jwks     string
 	registry string
 	keeper   string // the keyfile:// URL of the registry's keeper
+	plane    *keyPlane
 	lastHash chan uploadSeen
 }
 
@@ -60,10 +70,11 @@ func newBenchEnv() (*benchEnv, error) {
 		return nil, err
 	}
 	e := &benchEnv{dir: dir, lastHash: make(chan uploadSeen, 1)}
-	if e.key, err = jwe.NewKey(benchSecret); err != nil {
+	if err := e.writeKeys(); err != nil {
+		e.close()
 		return nil, err
 	}
-	if err := e.writeKeys(); err != nil {
+	if e.plane, err = startKeyPlane(dir, e.cbc, e.gcm); err != nil {
 		e.close()
 		return nil, err
 	}
@@ -100,12 +111,26 @@ func (e *benchEnv) serveUpstream(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"ok":true,"bytes":%d}`, n)
+	_, _ = w.Write(upstreamAnswer(n))
 }
 
-// writeKeys writes the JWKS the edge verifies tokens with, signs the bench's
-// token, and writes the registry with the bench's key.
+// upstreamAnswer is the upstream's answer to a body of n bytes: what an
+// edge seals as the response.
+func upstreamAnswer(n int64) []byte {
+	return fmt.Appendf(nil, `{"ok":true,"bytes":%d}`, n)
+}
+
+// writeKeys makes the bench's keys, writes the JWKS the edge verifies
+// tokens with, signs the bench's token, and writes the registry with the
+// bench's A128CBC-HS256 key.
 func (e *benchEnv) writeKeys() error {
+	var err error
+	if e.cbc, err = newBenchKey(jwe.EncA128CBCHS256); err != nil {
+		return err
+	}
+	if e.gcm, err = newBenchKey(jwe.EncA256GCM); err != nil {
+		return err
+	}
 	signer := testkit.NewSigner("bench-sig")
 	e.jwks = filepath.Join(e.dir, "jwks.json")
 	if err := os.WriteFile(e.jwks, testkit.JWKS(signer), 0o600); err != nil {
@@ -115,7 +140,6 @@ func (e *benchEnv) writeKeys() error {
 	e.token = signer.Token(testkit.With(testkit.Claims(benchClient, "bench", "bench-token", now),
 		map[string]any{"exp": now.Add(time.Hour).Unix()}))
 	e.registry = filepath.Join(e.dir, "keys.json")
-	var err error
 	if e.keeper, err = keeper.CreateKeyFile(filepath.Join(e.dir, "keeper.key")); err != nil {
 		return err
 	}
@@ -125,12 +149,15 @@ func (e *benchEnv) writeKeys() error {
 	}
 	defer k.Close()
 	return kidregistry.Update(e.registry, kidregistry.NewSealer(k), func(f *kidregistry.File) error {
-		_, err := f.Add(benchClient, benchKid, benchSecret, now)
+		_, err := f.Add(benchClient, e.cbc.kid, e.cbc.secret, now)
 		return err
 	})
 }
 
 func (e *benchEnv) close() {
+	if e.plane != nil {
+		e.plane.close()
+	}
 	if e.upstream != nil {
 		_ = e.upstream.Close()
 	}
@@ -156,9 +183,7 @@ http:// {
 `
 	hdcConfig = "{" + globalOptions + `	hdc {
 		keys {
-			registry %[4]s
-			keeper %[7]s
-		}
+%[4]s		}
 		tokens {
 			jwks_file %[5]s
 		}
@@ -215,12 +240,8 @@ func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
 		files, admin, adminAddr = append(files, adminSock), "fd/4", a
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	config := fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin, "")
-	if name == "hdc-edge" {
-		config = fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.registry, e.jwks, admin, e.keeper)
-	}
 	path := filepath.Join(e.dir, name+"-"+port+".Caddyfile")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(e.config(name, port, admin)), 0o600); err != nil {
 		return nil, err
 	}
 	self, err := os.Executable()
@@ -238,6 +259,42 @@ func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
 	ed := &edge{name: name, url: "http://" + addr, admin: adminAddr, cmd: cmd, done: make(chan struct{}), logs: logs}
 	go func() { _ = cmd.Wait(); close(ed.done) }()
 	return ed, ed.waitServing()
+}
+
+// config is the Caddyfile of the edge named name (plainEdge, registryEdge
+// or planeEdge) on port, its admin API at admin.
+func (e *benchEnv) config(name, port, admin string) string {
+	keys := ""
+	switch name {
+	case plainEdge:
+		return fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin)
+	case registryEdge:
+		keys = "\t\t\tregistry " + e.registry + "\n\t\t\tkeeper " + e.keeper + "\n"
+	case planeEdge:
+		keys = e.plane.keysBlock()
+	}
+	return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, keys, e.jwks, admin)
+}
+
+// startEdges starts the edges named, in order; when one fails to start,
+// those started are stopped.
+func (e *benchEnv) startEdges(profile bool, names ...string) ([]*edge, error) {
+	var eds []*edge
+	for _, name := range names {
+		ed, err := e.startEdge(name, profile)
+		if err != nil {
+			stopEdges(eds)
+			return nil, err
+		}
+		eds = append(eds, ed)
+	}
+	return eds, nil
+}
+
+func stopEdges(eds []*edge) {
+	for _, ed := range eds {
+		ed.stop()
+	}
 }
 
 // waitServing waits until the edge answers HTTP: the inherited socket
@@ -324,11 +381,22 @@ func (ed *edge) memory() (rss, peak int64, err error) {
 	return rss, peak, sc.Err()
 }
 
-// request is a prepared request of the load: its body and headers.
+// request is a prepared request of the load: its body and headers. With
+// seal, each sending has a body of its own, which sealed makes.
 type request struct {
 	path   string
 	body   []byte
 	header http.Header
+	seal   func() []byte
+}
+
+// sealed returns the request as it is sent once: with a new body when
+// each sending needs one.
+func (r request) sealed() request {
+	if r.seal != nil {
+		r.body = r.seal()
+	}
+	return r
 }
 
 // plainRequest and encryptedRequest are the two shapes of the same call.
@@ -338,12 +406,23 @@ func (e *benchEnv) plainRequest(payload []byte) request {
 	return request{path: "/echo", body: payload, header: h}
 }
 
-func (e *benchEnv) encryptedRequest(path string, payload []byte) request {
+// encryptedRequest is payload sealed under k. Under an A256GCM key, every
+// sending needs an envelope of its own (iat now and a new jti: the edge
+// refuses a replayed or stale one), so the client seals the payload anew
+// as it sends it; under the A128CBC-HS256 key, one envelope made now is
+// sent every time.
+func (e *benchEnv) encryptedRequest(k benchKey, path string, payload []byte) request {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("Authorization", "Bearer "+e.token)
 	h.Set(contract.HeaderEncryption, contract.EncryptionJWE)
-	return request{path: path, body: jwe.EncryptRequest(e.key, benchKid, payload), header: h}
+	r := request{path: path, header: h}
+	if k.key.Enc() == jwe.EncA256GCM {
+		r.seal = func() []byte { return k.sealRequest(payload) }
+	} else {
+		r.body = k.sealRequest(payload)
+	}
+	return r
 }
 
 // jsonPayload returns a JSON object of about n bytes.

@@ -34,17 +34,17 @@ func benchUpload(ctx context.Context, env *benchEnv, fileMiB int) (*uploadResult
 	plaintext = base64.StdEncoding.AppendEncode(plaintext, file)
 	plaintext = append(plaintext, `"}`...)
 	want := sha256.Sum256(plaintext)
-	req := env.encryptedRequest("/upload", plaintext)
+	req := env.encryptedRequest(env.cbc, "/upload", plaintext)
 	plaintext, file = nil, nil
 
-	ed, err := env.startEdge("hdc-edge", false)
+	ed, err := env.startEdge(registryEdge, false)
 	if err != nil {
 		return nil, err
 	}
 	defer ed.stop()
 	client := &http.Client{Timeout: 5 * time.Minute}
 	// Warm the edge with a small encrypted request, then let it settle.
-	if err := checkEncrypted(client, ed, env.encryptedRequest("/echo", jsonPayload(1024)), env.key); err != nil {
+	if err := checkEncrypted(client, ed, env.encryptedRequest(env.cbc, "/echo", jsonPayload(1024)), env.cbc.key); err != nil {
 		return nil, err
 	}
 	time.Sleep(time.Second)

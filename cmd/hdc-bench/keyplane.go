@@ -1,0 +1,86 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/pki"
+	"github.com/health-data-connect/hdc/internal/testkit"
+)
+
+// keyPlane is the backend's key plane as an edge that takes its keys from
+// the backend sees it: testkit's KeyPlane (the two routes, PathKey and
+// PathKeyChanges, as the backend serves them) holding the bench's keys,
+// on a loopback listener of the hop's mutual TLS, with the certificates of
+// an authority made for the run. An A256GCM key lives only there: the
+// registry file holds A128CBC-HS256 keys alone.
+type keyPlane struct {
+	hop string // the hop's directory: the authority, the backend's and the edge's certificates
+	url string
+	srv *http.Server
+}
+
+// startKeyPlane makes a hop authority under dir and serves a key plane
+// holding keys, all of benchClient.
+func startKeyPlane(dir string, keys ...benchKey) (*keyPlane, error) {
+	hop := filepath.Join(dir, "tls")
+	if err := pki.InitDir(hop, 24*time.Hour, false); err != nil {
+		return nil, err
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(hop, pki.CertFile(pki.Backend)), filepath.Join(hop, pki.KeyFile(pki.Backend)))
+	if err != nil {
+		return nil, err
+	}
+	ca, err := os.ReadFile(filepath.Join(hop, pki.CAFile))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, errors.New("the hop's authority holds no certificate")
+	}
+	plane := testkit.NewKeyPlane()
+	for _, k := range keys {
+		plane.SetKey(contract.ClientKey{Kid: k.kid, ClientID: benchClient, Secret: k.secret, Enc: k.key.Enc(), Status: contract.KeyActive})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: edgeOnly(plane), ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{
+		MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},
+		ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
+	}}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	return &keyPlane{hop: hop, url: "https://" + ln.Addr().String(), srv: srv}, nil
+}
+
+// edgeOnly serves h to a client whose certificate names the edge's role,
+// as the backend's internal listener does.
+func edgeOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !contract.FromEdge(r.TLS) {
+			http.Error(w, "not the edge", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// keysBlock is the keys block of an edge's hdc option that reads its keys
+// from this key plane, over the hop.
+func (p *keyPlane) keysBlock() string {
+	return "\t\t\tbackend " + p.url + "\n" +
+		"\t\t\ttls_client_auth " + filepath.Join(p.hop, pki.CertFile(pki.Edge)) + " " + filepath.Join(p.hop, pki.KeyFile(pki.Edge)) + "\n" +
+		"\t\t\ttls_ca " + filepath.Join(p.hop, pki.CAFile) + "\n" +
+		"\t\t\ttls_server_name " + contract.BackendServerName + "\n"
+}
+
+func (p *keyPlane) close() { _ = p.srv.Close() }
