@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -231,11 +232,22 @@ func (k *keyring) read() {
 // parseEnvelope reads an envelope with go-jose: alg dir, enc
 // A128CBC-HS256, compact or in the JSON serialization.
 func parseEnvelope(body []byte, compact bool) (*jose.JSONWebEncryption, error) {
-	algs, encs := []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A128CBC_HS256}
+	algs, encs := []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A128CBC_HS256, jose.A256GCM}
 	if compact {
 		return jose.ParseEncryptedCompact(string(body), algs, encs)
 	}
 	return jose.ParseEncryptedJSON(string(body), algs, encs)
+}
+
+// contentKeys returns the content-encryption keys a secret may be: an
+// A128CBC-HS256 shared string written twice, or an A256GCM key's k
+// decoded. go-jose's Decrypt fails with the one of the other enc.
+func contentKeys(secret string) [][]byte {
+	keys := [][]byte{[]byte(secret + secret)}
+	if raw, err := base64.RawURLEncoding.DecodeString(secret); err == nil && len(raw) == 32 {
+		keys = append(keys, raw)
+	}
+	return keys
 }
 
 // open decrypts an answer's envelope with go-jose and the key its
@@ -251,8 +263,10 @@ func (k *keyring) open(body []byte, compact bool) ([]byte, error) {
 	}
 	for _, reload := range []bool{false, true} {
 		for _, secret := range k.candidates(kid, reload) {
-			if plaintext, err := obj.Decrypt([]byte(secret + secret)); err == nil {
-				return plaintext, nil
+			for _, cek := range contentKeys(secret) {
+				if plaintext, err := obj.Decrypt(cek); err == nil {
+					return plaintext, nil
+				}
 			}
 		}
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/internal/jwe/cbchmac"
 )
 
 // TestCallRefusesUnsealedAnswers (hardening finding 5): hdc call --encrypt,
@@ -43,7 +42,7 @@ func TestCallRefusesUnsealedAnswers(t *testing.T) {
 			_, _ = w.Write([]byte(body))
 		}
 	}
-	sealed := func(k *cbchmac.Key, body string) http.HandlerFunc {
+	sealed := func(k *jwe.Key, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set(contract.HeaderEncryption, contract.EncryptionJWE)
 			w.Header().Set("Content-Type", "application/json")

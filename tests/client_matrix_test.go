@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
@@ -14,28 +15,32 @@ import (
 const refreshCompatPath = "/connect-auth/v1/account/refresh"
 
 // TestClientMatrix runs every flow of the API with every independent JOSE
-// client, in both serializations, through the real binaries: login, a
-// webhook registration and its listing, an upload, a retrieve, and a
-// refresh on the main route and on the first version's route. Each
-// request is encrypted, and each answer decrypted, by the client alone.
+// client, in both serializations, with both kinds of key (A128CBC-HS256,
+// and A256GCM with iat and jti in every request's protected header),
+// through the real binaries: login, a webhook registration and its
+// listing, an upload, a retrieve, and a refresh on the main route and on
+// the first version's route. Each request is encrypted, and each answer
+// decrypted, by the client alone.
 func TestClientMatrix(t *testing.T) {
 	s := startStack(t)
-	for _, jc := range joseClients {
-		for _, form := range []string{formJSON, formCompact} {
-			v := sealedBy{jc, form}
-			t.Run(v.String(), func(t *testing.T) {
-				s.t = t
-				s.clientFlow(v)
-			})
+	for _, enc := range []string{"", encGCM} {
+		for _, jc := range joseClients {
+			for _, form := range []string{formJSON, formCompact} {
+				v := sealedBy{jc, form}
+				t.Run(cmp.Or(enc, "A128CBC-HS256")+", "+v.String(), func(t *testing.T) {
+					s.t = t
+					s.clientFlow(v, enc)
+				})
+			}
 		}
 	}
 }
 
-// clientFlow runs the flows of the matrix as a new client, every request
-// sealed by v.
-func (s *stack) clientFlow(v sealedBy) {
+// clientFlow runs the flows of the matrix as a new client with a key of
+// enc, every request sealed by v.
+func (s *stack) clientFlow(v sealedBy, enc string) {
 	t := s.t
-	c := s.newClient("matrix-" + strings.NewReplacer(" ", "-", ",", "").Replace(v.String()))
+	c := s.newClientEnc("matrix-"+strings.NewReplacer(" ", "-", ",", "").Replace(v.String())+enc, enc)
 	login, _ := json.Marshal(map[string]string{"client_id": c.ID, "client_secret": c.Secret})
 	tk := s.tokens("login", s.sendSealed(v, c, "POST", loginPath, login, nil))
 

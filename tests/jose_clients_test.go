@@ -1,11 +1,16 @@
 package tests
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // The serializations a client may use for a request.
@@ -17,8 +22,12 @@ const (
 // A joseClient is a JOSE implementation this project did not write,
 // driven as a program of tests/interop or tests/jwxclient:
 //
-//	PROGRAM encrypt KEY KID FORM   plaintext on stdin → envelope on stdout
-//	PROGRAM decrypt KEY FORM       envelope on stdin → plaintext on stdout
+//	PROGRAM encrypt KEY KID FORM [ENC IAT JTI]   plaintext on stdin → envelope on stdout
+//	PROGRAM decrypt KEY FORM [ENC]               envelope on stdin → plaintext on stdout
+//
+// ENC is the key's content encryption (A128CBC-HS256 when not given, KEY
+// being the 16-byte shared string; A256GCM, KEY being the JWK's k); IAT and
+// JTI go in the protected header.
 //
 // Each program's comment says how it uses its library, and which one
 // setting, if any, the library needs.
@@ -40,6 +49,7 @@ var (
 		{name: "python jwcrypto", argv: pythonArgv("jwcrypto", "jwcrypto_client.py"), jsonType: jsonType},
 		{name: "python authlib", argv: pythonArgv("authlib", "authlib_client.py"), jsonType: jsonType},
 		jwx,
+		{name: "Go go-jose v4", argv: goJoseArgv, jsonType: jsonType},
 	}
 	jwx = joseClient{name: "Go jwx v3", argv: jwxArgv, jsonType: "application/jose+json"}
 )
@@ -66,6 +76,11 @@ func pythonArgv(module, script string) func(testing.TB) []string {
 	}
 }
 
+// goJoseArgv builds tests/gojoseclient once.
+func goJoseArgv(t testing.TB) []string {
+	return []string{build(t, "gojoseclient", repoRoot, "./tests/gojoseclient")}
+}
+
 // jwxArgv builds tests/jwxclient, a module of its own, once.
 func jwxArgv(t testing.TB) []string {
 	return []string{build(t, "jwxclient", filepath.Join(repoRoot, "tests", "jwxclient"), ".")}
@@ -81,17 +96,32 @@ func (j joseClient) run(t testing.TB, stdin []byte, args ...string) []byte {
 	return out
 }
 
-// encrypt makes an envelope of plaintext under c's key, in form.
+// encrypt makes an envelope of plaintext under c's key, in form: under an
+// A256GCM key, with iat (now) and a new jti in its protected header.
 func (j joseClient) encrypt(t testing.TB, c *apiClient, form string, plaintext []byte) []byte {
 	t.Helper()
-	return j.run(t, plaintext, "encrypt", c.Key, c.Kid, form)
+	args := []string{"encrypt", c.Key, c.Kid, form}
+	if c.Enc == encGCM {
+		args = append(args, c.Enc, strconv.FormatInt(time.Now().Unix(), 10), newJTI())
+	}
+	return j.run(t, plaintext, args...)
 }
 
 // decrypt opens an answer, in form, with c's key.
 func (j joseClient) decrypt(t testing.TB, c *apiClient, form string, envelope []byte) []byte {
 	t.Helper()
-	return j.run(t, envelope, "decrypt", c.Key, form)
+	args := []string{"decrypt", c.Key, form}
+	if c.Enc == encGCM {
+		args = append(args, c.Enc)
+	}
+	return j.run(t, envelope, args...)
 }
+
+// encGCM is the enc of the second kind of key.
+const encGCM = "A256GCM"
+
+// newJTI returns a request id of 128 random bits.
+func newJTI() string { return base64.RawURLEncoding.EncodeToString(testkit.RandomBytes(16)) }
 
 // sealedBy is how a request is encrypted: by which client, in which form.
 type sealedBy struct {

@@ -233,7 +233,7 @@ func TestOpenAPICheckRefuses(t *testing.T) {
 	}
 	other, _ := jwe.NewKey("fedcba9876543210")
 	for _, tc := range refusalCases(func(p string) string { return string(jwe.EncryptResponse(key, kid, []byte(p))) },
-		func(p string) string { return string(jwe.EncryptCompact(key, kid, []byte(p))) },
+		func(p string) string { return string(jwe.EncryptCompact(key, jwe.Protected{Kid: kid}, []byte(p))) },
 		func(p string) string { return string(jwe.EncryptResponse(other, kid, []byte(p))) }) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := doc.check(tc.answer, keys.open)

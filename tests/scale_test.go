@@ -127,6 +127,10 @@ func TestScaleOut(t *testing.T) {
 		rotateUnderLoad(t, c.ops, c.edges[:], client, a.login(client, false, ""))
 	})
 
+	t.Run("ReplayThroughTheOtherEdgeIsRefused", func(t *testing.T) {
+		freshRequests(t, c.ops, a, b)
+	})
+
 	t.Run("LoginThrottlingHoldsAcrossReplicas", func(t *testing.T) {
 		victim := c.ops.newClient("scale")
 		wrong := []byte(`{"client_id":"` + victim.ID + `","client_secret":"not-the-secret"}`)

@@ -355,10 +355,21 @@ func (s *stack) hdcRun(args ...string) (stdout, stderr string, err error) {
 type apiClient struct {
 	ID, Secret, Workspace string
 	Kid, Key              string
+	// Enc is the key's content encryption: "" for A128CBC-HS256, or
+	// encGCM (Key is then the JWK's k).
+	Enc string
 }
 
 // newClient creates a client in workspace and gives it an encryption key.
 func (s *stack) newClient(workspace string) *apiClient {
+	s.t.Helper()
+	return s.newClientEnc(workspace, "")
+}
+
+// newClientEnc creates a client in workspace and gives it an encryption
+// key of enc ("" for the default, A128CBC-HS256), with more flags of hdc
+// keys add.
+func (s *stack) newClientEnc(workspace, enc string, flags ...string) *apiClient {
 	s.t.Helper()
 	var c struct {
 		ClientID     string `json:"client_id"`
@@ -369,10 +380,19 @@ func (s *stack) newClient(workspace string) *apiClient {
 	var k struct {
 		Kid    string `json:"kid"`
 		Secret string `json:"secret"`
+		Enc    string `json:"enc"`
+		JWK    *struct{ Kty, Kid, Alg, Enc, K string }
 	}
-	s.hdc(&k, "keys", "add", "--client", c.ClientID)
+	args := append([]string{"keys", "add", "--client", c.ClientID}, flags...)
+	if enc != "" {
+		args = append(args, "--enc", enc)
+	}
+	s.hdc(&k, args...)
+	if enc == encGCM && (k.JWK == nil || k.JWK.Kty != "oct" || k.JWK.Kid != k.Kid || k.JWK.Alg != "dir" || k.JWK.Enc != enc || k.JWK.K != k.Secret) {
+		s.t.Fatalf("hdc keys add --enc %s printed the key as %+v", enc, k.JWK)
+	}
 	s.waitForRegistry()
-	return &apiClient{ID: c.ClientID, Secret: c.ClientSecret, Workspace: c.WorkspaceID, Kid: k.Kid, Key: k.Secret}
+	return &apiClient{ID: c.ClientID, Secret: c.ClientSecret, Workspace: c.WorkspaceID, Kid: k.Kid, Key: k.Secret, Enc: enc}
 }
 
 // waitForRegistry waits until the stack's edge has loaded as many keys as

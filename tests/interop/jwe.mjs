@@ -2,48 +2,51 @@
 // library only, so the Go tests can check our codec against an independent
 // implementation.
 //
-//   node jwe.mjs encrypt KEY KID [FORM]   plaintext on stdin → envelope on stdout
-//   node jwe.mjs decrypt KEY [FORM]       envelope on stdin → plaintext on stdout
+//   node jwe.mjs encrypt KEY KID [FORM [ENC IAT JTI]]   plaintext on stdin → envelope on stdout
+//   node jwe.mjs decrypt KEY [FORM [ENC]]               envelope on stdin → plaintext on stdout
 //
 // FORM is json (the default: FlattenedEncrypt, then the top-level kid added)
-// or compact (CompactEncrypt, the kid in the protected header). KEY is the
-// 16-byte shared string; the content-encryption key is the string written
-// twice, as the specification says.
-import { CompactEncrypt, FlattenedEncrypt, compactDecrypt, flattenedDecrypt } from 'jose';
+// or compact (CompactEncrypt, the kid in the protected header). ENC is
+// A128CBC-HS256 (the default: KEY is the 16-byte shared string, and the
+// content-encryption key is the string written twice, as the specification
+// says) or A256GCM (KEY is the JWK's "k"). IAT and JTI, when given, are set
+// in the protected header (IAT a number of seconds).
+import { CompactEncrypt, FlattenedEncrypt, base64url, compactDecrypt, flattenedDecrypt } from 'jose';
 
-const [cmd, shared, ...rest] = process.argv.slice(2);
-const key = new TextEncoder().encode(shared + shared);
+const [cmd, secret, ...rest] = process.argv.slice(2);
+const keyOf = (enc) => enc === 'A256GCM' ? base64url.decode(secret) : new TextEncoder().encode(secret + secret);
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
 const input = Buffer.concat(chunks);
 
 if (cmd === 'encrypt') {
-  const [kid, form = 'json'] = rest;
+  const [kid, form = 'json', enc = 'A128CBC-HS256', iat, jti] = rest;
+  const fresh = iat ? { iat: Number(iat), jti } : {};
   if (form === 'compact') {
     const jwe = await new CompactEncrypt(input)
-      .setProtectedHeader({ alg: 'dir', enc: 'A128CBC-HS256', kid })
-      .encrypt(key);
+      .setProtectedHeader({ alg: 'dir', enc, kid, ...fresh })
+      .encrypt(keyOf(enc));
     process.stdout.write(jwe);
   } else {
     const jwe = await new FlattenedEncrypt(input)
-      .setProtectedHeader({ alg: 'dir', enc: 'A128CBC-HS256' })
-      .encrypt(key);
+      .setProtectedHeader({ alg: 'dir', enc, ...fresh })
+      .encrypt(keyOf(enc));
     process.stdout.write(JSON.stringify({ ...jwe, kid }));
   }
 } else if (cmd === 'decrypt') {
-  const [form = 'json'] = rest;
+  const [form = 'json', enc = 'A128CBC-HS256'] = rest;
   const text = input.toString('utf8').trim();
   try {
     const { plaintext } = form === 'compact'
-      ? await compactDecrypt(text, key)
-      : await flattenedDecrypt(JSON.parse(text), key);
+      ? await compactDecrypt(text, keyOf(enc))
+      : await flattenedDecrypt(JSON.parse(text), keyOf(enc));
     process.stdout.write(plaintext);
   } catch (err) {
     process.stderr.write(`jose: ${err.code ?? err.name}: ${err.message}\n`);
     process.exit(1);
   }
 } else {
-  process.stderr.write('usage: node jwe.mjs encrypt KEY KID [FORM] | decrypt KEY [FORM]\n');
+  process.stderr.write('usage: node jwe.mjs encrypt KEY KID [FORM [ENC IAT JTI]] | decrypt KEY [FORM [ENC]]\n');
   process.exit(2);
 }
