@@ -29,17 +29,19 @@ type client struct {
 	http *http.Client
 }
 
-// key asks for the key kid: errUnknown when the backend has none.
-func (c *client) key(ctx context.Context, kid string) (*kidregistry.Key, error) {
+// key asks for the key kid, and returns it with the number of its last
+// change: errUnknown when the backend has none.
+func (c *client) key(ctx context.Context, kid string) (*kidregistry.Key, int64, error) {
 	var k contract.ClientKey
 	path := strings.Replace(contract.PathKey, "{kid}", url.PathEscape(kid), 1)
 	if err := c.get(ctx, path, &k); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if k.Kid != kid {
-		return nil, fmt.Errorf("keyplane: asked for %q, the backend answered %q", kid, k.Kid)
+		return nil, 0, fmt.Errorf("keyplane: asked for %q, the backend answered %q", kid, k.Kid)
 	}
-	return kidregistry.FromContract(k)
+	key, err := kidregistry.FromContract(k)
+	return key, k.Seq, err
 }
 
 // changes asks for the changes after a number, the backend holding the

@@ -59,15 +59,11 @@ func (f *feed) step(ctx context.Context) error {
 		f.s.Forget()
 		f.after = ch.Last
 	default:
-		kids := make([]string, len(ch.Changes))
-		for i, c := range ch.Changes {
-			kids[i] = c.Kid
-		}
-		f.s.changed(kids)
 		f.after = ch.Last
 		if len(ch.Changes) == contract.MaxKeyChanges { // a full page: more follow
 			f.after = ch.Changes[len(ch.Changes)-1].Seq
 		}
+		f.s.changed(ch.Changes)
 	}
 	f.restored()
 	return nil

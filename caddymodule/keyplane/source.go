@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -88,15 +89,26 @@ func (c *Config) defaults() {
 type Source struct {
 	cfg     Config
 	client  client
-	keys    *lru.Cache[string, *kidregistry.Key]
+	keys    *lru.Cache[string, cached]
 	unknown *expirable.LRU[string, struct{}]
 	flight  singleflight.Group
 	limit   *rate.Limiter
-	// mu orders caching a look-up's answer against the changes: an answer
-	// is cached only when no change came since the look-up began
-	// (generation, which each change and Forget increment).
+	// mu orders caching a look-up's answer against the changes the feed
+	// applies and Forget (generation). While a kid is looked up, pending
+	// holds the newest number of its changes applied meanwhile (0: none):
+	// its answer is cached when it is at least as new, so that the change
+	// that added a key, arriving after its first use, keeps it cached,
+	// and an answer older than a change is not; an unknown kid is cached
+	// only when none came.
 	mu         sync.Mutex
+	pending    map[string]int64
 	generation int64
+}
+
+// cached is a key with the number of its last change.
+type cached struct {
+	key *kidregistry.Key
+	seq int64
 }
 
 // New returns a Source; Run follows the backend's changes.
@@ -105,7 +117,7 @@ func New(cfg Config) (*Source, error) {
 	if cfg.URL == "" || cfg.Client == nil {
 		return nil, errors.New("keyplane: the backend's URL and the hop's client are required")
 	}
-	keys, err := lru.New[string, *kidregistry.Key](cfg.CacheSize)
+	keys, err := lru.New[string, cached](cfg.CacheSize)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +126,7 @@ func New(cfg Config) (*Source, error) {
 		client:  client{base: strings.TrimSuffix(cfg.URL, "/"), http: cfg.Client},
 		keys:    keys,
 		unknown: expirable.NewLRU[string, struct{}](cfg.UnknownSize, nil, cfg.UnknownTTL),
+		pending: map[string]int64{},
 		limit:   rate.NewLimiter(rate.Limit(cfg.LookupRate), cfg.LookupBurst),
 	}, nil
 }
@@ -123,15 +136,15 @@ func New(cfg Config) (*Source, error) {
 // asked, and when the look-ups are over their rate: the request is then
 // refused, as for an unknown kid.
 func (s *Source) Lookup(ctx context.Context, kid string) (*kidregistry.Key, bool) {
-	if k, ok := s.keys.Get(kid); ok {
-		return k, true
+	if c, ok := s.keys.Get(kid); ok {
+		return c.key, true
 	}
 	if s.unknown.Contains(kid) {
 		return nil, false
 	}
 	v, _, _ := s.flight.Do(kid, func() (any, error) {
-		if k, ok := s.keys.Get(kid); ok { // a look-up just finished
-			return k, nil
+		if c, ok := s.keys.Get(kid); ok { // a look-up just finished
+			return c.key, nil
 		}
 		if !s.limit.Allow() {
 			s.cfg.Observer.Lookup("limited")
@@ -143,35 +156,41 @@ func (s *Source) Lookup(ctx context.Context, kid string) (*kidregistry.Key, bool
 	return k, k != nil
 }
 
-// fetch looks kid up in the backend and caches the answer, unless a
-// change of the kid came meanwhile.
+// fetch looks kid up in the backend and caches the answer, unless it may
+// be older than a change applied meanwhile.
 func (s *Source) fetch(ctx context.Context, kid string) *kidregistry.Key {
 	s.mu.Lock()
 	gen := s.generation
+	s.pending[kid] = 0
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.LookupTimeout)
 	defer cancel()
-	k, err := s.client.key(ctx, kid)
+	k, seq, err := s.client.key(ctx, kid)
 	switch {
 	case errors.Is(err, errUnknown):
 		s.cfg.Observer.Lookup("unknown")
-		s.cache(gen, func() { s.unknown.Add(kid, struct{}{}) })
+		s.cache(kid, gen, 0, func() { s.unknown.Add(kid, struct{}{}) })
 		return nil
 	case err != nil:
 		s.cfg.Observer.Lookup("failed")
 		s.cfg.Log.Warn("looking a key up in the backend failed", zap.String("kid", kid), zap.Error(err))
+		s.cache(kid, gen, -1, nil)
 		return nil
 	}
 	s.cfg.Observer.Lookup("found")
-	s.cache(gen, func() { s.keys.Add(kid, k) })
+	s.cache(kid, gen, seq, func() { s.keys.Add(kid, cached{k, seq}) })
 	return k
 }
 
-// cache runs add unless a change came since generation gen.
-func (s *Source) cache(gen int64, add func()) {
+// cache ends the look-up of kid, running add (if any) when the answer, of
+// change number seq, is as new as the kid's changes applied meanwhile and
+// Forget has not run since generation gen.
+func (s *Source) cache(kid string, gen, seq int64, add func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.generation == gen {
+	newest := s.pending[kid]
+	delete(s.pending, kid)
+	if add != nil && s.generation == gen && seq >= newest {
 		add()
 	}
 }
@@ -183,8 +202,8 @@ func (s *Source) Cached(kid string) bool { return s.keys.Contains(kid) }
 func (s *Source) Keys() []kidregistry.Key {
 	keys := s.keys.Values()
 	out := make([]kidregistry.Key, len(keys))
-	for i, k := range keys {
-		out[i] = *k
+	for i, c := range keys {
+		out[i] = *c.key
 	}
 	return out
 }
@@ -198,18 +217,20 @@ func (s *Source) Forget() {
 	s.unknown.Purge()
 }
 
-// changed drops the kids from both caches: their next use looks them up
-// again.
-func (s *Source) changed(kids []string) {
-	if len(kids) == 0 {
-		return
-	}
+// changed applies changes: each changed kid is dropped from both caches
+// unless the key cached is as new as its change (it was looked up after
+// the change), and its next use looks it up again.
+func (s *Source) changed(changes []contract.KeyChange) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.generation++
-	for _, kid := range kids {
-		s.keys.Remove(kid)
-		s.unknown.Remove(kid)
+	for _, c := range changes {
+		if k, ok := s.keys.Peek(c.Kid); !ok || k.seq < c.Seq {
+			s.keys.Remove(c.Kid)
+		}
+		s.unknown.Remove(c.Kid)
+		if newest, ok := s.pending[c.Kid]; ok {
+			s.pending[c.Kid] = max(newest, c.Seq)
+		}
 	}
 }
 

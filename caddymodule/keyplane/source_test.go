@@ -248,3 +248,45 @@ func TestLookupInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstUseBeforeItsChangeArrives: a key looked up before the feed
+// brings the change that added it stays cached when that change arrives
+// (the answer already holds it), and so does one whose change came while
+// it was looked up; a later change of it still drops it.
+func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
+	b, srv := newBackend(t)
+	s, rec := newSource(t, srv, Config{Wait: 50 * time.Millisecond})
+	running(t, s, rec)
+	// The feed applied nothing yet of k1: look it up first, then let the
+	// feed bring its addition.
+	b.Gate = make(chan struct{})
+	set(b, "k1", kidregistry.Active)
+	found := make(chan bool)
+	go func() { _, ok := s.Lookup(context.Background(), "k1"); found <- ok }()
+	eventually(t, "the feed to apply k1's addition", func() bool { _, applied := rec.feed(); return applied >= 1 })
+	close(b.Gate)
+	if !<-found {
+		t.Fatal("k1 not found")
+	}
+	b.Gate = nil
+	set(b, "k2", kidregistry.Active)
+	if _, ok := s.Lookup(context.Background(), "k2"); !ok {
+		t.Fatal("k2 not found")
+	}
+	eventually(t, "the feed to apply k2's addition", func() bool { _, applied := rec.feed(); return applied >= 2 })
+	for _, kid := range []string{"k1", "k2"} {
+		if !s.Cached(kid) {
+			t.Fatalf("%s is not cached after the change that added it", kid)
+		}
+	}
+	set(b, "k2", kidregistry.Retired)
+	eventually(t, "k2's retirement to drop it", func() bool { return !s.Cached("k2") })
+	if !s.Cached("k1") {
+		t.Fatal("k2's change dropped k1")
+	}
+	// A key whose last change is older than others applied is cached too.
+	s.Forget()
+	if _, ok := s.Lookup(context.Background(), "k1"); !ok || !s.Cached("k1") {
+		t.Fatal("k1, changed before k2, is not cached once looked up again")
+	}
+}
