@@ -80,6 +80,31 @@ type loginRequest struct {
 	ClientID     string  `json:"client_id"`
 	ClientSecret string  `json:"client_secret"`
 	SharingKey   *string `json:"sharing_key"`
+	// APIKey is the older name of SharingKey ("API token for business
+	// id"), which the first official SDKs still send when it is set.
+	APIKey *string `json:"api_key"`
+	// UserToken, of the original API, has no meaning any more: refused,
+	// naming what replaced it.
+	UserToken *string `json:"user_token"`
+}
+
+// sharingKey returns the sharing key the login asks with, "" for none:
+// sharing_key, or api_key, its older name, or both when they are equal.
+func (req loginRequest) sharingKey() (string, *problem.Problem) {
+	switch {
+	case req.UserToken != nil:
+		return "", web.BadRequest("user_token is no longer accepted: a login gives client_id and client_secret, " +
+			"and sharing_key to act in another workspace")
+	case req.SharingKey != nil && req.APIKey != nil && *req.SharingKey != *req.APIKey:
+		return "", web.BadRequest("sharing_key and api_key (its older name) differ: send one of them")
+	case req.SharingKey != nil && *req.SharingKey == "", req.SharingKey == nil && req.APIKey != nil && *req.APIKey == "":
+		return "", web.BadRequest("sharing_key (or api_key, its older name) must not be empty")
+	case req.SharingKey != nil:
+		return *req.SharingKey, nil
+	case req.APIKey != nil:
+		return *req.APIKey, nil
+	}
+	return "", nil
 }
 
 func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) error {
@@ -87,16 +112,15 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) error {
 	if p := web.DecodeRequest(w, r, &req); p != nil {
 		return p
 	}
-	switch {
-	case req.ClientID == "" || req.ClientSecret == "":
+	if req.ClientID == "" || req.ClientSecret == "" {
 		return web.BadRequest("client_id and client_secret are required")
-	case req.SharingKey != nil && *req.SharingKey == "":
-		return web.BadRequest("sharing_key must not be empty")
 	}
-	c := Credentials{ClientID: req.ClientID, ClientSecret: req.ClientSecret, Source: web.SourceAddr(r), Audit: web.AuditEvent(r)}
-	if req.SharingKey != nil {
-		c.SharingKey = *req.SharingKey
+	sharingKey, p := req.sharingKey()
+	if p != nil {
+		return p
 	}
+	c := Credentials{ClientID: req.ClientID, ClientSecret: req.ClientSecret, SharingKey: sharingKey,
+		Source: web.SourceAddr(r), Audit: web.AuditEvent(r)}
 	pair, err := h.svc.Login(r.Context(), c)
 	var te *ThrottledError
 	switch {
