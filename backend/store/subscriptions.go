@@ -33,6 +33,17 @@ const (
 	SubscriptionDisabled SubscriptionStatus = "disabled"
 )
 
+// Delivery formats of a subscription.
+const (
+	// FormatStandardWebhooks is the Standard Webhooks form: a body of
+	// type, timestamp and data, and the webhook-* headers.
+	FormatStandardWebhooks = "standard-webhooks"
+	// FormatEka is the original service's form, for receivers written for
+	// it: a body of event, event_time and the event's members, signed in
+	// Eka-Webhook-Signature.
+	FormatEka = "eka"
+)
+
 // Subscription is a webhook registration of one workspace.
 type Subscription struct {
 	ID          string
@@ -54,9 +65,21 @@ type Subscription struct {
 	// up, never sent unsigned. It is not stored.
 	SigningKeyErr error
 	Status        SubscriptionStatus
-	CreatedAt     time.Time
+	// DeliveryFormat is how its deliveries are written and signed:
+	// FormatStandardWebhooks ("" too), or FormatEka.
+	DeliveryFormat string
+	CreatedAt      time.Time
 	// LastDeliveryAt and LastDeliveryOutcome describe the most recent
 	// delivery attempt; zero and empty before the first one.
 	LastDeliveryAt      time.Time
 	LastDeliveryOutcome string
+}
+
+// Format is the subscription's delivery format, FormatStandardWebhooks
+// when none was chosen.
+func (s Subscription) Format() string {
+	if s.DeliveryFormat == "" {
+		return FormatStandardWebhooks
+	}
+	return s.DeliveryFormat
 }

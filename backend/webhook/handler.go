@@ -77,14 +77,15 @@ func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
 		return web.DecodeProblem(err)
 	}
 	sub := store.Subscription{
-		ID:          uuid.NewString(),
-		WorkspaceID: caller.WorkspaceID,
-		Endpoint:    spec.Endpoint,
-		Protocol:    spec.Protocol,
-		EventNames:  spec.EventNames,
-		SigningKey:  spec.SigningKey,
-		Status:      store.SubscriptionActive,
-		CreatedAt:   h.now(),
+		ID:             uuid.NewString(),
+		WorkspaceID:    caller.WorkspaceID,
+		Endpoint:       spec.Endpoint,
+		Protocol:       spec.Protocol,
+		EventNames:     spec.EventNames,
+		SigningKey:     spec.SigningKey,
+		DeliveryFormat: spec.DeliveryFormat,
+		Status:         store.SubscriptionActive,
+		CreatedAt:      h.now(),
 	}
 	e := web.AuditEvent(r)
 	e.At, e.Action, e.Outcome = sub.CreatedAt, audit.SubscriptionCreate, audit.Success
@@ -110,6 +111,7 @@ type Summary struct {
 	EventNames          []string   `json:"event_names"`
 	Status              string     `json:"status"`
 	HasSigningKey       bool       `json:"has_signing_key"`
+	DeliveryFormat      string     `json:"delivery_format"`
 	CreatedAt           time.Time  `json:"created_at"`
 	LastDeliveryAt      *time.Time `json:"last_delivery_at"`
 	LastDeliveryOutcome *string    `json:"last_delivery_outcome"`
@@ -129,12 +131,13 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) error {
 	out := List{Subscriptions: make([]Summary, 0, len(subs))}
 	for _, s := range subs {
 		sum := Summary{
-			ID:            s.ID,
-			Endpoint:      s.Endpoint,
-			Protocol:      s.Protocol,
-			Status:        string(s.Status),
-			HasSigningKey: s.SigningKey != "",
-			CreatedAt:     s.CreatedAt,
+			ID:             s.ID,
+			Endpoint:       s.Endpoint,
+			Protocol:       s.Protocol,
+			Status:         string(s.Status),
+			HasSigningKey:  s.SigningKey != "",
+			DeliveryFormat: s.Format(),
+			CreatedAt:      s.CreatedAt,
 		}
 		if !s.LastDeliveryAt.IsZero() {
 			sum.LastDeliveryAt = &s.LastDeliveryAt

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
@@ -77,6 +78,9 @@ type Spec struct {
 	EventNames []string
 	// SigningKey is empty when the client gave none.
 	SigningKey string
+	// DeliveryFormat is store.FormatStandardWebhooks (the default) or
+	// store.FormatEka.
+	DeliveryFormat string
 }
 
 // request is the body of a registration. Pointers tell an omitted (or
@@ -86,6 +90,8 @@ type request struct {
 	EventNames *[]string `json:"event_names"`
 	SigningKey *string   `json:"signing_key"`
 	Protocol   *string   `json:"protocol"`
+	// DeliveryFormat chooses how deliveries are written and signed.
+	DeliveryFormat *string `json:"delivery_format"`
 }
 
 // Rules validates subscription requests.
@@ -148,6 +154,13 @@ func (r Rules) Parse(body []byte) (Spec, error) {
 			return Spec{}, err
 		}
 		spec.SigningKey = k
+	}
+	spec.DeliveryFormat = store.FormatStandardWebhooks
+	if req.DeliveryFormat != nil {
+		if f := *req.DeliveryFormat; f != store.FormatStandardWebhooks && f != store.FormatEka {
+			return Spec{}, fmt.Errorf("delivery_format must be %q (the default) or %q", store.FormatStandardWebhooks, store.FormatEka)
+		}
+		spec.DeliveryFormat = *req.DeliveryFormat
 	}
 	return spec, nil
 }

@@ -51,7 +51,11 @@ func TestParse(t *testing.T) {
 			want: Spec{Endpoint: queue, Protocol: "https", EventNames: Events}},
 		{name: "events deduplicated and ordered, key kept", body: `{"endpoint":"https://a.example/h","event_names":["user.delete","appointment.created","user.delete"],"signing_key":"0123456789abcdef"}`,
 			want: Spec{Endpoint: "https://a.example/h", Protocol: "https", EventNames: []string{"appointment.created", "user.delete"}, SigningKey: "0123456789abcdef"}},
-		{name: "nulls are omissions", body: `{"endpoint":"https://a.example/h","event_names":null,"signing_key":null,"protocol":null}`,
+		{name: "nulls are omissions", body: `{"endpoint":"https://a.example/h","event_names":null,"signing_key":null,"protocol":null,"delivery_format":null}`,
+			want: Spec{Endpoint: "https://a.example/h", Protocol: "https", EventNames: Events}},
+		{name: "the eka delivery format", body: `{"endpoint":"https://a.example/h","delivery_format":"eka"}`,
+			want: Spec{Endpoint: "https://a.example/h", Protocol: "https", EventNames: Events, DeliveryFormat: "eka"}},
+		{name: "the Standard Webhooks format named", body: `{"endpoint":"https://a.example/h","delivery_format":"standard-webhooks"}`,
 			want: Spec{Endpoint: "https://a.example/h", Protocol: "https", EventNames: Events}},
 
 		{name: "no endpoint", body: `{"event_names":["user.delete"]}`, wantErr: "endpoint is required"},
@@ -86,6 +90,7 @@ func TestParse(t *testing.T) {
 		{name: "duplicate member", body: `{"endpoint":"https://a.example/h","endpoint":"https://b.example/h"}`, wantErr: "twice"},
 		{name: "wrong type", body: `{"endpoint":"https://a.example/h","event_names":"user.delete"}`, wantErr: "wrong type", wantJSON: true},
 		{name: "not JSON", body: `endpoint=x`, wantErr: "JSON object", wantJSON: true},
+		{name: "unknown delivery format", body: `{"endpoint":"https://a.example/h","delivery_format":"Eka"}`, wantErr: "delivery_format must be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,8 +104,11 @@ func TestParse(t *testing.T) {
 				}
 				return
 			}
+			if tt.want.DeliveryFormat == "" {
+				tt.want.DeliveryFormat = "standard-webhooks"
+			}
 			if err != nil || got.Endpoint != tt.want.Endpoint || got.Protocol != tt.want.Protocol ||
-				!slices.Equal(got.EventNames, tt.want.EventNames) || got.SigningKey != tt.want.SigningKey {
+				!slices.Equal(got.EventNames, tt.want.EventNames) || got.SigningKey != tt.want.SigningKey || got.DeliveryFormat != tt.want.DeliveryFormat {
 				t.Fatalf("Parse = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})

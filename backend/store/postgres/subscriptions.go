@@ -34,10 +34,10 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 		}
 		_, err := tx.Exec(ctx, `
 			INSERT INTO subscriptions (id, workspace_id, endpoint, protocol, signing_key, status, created_at,
-				last_delivery_at, last_delivery_outcome)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				last_delivery_at, last_delivery_outcome, delivery_format)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			sub.ID, sub.WorkspaceID, sub.Endpoint, sub.Protocol, nullText(sub.SigningKey), string(sub.Status),
-			ts(sub.CreatedAt), nullTS(sub.LastDeliveryAt), nullText(sub.LastDeliveryOutcome))
+			ts(sub.CreatedAt), nullTS(sub.LastDeliveryAt), nullText(sub.LastDeliveryOutcome), sub.Format())
 		if err != nil {
 			return translate(err)
 		}
@@ -74,7 +74,7 @@ func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (st
 func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([]store.Subscription, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome,
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format,
 			ARRAY(SELECT e.event_name FROM subscription_events e WHERE e.subscription_id = s.id ORDER BY e.event_name COLLATE "C")
 		FROM subscriptions s
 		`+where+`
@@ -87,7 +87,7 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 			last         pgtype.Timestamptz
 		)
 		err := row.Scan(&sub.ID, &sub.WorkspaceID, &sub.Endpoint, &sub.Protocol, &key, &status, &sub.CreatedAt,
-			&last, &outcome, &sub.EventNames)
+			&last, &outcome, &sub.DeliveryFormat, &sub.EventNames)
 		if err != nil {
 			return store.Subscription{}, err
 		}

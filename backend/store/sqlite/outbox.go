@@ -258,7 +258,7 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
 			e.id, e.workspace_id, e.type, e.data, e.created_at,
 			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format
 		FROM webhook_deliveries d
 			JOIN webhook_events e ON e.id = d.event_id
 			JOIN subscriptions s ON s.id = d.subscription_id
@@ -279,7 +279,7 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 		err := rows.Scan(&d.ID, &status, &d.Attempts, &created, &due, &owner, &leaseUntil, &finished,
 			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &data, &evCreated,
 			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
-			&key, &subStatus, &sub, &last, &outcome)
+			&key, &subStatus, &sub, &last, &outcome, &d.Subscription.DeliveryFormat)
 		if err != nil {
 			return nil, err
 		}

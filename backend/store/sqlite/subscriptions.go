@@ -25,10 +25,10 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 		}
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO subscriptions (id, workspace_id, endpoint, protocol, signing_key, status, created_at,
-				last_delivery_at, last_delivery_outcome)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				last_delivery_at, last_delivery_outcome, delivery_format)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sub.ID, sub.WorkspaceID, sub.Endpoint, sub.Protocol, nullString(sub.SigningKey), string(sub.Status),
-			micros(sub.CreatedAt), nullMicros(sub.LastDeliveryAt), nullString(sub.LastDeliveryOutcome))
+			micros(sub.CreatedAt), nullMicros(sub.LastDeliveryAt), nullString(sub.LastDeliveryOutcome), sub.Format())
 		if err != nil {
 			return translate(err)
 		}
@@ -66,7 +66,7 @@ func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (st
 func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([]store.Subscription, error) {
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome, e.event_name
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, e.event_name
 		FROM subscriptions s LEFT JOIN subscription_events e ON e.subscription_id = s.id
 		`+where+`
 		ORDER BY s.created_at, s.id, e.event_name`, args...)
@@ -84,7 +84,7 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 			last               sql.NullInt64
 		)
 		err := rows.Scan(&sub.ID, &sub.WorkspaceID, &sub.Endpoint, &sub.Protocol, &key, &status, &created,
-			&last, &outcome, &name)
+			&last, &outcome, &sub.DeliveryFormat, &name)
 		if err != nil {
 			return nil, err
 		}

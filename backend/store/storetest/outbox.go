@@ -19,7 +19,7 @@ func subscribe(t *testing.T, s Store, id, ws string, events ...string) {
 	t.Helper()
 	must(t, s.CreateSubscription(ctx(t), store.Subscription{
 		ID: id, WorkspaceID: ws, Endpoint: "https://example.com/" + id, Protocol: "https",
-		EventNames: events, SigningKey: "key-of-" + id + "-0123456789", Status: store.SubscriptionActive, CreatedAt: at(0),
+		EventNames: events, SigningKey: "key-of-" + id + "-0123456789", DeliveryFormat: store.FormatEka, Status: store.SubscriptionActive, CreatedAt: at(0),
 	}, 0, ev(audit.SubscriptionCreate)))
 }
 
@@ -108,7 +108,8 @@ func testOutboxPublish(t *testing.T, s Store) {
 			t.Fatalf("delivery's event = %+v", d.Event)
 		}
 		if d.Subscription.WorkspaceID != "w1" || d.Subscription.Endpoint != "https://example.com/"+d.Subscription.ID ||
-			d.Subscription.SigningKey != "key-of-"+d.Subscription.ID+"-0123456789" || d.Subscription.Status != store.SubscriptionActive {
+			d.Subscription.SigningKey != "key-of-"+d.Subscription.ID+"-0123456789" || d.Subscription.Status != store.SubscriptionActive ||
+			d.Subscription.DeliveryFormat != store.FormatEka {
 			t.Fatalf("delivery's subscription = %+v", d.Subscription)
 		}
 	}

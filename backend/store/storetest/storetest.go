@@ -569,7 +569,7 @@ func testSubscriptions(t *testing.T, s Store) {
 	sub := store.Subscription{
 		ID: "s1", WorkspaceID: "w1", Endpoint: "https://example.com/hook", Protocol: "https",
 		EventNames: []string{"receipt.created", "appointment.created"}, SigningKey: "0123456789abcdef",
-		Status: store.SubscriptionActive, CreatedAt: at(0),
+		DeliveryFormat: store.FormatEka, Status: store.SubscriptionActive, CreatedAt: at(0),
 	}
 	must(t, s.CreateSubscription(ctx(t), sub, 0, ev(audit.SubscriptionCreate)))
 	dup := sub
@@ -577,7 +577,7 @@ func testSubscriptions(t *testing.T, s Store) {
 	wantErr(t, s.CreateSubscription(ctx(t), dup, 0, ev(audit.SubscriptionCreate)), store.ErrConflict)
 	other := dup
 	other.WorkspaceID = "w2"
-	other.SigningKey = ""
+	other.SigningKey, other.DeliveryFormat = "", ""
 	other.EventNames = []string{"user.delete"}
 	other.CreatedAt = at(time.Second)
 	must(t, s.CreateSubscription(ctx(t), other, 0, ev(audit.SubscriptionCreate)))
@@ -600,7 +600,8 @@ func testSubscriptions(t *testing.T, s Store) {
 	}
 	got, err := s.GetSubscription(ctx(t), "w2", "s2")
 	must(t, err)
-	if got.SigningKey != "" || !slices.Equal(got.EventNames, []string{"user.delete"}) || !got.LastDeliveryAt.IsZero() || got.LastDeliveryOutcome != "" {
+	if got.SigningKey != "" || !slices.Equal(got.EventNames, []string{"user.delete"}) || !got.LastDeliveryAt.IsZero() || got.LastDeliveryOutcome != "" ||
+		got.DeliveryFormat != store.FormatStandardWebhooks {
 		t.Fatalf("GetSubscription(w2, s2) = %+v", got)
 	}
 	_, err = s.GetSubscription(ctx(t), "w2", "s1")

@@ -35,22 +35,29 @@ type Message struct {
 	// Timestamp is the webhook-timestamp, the time of this attempt.
 	Timestamp time.Time
 	Body      []byte
-	// Signature is the webhook-signature, empty when the subscription has
-	// no signing key.
+	// Signature is the webhook-signature (Eka-Webhook-Signature in the
+	// eka format), empty when the subscription has no signing key.
 	Signature string
+	// Format is the subscription's delivery format, which decides the
+	// body's form and the headers.
+	Format string
 }
 
 // MessageID is the webhook-id of a delivery.
 func MessageID(deliveryID string) string { return "msg_" + deliveryID }
 
-// NewMessage builds and signs the request of an attempt at d made at now.
-// The body depends on the event only, so retries send the same bytes.
+// NewMessage builds and signs the request of an attempt at d made at now,
+// in the subscription's delivery format. The body depends on the event
+// only, so retries send the same bytes.
 func NewMessage(d store.Delivery, now time.Time) (Message, error) {
+	if d.Subscription.Format() == store.FormatEka {
+		return newEkaMessage(d, now)
+	}
 	body, err := json.Marshal(Payload{Type: d.Event.Type, Timestamp: d.Event.CreatedAt.UTC(), Data: d.Event.Data})
 	if err != nil {
 		return Message{}, err
 	}
-	m := Message{ID: MessageID(d.ID), Timestamp: now, Body: body}
+	m := Message{ID: MessageID(d.ID), Timestamp: now, Body: body, Format: store.FormatStandardWebhooks}
 	if key := d.Subscription.SigningKey; key != "" {
 		raw, err := webhook.SigningKeyBytes(key)
 		if err != nil {
@@ -74,8 +81,11 @@ func Sign(key []byte, id string, timestamp time.Time, body []byte) (string, erro
 }
 
 // Headers returns the webhook headers: id, timestamp (Unix seconds) and
-// the signature when there is one.
+// the signature when there is one; in the eka format, the signature alone.
 func (m Message) Headers() map[string]string {
+	if m.Format == store.FormatEka {
+		return ekaHeaders(m)
+	}
 	h := map[string]string{
 		HeaderID:        m.ID,
 		HeaderTimestamp: strconv.FormatInt(m.Timestamp.Unix(), 10),
