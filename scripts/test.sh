@@ -2,8 +2,8 @@
 # The test command: unit tests, then the end-to-end and interop suite in
 # tests/, which builds the real binaries and drives them on loopback with
 # independent clients: npm packages (installed here from tests/interop's
-# lock file), Debian's python3-jwcrypto, python3-authlib, python3-httpx and
-# python3-h2, curl and the JDK (installed here when missing), and Go's jwx
+# lock file), Debian's python3-jwcrypto, python3-authlib, python3-httpx,
+# python3-h2 and python3-requests, curl and the JDK (installed here when missing), and Go's jwx
 # (tests/jwxclient, a module of its own), against local-kms, AWS KMS's API
 # on loopback (tests/localkms, a module of its own); and the deployment files, the
 # systemd units with systemd-analyze (Debian's systemd, installed here when
@@ -16,7 +16,7 @@ npm ci --prefix tests/interop --no-audit --no-fund --ignore-scripts --loglevel=e
 
 echo "== Debian packages for the interop and deployment tests"
 missing=()
-for module in jwcrypto authlib httpx h2; do
+for module in jwcrypto authlib httpx h2 requests; do
   /usr/bin/python3 -c "import $module" 2>/dev/null || missing+=("python3-$module")
 done
 command -v systemd-analyze >/dev/null || missing+=(systemd)
