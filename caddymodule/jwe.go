@@ -45,7 +45,8 @@ type JWE struct {
 	// MaxBody caps the encrypted body in bytes (default 1 MiB).
 	MaxBody int64 `json:"max_body,omitempty"`
 	// SpoolThreshold is the ciphertext size above which it is spooled to a
-	// temporary file instead of memory (default 1 MiB).
+	// temporary file instead of memory (default 2 MiB: a payload of 1 MiB,
+	// whose ciphertext is 16 bytes more, stays in memory).
 	SpoolThreshold int64 `json:"spool_threshold,omitempty"`
 	// SpoolDir is where spool files go (default the system's temporary
 	// directory). They are unlinked as soon as they are created.
@@ -60,7 +61,7 @@ type JWE struct {
 
 const (
 	defaultMaxBody        = 1 << 20
-	defaultSpoolThreshold = 1 << 20
+	defaultSpoolThreshold = 2 << 20
 	defaultMaxResponse    = 16 << 20
 	maxLoginBody          = 64 << 10
 
