@@ -73,10 +73,19 @@ func freshRequests(t *testing.T, ops *stack, a, b *stack) {
 	expectProblem(t, post(b, loginPath, goJose.encrypt(t, strict, formJSON, loginBody(strict)), nil), 400, "freshness_required")
 }
 
-// TestFreshRequests runs freshRequests on one stack (SQLite, one edge).
+// TestFreshRequests runs freshRequests on one stack (SQLite, one edge),
+// its edge serving the reference Caddyfile's site over plain HTTP and over
+// TLS (HTTP/2 from Go's client).
 func TestFreshRequests(t *testing.T) {
-	s := startStack(t)
-	freshRequests(t, s, s, s)
+	for _, site := range []struct {
+		name  string
+		start func(*testing.T) *stack
+	}{{"http", func(t *testing.T) *stack { return startStack(t) }}, {"https", startTLSStack}} {
+		t.Run(site.name, func(t *testing.T) {
+			s := site.start(t)
+			freshRequests(t, s, s, s)
+		})
+	}
 }
 
 // TestCallSendsFreshRequests: hdc call names iat and a new jti in every
