@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // The serializations a client may use for a request.
@@ -120,8 +119,8 @@ func (j joseClient) decrypt(t testing.TB, c *apiClient, form string, envelope []
 // encGCM is the enc of the second kind of key.
 const encGCM = "A256GCM"
 
-// newJTI returns a request id of 128 random bits.
-func newJTI() string { return base64.RawURLEncoding.EncodeToString(testkit.RandomBytes(16)) }
+// newJTI returns a new request id of 128 random bits.
+func newJTI() string { return jwe.Fresh("").Jti }
 
 // sealedBy is how a request is encrypted: by which client, in which form.
 type sealedBy struct {

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"testing"
-	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -79,16 +78,9 @@ func newBenchKey(enc string) (benchKey, error) {
 func (k benchKey) sealRequest(pt []byte) []byte {
 	p := jwe.Protected{Kid: k.kid}
 	if k.key.Enc() == jwe.EncA256GCM {
-		p.Iat, p.Jti = time.Now().Unix(), newJTI()
+		p = jwe.Fresh(k.kid)
 	}
 	return jwe.EncryptRequest(k.key, p, pt)
-}
-
-// newJTI returns a jti of 16 random bytes in unpadded base64url.
-func newJTI() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // rowName names a row of payload size under enc: the size alone for

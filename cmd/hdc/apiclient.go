@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -238,7 +236,7 @@ func (c *apiClient) encode(b *body) payload {
 	}
 	// Every envelope names when it was made and a new id, so that the
 	// gateway can refuse a stale or replayed one.
-	fresh := jwe.Protected{Kid: c.creds.Kid, Iat: time.Now().Unix(), Jti: newJTI()}
+	fresh := jwe.Fresh(c.creds.Kid)
 	if p.data == nil && c.key.Enc() != jwe.EncA128CBCHS256 { // sealed whole (jwe.ErrNotStreamed)
 		var buf bytes.Buffer
 		if err := p.write(&buf); err != nil {
@@ -265,13 +263,6 @@ func (c *apiClient) encode(b *body) payload {
 		}
 		return ew.Close()
 	}}
-}
-
-// newJTI returns a request id of 128 random bits, in base64url.
-func newJTI() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // attach makes p the body of req and returns what to call once the request

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -72,7 +71,7 @@ tag, without a top-level kid.`,
 			}
 			p := jwe.Protected{Kid: kid}
 			if fresh {
-				p.Iat, p.Jti = time.Now().Unix(), newJTI()
+				p = jwe.Fresh(kid)
 			}
 			var out []byte
 			switch {

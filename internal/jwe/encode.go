@@ -1,8 +1,10 @@
 package jwe
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"strconv"
+	"time"
 )
 
 // Protected is what a protected header names besides alg "dir": the
@@ -14,6 +16,15 @@ type Protected struct {
 	Iat int64
 	// Jti is the request's unique id under its key; "" names none.
 	Jti string
+}
+
+// Fresh returns the protected header members of a request made now under
+// kid: iat, the time, and jti, 128 random bits in unpadded base64url, new
+// for every call.
+func Fresh(kid string) Protected {
+	jti := make([]byte, 16)
+	_, _ = rand.Read(jti)
+	return Protected{Kid: kid, Iat: time.Now().Unix(), Jti: b64.EncodeToString(jti)}
 }
 
 // protectedHeader returns the encoded protected header of an envelope

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestAppendHeader holds the hand-built header to what json.Marshal makes of
@@ -50,5 +51,13 @@ func TestResponseShape(t *testing.T) {
 				t.Fatalf("protected header %+v, want %+v", h, want)
 			}
 		})
+	}
+}
+
+// TestFresh: each call names the time and a new jti of 128 bits.
+func TestFresh(t *testing.T) {
+	a, b := Fresh("k1"), Fresh("k1")
+	if a.Kid != "k1" || a.Jti == b.Jti || len(a.Jti) != 22 || a.Iat < time.Now().Unix()-1 || a.Iat > time.Now().Unix() {
+		t.Fatalf("Fresh = %+v, then %+v", a, b)
 	}
 }
