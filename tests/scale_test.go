@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -161,8 +162,11 @@ func TestScaleOut(t *testing.T) {
 	})
 
 	t.Run("NoSecretInTheClear", func(t *testing.T) {
+		gcm := c.ops.newClientEnc("scale-gcm", encGCM)
+		raw, _ := base64.RawURLEncoding.DecodeString(gcm.Key)
 		c.noSecretInTheClear(t, map[string][]byte{
 			"the client's encryption key": []byte(client.Key), "the client's secret": []byte(client.Secret),
+			"an A256GCM key, as its JWK's k": []byte(gcm.Key), "an A256GCM key's bytes": raw,
 			"the webhook signing key": []byte(scaleWebhookKey),
 		})
 	})
