@@ -189,6 +189,17 @@ http:// {
 		}
 	}
 }
+# The hop as the reference Caddyfile makes it, but in clear text: only
+# the headers the backend reads, none that reverse_proxy would add.
+(backend) {
+	hdc_forward
+	reverse_proxy %[3]s {
+		header_up -X-Forwarded-For
+		header_up -X-Forwarded-Proto
+		header_up -X-Forwarded-Host
+		header_up -Via
+	}
+}
 http:// {
 	handle /upload {
 		hdc_auth
@@ -197,14 +208,14 @@ http:// {
 			spool_threshold 1MiB
 			spool_dir %[1]s
 		}
-		reverse_proxy %[3]s
+		import backend
 	}
 	handle {
 		hdc_auth
 		hdc_jwe {
 			max_body 8MiB
 		}
-		reverse_proxy %[3]s
+		import backend
 	}
 }
 `
@@ -435,7 +446,8 @@ func jsonPayload(n int) []byte {
 	return b
 }
 
-func skipped(list, part string) bool {
+// listed reports whether the comma-separated list names part.
+func listed(list, part string) bool {
 	for _, s := range strings.Split(list, ",") {
 		if strings.TrimSpace(s) == part {
 			return true

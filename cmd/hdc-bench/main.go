@@ -52,6 +52,7 @@ type options struct {
 	uploadMiB   int
 	jsonPath    string
 	skip        string
+	payloads    string
 	profileDir  string
 }
 
@@ -63,7 +64,8 @@ func run() error {
 	flag.IntVar(&o.uploadMiB, "upload-mib", 100, "file size of the encrypted upload, in MiB")
 	flag.StringVar(&o.jsonPath, "json", "", "also write the summary as JSON to this file")
 	flag.StringVar(&o.skip, "skip", "", "parts to skip: any of proxy, codec, upload, as a comma-separated list")
-	flag.StringVar(&o.profileDir, "profile", "", "save CPU profiles of every edge under load at each payload size in this directory")
+	flag.StringVar(&o.payloads, "payloads", "1KiB,64KiB,1MiB", "payload sizes of the proxy part, as a comma-separated list")
+	flag.StringVar(&o.profileDir, "profile", "", "save CPU and allocation profiles of every edge under load at each payload size in this directory")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -75,17 +77,17 @@ func run() error {
 	defer env.close()
 
 	s := summary{Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
-	if !skipped(o.skip, "proxy") {
+	if !listed(o.skip, "proxy") {
 		if s.Proxy, err = benchProxy(ctx, env, o); err != nil {
 			return fmt.Errorf("proxy: %w", err)
 		}
 	}
-	if !skipped(o.skip, "codec") {
+	if !listed(o.skip, "codec") {
 		if s.Codec, err = benchCodec(); err != nil {
 			return fmt.Errorf("codec: %w", err)
 		}
 	}
-	if !skipped(o.skip, "upload") {
+	if !listed(o.skip, "upload") {
 		if s.Upload, err = benchUpload(ctx, env, o.uploadMiB); err != nil {
 			return fmt.Errorf("upload: %w", err)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,6 +73,9 @@ func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, erro
 
 	var rows []proxyRow
 	for _, size := range proxySizes {
+		if !listed(o.payloads, size.name) {
+			continue
+		}
 		payload := jsonPayload(size.n)
 		cs := []*contender{
 			{ed: eds[0], req: env.plainRequest(payload)},
@@ -296,9 +300,10 @@ func runLoad(ctx context.Context, client *http.Client, ed *edge, req request, co
 	return &loadResult{seconds: time.Since(start).Seconds(), latencies: all}, nil
 }
 
-// profileLoad runs one more load against ed while its CPU profile is taken,
-// and saves the profile in o.profileDir, with the number of requests served
-// meanwhile in the file name, so profiles compare per request.
+// profileLoad runs one more load against ed while its CPU profile and the
+// allocations it made meanwhile are taken, and saves both in o.profileDir,
+// with the number of requests served in the file names, so profiles compare
+// per request.
 func profileLoad(ctx context.Context, client *http.Client, ed *edge, req request, o options, size string) error {
 	type outcome struct {
 		r   *loadResult
@@ -310,19 +315,37 @@ func profileLoad(ctx context.Context, client *http.Client, ed *edge, req request
 		done <- outcome{r, err}
 	}()
 	secs := max(int(o.duration.Seconds()), 1)
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", ed.admin, secs))
-	if err != nil {
+	kinds := []string{"profile", "allocs"}
+	profs := make([][]byte, len(kinds))
+	errs := make([]error, len(kinds))
+	var wg sync.WaitGroup
+	for i, kind := range kinds {
+		wg.Go(func() { profs[i], errs[i] = fetchProfile(ed.admin, kind, secs) })
+	}
+	wg.Wait()
+	out := <-done
+	if err := errors.Join(append(errs, out.err)...); err != nil {
 		return err
+	}
+	for i, name := range []string{"cpu", "allocs"} {
+		path := filepath.Join(o.profileDir, fmt.Sprintf("%s-%s-%s-%dreq.pprof", ed.name, name, size, len(out.r.latencies)))
+		if err := os.WriteFile(path, profs[i], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetchProfile reads the pprof profile kind of the edge whose admin API
+// listens on admin, over the next secs seconds.
+func fetchProfile(admin, kind string, secs int) ([]byte, error) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", admin, kind, secs))
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
-	prof, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s profile: %s", kind, resp.Status)
 	}
-	out := <-done
-	if out.err != nil {
-		return out.err
-	}
-	path := filepath.Join(o.profileDir, fmt.Sprintf("%s-cpu-%s-%dreq.pprof", ed.name, size, len(out.r.latencies)))
-	return os.WriteFile(path, prof, 0o644)
+	return io.ReadAll(resp.Body)
 }
