@@ -104,7 +104,7 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 // hopServer serves h over the hop's mutual TLS, as the backend's
 // listeners do, with the certificates of the authority in dir: a request
 // reaches h only with a client certificate that names the edge.
-func hopServer(t *testing.T, dir string, h http.Handler) *httptest.Server {
+func hopServer(t testing.TB, dir string, h http.Handler) *httptest.Server {
 	t.Helper()
 	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, pki.CertFile(pki.Backend)), filepath.Join(dir, pki.KeyFile(pki.Backend)))
 	if err != nil {
@@ -141,7 +141,7 @@ func newTestKeeper() (string, *kidregistry.Sealer) {
 
 // startEdge loads ../Caddyfile with the environment pointing at test
 // servers. Caddy is one per process: tests using it must not run in parallel.
-func startEdge(t *testing.T, keys []kidregistry.Key, env map[string]string) *edge {
+func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edge {
 	t.Helper()
 	signer := testkit.NewSigner("sig-1")
 	hop := filepath.Join(t.TempDir(), "tls")
