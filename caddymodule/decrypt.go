@@ -186,12 +186,13 @@ func open(env *jwe.Envelope, key *jwe.Key, sp *spool) (io.Reader, int64, error) 
 // readProblem maps an error of jwe.Read to the client's answer; limit is
 // the route's, which a body too large is told.
 func readProblem(err error, limit int64) *problem.Problem {
+	if err == nil { // before the targets of errors.As, which escape
+		return nil
+	}
 	var fe *jwe.FormatError
 	var mbe *http.MaxBytesError
 	var se *spoolError
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &se):
 		return errSpool
 	case errors.As(err, &fe):
