@@ -2,11 +2,12 @@ package caddymodule
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/felixge/httpsnoop"
 
 	"github.com/health-data-connect/hdc/internal/contract"
 )
@@ -16,9 +17,10 @@ import (
 // method and status. A refusal that handle_errors answers after the
 // handler returned counts with its status.
 func timed(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter) error) error {
-	var err error
-	m := httpsnoop.CaptureMetricsFn(w, func(w http.ResponseWriter) { err = fn(w) })
-	code := m.Code
+	start := time.Now()
+	sw := &statusWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, status: http.StatusOK}
+	err := fn(sw)
+	code := sw.status
 	if he := (caddyhttp.HandlerError{}); errors.As(err, &he) {
 		code = he.StatusCode
 		if code == 0 {
@@ -26,6 +28,33 @@ func timed(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter) 
 		}
 	}
 	metrics.requestDuration.WithLabelValues(contract.Route(r.URL.Path), contract.Method(r.Method), strconv.Itoa(code)).
-		Observe(m.Duration.Seconds())
+		Observe(time.Since(start).Seconds())
 	return err
+}
+
+// statusWriter remembers the status of the answer it passes on: the first
+// one that is not informational, or 200 when the body comes first or
+// nothing is written. It is Caddy's own wrapper otherwise, whose Unwrap
+// lets http.ResponseController reach a flush or a hijack below.
+type statusWriter struct {
+	caddyhttp.ResponseWriterWrapper
+	status  int
+	written bool
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if !w.written && status >= 200 {
+		w.status, w.written = status, true
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	w.written = true
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	w.written = true
+	return w.ResponseWriterWrapper.ReadFrom(r)
 }
