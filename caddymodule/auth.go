@@ -23,8 +23,8 @@ func init() {
 // trusted proxies) in X-HDC-Client-Ip, checks the bearer token, and
 // forwards the identity it proves as X-HDC-Client-Id, X-HDC-Workspace-Id,
 // X-HDC-Token-Id, and X-HDC-Grant-Id and X-HDC-Session-Id when the token
-// has them (and as the Caddy variables hdc.client_id,
-// hdc.workspace_id, hdc.token_id for hdc_jwe).
+// has them (and the client as the Caddy variable hdc.client_id, for
+// hdc_jwe).
 //
 // Modes: "token" (the default) requires a valid access token; "refresh"
 // accepts an expired one (signature, issuer and audience still checked) and
@@ -122,12 +122,9 @@ func (a *Auth) verify(r *http.Request) (*tokenauth.Claims, error) {
 }
 
 // forwardIdentity sets the identity headers of the hop, and the Caddy
-// variables, from verified claims.
+// variable hdc_jwe reads, from verified claims.
 func forwardIdentity(r *http.Request, claims *tokenauth.Claims) {
-	ctx := r.Context()
-	caddyhttp.SetVar(ctx, varClientID, claims.Subject)
-	caddyhttp.SetVar(ctx, varWorkspaceID, claims.Workspace)
-	caddyhttp.SetVar(ctx, varTokenID, claims.ID)
+	caddyhttp.SetVar(r.Context(), varClientID, claims.Subject)
 	r.Header.Set(contract.HeaderClientID, claims.Subject)
 	r.Header.Set(contract.HeaderWorkspaceID, claims.Workspace)
 	r.Header.Set(contract.HeaderTokenID, claims.ID)

@@ -65,11 +65,9 @@ const (
 	defaultMaxResponse    = 16 << 20
 	maxLoginBody          = 64 << 10
 
-	// Caddy variables through which hdc_auth and hdc_jwe share the identity.
-	varClientID    = "hdc.client_id"
-	varWorkspaceID = "hdc.workspace_id"
-	varTokenID     = "hdc.token_id"
-	varKeyID       = "hdc.key_id"
+	// varClientID is the Caddy variable in which hdc_auth tells hdc_jwe
+	// the token's client.
+	varClientID = "hdc.client_id"
 )
 
 // CaddyModule returns the Caddy module information.
@@ -225,7 +223,6 @@ func (t *JWE) accept(r *http.Request, client string, o opened, start time.Time) 
 		ce.Write(zap.String("kid", o.kid), zap.String("client", client), zap.String("path", r.URL.Path),
 			zap.Int64("plaintext_bytes", o.size), zap.Duration("decrypt", time.Since(start)))
 	}
-	caddyhttp.SetVar(r.Context(), varKeyID, o.kid)
 	r.Header.Set(contract.HeaderKeyID, o.kid)
 	r.Header.Set(contract.HeaderKeyClientID, o.owner)
 	for name, v := range o.fresh {
