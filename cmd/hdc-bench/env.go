@@ -39,6 +39,11 @@ const (
 	plainEdge    = "caddy"             // plain Caddy
 	registryEdge = "hdc-edge"          // hdc-edge with the registry file's keys
 	planeEdge    = "hdc-edge-keyplane" // hdc-edge with the key plane's keys
+	// The stages of the breakdown (--breakdown): the edge's Caddy route
+	// without any hdc handler, and with hdc_auth alone. Both forward the
+	// encrypted request as it is.
+	handleEdge = "caddy-handle"
+	authEdge   = "hdc-auth-only"
 )
 
 // benchEnv is what every part of the bench shares: a temporary directory,
@@ -221,6 +226,33 @@ http:// {
 `
 )
 
+// Configurations of the breakdown's stages: the edge's route, then with
+// hdc_auth, each forwarding what it got.
+const (
+	handleConfig = "{" + globalOptions + `}
+http:// {
+	handle {
+		reverse_proxy %[3]s
+	}
+}
+`
+	authConfig = "{" + globalOptions + `	hdc {
+		keys {
+%[4]s		}
+		tokens {
+			jwks_file %[5]s
+		}
+	}
+}
+http:// {
+	handle {
+		hdc_auth
+		reverse_proxy %[3]s
+	}
+}
+`
+)
+
 // edge is a Caddy process started by the bench.
 type edge struct {
 	name  string
@@ -272,19 +304,21 @@ func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
 	return ed, ed.waitServing()
 }
 
-// config is the Caddyfile of the edge named name (plainEdge, registryEdge
-// or planeEdge) on port, its admin API at admin.
+// config is the Caddyfile of the edge named name (one of the edge names
+// above) on port, its admin API at admin.
 func (e *benchEnv) config(name, port, admin string) string {
-	keys := ""
+	registry := "\t\t\tregistry " + e.registry + "\n\t\t\tkeeper " + e.keeper + "\n"
 	switch name {
 	case plainEdge:
 		return fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin)
-	case registryEdge:
-		keys = "\t\t\tregistry " + e.registry + "\n\t\t\tkeeper " + e.keeper + "\n"
+	case handleEdge:
+		return fmt.Sprintf(handleConfig, e.dir, port, e.upAddr, "", "", admin)
+	case authEdge:
+		return fmt.Sprintf(authConfig, e.dir, port, e.upAddr, registry, e.jwks, admin)
 	case planeEdge:
-		keys = e.plane.keysBlock()
+		return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.plane.keysBlock(), e.jwks, admin)
 	}
-	return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, keys, e.jwks, admin)
+	return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, registry, e.jwks, admin)
 }
 
 // startEdges starts the edges named, in order; when one fails to start,

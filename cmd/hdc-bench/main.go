@@ -4,12 +4,13 @@
 // interleaved so that machine drift cancels, with an A128CBC-HS256 key
 // from a registry file and with an A256GCM key from a key plane, the
 // edge's added CPU per request beside the codec's time for the same JWE
-// work; (c) the codec's opening and sealing against go-jose's, for both
+// work, and with --breakdown the edge's CPU stage by stage (its route
+// alone, with hdc_auth, whole); (c) the codec's opening and sealing against go-jose's, for both
 // content encryptions; (d) an encrypted upload of 100 MiB through the
 // edge, with the edge's peak memory. Everything runs on loopback and stops by
 // itself; it prints a table and, with --json, a machine-readable summary.
 //
-//	go run ./cmd/hdc-bench [--duration 3s] [--rounds 3] [--concurrency 16] [--json bench.json]
+//	go run ./cmd/hdc-bench [--duration 3s] [--rounds 3] [--concurrency 16] [--payloads 1KiB,64KiB,1MiB] [--breakdown] [--json bench.json] [--profile DIR]
 package main
 
 import (
@@ -53,6 +54,7 @@ type options struct {
 	jsonPath    string
 	skip        string
 	payloads    string
+	breakdown   bool
 	profileDir  string
 }
 
@@ -65,6 +67,7 @@ func run() error {
 	flag.StringVar(&o.jsonPath, "json", "", "also write the summary as JSON to this file")
 	flag.StringVar(&o.skip, "skip", "", "parts to skip: any of proxy, codec, upload, as a comma-separated list")
 	flag.StringVar(&o.payloads, "payloads", "1KiB,64KiB,1MiB", "payload sizes of the proxy part, as a comma-separated list")
+	flag.BoolVar(&o.breakdown, "breakdown", false, "also run the edge's route without hdc handlers and with hdc_auth alone, and print where the edge's CPU goes")
 	flag.StringVar(&o.profileDir, "profile", "", "save CPU and allocation profiles of every edge under load at each payload size in this directory")
 	flag.Parse()
 
@@ -78,7 +81,7 @@ func run() error {
 
 	s := summary{Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	if !listed(o.skip, "proxy") {
-		if s.Proxy, err = benchProxy(ctx, env, o); err != nil {
+		if s.Proxy, s.Breakdown, err = benchProxy(ctx, env, o); err != nil {
 			return fmt.Errorf("proxy: %w", err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,6 +35,8 @@ type proxyRow struct {
 	PlainCPUUs     float64 `json:"plain_cpu_us_per_request"`
 	EdgeCPUUs      float64 `json:"edge_cpu_us_per_request"`
 	AddedCPUUs     float64 `json:"added_cpu_us_per_request"`
+	CPURatioLo     float64 `json:"cpu_ratio_round_min"`
+	CPURatioHi     float64 `json:"cpu_ratio_round_max"`
 	CodecUs        float64 `json:"codec_open_seal_us"`
 	AddedOverCodec float64 `json:"added_cpu_over_codec"`
 	Requests       int     `json:"requests"`
@@ -59,41 +62,74 @@ type contender struct {
 	total loadResult
 }
 
+// breakdownRow is the edge's CPU per request at one payload size, stage by
+// stage, each against plain Caddy's: the edge's route alone (a handle
+// block), with hdc_auth, and the whole edge (the A128CBC-HS256 row's).
+type breakdownRow struct {
+	Payload    string  `json:"payload"`
+	PlainCPUUs float64 `json:"plain_cpu_us_per_request"`
+	HandleCPU  float64 `json:"handle_cpu_us_per_request"`
+	AuthCPU    float64 `json:"auth_cpu_us_per_request"`
+	EdgeCPU    float64 `json:"edge_cpu_us_per_request"`
+}
+
 // benchProxy runs plain Caddy and hdc-edge, with the A128CBC-HS256 key
 // from the registry file and with the A256GCM key from the key plane, in
-// turns at each payload size.
-func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, error) {
-	eds, err := env.startEdges(o.profileDir != "", plainEdge, registryEdge, planeEdge)
+// turns at each payload size; with o.breakdown, the breakdown's two stages
+// too.
+func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, []breakdownRow, error) {
+	names := []string{plainEdge, registryEdge, planeEdge}
+	if o.breakdown {
+		names = append(names, handleEdge, authEdge)
+	}
+	eds, err := env.startEdges(o.profileDir != "", names...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer stopEdges(eds)
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConnsPerHost: o.concurrency * 2, DisableCompression: true}}
 
 	var rows []proxyRow
+	var stages []breakdownRow
 	for _, size := range proxySizes {
 		if !listed(o.payloads, size.name) {
 			continue
 		}
 		payload := jsonPayload(size.n)
-		cs := []*contender{
-			{ed: eds[0], req: env.plainRequest(payload)},
-			{ed: eds[1], key: &env.cbc, req: env.encryptedRequest(env.cbc, "/echo", payload)},
-			{ed: eds[2], key: &env.gcm, req: env.encryptedRequest(env.gcm, "/echo", payload)},
-		}
+		cs := env.contenders(eds, payload)
 		if err := measure(ctx, client, cs, o, size.name); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, c := range cs[1:] {
+		for _, c := range cs[1:3] {
 			row, err := newProxyRow(size.name, cs[0], c, payload, o)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			rows = append(rows, row)
 		}
+		if len(cs) == 5 {
+			stages = append(stages, breakdownRow{Payload: size.name, PlainCPUUs: cs[0].total.cpuPerRequest(),
+				HandleCPU: cs[3].total.cpuPerRequest(), AuthCPU: cs[4].total.cpuPerRequest(), EdgeCPU: cs[1].total.cpuPerRequest()})
+		}
 	}
-	return rows, nil
+	return rows, stages, nil
+}
+
+// contenders are what each of eds is sent with payload: plain Caddy the
+// payload, each hdc-edge the payload sealed under its key, and each stage
+// of the breakdown the A128CBC-HS256 edge's request, which it forwards
+// as it is.
+func (e *benchEnv) contenders(eds []*edge, payload []byte) []*contender {
+	cs := []*contender{
+		{ed: eds[0], req: e.plainRequest(payload)},
+		{ed: eds[1], key: &e.cbc, req: e.encryptedRequest(e.cbc, "/echo", payload)},
+		{ed: eds[2], key: &e.gcm, req: e.encryptedRequest(e.gcm, "/echo", payload)},
+	}
+	for _, ed := range eds[3:] {
+		cs = append(cs, &contender{ed: ed, req: cs[1].req})
+	}
+	return cs
 }
 
 // measure makes sure each hdc-edge decrypts and encrypts, warms every edge
@@ -162,12 +198,13 @@ func newProxyRow(size string, p, h *contender, payload []byte, o options) (proxy
 	}
 	pt, ht, enc := &p.total, &h.total, h.key.key.Enc()
 	added := ht.cpuPerRequest() - pt.cpuPerRequest()
+	lo, hi := ht.roundRatios(pt)
 	return proxyRow{
 		Payload: rowName(size, enc), Enc: enc, PlainRPS: pt.rps(), EdgeRPS: ht.rps(), Ratio: ht.rps() / pt.rps(),
 		PlainP50Ms: pt.percentile(50), EdgeP50Ms: ht.percentile(50), AddedP50Ms: ht.percentile(50) - pt.percentile(50),
 		PlainP99Ms: pt.percentile(99), EdgeP99Ms: ht.percentile(99),
 		PlainCPUUs: pt.cpuPerRequest(), EdgeCPUUs: ht.cpuPerRequest(),
-		AddedCPUUs: added, CodecUs: codecUs, AddedOverCodec: added / codecUs,
+		CPURatioLo: lo, CPURatioHi: hi, AddedCPUUs: added, CodecUs: codecUs, AddedOverCodec: added / codecUs,
 		Requests: len(pt.latencies) + len(ht.latencies), Concurrency: o.concurrency,
 		RoundSeconds: o.duration.Seconds(), Rounds: o.rounds, Edge: h.ed.name, Notes: proxyNotes(enc) + " " + codecNote,
 	}, nil
@@ -231,12 +268,25 @@ type loadResult struct {
 	seconds   float64
 	latencies []time.Duration
 	cpu       time.Duration // the edge's CPU time during the run
+	roundCPU  []float64     // of a total, each round's CPU µs per request
 }
 
 func (l *loadResult) add(o *loadResult) {
 	l.seconds += o.seconds
 	l.latencies = append(l.latencies, o.latencies...)
 	l.cpu += o.cpu
+	l.roundCPU = append(l.roundCPU, o.cpuPerRequest())
+}
+
+// roundRatios are the CPU per request of l over that of base, round by
+// round: their spread shows how far one run's ratio can be trusted.
+func (l *loadResult) roundRatios(base *loadResult) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i := range min(len(l.roundCPU), len(base.roundCPU)) {
+		r := l.roundCPU[i] / base.roundCPU[i]
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return lo, hi
 }
 
 // cpuPerRequest is the edge's CPU time per request served, in microseconds.
