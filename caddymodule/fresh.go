@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -48,7 +47,7 @@ var (
 // record, which every edge shares, is the one that counts.
 type freshness struct {
 	window time.Duration
-	seen   *expirable.LRU[string, struct{}]
+	seen   *jtiMemory
 	now    func() time.Time
 }
 
@@ -61,9 +60,7 @@ func newFreshness(c FreshConfig) *freshness {
 	if remember <= 0 {
 		remember = defaultFreshRemember
 	}
-	// A jti is accepted while its iat is within the window of now: for at
-	// most twice the window after this edge first saw it.
-	return &freshness{window: window, seen: expirable.NewLRU[string, struct{}](remember, nil, 2*window), now: time.Now}
+	return &freshness{window: window, seen: newJTIMemory(remember), now: time.Now}
 }
 
 // check is called once the envelope's tag has verified under k, so its
@@ -83,11 +80,9 @@ func (f *freshness) check(k *kidregistry.Key, h jwe.Header) (http.Header, *probl
 	if d := f.now().Sub(iat); d > f.window || d < -f.window {
 		return nil, errStale
 	}
-	key := k.Kid + "\x00" + h.Jti
-	if f.seen.Contains(key) {
+	if f.seen.add(k.Kid, h.Jti) {
 		return nil, errReplayed
 	}
-	f.seen.Add(key, struct{}{})
 	return http.Header{
 		contract.HeaderJTI:        {h.Jti},
 		contract.HeaderJTIExpires: {strconv.FormatInt(iat.Add(f.window).Unix(), 10)},

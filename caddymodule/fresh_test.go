@@ -3,6 +3,8 @@ package caddymodule
 import (
 	"bytes"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,5 +128,29 @@ func TestEdgeFreshRequests(t *testing.T) {
 	}
 	if e.up.count() != hits {
 		t.Fatalf("%d refused requests reached the backend", e.up.count()-hits)
+	}
+}
+
+// TestFreshnessConcurrentReplays sends one envelope's header from many
+// goroutines at once, as a client replaying a request in parallel would:
+// exactly one gets through the edge's memory.
+func TestFreshnessConcurrentReplays(t *testing.T) {
+	key := &kidregistry.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
+	for round := range 50 {
+		f := newFreshness(FreshConfig{})
+		h := jwe.Header{Iat: time.Now().Unix(), Jti: "a-request-id-" + strconv.Itoa(10000+round)}
+		var passed atomic.Int32
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				if _, p := f.check(key, h); p == nil {
+					passed.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := passed.Load(); n != 1 {
+			t.Fatalf("round %d: %d of 16 passed, want 1", round, n)
+		}
 	}
 }
