@@ -296,7 +296,10 @@ func (a *App) cipherFor(k *kidregistry.Key) (*jwe.Key, error) {
 // touchKey records that kid was used now.
 func (a *App) touchKey(kid string) {
 	now := time.Now()
-	v, _ := a.keys.lastUse.LoadOrStore(kid, new(atomic.Int64))
+	v, ok := a.keys.lastUse.Load(kid)
+	if !ok { // a new counter only for a kid's first use, not for every request
+		v, _ = a.keys.lastUse.LoadOrStore(kid, new(atomic.Int64))
+	}
 	v.(*atomic.Int64).Store(now.UnixNano())
 	metrics.keyLastUsed.WithLabelValues(kid).Set(float64(now.UnixNano()) / 1e9)
 }
