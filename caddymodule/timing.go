@@ -1,8 +1,10 @@
 package caddymodule
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -57,4 +59,12 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	w.written = true
 	return w.ResponseWriterWrapper.ReadFrom(r)
+}
+
+// Flush and Hijack pass through, for a handler below that asserts them
+// rather than use http.ResponseController, as on the client's writer.
+func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }

@@ -75,6 +75,24 @@ func TestTimedPassesThrough(t *testing.T) {
 	if w.Code != http.StatusAccepted || w.Body.String() != "ab" || w.Header().Get("X-Test") != "1" || !w.Flushed {
 		t.Fatalf("the client's writer got %d %q %v, flushed %v", w.Code, w.Body, w.Header(), w.Flushed)
 	}
+	t.Run("a plain assertion of http.Flusher", func(t *testing.T) {
+		w := httptest.NewRecorder()
+		_ = timed(w, httptest.NewRequest(http.MethodPost, contract.PathLogin, nil), func(w http.ResponseWriter) error {
+			w.(http.Flusher).Flush()
+			return nil
+		})
+		if !w.Flushed {
+			t.Fatal("the flush did not reach the client's writer")
+		}
+	})
+	t.Run("a hijack the writer below cannot do", func(t *testing.T) {
+		_ = timed(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, contract.PathLogin, nil), func(w http.ResponseWriter) error {
+			if _, _, err := w.(http.Hijacker).Hijack(); !errors.Is(err, http.ErrNotSupported) {
+				t.Fatalf("hijack: %v, want http.ErrNotSupported", err)
+			}
+			return nil
+		})
+	})
 }
 
 // observations is how many answers to a login with code were timed.
