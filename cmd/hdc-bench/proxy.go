@@ -108,12 +108,18 @@ func benchProxy(ctx context.Context, env *benchEnv, o options) ([]proxyRow, []br
 			}
 			rows = append(rows, row)
 		}
-		if len(cs) == 5 {
-			stages = append(stages, breakdownRow{Payload: size.name, PlainCPUUs: cs[0].total.cpuPerRequest(),
-				HandleCPU: cs[3].total.cpuPerRequest(), AuthCPU: cs[4].total.cpuPerRequest(), EdgeCPU: cs[1].total.cpuPerRequest()})
+		if o.breakdown {
+			stages = append(stages, newBreakdownRow(size.name, cs))
 		}
 	}
 	return rows, stages, nil
+}
+
+// newBreakdownRow reads the stages' CPU from cs, as contenders orders
+// them: plain Caddy, the two hdc-edges, the route alone, with hdc_auth.
+func newBreakdownRow(size string, cs []*contender) breakdownRow {
+	return breakdownRow{Payload: size, PlainCPUUs: cs[0].total.cpuPerRequest(),
+		HandleCPU: cs[3].total.cpuPerRequest(), AuthCPU: cs[4].total.cpuPerRequest(), EdgeCPU: cs[1].total.cpuPerRequest()}
 }
 
 // contenders are what each of eds is sent with payload: plain Caddy the
