@@ -4,7 +4,7 @@
 # here needs cgo (SQLite is modernc.org/sqlite, in Go), so CGO_ENABLED=0
 # gives binaries that run on an image with no C library.
 #
-# deploy/Containerfile runs this script and tests/deploy_test.go runs it too,
+# deploy/Containerfile runs this script and tests/deploy/deploy_test.go runs it too,
 # then checks that every binary it built is static: the image and the test
 # cannot build differently. GOOS and GOARCH pass through, for an image of
 # another platform; GOFLAGS too.

@@ -2,7 +2,7 @@
 # A throwaway PostgreSQL server for the PostgreSQL test suites.
 #
 #   eval "$(bash scripts/postgres.sh start /tmp/hdc-pg)"   # exports HDC_TEST_POSTGRES_URL
-#   go test ./backend/... && go test -run Scale ./tests/
+#   go test ./backend/... && go test ./tests/scale/
 #   bash scripts/postgres.sh stop /tmp/hdc-pg
 #
 # start installs Debian's postgresql package when no server is found (as

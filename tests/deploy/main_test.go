@@ -1,0 +1,14 @@
+// Package deploy checks the deployment files of deploy/ as far as a
+// machine without a container engine can: the static build the image runs
+// (deploy/build.sh, which the Containerfile runs too), the programs it
+// builds, the systemd units (systemd-analyze), and compose.yaml against the
+// Containerfile, the reference Caddyfile and the hop's file names.
+package deploy
+
+import (
+	"testing"
+
+	"github.com/health-data-connect/hdc/tests/hdctest"
+)
+
+func TestMain(m *testing.M) { hdctest.Main(m) }

@@ -1,0 +1,251 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/health-data-connect/hdc/tests/hdctest"
+)
+
+// readmeBlock returns the commands of the first sh block after heading in
+// the README: continuation lines joined, comments and blank lines dropped.
+func readmeBlock(t *testing.T, heading string) []string {
+	t.Helper()
+	return readmeBlocks(t, heading)[0]
+}
+
+// readmeBlocks returns the commands of each sh block of the section under
+// heading, up to the next heading of its level.
+func readmeBlocks(t *testing.T, heading string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("the README has no %q", heading)
+	}
+	level, _, _ := strings.Cut(heading, " ")
+	section, _, _ = strings.Cut(section, "\n"+level+" ")
+	var blocks [][]string
+	for {
+		_, rest, ok := strings.Cut(section, "```sh\n")
+		if !ok {
+			break
+		}
+		block, after, _ := strings.Cut(rest, "\n```")
+		var cmds []string
+		for _, l := range strings.Split(strings.ReplaceAll(block, "\\\n", " "), "\n") {
+			if l, _, _ = strings.Cut(l, " # "); strings.TrimSpace(l) != "" && !strings.HasPrefix(strings.TrimSpace(l), "#") {
+				cmds = append(cmds, strings.TrimSpace(l))
+			}
+		}
+		blocks = append(blocks, cmds)
+		section = after
+	}
+	if len(blocks) == 0 {
+		t.Fatalf("no sh block under %q", heading)
+	}
+	return blocks
+}
+
+// TestProductionSectionAsWritten runs the README's production deployment
+// commands in their printed order on an empty machine, as an operator
+// would paste them, and then logs in through the edge they started. What
+// it changes is only where things go and what is reachable from a test:
+// the directories (/usr/local/bin, /etc/hdc, /var/lib/hdc) move under a
+// temporary directory, the site is plain HTTP on a loopback port instead of
+// a domain name (no certificate authority is reachable), every listener
+// gets a free loopback port, and <W client id> is the id that `hdc clients
+// create --workspace W` printed. A long-running command (ending in &, or the edge's run)
+// runs in the background until the test ends.
+func TestProductionSectionAsWritten(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(root, "usr/local/bin") + "/"
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	site := testkit.FreeAddr(t)
+	backendAddr, internal, admin := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	paths := strings.NewReplacer("/usr/local/bin/", bin, "/etc/hdc", filepath.Join(root, "etc/hdc"),
+		"/var/lib/hdc", filepath.Join(root, "var/lib/hdc"),
+		"HDC_SITE=api.example.org", "HDC_SITE=http://"+site, "HDC_BIND=0.0.0.0", "HDC_BIND=127.0.0.1")
+	env := append(os.Environ(), goEnv(t)...)
+	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+root,
+		"HDC_LISTEN="+backendAddr, "HDC_INTERNAL_LISTEN="+internal, "HDC_BACKEND="+backendAddr,
+		"HDC_BACKEND_INTERNAL=https://"+internal, "HDC_EDGE_ADMIN="+admin)
+
+	ids := map[string]string{}  // "<W client id>" to the id
+	var clientID, secret string // the first client's
+	for _, line := range readmeBlock(t, "## Production deployment") {
+		line = placeholder.ReplaceAllStringFunc(paths.Replace(line), func(p string) string { return ids[p] })
+		if name, value, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok && strings.HasPrefix(line, "export ") {
+			env = append(env, name+"="+value)
+			continue
+		}
+		if bg, ok := strings.CutSuffix(line, "&"); ok || strings.Contains(line, "hdc-edge run") {
+			if ok {
+				line = bg
+			}
+			startBackground(t, hdctest.RepoRoot, line, env)
+			continue
+		}
+		out := runLine(t, line, env)
+		if strings.Contains(line, "clients create") {
+			var c struct {
+				ClientID     string `json:"client_id"`
+				ClientSecret string `json:"client_secret"`
+			}
+			ws := workspaceFlag.FindStringSubmatch(line)
+			if err := json.Unmarshal([]byte(out), &c); err != nil || c.ClientID == "" || ws == nil {
+				t.Fatalf("%s printed %q: %v", line, out, err)
+			}
+			ids["<"+ws[1]+" client id>"] = c.ClientID
+			if clientID == "" {
+				clientID, secret = c.ClientID, c.ClientSecret
+			}
+		}
+	}
+	if clientID == "" {
+		t.Fatal("the section created no client")
+	}
+
+	login := fmt.Sprintf(`{"client_id":%q,"client_secret":%q}`, clientID, secret)
+	testkit.Eventually(t, 30*time.Second, "a login through the edge", func() bool {
+		res, err := http.Post("http://"+site+"/connect-auth/v1/account/login", "application/json", strings.NewReader(login))
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+}
+
+// goEnv pins the Go toolchain's caches, which default to places under
+// HOME, so that a test with a HOME of its own builds from the warm ones.
+func goEnv(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOPATH", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(v) != 3 {
+		t.Fatalf("go env printed %q", out)
+	}
+	return []string{"GOPATH=" + v[0], "GOMODCACHE=" + v[1], "GOCACHE=" + v[2]}
+}
+
+var (
+	placeholder   = regexp.MustCompile(`<\S+ client id>`)
+	workspaceFlag = regexp.MustCompile(`--workspace (\S+)`)
+)
+
+// TestWalkthroughAsWritten runs the README's walkthrough as a newcomer
+// would paste it: hdc up in one terminal (on free ports, the only change),
+// every line of the first block in another, from a directory holding the
+// data hdc up made, then the webhook block with its receiver in a third.
+func TestWalkthroughAsWritten(t *testing.T) {
+	hdc := hdctest.Binary(t, "hdc")
+	dir := t.TempDir()
+	listen, admin, backendAddr, internal, hooks := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir, "HDC_BACKEND_INTERNAL=https://" + internal}
+	startUp(t, hdc, dir, env, []string{"up", "--allow-loopback-webhooks", "--listen", listen, "--admin", admin,
+		"--backend-listen", backendAddr, "--internal-listen", internal}, os.Stderr)
+	readme, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "README.md"))
+	if err != nil || os.WriteFile(filepath.Join(dir, "README.md"), readme, 0o600) != nil {
+		t.Fatal(err)
+	}
+	careContext := regexp.MustCompile(`"care_context_id": "([^"]+)"`)
+	var id string
+	blocks := readmeBlocks(t, "## A walkthrough with `hdc call`")
+	for _, line := range blocks[0] {
+		out := runLineIn(t, dir, strings.ReplaceAll(line, "<care_context_id>", id), env)
+		if m := careContext.FindStringSubmatch(out); m != nil {
+			id = m[1]
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "record.json")); err != nil || !strings.Contains(string(b), `"Bundle"`) {
+		t.Fatalf("record.json: %v %.200s", err, b)
+	}
+
+	var receiver *hdctest.SyncBuffer
+	for _, line := range blocks[1] {
+		line = strings.ReplaceAll(line, "127.0.0.1:9999", hooks)
+		if strings.Contains(line, "webhooks listen") {
+			receiver = startBackground(t, dir, line, env)
+			continue
+		}
+		runLineIn(t, dir, line, env)
+	}
+	testkit.Eventually(t, 30*time.Second, "the receiver to verify a delivery", func() bool {
+		return receiver != nil && strings.Contains(receiver.String(), "signature verified")
+	})
+}
+
+// runLine runs one command line with bash in the repository, and returns
+// its standard output; a failure ends the test with its output.
+func runLine(t *testing.T, line string, env []string) string {
+	t.Helper()
+	return runLineIn(t, hdctest.RepoRoot, line, env)
+}
+
+// runLineIn runs one command line with bash in dir.
+func runLineIn(t *testing.T, dir, line string, env []string) string {
+	t.Helper()
+	t.Log(line)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", line)
+	cmd.Dir, cmd.Env = dir, env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s%s", line, err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// startBackground runs a long-running command line until the test ends,
+// and fails the test if it exits early, with what it wrote, which it
+// returns. The line runs in a process group of its own, which the test's
+// end kills.
+func startBackground(t *testing.T, dir, line string, env []string) *hdctest.SyncBuffer {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out hdctest.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		if t.Failed() {
+			t.Logf("%s wrote:\n%s", line, hdctest.Tail(out.String(), 2000))
+		}
+	})
+	select {
+	case <-exited:
+		t.Fatalf("%s exited at once:\n%s", line, out.String())
+	case <-time.After(2 * time.Second):
+	}
+	return &out
+}

@@ -1,0 +1,224 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/health-data-connect/hdc/tests/hdctest"
+)
+
+// TestUpGuideWorksWhenPasted runs `hdc up` as a newcomer would, pastes every
+// command of the guide it prints into a shell, and checks each succeeds;
+// then it stops the stack with Ctrl-C and starts it again on the same data.
+func TestUpGuideWorksWhenPasted(t *testing.T) {
+	hdc := hdctest.Binary(t, "hdc")
+	dir := t.TempDir()
+	// hdc up binds the addresses its flags name itself.
+	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir,
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HDC_BACKEND_INTERNAL=https://" + internal,
+		"HDC_ACCESS_TOKEN_TTL=40s"} // short enough for the refresh below: hdc call treats the last 30 s as expired
+	args := []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr, "--internal-listen", internal}
+
+	up := func() (*exec.Cmd, []string) { return startUp(t, hdc, dir, env, args, os.Stderr) }
+	cmd, guide := up()
+
+	creds := filepath.Join(dir, "data", "demo-credentials.json")
+	fi, err := os.Stat(creds)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("demo credentials: %v, mode %v", err, fi.Mode())
+	}
+	var c map[string]string
+	b, _ := os.ReadFile(creds)
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"base_url", "client_id", "client_secret", "kid", "encryption_key", "workspace_id"} {
+		if c[k] == "" {
+			t.Fatalf("demo-credentials.json lacks %s: %s", k, b)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# a file to upload\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// Paste each command of the guide; the retrieve line needs the id the
+	// upload printed.
+	var commands []string
+	for _, l := range guide {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, hdc+" ") {
+			commands = append(commands, l)
+		}
+	}
+	if len(commands) < 4 {
+		t.Fatalf("the guide has %d commands:\n%s", len(commands), strings.Join(guide, "\n"))
+	}
+	careContext := regexp.MustCompile(`"care_context_id": "([^"]+)"`)
+	var id string
+	paste := func(line string) string {
+		line = strings.ReplaceAll(line, "<care_context_id from the upload>", id)
+		sh := exec.Command("sh", "-c", line)
+		sh.Dir, sh.Env = dir, env
+		out, err := sh.CombinedOutput()
+		if err != nil {
+			t.Fatalf("pasted %q: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	for _, line := range commands {
+		out := paste(line)
+		if m := careContext.FindStringSubmatch(out); m != nil {
+			id = m[1]
+		}
+		if strings.Contains(line, "/fhir/retrieve") && !strings.Contains(out, `"resourceType": "Bundle"`) {
+			t.Fatalf("retrieve printed %s", out)
+		}
+	}
+	// After the access token expires, hdc call refreshes it.
+	time.Sleep(11 * time.Second)
+	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
+		t.Fatalf("after expiry: %s", out)
+	}
+	// What the demo did is in its workspace's trail, the key hdc up added
+	// included, and the trail verifies.
+	trail := paste(hdc + " audit list --data data --workspace " + c["workspace_id"])
+	wantTrail(t, trail, "client_create", "key_add "+c["kid"], "login", "record_upload", "record_retrieve", "refresh")
+	paste(hdc + " audit verify --data data")
+
+	// Ctrl-C stops it cleanly; a second run reuses the data.
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("hdc up exited with %v after Ctrl-C", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("hdc up did not stop after Ctrl-C")
+	}
+	_, guide2 := up()
+	if !strings.Contains(strings.Join(guide2, "\n"), c["client_id"]) {
+		t.Fatal("the second run did not reuse the demo client")
+	}
+	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
+		t.Fatalf("the data did not survive a restart: %s", out)
+	}
+}
+
+// wantTrail fails t unless the records hdc audit list printed (JSON
+// lines) hold the actions want in that order, among others; an action
+// written "action id" must concern the entity of that id.
+func wantTrail(t *testing.T, listed string, want ...string) {
+	t.Helper()
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(listed), "\n") {
+		var r struct {
+			Action string
+			Entity struct{ ID string }
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("hdc audit list printed %q: %v", l, err)
+		}
+		got = append(got, r.Action, r.Action+" "+r.Entity.ID)
+	}
+	rest := got
+	for _, w := range want {
+		i := slices.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("the trail lacks %q after what came before it; it holds:\n%s", w, listed)
+		}
+		rest = rest[i+1:]
+	}
+}
+
+// startUp runs hdc with args (an hdc up command line) in dir, its standard
+// error to stderr, and returns once it has printed its guide, with the
+// guide's lines. The test's end kills it.
+func startUp(t *testing.T, hdc, dir string, env, args []string, stderr io.Writer) (*exec.Cmd, []string) {
+	t.Helper()
+	cmd := exec.Command(hdc, args...)
+	cmd.Dir, cmd.Env = dir, env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var guide []string
+	out := hdctest.Lines(stdout)
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case line, ok := <-out:
+			if !ok {
+				t.Fatal("hdc up exited before printing its guide")
+			}
+			guide = append(guide, line)
+			if strings.Contains(line, "Ctrl-C") {
+				go func() {
+					for range out { // keep draining
+					}
+				}()
+				return cmd, guide
+			}
+		case <-timeout:
+			t.Fatalf("no guide after a minute; so far:\n%s", strings.Join(guide, "\n"))
+		}
+	}
+}
+
+// TestUpLimitFlags: --upload-limit sets the backend's file limit, the
+// edge's body cap follows it (twice), and each 413 states the limit hit;
+// everything hdc up writes on stderr is JSON lines.
+func TestUpLimitFlags(t *testing.T) {
+	hdc := hdctest.Binary(t, "hdc")
+	dir := t.TempDir()
+	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	var stderr hdctest.SyncBuffer
+	startUp(t, hdc, dir, env, []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr,
+		"--internal-listen", internal, "--upload-limit", "1MiB", "--log-level", "info"}, &stderr)
+	file := filepath.Join(dir, "scan.bin")
+	if err := os.WriteFile(file, make([]byte, 1536<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"plain, over the file limit", nil, "the file exceeds the upload limit of 1.0MiB"},
+		{"encrypted, over the edge's cap", []string{"--encrypt"}, "this route's limit of 2.0MiB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append([]string{"call"}, tt.args...), "POST", "/mr/api/v2/docs", "--file", file)
+			cmd := exec.Command(hdc, args...)
+			cmd.Dir, cmd.Env = dir, env
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "413") || !strings.Contains(string(out), tt.want) {
+				t.Fatalf("hdc %v: %v\n%s", args, err, out)
+			}
+		})
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("hdc up wrote a line that is not JSON: %s", line)
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package hdctest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/jwe"
+	"github.com/health-data-connect/hdc/internal/testkit"
+)
+
+// The serializations a client may use for a request.
+const (
+	FormJSON    = "json"
+	FormCompact = "compact"
+)
+
+// A joseClient is a JOSE implementation this project did not write,
+// driven as a program of tests/interop or tests/jwxclient:
+//
+//	PROGRAM encrypt KEY KID FORM [ENC IAT JTI]   plaintext on stdin → envelope on stdout
+//	PROGRAM decrypt KEY FORM [ENC]               envelope on stdin → plaintext on stdout
+//
+// ENC is the key's content encryption (A128CBC-HS256 when not given, KEY
+// being the 16-byte shared string; A256GCM, KEY being the JWK's k); IAT and
+// JTI go in the protected header.
+//
+// Each program's comment says how it uses its library, and which one
+// setting, if any, the library needs.
+type joseClient struct {
+	name string
+	// argv returns the program and its first arguments.
+	argv func(t testing.TB) []string
+	// jsonType is the media type it sends a JSON request as.
+	jsonType string
+}
+
+var (
+	npmJose = joseClient{name: "npm jose", argv: nodeArgv("jwe.mjs"), jsonType: JSONType}
+	// joseClients are the clients of the matrix: every one must complete
+	// every flow in both forms.
+	JoseClients = []joseClient{
+		npmJose,
+		{name: "npm node-jose", argv: nodeArgv("nodejose.mjs"), jsonType: "application/jose+json"},
+		{name: "python jwcrypto", argv: pythonArgv("jwcrypto", "jwcrypto_client.py"), jsonType: JSONType},
+		{name: "python authlib", argv: pythonArgv("authlib", "authlib_client.py"), jsonType: JSONType},
+		JWX,
+		{name: "Go go-jose v4", argv: goJoseArgv, jsonType: JSONType},
+	}
+	JWX = joseClient{name: "Go jwx v3", argv: jwxArgv, jsonType: "application/jose+json"}
+)
+
+func nodeArgv(script string) func(testing.TB) []string {
+	return func(testing.TB) []string {
+		return []string{"node", filepath.Join(RepoRoot, "tests", "interop", script)}
+	}
+}
+
+// pythonArgv runs script with Debian's python3, where the test command
+// installs python3-jwcrypto and python3-authlib (another python3 earlier
+// on PATH may not have them).
+func pythonArgv(module, script string) func(testing.TB) []string {
+	return func(t testing.TB) []string {
+		python := "/usr/bin/python3"
+		if _, err := os.Stat(python); err != nil {
+			python = "python3"
+		}
+		if out, err := exec.Command(python, "-c", "import "+module).CombinedOutput(); err != nil {
+			t.Fatalf("%s cannot import %s (scripts/test.sh installs python3-%s): %v\n%s", python, module, module, err, out)
+		}
+		return []string{python, filepath.Join(RepoRoot, "tests", "interop", script)}
+	}
+}
+
+// goJoseArgv builds tests/gojoseclient once.
+func goJoseArgv(t testing.TB) []string {
+	return []string{Binary(t, "gojoseclient")}
+}
+
+// jwxArgv builds tests/jwxclient, a module of its own, once.
+func jwxArgv(t testing.TB) []string {
+	return []string{Binary(t, "jwxclient")}
+}
+
+func (j joseClient) run(t testing.TB, stdin []byte, args ...string) []byte {
+	t.Helper()
+	argv := j.argv(t)
+	out, err := RunProgram(t, stdin, argv[0], append(argv[1:], args...)...)
+	if err != nil {
+		t.Fatalf("%s: %v", j.name, err)
+	}
+	return out
+}
+
+// Encrypt makes an envelope of plaintext under c's key, in form: under an
+// A256GCM key, with iat (now) and a new jti in its protected header.
+func (j joseClient) Encrypt(t testing.TB, c *APIClient, form string, plaintext []byte) []byte {
+	t.Helper()
+	args := []string{"encrypt", c.Key, c.Kid, form}
+	if c.Enc == EncGCM {
+		args = append(args, c.Enc, strconv.FormatInt(time.Now().Unix(), 10), NewJTI())
+	}
+	return j.run(t, plaintext, args...)
+}
+
+// decrypt opens an answer, in form, with c's key.
+func (j joseClient) decrypt(t testing.TB, c *APIClient, form string, envelope []byte) []byte {
+	t.Helper()
+	args := []string{"decrypt", c.Key, form}
+	if c.Enc == EncGCM {
+		args = append(args, c.Enc)
+	}
+	return j.run(t, envelope, args...)
+}
+
+// EncGCM is the enc of the second kind of key.
+const EncGCM = "A256GCM"
+
+// NewJTI returns a new request id of 128 random bits.
+func NewJTI() string { return jwe.Fresh("").Jti }
+
+// SealedBy is how a request is encrypted: by which client, in which form.
+type SealedBy struct {
+	Client joseClient
+	Form   string
+}
+
+func (v SealedBy) String() string { return fmt.Sprintf("%s, %s", v.Client.name, v.Form) }
+
+// requestType is the media type of the request's envelope.
+func (v SealedBy) requestType() string {
+	if v.Form == FormCompact {
+		return CompactType
+	}
+	return v.Client.jsonType
+}
+
+// answerType is the media type the answer must have: the request's form.
+func (v SealedBy) answerType() string {
+	if v.Form == FormCompact {
+		return CompactType
+	}
+	return JSONType
+}
+
+const RefreshCompatPath = "/connect-auth/v1/account/refresh"
+
+// ClientFlow runs the flows of the matrix as a new client with a key of
+// enc, every request sealed by v.
+func (s *Stack) ClientFlow(v SealedBy, enc string) {
+	t := s.T
+	c := s.NewClientEnc("matrix-"+strings.NewReplacer(" ", "-", ",", "").Replace(v.String())+enc, enc)
+	login, _ := json.Marshal(map[string]string{"client_id": c.ID, "client_secret": c.Secret})
+	tk := s.Tokens("login", s.sendSealed(v, c, "POST", LoginPath, login, nil))
+
+	endpoint := "https://hooks.example.org/" + url.PathEscape(c.ID)
+	secret := "whsec_" + base64.StdEncoding.EncodeToString(testkit.RandomBytes(32))
+	sub := s.sendSealed(v, c, "POST", SubsPath, []byte(`{"endpoint":"`+endpoint+`","event_names":["user.delete"],"signing_key":"`+secret+`"}`), Bearer(tk))
+	if sub.Status != 200 || sub.JSON(t)["status"] != "success" {
+		t.Fatalf("register: %s", sub)
+	}
+	if list := s.sendSealed(v, c, "GET", SubsPath, nil, Bearer(tk)); list.Status != 200 || !bytes.Contains(list.Body, []byte(endpoint)) {
+		t.Fatalf("list: %s", list)
+	}
+
+	file := testkit.RandomBytes(3000)
+	up := s.sendSealed(v, c, "POST", UploadPath, JSONUpload(file), Bearer(tk))
+	id, _ := up.JSON(t)["care_context_id"].(string)
+	if up.Status != 200 || id == "" {
+		t.Fatalf("upload: %s", up)
+	}
+	CheckRecord(t, s.sendSealed(v, c, "GET", RetrievePath+"?identifier="+url.QueryEscape(id), nil, Bearer(tk)), file)
+
+	// Refresh on the main route, then as a client of the first version
+	// does: an empty bearer, a lower-case client-id, the expired pair.
+	body, _ := json.Marshal(map[string]string{"refresh_token": tk.RefreshToken, "access_token": tk.AccessToken})
+	next := s.Tokens("refresh", s.sendSealed(v, c, "POST", RefreshPath, body, map[string]string{Authorization: "Bearer " + tk.AccessToken, "Client-Id": c.ID}))
+	body, _ = json.Marshal(map[string]string{"refresh_token": next.RefreshToken, "access_token": next.AccessToken})
+	third := s.Tokens("compatibility refresh", s.sendSealed(v, c, "POST", RefreshCompatPath, body, map[string]string{Authorization: "Bearer ", "client-id": c.ID}))
+	if third.RefreshToken == next.RefreshToken || next.RefreshToken == tk.RefreshToken {
+		t.Fatal("a refresh did not rotate the refresh token")
+	}
+	// The new access token works.
+	if r := s.sendSealed(v, c, "GET", SubsPath, nil, Bearer(third)); r.Status != 200 {
+		t.Fatalf("list with the refreshed token: %s", r)
+	}
+}
+
+// Tokens reads a token pair from a successful answer.
+func (s *Stack) Tokens(what string, r *Response) Tokens {
+	s.T.Helper()
+	var tk Tokens
+	if r.Status != 200 || json.Unmarshal(r.Body, &tk) != nil || tk.AccessToken == "" || tk.RefreshToken == "" {
+		s.T.Fatalf("%s: %s", what, r)
+	}
+	return tk
+}
+
+// FreshRequests checks the freshness of encrypted requests through the
+// edges of one deployment, an A256GCM key's client sealing every request
+// with go-jose: an encrypted login and a webhook registration replayed
+// byte for byte, through the other edge and through the same one, are
+// refused as replays and change nothing; a request whose iat is ten
+// minutes old is refused as stale; a new request is served; and a
+// --require-fresh key refuses an envelope without iat and jti.
+func FreshRequests(t *testing.T, ops *Stack, a, b *Stack) {
+	g := ops.NewClientEnc("fresh-requests", EncGCM)
+	goJose := JoseClients[len(JoseClients)-1]
+	seal := func(body []byte, iat int64) []byte {
+		return goJose.run(t, body, "encrypt", g.Key, g.Kid, FormJSON, EncGCM, strconv.FormatInt(iat, 10), NewJTI())
+	}
+	// post sends an envelope and returns the answer, opened when sealed:
+	// an edge refuses a replay it saw itself plainly, before the backend;
+	// the backend's refusal of one another edge saw comes sealed, as every
+	// answer of the backend to an encrypted request does.
+	post := func(e *Stack, path string, env []byte, h map[string]string) *Response {
+		h = WithBodyType(h, env)
+		h[JWEHeader] = "JWE"
+		r := e.Do("POST", path, env, h)
+		if r.Header.Get(JWEHeader) == "JWE" {
+			r.Body, r.sealed = goJose.decrypt(t, g, FormJSON, r.Body), true
+		}
+		return r
+	}
+	login := seal(LoginBody(g), time.Now().Unix())
+	r := post(a, LoginPath, login, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("a fresh encrypted login: %s", r)
+	}
+	var tk Tokens
+	if err := json.Unmarshal(r.Body, &tk); err != nil || tk.AccessToken == "" {
+		t.Fatalf("the login's answer: %v", err)
+	}
+	ExpectProblem(t, post(b, LoginPath, login, nil), 400, "replayed_request")
+	ExpectProblem(t, post(a, LoginPath, login, nil), 400, "replayed_request")
+
+	endpoint := "https://hooks.example.org/fresh-requests"
+	register := seal([]byte(`{"endpoint":"`+endpoint+`","event_names":["user.delete"]}`), time.Now().Unix())
+	if r := post(b, SubsPath, register, Bearer(tk)); r.Status != http.StatusOK {
+		t.Fatalf("a fresh registration: %s", r)
+	}
+	ExpectProblem(t, post(a, SubsPath, register, Bearer(tk)), 400, "replayed_request")
+	stale := seal([]byte(`{"endpoint":"`+endpoint+`-2","event_names":["user.delete"]}`), time.Now().Add(-10*time.Minute).Unix())
+	ExpectProblem(t, post(a, SubsPath, stale, Bearer(tk)), 400, "stale_request")
+
+	list := a.sendSealed(SealedBy{goJose, FormJSON}, g, "GET", SubsPath, nil, Bearer(tk))
+	var subs struct {
+		Subscriptions []struct{ Endpoint string } `json:"subscriptions"`
+	}
+	if err := json.Unmarshal(list.Body, &subs); err != nil || list.Status != http.StatusOK {
+		t.Fatalf("list: %s", list)
+	}
+	if len(subs.Subscriptions) != 1 || subs.Subscriptions[0].Endpoint != endpoint {
+		t.Fatalf("after a registration and its replay and a stale one, the workspace has %+v", subs.Subscriptions)
+	}
+
+	// An A128CBC-HS256 key made with --require-fresh refuses an envelope
+	// without iat and jti, as the specification's clients send it.
+	strict := ops.NewClientEnc("fresh-requests-strict", "", "--require-fresh")
+	ExpectProblem(t, post(b, LoginPath, goJose.Encrypt(t, strict, FormJSON, LoginBody(strict)), nil), 400, "freshness_required")
+}
