@@ -1,15 +1,42 @@
 #!/usr/bin/env bash
-# The test command: unit tests, then the end-to-end and interop suite in
-# tests/, which builds the real binaries and drives them on loopback with
-# independent clients: npm packages (installed here from tests/interop's
-# lock file), Debian's python3-jwcrypto, python3-authlib, python3-httpx,
-# python3-h2 and python3-requests, curl and the JDK (installed here when missing), and Go's jwx
-# (tests/jwxclient, a module of its own), against local-kms, AWS KMS's API
-# on loopback (tests/localkms, a module of its own); and the deployment files, the
-# systemd units with systemd-analyze (Debian's systemd, installed here when
-# missing).
+# The test command.
+#
+#   bash scripts/test.sh           every test: vet, the unit tests under the
+#                                  race detector, then the end-to-end and
+#                                  interop packages of tests/
+#   bash scripts/test.sh --quick   vet and the unit tests without the race
+#                                  detector: the loop while working, not the gate
+#
+# The packages of tests/ build the real binaries once per run (shared
+# through HDC_TEST_BIN) and drive them on loopback with independent
+# clients: npm packages (installed here from tests/interop's lock file),
+# Debian's python3-jwcrypto, python3-authlib, python3-httpx, python3-h2 and
+# python3-requests, curl and the JDK (installed here when missing), Go's
+# jwx (tests/jwxclient, a module of its own), against local-kms, AWS KMS's
+# API on loopback (tests/localkms, a module of its own); and the deployment
+# files, the systemd units with systemd-analyze (Debian's systemd,
+# installed here when missing). tests/e2e, tests/interop and tests/deploy
+# run side by side; tests/scale, whose tests time things, runs after them
+# with the machine to itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+quick=false
+case "${1:-}" in
+--quick) quick=true ;;
+"") ;;
+*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
+
+units=$(go list ./... | grep -v '/tests/')
+
+if $quick; then
+  echo "== go vet"
+  go vet ./...
+  echo "== unit tests (no race detector)"
+  go test -count=1 $units
+  exit 0
+fi
 
 echo "== npm packages for the interop tests"
 npm ci --prefix tests/interop --no-audit --no-fund --ignore-scripts --loglevel=error
@@ -38,8 +65,15 @@ go vet ./...
 (cd tests/jwxclient && go vet ./...)
 (cd tests/localkms && go vet ./...)
 
-echo "== unit tests"
-go test -race -count=1 $(go list ./... | grep -v '/tests$')
+echo "== unit tests (race detector)"
+go test -race -count=1 $units
 
-echo "== end-to-end and interop tests"
-go test -count=1 -timeout 30m ./tests/...
+HDC_TEST_BIN=$(mktemp -d /tmp/hdc-test-bin-XXXXXX)
+export HDC_TEST_BIN
+trap 'rm -rf "$HDC_TEST_BIN"' EXIT
+
+echo "== end-to-end, interop and deployment tests, side by side"
+go test -count=1 -timeout 20m -parallel "${HDC_TEST_PARALLEL:-4}" ./tests/e2e ./tests/interop ./tests/deploy
+
+echo "== the fleet and the timed tests, one at a time"
+go test -count=1 -timeout 20m -p 1 ./tests/scale

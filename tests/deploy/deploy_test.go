@@ -208,6 +208,7 @@ func adaptEdge(t *testing.T, env map[string]string) string {
 // TestDeployStaticBuild builds the programs as the image does and checks
 // that each is statically linked and runs.
 func TestDeployStaticBuild(t *testing.T) {
+	t.Parallel()
 	cf := parseContainerfile(t, "deploy/Containerfile")
 	var out string
 	for _, in := range cf.stage("build").instrs {
@@ -294,6 +295,7 @@ func TestDeployStaticBuild(t *testing.T) {
 // TestDeployHealthcheck: hdc-healthcheck, the image's probe, succeeds on a
 // 2xx answer only.
 func TestDeployHealthcheck(t *testing.T) {
+	t.Parallel()
 	probe := filepath.Join(hdctest.ImageBinaries(t), "hdc-healthcheck")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -371,6 +373,7 @@ func TestDeployHealthcheck(t *testing.T) {
 // TestDeployContainerfile holds the Containerfile to the module and to the
 // reference Caddyfile.
 func TestDeployContainerfile(t *testing.T) {
+	t.Parallel()
 	cf := parseContainerfile(t, "deploy/Containerfile")
 	progs := buildPrograms(t)
 
@@ -465,6 +468,7 @@ func unitEnv(unit, name string) map[string]string {
 // option known and well-formed, the programs there) and security (the
 // exposure systemd computes from the hardening options).
 func TestDeploySystemd(t *testing.T) {
+	t.Parallel()
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
 		t.Skip("systemd-analyze is not installed (Debian's package systemd; scripts/test.sh installs it)")
@@ -697,6 +701,7 @@ func decodeStrict(n *yaml.Node, v any) error {
 // database unpublished, each side given its own hop files only, health
 // checks that need no shell.
 func TestDeployCompose(t *testing.T) {
+	t.Parallel()
 	src := readRepoFile(t, "deploy/compose.yaml")
 	var c composeFile
 	dec := yaml.NewDecoder(strings.NewReader(src))
@@ -866,6 +871,7 @@ func TestDeployCompose(t *testing.T) {
 // is one the programs or the reference Caddyfile read, so that a misspelt
 // name cannot be silently ignored.
 func TestDeployEnvironmentNames(t *testing.T) {
+	t.Parallel()
 	known := map[string]bool{}
 	quoted := regexp.MustCompile(`"(HDC_[A-Z0-9_]+)"`)
 	err := filepath.WalkDir(hdctest.RepoRoot, func(path string, d os.DirEntry, err error) error {

@@ -21,6 +21,7 @@ import (
 // client was answered with, which the edge and the backend logged; the
 // chain verifies (hdc audit verify) and no record holds a credential.
 func TestAuditEventsE2E(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("audit-e2e")
 	file := []byte("an audited consultation")

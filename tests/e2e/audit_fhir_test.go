@@ -57,6 +57,7 @@ func auditAction(ev map[string]any) string {
 // validators, and the edge's answers the OpenAPI document. Another
 // workspace's client and a sharing login see none of it.
 func TestAuditEventFHIR(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	a, b := s.NewClient("audit-a"), s.NewClient("audit-b")
 	ta := s.Login(a, false, "")
@@ -213,6 +214,7 @@ func checkAuditIsolation(t *testing.T, s *hdctest.Stack, a *hdctest.APIClient, t
 // only those the stack exercises, is held to the official R4 JSON schema,
 // npm fhir and fhirpath.
 func TestAuditEventBundleValidates(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 22, 10, 30, 0, 123456000, time.UTC)
 	for _, ws := range []string{"demo", ""} {
 		recs, err := fhirtest.AuditRecords(ws, at)

@@ -27,6 +27,7 @@ import (
 // revokes the family), are recorded for their client, with the grant
 // when the login was made with a sharing key, in the workspace acted in.
 func TestAuditOperationsLogins(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c, other := s.NewClient("audit-ops-login"), s.NewClient("audit-ops-owner")
 	known := s.FailLogin(t, c, c.ID)
@@ -81,6 +82,7 @@ func goneSubscriber(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // disabled by the backend, which records that in the subscription's
 // workspace without a client, source or request.
 func TestAuditOperationsParserAndDelivery(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t, "HDC_WEBHOOK_ALLOW_NETS=127.0.0.0/8", "HDC_WEBHOOK_POLL_INTERVAL=100ms")
 	c := s.NewClient("audit-ops-parser")
 	tk := s.Login(c, false, "")
@@ -125,6 +127,7 @@ func TestAuditOperationsParserAndDelivery(t *testing.T) {
 // for sharing grants; and hdc audit export prints each of those trails as
 // valid FHIR AuditEvents.
 func TestAuditOperationsOperatorCommands(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	owner := s.NewClient("audit-ops-owner")
 	var c struct {
@@ -176,6 +179,7 @@ func TestAuditOperationsOperatorCommands(t *testing.T) {
 // it, whose prev no longer matches) or a middle record was deleted
 // (naming that record), with its workspace.
 func TestAuditOperationsTampering(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("audit-ops-tamper") // client_create, key_add
 	tk := s.Login(c, false, "")
@@ -216,6 +220,7 @@ func TestAuditOperationsTampering(t *testing.T) {
 // retention_prune record naming the records it removed and the hash of
 // the last, and hdc audit verify still passes from that anchor.
 func TestAuditRetentionE2E(t *testing.T) {
+	t.Parallel()
 	const ws = "audit-retention"
 	dir := t.TempDir()
 	ops := &hdctest.Stack{T: t, Dir: dir, Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HDC_DATA=" + dir}}

@@ -76,6 +76,7 @@ func (tr *storedTrail) rewrite(t *testing.T, from int) {
 // checkpoints fails on each, naming the first record that is not as
 // written, or the trail that is missing.
 func TestAuditTamperingCaught(t *testing.T) {
+	t.Parallel()
 	checkpoints := "file://" + filepath.ToSlash(t.TempDir()) + "?create_dir=true"
 	s := hdctest.StartStack(t, "HDC_AUDIT_CHECKPOINTS="+checkpoints)
 	a, b := s.NewClient("tamper-a"), s.NewClient("tamper-b")

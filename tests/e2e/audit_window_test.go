@@ -20,6 +20,7 @@ import (
 // (HDC_AUDIT_REFUSAL_WINDOW) ends; a refusal of another kind, or from
 // another source, is recorded at once; the trail verifies.
 func TestAuditRefusalsCountedPerWindow(t *testing.T) {
+	t.Parallel()
 	const window = 3 * time.Second
 	s := hdctest.StartStack(t, "HDC_AUDIT_REFUSAL_WINDOW="+window.String())
 	c := s.NewClient("audit-window")

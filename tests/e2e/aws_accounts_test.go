@@ -13,6 +13,7 @@ import (
 // registered only in an account of HDC_WEBHOOK_AWS_ACCOUNTS; any other
 // is refused with a problem naming the setting.
 func TestAWSTargetsOnlyInAllowedAccounts(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t, "HDC_WEBHOOK_AWS_ACCOUNTS=123456789012")
 	c := s.NewClient("aws-accounts")
 	tk := s.Login(c, false, "")

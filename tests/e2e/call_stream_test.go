@@ -45,6 +45,7 @@ func randomFile(t *testing.T, dir, name string, size int) (string, string) {
 // backend stores the exact bytes: the record, fetched with -o, carries the
 // file's size and SHA-1.
 func TestCallStreamsLargeUploads(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStackEnv(t, []string{"HDC_UPLOAD_LIMIT=128MiB"}, []string{"HDC_UPLOAD_MAX_BODY=256MiB"})
 	c := s.NewClient("clinic-stream")
 	dir := t.TempDir()

@@ -22,6 +22,7 @@ import (
 // and prints nothing of it; an unencrypted error answer is printed marked
 // as unauthenticated.
 func TestCallRefusesUnsealedAnswers(t *testing.T) {
+	t.Parallel()
 	const (
 		kid    = "k-call"
 		shared = "call-test-key-16"

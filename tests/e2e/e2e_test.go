@@ -18,6 +18,7 @@ import (
 
 // TestE2EEndpoints calls every endpoint of the spec, plain and encrypted.
 func TestE2EEndpoints(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("clinic-a")
 	for _, encrypt := range []bool{false, true} {
@@ -72,6 +73,7 @@ func TestE2EEndpoints(t *testing.T) {
 // TestE2ELargeUploads sends a 24 MiB file both ways; the retrieved
 // DocumentReference must carry its size and SHA-1.
 func TestE2ELargeUploads(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("clinic-big")
 	tk := s.Login(c, false, "")
@@ -90,6 +92,7 @@ func TestE2ELargeUploads(t *testing.T) {
 // TestE2ETenants: sharing grants open exactly their workspace, and nothing
 // of one workspace is reachable with another's identity or keys.
 func TestE2ETenants(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	a, b := s.NewClient("ws-a"), s.NewClient("ws-b")
 	ta, tb := s.Login(a, false, ""), s.Login(b, true, "")
@@ -138,6 +141,7 @@ func TestE2ETenants(t *testing.T) {
 // TestE2EHostileThroughTheEdge: a few of the edge's refusals, seen from a
 // client of the real stack, all problem+json.
 func TestE2EHostileThroughTheEdge(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("clinic-h")
 	tk := s.Login(c, false, "")
@@ -184,6 +188,7 @@ func TestE2EHostileThroughTheEdge(t *testing.T) {
 // standardwebhooks verifies every delivery. Events of other types and of
 // other workspaces do not reach it.
 func TestE2EWebhooks(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t, "HDC_WEBHOOK_ALLOW_NETS=127.0.0.0/8", "HDC_WEBHOOK_POLL_INTERVAL=100ms")
 	a, b := s.NewClient("hooks-a"), s.NewClient("hooks-b")
 	const key = "whsec-for-the-e2e-suite"
@@ -206,8 +211,10 @@ func TestE2EWebhooks(t *testing.T) {
 	publish(a.Workspace, "receipt.created", `{"receipt_id":"r-1"}`) // not subscribed
 	publish(b.Workspace, "prescription.created", `{"prescription_id":"p-1"}`)
 
-	testkit.Eventually(t, time.Minute, "three deliveries", func() bool { return len(rc.Deliveries()) >= 3 })
-	time.Sleep(500 * time.Millisecond) // anything that should not come has had its chance
+	// Once nothing is pending, anything that should not come would have.
+	testkit.Eventually(t, time.Minute, "three deliveries and nothing pending", func() bool {
+		return len(rc.Deliveries()) >= 3 && s.QueueDepth() == 0
+	})
 	var toA []hdctest.WebhookDelivery
 	var toB int
 	for _, d := range rc.Deliveries() {
@@ -272,6 +279,7 @@ func TestE2EWebhooks(t *testing.T) {
 // client has it, and after every client switched the old key is retired.
 // Nothing fails until then; afterwards the retired key is refused.
 func TestE2EKeyRotation(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("rotation")
 	hdctest.RotateUnderLoad(t, s, []*hdctest.Stack{s}, c, s.Login(c, false, ""))
@@ -279,6 +287,7 @@ func TestE2EKeyRotation(t *testing.T) {
 
 // TestEdgeBinary: hdc-edge is Caddy's command line with our modules.
 func TestEdgeBinary(t *testing.T) {
+	t.Parallel()
 	edge := hdctest.Binary(t, "hdc-edge")
 	out, err := hdctest.RunProgram(t, nil, edge, "list-modules")
 	if err != nil {

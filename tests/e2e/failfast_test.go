@@ -18,6 +18,7 @@ import (
 // new operator makes and checks each exits at once with one line on
 // standard error that names what to fix.
 func TestMisconfigurationFailsFast(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	hop := filepath.Join(dir, "tls")
 	if err := pki.InitDir(hop, time.Hour, false); err != nil {

@@ -11,6 +11,7 @@ import (
 // its edge serving the reference Caddyfile's site over plain HTTP and over
 // TLS (HTTP/2 from Go's client).
 func TestFreshRequests(t *testing.T) {
+	t.Parallel()
 	for _, site := range []struct {
 		name  string
 		start func(*testing.T) *hdctest.Stack
@@ -27,6 +28,7 @@ func TestFreshRequests(t *testing.T) {
 // name them) for a plain request and for an upload read from a file, and
 // with an A128CBC-HS256 key made with --require-fresh.
 func TestCallSendsFreshRequests(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	file, _ := randomFile(t, t.TempDir(), "consultation.bin", 200<<10)
 	for _, tt := range []struct {

@@ -33,6 +33,7 @@ import (
 // listener with another client's identity, are not served: a leaked log is
 // not the edge's credential.
 func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
+	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
 	listen, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
@@ -84,7 +85,15 @@ func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
 	answer, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	ledger.NoteJSON(answer)
-	time.Sleep(200 * time.Millisecond) // let the log lines out
+	// The refresh's access line is the edge's last word on it.
+	testkit.Eventually(t, 10*time.Second, "the edge's access line of the refresh", func() bool {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `"http.log.access`) && strings.Contains(line, contract.PathRefresh) {
+				return true
+			}
+		}
+		return false
+	})
 
 	// No line, at debug level, carries a credential.
 	for _, key := range []string{"ca-key.pem", "edge-key.pem", "backend-key.pem"} {
@@ -141,6 +150,7 @@ func redacted(h http.Header) []string {
 // secrets for a client from 127.0.0.2 lock that client out from 127.0.0.2
 // only; the right secret from 127.0.0.3 still logs in.
 func TestStrangersCannotLockAClientOut(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("clinic-lockout")
 	for i := range 10 {
@@ -161,6 +171,7 @@ func TestStrangersCannotLockAClientOut(t *testing.T) {
 // X-Forwarded-For, not the balancer's; from anyone else the header is not
 // believed.
 func TestTrustedProxiesNameTheClient(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStackEnv(t, nil, []string{"HDC_TRUSTED_PROXIES=127.0.0.2/32"})
 	c := s.NewClient("clinic-behind-lb")
 	for i := range 10 {
@@ -191,6 +202,7 @@ func TestTrustedProxiesNameTheClient(t *testing.T) {
 // invalid_encryption_header before the backend sees the request; a client
 // that asked for encryption never gets plaintext.
 func TestMalformedEncryptionOptInIsRefused(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("clinic-optin")
 	tk := s.Login(c, false, "")
@@ -225,8 +237,17 @@ func TestMalformedEncryptionOptInIsRefused(t *testing.T) {
 			if strings.Contains(string(body), "Bundle") {
 				t.Fatal("the record in plaintext")
 			}
-			time.Sleep(100 * time.Millisecond)
-			if after := strings.Count(s.Output("hdc-backend"), "GET /health/api/v1/fhir/retrieve"); after != before {
+			// A plain retrieve after it reaches the backend: once the
+			// backend has logged that one, it would have logged this one.
+			if r := s.Send(c, false, "GET", path, nil, hdctest.Bearer(tk)); r.Status != http.StatusOK {
+				t.Fatalf("the plain retrieve after it: %s", r)
+			}
+			var after int
+			testkit.Eventually(t, 10*time.Second, "the backend's line of the plain retrieve", func() bool {
+				after = strings.Count(s.Output("hdc-backend"), "GET /health/api/v1/fhir/retrieve")
+				return after > before
+			})
+			if after != before+1 {
 				t.Fatal("the request reached the backend")
 			}
 		})
@@ -244,6 +265,7 @@ func TestMalformedEncryptionOptInIsRefused(t *testing.T) {
 // retired key does not come back as active, a key's secret is not replaced,
 // and every key does not vanish.
 func TestRegistryRefusesAmbiguousFiles(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartFileStack(t)
 	c := s.NewClient("clinic-registry")
 	tk := s.Login(c, false, "")
@@ -252,8 +274,7 @@ func TestRegistryRefusesAmbiguousFiles(t *testing.T) {
 	}
 	// A retired key does not come back with "Status":"active".
 	retired := *c
-	s.HDC(nil, "keys", "retire", "--kid", c.Kid)
-	time.Sleep(3 * time.Second)
+	s.RegistryChanged(func() { s.HDC(nil, "keys", "retire", "--kid", c.Kid) })
 	if got := s.EncryptedStatus(&retired, tk); got != http.StatusBadRequest {
 		t.Fatalf("the retired key: %d", got)
 	}
@@ -300,6 +321,7 @@ func TestRegistryRefusesAmbiguousFiles(t *testing.T) {
 // heap grows by less than 32 MiB (it grew by 227 MiB). The read timeouts of the reference
 // Caddyfile then close the idle connections.
 func TestIdleBodiesHoldLittleMemory(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStackEnv(t, nil, []string{"HDC_READ_BODY_IDLE=3s"})
 	c := s.NewClient("clinic-idle")
 	tk := s.Login(c, false, "")
@@ -343,6 +365,7 @@ func dirSize(t *testing.T, dir, prefix string) (int64, []string) {
 // again on the same data, the staged part is gone and the data directory
 // is back to its size before the upload.
 func TestCrashLeavesNoPartialUploads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	client := hdctest.CreateWebhookClient(t, dir, "clinic-crash")
 	b := hdctest.StartWebhookBackend(t, dir)
@@ -393,6 +416,7 @@ func TestCrashLeavesNoPartialUploads(t *testing.T) {
 // HTTP, inside TLS, and after a request that asked to upgrade to h2c (which
 // the edge answers over HTTP/1.1).
 func TestContentLengthWithChunkedIsRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, raw string
 	}{

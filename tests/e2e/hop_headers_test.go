@@ -30,6 +30,7 @@ func connectionSpellings(names ...string) map[string][]string {
 // client a sent under client b's key stays refused; an encrypted upload
 // from 127.0.0.9 is recorded with that source, its kid and its request id.
 func TestConnectionCannotRemoveTheEdgesHeaders(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	a, b := s.NewClient("hop-a"), s.NewClient("hop-b")
 	tk := s.Login(a, false, "")

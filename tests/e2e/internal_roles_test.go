@@ -21,6 +21,7 @@ import (
 // an event into a tenant's workspace or post parser results into its
 // record, nor read a client's key from the key plane.
 func TestInternalListenerRoles(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("internal-roles")
 	record := s.Upload(c, s.Login(c, false, ""), false, []byte("a consultation"), "")

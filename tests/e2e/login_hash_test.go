@@ -17,6 +17,7 @@ import (
 // hash then: nothing is re-issued. A client made now is stored keyed from
 // the start.
 func TestLegacySecretsMoveAtLogin(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	fresh := s.NewClient("hash-fresh")
 	if h := s.SecretHash(fresh.ID); !strings.HasPrefix(h, "$hmac-sha256$") {

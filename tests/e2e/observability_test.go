@@ -16,6 +16,7 @@ import (
 // query string value and no body, and serves request duration histograms
 // by route on the admin listener.
 func TestEdgeAccessLogAndMetrics(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("acme")
 	tk := s.Login(c, false, "")
@@ -97,6 +98,7 @@ func TestEdgeAccessLogAndMetrics(t *testing.T) {
 // length, before hdc_jwe, whose own answer states it too: a unit test
 // holds that).
 func TestLimitsAreStated(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("acme")
 	tk := s.Login(c, false, "")

@@ -23,6 +23,7 @@ import (
 // @redocly/cli, tests/interop) on its recommended rules, as
 // docs/redocly.yaml configures them: any error or warning fails.
 func TestOpenAPILint(t *testing.T) {
+	t.Parallel()
 	cli := filepath.Join(hdctest.RepoRoot, "tests", "interop", "node_modules", "@redocly", "cli", "bin", "cli.js")
 	if _, err := os.Stat(cli); err != nil {
 		t.Fatalf("Redocly CLI is not installed (npm ci --prefix tests/interop, as scripts/test.sh does): %v", err)
@@ -63,6 +64,7 @@ func TestOpenAPILint(t *testing.T) {
 // (x-hdc-example-key) to a plaintext that matches the media type's
 // x-hdc-plaintext schema.
 func TestOpenAPIExamples(t *testing.T) {
+	t.Parallel()
 	doc := apiDocument(t)
 	var key struct{ Kid, Secret string }
 	b, _ := json.Marshal(doc.Root["x-hdc-example-key"])
@@ -154,6 +156,7 @@ func apiDocument(t *testing.T) *hdctest.APIDoc {
 // README's error table: the same codes, each with the statuses the table
 // gives it (the catalogue may add one the table's prose explains).
 func TestOpenAPIProblemCodes(t *testing.T) {
+	t.Parallel()
 	doc := apiDocument(t)
 	catalogue := map[string][]int{}
 	entries, _ := doc.At("/components/schemas/ProblemCatalogue/oneOf").([]any)
@@ -221,6 +224,7 @@ func readmeErrors(t *testing.T) map[string][]int {
 // on every answer bites: an answer with a member, a status, a media type
 // or a header the document does not describe is refused, plain or sealed.
 func TestOpenAPICheckRefuses(t *testing.T) {
+	t.Parallel()
 	doc := apiDocument(t)
 	const kid, secret = "k_openapi-test", "0123456789abcdef"
 	registry := filepath.Join(t.TempDir(), "keys.json")
@@ -330,6 +334,7 @@ func header(kv ...string) http.Header {
 // externalValue, contact, license or terms URL, only local $ref) and its
 // servers are on loopback.
 func TestDocsLinksStayInside(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join(hdctest.RepoRoot, "docs", "*.md"))
 	files = append(files, filepath.Join(hdctest.RepoRoot, "README.md"))
 	for _, f := range files {

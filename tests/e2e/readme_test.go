@@ -72,6 +72,7 @@ func readmeBlocks(t *testing.T, heading string) [][]string {
 // create --workspace W` printed. A long-running command (ending in &, or the edge's run)
 // runs in the background until the test ends.
 func TestProductionSectionAsWritten(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	bin := filepath.Join(root, "usr/local/bin") + "/"
 	if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -158,6 +159,7 @@ var (
 // every line of the first block in another, from a directory holding the
 // data hdc up made, then the webhook block with its receiver in a third.
 func TestWalkthroughAsWritten(t *testing.T) {
+	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
 	listen, admin, backendAddr, internal, hooks := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)

@@ -23,6 +23,7 @@ import (
 // every file of its data directory, the database's included, for each
 // secret in the clear.
 func TestNoSecretInTheClearAtRest(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("at-rest")
 	tk := s.Login(c, true, "")
@@ -65,6 +66,7 @@ func TestNoSecretInTheClearAtRest(t *testing.T) {
 // refuses it. The token names a real login of that client (sid), as the
 // copy shows one.
 func TestDatabaseCopyMintsNoToken(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	victim := s.NewClient("victim")
 	vt := s.Login(victim, false, "")

@@ -21,6 +21,7 @@ import (
 // command of the guide it prints into a shell, and checks each succeeds;
 // then it stops the stack with Ctrl-C and starts it again on the same data.
 func TestUpGuideWorksWhenPasted(t *testing.T) {
+	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
 	// hdc up binds the addresses its flags name itself.
@@ -85,7 +86,9 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 		}
 	}
 	// After the access token expires, hdc call refreshes it.
-	time.Sleep(11 * time.Second)
+	testkit.Eventually(t, time.Minute, "hdc call's access token to expire", func() bool {
+		return accessExpired(t, filepath.Join(dir, "cache", "hdc"))
+	})
 	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
 		t.Fatalf("after expiry: %s", out)
 	}
@@ -116,6 +119,29 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
 		t.Fatalf("the data did not survive a restart: %s", out)
 	}
+}
+
+// accessExpired reports whether every access token hdc call cached in dir
+// has expired as hdc call reckons it: 30 s before its expires_in.
+func accessExpired(t *testing.T, dir string) bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "tokens-*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no token cached by hdc call in %s: %v", dir, err)
+	}
+	for _, f := range files {
+		var p struct {
+			ExpiresIn  int64     `json:"expires_in"`
+			ObtainedAt time.Time `json:"obtained_at"`
+		}
+		if b, err := os.ReadFile(f); err != nil || json.Unmarshal(b, &p) != nil {
+			t.Fatalf("the token cache %s: %v", f, err)
+		}
+		if time.Now().Before(p.ObtainedAt.Add(time.Duration(p.ExpiresIn)*time.Second - 30*time.Second)) {
+			return false
+		}
+	}
+	return true
 }
 
 // wantTrail fails t unless the records hdc audit list printed (JSON
@@ -187,6 +213,7 @@ func startUp(t *testing.T, hdc, dir string, env, args []string, stderr io.Writer
 // edge's body cap follows it (twice), and each 413 states the limit hit;
 // everything hdc up writes on stderr is JSON lines.
 func TestUpLimitFlags(t *testing.T) {
+	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
 	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)

@@ -75,6 +75,7 @@ func plainSecrets(t *testing.T) (fixtureSecrets, map[string][]byte) {
 // the registry's, and then no file of the data holds any of them in the
 // clear.
 func TestUpgradeFromPlainData(t *testing.T) {
+	t.Parallel()
 	f, secrets := plainSecrets(t)
 	at := hdctest.PlainSite(t)
 	at.From, at.RegistryFile = plainFixture, true // its edge read the registry file
@@ -85,11 +86,10 @@ func TestUpgradeFromPlainData(t *testing.T) {
 	s.Retrieve(c, tk, true, f.CareContextID, []byte("the fixture's file"))
 
 	var wrapped struct{ Keys int }
-	s.HDC(&wrapped, "keys", "wrap")
+	s.RegistryChanged(func() { s.HDC(&wrapped, "keys", "wrap") })
 	if wrapped.Keys != 1 {
 		t.Fatalf("hdc keys wrap sealed %d keys, want 1", wrapped.Keys)
 	}
-	time.Sleep(3 * time.Second) // the edge's next poll reads the sealed registry
 	tk = s.Login(c, true, "")
 	s.VerifyAudit(t, nil, nil)
 	s.Stop()

@@ -12,6 +12,7 @@ import (
 // TestVersions: every binary names the build it came from, in the same
 // words, and the backend's /healthz reports it too.
 func TestVersions(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	line := regexp.MustCompile(`^(\S+) (\S+) \(revision (\S+?)(, modified)?, go[0-9.]+\)$`)
 	var builds []string

@@ -22,6 +22,7 @@ import (
 // reaches the subscriber, signed, and that a duplicate always carries the
 // webhook-id (and the body) of the first copy.
 func TestWebhookCrashRecovery(t *testing.T) {
+	t.Parallel()
 	const (
 		events = 500
 		key    = "crash-test-signing-key-0123456789"

@@ -2,13 +2,16 @@ package hdctest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -56,22 +59,23 @@ func (s *Stack) Output(name string) string {
 }
 
 // EditRegistry rewrites the stack's key registry by hand, as an operator
-// with an editor (or a tool of their own) would, and waits for the edge's
-// next poll.
+// with an editor (or a tool of their own) would, and waits until the edge
+// has read it.
 func (s *Stack) EditRegistry(edit func(string) string) {
 	s.T.Helper()
 	b, err := os.ReadFile(s.registry)
 	if err != nil {
 		s.T.Fatal(err)
 	}
-	tmp := s.registry + ".edit"
-	if err := os.WriteFile(tmp, []byte(edit(string(b))), 0o600); err != nil {
-		s.T.Fatal(err)
-	}
-	if err := os.Rename(tmp, s.registry); err != nil {
-		s.T.Fatal(err)
-	}
-	time.Sleep(3 * time.Second) // the edge polls every 2 s
+	s.RegistryChanged(func() {
+		tmp := s.registry + ".edit"
+		if err := os.WriteFile(tmp, []byte(edit(string(b))), 0o600); err != nil {
+			s.T.Fatal(err)
+		}
+		if err := os.Rename(tmp, s.registry); err != nil {
+			s.T.Fatal(err)
+		}
+	})
 }
 
 // probes numbers the endpoints encryptedStatus registers.
@@ -134,7 +138,7 @@ func (s *Stack) HoldIdleBodies(t *testing.T, tk Tokens, announced, conns int, bo
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Second) // let the edge read them all
+	s.WaitFor("the edge to read every byte sent", func() bool { return unread(t, open) == 0 })
 	peak := s.edgeHeap()
 	t.Logf("edge heap with %d idle bodies: %.1f MiB, %.1f MiB above the %.1f MiB before",
 		conns, float64(peak)/(1<<20), (float64(peak)-float64(base))/(1<<20), float64(base)/(1<<20))
@@ -150,6 +154,51 @@ func (s *Stack) HoldIdleBodies(t *testing.T, tk Tokens, announced, conns int, bo
 			t.Fatalf("connection %d still open after the read timeout: %v", i, err)
 		}
 	}
+}
+
+// unread sums the bytes that have reached the far ends of conns, TCP
+// connections on loopback, but that the far end's process has not read:
+// their receive queues in /proc/net/tcp. An end not listed yet counts 1.
+func unread(t *testing.T, conns []net.Conn) int {
+	t.Helper()
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queues := map[string]int{} // "local remote", as /proc/net/tcp writes them → rx_queue
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		_, rx, _ := strings.Cut(f[4], ":")
+		n, err := strconv.ParseInt(rx, 16, 64)
+		if err != nil {
+			t.Fatalf("/proc/net/tcp: %q", line)
+		}
+		queues[f[1]+" "+f[2]] = int(n)
+	}
+	sum := 0
+	for _, c := range conns {
+		n, ok := queues[procNetAddr(t, c.RemoteAddr())+" "+procNetAddr(t, c.LocalAddr())]
+		if !ok {
+			n = 1
+		}
+		sum += n
+	}
+	return sum
+}
+
+// procNetAddr writes an IPv4 TCP address as /proc/net/tcp does: the
+// address's 32 bits in the host's order, then the port, in hex.
+func procNetAddr(t *testing.T, a net.Addr) string {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil || !ap.Addr().Is4() {
+		t.Fatalf("not an IPv4 TCP address: %v", a)
+	}
+	ip := ap.Addr().As4()
+	return fmt.Sprintf("%08X:%04X", binary.NativeEndian.Uint32(ip[:]), ap.Port())
 }
 
 // accessLine is what the edge's access log says of a request.

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -45,12 +47,19 @@ func StartKMS(t *testing.T) KMS {
 		t.Fatalf("local-kms did not start: %v", lines.Err())
 	}
 	k := KMS{endpoint: "http://" + got[0], keys: [2]string{got[1], got[2]}}
-	for _, kv := range k.Env() { // the test's own keepers, as the processes'
-		name, value, _ := strings.Cut(kv, "=")
-		t.Setenv(name, value)
-	}
+	awsEnvOnce.Do(func() {
+		for _, kv := range k.Env() { // the test process's own keepers, as the programs'
+			name, value, _ := strings.Cut(kv, "=")
+			os.Setenv(name, value)
+		}
+	})
 	return k
 }
+
+// awsEnvOnce sets the AWS environment of Env in the test process once:
+// it is the same for every KMS, and tests running side by side may not
+// set it each (t.Setenv).
+var awsEnvOnce sync.Once
 
 // URL returns the keeper URL of key i.
 func (k KMS) URL(i int) string {

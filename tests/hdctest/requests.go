@@ -13,10 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -258,15 +258,21 @@ func RotateUnderLoad(t *testing.T, ops *Stack, edges []*Stack, c *APIClient, tk 
 			}
 		})
 	}
-	time.Sleep(2 * time.Second)
+	// Each phase (the old key alone, both, the new alone) lasts until the
+	// workers have answers to 10 more requests.
+	phase := func(name string) {
+		n := sent.Load() + 10
+		testkit.Eventually(t, time.Minute, "10 uploads "+name, func() bool { return sent.Load() >= n })
+	}
+	phase("before the rotation")
 	var rotated struct{ Kid, Secret string }
 	ops.HDC(&rotated, "keys", "rotate", "--client", c.ID)
 	next := *c
 	next.Kid, next.Key = rotated.Kid, rotated.Secret
 	current.Store(&next) // the client takes the new key at once
-	time.Sleep(2 * time.Second)
+	phase("after the rotation")
 	ops.HDC(nil, "keys", "retire", "--kid", old.Kid)
-	time.Sleep(2 * time.Second)
+	phase("after the retirement")
 	close(stop)
 	wg.Wait()
 	if sent.Load() < 30 {
@@ -295,7 +301,9 @@ func LoginBody(c *APIClient) []byte {
 // in KiB (getrusage's ru_maxrss on Linux).
 func (s *Stack) HDCCall(c *APIClient, args ...string) ([]byte, int64) {
 	s.T.Helper()
-	cmd := exec.Command(Binary(s.T, "hdc"), append([]string{"call", "--base", s.Edge, "--client-id", c.ID, "--kid", c.Kid}, args...)...)
+	rss := filepath.Join(s.T.TempDir(), "maxrss")
+	call := append([]string{"call", "--base", s.Edge, "--client-id", c.ID, "--kid", c.Kid}, args...)
+	cmd := exec.Command("/usr/bin/python3", append([]string{"-c", peakRSS, rss, Binary(s.T, "hdc")}, call...)...)
 	cmd.Env = append(append([]string{}, s.Env...), "HDC_CLIENT_SECRET="+c.Secret, "HDC_ENCRYPTION_KEY="+c.Key)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -303,8 +311,25 @@ func (s *Stack) HDCCall(c *APIClient, args ...string) ([]byte, int64) {
 		s.T.Fatalf("hdc call %s: %v\n%s", strings.Join(args, " "), err, errOut.Bytes())
 	}
 	s.Creds.Scan(s.T, "hdc call", errOut.String())
-	return out.Bytes(), cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	b, err := os.ReadFile(rss)
+	kib, perr := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || perr != nil {
+		s.T.Fatalf("the peak RSS of hdc call: %v %v", err, perr)
+	}
+	return out.Bytes(), kib
 }
+
+// peakRSS runs the command of its arguments after the first and writes the
+// command's peak resident set (KiB) to the file the first names. Linux
+// counts in a child's peak the memory of the process it was started from
+// until its exec (Go starts a child sharing the parent's memory, as vfork
+// does), so started from the test process, the child's figure is at least
+// the test process's size, many stacks at once; started from this small
+// python process, it is the command's own, or python's few MiB.
+const peakRSS = `import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(rc)`
 
 // CheckAttachment fetches a record with hdc call -i -o and checks that its
 // DocumentReference describes a file of size bytes and SHA-1 sum.

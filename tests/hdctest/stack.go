@@ -555,3 +555,53 @@ func copyPrivate(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// ScrapeMetric reads the value of a series (a name, with its labels if it
+// has any) from the metrics at url, -1 when it cannot.
+func ScrapeMetric(client *http.Client, url, series string) int {
+	resp, err := client.Get(url)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
+			if n, err := strconv.ParseFloat(v, 64); err == nil {
+				return int(n)
+			}
+		}
+	}
+	return -1
+}
+
+// registryReads is what the edge has read of its registry file: the
+// contents it loaded, the distinct contents it refused (each logged once),
+// and how many times it read the file.
+type registryReads struct{ loaded, refused, reads int }
+
+func (s *Stack) registryReads() registryReads {
+	metric := func(result string) int {
+		return ScrapeMetric(s.HTTP, s.Admin+"/metrics", `hdc_edge_key_registry_reloads_total{result="`+result+`"}`)
+	}
+	r := registryReads{loaded: metric("changed"), refused: strings.Count(s.Output("hdc-edge"), "key registry not reloaded")}
+	for _, result := range []string{"changed", "unchanged", "rejected"} {
+		r.reads += max(metric(result), 0)
+	}
+	return r
+}
+
+// RegistryChanged runs change, which writes the stack's registry file, and
+// waits until the edge has read what it wrote: loaded it, refused it (and
+// kept what it had), or read the file twice since, when change wrote what
+// the edge holds already. The edge reads the file every 2 s.
+func (s *Stack) RegistryChanged(change func()) {
+	s.T.Helper()
+	before := s.registryReads()
+	change()
+	written := s.registryReads() // a read started before this may have missed the change
+	s.WaitFor("the edge to read the changed registry", func() bool {
+		now := s.registryReads()
+		return now.loaded > before.loaded || now.refused > before.refused || now.reads >= written.reads+2
+	})
+}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
+	"github.com/health-data-connect/hdc/internal/pki"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -159,20 +159,17 @@ func (b *webhookBackend) Post(url, body string, headers ...string) (int, []byte)
 // QueueDepth scrapes the backend's count of pending deliveries, -1 when
 // the scrape fails.
 func (b *webhookBackend) QueueDepth() int {
-	res, err := http.Get(b.Internal + contract.PathMetrics)
-	if err != nil {
-		return -1
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "hdc_backend_webhook_queue_depth "); ok {
-			if n, err := strconv.Atoi(v); err == nil {
-				return n
-			}
-		}
-	}
-	return -1
+	return ScrapeMetric(http.DefaultClient, b.Internal+contract.PathMetrics, queueDepth)
+}
+
+// queueDepth is the backend's count of deliveries still to be made: each
+// stays pending, and counted, until its last attempt has an outcome.
+const queueDepth = "hdc_backend_webhook_queue_depth"
+
+// QueueDepth scrapes the stack backend's count of pending deliveries, -1
+// when the scrape fails.
+func (s *Stack) QueueDepth() int {
+	return ScrapeMetric(s.InternalClient(pki.Scraper), s.Internal+contract.PathMetrics, queueDepth)
 }
 
 // AsEdge sets on req the hop headers the edge sets on every request (the

@@ -17,6 +17,7 @@ import (
 // the first version's route. Each request is encrypted, and each answer
 // decrypted, by the client alone.
 func TestClientMatrix(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	for _, enc := range []string{"", hdctest.EncGCM} {
 		for _, jc := range hdctest.JoseClients {
@@ -36,6 +37,7 @@ func TestClientMatrix(t *testing.T) {
 // the refusal names the parameter and the rule, so that a user finds the
 // setting (WithLegacyHeaderMerging(false)).
 func TestJWXDefaultJSONRefusedClearly(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	c := s.NewClient("jwx-default")
 	login, _ := json.Marshal(map[string]string{"client_id": c.ID, "client_secret": c.Secret})
@@ -51,6 +53,7 @@ func TestJWXDefaultJSONRefusedClearly(t *testing.T) {
 // the refresh token is the credential; a key or Client-Id of another
 // client is refused; a token rotated on either route is reuse on the other.
 func TestRefreshCompatThroughTheEdge(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	a, b := s.NewClient("compat-a"), s.NewClient("compat-b")
 	tk := s.Login(a, false, "")

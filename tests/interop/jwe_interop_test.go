@@ -28,6 +28,7 @@ func interopPayloads() map[string][]byte {
 // TestJoseEncryptsHDCDecrypts: npm jose's FlattenedEncrypt, with the
 // top-level kid added as our clients do, decrypted by `hdc jwe decrypt`.
 func TestJoseEncryptsHDCDecrypts(t *testing.T) {
+	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	for name, pt := range interopPayloads() {
 		t.Run(name, func(t *testing.T) {
@@ -53,6 +54,7 @@ func TestJoseEncryptsHDCDecrypts(t *testing.T) {
 // TestHDCEncryptsJoseDecrypts: request and response envelopes from `hdc jwe
 // encrypt`, decrypted by npm jose's flattenedDecrypt.
 func TestHDCEncryptsJoseDecrypts(t *testing.T) {
+	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	for name, pt := range interopPayloads() {
 		for _, shape := range []string{"request", "response"} {
@@ -80,6 +82,7 @@ func TestHDCEncryptsJoseDecrypts(t *testing.T) {
 // TestJoseRejectsTampering is the control: the same path fails when the
 // envelope is altered, so the tests above could fail.
 func TestJoseRejectsTampering(t *testing.T) {
+	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	env, err := hdctest.RunProgram(t, []byte(`{"a":1}`), hdc, "jwe", "encrypt", "--key", interopKey, "--response")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // without, and refreshes as the SDK does; a login naming user_token, of
 // the original API, is refused naming its replacement.
 func TestOfficialSDKLogin(t *testing.T) {
+	t.Parallel()
 	s := hdctest.StartStack(t)
 	a, b := s.NewClient("sdk-a"), s.NewClient("sdk-b")
 	var grant struct {

@@ -85,6 +85,7 @@ var overPlainHTTP = []transportClient{
 // it asked for, 20 or more requests on one connection, through the
 // reference Caddyfile over TLS and over plain HTTP.
 func TestTransportMatrix(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "consultation.bin")
 	content := testkit.RandomBytes(1<<20 + 17)
 	if err := os.WriteFile(file, content, 0o600); err != nil {

@@ -21,6 +21,7 @@ import (
 // body, another key or a stale t are refused. The subscription lists its
 // format; a Standard Webhooks subscription beside it is unchanged.
 func TestWebhookEkaFormat(t *testing.T) {
+	t.Parallel()
 	const (
 		asciiKey = "eka-signing-key-0123456789"
 		utf8Key  = "clé-secrète-ü-0123456789"

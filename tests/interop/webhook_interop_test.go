@@ -18,6 +18,7 @@ import (
 // library, in the receiver), for raw keys and for a whsec_ secret passed to
 // each library as the same string; altered messages do not.
 func TestWebhookStandardWebhooksInterop(t *testing.T) {
+	t.Parallel()
 	const (
 		asciiKey = "interop-signing-key-0123456789"
 		utf8Key  = "clé-secrète-ü-0123456789" // signed as its UTF-8 bytes

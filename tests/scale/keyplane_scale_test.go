@@ -121,8 +121,7 @@ func (c *cluster) timeKeysAdd(t *testing.T, owner *hdctest.APIClient, seed, n in
 // seedKeys inserts n keys straight into the database, numbered as
 // changes, of 100,000 other clients in owner's workspace, with a secret
 // that does not open: what hdc keys add costs does not depend on the other
-// rows' secrets. Then it lets the database and the edges (which follow the
-// n changes) settle.
+// rows' secrets. Then it waits until the edges have followed the n changes.
 func (c *cluster) seedKeys(t *testing.T, owner *hdctest.APIClient, n int) {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), c.database)
@@ -152,7 +151,9 @@ func (c *cluster) seedKeys(t *testing.T, owner *hdctest.APIClient, n int) {
 		t.Fatal(err)
 	}
 	t.Logf("seeded %d keys in %v", n, time.Since(start).Round(time.Millisecond))
-	time.Sleep(10 * time.Second) // the edges read the n changes; the server writes them out
+	// The edges apply the changes in their order: once both refuse a key
+	// retired after the n seeded ones, they have read those.
+	c.timeChanges(t, owner, 1)
 }
 
 // importKeys stores n real keys of owner through the sealed store, as hdc

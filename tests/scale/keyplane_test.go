@@ -70,7 +70,7 @@ func TestKeyPlane(t *testing.T) {
 		c := s.NewClient("key-plane-flood")
 		tk := s.Login(c, true, "")
 		lookups := func() int {
-			return scrapeMetric(s.InternalClient(pki.Scraper), s.Internal+contract.PathMetrics, `hdc_backend_key_lookups_total{result="unknown"}`)
+			return hdctest.ScrapeMetric(s.InternalClient(pki.Scraper), s.Internal+contract.PathMetrics, `hdc_backend_key_lookups_total{result="unknown"}`)
 		}
 		before := lookups()
 		const flood = 2000

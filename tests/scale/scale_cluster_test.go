@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,26 +134,7 @@ func (c *cluster) kill(i int) {
 // metric scrapes a counter or gauge without labels from backend i, -1 when
 // it cannot.
 func (c *cluster) metric(i int, name string) int {
-	return scrapeMetric(c.ops.InternalClient(pki.Scraper), c.backends[i].internal+contract.PathMetrics, name)
-}
-
-// scrapeMetric reads the value of a series (a name, with its labels if it
-// has any) from the metrics at url, -1 when it cannot.
-func scrapeMetric(client *http.Client, url, series string) int {
-	resp, err := client.Get(url)
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
-			if n, err := strconv.ParseFloat(v, 64); err == nil {
-				return int(n)
-			}
-		}
-	}
-	return -1
+	return hdctest.ScrapeMetric(c.ops.InternalClient(pki.Scraper), c.backends[i].internal+contract.PathMetrics, name)
 }
 
 // timedReceiver is a webhookReceiver whose requests are also timed, to

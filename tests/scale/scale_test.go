@@ -324,10 +324,13 @@ func testScaleWebhooks(t *testing.T, c *cluster, client *hdctest.APIClient) {
 		rc.Hold()
 		return false
 	})
-	// The gauge counts an attempt from its claim; give its request the
-	// moment it takes to reach the receiver, which holds it, so that the
+	// The gauge counts an attempt from its claim; wait until every attempt
+	// in flight has reached the receiver, which holds it, so that the
 	// redelivery after the kill is a duplicate the receiver sees.
-	time.Sleep(300 * time.Millisecond)
+	testkit.Eventually(t, 20*time.Second, "the attempts in flight at the receiver", func() bool {
+		a, b := c.metric(0, "hdc_backend_webhook_attempts_in_flight"), c.metric(1, "hdc_backend_webhook_attempts_in_flight")
+		return a > 0 && b >= 0 && rc.InFlight.Load() >= int64(a+b)
+	})
 	held, before := rc.InFlight.Load(), distinct()
 	c.kill(0)
 	killed := time.Now()
