@@ -431,7 +431,13 @@ func TestEdgeRotation(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Each phase, the old key alone and then both, lasts until 10 more
+	// requests have their answers.
+	phase := func(name string) {
+		n := sent.Load() + 10
+		testkit.Eventually(t, time.Minute, "10 requests "+name, func() bool { return sent.Load() >= n })
+	}
+	phase("before the rotation")
 	var rotated kidregistry.Key
 	if err := kidregistry.Update(e.registry, testSealer, func(f *kidregistry.File) (err error) {
 		rotated, err = f.Rotate("c1", time.Now())
@@ -440,7 +446,7 @@ func TestEdgeRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	cur.Store(&current{rotated.Kid, rotated.Secret}) // handed to the client straight away
-	time.Sleep(time.Second)
+	phase("after the rotation")
 	close(stop)
 	wg.Wait()
 	if sent.Load() < 20 {

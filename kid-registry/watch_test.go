@@ -59,7 +59,11 @@ func TestWatcher(t *testing.T) {
 	if !testkit.WaitFor(100*interval, func() bool { return logs.FilterMessageSnippet("not reloaded").Len() > 0 }) {
 		t.Fatal("no warning about the invalid file")
 	}
-	time.Sleep(5 * interval)
+	// Five more reads of the same invalid file.
+	n := rejections.Load()
+	if !testkit.WaitFor(100*interval, func() bool { return rejections.Load() >= n+5 }) {
+		t.Fatal("the watcher stopped reading the file")
+	}
 	if w.Registry() != good {
 		t.Fatal("an invalid file replaced the registry")
 	}

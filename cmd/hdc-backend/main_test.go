@@ -156,7 +156,7 @@ func runMain(t *testing.T, dir string, env []string, args ...string) (stdout, st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append([]string{"HDC_BACKEND_TEST_MAIN=1", "HOME=" + dir, "HDC_DATA=" + filepath.Join(dir, "data"),
-		"AWS_EC2_METADATA_DISABLED=true", "HDC_KEEPER=" + testkit.KeeperURL()}, env...)
+		"AWS_EC2_METADATA_DISABLED=true", "HDC_KEEPER=" + testkit.KeeperURL(), testkit.NoExitSleep}, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

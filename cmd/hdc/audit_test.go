@@ -72,6 +72,7 @@ func positions(t *testing.T, out string) []string {
 }
 
 func TestAuditList(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedAudit(t, dir)
 	tests := []struct {
@@ -130,6 +131,7 @@ func TestAuditList(t *testing.T) {
 }
 
 func TestAuditExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedAudit(t, dir)
 	out, err := hdc(t, dir, "audit", "export", "--workspace", "acme", "--entity", auditCare)
@@ -154,6 +156,7 @@ func TestAuditExport(t *testing.T) {
 }
 
 func TestAuditCommandErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedAudit(t, dir)
 	tests := []struct {
@@ -191,6 +194,7 @@ func auditDB(t *testing.T, dir string) *sql.DB {
 // TestAuditVerify: verify passes an intact database, and names the first
 // break of one whose audit table was changed behind the store's back.
 func TestAuditVerify(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		tamper string // SQL run on the database; empty for none
@@ -271,6 +275,7 @@ func auditEntries(t *testing.T, dir string, args ...string) []string {
 // TestOperatorActionsAudited: the operator commands on clients, grants and
 // keys append their records, which verify.
 func TestOperatorActionsAudited(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "keys.json")
 	run := func(args ...string) string {
@@ -321,6 +326,7 @@ func TestOperatorActionsAudited(t *testing.T) {
 // written, the operator's command fails and changes nothing; with no
 // database, a key command changes the registry and warns.
 func TestOperatorActionsFailUnaudited(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "keys.json")
 	a := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme")))
@@ -380,6 +386,7 @@ func mustOut(out string, err error) string {
 }
 
 func TestAuditHelp(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"audit", "--help"}, {"audit", "list", "--help"}, {"audit", "export", "--help"}, {"audit", "verify", "--help"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			res := runHDC(t, nil, args...)

@@ -34,6 +34,7 @@ func decode[T any](t *testing.T, s string) T {
 }
 
 func TestClientsAndSharing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, err := hdc(t, dir, "clients", "create", "--workspace", "acme")
 	if err != nil {
@@ -98,6 +99,7 @@ func TestClientsAndSharing(t *testing.T) {
 }
 
 func TestCommandErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tests := []struct {
 		name string
@@ -122,6 +124,7 @@ func TestCommandErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"clients", "--help"}, {"clients", "create", "--help"}, {"clients", "list", "--help"}, {"clients", "disable", "--help"},
 		{"sharing", "--help"}, {"sharing", "grant", "--help"}, {"sharing", "revoke", "--help"}, {"sharing", "list", "--help"},

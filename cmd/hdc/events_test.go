@@ -46,6 +46,7 @@ func serveBackend(t *testing.T, dir string) (*backend.Server, string) {
 }
 
 func TestEventsPublish(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, internal := serveBackend(t, dir)
 	if _, err := srv.Identity().CreateClient(t.Context(), "acme"); err != nil {

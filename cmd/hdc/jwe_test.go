@@ -41,6 +41,7 @@ func loadEnvelopeVectors(t *testing.T) map[string]envelopeVector {
 // TestJWEDecryptVectors: hdc jwe decrypt prints each vector's plaintext,
 // from the JSON form and, for requests, from the compact form.
 func TestJWEDecryptVectors(t *testing.T) {
+	t.Parallel()
 	for name, v := range loadEnvelopeVectors(t) {
 		inputs := map[string][]byte{}
 		inputs["json"], _ = json.Marshal(v.Envelope)
@@ -65,6 +66,7 @@ func TestJWEDecryptVectors(t *testing.T) {
 // TestJWERoundTrip encrypts with hdc in each shape, under a key of each
 // enc, with and without iat and jti, and decrypts with hdc.
 func TestJWERoundTrip(t *testing.T) {
+	t.Parallel()
 	plaintext := []byte(`{"file":"aGVsbG8="}`)
 	for _, key := range [][]string{{"--key", "0123456789abcdef"}, {"--key", jwe.NewGCMSecret(), "--enc", "A256GCM"}} {
 		for _, shape := range [][]string{{}, {"--compact"}, {"--response"}, {"--fresh"}, {"--fresh", "--compact"}} {
@@ -100,6 +102,7 @@ func TestJWERoundTrip(t *testing.T) {
 // TestJWEDecryptFailures: crypto failures share one message; format errors
 // are described; nothing is printed on standard output.
 func TestJWEDecryptFailures(t *testing.T) {
+	t.Parallel()
 	vectors := loadEnvelopeVectors(t)
 	v := vectors["request_envelope"]
 	good, _ := json.Marshal(v.Envelope)

@@ -19,6 +19,7 @@ import (
 )
 
 func TestKeysLifecycle(t *testing.T) {
+	t.Parallel()
 	reg := filepath.Join(t.TempDir(), "keys.json")
 	r := runHDC(t, nil, "keys", "add", "--registry", reg, "--client", "c1", "--kid", "k-one", "--secret", "0123456789abcdef")
 	if r.err != nil {
@@ -94,6 +95,7 @@ func TestKeysLifecycle(t *testing.T) {
 // TestKeysAddConcurrentProcesses runs 20 hdc processes adding keys to one
 // file at once: every key must land and the file must stay valid.
 func TestKeysAddConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	reg := filepath.Join(t.TempDir(), "keys.json")
 	const n = 20
 	var wg sync.WaitGroup
@@ -132,6 +134,7 @@ func TestKeysAddConcurrentProcesses(t *testing.T) {
 // rewrites the demo credentials hdc up wrote next to the registry, so that
 // hdc call --encrypt goes on working; another client's rotation leaves them.
 func TestKeysRotateKeepsDemoCredentials(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	reg, credsPath := filepath.Join(dir, "keys.json"), filepath.Join(dir, "demo-credentials.json")
 	demo := demoCredentials{BaseURL: "http://127.0.0.1:8080", ClientID: "c-demo", ClientSecret: "hdc_cs_x",
@@ -181,6 +184,7 @@ func TestKeysRotateKeepsDemoCredentials(t *testing.T) {
 // adds the key all the same; without a database it does not warn of the
 // client, says that the change is not audited, and creates no database.
 func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
+	t.Parallel()
 	withDB := t.TempDir()
 	out, err := hdc(t, withDB, "clients", "create", "--workspace", "acme")
 	if err != nil {
@@ -232,6 +236,7 @@ func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
 // prints its URL; hdc keys wrap seals a registry of plain secrets under it,
 // keeping every key.
 func TestKeeperInitAndKeysWrap(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "keeper.key")
 	r := runHDC(t, nil, "keeper", "init", "--file", file)
@@ -275,6 +280,7 @@ func TestKeeperInitAndKeysWrap(t *testing.T) {
 // audit trail; import moves a registry file in, keeping every kid, secret
 // and status; mistakes fail clearly and change nothing.
 func TestKeysInDatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c1 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	c2 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
@@ -350,6 +356,7 @@ func TestKeysInDatabase(t *testing.T) {
 // shows each key's enc; a kind the registry file cannot hold, or an enc
 // that is not the transport's, is refused and changes nothing.
 func TestKeysOfEachKind(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	gcm := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c, "--enc", "A256GCM")))

@@ -49,7 +49,7 @@ func testSealer(t testing.TB) *kidregistry.Sealer {
 func runHDC(t testing.TB, stdin []byte, args ...string) hdcResult {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = []string{"HDC_TEST_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "HDC_KEEPER=" + testKeeperURL}
+	cmd.Env = []string{"HDC_TEST_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "HDC_KEEPER=" + testKeeperURL, testkit.NoExitSleep}
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -42,6 +42,7 @@ func reusePort(t *testing.T) net.Listener {
 // a socket that shares ports as Caddy's do, stops hdc up before it starts
 // anything, with one line naming the flag.
 func TestUpRefusesBusyEdgeAddresses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		set  func(o *upOptions, busy string)

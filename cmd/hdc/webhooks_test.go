@@ -33,6 +33,7 @@ func (l *lockedBuffer) String() string {
 }
 
 func TestWebhooksListen(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, key string }{
 		{"raw key", "a-signing-key-of-20+"},
 		// The Standard Webhooks form: the signature is keyed with the

@@ -38,6 +38,7 @@ func testKeys(t testing.TB) []testKey {
 // shape it produces, under a key of each enc, and decrypts them with
 // go-jose and with this codec; requests name iat and jti.
 func TestGoJoseDecryptsOurs(t *testing.T) {
+	t.Parallel()
 	for _, tk := range testKeys(t) {
 		t.Run(string(tk.enc), func(t *testing.T) { goJoseDecryptsOurs(t, tk) })
 	}
@@ -94,6 +95,7 @@ func goJoseDecryptsOurs(t *testing.T, tk testKey) {
 // this codec, flattened and compact, streaming the plaintext through
 // readers of awkward sizes.
 func TestWeDecryptGoJose(t *testing.T) {
+	t.Parallel()
 	for _, tk := range testKeys(t) {
 		t.Run(string(tk.enc), func(t *testing.T) { weDecryptGoJose(t, tk) })
 	}
