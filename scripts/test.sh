@@ -35,6 +35,7 @@ if $quick; then
   go vet ./...
   echo "== unit tests (no race detector)"
   go test -count=1 $units
+  echo "== the quick loop passed in ${SECONDS} s"
   exit 0
 fi
 
@@ -77,3 +78,4 @@ go test -count=1 -timeout 20m -parallel "${HDC_TEST_PARALLEL:-4}" ./tests/e2e ./
 
 echo "== the fleet and the timed tests, one at a time"
 go test -count=1 -timeout 20m -p 1 ./tests/scale
+echo "== the test command passed in ${SECONDS} s"
