@@ -13,6 +13,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -229,4 +231,29 @@ func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edg
 // claims overridden or removed (a nil value removes the claim).
 func (e *edge) token(client string, override map[string]any) string {
 	return e.signer.Token(testkit.With(testkit.Claims(client, "ws-"+client, "jti-"+client, time.Now()), override))
+}
+
+// metric reads a series (a name, with its labels if it has any) from the
+// edge's metrics: 0 when it is not there yet.
+func (e *edge) metric(t testing.TB, series string) float64 {
+	t.Helper()
+	resp, err := e.client.Get(e.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(text), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %q", series, line)
+			}
+			return f
+		}
+	}
+	return 0
 }
