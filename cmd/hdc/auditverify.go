@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	neturl "net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +48,10 @@ With --checkpoints (the backend's HDC_AUDIT_CHECKPOINTS: a bucket URL such
 as file:///dir), the newest signed checkpoint there is verified and every
 trail it saw must still be there and still hold the record it saw: this is
 what shows the last records of a trail deleted with its head moved back, or
-a whole trail deleted.
+a whole trail deleted. Without it, the checkpoints hdc up writes,
+<data>/audit-checkpoints, are read when they are there. Which checkpoint
+was verified, or that none was and what that cannot show, is said on
+standard error.
 
 Prints one JSON line per trail with its status. When a trail breaks, exits
 non-zero naming the first break: its workspace, the record's seq, and what
@@ -56,7 +63,7 @@ is wrong there.`,
 				return err
 			}
 			defer st.Close()
-			seen, err := checkpointed(cmd, st, checkpoints)
+			seen, err := checkpointed(cmd, st, checkpointsOf(checkpoints, sf))
 			if err != nil {
 				return err
 			}
@@ -68,11 +75,29 @@ is wrong there.`,
 	return cmd
 }
 
+// checkpointsOf is the bucket of checkpoints to verify against: the URL
+// given, else the directory hdc up writes them to under the data
+// directory of a SQLite store, when it is there.
+func checkpointsOf(url string, sf *storeFlags) string {
+	if url != "" || sf.db != "" {
+		return url
+	}
+	dir, err := filepath.Abs(filepath.Join(sf.data, checkpointDir))
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return "file://" + filepath.ToSlash(dir)
+}
+
 // checkpointed returns what the newest checkpoint at url saw of each
-// trail; nil, with a warning, when there is no bucket to read.
+// trail, saying on standard error which checkpoint it is; nil, with a
+// warning, when there is no bucket to read.
 func checkpointed(cmd *cobra.Command, st *sealed.Store, url string) (map[string]audit.Link, error) {
 	if url == "" || url == auditcheckpoint.Log {
-		fmt.Fprintln(cmd.ErrOrStderr(), "hdc: verifying without checkpoints (--checkpoints): "+
+		fmt.Fprintln(cmd.ErrOrStderr(), "hdc: verifying without checkpoints (--checkpoints, or <data>/"+checkpointDir+"): "+
 			"the last records of a trail deleted with its head, or a whole trail deleted, do not show")
 		return nil, nil
 	}
@@ -80,6 +105,7 @@ func checkpointed(cmd *cobra.Command, st *sealed.Store, url string) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("--checkpoints: %w", err)
 	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "hdc: verifying against the checkpoint of %s in %s\n", c.At.Format(time.RFC3339), withoutQuery(url))
 	return c.Seen()
 }
 
@@ -152,4 +178,15 @@ func verifyChain(ctx context.Context, st store.Store, h *audit.Head, seen audit.
 		}
 	}
 	return err
+}
+
+// withoutQuery is a bucket URL without its query, which may carry settings
+// that are not the operator's to see in an output.
+func withoutQuery(bucket string) string {
+	u, err := neturl.Parse(bucket)
+	if err != nil {
+		return "the bucket of --checkpoints"
+	}
+	u.RawQuery = ""
+	return u.String()
 }

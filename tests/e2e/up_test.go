@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -99,19 +98,7 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 	paste(hdc + " audit verify --data data")
 
 	// Ctrl-C stops it cleanly; a second run reuses the data.
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("hdc up exited with %v after Ctrl-C", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("hdc up did not stop after Ctrl-C")
-	}
+	stopUp(t, cmd)
 	_, guide2 := up()
 	if !strings.Contains(strings.Join(guide2, "\n"), c["client_id"]) {
 		t.Fatal("the second run did not reuse the demo client")

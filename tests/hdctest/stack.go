@@ -138,8 +138,8 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 	internalSock, internal := testkit.ListenFile(t)
 	adminSock, admin := testkit.ListenFile(t)
 	if at.From != "" {
-		copyPrivate(t, filepath.Join(at.From, "backend"), filepath.Join(dir, "backend"))
-		copyPrivate(t, filepath.Join(at.From, "keys.json"), filepath.Join(dir, "keys.json"))
+		CopyPrivate(t, filepath.Join(at.From, "backend"), filepath.Join(dir, "backend"))
+		CopyPrivate(t, filepath.Join(at.From, "keys.json"), filepath.Join(dir, "keys.json"))
 	}
 	hop := filepath.Join(dir, "tls")
 	s := &Stack{T: t, Dir: dir, Edge: at.base, Internal: "https://" + internal, Admin: "http://" + admin, Hop: hop,
@@ -524,9 +524,9 @@ func Lines(r io.Reader) <-chan string {
 // test stacks as in hdc up's data directory.
 const KeeperFile = "keeper.key"
 
-// copyPrivate copies the file or tree at from to to, owner-only as the
+// CopyPrivate copies the file or tree at from to to, owner-only as the
 // programs keep their data (git keeps no such modes).
-func copyPrivate(t *testing.T, from, to string) {
+func CopyPrivate(t *testing.T, from, to string) {
 	t.Helper()
 	fi, err := os.Stat(from)
 	switch {
