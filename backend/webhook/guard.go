@@ -2,23 +2,41 @@ package webhook
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"strings"
 
 	"code.dny.dev/ssrf"
+	"golang.org/x/net/idna"
 )
 
 // ErrEndpointNotAllowed is returned by Rules.Parse for an HTTP(S) endpoint
-// that deliveries may not reach.
-var ErrEndpointNotAllowed = errors.New("the endpoint's host is a loopback, private, link-local or other special-purpose address, which webhooks may not reach")
+// that deliveries may not reach; the error is an *EndpointError, which
+// names the rule.
+var ErrEndpointNotAllowed = errors.New("the endpoint's host is one webhooks may not reach")
+
+// An EndpointError says why an endpoint's host is refused: what it stands
+// for, and the rule that refuses it.
+type EndpointError struct {
+	Host    string // as the endpoint wrote it
+	Meaning string // what it stands for: "the address …", "a name of …"
+	Rule    string // loopback, private, link-local, special-purpose, metadata
+}
+
+func (e *EndpointError) Error() string {
+	return fmt.Sprintf("the endpoint's host %q is %s: webhooks may not reach %s hosts", e.Host, e.Meaning, e.Rule)
+}
+
+// Is makes an *EndpointError match ErrEndpointNotAllowed.
+func (e *EndpointError) Is(target error) bool { return target == ErrEndpointNotAllowed }
 
 // NewGuard returns the SSRF guard of HTTP(S) webhooks: it refuses loopback,
 // private, link-local (cloud metadata), CGNAT, multicast, documentation
 // and the other special-purpose ranges of IANA's registries, IPv4-mapped
 // IPv6 included, on any port, except the prefixes in allow. Deliveries
-// check every address they dial with it; registration checks literal
-// addresses with it too.
+// check every address they dial with it; registration checks what a host
+// stands for with it too (screen).
 func NewGuard(allow []netip.Prefix) *ssrf.Guardian {
 	var v4, v6 []netip.Prefix
 	for _, p := range allow {
@@ -31,28 +49,142 @@ func NewGuard(allow []netip.Prefix) *ssrf.Guardian {
 	return ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))
 }
 
-// loopback are the addresses a localhost name stands for (RFC 6761).
+// loopback are the addresses a loopback name stands for (RFC 6761).
 var loopback = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}
 
-// screen returns ErrEndpointNotAllowed when u's host alone shows that a
-// delivery would be refused: a literal address the guard refuses, or
-// localhost or a name under .localhost unless the guard allows loopback.
-// It is a courtesy to the client, not the defence: a name may resolve, or
-// come to resolve, to any address, and only the dial-time check of the
-// delivery sees it.
+// loopbackNames are the names resolvers answer with loopback from their
+// hosts files, besides localhost and the names under .localhost.
+var loopbackNames = map[string]bool{"localhost.localdomain": true, "ip6-localhost": true, "ip6-loopback": true}
+
+// metadataNames are the names clouds give their instance metadata
+// services, refused whatever the guard allows.
+var metadataNames = map[string]bool{
+	"metadata": true, "metadata.google.internal": true, // Google Cloud
+	"instance-data": true, "instance-data.ec2.internal": true, // AWS
+	"metadata.azure.internal": true, // Azure (its wire server is 168.63.129.16)
+}
+
+// hostProfile reads a host as a resolver is asked it: UTS #46 mapping
+// (fullwidth digits and ideographic full stops become ASCII, "①" becomes
+// "1", letters fold case), then Punycode; underscores and the like, which
+// some names carry, are let through.
+var hostProfile = idna.New(idna.MapForLookup(), idna.StrictDomainName(false))
+
+// screen returns an *EndpointError when u's host alone shows that a
+// delivery would be refused: an address the guard refuses, however it is
+// written (the forms inet_aton reads, IDNA and fullwidth characters, a
+// trailing dot), a loopback name unless the guard allows loopback, or a
+// cloud metadata name. It is a courtesy to the client, not the defence: a
+// name may resolve, or come to resolve, to any address, and only the
+// dial-time check of the delivery sees it.
 func screen(g *ssrf.Guardian, u *url.URL) error {
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	addrs := loopback
-	if a, err := netip.ParseAddr(host); err == nil {
+	written := u.Hostname()
+	host, err := hostProfile.ToASCII(written)
+	if err != nil {
+		return fmt.Errorf("the endpoint's host %q is not a valid host name: %v", written, err)
+	}
+	host = strings.TrimRight(strings.ToLower(host), ".")
+	var addrs []netip.Addr
+	meaning := "a name of"
+	switch {
+	case metadataNames[host]:
+		return &EndpointError{Host: written, Meaning: "the name of a cloud's instance metadata service", Rule: "metadata"}
+	case host == "localhost" || strings.HasSuffix(host, ".localhost") || loopbackNames[host]:
+		addrs = loopback
+	default:
+		a, ok := parseIP(host)
+		if !ok {
+			return nil
+		}
 		// Go dials an IPv4-mapped address over IPv4, as the guard sees it.
-		addrs = []netip.Addr{a.Unmap()}
-	} else if host != "localhost" && !strings.HasSuffix(host, ".localhost") {
-		return nil
+		addrs, meaning = []netip.Addr{a.Unmap()}, "the address "+a.Unmap().String()
 	}
 	for _, a := range addrs {
 		if g.SafeAddr(a) != nil {
-			return ErrEndpointNotAllowed
+			if meaning == "a name of" {
+				meaning += " " + a.String()
+			}
+			return &EndpointError{Host: written, Meaning: meaning, Rule: ruleOf(a)}
 		}
 	}
 	return nil
+}
+
+// ruleOf names the kind of special address a is.
+func ruleOf(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsPrivate():
+		return "private"
+	case a.IsLinkLocalUnicast():
+		return "link-local (cloud metadata)"
+	}
+	return "special-purpose"
+}
+
+// parseIP reads host as an address: an IPv6 or dotted-decimal IPv4 one,
+// or one of the IPv4 forms of inet_aton (RFC 6943 §3.1.1), which the C
+// library's resolvers take and netip refuses by design: one to four
+// parts, each decimal, octal (a leading 0) or hexadecimal (0x), the last
+// filling the bytes the others left ("127.1" is 127.0.0.1, "2130706433"
+// too). No library of Go reads them, hence this.
+func parseIP(host string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a, true
+	}
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	for i, p := range parts {
+		n, ok := inetAtonPart(p)
+		last := i == len(parts)-1
+		width := uint(8)
+		if last {
+			width = uint(8 * (4 - i))
+		}
+		if !ok || n >= 1<<width {
+			return netip.Addr{}, false
+		}
+		if last {
+			v = v<<width | n
+		} else {
+			v = v<<8 | n
+		}
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// inetAtonPart reads one part of an inet_aton address: 0x or 0X and hex
+// digits, 0 and octal digits, or decimal digits.
+func inetAtonPart(p string) (uint64, bool) {
+	base, digits := 10, p
+	switch {
+	case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
+		base, digits = 16, p[2:]
+	case len(p) > 1 && p[0] == '0':
+		base, digits = 8, p[1:]
+	}
+	if digits == "" && base != 16 || len(digits) > 12 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range digits {
+		d := uint64(36)
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = uint64(c-'A') + 10
+		}
+		if d >= uint64(base) {
+			return 0, false
+		}
+		n = n*uint64(base) + d
+	}
+	return n, true
 }

@@ -145,6 +145,24 @@ func TestParseScreensAddresses(t *testing.T) {
 		{"IPv6 link-local with zone", "http://[fe80::1%25eth0]/h", false, false},
 		{"IPv4-mapped private", "http://[::ffff:10.0.0.1]/h", false, false},
 		{"public name containing localhost", "http://localhost.example/h", true, true},
+		{"loopback as one decimal number", "http://2130706433/h", false, true},
+		{"loopback in hex", "http://0x7f000001/h", false, true},
+		{"loopback in octal", "http://0177.0.0.1/h", false, true},
+		{"loopback short", "http://127.1/h", false, true},
+		{"zero", "http://0/h", false, false},
+		{"loopback with ideographic full stops", "http://127。0。0。1/h", false, true},
+		{"loopback in circled digits", "http://①②⑦.0.0.1/h", false, true},
+		{"loopback in fullwidth digits", "http://１２７.0.0.1/h", false, true},
+		{"localhost.localdomain", "http://localhost.localdomain/h", false, true},
+		{"ip6-localhost", "http://ip6-localhost/h", false, true},
+		{"ip6-loopback", "http://ip6-loopback/h", false, true},
+		{"Google metadata name", "http://metadata.google.internal/computeMetadata/v1/", false, false},
+		{"AWS metadata name", "http://instance-data./latest/meta-data/", false, false},
+		{"metadata in hex parts", "http://0xa9.0xfe.0xa9.0xfe/h", false, false},
+		{"private short", "http://10.1/h", false, false},
+		{"a name that looks numeric", "http://1e100.net/h", true, true},
+		{"too many parts to be an address", "http://1.2.3.4.5/h", true, true},
+		{"a part too large", "http://1.2.3.256/h", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,4 +245,25 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("normal form %+v does not parse to itself: %+v, %v", spec, spec2, err)
 		}
 	})
+}
+
+// TestScreenNamesTheRule: the refusal says what the host stands for and
+// which rule refuses it.
+func TestScreenNamesTheRule(t *testing.T) {
+	tests := []struct{ endpoint, want string }{
+		{"http://0x7f000001/", `the endpoint's host "0x7f000001" is the address 127.0.0.1: webhooks may not reach loopback hosts`},
+		{"http://ip6-localhost/", `the endpoint's host "ip6-localhost" is a name of 127.0.0.1: webhooks may not reach loopback hosts`},
+		{"http://10.1/", `the endpoint's host "10.1" is the address 10.0.0.1: webhooks may not reach private hosts`},
+		{"http://169.254.169.254./", `the endpoint's host "169.254.169.254." is the address 169.254.169.254: webhooks may not reach link-local (cloud metadata) hosts`},
+		{"http://0/", `the endpoint's host "0" is the address 0.0.0.0: webhooks may not reach special-purpose hosts`},
+		{"http://metadata.google.internal/", `the endpoint's host "metadata.google.internal" is the name of a cloud's instance metadata service: webhooks may not reach metadata hosts`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.endpoint, func(t *testing.T) {
+			_, err := Rules{}.Parse([]byte(`{"endpoint":"` + tt.endpoint + `"}`))
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("Parse = %v, want %q", err, tt.want)
+			}
+		})
+	}
 }
