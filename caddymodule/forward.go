@@ -15,11 +15,11 @@ func init() {
 }
 
 // Forward is the hdc_forward handler: it removes from the request every
-// header the backend does not read (contract.Forwards), so that the hop
-// carries, and reverse_proxy's debug log shows, the hop's own headers and
-// the few the backend needs, never another header a client sent. It comes
-// last before reverse_proxy, after hdc_auth and hdc_jwe have read what
-// they need.
+// header the backend does not read (contract.Forwards), and every trailer,
+// so that the hop carries, and reverse_proxy's debug log shows, the hop's
+// own headers and the few the backend needs, never another field a client
+// sent. It comes last before reverse_proxy, after hdc_auth and hdc_jwe
+// have read what they need.
 //
 //	hdc_forward
 type Forward struct{}
@@ -39,6 +39,10 @@ func (Forward) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 			delete(r.Header, name)
 		}
 	}
+	// The backend reads no trailer. Over HTTP/1.1 and HTTP/2 alike, the
+	// trailers the client announced, and those it sends after the body,
+	// are kept in r.Trailer, which the hop's transport would send on.
+	r.Trailer = nil
 	return next.ServeHTTP(w, r)
 }
 

@@ -53,6 +53,7 @@ type recorder struct {
 type recorded struct {
 	method, path  string
 	header        http.Header
+	trailer       http.Header // read after the body
 	contentLength int64
 	te            []string
 	size          int64
@@ -69,7 +70,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.mu.Lock()
-	rec.hits = append(rec.hits, recorded{r.Method, r.URL.Path, r.Header.Clone(), r.ContentLength,
+	rec.hits = append(rec.hits, recorded{r.Method, r.URL.Path, r.Header.Clone(), r.Trailer.Clone(), r.ContentLength,
 		r.TransferEncoding, n, hex.EncodeToString(h.Sum(nil)), head.b})
 	rec.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
