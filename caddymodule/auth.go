@@ -87,6 +87,10 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 
 func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	prepare(w, r)
+	if !canonicalPath(r.URL) {
+		problem.Write(w, errNonCanonicalPath)
+		return nil
+	}
 	if a.Mode == authPublic {
 		return next.ServeHTTP(w, r)
 	}

@@ -44,4 +44,5 @@ const (
 	CodeBusy                    = "busy"
 	CodeInternalError           = "internal_error"
 	CodeNotReady                = "not_ready"
+	CodeNonCanonicalPath        = "non_canonical_path"
 )
