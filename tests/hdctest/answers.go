@@ -23,6 +23,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
+	"github.com/health-data-connect/hdc/internal/testkit"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -209,6 +210,27 @@ func (k *Keyring) read() {
 	if k.Path == "" {
 		return
 	}
+	// A registry rewrapped under another keeper opens only once the test
+	// names that keeper, just after the rewrap has returned: until then,
+	// its data key does not unwrap.
+	var r *kidregistry.Registry
+	var err error
+	testkit.WaitFor(10*time.Second, func() bool {
+		r, err = kidregistry.Load(k.Path, k.currentSealer())
+		return !errors.Is(err, keeper.ErrUnwrap)
+	})
+	if err != nil {
+		return
+	}
+	for _, key := range r.Keys() {
+		if key.Secret != "" && !slices.Contains(k.secrets[key.Kid], key.Secret) {
+			k.secrets[key.Kid] = append(k.secrets[key.Kid], key.Secret)
+		}
+	}
+}
+
+// currentSealer returns a sealer over the keeper the test names now.
+func (k *Keyring) currentSealer() *kidregistry.Sealer {
 	url := keeper.KeyFileURL(filepath.Join(filepath.Dir(k.Path), KeeperFile))
 	if k.keeper != nil && k.keeper() != "" {
 		url = k.keeper()
@@ -218,15 +240,7 @@ func (k *Keyring) read() {
 			k.sealer, k.url = kidregistry.NewSealer(kp), url
 		}
 	}
-	r, err := kidregistry.Load(k.Path, k.sealer)
-	if err != nil {
-		return
-	}
-	for _, key := range r.Keys() {
-		if key.Secret != "" && !slices.Contains(k.secrets[key.Kid], key.Secret) {
-			k.secrets[key.Kid] = append(k.secrets[key.Kid], key.Secret)
-		}
-	}
+	return k.sealer
 }
 
 // ParseEnvelope reads an envelope with go-jose: alg dir, enc
