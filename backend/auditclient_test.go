@@ -44,7 +44,7 @@ func clientTrail(t *testing.T, s store.Store, ws string, after int64) []audit.Re
 	}
 	for _, h := range hs {
 		if h.Workspace == ws {
-			if err := store.VerifyAudit(context.Background(), s, h, audit.Link{}); err != nil {
+			if err := store.VerifyAudit(context.Background(), s, h, store.AuditCheck{}); err != nil {
 				t.Fatalf("chain of %q: %v", ws, err)
 			}
 		}

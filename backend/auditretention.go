@@ -8,7 +8,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultAuditRetention is how long audit records are kept by default: six
@@ -30,6 +32,20 @@ type auditRetention struct {
 	every     time.Duration
 	now       func() time.Time
 	log       *zap.Logger
+	// runs counts the job's runs by result (ok, or failed: some trail
+	// could not be pruned); pruned the records it removed.
+	runs   *prometheus.CounterVec
+	pruned prometheus.Counter
+}
+
+// newAuditRetention returns the retention job of st, its metrics
+// registered with reg.
+func newAuditRetention(st store.Audit, retention time.Duration, log *zap.Logger, reg prometheus.Registerer) (*auditRetention, error) {
+	j := &auditRetention{store: st, retention: retention, every: auditPruneInterval, now: time.Now, log: log,
+		runs: prometheus.NewCounterVec(metrics.Counter("audit_retention_runs_total",
+			"Runs of the audit retention job by result: ok, or failed (a trail could not be pruned; the log says why)."), []string{"result"}),
+		pruned: prometheus.NewCounter(metrics.Counter("audit_records_pruned_total", "Audit records the retention job removed."))}
+	return j, metrics.Register(reg, j.runs, j.pruned)
 }
 
 // run prunes at once, then every j.every until ctx is done. A retention of
@@ -59,29 +75,48 @@ func (j *auditRetention) prune(ctx context.Context) int64 {
 	if err != nil {
 		if ctx.Err() == nil {
 			j.log.Error("audit retention: listing the trails", zap.Error(err))
+			j.observe(0, false)
 		}
 		return 0
 	}
 	now := j.now()
 	before := now.Add(-j.retention)
 	var total int64
+	ok := true
 	for _, h := range heads {
-		n, err := j.store.PruneAudit(ctx, h.Workspace, before, now)
-		var b *audit.Break
-		switch {
-		case errors.As(err, &b):
-			j.log.Error("audit retention: a trail's expired records are not a whole prefix; run hdc audit verify",
-				zap.String("workspace", h.Workspace), zap.Int64("seq", b.Seq), zap.String("reason", b.Reason))
-		case err != nil:
-			if ctx.Err() != nil {
-				return total
-			}
-			j.log.Error("audit retention: pruning a trail", zap.String("workspace", h.Workspace), zap.Error(err))
-		case n > 0:
-			j.log.Info("audit retention: removed expired records", zap.String("workspace", h.Workspace),
-				zap.Int64("records", n), zap.Time("before", before))
+		n, err := j.pruneTrail(ctx, h.Workspace, before, now)
+		if ctx.Err() != nil {
+			return total
 		}
-		total += n
+		total, ok = total+n, ok && err == nil
 	}
+	j.observe(total, ok)
 	return total
+}
+
+// pruneTrail prunes one trail, logging what it did or why it could not.
+func (j *auditRetention) pruneTrail(ctx context.Context, workspace string, before, now time.Time) (int64, error) {
+	n, err := j.store.PruneAudit(ctx, workspace, before, now)
+	var b *audit.Break
+	switch {
+	case errors.As(err, &b):
+		j.log.Error("audit retention: a trail's expired records are not as written, or not a whole prefix; run hdc audit verify",
+			zap.String("workspace", workspace), zap.Int64("seq", b.Seq), zap.String("reason", b.Reason))
+	case err != nil && ctx.Err() == nil:
+		j.log.Error("audit retention: pruning a trail", zap.String("workspace", workspace), zap.Error(err))
+	case n > 0:
+		j.log.Info("audit retention: removed expired records", zap.String("workspace", workspace),
+			zap.Int64("records", n), zap.Time("before", before))
+	}
+	return n, err
+}
+
+// observe counts a run of the job that removed n records.
+func (j *auditRetention) observe(n int64, ok bool) {
+	result := "ok"
+	if !ok {
+		result = "failed"
+	}
+	j.runs.WithLabelValues(result).Inc()
+	j.pruned.Add(float64(n))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const retentionClient = "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01"
@@ -39,7 +40,7 @@ func trail(t *testing.T, st store.Audit, ws string) []audit.Record {
 	}
 	for _, h := range heads {
 		if h.Workspace == ws {
-			if err := store.VerifyAudit(context.Background(), st, h, audit.Link{}); err != nil {
+			if err := store.VerifyAudit(context.Background(), st, h, store.AuditCheck{}); err != nil {
 				t.Fatalf("the trail of %q does not verify: %v", ws, err)
 			}
 		}
@@ -79,7 +80,11 @@ func TestAuditRetentionPrune(t *testing.T) {
 			clock := testkit.NewClock(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
 			seedTrails(t, st, clock.Now(), tt.ages...)
 			clock.Advance(tt.advance)
-			j := &auditRetention{store: st, retention: tt.retention, every: time.Hour, now: clock.Now, log: zaptest.NewLogger(t)}
+			j, err := newAuditRetention(st, tt.retention, zaptest.NewLogger(t), prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.now = clock.Now
 			var n int64
 			if tt.retention > 0 {
 				n = j.prune(t.Context())

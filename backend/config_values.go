@@ -72,6 +72,14 @@ func (d *durationValue) String() string {
 	return s
 }
 
+// ParseDuration reads a duration as the backend's settings take one:
+// whole seconds, or a Go duration such as 30m.
+func ParseDuration(s string) (time.Duration, error) {
+	var d durationValue
+	err := d.Set(s)
+	return time.Duration(d), err
+}
+
 func (d *durationValue) Set(s string) error {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n > math.MaxInt64/int64(time.Second) || n < math.MinInt64/int64(time.Second) {

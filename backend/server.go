@@ -62,6 +62,8 @@ type Server struct {
 	refusals *auditwindow.Trail
 	// checkpoints writes the audit trails' heads outside the database.
 	checkpoints *auditcheckpoint.Job
+	// retention prunes the audit trails' expired records.
+	retention *auditRetention
 	// keyHub wakes the edges' requests for key changes.
 	keyHub *keyplane.Hub
 	// replays refuses a fresh request received before.
@@ -113,11 +115,6 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 	return s, nil
 }
 
-// auditRetention is the job that prunes the audit trails.
-func (s *Server) auditRetention() *auditRetention {
-	return &auditRetention{store: s.store, retention: s.cfg.AuditRetention, every: auditPruneInterval, now: time.Now, log: s.log.Named("audit")}
-}
-
 // Identity manages workspaces, clients and sharing grants: hdc up creates
 // its demo client with Identity().CreateClient.
 func (s *Server) Identity() *identity.Service { return s.identity }
@@ -154,7 +151,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	var background sync.WaitGroup
 	background.Go(func() { s.issuer.Run(ctx) })
 	background.Go(func() { s.delivery.Run(ctx) })
-	background.Go(func() { s.auditRetention().run(ctx) })
+	background.Go(func() { s.retention.run(ctx) })
 	background.Go(func() { s.refusals.Run(ctx) })
 	background.Go(func() { s.checkpoints.Run(ctx) })
 	background.Go(func() { s.keyHub.Run(ctx) })

@@ -114,6 +114,9 @@ func (s *Server) build(ctx context.Context) error {
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
 	}
+	if s.retention, err = newAuditRetention(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
+		return err
+	}
 	return s.routes(reg, h)
 }
 
@@ -130,7 +133,7 @@ func (s *Server) newCheckpoints(ctx context.Context) (*auditcheckpoint.Job, erro
 	}
 	replica := make([]byte, 6)
 	rand.Read(replica)
-	return &auditcheckpoint.Job{Heads: s.store, To: to, Key: s.store.CheckpointKey(), Every: s.cfg.AuditCheckpointInterval,
+	return &auditcheckpoint.Job{Trails: s.store, To: to, Key: s.store.CheckpointKey(), Every: s.cfg.AuditCheckpointInterval,
 		Replica: hex.EncodeToString(replica), Now: time.Now, Log: log}, nil
 }
 

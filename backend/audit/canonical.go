@@ -62,6 +62,9 @@ type canonicalPruned struct {
 	From    int64  `json:"from"`
 	Through int64  `json:"through"`
 	Last    string `json:"last"`
+	// Before is left out when zero, so that the prune records written
+	// before it existed keep their form.
+	Before string `json:"before,omitempty"`
 }
 
 // Canonical returns r's canonical form: what the store keeps and what
@@ -80,6 +83,9 @@ func (r Record) Canonical() []byte {
 	}
 	if r.Pruned != (Pruned{}) {
 		c.Pruned = &canonicalPruned{From: r.Pruned.From, Through: r.Pruned.Last.Seq, Last: r.Pruned.Last.Hash.String()}
+		if !r.Pruned.Before.IsZero() {
+			c.Pruned.Before = r.Pruned.Before.UTC().Format(timeLayout)
+		}
 	}
 	c.Count = r.Count
 	if r.Keyed {
@@ -122,7 +128,7 @@ func (c canonical) record() (Record, error) {
 		Workspace: c.Workspace, Action: c.Action, Outcome: c.Outcome,
 		Client: c.Client, Grant: c.Grant, Kid: c.Kid, Request: c.Request, Count: c.Count,
 	}}
-	var errs [4]error
+	var errs [5]error
 	r.Prev, errs[0] = parseHash(c.Prev)
 	r.At, errs[1] = time.Parse(timeLayout, c.At)
 	if c.Source != "" {
@@ -134,6 +140,9 @@ func (c canonical) record() (Record, error) {
 	if p := c.Pruned; p != nil {
 		r.Pruned = Pruned{From: p.From, Last: Link{Seq: p.Through}}
 		r.Pruned.Last.Hash, errs[3] = parseHash(p.Last)
+		if p.Before != "" {
+			r.Pruned.Before, errs[4] = time.Parse(timeLayout, p.Before)
+		}
 	}
 	if errors.Join(errs[:]...) != nil {
 		return Record{}, errors.New("audit: a record's hash, time or address does not parse")

@@ -106,7 +106,7 @@ func TestKeyedChain(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rs, h, c, seen := tt.build(t)
 			v := NewVerifier(h, c)
-			v.Expect(seen)
+			v.Expect(seen, time.Time{})
 			for _, r := range rs {
 				if v.Add(r) != nil {
 					break

@@ -75,6 +75,10 @@ type Pruned struct {
 	From int64
 	// Last is the last record removed, which the first one kept follows.
 	Last Link
+	// Before is the bound the prune removed records to: every record it
+	// removed happened before it, by the record's own time. Zero in the
+	// prune records of versions that did not say.
+	Before time.Time
 }
 
 // Validate reports whether e may be recorded: a known action and outcome,
@@ -102,6 +106,7 @@ func (e Event) Validate() error {
 		{optional(e.Kid, contract.ValidKid), "kid invalid"},
 		{optional(e.Request, contract.IsUUID), "request id is not a UUID"},
 		{e.Pruned.valid(e.Action == RetentionPrune), "pruned range invalid, or on another action"},
+		{!e.Pruned.Before.After(e.At), "pruned to a bound after the prune"},
 		{e.Count == 0 || e.Count >= 2 && e.Outcome == Denied, "count below 2, or on no refusal"},
 	}
 	for _, c := range checks {

@@ -1,6 +1,9 @@
 package audit
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Break is where a chain stops verifying: the first record found wrong.
 type Break struct {
@@ -24,6 +27,13 @@ type Verifier struct {
 	// seen is a record a checkpoint saw, outside the database: the chain
 	// must hold it as it was; zero when there is none.
 	seen Link
+	// gone is a record a checkpoint saw, at the time seenAt, that
+	// retention has removed since: the prune that removed it must have
+	// pruned to a later bound.
+	gone   Link
+	seenAt time.Time
+	// retention, when positive, is the least age a prune may remove.
+	retention time.Duration
 	// keyed: a keyed record was seen, after which every record is keyed.
 	keyed bool
 	// prev is the record the next one must follow.
@@ -43,12 +53,20 @@ func NewVerifier(h Head, c *Chain) *Verifier {
 
 // Expect makes seen, a record that a checkpoint saw, part of the check:
 // the chain must still hold it, as it was. A record retention has removed
-// since is not expected.
-func (v *Verifier) Expect(seen Link) {
+// since is not expected; at, when the checkpoint says it, is the record's
+// time, which the prune that removed it must have pruned past.
+func (v *Verifier) Expect(seen Link, at time.Time) {
 	if seen.Seq > v.head.Pruned.Seq {
 		v.seen = seen
+	} else {
+		v.gone, v.seenAt = seen, at
 	}
 }
+
+// Retain makes the retention part of the check: a prune record whose bound
+// is later than its own time less retention removed records before their
+// time.
+func (v *Verifier) Retain(retention time.Duration) { v.retention = retention }
 
 // Add checks r, the chain's next record. After the first break it returns
 // that break again.
@@ -109,12 +127,20 @@ func (v *Verifier) check(r Record) error {
 	return nil
 }
 
-// checkPrune checks a prune record against the head. Prunes remove ever
-// later prefixes, so the latest prune record names the head's Pruned and
-// none names a later record.
+// checkPrune checks a prune record against the head, the retention and
+// what a checkpoint saw. Prunes remove ever later prefixes, so the latest
+// prune record names the head's Pruned and none names a later record.
+// Prune records that do not say their bound are older than the bound's
+// check.
 func (v *Verifier) checkPrune(r Record) error {
-	last := r.Pruned.Last
+	last, before := r.Pruned.Last, r.Pruned.Before
 	switch {
+	case !before.IsZero() && v.retention > 0 && before.After(r.At.Add(-v.retention)):
+		return v.fail(r.Seq, "it removed records to %s, newer than a retention of %v allowed at %s",
+			before.Format(time.RFC3339), v.retention, r.At.Format(time.RFC3339))
+	case !before.IsZero() && !v.seenAt.IsZero() && r.Pruned.From <= v.gone.Seq && v.gone.Seq <= last.Seq && !v.seenAt.Before(before):
+		return v.fail(r.Seq, "it removed record %d, of %s, which a checkpoint saw, though it removed only records before %s",
+			v.gone.Seq, v.seenAt.Format(time.RFC3339), before.Format(time.RFC3339))
 	case last.Seq > v.head.Pruned.Seq:
 		return v.fail(r.Seq, "it says records through %d were removed, the head says through %d", last.Seq, v.head.Pruned.Seq)
 	case last.Seq == v.head.Pruned.Seq && last.Hash != v.head.Pruned.Hash:

@@ -163,3 +163,56 @@ func TestVerifierKeepsTheFirstBreak(t *testing.T) {
 		t.Fatalf("Close = %v, want %v", err, first)
 	}
 }
+
+// TestVerifyRetention: a prune record that says it removed records to a
+// bound later than its time less the retention removed records before
+// their time; so did one that removed a record a checkpoint saw with a
+// time at or after its bound. A prune record that names no bound, as
+// earlier versions wrote, is not held to either.
+func TestVerifyRetention(t *testing.T) {
+	const retention = 30 * time.Minute
+	base := t0.Truncate(time.Microsecond) // as records keep their times
+	// Ten records a minute apart from t0, the first four pruned at
+	// t0+1h to the bound before.
+	build := func(t *testing.T, before time.Time) ([]Record, Head, []Record) {
+		rs, h := chain(t, "w", Link{}, 10)
+		gone := rs[3].Link()
+		p := mustNext(t, h.Last, Event{At: base.Add(time.Hour), Action: RetentionPrune, Outcome: Success, Workspace: "w",
+			Pruned: Pruned{From: 1, Last: gone, Before: before}})
+		return append(rs[4:], p), Head{Workspace: "w", Last: p.Link(), Pruned: gone}, rs
+	}
+	tests := []struct {
+		name   string
+		before time.Time
+		seen   int // the record a checkpoint saw (its index), -1 for none
+		want   string
+	}{
+		{"bound within the retention", base.Add(4 * time.Minute), -1, ""},
+		{"bound at the retention", base.Add(time.Hour - retention), -1, ""},
+		{"bound past the retention", base.Add(time.Hour - retention + time.Second), -1, "newer than a retention of 30m0s"},
+		{"no bound, as earlier versions wrote", time.Time{}, -1, ""},
+		{"a seen record older than the bound", base.Add(4 * time.Minute), 3, ""},
+		{"a seen record at the bound", base.Add(3 * time.Minute), 3, "which a checkpoint saw"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs, h, all := build(t, tt.before)
+			v := NewVerifier(h, nil)
+			v.Retain(retention)
+			if tt.seen >= 0 {
+				v.Expect(all[tt.seen].Link(), all[tt.seen].At)
+			}
+			for _, r := range rs {
+				v.Add(r)
+			}
+			err := v.Close()
+			var b *Break
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("the chain does not verify: %v", err)
+			case tt.want != "" && (!errors.As(err, &b) || b.Seq != 11 || !strings.Contains(b.Reason, tt.want)):
+				t.Fatalf("break %v, want one at the prune record, 11, about %q", err, tt.want)
+			}
+		})
+	}
+}

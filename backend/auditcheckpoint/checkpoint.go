@@ -47,18 +47,32 @@ type Checkpoint struct {
 	MAC string `json:"mac"`
 }
 
-// Trail is the head of one trail: its last record and that record's link.
+// Trail is the head of one trail: its last record, that record's link,
+// and its time (left out by the checkpoints of versions that did not
+// write it, and for an empty trail).
 type Trail struct {
-	Workspace string `json:"workspace"`
-	Seq       int64  `json:"seq"`
-	Link      string `json:"link"`
+	Workspace string     `json:"workspace"`
+	Seq       int64      `json:"seq"`
+	Link      string     `json:"link"`
+	At        *time.Time `json:"at,omitempty"`
+}
+
+// Head is a trail's head with the time of its last record.
+type Head struct {
+	audit.Head
+	At time.Time // zero for an empty trail
 }
 
 // New returns the checkpoint of heads at at, signed with key.
-func New(heads []audit.Head, at time.Time, replica string, key []byte) Checkpoint {
+func New(heads []Head, at time.Time, replica string, key []byte) Checkpoint {
 	c := Checkpoint{V: format, At: at.UTC(), Replica: replica, Trails: make([]Trail, 0, len(heads))}
 	for _, h := range heads {
-		c.Trails = append(c.Trails, Trail{Workspace: h.Workspace, Seq: h.Last.Seq, Link: h.Last.Hash.String()})
+		t := Trail{Workspace: h.Workspace, Seq: h.Last.Seq, Link: h.Last.Hash.String()}
+		if !h.At.IsZero() {
+			recorded := h.At.UTC()
+			t.At = &recorded
+		}
+		c.Trails = append(c.Trails, t)
 	}
 	c.MAC = hex.EncodeToString(c.sum(key))
 	return c
@@ -89,9 +103,16 @@ func Parse(b []byte, key []byte) (Checkpoint, error) {
 	return c, nil
 }
 
+// Seen is the record of a trail a checkpoint saw, and its time when the
+// checkpoint says it.
+type Seen struct {
+	audit.Link
+	At time.Time
+}
+
 // Seen returns, by workspace, the record of each trail the checkpoint saw.
-func (c Checkpoint) Seen() (map[string]audit.Link, error) {
-	seen := make(map[string]audit.Link, len(c.Trails))
+func (c Checkpoint) Seen() (map[string]Seen, error) {
+	seen := make(map[string]Seen, len(c.Trails))
 	for _, t := range c.Trails {
 		b, err := hex.DecodeString(t.Link)
 		if err != nil {
@@ -101,7 +122,11 @@ func (c Checkpoint) Seen() (map[string]audit.Link, error) {
 		if err != nil {
 			return nil, fmt.Errorf("auditcheckpoint: trail %q: %w", t.Workspace, err)
 		}
-		seen[t.Workspace] = audit.Link{Seq: t.Seq, Hash: h}
+		s := Seen{Link: audit.Link{Seq: t.Seq, Hash: h}}
+		if t.At != nil {
+			s.At = *t.At
+		}
+		seen[t.Workspace] = s
 	}
 	return seen, nil
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
 )
 
 var (
@@ -21,10 +22,13 @@ var (
 		{Workspace: "", Last: audit.Link{Seq: 3, Hash: audit.Hash{1}}},
 		{Workspace: "w1", Last: audit.Link{Seq: 7, Hash: audit.Hash{2}}},
 	}
+	// timedHeads are heads with their last records' times, as the job
+	// reads them; the installation's trail's is not known.
+	timedHeads = []Head{{Head: heads[0]}, {Head: heads[1], At: t0.Add(-time.Hour)}}
 )
 
 func TestParse(t *testing.T) {
-	good := New(heads, t0, "r1", key)
+	good := New(timedHeads, t0, "r1", key)
 	body := mustJSON(t, good)
 	tests := []struct {
 		name string
@@ -36,6 +40,7 @@ func TestParse(t *testing.T) {
 		{"another key", body, []byte("a key the database's writer made up"), ErrSignature},
 		{"a trail's seq moved back", strings.Replace(body, `"seq":7`, `"seq":6`, 1), key, ErrSignature},
 		{"a trail removed", strings.Replace(body, `{"workspace":"w1"`, `{"workspace":"w2"`, 1), key, ErrSignature},
+		{"a record's time moved", strings.Replace(body, `"at":"2026-11-25T11:00:00Z"`, `"at":"2026-11-25T11:00:01Z"`, 1), key, ErrSignature},
 		{"no MAC", strings.Replace(body, good.MAC, "", 1), key, ErrSignature},
 	}
 	for _, tt := range tests {
@@ -46,7 +51,7 @@ func TestParse(t *testing.T) {
 			}
 			if err == nil {
 				seen, err := c.Seen()
-				if err != nil || seen["w1"] != heads[1].Last || seen[""] != heads[0].Last {
+				if err != nil || seen["w1"] != (Seen{heads[1].Last, t0.Add(-time.Hour)}) || seen[""] != (Seen{Link: heads[0].Last}) {
 					t.Fatalf("Seen = %v, %v", seen, err)
 				}
 			}
@@ -69,7 +74,7 @@ func TestBucketKeepsEveryCheckpointAndLatestReadsTheNewest(t *testing.T) {
 	}
 	defer d.Close()
 	for i, at := range []time.Time{t0.Add(time.Minute), t0, t0.Add(2 * time.Minute)} {
-		hs := append([]audit.Head(nil), heads...)
+		hs := append([]Head(nil), timedHeads...)
 		hs[1].Last.Seq += int64(i)
 		if err := d.Write(ctx, New(hs, at, "r1", key)); err != nil {
 			t.Fatal(err)
@@ -86,8 +91,8 @@ func TestBucketKeepsEveryCheckpointAndLatestReadsTheNewest(t *testing.T) {
 
 func TestJobWritesOnlyWhatChanged(t *testing.T) {
 	var written []Checkpoint
-	h := &fakeHeads{heads: heads}
-	j := &Job{Heads: h, To: destFunc(func(c Checkpoint) { written = append(written, c) }), Key: key, Every: time.Hour,
+	h := &fakeHeads{heads: heads, at: map[int64]time.Time{7: t0.Add(-time.Hour), 8: t0}}
+	j := &Job{Trails: h, To: destFunc(func(c Checkpoint) { written = append(written, c) }), Key: key, Every: time.Hour,
 		Replica: "r1", Now: func() time.Time { return t0 }, Log: zap.NewNop()}
 	j.checkpoint(context.Background())
 	j.checkpoint(context.Background())
@@ -96,6 +101,9 @@ func TestJobWritesOnlyWhatChanged(t *testing.T) {
 	j.Final(time.Second)
 	if len(written) != 2 || written[1].Trails[1].Seq != 8 {
 		t.Fatalf("wrote %+v, want two checkpoints, the second after the change", written)
+	}
+	if at := written[1].Trails[1].At; at == nil || !at.Equal(t0) || written[1].Trails[0].At != nil || h.reads != 3 {
+		t.Fatalf("the second checkpoint's trails %+v, after %d reads of a record; want w1's record of %v, read once for each head", written[1].Trails, h.reads, t0)
 	}
 }
 
@@ -111,9 +119,23 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-type fakeHeads struct{ heads []audit.Head }
+// fakeHeads is a trail whose workspace w1 has records of the times at
+// (by seq), and the installation's trail one that does not parse.
+type fakeHeads struct {
+	heads []audit.Head
+	at    map[int64]time.Time
+	reads int
+}
 
 func (f *fakeHeads) AuditHeads(context.Context) ([]audit.Head, error) { return f.heads, nil }
+
+func (f *fakeHeads) ListAudit(_ context.Context, af store.AuditFilter) ([]audit.Record, error) {
+	f.reads++
+	if af.Workspace == "" {
+		return nil, &audit.Break{Seq: af.After + 1, Reason: "stored record: not a record's JSON"}
+	}
+	return []audit.Record{{Seq: af.After + 1, Event: audit.Event{Workspace: af.Workspace, At: f.at[af.After+1]}}}, nil
+}
 
 type destFunc func(Checkpoint)
 

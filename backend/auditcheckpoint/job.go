@@ -8,13 +8,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // Job checkpoints the heads of every trail to a destination.
 type Job struct {
-	// Heads is the trails' heads: store.Audit's AuditHeads.
-	Heads interface {
+	// Trails is the audit trail: store.Audit's AuditHeads, and its
+	// ListAudit, which reads the time of each head's record.
+	Trails interface {
 		AuditHeads(context.Context) ([]audit.Head, error)
+		ListAudit(context.Context, store.AuditFilter) ([]audit.Record, error)
 	}
 	To      Destination
 	Key     []byte
@@ -23,7 +26,7 @@ type Job struct {
 	Now     func() time.Time
 	Log     *zap.Logger
 
-	last []audit.Head // the heads of the last checkpoint written
+	last []Head // the heads of the last checkpoint written
 }
 
 // Run checkpoints at once, then every j.Every until ctx is done.
@@ -50,12 +53,14 @@ func (j *Job) Final(timeout time.Duration) {
 // checkpoint writes the heads when they changed since the last one. A
 // failure is logged; the next run tries again.
 func (j *Job) checkpoint(ctx context.Context) {
-	heads, err := j.Heads.AuditHeads(ctx)
-	if err == nil && slices.Equal(heads, j.last) {
+	heads, err := j.Trails.AuditHeads(ctx)
+	if err == nil && slices.EqualFunc(heads, j.last, func(h audit.Head, last Head) bool { return h == last.Head }) {
 		return
 	}
+	var timed []Head
 	if err == nil {
-		err = j.To.Write(ctx, New(heads, j.Now(), j.Replica, j.Key))
+		timed = j.timed(ctx, heads)
+		err = j.To.Write(ctx, New(timed, j.Now(), j.Replica, j.Key))
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -63,5 +68,28 @@ func (j *Job) checkpoint(ctx context.Context) {
 		}
 		return
 	}
-	j.last = heads
+	j.last = timed
+}
+
+// timed returns heads with the time of each one's last record: the last
+// checkpoint's for a head it saw, else read. A record that cannot be read
+// leaves its time out; verify then checks its trail without it.
+func (j *Job) timed(ctx context.Context, heads []audit.Head) []Head {
+	known := make(map[audit.Head]time.Time, len(j.last))
+	for _, h := range j.last {
+		known[h.Head] = h.At
+	}
+	out := make([]Head, len(heads))
+	for i, h := range heads {
+		out[i].Head = h
+		if at, ok := known[h]; ok || h.Last.Seq == 0 {
+			out[i].At = at
+			continue
+		}
+		rs, err := j.Trails.ListAudit(ctx, store.AuditFilter{Workspace: h.Workspace, After: h.Last.Seq - 1, Limit: 1})
+		if err == nil && len(rs) == 1 && rs[0].Seq == h.Last.Seq {
+			out[i].At = rs[0].At
+		}
+	}
+	return out
 }

@@ -198,7 +198,7 @@ func TestAuditChainKeyed(t *testing.T) {
 	must(t, err)
 	for _, head := range h {
 		if head.Workspace == "w1" {
-			must(t, store.VerifyAudit(t.Context(), st, head, audit.Link{}))
+			must(t, store.VerifyAudit(t.Context(), st, head, store.AuditCheck{}))
 		}
 	}
 }

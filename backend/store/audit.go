@@ -127,75 +127,114 @@ func appendAfter(ctx context.Context, tx AuditTx, last audit.Link, e audit.Event
 // PruneTx is an engine's side of PruneAudit.
 type PruneTx interface {
 	AuditTx
-	// FirstAuditSince returns the seq of the workspace's first record at
-	// or after t, 0 when there is none.
-	FirstAuditSince(ctx context.Context, workspace string, t time.Time) (int64, error)
-	// AuditBody returns the canonical form of the workspace's record seq,
-	// or ErrNotFound.
-	AuditBody(ctx context.Context, workspace string, seq int64) ([]byte, error)
+	// AuditRows returns up to limit rows of the workspace's chain after
+	// seq after, in seq order.
+	AuditRows(ctx context.Context, workspace string, after int64, limit int) ([]AuditRow, error)
 	// DeleteAudit removes the workspace's records up to last.Seq, makes
 	// last its chain's Pruned and returns how many records it removed.
 	DeleteAudit(ctx context.Context, workspace string, last audit.Link) (int64, error)
 }
 
 // PruneAudit is the decision of Audit.PruneAudit, for engines to run in
-// their transaction tx.
+// their transaction tx. What has expired is read from the records
+// themselves, each checked against the link of the record after it, not
+// from a column a writer of the database could set: a keyed record's time
+// is as trustworthy as the chain's MAC.
 func PruneAudit(ctx context.Context, tx PruneTx, workspace string, before, now time.Time) (int64, error) {
 	h, err := tx.LockAuditHead(ctx, workspace)
 	if err != nil {
 		return 0, err
 	}
-	kept, err := tx.FirstAuditSince(ctx, workspace, before)
-	if err != nil {
+	before = before.Truncate(time.Microsecond)
+	last, err := expiredPrefix(ctx, tx, h, before)
+	if err != nil || last.Seq == h.Pruned.Seq {
 		return 0, err
 	}
-	from, through := h.Pruned.Seq+1, h.Last.Seq
-	if kept > 0 {
-		through = kept - 1
-	}
-	if through < from {
-		return 0, nil
-	}
-	missing := &audit.Break{Workspace: workspace, Seq: from, Reason: fmt.Sprintf("some of records %d to %d are missing; retention removes only whole prefixes", from, through)}
-	body, err := tx.AuditBody(ctx, workspace, through)
-	if errors.Is(err, ErrNotFound) {
-		return 0, missing
-	} else if err != nil {
-		return 0, err
-	}
-	link, err := tx.AuditChain().Sum(body)
-	if err != nil {
-		return 0, &audit.Break{Workspace: workspace, Seq: through, Reason: "stored record: " + err.Error()}
-	}
-	last := audit.Link{Seq: through, Hash: link}
 	n, err := tx.DeleteAudit(ctx, workspace, last)
 	if err != nil {
 		return 0, err
 	}
-	if n != through-from+1 {
-		return 0, missing
+	if from := h.Pruned.Seq + 1; n != last.Seq-from+1 {
+		return 0, &audit.Break{Workspace: workspace, Seq: from, Reason: fmt.Sprintf("some of records %d to %d are missing; retention removes only whole prefixes", from, last.Seq)}
 	}
-	prune := audit.Event{At: now, Action: audit.RetentionPrune, Outcome: audit.Success, Workspace: workspace, Pruned: audit.Pruned{From: from, Last: last}}
+	prune := audit.Event{At: now, Action: audit.RetentionPrune, Outcome: audit.Success, Workspace: workspace,
+		Pruned: audit.Pruned{From: h.Pruned.Seq + 1, Last: last, Before: before}}
 	_, err = appendAfter(ctx, tx, h.Last, prune)
 	return n, err
 }
 
-// AuditRow is a stored record as an engine lists it: the seq of its row
-// and its canonical form.
+// prunePage is how many records PruneAudit reads at once.
+const prunePage = 1000
+
+// expiredPrefix returns the link of the last record of h's chain whose
+// records from the first on all happened before before, by their own
+// times; h.Pruned when the first has not expired. Each record read, the
+// first one kept included, must follow the one before it (its prev, a MAC
+// under the chain's key for keyed records) and the last the head: else
+// the chain's records are not as written, and it returns an *audit.Break.
+func expiredPrefix(ctx context.Context, tx PruneTx, h audit.Head, before time.Time) (audit.Link, error) {
+	last := h.Pruned
+	broken := func(seq int64, reason string) (audit.Link, error) {
+		return audit.Link{}, &audit.Break{Workspace: h.Workspace, Seq: seq, Reason: reason}
+	}
+	for {
+		rows, err := tx.AuditRows(ctx, h.Workspace, last.Seq, prunePage)
+		if err != nil {
+			return audit.Link{}, err
+		}
+		for _, row := range rows {
+			r, err := audit.Parse(row.Body)
+			switch {
+			case err != nil:
+				return broken(row.Seq, "stored record: "+err.Error())
+			case row.Seq != last.Seq+1 || r.Seq != row.Seq:
+				return broken(last.Seq+1, "records are missing; retention removes only whole prefixes")
+			case r.Prev != last.Hash:
+				return broken(r.Seq, "its prev is not the link of the record before it (one of them was altered)")
+			case !r.At.Before(before) || r.Seq > h.Last.Seq:
+				return last, nil
+			}
+			link, err := tx.AuditChain().Hash(r)
+			if err != nil || r.Seq == h.Last.Seq && link != h.Last.Hash {
+				return broken(r.Seq, "its link is not the head's (it was altered)")
+			}
+			last = audit.Link{Seq: r.Seq, Hash: link}
+		}
+		if len(rows) < prunePage {
+			return last, nil
+		}
+	}
+}
+
+// AuditRow is a stored record as an engine lists it: its row's seq and
+// search columns, and its canonical form.
 type AuditRow struct {
 	Seq  int64
 	Body []byte
+	// At, Client and Entity are the columns the searches read: the
+	// record's time, acting client and entity id ("" for none).
+	At             time.Time
+	Client, Entity string
+}
+
+// matches reports whether the row's columns are r's.
+func (row AuditRow) matches(r audit.Record) bool {
+	return row.Seq == r.Seq && row.At.Equal(r.At) && row.Client == r.Client && row.Entity == r.Entity.ID
 }
 
 // DecodeAudit parses the rows an engine listed for f, in order, for
-// Audit.ListAudit. A row that does not parse, or whose record f does not
-// select at the row's seq, ends the list: DecodeAudit returns the records
-// before it and an *audit.Break naming it.
+// Audit.ListAudit. A row that does not parse, whose columns are not its
+// record's, or whose record f does not select, ends the list: DecodeAudit
+// returns the records before it and an *audit.Break naming it.
 func DecodeAudit(f AuditFilter, rows []AuditRow) ([]audit.Record, error) {
 	out := make([]audit.Record, 0, len(rows))
 	for _, row := range rows {
 		r, err := audit.Parse(row.Body)
-		if err == nil && !f.selects(row.Seq, r) {
+		switch {
+		case err != nil:
+		case !row.matches(r):
+			err = errors.New("its row's columns are not the record's (recorded_at, client_id or entity_id was altered)")
+		case !f.selects(row.Seq, r):
 			err = errors.New("the record is not what its row's columns say")
 		}
 		if err != nil {
@@ -217,14 +256,24 @@ func (f AuditFilter) selects(seq int64, r audit.Record) bool {
 // auditPage is how many records VerifyAudit reads at once.
 const auditPage = 1000
 
+// AuditCheck is what VerifyAudit holds a chain to besides its head.
+type AuditCheck struct {
+	// Seen is the record of the chain a checkpoint saw, zero for none,
+	// and SeenAt its time, zero when the checkpoint does not say.
+	Seen   audit.Link
+	SeenAt time.Time
+	// Retention, when positive, is the least age a prune may remove.
+	Retention time.Duration
+}
+
 // VerifyAudit reads the chain of h.Workspace from a, a page at a time, and
-// verifies it against h (audit.Verifier, with a's chain), and against
-// seen, a record of it a checkpoint saw (zero: none): nil when it
-// verifies, an *audit.Break naming its first break, or the error that
+// verifies it against h (audit.Verifier, with a's chain) and c: nil when
+// it verifies, an *audit.Break naming its first break, or the error that
 // stopped the reading. Records appended after h was read are left out.
-func VerifyAudit(ctx context.Context, a Audit, h audit.Head, seen audit.Link) error {
+func VerifyAudit(ctx context.Context, a Audit, h audit.Head, c AuditCheck) error {
 	v := audit.NewVerifier(h, a.AuditChain())
-	v.Expect(seen)
+	v.Expect(c.Seen, c.SeenAt)
+	v.Retain(c.Retention)
 	f := AuditFilter{Workspace: h.Workspace, Limit: auditPage}
 	for {
 		rs, err := a.ListAudit(ctx, f)

@@ -9,8 +9,9 @@ import (
 )
 
 // TestDecodeAudit holds that a listed row whose record is not what the
-// query selected ends the list: an index column changed behind the
-// store's back cannot show a record where it does not belong.
+// query selected, or whose columns are not its record's, ends the list: an
+// index column changed behind the store's back cannot show a record where
+// it does not belong, and is named.
 func TestDecodeAudit(t *testing.T) {
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	const client, care = "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01", "9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"
@@ -26,8 +27,12 @@ func TestDecodeAudit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, last = append(rows, AuditRow{Seq: r.Seq, Body: r.Canonical()}), r.Link()
+		rows, last = append(rows, AuditRow{Seq: r.Seq, Body: r.Canonical(), At: r.At, Client: r.Client, Entity: r.Entity.ID}), r.Link()
 	}
+	moved := rows[1]
+	moved.At = time.Unix(0, 0)
+	otherClient := rows[2]
+	otherClient.Client = "6b2dab63-4c8f-4e1f-8054-3f9f2d7c8b02"
 	tests := []struct {
 		name string
 		f    AuditFilter
@@ -41,7 +46,9 @@ func TestDecodeAudit(t *testing.T) {
 		{"too late", AuditFilter{Workspace: "w1", Until: t0.Add(time.Minute)}, rows, 1},
 		{"too early", AuditFilter{Workspace: "w1", Since: t0.Add(time.Minute)}, rows, 0},
 		{"before the cursor", AuditFilter{Workspace: "w1", After: 1}, rows, 0},
-		{"another row's record", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], {Seq: 2, Body: rows[2].Body}}, 1},
+		{"another row's record", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], {Seq: 2, Body: rows[2].Body, At: rows[1].At, Client: client, Entity: care}}, 1},
+		{"a row's time column moved", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], moved, rows[2]}, 1},
+		{"a row's client column changed", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], rows[1], otherClient}, 2},
 		{"not a record", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], rows[1], {Seq: 3, Body: []byte("{}")}}, 2},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
 	"github.com/health-data-connect/hdc/backend/sealed"
@@ -33,9 +34,9 @@ type chainStatus struct {
 }
 
 func newAuditVerifyCmd(sf *storeFlags) *cobra.Command {
-	var checkpoints string
+	var checkpoints, retention string
 	cmd := &cobra.Command{
-		Use:   "verify [--checkpoints URL]",
+		Use:   "verify [--checkpoints URL] [--retention DURATION]",
 		Short: "Verify every audit trail's chain, against the newest checkpoint; fail naming the first break",
 		Long: `Verify every trail's chain (each workspace's and the installation's):
 every record present, unaltered and in order from the last one retention
@@ -53,11 +54,22 @@ a whole trail deleted. Without it, the checkpoints hdc up writes,
 was verified, or that none was and what that cannot show, is said on
 standard error.
 
+Retention removes a trail's oldest records and records that it did, with
+the bound it removed them to, decided from the records' own times. A prune
+record whose bound is later than its time less --retention (the backend's
+HDC_AUDIT_RETENTION) removed records before their time, and so did one that
+removed a record the checkpoint saw with a time at or after its bound:
+both are breaks.
+
 Prints one JSON line per trail with its status. When a trail breaks, exits
 non-zero naming the first break: its workspace, the record's seq, and what
 is wrong there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			keep, err := backend.ParseDuration(retention)
+			if err != nil || keep < 0 {
+				return fmt.Errorf("--retention (HDC_AUDIT_RETENTION): %q is neither seconds nor a duration such as 52560h", retention)
+			}
 			st, err := sf.openAudit(cmd)
 			if err != nil {
 				return err
@@ -67,11 +79,13 @@ is wrong there.`,
 			if err != nil {
 				return err
 			}
-			return verifyAudit(cmd.Context(), st, seen, cmd.OutOrStdout())
+			return verifyAudit(cmd.Context(), st, seen, keep, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", envOr("HDC_AUDIT_CHECKPOINTS", ""),
-		"bucket `url` of the backend's audit checkpoints (env HDC_AUDIT_CHECKPOINTS; log or empty: none)")
+		"bucket `url` of the backend's audit checkpoints (env HDC_AUDIT_CHECKPOINTS; log or empty: <data>/"+checkpointDir+" when it is there)")
+	cmd.Flags().StringVar(&retention, "retention", envOr("HDC_AUDIT_RETENTION", backend.DefaultAuditRetention.String()),
+		"the backend's audit retention, a `duration` (env HDC_AUDIT_RETENTION): no prune may remove a younger record")
 	return cmd
 }
 
@@ -95,7 +109,7 @@ func checkpointsOf(url string, sf *storeFlags) string {
 // checkpointed returns what the newest checkpoint at url saw of each
 // trail, saying on standard error which checkpoint it is; nil, with a
 // warning, when there is no bucket to read.
-func checkpointed(cmd *cobra.Command, st *sealed.Store, url string) (map[string]audit.Link, error) {
+func checkpointed(cmd *cobra.Command, st *sealed.Store, url string) (map[string]auditcheckpoint.Seen, error) {
 	if url == "" || url == auditcheckpoint.Log {
 		fmt.Fprintln(cmd.ErrOrStderr(), "hdc: verifying without checkpoints (--checkpoints, or <data>/"+checkpointDir+"): "+
 			"the last records of a trail deleted with its head, or a whole trail deleted, do not show")
@@ -112,7 +126,7 @@ func checkpointed(cmd *cobra.Command, st *sealed.Store, url string) (map[string]
 // verifyAudit verifies every chain of st, and that every trail seen (by a
 // checkpoint) is there, prints each one's status to w and returns the
 // first break.
-func verifyAudit(ctx context.Context, st store.Store, seen map[string]audit.Link, w io.Writer) error {
+func verifyAudit(ctx context.Context, st store.Store, seen map[string]auditcheckpoint.Seen, retention time.Duration, w io.Writer) error {
 	heads, err := st.AuditHeads(ctx)
 	if err != nil {
 		return err
@@ -130,16 +144,17 @@ func verifyAudit(ctx context.Context, st store.Store, seen map[string]audit.Link
 	missing := maps.Clone(seen)
 	for _, h := range heads {
 		delete(missing, h.Workspace)
-		err := verifyChain(ctx, st, &h, seen[h.Workspace])
-		s := chainStatus{Workspace: h.Workspace, Last: h.Last.Seq, Status: "ok"}
+		s := seen[h.Workspace]
+		err := verifyChain(ctx, st, &h, store.AuditCheck{Seen: s.Link, SeenAt: s.At, Retention: retention})
+		status := chainStatus{Workspace: h.Workspace, Last: h.Last.Seq, Status: "ok"}
 		if h.Last.Seq > h.Pruned.Seq {
-			s.First = h.Pruned.Seq + 1
+			status.First = h.Pruned.Seq + 1
 		}
 		var b *audit.Break
 		if err != nil && !errors.As(err, &b) {
 			return err
 		}
-		if err := report(s, b); err != nil {
+		if err := report(status, b); err != nil {
 			return err
 		}
 	}
@@ -158,11 +173,11 @@ func verifyAudit(ctx context.Context, st store.Store, seen map[string]audit.Link
 	return nil
 }
 
-// verifyChain verifies the chain of *h against seen. A break found while
+// verifyChain verifies the chain of *h against c. A break found while
 // retention pruned the chain may only be the prune's doing: then it reads
 // the head again (into *h) and verifies once more.
-func verifyChain(ctx context.Context, st store.Store, h *audit.Head, seen audit.Link) error {
-	err := store.VerifyAudit(ctx, st, *h, seen)
+func verifyChain(ctx context.Context, st store.Store, h *audit.Head, c store.AuditCheck) error {
+	err := store.VerifyAudit(ctx, st, *h, c)
 	var b *audit.Break
 	if !errors.As(err, &b) {
 		return err
@@ -174,7 +189,7 @@ func verifyChain(ctx context.Context, st store.Store, h *audit.Head, seen audit.
 	for _, now := range heads {
 		if now.Workspace == h.Workspace && now.Pruned != h.Pruned {
 			*h = now
-			return store.VerifyAudit(ctx, st, now, seen)
+			return store.VerifyAudit(ctx, st, now, c)
 		}
 	}
 	return err

@@ -223,7 +223,9 @@ func TestAuditRetentionE2E(t *testing.T) {
 	t.Parallel()
 	const ws = "audit-retention"
 	dir := t.TempDir()
-	ops := &hdctest.Stack{T: t, Dir: dir, Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HDC_DATA=" + dir}}
+	// The operator's environment holds the backend's retention, which
+	// hdc audit verify holds the prune records to.
+	ops := &hdctest.Stack{T: t, Dir: dir, Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HDC_DATA=" + dir, "HDC_AUDIT_RETENTION=1ms"}}
 	hdctest.CreateWebhookClient(t, dir, ws)
 	hdctest.CreateWebhookClient(t, dir, ws)
 	old := ops.ListAudit(ws)

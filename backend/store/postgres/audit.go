@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -26,21 +27,32 @@ func (s *Store) AppendAudit(ctx context.Context, e audit.Event) (audit.Record, e
 // ListAudit implements store.Store with store.DecodeAudit.
 func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Record, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT seq, body FROM audit_records
+		SELECT `+auditColumns+` FROM audit_records
 		WHERE workspace_id = $1 AND seq > $2
 		AND ($3::timestamptz IS NULL OR recorded_at >= $3) AND ($4::timestamptz IS NULL OR recorded_at < $4)
 		AND ($5::text IS NULL OR entity_id = $5) AND ($6::text IS NULL OR client_id = $6)
 		ORDER BY seq
 		LIMIT CASE WHEN $7 > 0 THEN $7::bigint END`,
 		f.Workspace, f.After, nullTS(f.Since), nullTS(f.Until), nullText(f.Entity), nullText(f.Agent), f.Limit)
-	list, err := collect(rows, err, func(row pgx.Row) (store.AuditRow, error) {
-		var r store.AuditRow
-		return r, row.Scan(&r.Seq, &r.Body)
-	})
+	list, err := collect(rows, err, scanAuditRow)
 	if err != nil {
 		return nil, err
 	}
 	return store.DecodeAudit(f, list)
+}
+
+// auditColumns are the columns of a store.AuditRow, for scanAuditRow.
+const auditColumns = `seq, body, recorded_at, client_id, entity_id`
+
+// scanAuditRow reads the auditColumns of a row.
+func scanAuditRow(row pgx.Row) (store.AuditRow, error) {
+	var (
+		r              store.AuditRow
+		client, entity pgtype.Text
+	)
+	err := row.Scan(&r.Seq, &r.Body, &r.At, &client, &entity)
+	r.Client, r.Entity = client.String, entity.String
+	return r, err
 }
 
 // AuditHeads implements store.Store.
@@ -126,18 +138,10 @@ func (a auditTx) InsertAudit(ctx context.Context, r audit.Record, body []byte, h
 	return err
 }
 
-func (a auditTx) FirstAuditSince(ctx context.Context, workspace string, t time.Time) (int64, error) {
-	var seq int64
-	err := a.tx.QueryRow(ctx,
-		`SELECT COALESCE(MIN(seq), 0) FROM audit_records WHERE workspace_id = $1 AND recorded_at >= $2`,
-		workspace, ts(t)).Scan(&seq)
-	return seq, err
-}
-
-func (a auditTx) AuditBody(ctx context.Context, workspace string, seq int64) ([]byte, error) {
-	var body []byte
-	err := a.tx.QueryRow(ctx, `SELECT body FROM audit_records WHERE workspace_id = $1 AND seq = $2`, workspace, seq).Scan(&body)
-	return body, notFound(err)
+func (a auditTx) AuditRows(ctx context.Context, workspace string, after int64, limit int) ([]store.AuditRow, error) {
+	rows, err := a.tx.Query(ctx, `SELECT `+auditColumns+` FROM audit_records
+		WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, workspace, after, limit)
+	return collect(rows, err, scanAuditRow)
 }
 
 func (a auditTx) DeleteAudit(ctx context.Context, workspace string, last audit.Link) (int64, error) {
@@ -165,4 +169,10 @@ func scanHead(row pgx.Row) (audit.Head, error) {
 	}
 	h.Pruned.Hash, err = audit.HashFrom(pruned)
 	return h, err
+}
+
+// SetAuditColumns implements storetest.Inspector.
+func (s *Store) SetAuditColumns(ctx context.Context, workspace string, seq int64, at time.Time, client string) error {
+	return oneRow(s.pool.Exec(ctx, `UPDATE audit_records SET recorded_at = $1, client_id = $2 WHERE workspace_id = $3 AND seq = $4`,
+		ts(at), nullText(client), workspace, seq))
 }

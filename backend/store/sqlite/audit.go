@@ -26,21 +26,33 @@ func (s *Store) AppendAudit(ctx context.Context, e audit.Event) (audit.Record, e
 // ListAudit implements store.Store with store.DecodeAudit.
 func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Record, error) {
 	rows, err := s.db.QueryContext(ctx, `
-		SELECT seq, body FROM audit_records
+		SELECT `+auditColumns+` FROM audit_records
 		WHERE workspace_id = ?1 AND seq > ?2
 		AND (?3 IS NULL OR recorded_at >= ?3) AND (?4 IS NULL OR recorded_at < ?4)
 		AND (?5 IS NULL OR entity_id = ?5) AND (?6 IS NULL OR client_id = ?6)
 		ORDER BY seq
 		LIMIT CASE WHEN ?7 > 0 THEN ?7 ELSE -1 END`,
 		f.Workspace, f.After, nullMicros(f.Since), nullMicros(f.Until), nullString(f.Entity), nullString(f.Agent), f.Limit)
-	list, err := collect(rows, err, func(rows *sql.Rows) (store.AuditRow, error) {
-		var r store.AuditRow
-		return r, rows.Scan(&r.Seq, &r.Body)
-	})
+	list, err := collect(rows, err, scanAuditRow)
 	if err != nil {
 		return nil, err
 	}
 	return store.DecodeAudit(f, list)
+}
+
+// auditColumns are the columns of a store.AuditRow, for scanAuditRow.
+const auditColumns = `seq, body, recorded_at, client_id, entity_id`
+
+// scanAuditRow reads the auditColumns of a row.
+func scanAuditRow(rows *sql.Rows) (store.AuditRow, error) {
+	var (
+		r              store.AuditRow
+		at             sql.NullInt64
+		client, entity sql.NullString
+	)
+	err := rows.Scan(&r.Seq, &r.Body, &at, &client, &entity)
+	r.At, r.Client, r.Entity = fromMicros(at), client.String, entity.String
+	return r, err
 }
 
 // AuditHeads implements store.Store.
@@ -136,18 +148,10 @@ func (a auditTx) InsertAudit(ctx context.Context, r audit.Record, body []byte, h
 	return err
 }
 
-func (a auditTx) FirstAuditSince(ctx context.Context, workspace string, t time.Time) (int64, error) {
-	var seq int64
-	err := a.tx.QueryRowContext(ctx,
-		`SELECT COALESCE(MIN(seq), 0) FROM audit_records WHERE workspace_id = ? AND recorded_at >= ?`,
-		workspace, micros(t)).Scan(&seq)
-	return seq, err
-}
-
-func (a auditTx) AuditBody(ctx context.Context, workspace string, seq int64) ([]byte, error) {
-	var body []byte
-	err := a.tx.QueryRowContext(ctx, `SELECT body FROM audit_records WHERE workspace_id = ? AND seq = ?`, workspace, seq).Scan(&body)
-	return body, notFound(err)
+func (a auditTx) AuditRows(ctx context.Context, workspace string, after int64, limit int) ([]store.AuditRow, error) {
+	rows, err := a.tx.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_records
+		WHERE workspace_id = ? AND seq > ? ORDER BY seq LIMIT ?`, workspace, after, limit)
+	return collect(rows, err, scanAuditRow)
 }
 
 func (a auditTx) DeleteAudit(ctx context.Context, workspace string, last audit.Link) (int64, error) {
@@ -187,4 +191,14 @@ func hexHash(s string) (audit.Hash, error) {
 		return audit.Hash{}, err
 	}
 	return audit.HashFrom(b)
+}
+
+// SetAuditColumns implements storetest.Inspector.
+func (s *Store) SetAuditColumns(ctx context.Context, workspace string, seq int64, at time.Time, client string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE audit_records SET recorded_at = ?, client_id = ? WHERE workspace_id = ? AND seq = ?`,
+		micros(at), nullString(client), workspace, seq)
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
 }

@@ -65,7 +65,7 @@ func head(t *testing.T, s Store, ws string) audit.Head {
 
 func verifyAudit(t *testing.T, s Store, ws string) error {
 	t.Helper()
-	return store.VerifyAudit(ctx(t), s, head(t, s, ws), audit.Link{})
+	return store.VerifyAudit(ctx(t), s, head(t, s, ws), store.AuditCheck{})
 }
 
 // sameRecords reports whether got and want are the same records, by their
@@ -209,9 +209,15 @@ func testAuditTamper(t *testing.T, s Store) {
 		}, 3, "prev is not the hash of record 2"},
 		{"last altered", func(t *testing.T, ws string, rs []audit.Record) {
 			r := rs[4]
-			r.Client = clientB
+			r.Outcome = audit.Denied
 			must(t, s.SetAuditBody(ctx(t), ws, 5, r.Canonical()))
 		}, 5, "head"},
+		{"a row's time moved", func(t *testing.T, ws string, rs []audit.Record) {
+			must(t, s.SetAuditColumns(ctx(t), ws, 2, time.Unix(0, 0), rs[1].Client))
+		}, 2, "columns are not the record's"},
+		{"a row's client changed", func(t *testing.T, ws string, rs []audit.Record) {
+			must(t, s.SetAuditColumns(ctx(t), ws, 4, rs[3].At, clientB))
+		}, 4, "columns are not the record's"},
 		{"deleted", func(t *testing.T, ws string, _ []audit.Record) { must(t, s.DeleteAuditRecord(ctx(t), ws, 3)) }, 3, "missing"},
 		{"last deleted", func(t *testing.T, ws string, _ []audit.Record) { must(t, s.DeleteAuditRecord(ctx(t), ws, 5)) }, 5, "missing at the end"},
 		{"not a record", func(t *testing.T, ws string, _ []audit.Record) {
@@ -219,7 +225,7 @@ func testAuditTamper(t *testing.T, s Store) {
 		}, 2, "stored record"},
 		{"record of another row", func(t *testing.T, ws string, rs []audit.Record) {
 			must(t, s.SetAuditBody(ctx(t), ws, 4, rs[1].Canonical()))
-		}, 4, "not what its row's columns say"},
+		}, 4, "columns are not the record's"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,9 +245,15 @@ func testAuditTamper(t *testing.T, s Store) {
 	}
 }
 
+// prune prunes ws to before at an hour past t0, or at before when later:
+// a prune never removes records to a bound after its own time.
 func prune(t *testing.T, s Store, ws string, before time.Time, want int64) {
 	t.Helper()
-	n, err := s.PruneAudit(ctx(t), ws, before, at(time.Hour))
+	now := at(time.Hour)
+	if before.After(now) {
+		now = before
+	}
+	n, err := s.PruneAudit(ctx(t), ws, before, now)
 	must(t, err)
 	if n != want {
 		t.Fatalf("PruneAudit removed %d records, want %d", n, want)
@@ -254,7 +266,7 @@ func testAuditPrune(t *testing.T, s Store) {
 	prune(t, s, "w1", at(2*time.Minute), 2)
 	list := listAudit(t, s, store.AuditFilter{Workspace: "w1"})
 	p := list[len(list)-1]
-	want := audit.Pruned{From: 1, Last: rs[1].Link()}
+	want := audit.Pruned{From: 1, Last: rs[1].Link(), Before: at(2 * time.Minute)}
 	if len(list) != 4 || list[0].Seq != 3 || p.Action != audit.RetentionPrune || p.Pruned != want || !p.At.Equal(at(time.Hour)) {
 		t.Fatalf("after pruning records 1 and 2: %+v; want records 3 to 5 and a prune record naming %+v", list, want)
 	}
@@ -280,11 +292,37 @@ func testAuditPruneGap(t *testing.T, s Store) {
 	must(t, s.DeleteAuditRecord(ctx(t), "w1", 2))
 	_, err := s.PruneAudit(ctx(t), "w1", at(time.Hour), at(time.Hour))
 	var b *audit.Break
-	if !errors.As(err, &b) || b.Seq != 1 {
-		t.Fatalf("PruneAudit over a gap = %v, want a break at record 1", err)
+	if !errors.As(err, &b) || b.Seq != 2 {
+		t.Fatalf("PruneAudit over a gap = %v, want a break at record 2", err)
 	}
 	if list := listAudit(t, s, store.AuditFilter{Workspace: "w1"}); len(list) != 3 || head(t, s, "w1").Pruned != (audit.Link{}) {
 		t.Fatalf("the refused prune changed the chain: %+v", list)
+	}
+}
+
+// testAuditPruneByRecords: what has expired is decided from the records'
+// own times. A writer of the database who moves the time column of a
+// trail's first rows into 1970 makes nothing expire; one who rewrites an
+// expired record's body, its successor's link no longer its own, makes
+// the prune refuse, naming it, and remove nothing.
+func testAuditPruneByRecords(t *testing.T, s Store) {
+	rs := appendN(t, s, "w1", 0, 4)
+	for _, r := range rs[:3] {
+		must(t, s.SetAuditColumns(ctx(t), "w1", r.Seq, time.Unix(0, 0), r.Client))
+	}
+	if n, err := s.PruneAudit(ctx(t), "w1", at(-time.Minute), at(time.Hour)); err != nil || n != 0 {
+		t.Fatalf("PruneAudit with the columns moved back = %d, %v; want nothing removed", n, err)
+	}
+	altered := rs[1]
+	altered.At = at(-time.Hour)
+	must(t, s.SetAuditBody(ctx(t), "w1", 2, altered.Canonical()))
+	_, err := s.PruneAudit(ctx(t), "w1", at(time.Minute/2), at(time.Hour))
+	var b *audit.Break
+	if !errors.As(err, &b) || b.Seq != 3 || !strings.Contains(b.Reason, "prev") {
+		t.Fatalf("PruneAudit past an altered record = %v, want a break at record 3, whose prev is not record 2's link", err)
+	}
+	if h := head(t, s, "w1"); h.Pruned != (audit.Link{}) || h.Last.Seq != 4 {
+		t.Fatalf("the refused prune changed the chain: head %+v", h)
 	}
 }
 

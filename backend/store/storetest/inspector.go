@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -27,6 +28,9 @@ type Inspector interface {
 	SetAuditBody(ctx context.Context, workspace string, seq int64, body []byte) error
 	// DeleteAuditRecord deletes a record's row, likewise.
 	DeleteAuditRecord(ctx context.Context, workspace string, seq int64) error
+	// SetAuditColumns overwrites a record's row's search columns (its
+	// time and its acting client), likewise.
+	SetAuditColumns(ctx context.Context, workspace string, seq int64, at time.Time, client string) error
 }
 
 // Store is an engine as the suite sees it: the store and its inspector.

@@ -132,6 +132,6 @@ func testOperatorAudit(t *testing.T, s Store) {
 				t.Errorf("%s record %d = %+v, want %+v", ws, i+1, r, events[i])
 			}
 		}
-		must(t, store.VerifyAudit(ctx(t), s, head(t, s, ws), audit.Link{}))
+		must(t, store.VerifyAudit(ctx(t), s, head(t, s, ws), store.AuditCheck{}))
 	}
 }

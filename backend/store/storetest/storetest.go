@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"AuditTamper", testAuditTamper},
 		{"AuditPrune", testAuditPrune},
 		{"AuditPruneGap", testAuditPruneGap},
+		{"AuditPruneByRecords", testAuditPruneByRecords},
 		{"AuditConcurrentAppends", testAuditConcurrentAppends},
 		{"AuditWired", testAuditWired},
 		{"OperatorAudit", testOperatorAudit},
