@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
 	"github.com/health-data-connect/hdc/backend/auditwindow"
 	"github.com/health-data-connect/hdc/backend/auth"
@@ -21,6 +23,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/replay"
+	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
@@ -120,6 +123,15 @@ func (s *Server) build(ctx context.Context) error {
 	return s.routes(reg, h)
 }
 
+// headTime reads the time of the last record of a trail's head h.
+func (s *Server) headTime(ctx context.Context, h audit.Head) (time.Time, error) {
+	rs, err := s.store.ListAudit(ctx, store.AuditFilter{Workspace: h.Workspace, After: h.Last.Seq - 1, Limit: 1})
+	if err != nil || len(rs) != 1 || rs[0].Seq != h.Last.Seq {
+		return time.Time{}, cmp.Or(err, store.ErrNotFound)
+	}
+	return rs[0].At, nil
+}
+
 // checkpointTimeout bounds the checkpoint a stopping backend writes.
 const checkpointTimeout = 10 * time.Second
 
@@ -133,7 +145,7 @@ func (s *Server) newCheckpoints(ctx context.Context) (*auditcheckpoint.Job, erro
 	}
 	replica := make([]byte, 6)
 	rand.Read(replica)
-	return &auditcheckpoint.Job{Trails: s.store, To: to, Key: s.store.CheckpointKey(), Every: s.cfg.AuditCheckpointInterval,
+	return &auditcheckpoint.Job{Heads: s.store, HeadTime: s.headTime, To: to, Key: s.store.CheckpointKey(), Every: s.cfg.AuditCheckpointInterval,
 		Replica: hex.EncodeToString(replica), Now: time.Now, Log: log}, nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/store"
 )
 
 var (
@@ -92,7 +91,7 @@ func TestBucketKeepsEveryCheckpointAndLatestReadsTheNewest(t *testing.T) {
 func TestJobWritesOnlyWhatChanged(t *testing.T) {
 	var written []Checkpoint
 	h := &fakeHeads{heads: heads, at: map[int64]time.Time{7: t0.Add(-time.Hour), 8: t0}}
-	j := &Job{Trails: h, To: destFunc(func(c Checkpoint) { written = append(written, c) }), Key: key, Every: time.Hour,
+	j := &Job{Heads: h, HeadTime: h.headTime, To: destFunc(func(c Checkpoint) { written = append(written, c) }), Key: key, Every: time.Hour,
 		Replica: "r1", Now: func() time.Time { return t0 }, Log: zap.NewNop()}
 	j.checkpoint(context.Background())
 	j.checkpoint(context.Background())
@@ -129,12 +128,12 @@ type fakeHeads struct {
 
 func (f *fakeHeads) AuditHeads(context.Context) ([]audit.Head, error) { return f.heads, nil }
 
-func (f *fakeHeads) ListAudit(_ context.Context, af store.AuditFilter) ([]audit.Record, error) {
+func (f *fakeHeads) headTime(_ context.Context, h audit.Head) (time.Time, error) {
 	f.reads++
-	if af.Workspace == "" {
-		return nil, &audit.Break{Seq: af.After + 1, Reason: "stored record: not a record's JSON"}
+	if h.Workspace == "" {
+		return time.Time{}, &audit.Break{Seq: h.Last.Seq, Reason: "stored record: not a record's JSON"}
 	}
-	return []audit.Record{{Seq: af.After + 1, Event: audit.Event{Workspace: af.Workspace, At: f.at[af.After+1]}}}, nil
+	return f.at[h.Last.Seq], nil
 }
 
 type destFunc func(Checkpoint)

@@ -8,23 +8,22 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // Job checkpoints the heads of every trail to a destination.
 type Job struct {
-	// Trails is the audit trail: store.Audit's AuditHeads, and its
-	// ListAudit, which reads the time of each head's record.
-	Trails interface {
+	// Heads is the trails' heads: store.Audit's AuditHeads.
+	Heads interface {
 		AuditHeads(context.Context) ([]audit.Head, error)
-		ListAudit(context.Context, store.AuditFilter) ([]audit.Record, error)
 	}
-	To      Destination
-	Key     []byte
-	Every   time.Duration
-	Replica string
-	Now     func() time.Time
-	Log     *zap.Logger
+	// HeadTime reads the time of a head's last record.
+	HeadTime func(context.Context, audit.Head) (time.Time, error)
+	To       Destination
+	Key      []byte
+	Every    time.Duration
+	Replica  string
+	Now      func() time.Time
+	Log      *zap.Logger
 
 	last []Head // the heads of the last checkpoint written
 }
@@ -53,7 +52,7 @@ func (j *Job) Final(timeout time.Duration) {
 // checkpoint writes the heads when they changed since the last one. A
 // failure is logged; the next run tries again.
 func (j *Job) checkpoint(ctx context.Context) {
-	heads, err := j.Trails.AuditHeads(ctx)
+	heads, err := j.Heads.AuditHeads(ctx)
 	if err == nil && slices.EqualFunc(heads, j.last, func(h audit.Head, last Head) bool { return h == last.Head }) {
 		return
 	}
@@ -86,9 +85,8 @@ func (j *Job) timed(ctx context.Context, heads []audit.Head) []Head {
 			out[i].At = at
 			continue
 		}
-		rs, err := j.Trails.ListAudit(ctx, store.AuditFilter{Workspace: h.Workspace, After: h.Last.Seq - 1, Limit: 1})
-		if err == nil && len(rs) == 1 && rs[0].Seq == h.Last.Seq {
-			out[i].At = rs[0].At
+		if at, err := j.HeadTime(ctx, h); err == nil {
+			out[i].At = at
 		}
 	}
 	return out
