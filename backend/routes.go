@@ -87,6 +87,7 @@ func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, h hand
 	mux.Handle("GET", contract.PathJWKS, role(contract.RoleEdge, problems.Handler("jwks", s.jwks)))
 	mux.Handle("GET", contract.PathKeyChanges, role(contract.RoleEdge, http.HandlerFunc(h.keys.Changes)))
 	mux.Handle("GET", contract.PathKey, role(contract.RoleEdge, http.HandlerFunc(h.keys.Key)))
+	mux.Handle("GET", contract.PathKeyFilter, role(contract.RoleEdge, http.HandlerFunc(h.keys.Filter)))
 	mux.Handle("POST", contract.PathResources, role(contract.RoleParser, http.HandlerFunc(h.records.AddResources)))
 	mux.Handle("POST", contract.PathEvents, role(contract.RolePublisher, http.HandlerFunc(h.events.Publish)))
 	mux.Handle("GET", contract.PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

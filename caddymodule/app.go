@@ -73,9 +73,14 @@ type KeysConfig struct {
 	// edge's memory.
 	CacheSize int `json:"cache_size,omitempty"`
 	// LookupRate and LookupBurst bound the look-ups in the backend of
-	// kids the edge does not hold (default 100 per second, burst 200).
+	// kids the edge does not hold (default 100 per second, burst 200);
+	// SourceRate and SourceBurst those of one client address (default 10
+	// per second, burst 20). A kid the kid filter rules out is never
+	// looked up.
 	LookupRate  float64 `json:"lookup_rate,omitempty"`
 	LookupBurst int     `json:"lookup_burst,omitempty"`
+	SourceRate  float64 `json:"source_lookup_rate,omitempty"`
+	SourceBurst int     `json:"source_lookup_burst,omitempty"`
 	// UnknownTTL is how long a kid the backend does not know is refused
 	// without asking again (default 30s; the feed ends it when the key is
 	// added).
@@ -194,6 +199,7 @@ func (a *App) followBackend(url string, client *http.Client) (keySource, error) 
 	c := a.Keys
 	src, err := keyplane.New(keyplane.Config{
 		URL: url, Client: client, CacheSize: c.CacheSize, LookupRate: c.LookupRate, LookupBurst: c.LookupBurst,
+		SourceRate: c.SourceRate, SourceBurst: c.SourceBurst,
 		UnknownTTL: time.Duration(c.UnknownTTL), Observer: keyPlaneMetrics{}, Log: a.logger.Named("keys"),
 	})
 	if err != nil {
@@ -275,9 +281,11 @@ func (a *App) Cleanup() error {
 	return nil
 }
 
-// lookupKey returns the key named kid, whatever its status.
-func (a *App) lookupKey(ctx context.Context, kid string) (*kidregistry.Key, bool) {
-	return a.keys.source.lookup(ctx, kid)
+// lookupKey returns the key named kid, whatever its status, for a request
+// from the address source: keyplane.ErrUnknown without one,
+// keyplane.ErrBusy when it could not be asked for.
+func (a *App) lookupKey(ctx context.Context, kid, source string) (*kidregistry.Key, error) {
+	return a.keys.source.lookup(ctx, kid, source)
 }
 
 // cipherFor returns the cipher of a key, built once per secret.

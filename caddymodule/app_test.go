@@ -59,7 +59,7 @@ func TestNewKeyFoundByConcurrentRequests(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						if _, ok := a.lookupKey(t.Context(), kid); !ok {
+						if _, err := a.lookupKey(t.Context(), kid, "192.0.2.1"); err != nil {
 							missed.Add(1)
 						}
 					}()

@@ -39,6 +39,7 @@ func init() {
 //			tls_server_name <name>
 //			cache_size    <keys>
 //			lookup_rate   <per second> [<burst>]
+//			source_lookup_rate <per second> [<burst>]
 //			unknown_ttl   <duration>
 //		}
 //		tokens {
@@ -271,7 +272,9 @@ func (c *KeysConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "cache_size":
 			return true, oneInt(d, &c.CacheSize)
 		case "lookup_rate":
-			return true, c.unmarshalLookupRate(d)
+			return true, unmarshalRate(d, &c.LookupRate, &c.LookupBurst)
+		case "source_lookup_rate":
+			return true, unmarshalRate(d, &c.SourceRate, &c.SourceBurst)
 		case "unknown_ttl":
 			return true, oneDuration(d, &c.UnknownTTL)
 		}
@@ -325,20 +328,20 @@ func hopBlock(d *caddyfile.Dispenser, hop *HopTLS, name string, sub func() (bool
 	return nil
 }
 
-// unmarshalLookupRate reads lookup_rate <per second> [<burst>].
-func (c *KeysConfig) unmarshalLookupRate(d *caddyfile.Dispenser) error {
-	args := d.RemainingArgs()
+// unmarshalRate reads a rate subdirective: <per second> [<burst>].
+func unmarshalRate(d *caddyfile.Dispenser, rate *float64, burst *int) error {
+	name, args := d.Val(), d.RemainingArgs()
 	if len(args) < 1 || len(args) > 2 {
 		return d.ArgErr()
 	}
-	rate, err := strconv.ParseFloat(args[0], 64)
-	if err != nil || rate <= 0 {
-		return d.Errf("lookup_rate: %q is not a positive number", args[0])
+	r, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || r <= 0 {
+		return d.Errf("%s: %q is not a positive number", name, args[0])
 	}
-	c.LookupRate = rate
+	*rate = r
 	if len(args) == 2 {
-		if c.LookupBurst, err = strconv.Atoi(args[1]); err != nil || c.LookupBurst <= 0 {
-			return d.Errf("lookup_rate: the burst %q is not a positive integer", args[1])
+		if *burst, err = strconv.Atoi(args[1]); err != nil || *burst <= 0 {
+			return d.Errf("%s: the burst %q is not a positive integer", name, args[1])
 		}
 	}
 	return nil

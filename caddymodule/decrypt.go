@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/health-data-connect/hdc/caddymodule/keyplane"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -31,8 +32,11 @@ func (t *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Pro
 		return opened{}, errNeedsKidHeader
 	}
 	kid := kids[0]
-	k, ok := t.usableKey(r.Context(), kid, client)
-	if !ok {
+	k, err := t.usableKey(r, kid, client)
+	switch {
+	case errors.Is(err, keyplane.ErrBusy):
+		return opened{kid: kid}, errKeyLookupsBusy
+	case err != nil:
 		return opened{kid: kid}, errInvalidEncryption
 	}
 	key, err := t.app.cipherFor(k)
@@ -87,7 +91,10 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 	// Unknown, retired and foreign keys, and a key of another enc than the
 	// envelope's, cost the same work as a real one: the tag is checked
 	// against a key nobody holds, and fails.
-	k, key := t.keyOrDummy(r.Context(), env.Kid, client, env.Header.Enc)
+	k, key, err := t.keyOrDummy(r, env.Kid, client, env.Header.Enc)
+	if errors.Is(err, keyplane.ErrBusy) {
+		return o, errKeyLookupsBusy
+	}
 	body, size, err := open(env, key, sp)
 	if err != nil || k == nil {
 		return o, errInvalidEncryption
@@ -132,13 +139,14 @@ func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 
 // keyOrDummy returns the key kid and its cipher when client may use it and
 // its enc is enc, and a nil key with the dummy cipher of enc otherwise.
-func (t *JWE) keyOrDummy(ctx context.Context, kid, client, enc string) (*kidregistry.Key, *jwe.Key) {
-	if k, ok := t.usableKey(ctx, kid, client); ok && k.ContentEncryption() == enc {
+func (t *JWE) keyOrDummy(r *http.Request, kid, client, enc string) (*kidregistry.Key, *jwe.Key, error) {
+	k, err := t.usableKey(r, kid, client)
+	if err == nil && k.ContentEncryption() == enc {
 		if key, err := t.app.cipherFor(k); err == nil {
-			return k, key
+			return k, key, nil
 		}
 	}
-	return nil, t.app.keys.dummies[enc]
+	return nil, t.app.keys.dummies[enc], err
 }
 
 // bindLogin checks that the decrypted login body names the key's client,
@@ -209,10 +217,14 @@ func readProblem(err error, limit int64) *problem.Problem {
 // usableKey returns the key kid if it is active or retiring and belongs to
 // client (any client in login and any_client modes, where the body
 // decides).
-func (t *JWE) usableKey(ctx context.Context, kid, client string) (*kidregistry.Key, bool) {
-	k, ok := t.app.lookupKey(ctx, kid)
-	if !ok || !k.Usable() || (t.tokenBound() && k.ClientID != client) {
-		return nil, false
+func (t *JWE) usableKey(r *http.Request, kid, client string) (*kidregistry.Key, error) {
+	source, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	k, err := t.app.lookupKey(r.Context(), kid, source)
+	switch {
+	case err != nil:
+		return nil, err
+	case !k.Usable() || (t.tokenBound() && k.ClientID != client):
+		return nil, keyplane.ErrUnknown
 	}
-	return k, true
+	return k, nil
 }

@@ -210,6 +210,9 @@ func (t *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string,
 	t.logger.Info("encrypted request refused", zap.String("kid", label), zap.String("client", client),
 		zap.String("path", r.URL.Path), zap.Int64("content_length", r.ContentLength),
 		zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))
+	if p == errKeyLookupsBusy {
+		w.Header().Set("Retry-After", "1")
+	}
 	problem.Write(w, p)
 }
 

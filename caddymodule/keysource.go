@@ -15,8 +15,10 @@ import (
 // keySource is where the edge finds the clients' keys: a registry file
 // (fileKeys) or the backend's key plane (backendKeys).
 type keySource interface {
-	// lookup returns the key kid, whatever its status; it may ask.
-	lookup(ctx context.Context, kid string) (*kidregistry.Key, bool)
+	// lookup returns the key kid, whatever its status; it may ask, on
+	// behalf of the request from the address source. Its errors are
+	// keyplane.ErrUnknown and keyplane.ErrBusy.
+	lookup(ctx context.Context, kid, source string) (*kidregistry.Key, error)
 	// known reports whether kid is a key the edge holds, without asking:
 	// only such kids become metric labels and log fields.
 	known(kid string) bool
@@ -45,9 +47,9 @@ type fileKeys struct {
 // moment ago works before the next poll. Requests that miss at once share
 // one reload and look again after it, as they do after a reload the poller
 // or the cooldown's holder made meanwhile: none fails for arriving second.
-func (f *fileKeys) lookup(_ context.Context, kid string) (*kidregistry.Key, bool) {
+func (f *fileKeys) lookup(_ context.Context, kid, _ string) (*kidregistry.Key, error) {
 	if k, ok := f.watcher.Registry().Lookup(kid); ok {
-		return k, true
+		return k, nil
 	}
 	f.reloads.Do("", func() (any, error) {
 		now := time.Now().UnixNano()
@@ -57,7 +59,10 @@ func (f *fileKeys) lookup(_ context.Context, kid string) (*kidregistry.Key, bool
 		}
 		return nil, nil
 	})
-	return f.watcher.Registry().Lookup(kid)
+	if k, ok := f.watcher.Registry().Lookup(kid); ok {
+		return k, nil
+	}
+	return nil, keyplane.ErrUnknown
 }
 
 func (f *fileKeys) known(kid string) bool {
@@ -86,8 +91,8 @@ type backendKeys struct {
 	source *keyplane.Source
 }
 
-func (b *backendKeys) lookup(ctx context.Context, kid string) (*kidregistry.Key, bool) {
-	return b.source.Lookup(ctx, kid)
+func (b *backendKeys) lookup(ctx context.Context, kid, source string) (*kidregistry.Key, error) {
+	return b.source.Lookup(ctx, kid, source)
 }
 
 func (b *backendKeys) known(kid string) bool { return b.source.Cached(kid) }

@@ -15,14 +15,15 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
-// Handler serves the key plane's routes (contract.PathKey and
-// contract.PathKeyChanges) to the edges.
+// Handler serves the key plane's routes (contract.PathKey,
+// contract.PathKeyChanges and contract.PathKeyFilter) to the edges.
 type Handler struct {
 	store   store.ClientKeys
 	hub     *Hub
 	lookups *prometheus.CounterVec
 	key     http.Handler
 	changes http.Handler
+	filter  http.Handler
 }
 
 // New returns the key plane's handler over s, its waits served by hub.
@@ -39,6 +40,7 @@ func New(s store.ClientKeys, hub *Hub, log *zap.Logger, reg prometheus.Registere
 	problems := &web.Problems{Log: log, Known: web.ErrorMap{{Err: store.ErrNotFound, Problem: web.NotFound()}}}
 	h.key = problems.Handler("key", h.serveKey)
 	h.changes = problems.Handler("key_changes", h.serveChanges)
+	h.filter = problems.Handler("key_filter", h.serveFilter)
 	return h, nil
 }
 
@@ -47,6 +49,9 @@ func (h *Handler) Key(w http.ResponseWriter, r *http.Request) { h.key.ServeHTTP(
 
 // Changes serves GET contract.PathKeyChanges.
 func (h *Handler) Changes(w http.ResponseWriter, r *http.Request) { h.changes.ServeHTTP(w, r) }
+
+// Filter serves GET contract.PathKeyFilter.
+func (h *Handler) Filter(w http.ResponseWriter, r *http.Request) { h.filter.ServeHTTP(w, r) }
 
 func (h *Handler) serveKey(w http.ResponseWriter, r *http.Request) error {
 	kid := r.PathValue("kid")

@@ -40,6 +40,7 @@ func plane(t *testing.T) (*httptest.Server, store.Store) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+contract.PathKey, h.Key)
 	mux.HandleFunc("GET "+contract.PathKeyChanges, h.Changes)
+	mux.HandleFunc("GET "+contract.PathKeyFilter, h.Filter)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { srv.Close(); cancel(); <-done })
 	return srv, st

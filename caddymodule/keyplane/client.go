@@ -3,7 +3,6 @@ package keyplane
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,11 +12,9 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/kidfilter"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
-
-// errUnknown: the backend has no key of the kid.
-var errUnknown = errors.New("keyplane: no such key")
 
 // maxAnswer bounds an answer read from the backend: a page of changes is
 // about 200 KiB.
@@ -30,11 +27,11 @@ type client struct {
 }
 
 // key asks for the key kid, and returns it with the number of its last
-// change: errUnknown when the backend has none.
+// change: ErrUnknown when the backend has none.
 func (c *client) key(ctx context.Context, kid string) (*kidregistry.Key, int64, error) {
 	var k contract.ClientKey
 	path := strings.Replace(contract.PathKey, "{kid}", url.PathEscape(kid), 1)
-	if err := c.get(ctx, path, &k); err != nil {
+	if err := c.get(ctx, path, maxAnswer, &k); err != nil {
 		return nil, 0, err
 	}
 	if k.Kid != kid {
@@ -49,11 +46,23 @@ func (c *client) key(ctx context.Context, kid string) (*kidregistry.Key, int64, 
 func (c *client) changes(ctx context.Context, after int64, wait time.Duration) (contract.KeyChanges, error) {
 	var out contract.KeyChanges
 	q := url.Values{"after": {strconv.FormatInt(after, 10)}, "wait": {wait.String()}}
-	err := c.get(ctx, contract.PathKeyChanges+"?"+q.Encode(), &out)
+	err := c.get(ctx, contract.PathKeyChanges+"?"+q.Encode(), maxAnswer, &out)
 	return out, err
 }
 
-func (c *client) get(ctx context.Context, path string, out any) error {
+// filter asks for the filter of every kid: ErrUnknown when the backend
+// serves none (a version before it).
+func (c *client) filter(ctx context.Context) (*kidfilter.Filter, int64, error) {
+	var w contract.KeyFilter
+	if err := c.get(ctx, contract.PathKeyFilter, contract.MaxKeyFilter, &w); err != nil {
+		return nil, 0, err
+	}
+	f, err := kidfilter.FromWire(w)
+	return f, w.Last, err
+}
+
+// get reads the JSON answer to a GET of path, of at most limit bytes.
+func (c *client) get(ctx context.Context, path string, limit int64, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
 	if err != nil {
 		return err
@@ -66,11 +75,11 @@ func (c *client) get(ctx context.Context, path string, out any) error {
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusNotFound:
-		return errUnknown
+		return ErrUnknown
 	default:
 		return fmt.Errorf("keyplane: the backend answered %s", resp.Status)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(out); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, limit)).Decode(out); err != nil {
 		return fmt.Errorf("keyplane: the backend's answer: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package keyplane
 
 import (
 	"context"
+	"errors"
 	"math"
 	"time"
 
@@ -11,13 +12,15 @@ import (
 )
 
 // Run follows the backend's changes until ctx is done, dropping each
-// changed kid from the caches. It starts from the newest number, emptying
-// the caches once there (what was looked up before may predate it). After
-// a failure it asks again, after a pause that doubles up to Config.Retry,
-// from the last number applied: the cache keeps what it has meanwhile,
-// and the first answer catches up. A backend whose numbers went back (a
-// database restored) is followed from its newest number, the caches
-// emptied.
+// changed kid from the caches and adding it to the kid filter. It starts
+// by loading the filter, whose number it follows from, emptying the caches
+// once there (what was looked up before may predate it); from the newest
+// number, without a filter, when the backend serves none. After a failure
+// it asks again, after a pause that doubles up to Config.Retry, from the
+// last number applied: the cache keeps what it has meanwhile, and the
+// first answer catches up. A backend whose numbers went back (a database
+// restored), or a filter holding more kids than it was sized for, starts
+// it over.
 func (s *Source) Run(ctx context.Context) {
 	f := feed{s: s, after: -1, up: true}
 	for ctx.Err() == nil {
@@ -42,32 +45,60 @@ type feed struct {
 	pause time.Duration
 }
 
-// step asks for the changes once and applies them.
+// step asks for the changes once and applies them, or starts over.
 func (f *feed) step(ctx context.Context) error {
-	after, wait := f.after, f.s.cfg.Wait
-	if after < 0 {
-		after, wait = math.MaxInt64, 0
+	if f.after < 0 {
+		if err := f.start(ctx); err != nil {
+			return err
+		}
+		f.restored()
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait+f.s.cfg.LookupTimeout)
+	ctx, cancel := context.WithTimeout(ctx, f.s.cfg.Wait+f.s.cfg.LookupTimeout)
 	defer cancel()
-	ch, err := f.s.client.changes(ctx, after, wait)
+	ch, err := f.s.client.changes(ctx, f.after, f.s.cfg.Wait)
 	if err != nil {
 		return err
 	}
 	switch {
-	case f.after < 0 || ch.Last < f.after:
-		f.s.Forget()
-		f.after = ch.Last
+	case ch.Last < f.after:
+		f.after = -1 // the numbers went back: start over
 	default:
 		f.after = ch.Last
 		if len(ch.Changes) == contract.MaxKeyChanges { // a full page: more follow
 			f.after = ch.Changes[len(ch.Changes)-1].Seq
 		}
-		f.s.changed(ch.Changes)
+		if full := f.s.changed(ch.Changes); full {
+			f.after = -1
+		}
 	}
 	f.restored()
 	return nil
 }
+
+// start loads the kid filter and follows on from its number, the caches
+// emptied; without one, from the newest number.
+func (f *feed) start(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, f.s.cfg.LookupTimeout+filterTimeout)
+	defer cancel()
+	filter, last, err := f.s.client.filter(ctx)
+	if errors.Is(err, ErrUnknown) {
+		var ch contract.KeyChanges
+		ch, err = f.s.client.changes(ctx, math.MaxInt64, 0)
+		last = ch.Last
+	}
+	if err != nil {
+		return err
+	}
+	f.s.Forget()
+	f.s.filter.Store(filter)
+	f.after = last
+	return nil
+}
+
+// filterTimeout is the time a filter of millions of kids may take to build
+// and fetch, beyond a look-up's.
+const filterTimeout = 30 * time.Second
 
 // down notes a failure: once logged, and the next pause doubled.
 func (f *feed) down(err error) {

@@ -21,7 +21,7 @@ func FuzzKeyAnswer(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k, ok := s.Lookup(context.Background(), "k1"); ok {
+		if k, err := s.Lookup(context.Background(), "k1", "192.0.2.1"); err == nil {
 			if k.Kid != "k1" || k.Validate() != nil {
 				t.Fatalf("accepted %+v", k)
 			}

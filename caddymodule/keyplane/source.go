@@ -1,11 +1,13 @@
 package keyplane
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -15,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/kidfilter"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -31,10 +34,15 @@ type Config struct {
 	UnknownSize int
 	UnknownTTL  time.Duration
 	// LookupRate and LookupBurst bound the look-ups of kids in neither
-	// cache (default 100/s, burst 200): past them a kid is refused, not
-	// looked up.
+	// cache (default 100/s, burst 200); SourceRate and SourceBurst bound
+	// those of one source address (default 10/s, burst 20), of which
+	// Sources are remembered (default 10000, the least recent forgotten).
+	// Past them the look-up is not made, and Lookup returns ErrBusy.
 	LookupRate  float64
 	LookupBurst int
+	SourceRate  float64
+	SourceBurst int
+	Sources     int
 	// LookupTimeout bounds a look-up (default 2s).
 	LookupTimeout time.Duration
 	// Wait is how long the backend holds a request for changes (default
@@ -49,7 +57,8 @@ type Config struct {
 // Observer sees what a Source does, for metrics.
 type Observer interface {
 	// Lookup counts a look-up in the backend by result: found, unknown,
-	// failed, or limited (not made).
+	// failed; or not made: filtered (the kid filter rules the kid out),
+	// limited (over a rate).
 	Lookup(result string)
 	// Feed reports whether the feed answers, and the number applied.
 	Feed(up bool, applied int64)
@@ -73,6 +82,15 @@ func (c *Config) defaults() {
 	if c.LookupBurst <= 0 {
 		c.LookupBurst = 200
 	}
+	if c.SourceRate <= 0 {
+		c.SourceRate = 10
+	}
+	if c.SourceBurst <= 0 {
+		c.SourceBurst = 20
+	}
+	if c.Sources <= 0 {
+		c.Sources = 10_000
+	}
 	def(&c.UnknownTTL, 30*time.Second)
 	def(&c.LookupTimeout, 2*time.Second)
 	def(&c.Wait, 25*time.Second)
@@ -93,6 +111,11 @@ type Source struct {
 	unknown *expirable.LRU[string, struct{}]
 	flight  singleflight.Group
 	limit   *rate.Limiter
+	// sources are the look-up rations of the source addresses seen.
+	sources *lru.Cache[string, *rate.Limiter]
+	// filter holds every kid the backend has, as the feed left it; nil
+	// until it is loaded, or when the backend serves none.
+	filter atomic.Pointer[kidfilter.Filter]
 	// mu orders caching a look-up's answer against the changes the feed
 	// applies and Forget (generation). While a kid is looked up, pending
 	// holds the newest number of its changes applied meanwhile (0: none):
@@ -121,6 +144,10 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	sources, err := lru.New[string, *rate.Limiter](cfg.Sources)
+	if err != nil {
+		return nil, err
+	}
 	return &Source{
 		cfg:     cfg,
 		client:  client{base: strings.TrimSuffix(cfg.URL, "/"), http: cfg.Client},
@@ -128,32 +155,62 @@ func New(cfg Config) (*Source, error) {
 		unknown: expirable.NewLRU[string, struct{}](cfg.UnknownSize, nil, cfg.UnknownTTL),
 		pending: map[string]int64{},
 		limit:   rate.NewLimiter(rate.Limit(cfg.LookupRate), cfg.LookupBurst),
+		sources: sources,
 	}, nil
 }
 
+// ErrUnknown is a kid the backend has no key of, or that the kid filter
+// rules out.
+var ErrUnknown = errors.New("keyplane: no such key")
+
+// ErrBusy is a look-up not made because the look-ups, of the request's
+// source or of every source, are over their rate: the kid may be a key.
+var ErrBusy = errors.New("keyplane: too many look-ups of keys this edge does not hold")
+
 // Lookup returns the key kid, whatever its status, from the cache or the
-// backend. False when the backend has no such key, when it cannot be
-// asked, and when the look-ups are over their rate: the request is then
-// refused, as for an unknown kid.
-func (s *Source) Lookup(ctx context.Context, kid string) (*kidregistry.Key, bool) {
+// backend, for a request from the address source. It returns ErrUnknown
+// when the backend has no such key, or the kid filter rules it out (the
+// backend is not asked), or the backend cannot be asked; ErrBusy when the
+// look-ups of source, or of every source, are over their rate.
+func (s *Source) Lookup(ctx context.Context, kid, source string) (*kidregistry.Key, error) {
 	if c, ok := s.keys.Get(kid); ok {
-		return c.key, true
+		return c.key, nil
 	}
 	if s.unknown.Contains(kid) {
-		return nil, false
+		return nil, ErrUnknown
 	}
-	v, _, _ := s.flight.Do(kid, func() (any, error) {
+	if f := s.filter.Load(); f != nil && !f.MayHold(kid) {
+		s.cfg.Observer.Lookup("filtered")
+		return nil, ErrUnknown
+	}
+	v, err, _ := s.flight.Do(kid, func() (any, error) {
 		if c, ok := s.keys.Get(kid); ok { // a look-up just finished
 			return c.key, nil
 		}
-		if !s.limit.Allow() {
+		// The requests that share this look-up spend one ration, the
+		// first one's source's.
+		if !s.sourceRation(source).Allow() || !s.limit.Allow() {
 			s.cfg.Observer.Lookup("limited")
-			return nil, nil
+			return nil, ErrBusy
 		}
 		return s.fetch(context.WithoutCancel(ctx), kid), nil
 	})
-	k, _ := v.(*kidregistry.Key)
-	return k, k != nil
+	if k, _ := v.(*kidregistry.Key); k != nil {
+		return k, nil
+	}
+	return nil, cmp.Or(err, ErrUnknown)
+}
+
+// sourceRation returns the look-up ration of the address addr.
+func (s *Source) sourceRation(addr string) *rate.Limiter {
+	if l, ok := s.sources.Get(addr); ok {
+		return l
+	}
+	l := rate.NewLimiter(rate.Limit(s.cfg.SourceRate), s.cfg.SourceBurst)
+	if prev, ok, _ := s.sources.PeekOrAdd(addr, l); ok {
+		return prev
+	}
+	return l
 }
 
 // fetch looks kid up in the backend and caches the answer, unless it may
@@ -167,7 +224,7 @@ func (s *Source) fetch(ctx context.Context, kid string) *kidregistry.Key {
 	defer cancel()
 	k, seq, err := s.client.key(ctx, kid)
 	switch {
-	case errors.Is(err, errUnknown):
+	case errors.Is(err, ErrUnknown):
 		s.cfg.Observer.Lookup("unknown")
 		s.cache(kid, gen, 0, func() { s.unknown.Add(kid, struct{}{}) })
 		return nil
@@ -217,13 +274,19 @@ func (s *Source) Forget() {
 	s.unknown.Purge()
 }
 
-// changed applies changes: each changed kid is dropped from both caches
-// unless the key cached is as new as its change (it was looked up after
-// the change), and its next use looks it up again.
-func (s *Source) changed(changes []contract.KeyChange) {
+// changed applies changes: each changed kid is added to the kid filter,
+// and dropped from both caches unless the key cached is as new as its
+// change (it was looked up after the change), so that its next use looks
+// it up again. It reports whether the filter now holds more kids than it
+// was sized for.
+func (s *Source) changed(changes []contract.KeyChange) (full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	filter := s.filter.Load()
 	for _, c := range changes {
+		if filter != nil {
+			filter.Add(c.Kid)
+		}
 		if k, ok := s.keys.Peek(c.Kid); !ok || k.seq < c.Seq {
 			s.keys.Remove(c.Kid)
 		}
@@ -232,6 +295,7 @@ func (s *Source) changed(changes []contract.KeyChange) {
 			s.pending[c.Kid] = max(newest, c.Seq)
 		}
 	}
+	return filter != nil && filter.Full()
 }
 
 type nopObserver struct{}

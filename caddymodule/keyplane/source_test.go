@@ -3,6 +3,7 @@ package keyplane
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -79,6 +80,15 @@ func running(t *testing.T, s *Source, rec *recorder) {
 	eventually(t, "the feed's first answer", func() bool { up, _ := rec.feed(); return up })
 }
 
+// source is the client address of the tests' look-ups.
+const source = "192.0.2.1"
+
+// lookup looks kid up for source, and reports whether it was found.
+func lookup(s *Source, kid string) (*kidregistry.Key, bool) {
+	k, err := s.Lookup(context.Background(), kid, source)
+	return k, err == nil
+}
+
 func eventually(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
@@ -105,7 +115,7 @@ func TestLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k, ok := s.Lookup(t.Context(), tt.kid)
+			k, ok := lookup(s, tt.kid)
 			if ok != tt.found || (ok && (k.Kid != tt.kid || k.Secret != "0123456789abcdef" || !k.Usable())) {
 				t.Fatalf("Lookup(%s) = %+v, %v", tt.kid, k, ok)
 			}
@@ -133,7 +143,7 @@ func TestLookupCoalesced(t *testing.T) {
 	var found atomic.Int64
 	for range 50 {
 		wg.Go(func() {
-			if _, ok := s.Lookup(context.Background(), "k1"); ok {
+			if _, ok := lookup(s, "k1"); ok {
 				found.Add(1)
 			}
 		})
@@ -147,26 +157,75 @@ func TestLookupCoalesced(t *testing.T) {
 	}
 }
 
-// TestLookupLimited floods the source with random kids: past the burst
-// the backend is not asked, and a cached key is still served.
+// TestLookupLimited floods the source with random kids from many
+// addresses: past the burst the backend is not asked, the look-ups are
+// refused as busy, and a cached key is still served.
 func TestLookupLimited(t *testing.T) {
 	b, srv := newBackend(t)
 	set(b, "k1", contract.KeyActive)
 	s, rec := newSource(t, srv, Config{LookupRate: 0.001, LookupBurst: 10})
-	if _, ok := s.Lookup(t.Context(), "k1"); !ok {
+	if _, ok := lookup(s, "k1"); !ok {
 		t.Fatal("k1 not found")
 	}
+	busy := 0
 	for i := range 1000 {
-		if _, ok := s.Lookup(t.Context(), fmt.Sprintf("random-%d", i)); ok {
+		k, err := s.Lookup(t.Context(), fmt.Sprintf("random-%d", i), fmt.Sprintf("192.0.2.%d", i%250))
+		switch {
+		case k != nil:
 			t.Fatal("a random kid was found")
+		case errors.Is(err, ErrBusy):
+			busy++
 		}
 	}
-	if n := b.Lookups.Load(); n != 10 {
-		t.Fatalf("the flood caused %d look-ups, want the burst's 10", n)
+	if n := b.Lookups.Load(); n != 10 || busy != 991 {
+		t.Fatalf("the flood caused %d look-ups, want the burst's 10; %d busy, want 991", n, busy)
 	}
-	if _, ok := s.Lookup(t.Context(), "k1"); !ok || rec.lookups["limited"] != 991 {
+	if _, ok := lookup(s, "k1"); !ok || rec.lookups["limited"] != 991 {
 		t.Fatalf("after the flood: k1 found %v; limited %d", ok, rec.lookups["limited"])
 	}
+}
+
+// TestLookupRationedBySource: a flood of kids from one address spends its
+// own ration only; another address's look-ups are made.
+func TestLookupRationedBySource(t *testing.T) {
+	b, srv := newBackend(t)
+	set(b, "k1", contract.KeyActive)
+	s, _ := newSource(t, srv, Config{SourceRate: 0.001, SourceBurst: 5})
+	busy := 0
+	for i := range 100 {
+		if _, err := s.Lookup(t.Context(), fmt.Sprintf("random-%d", i), "198.51.100.7"); errors.Is(err, ErrBusy) {
+			busy++
+		}
+	}
+	if n := b.Lookups.Load(); n != 5 || busy != 95 {
+		t.Fatalf("the flood caused %d look-ups and %d busy answers, want 5 and 95", n, busy)
+	}
+	if _, ok := lookup(s, "k1"); !ok {
+		t.Fatal("another address's look-up was not made")
+	}
+}
+
+// TestFilterRulesOutUnknownKids: once the feed has loaded the kid filter,
+// a kid it rules out is refused without asking the backend, however many
+// come; a key added later is found once the feed brings its change.
+func TestFilterRulesOutUnknownKids(t *testing.T) {
+	b, srv := newBackend(t)
+	set(b, "k1", contract.KeyActive)
+	s, rec := newSource(t, srv, Config{Wait: 50 * time.Millisecond})
+	running(t, s, rec)
+	for i := range 1000 {
+		if _, err := s.Lookup(t.Context(), fmt.Sprintf("random-%d", i), fmt.Sprint("203.0.113.", i%250)); !errors.Is(err, ErrUnknown) {
+			t.Fatalf("random kid %d: %v, want ErrUnknown", i, err)
+		}
+	}
+	if n := b.Lookups.Load(); n != 0 || rec.lookups["filtered"] != 1000 {
+		t.Fatalf("the backend was asked %d times; %d filtered", n, rec.lookups["filtered"])
+	}
+	if _, ok := lookup(s, "k1"); !ok {
+		t.Fatal("k1, in the filter, not found")
+	}
+	set(b, "k2", contract.KeyActive)
+	eventually(t, "k2 found once its change arrives", func() bool { _, ok := lookup(s, "k2"); return ok })
 }
 
 // TestFeed changes keys while the feed runs: a cached key's change, and a
@@ -176,19 +235,19 @@ func TestFeed(t *testing.T) {
 	set(b, "k1", contract.KeyActive)
 	s, rec := newSource(t, srv, Config{})
 	running(t, s, rec)
-	if k, ok := s.Lookup(t.Context(), "k1"); !ok || !k.Usable() {
+	if k, ok := lookup(s, "k1"); !ok || !k.Usable() {
 		t.Fatal("k1 not usable")
 	}
-	if _, ok := s.Lookup(t.Context(), "k2"); ok {
+	if _, ok := lookup(s, "k2"); ok {
 		t.Fatal("k2 found before it was added")
 	}
 	set(b, "k1", contract.KeyRetired)
 	set(b, "k2", contract.KeyActive)
 	eventually(t, "the feed applying both changes", func() bool { _, applied := rec.feed(); return applied == 3 })
-	if k, ok := s.Lookup(t.Context(), "k1"); !ok || k.Usable() || k.Status != kidregistry.Retired {
+	if k, ok := lookup(s, "k1"); !ok || k.Usable() || k.Status != kidregistry.Retired {
 		t.Fatalf("k1 after its retirement: %+v", k)
 	}
-	if _, ok := s.Lookup(t.Context(), "k2"); !ok {
+	if _, ok := lookup(s, "k2"); !ok {
 		t.Fatal("k2 not found after it was added")
 	}
 }
@@ -201,18 +260,18 @@ func TestFeedDown(t *testing.T) {
 	set(b, "k1", contract.KeyActive)
 	s, rec := newSource(t, srv, Config{Wait: 50 * time.Millisecond, Retry: 50 * time.Millisecond})
 	running(t, s, rec)
-	if _, ok := s.Lookup(t.Context(), "k1"); !ok {
+	if _, ok := lookup(s, "k1"); !ok {
 		t.Fatal("k1 not found")
 	}
 	b.Down.Store(true)
 	eventually(t, "the feed down", func() bool { up, _ := rec.feed(); return !up })
-	if k, ok := s.Lookup(t.Context(), "k1"); !ok || !k.Usable() {
+	if k, ok := lookup(s, "k1"); !ok || !k.Usable() {
 		t.Fatal("the cache lost k1 while the backend was down")
 	}
 	set(b, "k1", contract.KeyRetired)
 	b.Down.Store(false)
 	eventually(t, "the feed catching up", func() bool { up, applied := rec.feed(); return up && applied == 2 })
-	if k, ok := s.Lookup(t.Context(), "k1"); !ok || k.Usable() {
+	if k, ok := lookup(s, "k1"); !ok || k.Usable() {
 		t.Fatalf("k1 after catching up: %+v", k)
 	}
 }
@@ -239,7 +298,7 @@ func TestLookupInvalid(t *testing.T) {
 			}))
 			defer srv.Close()
 			s, rec := newSource(t, srv, Config{})
-			if k, ok := s.Lookup(t.Context(), "k1"); ok {
+			if k, ok := lookup(s, "k1"); ok {
 				t.Fatalf("accepted %+v", k)
 			}
 			if rec.lookups["failed"] != 1 {
@@ -249,12 +308,14 @@ func TestLookupInvalid(t *testing.T) {
 	}
 }
 
-// TestFirstUseBeforeItsChangeArrives: a key looked up before the feed
-// brings the change that added it stays cached when that change arrives
+// TestFirstUseBeforeItsChangeArrives: without a kid filter (a backend of
+// a version before it), a key looked up before the feed brings the change
+// that added it stays cached when that change arrives
 // (the answer already holds it), and so does one whose change came while
 // it was looked up; a later change of it still drops it.
 func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 	b, srv := newBackend(t)
+	b.NoFilter = true // else the filter refuses k1 until its change arrives
 	s, rec := newSource(t, srv, Config{Wait: 50 * time.Millisecond})
 	running(t, s, rec)
 	// The feed applied nothing yet of k1: look it up first, then let the
@@ -262,7 +323,7 @@ func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 	b.Gate = make(chan struct{})
 	set(b, "k1", kidregistry.Active)
 	found := make(chan bool)
-	go func() { _, ok := s.Lookup(context.Background(), "k1"); found <- ok }()
+	go func() { _, ok := lookup(s, "k1"); found <- ok }()
 	eventually(t, "the feed to apply k1's addition", func() bool { _, applied := rec.feed(); return applied >= 1 })
 	close(b.Gate)
 	if !<-found {
@@ -270,7 +331,7 @@ func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 	}
 	b.Gate = nil
 	set(b, "k2", kidregistry.Active)
-	if _, ok := s.Lookup(context.Background(), "k2"); !ok {
+	if _, ok := lookup(s, "k2"); !ok {
 		t.Fatal("k2 not found")
 	}
 	eventually(t, "the feed to apply k2's addition", func() bool { _, applied := rec.feed(); return applied >= 2 })
@@ -286,7 +347,7 @@ func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 	}
 	// A key whose last change is older than others applied is cached too.
 	s.Forget()
-	if _, ok := s.Lookup(context.Background(), "k1"); !ok || !s.Cached("k1") {
+	if _, ok := lookup(s, "k1"); !ok || !s.Cached("k1") {
 		t.Fatal("k1, changed before k2, is not cached once looked up again")
 	}
 }

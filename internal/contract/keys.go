@@ -11,6 +11,9 @@ const (
 	// (KeyChanges): ?after=N, and wait=D to hold the request up to D
 	// (at most MaxKeyChangesWait) until there is one.
 	PathKeyChanges = "/internal/v1/key-changes"
+	// PathKeyFilter answers a filter of every kid there is (KeyFilter),
+	// which an edge loads before it follows the changes after its Last.
+	PathKeyFilter = "/internal/v1/key-filter"
 )
 
 // MaxKeyChangesWait bounds how long the changes route holds a request.
@@ -67,3 +70,18 @@ type KeyChanges struct {
 	Changes []KeyChange `json:"changes"`
 	Last    int64       `json:"last"`
 }
+
+// KeyFilter answers PathKeyFilter: a Bloom filter of every kid changed
+// through the sequence number Last (github.com/bits-and-blooms/bloom/v3's
+// binary form, package kidfilter), the kids it was sized for and those it
+// holds.
+type KeyFilter struct {
+	Bloom    []byte `json:"bloom"`
+	Capacity uint   `json:"capacity"`
+	Count    uint   `json:"count"`
+	Last     int64  `json:"last"`
+}
+
+// MaxKeyFilter bounds the size of a KeyFilter answer: a filter sized for
+// ten million kids, in base64.
+const MaxKeyFilter = 64 << 20

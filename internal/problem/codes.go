@@ -45,4 +45,5 @@ const (
 	CodeInternalError           = "internal_error"
 	CodeNotReady                = "not_ready"
 	CodeNonCanonicalPath        = "non_canonical_path"
+	CodeKeyLookupsBusy          = "key_lookups_busy"
 )

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/kidfilter"
 )
 
 // KeyPlane is a backend's key plane in memory, serving contract.PathKey
@@ -25,6 +26,9 @@ type KeyPlane struct {
 	Down atomic.Bool
 	// Gate, when set before serving, holds each look-up until it closes.
 	Gate chan struct{}
+	// NoFilter, when set before serving, answers 404 to the kid filter's
+	// route, as a backend of a version before it.
+	NoFilter bool
 }
 
 // NewKeyPlane returns an empty key plane.
@@ -53,11 +57,14 @@ func (p *KeyPlane) SetKey(k contract.ClientKey) {
 	p.changed = make(chan struct{})
 }
 
-// ServeHTTP serves the key plane's two routes.
+// ServeHTTP serves the key plane's three routes.
 func (p *KeyPlane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+contract.PathKey, p.key)
 	mux.HandleFunc("GET "+contract.PathKeyChanges, p.changes)
+	if !p.NoFilter {
+		mux.HandleFunc("GET "+contract.PathKeyFilter, p.filter)
+	}
 	if p.Down.Load() {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
@@ -102,4 +109,19 @@ func (p *KeyPlane) changes(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+func (p *KeyPlane) filter(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := kidfilter.New(len(p.keys))
+	for kid := range p.keys {
+		f.Add(kid)
+	}
+	wire, err := f.Wire(p.last)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	_ = json.NewEncoder(w).Encode(wire)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
@@ -60,11 +61,12 @@ func TestNonCanonicalPathsAreRefused(t *testing.T) {
 }
 
 // served counts the requests the stack's backend logged, but the edge's
-// long polls of the key plane's change feed, which go on meanwhile.
+// own of the key plane (its kid filter, its long polls of the change
+// feed), which go on meanwhile.
 func served(s *hdctest.Stack) int {
 	n := 0
 	for _, line := range strings.Split(s.Output("hdc-backend"), "\n") {
-		if strings.Contains(line, `"msg":"request"`) && !strings.Contains(line, "/internal/v1/key-changes") {
+		if strings.Contains(line, `"msg":"request"`) && !strings.Contains(line, contract.PathKeyChanges) && !strings.Contains(line, contract.PathKeyFilter) {
 			n++
 		}
 	}

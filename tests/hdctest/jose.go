@@ -17,6 +17,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/testkit"
+	"go.step.sm/crypto/jose"
 )
 
 // The serializations a client may use for a request.
@@ -268,4 +269,24 @@ func FreshRequests(t *testing.T, ops *Stack, a, b *Stack) {
 	// without iat and jti, as the specification's clients send it.
 	strict := ops.NewClientEnc("fresh-requests-strict", "", "--require-fresh")
 	ExpectProblem(t, post(b, LoginPath, goJose.Encrypt(t, strict, FormJSON, LoginBody(strict)), nil), 400, "freshness_required")
+}
+
+// GoJoseSeal makes a compact envelope of plaintext under c's key with
+// go-jose.
+func GoJoseSeal(t testing.TB, c *APIClient, plaintext []byte) string {
+	t.Helper()
+	enc, err := jose.NewEncrypter(jose.A128CBC_HS256,
+		jose.Recipient{Algorithm: jose.DIRECT, Key: []byte(c.Key + c.Key), KeyID: c.Kid}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := enc.Encrypt(plaintext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, err := obj.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compact
 }

@@ -225,8 +225,8 @@ func CheckRecord(t testing.TB, r *Response, file []byte) map[string]any {
 
 // RotateUnderLoad rotates c's key with hdc keys (run by ops) and retires
 // the old one while three workers upload through edges, the client taking
-// the new key as soon as the rotation returns: no request may fail. Then
-// the retired key is refused by every edge.
+// the new key as soon as the edges have it (ops.WaitForKey): no request
+// may fail. Then the retired key is refused by every edge.
 func RotateUnderLoad(t *testing.T, ops *Stack, edges []*Stack, c *APIClient, tk Tokens) {
 	t.Helper()
 	upload := func(e *Stack, k *APIClient, text string) *Response {
@@ -269,7 +269,8 @@ func RotateUnderLoad(t *testing.T, ops *Stack, edges []*Stack, c *APIClient, tk 
 	ops.HDC(&rotated, "keys", "rotate", "--client", c.ID)
 	next := *c
 	next.Kid, next.Key = rotated.Kid, rotated.Secret
-	current.Store(&next) // the client takes the new key at once
+	ops.WaitForKey(next.Kid)
+	current.Store(&next) // the client takes the new key once the edges have it
 	phase("after the rotation")
 	ops.HDC(nil, "keys", "retire", "--kid", old.Kid)
 	phase("after the retirement")

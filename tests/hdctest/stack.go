@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
@@ -35,6 +36,10 @@ type Stack struct {
 	Internal string // the backend's internal listener
 	Hop      string // the directory of the hop's certificates
 	Admin    string // the edge's admin API
+	// EdgeAdmins are the admin APIs of the edges that must hold a key
+	// before a client of the stack uses it (WaitForKey): the edge's, or
+	// a cluster's edges'.
+	EdgeAdmins []string
 	// registry is the key registry file of an edge that reads one
 	// (site.registryFile); empty: the edge looks keys up in the backend.
 	registry string
@@ -142,7 +147,7 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 		CopyPrivate(t, filepath.Join(at.From, "keys.json"), filepath.Join(dir, "keys.json"))
 	}
 	hop := filepath.Join(dir, "tls")
-	s := &Stack{T: t, Dir: dir, Edge: at.base, Internal: "https://" + internal, Admin: "http://" + admin, Hop: hop,
+	s := &Stack{T: t, Dir: dir, Edge: at.base, Internal: "https://" + internal, Admin: "http://" + admin, EdgeAdmins: []string{"http://" + admin}, Hop: hop,
 		HTTP: &http.Client{Timeout: 5 * time.Minute}}
 	if at.RegistryFile {
 		s.registry = filepath.Join(dir, "keys.json")
@@ -391,8 +396,48 @@ func (s *Stack) NewClientEnc(workspace, enc string, flags ...string) *APIClient 
 	if enc == EncGCM && (k.JWK == nil || k.JWK.Kty != "oct" || k.JWK.Kid != k.Kid || k.JWK.Alg != "dir" || k.JWK.Enc != enc || k.JWK.K != k.Secret) {
 		s.T.Fatalf("hdc keys add --enc %s printed the key as %+v", enc, k.JWK)
 	}
-	s.waitForRegistry()
+	s.WaitForKey(k.Kid)
 	return &APIClient{ID: c.ClientID, Secret: c.ClientSecret, Workspace: c.WorkspaceID, Kid: k.Kid, Key: k.Secret, Enc: enc}
+}
+
+// WaitForKey waits until the stack's edges hold the key kid, as hdc keys
+// just made it: an edge reading a registry file has loaded the file; an
+// edge of the key plane has applied the change that made it, before which
+// its kid filter refuses the kid. A client takes a new key from then on.
+func (s *Stack) WaitForKey(kid string) {
+	s.T.Helper()
+	if s.registry != "" {
+		s.waitForRegistry()
+		return
+	}
+	if len(s.EdgeAdmins) == 0 {
+		return // an operator's stack of no edge
+	}
+	seq := KeySeq(s.T, s, kid)
+	testkit.Eventually(s.T, time.Minute, "the edges to apply the change of key "+kid, func() bool {
+		for _, admin := range s.EdgeAdmins {
+			if ScrapeMetric(s.HTTP, admin+"/metrics", "hdc_edge_key_feed_applied_sequence") < seq {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// KeySeq returns the number of the key plane's change that made the key
+// kid as it is now, asking the stack's backend as an edge does.
+func KeySeq(t testing.TB, s *Stack, kid string) int {
+	t.Helper()
+	resp, err := s.InternalClient(pki.Edge).Get(s.Internal + strings.Replace(contract.PathKey, "{kid}", kid, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var k contract.ClientKey
+	if err := json.NewDecoder(resp.Body).Decode(&k); err != nil || k.Seq == 0 {
+		t.Fatalf("the key plane's answer for %s: %v", kid, err)
+	}
+	return int(k.Seq)
 }
 
 // waitForRegistry waits until the stack's edge has loaded as many keys as

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/health-data-connect/hdc/internal/testkit"
@@ -231,7 +230,7 @@ func (g *goClient) send(method, path, token string, body, v any) {
 	var reader io.Reader
 	if body != nil {
 		plain, _ := json.Marshal(body)
-		reader = strings.NewReader(goJoseSeal(g.t, g.c, plain))
+		reader = strings.NewReader(hdctest.GoJoseSeal(g.t, g.c, plain))
 	}
 	req, err := http.NewRequest(method, g.base+path, reader)
 	if err != nil {
@@ -263,26 +262,6 @@ func (g *goClient) send(method, path, token string, body, v any) {
 	if err := json.Unmarshal(goJoseOpen(g.t, g.c, answer), v); err != nil {
 		g.t.Fatalf("%s %s: %v", method, path, err)
 	}
-}
-
-// goJoseSeal makes a compact envelope of plaintext under c's key with
-// go-jose.
-func goJoseSeal(t testing.TB, c *hdctest.APIClient, plaintext []byte) string {
-	t.Helper()
-	enc, err := jose.NewEncrypter(jose.A128CBC_HS256,
-		jose.Recipient{Algorithm: jose.DIRECT, Key: []byte(c.Key + c.Key), KeyID: c.Kid}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := enc.Encrypt(plaintext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compact, err := obj.CompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return compact
 }
 
 // goJoseOpen opens a compact envelope under c's key with go-jose.
@@ -358,7 +337,7 @@ type curlClient struct {
 // go-jose into a file named name).
 func (cc *curlClient) post(c *hdctest.APIClient, name, path string, plaintext []byte) []string {
 	file := filepath.Join(cc.dir, name)
-	if err := os.WriteFile(file, []byte(goJoseSeal(cc.t, c, plaintext)), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(hdctest.GoJoseSeal(cc.t, c, plaintext)), 0o600); err != nil {
 		cc.t.Fatal(err)
 	}
 	return []string{"-X", "POST", "-H", "X-Encryption: JWE", "-H", "Content-Type: " + hdctest.CompactType, "--data-binary", "@" + file}

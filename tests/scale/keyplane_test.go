@@ -37,6 +37,7 @@ func TestKeyPlane(t *testing.T) {
 		}
 		moved := *c
 		moved.Kid, moved.Key = k.Kid, k.Secret
+		s.WaitForKey(moved.Kid)
 		s.Login(&moved, true, "") // fails the test unless it logs in
 	})
 

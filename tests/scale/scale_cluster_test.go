@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,13 +34,15 @@ const scaleBucket = "hdc-records"
 // running the repository's Caddyfile, each in front of one backend, whose
 // key plane it looks keys up in and follows.
 type cluster struct {
-	t        *testing.T
-	ops      *hdctest.Stack // the operator: runs hdc, starts the processes
-	edges    [2]*hdctest.Stack
-	backends [2]*replica
-	database string
-	s3       *s3.Client
-	kms      hdctest.KMS
+	t     *testing.T
+	ops   *hdctest.Stack // the operator: runs hdc, starts the processes
+	edges [2]*hdctest.Stack
+	// edgeAdmins are the edges' admin APIs, where their metrics are.
+	edgeAdmins [2]string
+	backends   [2]*replica
+	database   string
+	s3         *s3.Client
+	kms        hdctest.KMS
 }
 
 // replica is one hdc-backend process.
@@ -102,10 +105,13 @@ func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cl
 	}
 	for i, r := range c.backends {
 		edgeSock, edgeAddr := testkit.ListenFile(t)
+		adminSock, admin := testkit.ListenFile(t)
+		c.edgeAdmins[i] = "http://" + admin
+		c.ops.EdgeAdmins = append(c.ops.EdgeAdmins, c.edgeAdmins[i]) // a key is used once both edges have it
 		c.ops.Start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(hdctest.RepoRoot, "Caddyfile")}, append([]string{
-			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=off",
+			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=fd/4",
 			"HDC_BACKEND=" + strings.TrimPrefix(r.public, "http://"), "HDC_BACKEND_INTERNAL=" + r.internal,
-			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hdctest.HopEnv(hop, "edge"), edgeEnv[i]...)...), edgeSock)
+			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hdctest.HopEnv(hop, "edge"), edgeEnv[i]...)...), edgeSock, adminSock)
 		e := &hdctest.Stack{T: t, Dir: dir, Edge: "http://" + edgeAddr, Env: c.ops.Env, HTTP: c.ops.HTTP}
 		answers.AddEdge(e.Edge)
 		c.ops.WaitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.Edge+"/no-such-route") == http.StatusNotFound })
@@ -129,6 +135,12 @@ func (c *cluster) kill(i int) {
 	p := c.backends[i].proc
 	_ = p.Cmd.Process.Signal(syscall.SIGKILL)
 	<-p.Done
+	// The operator's checks ask the survivor; edge i, which follows
+	// backend i's key plane alone, no longer gets the keys' changes.
+	if c.ops.Internal == c.backends[i].internal {
+		c.ops.Internal = c.backends[1-i].internal
+	}
+	c.ops.EdgeAdmins = slices.DeleteFunc(c.ops.EdgeAdmins, func(a string) bool { return a == c.edgeAdmins[i] })
 }
 
 // metric scrapes a counter or gauge without labels from backend i, -1 when
