@@ -433,11 +433,7 @@ func TestEdgeRotation(t *testing.T) {
 	}
 	// Each phase, the old key alone and then both, lasts until 10 more
 	// requests have their answers.
-	phase := func(name string) {
-		n := sent.Load() + 10
-		testkit.Eventually(t, time.Minute, "10 requests "+name, func() bool { return sent.Load() >= n })
-	}
-	phase("before the rotation")
+	testkit.Grows(t, &sent, 10, "10 requests before the rotation")
 	var rotated kidregistry.Key
 	if err := kidregistry.Update(e.registry, testSealer, func(f *kidregistry.File) (err error) {
 		rotated, err = f.Rotate("c1", time.Now())
@@ -446,7 +442,7 @@ func TestEdgeRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	cur.Store(&current{rotated.Kid, rotated.Secret}) // handed to the client straight away
-	phase("after the rotation")
+	testkit.Grows(t, &sent, 10, "10 requests after the rotation")
 	close(stop)
 	wg.Wait()
 	if sent.Load() < 20 {

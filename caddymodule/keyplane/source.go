@@ -65,41 +65,29 @@ type Observer interface {
 }
 
 func (c *Config) defaults() {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	if c.CacheSize <= 0 {
-		c.CacheSize = 100_000
-	}
-	if c.UnknownSize <= 0 {
-		c.UnknownSize = 100_000
-	}
-	if c.LookupRate <= 0 {
-		c.LookupRate = 100
-	}
-	if c.LookupBurst <= 0 {
-		c.LookupBurst = 200
-	}
-	if c.SourceRate <= 0 {
-		c.SourceRate = 10
-	}
-	if c.SourceBurst <= 0 {
-		c.SourceBurst = 20
-	}
-	if c.Sources <= 0 {
-		c.Sources = 10_000
-	}
-	def(&c.UnknownTTL, 30*time.Second)
-	def(&c.LookupTimeout, 2*time.Second)
-	def(&c.Wait, 25*time.Second)
-	def(&c.Retry, 5*time.Second)
+	orDefault(&c.CacheSize, 100_000)
+	orDefault(&c.UnknownSize, 100_000)
+	orDefault(&c.LookupRate, 100)
+	orDefault(&c.LookupBurst, 200)
+	orDefault(&c.SourceRate, 10)
+	orDefault(&c.SourceBurst, 20)
+	orDefault(&c.Sources, 10_000)
+	orDefault(&c.UnknownTTL, 30*time.Second)
+	orDefault(&c.LookupTimeout, 2*time.Second)
+	orDefault(&c.Wait, 25*time.Second)
+	orDefault(&c.Retry, 5*time.Second)
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
 	if c.Log == nil {
 		c.Log = zap.NewNop()
+	}
+}
+
+// orDefault sets *v to d when it is not positive.
+func orDefault[T int | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
 	}
 }
 

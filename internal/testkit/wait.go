@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -30,4 +31,12 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 	if !WaitFor(within, cond) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
+}
+
+// Grows waits until counter has grown by n from its value now, failing t
+// after a minute: a phase of load measured in requests, not in time.
+func Grows(t testing.TB, counter *atomic.Int64, n int64, what string) {
+	t.Helper()
+	target := counter.Load() + n
+	Eventually(t, time.Minute, what, func() bool { return counter.Load() >= target })
 }

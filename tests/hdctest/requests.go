@@ -260,20 +260,16 @@ func RotateUnderLoad(t *testing.T, ops *Stack, edges []*Stack, c *APIClient, tk 
 	}
 	// Each phase (the old key alone, both, the new alone) lasts until the
 	// workers have answers to 10 more requests.
-	phase := func(name string) {
-		n := sent.Load() + 10
-		testkit.Eventually(t, time.Minute, "10 uploads "+name, func() bool { return sent.Load() >= n })
-	}
-	phase("before the rotation")
+	testkit.Grows(t, &sent, 10, "10 uploads before the rotation")
 	var rotated struct{ Kid, Secret string }
 	ops.HDC(&rotated, "keys", "rotate", "--client", c.ID)
 	next := *c
 	next.Kid, next.Key = rotated.Kid, rotated.Secret
 	ops.WaitForKey(next.Kid)
 	current.Store(&next) // the client takes the new key once the edges have it
-	phase("after the rotation")
+	testkit.Grows(t, &sent, 10, "10 uploads after the rotation")
 	ops.HDC(nil, "keys", "retire", "--kid", old.Kid)
-	phase("after the retirement")
+	testkit.Grows(t, &sent, 10, "10 uploads after the retirement")
 	close(stop)
 	wg.Wait()
 	if sent.Load() < 30 {
