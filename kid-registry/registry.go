@@ -71,18 +71,20 @@ func (k *Key) Usable() bool {
 // Listed is a key without its secret, as the operator's list and the
 // edge's admin API show it.
 type Listed struct {
-	Kid        string     `json:"kid"`
-	ClientID   string     `json:"client_id"`
-	Enc        string     `json:"enc"`
-	Status     Status     `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	RetiringAt *time.Time `json:"retiring_at,omitempty"`
-	RetiredAt  *time.Time `json:"retired_at,omitempty"`
+	Kid      string `json:"kid"`
+	ClientID string `json:"client_id"`
+	Enc      string `json:"enc"`
+	// RequireFresh: every envelope under the key must name iat and jti.
+	RequireFresh bool       `json:"require_fresh"`
+	Status       Status     `json:"status"`
+	CreatedAt    time.Time  `json:"created_at"`
+	RetiringAt   *time.Time `json:"retiring_at,omitempty"`
+	RetiredAt    *time.Time `json:"retired_at,omitempty"`
 }
 
 // Listed returns the key without its secret.
 func (k *Key) Listed() Listed {
-	return Listed{Kid: k.Kid, ClientID: k.ClientID, Enc: k.ContentEncryption(), Status: k.Status, CreatedAt: k.CreatedAt,
+	return Listed{Kid: k.Kid, ClientID: k.ClientID, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness(), Status: k.Status, CreatedAt: k.CreatedAt,
 		RetiringAt: k.RetiringAt, RetiredAt: k.RetiredAt}
 }
 

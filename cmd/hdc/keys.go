@@ -333,7 +333,7 @@ func newKeysListCmd(path func() string) *cobra.Command {
 	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "list [--client ID] [--json]",
-		Short: "List keys with their client, content encryption, status and dates (never secrets)",
+		Short: "List keys with their client, content encryption, whether they require iat and jti, status and dates (never secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			keys, err := listKeys(cmd, &sf, path(), client)
@@ -344,9 +344,9 @@ func newKeysListCmd(path func() string) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), keys)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KID\tCLIENT\tENC\tSTATUS\tCREATED\tRETIRING\tRETIRED")
+			fmt.Fprintln(tw, "KID\tCLIENT\tENC\tFRESH\tSTATUS\tCREATED\tRETIRING\tRETIRED")
 			for _, k := range keys {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kid, k.ClientID, k.Enc, k.Status,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kid, k.ClientID, k.Enc, yesNo(k.RequireFresh), k.Status,
 					k.CreatedAt.Format(time.RFC3339), formatTime(k.RetiringAt), formatTime(k.RetiredAt))
 			}
 			return tw.Flush()
@@ -356,6 +356,14 @@ func newKeysListCmd(path func() string) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&client, "client", "", "only this client's keys")
 	return cmd
+}
+
+// yesNo is a flag as the list's table writes it.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // listKeys returns the keys of client (every client's when empty) in the

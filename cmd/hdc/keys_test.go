@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -373,12 +374,35 @@ func TestKeysOfEachKind(t *testing.T) {
 	if strict.Enc != "A128CBC-HS256" || !strict.RequireFresh || strict.JWK != nil || len(strict.Secret) != 16 {
 		t.Fatalf("rotate --require-fresh printed %+v", strict)
 	}
-	encs := map[string]string{}
-	for _, k := range decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json"))) {
-		encs[k.Kid] = k.Enc
+	plain := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c)))
+	type kind struct {
+		Enc   string
+		Fresh bool
 	}
-	if encs[gcm.Kid] != "A256GCM" || encs[strict.Kid] != "A128CBC-HS256" || len(encs) != 2 {
-		t.Fatalf("list shows %v", encs)
+	kinds := map[string]kind{}
+	type listed struct {
+		Kid, Enc     string
+		RequireFresh *bool `json:"require_fresh"`
+	}
+	for _, k := range decode[[]listed](t, mustOut(hdc(t, dir, "keys", "list", "--json"))) {
+		if k.RequireFresh == nil {
+			t.Fatalf("list --json does not say whether %s requires freshness", k.Kid)
+		}
+		kinds[k.Kid] = kind{k.Enc, *k.RequireFresh}
+	}
+	if want := map[string]kind{gcm.Kid: {"A256GCM", true}, strict.Kid: {"A128CBC-HS256", true}, plain.Kid: {"A128CBC-HS256", false}}; !maps.Equal(kinds, want) {
+		t.Fatalf("list --json shows %v, want %v", kinds, want)
+	}
+	// The table says it too, in a column of its own.
+	table := strings.Split(strings.TrimSpace(string(mustOut(hdc(t, dir, "keys", "list")))), "\n")
+	if head := strings.Fields(table[0]); len(head) < 4 || head[3] != "FRESH" {
+		t.Fatalf("list's header: %q", table[0])
+	}
+	for _, line := range table[1:] {
+		f := strings.Fields(line)
+		if want := map[bool]string{true: "yes", false: "no"}[kinds[f[0]].Fresh]; len(f) < 4 || f[3] != want {
+			t.Fatalf("list's line %q, want FRESH %s", line, want)
+		}
 	}
 	reg := filepath.Join(t.TempDir(), "keys.json")
 	for _, tt := range []struct {
@@ -395,7 +419,7 @@ func TestKeysOfEachKind(t *testing.T) {
 			}
 		})
 	}
-	if n := len(decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 2 {
+	if n := len(decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 3 {
 		t.Fatalf("%d keys after the refusals", n)
 	}
 	if _, err := os.Stat(reg); !errors.Is(err, fs.ErrNotExist) {

@@ -121,7 +121,9 @@ func (p *keyPlane) list(ctx context.Context, client string) ([]kidregistry.Liste
 
 // listedKey is k as list shows it.
 func listedKey(k store.ClientKey) kidregistry.Listed {
-	l := kidregistry.Listed{Kid: k.Kid, ClientID: k.ClientID, Enc: k.Enc, Status: kidregistry.Status(k.Status), CreatedAt: k.CreatedAt}
+	kind := kidregistry.Key{Enc: k.Enc, RequireFresh: k.RequireFresh}
+	l := kidregistry.Listed{Kid: k.Kid, ClientID: k.ClientID, Enc: k.Enc, RequireFresh: kind.NeedsFreshness(),
+		Status: kidregistry.Status(k.Status), CreatedAt: k.CreatedAt}
 	if !k.RetiringAt.IsZero() {
 		l.RetiringAt = &k.RetiringAt
 	}
