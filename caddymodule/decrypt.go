@@ -100,15 +100,19 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 		return o, errInvalidEncryption
 	}
 	if t.Login {
-		if body, p = bindLogin(body, size, k.ClientID); p != nil {
-			return o, p
+		if body, p = bindLogin(body, size, k.ClientID); p == errInvalidEncryption {
+			return o, p // a key of another client: the one answer of every key failure
 		}
+	}
+	// The key is established: a refusal from here on goes sealed.
+	o.owner, o.key, o.size = k.ClientID, key, size
+	if p != nil {
+		return o, p
 	}
 	if o.fresh, p = t.app.fresh.check(k, env.Header); p != nil {
 		return o, p
 	}
 	replaceBody(r, body, size)
-	o.owner, o.key, o.size = k.ClientID, key, size
 	return o, nil
 }
 

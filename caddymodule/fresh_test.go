@@ -121,8 +121,17 @@ func TestEdgeFreshRequests(t *testing.T) {
 				t.Fatalf("status %d: %s", code, body)
 			case tt.want == "" && !bytes.Equal(body, badTag):
 				t.Fatalf("answer %s differs from a bad tag's %s", body, badTag)
-			case tt.want != "" && !bytes.Contains(body, []byte(`"code":"`+tt.want+`"`)):
-				t.Fatalf("answer %s, want %s", body, tt.want)
+			case tt.want == "":
+				return
+			}
+			// The tag verified: the refusal is sealed under the key.
+			answer, ct, err := jwe.Parse(body, jwe.Flattened)
+			var pt []byte
+			if err == nil {
+				pt, err = answer.Decrypt(tt.key, ct)
+			}
+			if err != nil || !bytes.Contains(pt, []byte(`"code":"`+tt.want+`"`)) {
+				t.Fatalf("answer %s (%s, %v), want %s sealed under the key", body, pt, err, tt.want)
 			}
 		})
 	}

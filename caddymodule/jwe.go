@@ -135,7 +135,11 @@ func (t *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 	if sp != nil {
 		defer sp.Close()
 	}
-	if p != nil {
+	switch {
+	case p != nil && o.key != nil:
+		t.refuseSealed(w, r, client, o, p, start)
+		return nil
+	case p != nil:
 		t.refuse(w, r, client, o.kid, p, start)
 		return nil
 	}
@@ -205,15 +209,31 @@ func (t *JWE) bodyLimit() int64 {
 
 // refuse answers a request whose key could not be established, plainly.
 func (t *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
+	t.noteRefusal(r, client, kid, p, start)
+	if p == errKeyLookupsBusy {
+		w.Header().Set("Retry-After", "1")
+	}
+	problem.Write(w, p)
+}
+
+// refuseSealed answers p sealed under the request's key, which was
+// established before p was decided (a stale or replayed envelope, say), as
+// the backend's answers to such a request are: a client that opens every
+// answer reads the code.
+func (t *JWE) refuseSealed(w http.ResponseWriter, r *http.Request, client string, o opened, p *problem.Problem, start time.Time) {
+	t.noteRefusal(r, client, o.kid, p, start)
+	w.Header().Set("Cache-Control", "no-store")
+	s := &sealer{w: w, key: o.key, kid: o.kid, compact: o.compact}
+	s.writeSealed(p.Status, p.Body())
+}
+
+// noteRefusal counts and logs a refused encrypted request.
+func (t *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
 	label := t.kidLabel(kid)
 	metrics.jweRequests.WithLabelValues(label, p.Code).Inc()
 	t.logger.Info("encrypted request refused", zap.String("kid", label), zap.String("client", client),
 		zap.String("path", r.URL.Path), zap.Int64("content_length", r.ContentLength),
 		zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))
-	if p == errKeyLookupsBusy {
-		w.Header().Set("Retry-After", "1")
-	}
-	problem.Write(w, p)
 }
 
 // accept records an opened request and rewrites its headers for the

@@ -479,16 +479,20 @@ func TestJWEAnyClient(t *testing.T) {
 
 func TestJWELogin(t *testing.T) {
 	key := mustKey(t, secretOf("k-c1"))
+	// A login under another client's key gets the one answer of every key
+	// failure, in the clear; a body that is not a login comes sealed, the
+	// key being established.
 	tests := []struct {
 		name     string
 		body     string
 		wantCode string // "" for success
+		sealed   bool
 	}{
-		{"own client", `{"client_id":"c1","client_secret":"s"}`, ""},
-		{"other client", `{"client_id":"c2","client_secret":"s"}`, "invalid_encryption"},
-		{"no client_id", `{"client_secret":"s"}`, "invalid_request"},
-		{"client_id not a string", `{"client_id":7}`, "invalid_request"},
-		{"not JSON", `client_id=c1`, "invalid_request"},
+		{"own client", `{"client_id":"c1","client_secret":"s"}`, "", true},
+		{"other client", `{"client_id":"c2","client_secret":"s"}`, "invalid_encryption", false},
+		{"no client_id", `{"client_secret":"s"}`, "invalid_request", true},
+		{"client_id not a string", `{"client_id":7}`, "invalid_request", true},
+		{"not JSON", `client_id=c1`, "invalid_request", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -503,8 +507,12 @@ func TestJWELogin(t *testing.T) {
 				openResponse(t, w, secretOf("k-c1"))
 				return
 			}
-			if up.called || !strings.Contains(w.Body.String(), `"code":"`+tt.wantCode+`"`) {
-				t.Fatalf("called=%v, answer %d %s", up.called, w.Code, w.Body)
+			answer := w.Body.Bytes()
+			if tt.sealed {
+				answer = openResponse(t, w, secretOf("k-c1"))
+			}
+			if up.called || w.Code != 400 || !strings.Contains(string(answer), `"code":"`+tt.wantCode+`"`) {
+				t.Fatalf("called=%v, answer %d %s", up.called, w.Code, answer)
 			}
 		})
 	}

@@ -221,9 +221,8 @@ func FreshRequests(t *testing.T, ops *Stack, a, b *Stack) {
 		return goJose.run(t, body, "encrypt", g.Key, g.Kid, FormJSON, EncGCM, strconv.FormatInt(iat, 10), NewJTI())
 	}
 	// post sends an envelope and returns the answer, opened when sealed:
-	// an edge refuses a replay it saw itself plainly, before the backend;
-	// the backend's refusal of one another edge saw comes sealed, as every
-	// answer of the backend to an encrypted request does.
+	// once the tag verified, every answer is, the refusals of an edge (a
+	// replay it saw itself, before the backend) as those of the backend.
 	post := func(e *Stack, path string, env []byte, h map[string]string) *Response {
 		h = WithBodyType(h, env)
 		h[JWEHeader] = "JWE"
@@ -242,17 +241,17 @@ func FreshRequests(t *testing.T, ops *Stack, a, b *Stack) {
 	if err := json.Unmarshal(r.Body, &tk); err != nil || tk.AccessToken == "" {
 		t.Fatalf("the login's answer: %v", err)
 	}
-	ExpectProblem(t, post(b, LoginPath, login, nil), 400, "replayed_request")
-	ExpectProblem(t, post(a, LoginPath, login, nil), 400, "replayed_request")
+	expectSealedProblem(t, post(b, LoginPath, login, nil), 400, "replayed_request")
+	expectSealedProblem(t, post(a, LoginPath, login, nil), 400, "replayed_request")
 
 	endpoint := "https://hooks.example.org/fresh-requests"
 	register := seal([]byte(`{"endpoint":"`+endpoint+`","event_names":["user.delete"]}`), time.Now().Unix())
 	if r := post(b, SubsPath, register, Bearer(tk)); r.Status != http.StatusOK {
 		t.Fatalf("a fresh registration: %s", r)
 	}
-	ExpectProblem(t, post(a, SubsPath, register, Bearer(tk)), 400, "replayed_request")
+	expectSealedProblem(t, post(a, SubsPath, register, Bearer(tk)), 400, "replayed_request")
 	stale := seal([]byte(`{"endpoint":"`+endpoint+`-2","event_names":["user.delete"]}`), time.Now().Add(-10*time.Minute).Unix())
-	ExpectProblem(t, post(a, SubsPath, stale, Bearer(tk)), 400, "stale_request")
+	expectSealedProblem(t, post(a, SubsPath, stale, Bearer(tk)), 400, "stale_request")
 
 	list := a.sendSealed(SealedBy{goJose, FormJSON}, g, "GET", SubsPath, nil, Bearer(tk))
 	var subs struct {
@@ -267,8 +266,18 @@ func FreshRequests(t *testing.T, ops *Stack, a, b *Stack) {
 
 	// An A128CBC-HS256 key made with --require-fresh refuses an envelope
 	// without iat and jti, as the specification's clients send it.
-	strict := ops.NewClientEnc("fresh-requests-strict", "", "--require-fresh")
-	ExpectProblem(t, post(b, LoginPath, goJose.Encrypt(t, strict, FormJSON, LoginBody(strict)), nil), 400, "freshness_required")
+	g = ops.NewClientEnc("fresh-requests-strict", "", "--require-fresh") // post opens the answer with g's key
+	expectSealedProblem(t, post(b, LoginPath, goJose.Encrypt(t, g, FormJSON, LoginBody(g)), nil), 400, "freshness_required")
+}
+
+// expectSealedProblem checks a problem answer that came sealed under the
+// request's key: its tag verified, so the key's holder reads the code.
+func expectSealedProblem(t *testing.T, r *Response, status int, code string) {
+	t.Helper()
+	if !r.sealed {
+		t.Fatalf("the %d %s answer came in the clear, not sealed under the request's key: %s", status, code, r)
+	}
+	ExpectProblem(t, r, status, code)
 }
 
 // GoJoseSeal makes a compact envelope of plaintext under c's key with
