@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -64,16 +65,19 @@ type issuedKey struct {
 	Enc      string `json:"enc"`
 	// RequireFresh: the key's envelopes must name iat and jti.
 	RequireFresh bool `json:"require_fresh,omitempty"`
-	// JWK is an A256GCM key as a JSON Web Key, which JOSE libraries
-	// import as it is.
-	JWK *octJWK `json:"jwk,omitempty"`
+	// JWK is the key as a JSON Web Key, which the JOSE libraries import
+	// as it is (the README's client-library table).
+	JWK octJWK `json:"jwk"`
 }
 
-// octJWK is a symmetric key as a JSON Web Key (RFC 7517, RFC 7518 §6.4).
+// octJWK is a symmetric key as a JSON Web Key (RFC 7517, RFC 7518 §6.4):
+// its content-encryption key in k, and the content encryption its
+// envelopes use in enc, beside the kid. It names no "alg": node-jose and
+// the jose CLI read "alg":"dir" on a key as ruling out content
+// encryption with it, and every library takes dir from the header.
 type octJWK struct {
 	Kty string `json:"kty"`
 	Kid string `json:"kid"`
-	Alg string `json:"alg"`
 	Enc string `json:"enc"`
 	K   string `json:"k"`
 }
@@ -81,9 +85,11 @@ type octJWK struct {
 // issued is k as add and rotate print it.
 func issued(k kidregistry.Key) issuedKey {
 	out := issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()}
-	if out.Enc == jwe.EncA256GCM {
-		out.JWK = &octJWK{Kty: "oct", Kid: k.Kid, Alg: jwe.AlgDir, Enc: out.Enc, K: k.Secret}
+	cek := k.Secret // A256GCM: the key's 32 bytes, in base64url already
+	if out.Enc == jwe.EncA128CBCHS256 {
+		cek = base64.RawURLEncoding.EncodeToString([]byte(k.Secret + k.Secret)) // the shared string written twice
 	}
+	out.JWK = octJWK{Kty: "oct", Kid: k.Kid, Enc: out.Enc, K: cek}
 	return out
 }
 

@@ -30,7 +30,9 @@ func TestKeysLifecycle(t *testing.T) {
 	if err := json.Unmarshal(r.stdout, &added); err != nil {
 		t.Fatal(err)
 	}
-	if added != (issuedKey{Kid: "k-one", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256"}) {
+	// The JWK's k is the shared string written twice, the key's 32 bytes.
+	jwkOne := octJWK{Kty: "oct", Kid: "k-one", Enc: "A128CBC-HS256", K: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}
+	if added != (issuedKey{Kid: "k-one", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256", JWK: jwkOne}) {
 		t.Fatalf("add printed %+v", added)
 	}
 
@@ -286,7 +288,8 @@ func TestKeysInDatabase(t *testing.T) {
 	c1 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	c2 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	added := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c1, "--kid", "k-one", "--secret", "0123456789abcdef")))
-	if added != (issuedKey{Kid: "k-one", ClientID: c1, Secret: "0123456789abcdef", Enc: "A128CBC-HS256"}) {
+	jwkOne := octJWK{Kty: "oct", Kid: "k-one", Enc: "A128CBC-HS256", K: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}
+	if added != (issuedKey{Kid: "k-one", ClientID: c1, Secret: "0123456789abcdef", Enc: "A128CBC-HS256", JWK: jwkOne}) {
 		t.Fatalf("add printed %+v", added)
 	}
 	rotated := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c1)))
@@ -367,11 +370,13 @@ func TestKeysOfEachKind(t *testing.T) {
 		t.Fatalf("an A256GCM secret of %d bytes (%v)", len(raw), err)
 	case gcm.Enc != "A256GCM" || !gcm.RequireFresh:
 		t.Fatalf("add printed %+v", gcm)
-	case gcm.JWK == nil || *gcm.JWK != (octJWK{Kty: "oct", Kid: gcm.Kid, Alg: "dir", Enc: "A256GCM", K: gcm.Secret}):
+	case gcm.JWK != (octJWK{Kty: "oct", Kid: gcm.Kid, Enc: "A256GCM", K: gcm.Secret}):
 		t.Fatalf("the JWK: %+v", gcm.JWK)
 	}
 	strict := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--require-fresh")))
-	if strict.Enc != "A128CBC-HS256" || !strict.RequireFresh || strict.JWK != nil || len(strict.Secret) != 16 {
+	doubled := base64.RawURLEncoding.EncodeToString([]byte(strict.Secret + strict.Secret))
+	if strict.Enc != "A128CBC-HS256" || !strict.RequireFresh || len(strict.Secret) != 16 ||
+		strict.JWK != (octJWK{Kty: "oct", Kid: strict.Kid, Enc: "A128CBC-HS256", K: doubled}) {
 		t.Fatalf("rotate --require-fresh printed %+v", strict)
 	}
 	plain := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c)))

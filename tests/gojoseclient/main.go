@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	jose "github.com/go-jose/go-jose/v4"
 )
@@ -54,9 +55,26 @@ func run(args []string, in io.Reader, out io.Writer) error {
 }
 
 // keyOf returns the content encryption that starts rest (A128CBC-HS256
-// when rest is empty) and secret's content-encryption key for it.
+// when rest is empty) and secret's content-encryption key for it; secret
+// may instead be the JWK hdc keys add prints, which JSONWebKey reads as it
+// is.
 func keyOf(secret string, rest []string) (jose.ContentEncryption, []byte, error) {
+	enc := jose.A128CBC_HS256
 	if len(rest) > 0 && rest[0] == "A256GCM" {
+		enc = jose.A256GCM
+	}
+	if strings.HasPrefix(secret, "{") {
+		var k jose.JSONWebKey
+		if err := k.UnmarshalJSON([]byte(secret)); err != nil {
+			return enc, nil, err
+		}
+		key, ok := k.Key.([]byte)
+		if !ok {
+			return enc, nil, fmt.Errorf("the JWK is not a symmetric key")
+		}
+		return enc, key, nil
+	}
+	if enc == jose.A256GCM {
 		k, err := base64.RawURLEncoding.DecodeString(secret)
 		return jose.A256GCM, k, err
 	}

@@ -44,6 +44,17 @@ type joseClient struct {
 	argv func(t testing.TB) []string
 	// jsonType is the media type it sends a JSON request as.
 	jsonType string
+	// compactOnly: its JSON serialization is not one the gateway takes,
+	// and it has no setting to fix it.
+	compactOnly bool
+}
+
+// Forms returns the serializations the client writes requests in.
+func (j joseClient) Forms() []string {
+	if j.compactOnly {
+		return []string{FormCompact}
+	}
+	return []string{FormJSON, FormCompact}
 }
 
 var (
@@ -56,9 +67,10 @@ var (
 		{name: "python jwcrypto", argv: pythonArgv("jwcrypto", "jwcrypto_client.py"), jsonType: JSONType},
 		{name: "python authlib", argv: pythonArgv("authlib", "authlib_client.py"), jsonType: JSONType},
 		JWX,
-		{name: "Go go-jose v4", argv: goJoseArgv, jsonType: JSONType},
+		{name: "Go jwx v2", argv: toolArgv("jwxclient-v2"), compactOnly: true},
+		{name: "Go go-jose v4", argv: toolArgv("gojoseclient"), jsonType: JSONType},
 	}
-	JWX = joseClient{name: "Go jwx v3", argv: jwxArgv, jsonType: "application/jose+json"}
+	JWX = joseClient{name: "Go jwx v3", argv: toolArgv("jwxclient"), jsonType: "application/jose+json"}
 )
 
 func nodeArgv(script string) func(testing.TB) []string {
@@ -83,14 +95,10 @@ func pythonArgv(module, script string) func(testing.TB) []string {
 	}
 }
 
-// goJoseArgv builds tests/gojoseclient once.
-func goJoseArgv(t testing.TB) []string {
-	return []string{Binary(t, "gojoseclient")}
-}
-
-// jwxArgv builds tests/jwxclient, a module of its own, once.
-func jwxArgv(t testing.TB) []string {
-	return []string{Binary(t, "jwxclient")}
+// toolArgv runs one of the tests' programs, built once per run: go-jose
+// (tests/gojoseclient), jwx v3 and v2 (tests/jwxclient, a module of its own).
+func toolArgv(name string) func(testing.TB) []string {
+	return func(t testing.TB) []string { return []string{Binary(t, name)} }
 }
 
 func (j joseClient) run(t testing.TB, stdin []byte, args ...string) []byte {
@@ -107,7 +115,7 @@ func (j joseClient) run(t testing.TB, stdin []byte, args ...string) []byte {
 // A256GCM key, with iat (now) and a new jti in its protected header.
 func (j joseClient) Encrypt(t testing.TB, c *APIClient, form string, plaintext []byte) []byte {
 	t.Helper()
-	args := []string{"encrypt", c.Key, c.Kid, form}
+	args := []string{"encrypt", c.keyArg(), c.Kid, form}
 	if c.Enc == EncGCM {
 		args = append(args, c.Enc, strconv.FormatInt(time.Now().Unix(), 10), NewJTI())
 	}
@@ -117,11 +125,20 @@ func (j joseClient) Encrypt(t testing.TB, c *APIClient, form string, plaintext [
 // decrypt opens an answer, in form, with c's key.
 func (j joseClient) decrypt(t testing.TB, c *APIClient, form string, envelope []byte) []byte {
 	t.Helper()
-	args := []string{"decrypt", c.Key, form}
+	args := []string{"decrypt", c.keyArg(), form}
 	if c.Enc == EncGCM {
 		args = append(args, c.Enc)
 	}
 	return j.run(t, envelope, args...)
+}
+
+// keyArg is how a JOSE client is handed c's key: the JWK hdc keys add
+// printed, as it is, when there is one; else the shared string or k.
+func (c *APIClient) keyArg() string {
+	if c.JWK != "" {
+		return c.JWK
+	}
+	return c.Key
 }
 
 // EncGCM is the enc of the second kind of key.

@@ -35,6 +35,7 @@ var tools = map[string]struct{ pkg, module string }{
 	"hdc-bench":    {"./cmd/hdc-bench", "."},
 	"gojoseclient": {"./tests/gojoseclient", "."},
 	"jwxclient":    {".", "tests/jwxclient"},
+	"jwxclient-v2": {"./v2", "tests/jwxclient"},
 	"localkms":     {".", "tests/localkms"},
 }
 

@@ -363,6 +363,9 @@ type APIClient struct {
 	// Enc is the key's content encryption: "" for A128CBC-HS256, or
 	// encGCM (Key is then the JWK's k).
 	Enc string
+	// JWK is the key as hdc keys add printed it, a JSON Web Key, which the
+	// JOSE clients import as it is; "" for a key made otherwise.
+	JWK string
 }
 
 // NewClient creates a client in workspace and gives it an encryption key.
@@ -383,21 +386,23 @@ func (s *Stack) NewClientEnc(workspace, enc string, flags ...string) *APIClient 
 	}
 	s.HDC(&c, "clients", "create", "--workspace", workspace)
 	var k struct {
-		Kid    string `json:"kid"`
-		Secret string `json:"secret"`
-		Enc    string `json:"enc"`
-		JWK    *struct{ Kty, Kid, Alg, Enc, K string }
+		Kid    string          `json:"kid"`
+		Secret string          `json:"secret"`
+		Enc    string          `json:"enc"`
+		JWK    json.RawMessage `json:"jwk"`
 	}
 	args := append([]string{"keys", "add", "--client", c.ClientID}, flags...)
 	if enc != "" {
 		args = append(args, "--enc", enc)
 	}
 	s.HDC(&k, args...)
-	if enc == EncGCM && (k.JWK == nil || k.JWK.Kty != "oct" || k.JWK.Kid != k.Kid || k.JWK.Alg != "dir" || k.JWK.Enc != enc || k.JWK.K != k.Secret) {
-		s.T.Fatalf("hdc keys add --enc %s printed the key as %+v", enc, k.JWK)
+	var jwk struct{ Kty, Kid, Enc, K string }
+	if err := json.Unmarshal(k.JWK, &jwk); err != nil || jwk.Kty != "oct" || jwk.Kid != k.Kid || jwk.Enc != k.Enc || jwk.K == "" ||
+		enc == EncGCM && jwk.K != k.Secret {
+		s.T.Fatalf("hdc keys add --enc %q printed the key as %s", enc, k.JWK)
 	}
 	s.WaitForKey(k.Kid)
-	return &APIClient{ID: c.ClientID, Secret: c.ClientSecret, Workspace: c.WorkspaceID, Kid: k.Kid, Key: k.Secret, Enc: enc}
+	return &APIClient{ID: c.ClientID, Secret: c.ClientSecret, Workspace: c.WorkspaceID, Kid: k.Kid, Key: k.Secret, Enc: enc, JWK: string(k.JWK)}
 }
 
 // WaitForKey waits until the stack's edges hold the key kid, as hdc keys

@@ -6,7 +6,8 @@
 
 FORM is json or compact. ENC is A128CBC-HS256 (the default: KEY is the
 16-byte shared string, written twice) or A256GCM (KEY is the JWK's "k");
-IAT and JTI, when given, go in the protected header. authlib 1.2 writes the JSON serialization in its
+KEY may instead be the JWK hdc keys add prints, which JsonWebKey.import_key
+takes as it is. IAT and JTI, when given, go in the protected header. authlib 1.2 writes the JSON serialization in its
 general syntax only (one recipient, the kid in its header), which the gateway
 accepts as it is. It reads only the general syntax too, so a flattened answer
 is reshaped to it first: the documented one-line reshape,
@@ -16,10 +17,12 @@ import base64
 import json
 import sys
 
-from authlib.jose import JsonWebEncryption
+from authlib.jose import JsonWebEncryption, JsonWebKey
 
 
 def key_of(secret, enc):
+    if secret.startswith("{"):
+        return JsonWebKey.import_key(json.loads(secret))
     if enc == "A256GCM":
         return base64.urlsafe_b64decode(secret + "=" * (-len(secret) % 4))
     return (secret + secret).encode()

@@ -7,8 +7,9 @@
 FORM is json (the flattened serialization, with the top-level kid added) or
 compact (the kid in the protected header). ENC is A128CBC-HS256 (the
 default: KEY is the 16-byte shared string, and the content-encryption key is
-the string written twice) or A256GCM (KEY is the JWK's "k"). IAT and JTI,
-when given, go in the protected header.
+the string written twice) or A256GCM (KEY is the JWK's "k"). KEY may
+instead be the JWK hdc keys add prints, which JWK.from_json takes as it is.
+IAT and JTI, when given, go in the protected header.
 """
 import json
 import sys
@@ -18,6 +19,8 @@ from jwcrypto.common import base64url_encode, json_encode
 
 
 def key_of(secret, enc):
+    if secret.startswith("{"):
+        return jwk.JWK.from_json(secret)
     if enc == "A256GCM":
         return jwk.JWK(kty="oct", k=secret)
     return jwk.JWK(kty="oct", k=base64url_encode((secret + secret).encode()))

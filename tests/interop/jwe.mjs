@@ -9,12 +9,15 @@
 // or compact (CompactEncrypt, the kid in the protected header). ENC is
 // A128CBC-HS256 (the default: KEY is the 16-byte shared string, and the
 // content-encryption key is the string written twice, as the specification
-// says) or A256GCM (KEY is the JWK's "k"). IAT and JTI, when given, are set
-// in the protected header (IAT a number of seconds).
-import { CompactEncrypt, FlattenedEncrypt, base64url, compactDecrypt, flattenedDecrypt } from 'jose';
+// says) or A256GCM (KEY is the JWK's "k"). KEY may instead be the JWK hdc
+// keys add prints, a JSON object, which importJWK imports as it is. IAT and
+// JTI, when given, are set in the protected header (IAT a number of seconds).
+import { CompactEncrypt, FlattenedEncrypt, base64url, compactDecrypt, flattenedDecrypt, importJWK } from 'jose';
 
 const [cmd, secret, ...rest] = process.argv.slice(2);
-const keyOf = (enc) => enc === 'A256GCM' ? base64url.decode(secret) : new TextEncoder().encode(secret + secret);
+const keyOf = (enc) => secret.startsWith('{')
+  ? importJWK(JSON.parse(secret))
+  : enc === 'A256GCM' ? base64url.decode(secret) : new TextEncoder().encode(secret + secret);
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
@@ -26,12 +29,12 @@ if (cmd === 'encrypt') {
   if (form === 'compact') {
     const jwe = await new CompactEncrypt(input)
       .setProtectedHeader({ alg: 'dir', enc, kid, ...fresh })
-      .encrypt(keyOf(enc));
+      .encrypt(await keyOf(enc));
     process.stdout.write(jwe);
   } else {
     const jwe = await new FlattenedEncrypt(input)
       .setProtectedHeader({ alg: 'dir', enc, ...fresh })
-      .encrypt(keyOf(enc));
+      .encrypt(await keyOf(enc));
     process.stdout.write(JSON.stringify({ ...jwe, kid }));
   }
 } else if (cmd === 'decrypt') {
@@ -39,8 +42,8 @@ if (cmd === 'encrypt') {
   const text = input.toString('utf8').trim();
   try {
     const { plaintext } = form === 'compact'
-      ? await compactDecrypt(text, keyOf(enc))
-      : await flattenedDecrypt(JSON.parse(text), keyOf(enc));
+      ? await compactDecrypt(text, await keyOf(enc))
+      : await flattenedDecrypt(JSON.parse(text), await keyOf(enc));
     process.stdout.write(plaintext);
   } catch (err) {
     process.stderr.write(`jose: ${err.code ?? err.name}: ${err.message}\n`);

@@ -5,9 +5,10 @@
 //
 // FORM is json (flattened) or compact. ENC is A128CBC-HS256 (the default:
 // KEY is the 16-byte shared string, written twice) or A256GCM (KEY is the
-// JWK's "k"); IAT and JTI, when given, go in the protected header. node-jose
-// names a key by the key's own kid, so the key is made with ours; it
-// protects every header field.
+// JWK's "k"); KEY may instead be the JWK hdc keys add prints, which
+// JWK.asKey takes as it is. IAT and JTI, when given, go in the protected
+// header. node-jose names a key by the key's own kid, so a key made from
+// KEY is made with ours; it protects every header field.
 import jose from 'node-jose';
 
 const [cmd, secret, ...rest] = process.argv.slice(2);
@@ -16,6 +17,7 @@ for await (const chunk of process.stdin) chunks.push(chunk);
 const input = Buffer.concat(chunks);
 
 async function key(enc, kid) {
+  if (secret.startsWith('{')) return jose.JWK.asKey(JSON.parse(secret));
   const k = enc === 'A256GCM' ? secret : jose.util.base64url.encode(Buffer.from(secret + secret));
   return jose.JWK.asKey(kid ? { kty: 'oct', k, kid } : { kty: 'oct', k });
 }

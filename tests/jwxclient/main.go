@@ -21,9 +21,11 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwe"
+	"github.com/lestrrat-go/jwx/v3/jwk"
 )
 
 func main() {
@@ -64,8 +66,17 @@ func run(args []string, in io.Reader, out io.Writer) error {
 }
 
 // keyOf returns the content-encryption key of secret for the enc that
-// starts rest (A128CBC-HS256 when rest is empty).
+// starts rest (A128CBC-HS256 when rest is empty); secret may instead be the
+// JWK hdc keys add prints, which jwk.ParseKey takes as it is.
 func keyOf(secret string, rest []string) ([]byte, error) {
+	if strings.HasPrefix(secret, "{") {
+		k, err := jwk.ParseKey([]byte(secret))
+		if err != nil {
+			return nil, err
+		}
+		var raw []byte
+		return raw, jwk.Export(k, &raw)
+	}
 	if len(rest) > 0 && rest[0] == "A256GCM" {
 		return base64.RawURLEncoding.DecodeString(secret)
 	}
