@@ -11,7 +11,8 @@
 # through HDC_TEST_BIN) and drive them on loopback with independent
 # clients: npm packages (installed here from tests/interop's lock file),
 # Debian's python3-jwcrypto, python3-authlib, python3-httpx, python3-h2 and
-# python3-requests, curl and the JDK (installed here when missing), Go's
+# python3-requests, the latchset jose CLI, curl and the JDK (installed here
+# when missing), Go's
 # jwx (tests/jwxclient, a module of its own), against local-kms, AWS KMS's
 # API on loopback (tests/localkms, a module of its own); and the deployment
 # files, the systemd units with systemd-analyze (Debian's systemd,
@@ -49,6 +50,7 @@ for module in jwcrypto authlib httpx h2 requests; do
 done
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v curl >/dev/null || missing+=(curl)
+command -v jose >/dev/null || missing+=(jose)
 # tests/interop/JdkClient.java runs from source, which needs the compiler.
 javac -version >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 if [ ${#missing[@]} -gt 0 ]; then

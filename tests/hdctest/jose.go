@@ -68,6 +68,7 @@ var (
 		{name: "python authlib", argv: pythonArgv("authlib", "authlib_client.py"), jsonType: JSONType},
 		JWX,
 		{name: "Go jwx v2", argv: toolArgv("jwxclient-v2"), compactOnly: true},
+		{name: "latchset jose CLI", argv: joseCLIArgv, jsonType: JSONType},
 		{name: "Go go-jose v4", argv: toolArgv("gojoseclient"), jsonType: JSONType},
 	}
 	JWX = joseClient{name: "Go jwx v3", argv: toolArgv("jwxclient"), jsonType: "application/jose+json"}
@@ -93,6 +94,15 @@ func pythonArgv(module, script string) func(testing.TB) []string {
 		}
 		return []string{python, filepath.Join(RepoRoot, "tests", "interop", script)}
 	}
+}
+
+// joseCLIArgv runs tests/interop/josecli.sh over Debian's jose, which the
+// test command installs.
+func joseCLIArgv(t testing.TB) []string {
+	if _, err := exec.LookPath("jose"); err != nil {
+		t.Fatal("no jose CLI (Debian's package jose; scripts/test.sh installs it)")
+	}
+	return []string{"sh", filepath.Join(RepoRoot, "tests", "interop", "josecli.sh")}
 }
 
 // toolArgv runs one of the tests' programs, built once per run: go-jose
