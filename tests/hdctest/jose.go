@@ -143,12 +143,22 @@ func (j joseClient) decrypt(t testing.TB, c *APIClient, form string, envelope []
 }
 
 // keyArg is how a JOSE client is handed c's key: the JWK hdc keys add
-// printed, as it is, when there is one; else the shared string or k.
+// printed, as it is, when it is the JWK of c's kid and key (a test that
+// copies a client and gives it another key leaves the copy's JWK
+// behind); else the shared string or k.
 func (c *APIClient) keyArg() string {
-	if c.JWK != "" {
-		return c.JWK
+	var jwk struct{ Kid, K string }
+	if json.Unmarshal([]byte(c.JWK), &jwk) != nil || jwk.Kid != c.Kid {
+		return c.Key
 	}
-	return c.Key
+	k := c.Key // A256GCM: k itself
+	if c.Enc != EncGCM {
+		k = base64.RawURLEncoding.EncodeToString([]byte(c.Key + c.Key))
+	}
+	if jwk.K != k {
+		return c.Key
+	}
+	return c.JWK
 }
 
 // EncGCM is the enc of the second kind of key.
