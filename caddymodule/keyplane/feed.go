@@ -54,9 +54,15 @@ func (f *feed) step(ctx context.Context) error {
 		f.restored()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.s.cfg.Wait+f.s.cfg.LookupTimeout)
+	// After a failure the first request does not wait: its answer, not
+	// the next change, says the feed is up again.
+	wait := f.s.cfg.Wait
+	if !f.up {
+		wait = 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait+f.s.cfg.LookupTimeout)
 	defer cancel()
-	ch, err := f.s.client.changes(ctx, f.after, f.s.cfg.Wait)
+	ch, err := f.s.client.changes(ctx, f.after, wait)
 	if err != nil {
 		return err
 	}

@@ -351,3 +351,22 @@ func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 		t.Fatal("k1, changed before k2, is not cached once looked up again")
 	}
 }
+
+// TestFeedUpAtTheFirstAnswer: after a failure, the feed is up again as
+// soon as the backend answers, not when a change next comes: a long wait
+// with no change must not hold the gauge at 0.
+func TestFeedUpAtTheFirstAnswer(t *testing.T) {
+	b, srv := newBackend(t)
+	set(b, "k1", contract.KeyActive)
+	s, rec := newSource(t, srv, Config{Wait: 20 * time.Second, Retry: 50 * time.Millisecond})
+	running(t, s, rec)
+	b.Down.Store(true)
+	set(b, "k2", contract.KeyActive) // ends the long poll held meanwhile; the next request fails
+	eventually(t, "the feed down", func() bool { up, _ := rec.feed(); return !up })
+	b.Down.Store(false)
+	back := time.Now()
+	eventually(t, "the feed up", func() bool { up, _ := rec.feed(); return up })
+	if took := time.Since(back); took > 2*time.Second {
+		t.Fatalf("the feed was up %v after the backend answered again, want at once", took)
+	}
+}
