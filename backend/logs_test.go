@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,6 +119,35 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 			if bytes.Contains(body, []byte(s)) {
 				t.Errorf("answer quotes a secret: %s", body)
 			}
+		}
+	}
+}
+
+// TestHealthChecksLogAtDebug: the edges ask every backend's /readyz every
+// second; an answer of 200 to a health route is logged at debug, any
+// other request, and a health route's refusal, at info.
+func TestHealthChecksLogAtDebug(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	h := startLogged(t, zap.New(core), nil)
+	for _, base := range []string{h.public, h.internal} {
+		if res := h.do("GET", base+contract.PathReady, nil); res.StatusCode != 200 {
+			t.Fatalf("%s%s: %d", base, contract.PathReady, res.StatusCode)
+		}
+	}
+	h.do("GET", h.internal+contract.PathHealth, nil)
+	h.do("GET", h.public+contract.PathHealth, nil) // no such route there: 404
+	levels := map[string][]zapcore.Level{}
+	for _, e := range logs.FilterMessage("request").All() {
+		route, _ := e.ContextMap()["route"].(string)
+		levels[route] = append(levels[route], e.Level)
+	}
+	for route, want := range map[string][]zapcore.Level{
+		"GET " + contract.PathReady:  {zapcore.DebugLevel, zapcore.DebugLevel},
+		"GET " + contract.PathHealth: {zapcore.DebugLevel},
+		"/":                          {zapcore.InfoLevel},
+	} {
+		if !slices.Equal(levels[route], want) {
+			t.Errorf("route %q logged at %v, want %v", route, levels[route], want)
 		}
 	}
 }

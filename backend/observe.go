@@ -34,6 +34,12 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 	return m, nil
 }
 
+// The patterns of the health routes (web.Mux).
+const (
+	healthRoute = http.MethodGet + " " + contract.PathHealth
+	readyRoute  = http.MethodGet + " " + contract.PathReady
+)
+
 // observe serves mux's routes with panic recovery, metrics and an access
 // log line per request. A gate, when given, runs first and may refuse the
 // request. The log has the route pattern, never the URL: query strings
@@ -66,6 +72,12 @@ func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate fun
 		}
 		if admitted {
 			fields = append(fields, identityFields(r.Header)...)
+		}
+		// A health check every second of every edge would bury the
+		// requests: an answer of 200 to one is logged at debug.
+		if (route == healthRoute || route == readyRoute) && mt.Code == http.StatusOK {
+			log.Debug("request", fields...)
+			return
 		}
 		log.Info("request", fields...)
 	})

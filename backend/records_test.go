@@ -312,11 +312,20 @@ func TestParserResultsErrors(t *testing.T) {
 func TestRoutesByListener(t *testing.T) {
 	h := start(t, nil)
 	for _, path := range []string{contract.PathJWKS, contract.PathHealth, contract.PathReady, contract.PathMetrics} {
-		wantProblem(t, h.do("GET", h.public+path, nil), 404, "not_found")
+		if path != contract.PathReady {
+			wantProblem(t, h.do("GET", h.public+path, nil), 404, "not_found")
+		}
 		if res := h.do("GET", h.internal+path, nil); res.StatusCode != 200 {
 			t.Errorf("internal %s: %d", path, res.StatusCode)
 		}
 	}
+	// The public listener answers the edges' health checks, which carry
+	// none of the headers the edge sets on a client's request.
+	readyz, err := h.clientFor(h.public).Get(h.public + contract.PathReady)
+	if err != nil || readyz.StatusCode != 200 {
+		t.Fatalf("public %s without the edge's headers: %v %v", contract.PathReady, readyz, err)
+	}
+	readyz.Body.Close()
 	for _, path := range []string{contract.PathLogin, contract.PathUpload, contract.PathSubscriptions} {
 		wantProblem(t, h.do("POST", h.internal+path, strings.NewReader("{}"), "Content-Type", "application/json"), 404, "not_found")
 	}

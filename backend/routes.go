@@ -36,7 +36,8 @@ func (s *Server) routes(reg *prometheus.Registry, h handlers) error {
 	return nil
 }
 
-// publicRoutes are the specification's routes, served to the edge alone.
+// publicRoutes are the specification's routes, served to the edge alone,
+// and the readiness check the edges' health checks ask.
 // Every route but login and refresh (which check the client and grant
 // themselves) checks on each request that the token's client and grant
 // are still in force.
@@ -66,7 +67,13 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("POST", contract.PathSubscriptions, protected(wh.Register))
 	mux.Handle("GET", contract.PathSubscriptions, protected(wh.List))
 	mux.Handle("DELETE", contract.PathSubscriptions+"/{id}", protected(wh.Delete))
+	// The edges' load balancers ask each backend's public listener whether
+	// it is ready: their health checks carry no request's headers.
+	mux.Handle("GET", contract.PathReady, (&web.Problems{Log: s.log}).Handler("ready", s.ready))
 	gate := func(r *http.Request) (*http.Request, *problem.Problem) {
+		if r.URL.Path == contract.PathReady {
+			return r, nil
+		}
 		r, p := web.CheckEdge(s.hop != nil, r)
 		if p != nil {
 			return r, p
