@@ -47,7 +47,7 @@ type App struct {
 
 // KeysConfig says where the edge finds the clients' keys: a registry file
 // (Registry), or, when Registry is empty once its placeholders are
-// replaced, the backend's key plane (Backend). The reference Caddyfile
+// replaced, the backends' key plane (Backends). The reference Caddyfile
 // gives both: the file when HDC_KEY_REGISTRY names one (a standalone
 // edge), else the backend.
 type KeysConfig struct {
@@ -63,10 +63,12 @@ type KeysConfig struct {
 	// PollInterval is how often the file is checked for changes (default 2s).
 	PollInterval caddy.Duration `json:"poll_interval,omitempty"`
 
-	// Backend is the URL of the backend's internal listener, whose key
-	// plane the keys are looked up in and followed from, over the hop
-	// (HopTLS), instead of a file.
-	Backend string `json:"backend,omitempty"`
+	// Backends are the URLs of the backends' internal listeners, whose
+	// key plane the keys are looked up in and followed from, over the hop
+	// (HopTLS), instead of a file. Every backend serves the same key plane
+	// from the shared database: the edge asks the one that answered last,
+	// and the next when it does not answer.
+	Backends []string `json:"backends,omitempty"`
 	HopTLS
 	// CacheSize bounds the keys the edge keeps from the backend (default
 	// 100000): it, not the number of keys in the database, bounds the
@@ -166,20 +168,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 // keySource returns the configured source's key in keyPool and how to
 // open it.
 func (a *App) keySource(repl *caddy.Replacer) (string, func(context.Context) (keySource, error), error) {
-	path, backend := repl.ReplaceAll(a.Keys.Registry, ""), repl.ReplaceAll(a.Keys.Backend, "")
-	switch {
-	case path == "" && backend != "":
-		client, err := a.Keys.client(repl, "keys")
-		if err != nil {
-			return "", nil, err
-		}
-		if client == nil {
-			client = http.DefaultClient
-		}
-		poolKey := fmt.Sprintf("backend\x00%s\x00%x", backend, sha256.Sum256([]byte(fmt.Sprint(a.Keys))))
-		return poolKey, func(context.Context) (keySource, error) { return a.followBackend(backend, client) }, nil
-	case path == "":
-		return "", nil, errors.New("hdc: keys: a registry file or a backend is required")
+	path := repl.ReplaceAll(a.Keys.Registry, "")
+	if path == "" {
+		return a.backendSource(repl)
 	}
 	path, err := filepath.Abs(path)
 	if err != nil {
@@ -194,7 +185,23 @@ func (a *App) keySource(repl *caddy.Replacer) (string, func(context.Context) (ke
 	return poolKey, func(ctx context.Context) (keySource, error) { return a.followRegistry(ctx, path, keeperURL) }, nil
 }
 
-// followBackend makes the source of the backend's key plane at url.
+// backendSource returns the backends' key plane's key in keyPool and how
+// to follow it.
+func (a *App) backendSource(repl *caddy.Replacer) (string, func(context.Context) (keySource, error), error) {
+	urls := backendURLs(repl, a.Keys.Backends)
+	if len(urls) == 0 {
+		return "", nil, errors.New("hdc: keys: a registry file or a backend is required")
+	}
+	url, client, err := a.Keys.backends(repl, "keys", urls, "")
+	if err != nil {
+		return "", nil, err
+	}
+	poolKey := fmt.Sprintf("backend\x00%q\x00%x", urls, sha256.Sum256([]byte(fmt.Sprint(a.Keys))))
+	return poolKey, func(context.Context) (keySource, error) { return a.followBackend(url, client) }, nil
+}
+
+// followBackend makes the source of the backends' key plane at url, with
+// a client that fails over to the others.
 func (a *App) followBackend(url string, client *http.Client) (keySource, error) {
 	c := a.Keys
 	src, err := keyplane.New(keyplane.Config{

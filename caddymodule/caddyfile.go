@@ -33,7 +33,7 @@ func init() {
 //			keeper        <url>
 //			poll_interval <duration>
 //
-//			backend       <url>           # or the backend's key plane
+//			backend       <url>...        # or the backends' key plane
 //			tls_client_auth <cert file> <key file>
 //			tls_ca          <file>
 //			tls_server_name <name>
@@ -44,6 +44,7 @@ func init() {
 //		}
 //		tokens {
 //			jwks_url         <url>
+//			jwks_backend     <url>...     # or the backends' internal listeners
 //			jwks_file        <path>
 //			issuer           <iss>
 //			audience         <aud>
@@ -161,6 +162,16 @@ func oneString(d *caddyfile.Dispenser, dst *string) error {
 	return nil
 }
 
+// manyStrings appends the subdirective's arguments, at least one, to dst.
+func manyStrings(d *caddyfile.Dispenser, dst *[]string) error {
+	args := d.RemainingArgs()
+	if len(args) == 0 {
+		return d.ArgErr()
+	}
+	*dst = append(*dst, args...)
+	return nil
+}
+
 func oneSize(d *caddyfile.Dispenser, dst *int64) error {
 	name := d.Val()
 	var s string
@@ -267,8 +278,8 @@ func (c *KeysConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return true, oneString(d, &c.Keeper)
 		case "poll_interval":
 			return true, oneDuration(d, &c.PollInterval)
-		case "backend":
-			return true, oneString(d, &c.Backend)
+		case "backend", "backends":
+			return true, manyStrings(d, &c.Backends)
 		case "cache_size":
 			return true, oneInt(d, &c.CacheSize)
 		case "lookup_rate":
@@ -353,6 +364,8 @@ func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		switch d.Val() {
 		case "jwks_url":
 			return true, oneString(d, &c.JWKSURL)
+		case "jwks_backend", "jwks_backends":
+			return true, manyStrings(d, &c.JWKSBackends)
 		case "jwks_file":
 			return true, oneString(d, &c.JWKSFile)
 		case "issuer":

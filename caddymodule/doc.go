@@ -1,9 +1,11 @@
 // Package caddymodule is the edge of Health Data Connect: Caddy modules
-// that put the gateway's transport in front of its backend. It registers:
+// that put the gateway's transport in front of its backends. It registers:
 //
-//   - the hdc app (app.go; the global option hdc): the key registry
-//     watcher and the verifier of access tokens (tokens.go), which the
-//     handlers share across config reloads;
+//   - the hdc app (app.go; the global option hdc): the key source (the
+//     backends' key plane, or a registry file's watcher) and the verifier
+//     of access tokens (tokens.go), which the handlers share across config
+//     reloads, and whose requests to the backends fail over between them
+//     (failover.go);
 //   - hdc_auth (auth.go): the first handler of every API route, which
 //     times the answer (timing.go), cleans the request's headers and names
 //     the hop's facts (hopheaders.go), and checks the bearer token;

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TokensConfig configures the verification of bearer tokens: the backend's
@@ -16,6 +18,10 @@ import (
 type TokensConfig struct {
 	// JWKSURL is where the backend publishes its signing keys.
 	JWKSURL string `json:"jwks_url,omitempty"`
+	// JWKSBackends are the backends' internal listeners, instead of
+	// JWKSURL: the JWKS is read from the one that answered last
+	// (contract.PathJWKS), and from the next when it does not answer.
+	JWKSBackends []string `json:"jwks_backends,omitempty"`
 	// JWKSFile is a local JWKS, instead of JWKSURL.
 	JWKSFile string `json:"jwks_file,omitempty"`
 	// Issuer and Audience are the required iss and aud.
@@ -43,29 +49,9 @@ type TokensConfig struct {
 func (a *App) provisionTokens(ctx caddy.Context) error {
 	c := a.Tokens
 	repl := caddy.NewReplacer()
-	url, file := repl.ReplaceAll(c.JWKSURL, ""), repl.ReplaceAll(c.JWKSFile, "")
-	var (
-		keys tokenauth.KeySource
-		err  error
-	)
-	logger := a.logger.Named("tokens")
-	switch {
-	case url != "" && file != "":
-		return errors.New("hdc: tokens: jwks_url and jwks_file exclude each other")
-	case url != "":
-		var client *http.Client
-		if client, err = c.client(repl, "tokens"); err != nil {
-			return err
-		}
-		keys, err = tokenauth.NewRemoteKeySource(url, tokenauth.RemoteOptions{
-			Cooldown: time.Duration(c.RefreshCooldown), Logger: logger, Client: client})
-	case file != "":
-		keys, err = tokenauth.NewFileKeySource(file, tokenauth.FileOptions{Logger: logger})
-	default:
-		return nil // no token checks configured; hdc_auth will refuse to provision
-	}
-	if err != nil {
-		return err
+	keys, err := c.keySource(repl, a.logger.Named("tokens"))
+	if err != nil || keys == nil {
+		return err // with no token checks configured, hdc_auth will refuse to provision
 	}
 	a.verifier, err = tokenauth.NewVerifier(keys, tokenauth.VerifierOptions{
 		Issuer:       repl.ReplaceAll(c.Issuer, ""),
@@ -76,4 +62,36 @@ func (a *App) provisionTokens(ctx caddy.Context) error {
 		CacheMaxAge:  time.Duration(c.CacheMaxAge),
 	})
 	return err
+}
+
+// keySource returns the source of the signing keys configured, nil when
+// none is.
+func (c *TokensConfig) keySource(repl *caddy.Replacer, logger *zap.Logger) (tokenauth.KeySource, error) {
+	url, file, backends := repl.ReplaceAll(c.JWKSURL, ""), repl.ReplaceAll(c.JWKSFile, ""), backendURLs(repl, c.JWKSBackends)
+	given := 0
+	for _, set := range []bool{url != "", file != "", len(backends) > 0} {
+		if set {
+			given++
+		}
+	}
+	if given > 1 {
+		return nil, errors.New("hdc: tokens: jwks_url, jwks_backend and jwks_file exclude each other")
+	}
+	var client *http.Client
+	var err error
+	switch {
+	case file != "":
+		return tokenauth.NewFileKeySource(file, tokenauth.FileOptions{Logger: logger})
+	case len(backends) > 0:
+		url, client, err = c.backends(repl, "tokens", backends, contract.PathJWKS)
+	case url != "":
+		client, err = c.client(repl, "tokens")
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tokenauth.NewRemoteKeySource(url, tokenauth.RemoteOptions{
+		Cooldown: time.Duration(c.RefreshCooldown), Logger: logger, Client: client})
 }

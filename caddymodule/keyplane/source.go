@@ -47,7 +47,8 @@ type Config struct {
 	LookupTimeout time.Duration
 	// Wait is how long the backend holds a request for changes (default
 	// 25s); Retry is the longest pause before asking again after a
-	// failure (default 5s), the feed's catch-up interval.
+	// failure (default 1s): the feed's catch-up interval, and the longest
+	// its gauge may read 0 once a backend answers again.
 	Wait, Retry time.Duration
 	// Observer sees the look-ups and the feed; nil for none.
 	Observer Observer
@@ -75,7 +76,7 @@ func (c *Config) defaults() {
 	orDefault(&c.UnknownTTL, 30*time.Second)
 	orDefault(&c.LookupTimeout, 2*time.Second)
 	orDefault(&c.Wait, 25*time.Second)
-	orDefault(&c.Retry, 5*time.Second)
+	orDefault(&c.Retry, time.Second)
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
