@@ -3,8 +3,10 @@ package caddymodule
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -64,8 +66,9 @@ func routeHandlers(cfg map[string]any) map[string][]map[string]any {
 }
 
 func TestReferenceCaddyfile(t *testing.T) {
-	t.Setenv("HDC_BACKEND", "10.0.0.5:9080")
-	t.Setenv("HDC_BACKEND_INTERNAL", "https://10.0.0.5:9081")
+	// Every edge names every backend, space-separated.
+	t.Setenv("HDC_BACKEND", "10.0.0.5:9080 10.0.0.6:9080")
+	t.Setenv("HDC_BACKEND_INTERNAL", "https://10.0.0.5:9081 https://10.0.0.6:9081")
 	t.Setenv("HDC_KEEPER", "base64key://a-key-that-must-not-be-in-the-configuration")
 	src, err := os.ReadFile("../Caddyfile")
 	if err != nil {
@@ -77,19 +80,22 @@ func TestReferenceCaddyfile(t *testing.T) {
 	}
 	// The keys: a file when HDC_KEY_REGISTRY names one when the edge
 	// starts, else the backend's key plane over the hop.
-	for name, want := range map[string]string{"registry": "{env.HDC_KEY_REGISTRY}", "backend": "https://10.0.0.5:9081",
+	for name, want := range map[string]string{"registry": "{env.HDC_KEY_REGISTRY}",
 		"tls_client_cert": "./data/tls/edge.pem", "tls_ca": "./data/tls/ca.pem", "tls_server_name": "hdc-backend"} {
 		if got := dig(cfg, "apps", "hdc", "keys", name); got != want {
 			t.Fatalf("keys.%s = %v, want %v", name, got, want)
+		}
+	}
+	internal := []any{"https://10.0.0.5:9081", "https://10.0.0.6:9081"}
+	for _, at := range [][]any{{"keys", "backends"}, {"tokens", "jwks_backends"}} {
+		if got, _ := dig(cfg, append([]any{"apps", "hdc"}, at...)...).([]any); !slices.Equal(got, internal) {
+			t.Fatalf("%v = %v, want every backend's internal listener", at, got)
 		}
 	}
 	// The keeper's URL, which may hold a key, stays a placeholder in the
 	// configuration Caddy keeps and its admin API serves.
 	if got := dig(cfg, "apps", "hdc", "keys", "keeper"); got != "{env.HDC_KEEPER}" {
 		t.Fatalf("keeper = %v, want the placeholder {env.HDC_KEEPER}", got)
-	}
-	if got := dig(cfg, "apps", "hdc", "tokens", "jwks_url"); got != "https://10.0.0.5:9081/.well-known/jwks.json" {
-		t.Fatalf("jwks_url = %v", got)
 	}
 	if got := dig(cfg, "apps", "http", "servers", "srv0", "listen", 0); got != "127.0.0.1:8080" {
 		t.Fatalf("listen = %v (the default must be loopback)", got)
@@ -127,9 +133,7 @@ func TestReferenceCaddyfile(t *testing.T) {
 					}
 				}
 			case "reverse_proxy":
-				if path != "/.well-known/jwks.json" && dig(h, "upstreams", 0, "dial") != "10.0.0.5:9080" {
-					t.Fatalf("%s: upstream %v", path, dig(h, "upstreams"))
-				}
+				checkBalancing(t, path, h)
 			}
 		}
 		if got := strings.Join(names, " "); got != w.order {
@@ -149,6 +153,37 @@ func TestReferenceCaddyfile(t *testing.T) {
 	if dig(access, "wrap", "format") != "json" || dig(access, "fields", "request>headers", "filter") != "delete" ||
 		dig(access, "fields", "request>uri", "filter") != "regexp" {
 		t.Fatalf("the access log keeps headers or query values: %v", access)
+	}
+}
+
+// checkBalancing checks that the reverse_proxy h of route path balances
+// over every backend with Caddy's own health checks and safe retries.
+func checkBalancing(t *testing.T, path string, h map[string]any) {
+	t.Helper()
+	dials := []any{"10.0.0.5:9080", "10.0.0.6:9080"}
+	if path == "/.well-known/jwks.json" {
+		dials = []any{"10.0.0.5:9081", "10.0.0.6:9081"}
+	}
+	for i, want := range dials {
+		if got := dig(h, "upstreams", i, "dial"); got != want {
+			t.Fatalf("%s: upstream %d is %v, want %v", path, i, got, want)
+		}
+	}
+	for _, c := range []struct {
+		at   []any
+		want any
+	}{
+		{[]any{"load_balancing", "selection_policy", "policy"}, "least_conn"},
+		{[]any{"load_balancing", "retries"}, float64(2)},
+		// Only a request that never reached a backend is sent to another.
+		{[]any{"load_balancing", "retry_match", 0, "expression"}, "false"},
+		{[]any{"health_checks", "passive", "max_fails"}, float64(1)},
+		{[]any{"health_checks", "active", "uri"}, "/readyz"},
+		{[]any{"health_checks", "active", "interval"}, float64(time.Second)},
+	} {
+		if got := dig(h, c.at...); got != c.want {
+			t.Fatalf("%s: reverse_proxy %v = %v, want %v", path, c.at, got, c.want)
+		}
 	}
 }
 
@@ -199,10 +234,13 @@ func TestCaddyfileDirectives(t *testing.T) {
 				}
 			}},
 		{"global unknown block", global("key {\n }"), "unknown hdc subdirective", nil},
-		{"global keys from the backend", global("keys {\n backend https://b:9081\n tls_client_auth /e.pem /e-key.pem\n tls_ca /ca.pem\n tls_server_name hdc-backend\n cache_size 5000\n lookup_rate 50 80\n unknown_ttl 1m\n }"), "",
+		{"global keys from the backends", global("keys {\n backend https://b:9081 https://c:9081\n tls_client_auth /e.pem /e-key.pem\n tls_ca /ca.pem\n tls_server_name hdc-backend\n cache_size 5000\n lookup_rate 50 80\n unknown_ttl 1m\n }"), "",
 			func(t *testing.T, cfg map[string]any) {
 				keys := dig(cfg, "apps", "hdc", "keys")
-				for name, want := range map[string]any{"backend": "https://b:9081", "tls_client_cert": "/e.pem", "tls_client_key": "/e-key.pem",
+				if got, _ := dig(keys, "backends").([]any); !slices.Equal(got, []any{"https://b:9081", "https://c:9081"}) {
+					t.Fatalf("keys.backends = %v", got)
+				}
+				for name, want := range map[string]any{"tls_client_cert": "/e.pem", "tls_client_key": "/e-key.pem",
 					"tls_ca": "/ca.pem", "tls_server_name": "hdc-backend", "cache_size": float64(5000), "lookup_rate": float64(50),
 					"lookup_burst": float64(80), "unknown_ttl": float64(6e10), "registry": nil} {
 					if got := dig(keys, name); got != want {

@@ -80,6 +80,12 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// ready answers a health check as a ready backend does.
+func ready(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"status":"ready"}`)
+}
+
 func (rec *recorder) count() int {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -162,9 +168,15 @@ func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edg
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(testkit.JWKS(signer))
 	})
+	internal.HandleFunc("GET "+contract.PathReady, ready)
 	jwks := hopServer(t, hop, internal)
 	rec := &recorder{}
-	upstream := hopServer(t, hop, rec)
+	// Both listeners answer the edge's active health checks, as a
+	// backend's do; the recorder sees only the requests it proxies.
+	public := http.NewServeMux()
+	public.Handle("/", rec)
+	public.HandleFunc("GET "+contract.PathReady, ready)
+	upstream := hopServer(t, hop, public)
 
 	registry := filepath.Join(t.TempDir(), "keys.json")
 	if err := kidregistry.Update(registry, testSealer, func(f *kidregistry.File) error {

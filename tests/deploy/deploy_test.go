@@ -429,7 +429,7 @@ func TestDeployContainerfile(t *testing.T) {
 			}
 		}
 		// No registry file: the keys are the backend's, looked up over the hop.
-		if env["HDC_KEY_REGISTRY"] != "" || !strings.Contains(config, `"backend":"https://127.0.0.1:9081"`) {
+		if env["HDC_KEY_REGISTRY"] != "" || !strings.Contains(config, `"backends":["https://127.0.0.1:9081"]`) {
 			t.Errorf("the image's edge reads its keys from %q, not the backend's key plane", env["HDC_KEY_REGISTRY"])
 		}
 	})
@@ -602,7 +602,7 @@ func TestDeploySystemd(t *testing.T) {
 			}
 		}
 		// No registry file: the keys are the backend's, looked up over the hop.
-		if env["HDC_KEY_REGISTRY"] != "" || !strings.Contains(config, `"backend":"https://127.0.0.1:9081"`) {
+		if env["HDC_KEY_REGISTRY"] != "" || !strings.Contains(config, `"backends":["https://127.0.0.1:9081"]`) {
 			t.Errorf("the unit's edge reads its keys from %q, not the backend's key plane", env["HDC_KEY_REGISTRY"])
 		}
 	})
@@ -843,7 +843,9 @@ func TestDeployCompose(t *testing.T) {
 		for k, v := range c.Services["edge"].Environment {
 			edge[k] = v
 		}
-		if edge["HDC_KEY_REGISTRY"] != "" || edge["HDC_BACKEND_INTERNAL"] != "https://backend:9081" {
+		// The value given when deploy/.env names none: compose's ${VAR:-default}.
+		internal := regexp.MustCompile(`^\$\{HDC_BACKEND_INTERNAL:-(.*)\}$`).ReplaceAllString(edge["HDC_BACKEND_INTERNAL"], "$1")
+		if edge["HDC_KEY_REGISTRY"] != "" || internal != "https://backend:9081" {
 			t.Errorf("the edge reads its keys from %q, not the key plane of the backend at https://backend:9081 (%q)",
 				edge["HDC_KEY_REGISTRY"], edge["HDC_BACKEND_INTERNAL"])
 		}
