@@ -203,6 +203,14 @@ func CheckRecord(t testing.TB, r *Response, file []byte) map[string]any {
 		t.Fatalf("the Bundle fails npm fhir/fhirpath: %v\n%s", err, out)
 	}
 	bundle := r.JSON(t)
+	CheckDocument(t, bundle, file)
+	return bundle
+}
+
+// CheckDocument checks that a record's Bundle has a DocumentReference
+// that describes file: its size and SHA-1.
+func CheckDocument(t testing.TB, bundle map[string]any, file []byte) {
+	t.Helper()
 	sum := sha1.Sum(file)
 	var found bool
 	for _, e := range bundle["entry"].([]any) {
@@ -220,7 +228,6 @@ func CheckRecord(t testing.TB, r *Response, file []byte) map[string]any {
 	if !found {
 		t.Fatal("no DocumentReference in the Bundle")
 	}
-	return bundle
 }
 
 // RotateUnderLoad rotates c's key with hdc keys (run by ops) and retires

@@ -2,12 +2,12 @@ package scale
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,14 +31,17 @@ const scaleBucket = "hdc-records"
 // cluster is the scale-out deployment on loopback: two hdc-backend
 // processes on one PostgreSQL database and one S3-compatible blob store
 // (gofakes3, served by the test process), and two hdc-edge processes
-// running the repository's Caddyfile, each in front of one backend, whose
-// key plane it looks keys up in and follows.
+// running the repository's Caddyfile, each in front of both backends, as
+// the README's scale-out section deploys them: each edge balances the
+// requests over the backends that pass its health checks, and looks keys
+// up in and follows the key plane of the one that answers.
 type cluster struct {
 	t     *testing.T
 	ops   *hdctest.Stack // the operator: runs hdc, starts the processes
 	edges [2]*hdctest.Stack
 	// edgeAdmins are the edges' admin APIs, where their metrics are.
 	edgeAdmins [2]string
+	edgeProcs  [2]*hdctest.Process
 	backends   [2]*replica
 	database   string
 	s3         *s3.Client
@@ -47,9 +50,12 @@ type cluster struct {
 
 // replica is one hdc-backend process.
 type replica struct {
+	name             string
 	public, internal string // base URLs
 	proc             *hdctest.Process
 	data             string
+	bin              string
+	env              []string
 }
 
 // startCluster starts the deployment: both backends at once (their
@@ -85,33 +91,31 @@ func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cl
 	for i := range c.backends {
 		publicSock, public := testkit.ListenFile(t)
 		internalSock, internal := testkit.ListenFile(t)
-		r := &replica{public: "http://" + public, internal: "https://" + internal, data: filepath.Join(dir, fmt.Sprint("backend-", i+1))}
-		r.proc = c.ops.Start(fmt.Sprint("hdc-backend-", i+1), backendBin, nil, append([]string{
+		r := &replica{name: fmt.Sprint("hdc-backend-", i+1), public: "http://" + public, internal: "https://" + internal,
+			data: filepath.Join(dir, fmt.Sprint("backend-", i+1)), bin: backendBin}
+		r.env = append([]string{
 			"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4", "HDC_DATA=" + r.data,
 			"HDC_BLOB_URL=" + blobURL, "AWS_ACCESS_KEY_ID=hdc", "AWS_SECRET_ACCESS_KEY=hdc-test-secret",
-		}, append(append(hdctest.HopEnv(hop, "backend"), hdctest.WebhookEnv...), backendEnv...)...), publicSock, internalSock)
+		}, append(append(hdctest.HopEnv(hop, "backend"), hdctest.WebhookEnv...), backendEnv...)...)
+		c.startReplica(r, publicSock, internalSock)
 		c.backends[i] = r
 	}
 	c.ops.Internal = c.backends[0].internal // where the operator's checks look keys up
-	for i, r := range c.backends {
-		c.ops.WaitFor(fmt.Sprint("backend ", i+1), func() bool {
-			resp, err := c.ops.InternalClient("").Get(r.internal + contract.PathReady)
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		})
+	for i := range c.backends {
+		c.ops.WaitFor(fmt.Sprint("backend ", i+1), func() bool { return c.ready(i) })
 	}
-	for i, r := range c.backends {
+	for i := range c.edges {
 		edgeSock, edgeAddr := testkit.ListenFile(t)
 		adminSock, admin := testkit.ListenFile(t)
 		c.edgeAdmins[i] = "http://" + admin
 		c.ops.EdgeAdmins = append(c.ops.EdgeAdmins, c.edgeAdmins[i]) // a key is used once both edges have it
-		c.ops.Start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(hdctest.RepoRoot, "Caddyfile")}, append([]string{
+		c.edgeProcs[i] = c.ops.Start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(hdctest.RepoRoot, "Caddyfile")}, append([]string{
 			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=fd/4",
-			"HDC_BACKEND=" + strings.TrimPrefix(r.public, "http://"), "HDC_BACKEND_INTERNAL=" + r.internal,
+			"HDC_BACKEND=" + c.addresses(i, func(r *replica) string { return strings.TrimPrefix(r.public, "http://") }),
+			"HDC_BACKEND_INTERNAL=" + c.addresses(i, func(r *replica) string { return r.internal }),
 			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hdctest.HopEnv(hop, "edge"), edgeEnv[i]...)...), edgeSock, adminSock)
+		edgeSock.Close() // the edge alone holds its listeners, which close when it dies
+		adminSock.Close()
 		e := &hdctest.Stack{T: t, Dir: dir, Edge: "http://" + edgeAddr, Env: c.ops.Env, HTTP: c.ops.HTTP}
 		answers.AddEdge(e.Edge)
 		c.ops.WaitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.Edge+"/no-such-route") == http.StatusNotFound })
@@ -130,23 +134,84 @@ func (c *cluster) get(u string) int {
 	return resp.StatusCode
 }
 
+// startReplica starts r's process on the listeners given, which only the
+// process then holds: when it dies, its listeners close, as a crashed
+// process's do, and the edges' connections to them are refused.
+func (c *cluster) startReplica(r *replica, public, internal *os.File) {
+	r.proc = c.ops.Start(r.name, r.bin, nil, r.env, public, internal)
+	public.Close()
+	internal.Close()
+}
+
+// addresses lists every backend's address, as addr gives it, edge i's
+// own first (the key plane asks the first one first), space-separated.
+func (c *cluster) addresses(i int, addr func(*replica) string) string {
+	var list []string
+	for j := range c.backends {
+		list = append(list, addr(c.backends[(i+j)%len(c.backends)]))
+	}
+	return strings.Join(list, " ")
+}
+
+// ready reports whether backend i's internal listener says it is ready.
+func (c *cluster) ready(i int) bool {
+	resp, err := c.ops.InternalClient("").Get(c.backends[i].internal + contract.PathReady)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
 // kill stops backend i with SIGKILL, as a crash would.
 func (c *cluster) kill(i int) {
 	p := c.backends[i].proc
 	_ = p.Cmd.Process.Signal(syscall.SIGKILL)
 	<-p.Done
-	// The operator's checks ask the survivor; edge i, which follows
-	// backend i's key plane alone, no longer gets the keys' changes.
+	// The operator's checks ask a survivor; the edges follow the key
+	// plane of the backends that answer.
 	if c.ops.Internal == c.backends[i].internal {
-		c.ops.Internal = c.backends[1-i].internal
+		c.ops.Internal = c.backends[(i+1)%len(c.backends)].internal
 	}
-	c.ops.EdgeAdmins = slices.DeleteFunc(c.ops.EdgeAdmins, func(a string) bool { return a == c.edgeAdmins[i] })
+}
+
+// restart starts backend i again on its addresses, and waits until it is
+// ready.
+func (c *cluster) restart(i int) {
+	r := c.backends[i]
+	var files [2]*os.File
+	for n, base := range []string{r.public, r.internal} {
+		_, addr, _ := strings.Cut(base, "://")
+		// The port was the dead process's a moment ago; nothing else on
+		// loopback takes it meanwhile, but its connections may linger.
+		testkit.Eventually(c.t, 10*time.Second, "listening on "+addr+" again", func() bool {
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return false
+			}
+			defer ln.Close()
+			files[n], err = ln.(*net.TCPListener).File()
+			return err == nil
+		})
+	}
+	c.startReplica(r, files[0], files[1])
+	c.ops.WaitFor(fmt.Sprint("backend ", i+1, " restarted"), func() bool { return c.ready(i) })
 }
 
 // metric scrapes a counter or gauge without labels from backend i, -1 when
 // it cannot.
 func (c *cluster) metric(i int, name string) int {
 	return hdctest.ScrapeMetric(c.ops.InternalClient(pki.Scraper), c.backends[i].internal+contract.PathMetrics, name)
+}
+
+// metricSum is metric summed over the backends that answer: an edge
+// balances its requests over them.
+func (c *cluster) metricSum(name string) int {
+	sum := 0
+	for i := range c.backends {
+		sum += max(c.metric(i, name), 0)
+	}
+	return sum
 }
 
 // timedReceiver is a webhookReceiver whose requests are also timed, to
