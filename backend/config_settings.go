@@ -23,13 +23,14 @@ type Setting struct {
 	Usage string
 	// Value reads and shows the setting: a field of the Config that
 	// Config.Settings was called on, or the logger's level. Its String is
-	// the default that --help and the README show.
+	// the default that --help and docs/configuration.md show.
 	Value pflag.Value
 }
 
 // Settings is the table of the backend's settings: hdc-backend makes its
-// flags from it and reads its environment through it, and the README's
-// configuration reference lists it (a test holds the two together).
+// flags from it and reads its environment through it, and the
+// configuration reference, docs/configuration.md, lists it (a test holds
+// the two together).
 type Settings []Setting
 
 // setting is a row of the table.

@@ -163,7 +163,7 @@ func TestSettingsValueErrors(t *testing.T) {
 
 // TestSettingsTable: every setting has a flag, a variable and a usage of
 // its own, and shows a value it reads back, so that the defaults --help
-// and the README show are values an operator may write.
+// and docs/configuration.md show are values an operator may write.
 func TestSettingsTable(t *testing.T) {
 	cfg := DefaultConfig()
 	level := zap.NewAtomicLevelAt(zapcore.InfoLevel)

@@ -14,7 +14,8 @@ import (
 )
 
 // The pflag.Value types of the settings' fields. Each String shows a value
-// its Set reads back: the defaults in --help and in the README are those.
+// its Set reads back: the defaults in --help and in docs/configuration.md
+// are those.
 
 // stringValue is a pflag.Value of a string.
 type stringValue string

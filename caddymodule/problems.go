@@ -9,7 +9,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
-// The edge's own answers. Their codes are stable; the README lists them.
+// The edge's own answers. Their codes are stable; docs/errors.md lists them.
 var (
 	// errInvalidEncryption is the one answer to every failure that involves
 	// a key: bad tag, bad padding, unknown, retired or foreign kid. Its bytes

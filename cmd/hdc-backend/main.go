@@ -73,7 +73,7 @@ empty variable counts as unset.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.SortFlags = false // the table's order, the README's
+	fs.SortFlags = false // the table's order, docs/configuration.md's
 	settings.Define(fs)
 	fs.BoolVar(&showVersion, "version", false, "print the version and VCS revision, and exit")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(fs, err) })

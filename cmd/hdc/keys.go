@@ -66,7 +66,7 @@ type issuedKey struct {
 	// RequireFresh: the key's envelopes must name iat and jti.
 	RequireFresh bool `json:"require_fresh,omitempty"`
 	// JWK is the key as a JSON Web Key, which the JOSE libraries import
-	// as it is (the README's client-library table).
+	// as it is (the client-library table of docs/clients.md).
 	JWK octJWK `json:"jwk"`
 }
 

@@ -50,7 +50,7 @@ func (k *Key) Enc() string { return k.enc }
 // NewKey derives the A128CBC-HS256 content-encryption key from a shared key
 // string as the specification says: the UTF-8 bytes of the string
 // concatenated with itself. The string must be exactly 16 bytes long, so the
-// MAC key equals the AES key; see the README's security notes.
+// MAC key equals the AES key; see docs/security.md.
 func NewKey(shared string) (*Key, error) {
 	if len(shared) != SharedKeySize || !utf8.ValidString(shared) {
 		return nil, ErrKeySize

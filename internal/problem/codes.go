@@ -1,8 +1,8 @@
 package problem
 
 // Codes of the problems the edge and the backend answer with, one per
-// condition. The README's error table lists every one of them, with its
-// status; a test holds the two together.
+// condition. The error table of docs/errors.md lists every one of them,
+// with its status; a test holds the two together.
 const (
 	CodeInvalidEnvelope         = "invalid_envelope"
 	CodeInvalidEncryption       = "invalid_encryption"

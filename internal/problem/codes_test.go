@@ -12,20 +12,20 @@ import (
 	"testing"
 )
 
-// TestCodesMatchTheREADME holds the Code constants to the README's error
-// table: every code documented is a constant, and every constant is
-// documented.
-func TestCodesMatchTheREADME(t *testing.T) {
+// TestCodesMatchTheErrorTable holds the Code constants to the error table
+// of docs/errors.md: every code documented is a constant, and every
+// constant is documented.
+func TestCodesMatchTheErrorTable(t *testing.T) {
 	declared := declaredCodes(t)
 	documented := documentedCodes(t)
 	for _, c := range declared {
 		if !slices.Contains(documented, c) {
-			t.Errorf("code %q is not in the README's error table", c)
+			t.Errorf("code %q is not in the error table of docs/errors.md", c)
 		}
 	}
 	for _, c := range documented {
 		if !slices.Contains(declared, c) {
-			t.Errorf("the README documents %q, which is no Code constant", c)
+			t.Errorf("docs/errors.md documents %q, which is no Code constant", c)
 		}
 	}
 }
@@ -56,17 +56,18 @@ func declaredCodes(t *testing.T) []string {
 	return codes
 }
 
-// documentedCodes returns the codes of the README's error table: the rows
-// "| status | `code`[, `code`…] | from | when |" of its "## Errors" section.
+// documentedCodes returns the codes of the error table of docs/errors.md:
+// the rows "| status | `code`[, `code`…] | from | when |" of the file, whose
+// title is "# Errors", before its first section.
 func documentedCodes(t *testing.T) []string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/errors.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## Errors\n")
+	section, ok := strings.CutPrefix(string(doc), "# Errors\n")
 	if !ok {
-		t.Fatal("the README has no Errors section")
+		t.Fatal("docs/errors.md does not start with its title, # Errors")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	row := regexp.MustCompile("^\\| [0-9]{3} \\| (`[a-z_]+`(?:, `[a-z_]+`)*) \\|")
@@ -79,7 +80,7 @@ func documentedCodes(t *testing.T) []string {
 		}
 	}
 	if len(codes) == 0 {
-		t.Fatal("the README's error table has no rows")
+		t.Fatal("the error table of docs/errors.md has no rows")
 	}
 	return codes
 }

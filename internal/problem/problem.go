@@ -13,8 +13,8 @@ import (
 const ContentType = "application/problem+json"
 
 // TypeBase prefixes every problem type URI; the code follows it. A tag URI
-// (RFC 4151) names the type without pretending to be a resolvable address; the
-// README lists every code.
+// (RFC 4151) names the type without pretending to be a resolvable address;
+// docs/errors.md lists every code.
 const TypeBase = "tag:health-data-connect,2026:problem:"
 
 // Problem is an RFC 9457 problem details object with a stable machine code.

@@ -153,8 +153,8 @@ func apiDocument(t *testing.T) *hdctest.APIDoc {
 }
 
 // TestOpenAPIProblemCodes holds the document's problem catalogue to the
-// README's error table: the same codes, each with the statuses the table
-// gives it (the catalogue may add one the table's prose explains).
+// error table of docs/errors.md: the same codes, each with the statuses the
+// table gives it (the catalogue may add one the table's prose explains).
 func TestOpenAPIProblemCodes(t *testing.T) {
 	t.Parallel()
 	doc := apiDocument(t)
@@ -171,18 +171,18 @@ func TestOpenAPIProblemCodes(t *testing.T) {
 			catalogue[code] = nil // any status: edge_error
 		}
 	}
-	readme := readmeErrors(t)
-	for code, statuses := range readme {
+	table := errorTable(t)
+	for code, statuses := range table {
 		got, ok := catalogue[code]
 		for _, s := range statuses {
 			if !ok || (got != nil && !slices.Contains(got, s)) {
-				t.Errorf("the README gives %s status %d; the document's catalogue %v", code, s, got)
+				t.Errorf("docs/errors.md gives %s status %d; the document's catalogue %v", code, s, got)
 			}
 		}
 	}
 	for code := range catalogue {
-		if _, ok := readme[code]; !ok {
-			t.Errorf("the document lists %s, which the README's error table does not", code)
+		if _, ok := table[code]; !ok {
+			t.Errorf("the document lists %s, which the error table of docs/errors.md does not", code)
 		}
 	}
 }
@@ -197,14 +197,18 @@ func numbers(vs ...any) []int {
 	return out
 }
 
-// readmeErrors returns the README's error table: each code's statuses.
-func readmeErrors(t *testing.T) map[string][]int {
+// errorTable returns the error table of docs/errors.md, the rows of the
+// file before its first section: each code's statuses.
+func errorTable(t *testing.T) map[string][]int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "docs", "errors.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(b), "\n## Errors\n")
+	section, ok := strings.CutPrefix(string(b), "# Errors\n")
+	if !ok {
+		t.Fatal("docs/errors.md does not start with its title, # Errors")
+	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	row := regexp.MustCompile("(?m)^\\| ([0-9]{3}) \\| (`[a-z_]+`(?:, `[a-z_]+`)*) \\|")
 	codes := map[string][]int{}
@@ -215,7 +219,7 @@ func readmeErrors(t *testing.T) map[string][]int {
 		}
 	}
 	if len(codes) < 20 {
-		t.Fatalf("the README's error table has %d codes", len(codes))
+		t.Fatalf("the error table of docs/errors.md has %d codes", len(codes))
 	}
 	return codes
 }

@@ -18,24 +18,25 @@ import (
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
-// readmeBlock returns the commands of the first sh block after heading in
-// the README: continuation lines joined, comments and blank lines dropped.
-func readmeBlock(t *testing.T, heading string) []string {
+// docBlock returns the commands of the first sh block after heading in
+// file, a Markdown file of the repository (README.md, docs/deploy.md):
+// continuation lines joined, comments and blank lines dropped.
+func docBlock(t *testing.T, file, heading string) []string {
 	t.Helper()
-	return readmeBlocks(t, heading)[0]
+	return docBlocks(t, file, heading)[0]
 }
 
-// readmeBlocks returns the commands of each sh block of the section under
-// heading, up to the next heading of its level.
-func readmeBlocks(t *testing.T, heading string) [][]string {
+// docBlocks returns the commands of each sh block of the section of file
+// under heading, up to the next heading of its level.
+func docBlocks(t *testing.T, file, heading string) [][]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, filepath.FromSlash(file)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("the README has no %q", heading)
+		t.Fatalf("%s has no %q", file, heading)
 	}
 	level, _, _ := strings.Cut(heading, " ")
 	section, _, _ = strings.Cut(section, "\n"+level+" ")
@@ -56,13 +57,13 @@ func readmeBlocks(t *testing.T, heading string) [][]string {
 		section = after
 	}
 	if len(blocks) == 0 {
-		t.Fatalf("no sh block under %q", heading)
+		t.Fatalf("%s has no sh block under %q", file, heading)
 	}
 	return blocks
 }
 
-// TestProductionSectionAsWritten runs the README's production deployment
-// commands in their printed order on an empty machine, as an operator
+// TestProductionSectionAsWritten runs the production deployment commands of
+// docs/deploy.md in their printed order on an empty machine, as an operator
 // would paste them, and then logs in through the edge they started. What
 // it changes is only where things go and what is reachable from a test:
 // the directories (/usr/local/bin, /etc/hdc, /var/lib/hdc) move under a
@@ -90,7 +91,7 @@ func TestProductionSectionAsWritten(t *testing.T) {
 
 	ids := map[string]string{}  // "<W client id>" to the id
 	var clientID, secret string // the first client's
-	for _, line := range readmeBlock(t, "## Production deployment") {
+	for _, line := range docBlock(t, "docs/deploy.md", "## Production deployment") {
 		line = placeholder.ReplaceAllStringFunc(paths.Replace(line), func(p string) string { return ids[p] })
 		if name, value, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok && strings.HasPrefix(line, "export ") {
 			env = append(env, name+"="+value)
@@ -172,7 +173,7 @@ func TestWalkthroughAsWritten(t *testing.T) {
 	}
 	careContext := regexp.MustCompile(`"care_context_id": "([^"]+)"`)
 	var id string
-	blocks := readmeBlocks(t, "## A walkthrough with `hdc call`")
+	blocks := docBlocks(t, "README.md", "## A walkthrough with `hdc call`")
 	for _, line := range blocks[0] {
 		out := runLineIn(t, dir, strings.ReplaceAll(line, "<care_context_id>", id), env)
 		if m := careContext.FindStringSubmatch(out); m != nil {

@@ -11,7 +11,7 @@ import (
 
 // TestClientMatrix runs every flow of the API with every independent JOSE
 // client, in both serializations (jwx v2 in the compact one alone, see
-// the README), with both kinds of key as hdc keys add printed them (A128CBC-HS256,
+// docs/clients.md), with both kinds of key as hdc keys add printed them (A128CBC-HS256,
 // and A256GCM with iat and jti in every request's protected header),
 // through the real binaries: login, a webhook registration and its
 // listing, an upload, a retrieve, and a refresh on the main route and on

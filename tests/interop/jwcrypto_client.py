@@ -1,5 +1,5 @@
 """Encrypts and decrypts Health Data Connect envelopes with python jwcrypto
-(Debian's python3-jwcrypto), as the README's client code does.
+(Debian's python3-jwcrypto), as the client-library table of docs/clients.md says.
 
   python3 jwcrypto_client.py encrypt KEY KID FORM [ENC IAT JTI]   plaintext on stdin -> envelope on stdout
   python3 jwcrypto_client.py decrypt KEY FORM [ENC]               envelope on stdin -> plaintext on stdout

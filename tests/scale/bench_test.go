@@ -10,8 +10,8 @@ import (
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
-// TestBenchRuns runs hdc-bench briefly, as the README does: its proxy part
-// at 1 KiB with the breakdown. What it reports must be whole: a row for
+// TestBenchRuns runs hdc-bench briefly, as docs/performance.md does: its
+// proxy part at 1 KiB with the breakdown. What it reports must be whole: a row for
 // each hdc-edge, with CPU figures a run that measured nothing could not
 // give, the four stages of the breakdown, and the small request's targets.
 func TestBenchRuns(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 const freshCostEnv = "HDC_FRESH_COST"
 
 // TestFreshnessCost measures what the replay check adds to a request of
-// 1 KiB, logging the figures the README's Performance section gives:
+// 1 KiB, logging the figures docs/performance.md gives:
 //
 //	HDC_FRESH_COST=1 HDC_TEST_POSTGRES_URL=… go test -run TestFreshnessCost -v ./tests/scale/
 //

@@ -26,8 +26,8 @@ import (
 const keyPlaneScaleEnv = "HDC_KEYPLANE_SCALE"
 
 // TestKeyPlaneScale measures the key plane in the scale-out shape (two
-// backends on PostgreSQL, two edges) and logs each figure the README's
-// Performance section gives:
+// backends on PostgreSQL, two edges) and logs each figure
+// docs/performance.md gives:
 //
 //	HDC_KEYPLANE_SCALE=1 HDC_TEST_POSTGRES_URL=… go test -run TestKeyPlaneScale -v -timeout 60m ./tests/scale/
 //

@@ -32,7 +32,7 @@ const scaleBucket = "hdc-records"
 // processes on one PostgreSQL database and one S3-compatible blob store
 // (gofakes3, served by the test process), and two hdc-edge processes
 // running the repository's Caddyfile, each in front of both backends, as
-// the README's scale-out section deploys them: each edge balances the
+// the scale-out section of docs/deploy.md deploys them: each edge balances the
 // requests over the backends that pass its health checks, and looks keys
 // up in and follows the key plane of the one that answers.
 type cluster struct {

@@ -14,7 +14,7 @@
 // Sealing is hand-written too, with the same primitives, because the edge
 // seals every response and go-jose's CBC-HMAC AEAD allocates four buffers
 // and copies the plaintext three times per call; BenchmarkSeal compares the
-// two (the README's Performance section has the figures). go-jose remains
+// two (docs/performance.md has the figures). go-jose remains
 // the oracle: the tests hold Seal to its AEAD byte for byte and open what
 // it seals, on random sizes.
 //

@@ -11,22 +11,22 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// awsSDKRow starts the README's row of the AWS SDK's own variables, which
-// the SDK reads itself: no setting of ours.
+// awsSDKRow starts the row of the AWS SDK's own variables, which the SDK
+// reads itself: no setting of ours.
 const awsSDKRow = "AWS_REGION"
 
-// TestREADMEConfigurationReference holds the README's table of the
-// backend's settings (section "Configuration reference") to Settings: each
-// row is a setting, with its variables, its flag and its default, and each
-// setting has a row.
-func TestREADMEConfigurationReference(t *testing.T) {
+// TestConfigurationReference holds the table of the backend's settings in
+// docs/configuration.md (its **Backend** part) to Settings: each row is a
+// setting, with its variables, its flag and its default, and each setting
+// has a row.
+func TestConfigurationReference(t *testing.T) {
 	cfg := DefaultConfig()
 	level := zap.NewAtomicLevelAt(zapcore.InfoLevel)
 	byFlag := map[string]Setting{}
 	for _, s := range cfg.Settings(&level) {
 		byFlag[s.Flag] = s
 	}
-	for _, row := range readmeBackendRows(t) {
+	for _, row := range backendSettingsRows(t) {
 		vars, flags := codeSpans(row[0]), codeSpans(row[1])
 		if len(vars) > 0 && vars[0] == awsSDKRow {
 			continue
@@ -37,11 +37,11 @@ func TestREADMEConfigurationReference(t *testing.T) {
 			}
 			s, ok := byFlag[strings.TrimPrefix(flags[0], "--")]
 			if !ok {
-				t.Fatalf("the README lists %s, which is no setting", flags[0])
+				t.Fatalf("docs/configuration.md lists %s, which is no setting", flags[0])
 			}
 			delete(byFlag, s.Flag)
 			if !slices.Equal(vars, s.Env) {
-				t.Errorf("the README gives --%s the variables %v, the code %v", s.Flag, vars, s.Env)
+				t.Errorf("docs/configuration.md gives --%s the variables %v, the code %v", s.Flag, vars, s.Env)
 			}
 			if err := sameDefault(s, row[2]); err != "" {
 				t.Errorf("--%s: %s", s.Flag, err)
@@ -49,11 +49,11 @@ func TestREADMEConfigurationReference(t *testing.T) {
 		})
 	}
 	for flag, s := range byFlag {
-		t.Errorf("the README's table does not list --%s (%s)", flag, strings.Join(s.Env, ", "))
+		t.Errorf("the table of docs/configuration.md does not list --%s (%s)", flag, strings.Join(s.Env, ", "))
 	}
 }
 
-// sameDefault compares the default the README shows, cell, with the
+// sameDefault compares the default the table shows, cell, with the
 // setting's: "—" for none, "off" for false, a code span for a value, which
 // is read as the flag would read it; other words describe a default that
 // New derives from other settings (SQLite under the data directory), which
@@ -64,33 +64,33 @@ func sameDefault(s Setting, cell string) string {
 	switch {
 	case cell == "—" || cell == "off":
 		if want := map[string]string{"—": "", "off": "false"}[cell]; shown != want {
-			return "the README shows the default " + cell + ", the code " + shown
+			return "the table shows the default " + cell + ", the code " + shown
 		}
 	case len(spans) == 1 && cell == "`"+spans[0]+"`":
 		if err := s.Value.Set(spans[0]); err != nil {
-			return "the README's default does not read: " + err.Error()
+			return "the table's default does not read: " + err.Error()
 		}
 		if s.Value.String() != shown {
-			return "the README shows the default " + cell + ", the code " + shown
+			return "the table shows the default " + cell + ", the code " + shown
 		}
 	case shown != "":
-		return "the README describes the default as " + cell + ", the code has " + shown
+		return "the table describes the default as " + cell + ", the code has " + shown
 	}
 	return ""
 }
 
-// readmeBackendRows returns the cells of the rows of the README's table of
-// the backend's settings.
-func readmeBackendRows(t *testing.T) [][]string {
+// backendSettingsRows returns the cells of the rows of the table of the
+// backend's settings in docs/configuration.md.
+func backendSettingsRows(t *testing.T) [][]string {
 	t.Helper()
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile("../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## Configuration reference\n")
+	section, ok := strings.CutPrefix(string(data), "# Configuration reference\n")
 	_, section, ok2 := strings.Cut(section, "\n**Backend**")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no **Backend** part in its section Configuration reference")
+		t.Fatal("docs/configuration.md has no **Backend** part under its title, # Configuration reference")
 	}
 	var rows [][]string
 	for _, line := range strings.Split(section, "\n")[1:] {
@@ -109,7 +109,7 @@ func readmeBackendRows(t *testing.T) [][]string {
 			return rows[1:]
 		}
 	}
-	t.Fatal("README.md's table of the backend's settings has no end")
+	t.Fatal("the table of the backend's settings in docs/configuration.md has no end")
 	return nil
 }
 
