@@ -28,6 +28,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -37,7 +38,7 @@ type edge struct {
 	base     string // http://127.0.0.1:port
 	admin    string
 	registry string
-	plane    *testkit.KeyPlane // the keys when HDC_KEY_REGISTRY is set empty
+	plane    *fakeplane.KeyPlane // the keys when HDC_KEY_REGISTRY is set empty
 	up       *recorder
 	signer   *testkit.Signer
 	client   *http.Client
@@ -158,7 +159,7 @@ func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edg
 		t.Fatal(err)
 	}
 	// The internal listener: the JWKS, and the key plane holding keys.
-	plane := testkit.NewKeyPlane()
+	plane := fakeplane.NewKeyPlane()
 	for _, k := range keys {
 		plane.Set(k.Kid, k.ClientID, k.Secret, k.Status)
 	}

@@ -13,22 +13,22 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/contract"
-	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 // newBackend serves a key plane in memory.
-func newBackend(t *testing.T) (*testkit.KeyPlane, *httptest.Server) {
-	b := testkit.NewKeyPlane()
+func newBackend(t *testing.T) (*fakeplane.KeyPlane, *httptest.Server) {
+	b := fakeplane.NewKeyPlane()
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 	return b, srv
 }
 
 // set adds or changes c1's key kid.
-func set(b *testkit.KeyPlane, kid string, status contract.KeyStatus) {
+func set(b *fakeplane.KeyPlane, kid string, status contract.KeyStatus) {
 	b.Set(kid, "c1", "0123456789abcdef", status)
 }
 

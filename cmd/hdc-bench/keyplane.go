@@ -12,7 +12,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
-	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
 )
 
 // keyPlane is the backend's key plane as an edge that takes its keys from
@@ -46,7 +46,7 @@ func startKeyPlane(dir string, keys ...benchKey) (*keyPlane, error) {
 	if !pool.AppendCertsFromPEM(ca) {
 		return nil, errors.New("the hop's authority holds no certificate")
 	}
-	plane := testkit.NewKeyPlane()
+	plane := fakeplane.NewKeyPlane()
 	for _, k := range keys {
 		plane.SetKey(contract.ClientKey{Kid: k.kid, ClientID: benchClient, Secret: k.secret, Enc: k.key.Enc(), Status: contract.KeyActive})
 	}

@@ -1,4 +1,6 @@
-package testkit
+// Package fakeplane is a backend's key plane in memory, for the tests and
+// the bench of the edge.
+package fakeplane
 
 import (
 	"encoding/json"
