@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 func init() {
@@ -42,7 +41,7 @@ func (a Admin) Routes() []caddy.AdminRoute {
 
 // adminKey is a key as the admin API shows it.
 type adminKey struct {
-	kidregistry.Listed
+	clientkey.Listed
 	LastUsed *time.Time `json:"last_used,omitempty"`
 }
 

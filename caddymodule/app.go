@@ -17,6 +17,7 @@ import (
 
 	"github.com/health-data-connect/hdc/caddymodule/keyplane"
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -247,7 +248,7 @@ func observeRegistry(r *kidregistry.Registry, changed bool, err error) {
 	default:
 		metrics.registryReloads.WithLabelValues("unchanged").Inc()
 	}
-	counts := map[kidregistry.Status]int{kidregistry.Active: 0, kidregistry.Retiring: 0, kidregistry.Retired: 0}
+	counts := map[clientkey.Status]int{clientkey.Active: 0, clientkey.Retiring: 0, clientkey.Retired: 0}
 	for _, k := range r.Keys() {
 		counts[k.Status]++
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -16,9 +17,9 @@ import (
 
 func TestFreshnessCheck(t *testing.T) {
 	now := time.Unix(1_795_000_000, 0)
-	cbc := &kidregistry.Key{Kid: "k-cbc", Enc: jwe.EncA128CBCHS256}
-	strict := &kidregistry.Key{Kid: "k-strict", Enc: jwe.EncA128CBCHS256, RequireFresh: true}
-	gcm := &kidregistry.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
+	cbc := &kidregistry.Key{Key: clientkey.Key{Kid: "k-cbc", Enc: jwe.EncA128CBCHS256}}
+	strict := &kidregistry.Key{Key: clientkey.Key{Kid: "k-strict", Enc: jwe.EncA128CBCHS256, RequireFresh: true}}
+	gcm := &kidregistry.Key{Key: clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}}
 	const jti = "a-request-id-0001"
 	// The rows share one checker, so a row may replay an earlier one.
 	f := newFreshness(FreshConfig{})
@@ -73,9 +74,9 @@ func TestFreshnessCheck(t *testing.T) {
 func TestEdgeFreshRequests(t *testing.T) {
 	e := startEdge(t, testKeys, map[string]string{"HDC_KEY_REGISTRY": ""})
 	gcmSecret := jwe.NewGCMSecret()
-	e.plane.SetKey(contract.ClientKey{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: kidregistry.Active})
+	e.plane.SetKey(contract.ClientKey{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: clientkey.Active})
 	e.plane.SetKey(contract.ClientKey{Kid: "k-strict", ClientID: "c1", Secret: "0123456789abcdef", Enc: jwe.EncA128CBCHS256,
-		RequireFresh: true, Status: kidregistry.Active})
+		RequireFresh: true, Status: clientkey.Active})
 	gcm, err := jwe.NewKeyFor(jwe.EncA256GCM, gcmSecret)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 // goroutines at once, as a client replaying a request in parallel would:
 // exactly one gets through the edge's memory.
 func TestFreshnessConcurrentReplays(t *testing.T) {
-	key := &kidregistry.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
+	key := &kidregistry.Key{Key: clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}}
 	for round := range 50 {
 		f := newFreshness(FreshConfig{})
 		h := jwe.Header{Iat: time.Now().Unix(), Jti: "a-request-id-" + strconv.Itoa(10000+round)}

@@ -24,6 +24,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -31,10 +32,10 @@ import (
 
 // testKeys is the registry of the handler tests.
 var testKeys = []kidregistry.Key{
-	{Kid: "k-c1", ClientID: "c1", Secret: "0123456789abcdef", Status: kidregistry.Active},
-	{Kid: "k-c1-old", ClientID: "c1", Secret: "aaaaaaaaaaaaaaaa", Status: kidregistry.Retiring},
-	{Kid: "k-c1-dead", ClientID: "c1", Secret: "bbbbbbbbbbbbbbbb", Status: kidregistry.Retired},
-	{Kid: "k-c2", ClientID: "c2", Secret: "fedcba9876543210", Status: kidregistry.Active},
+	{Key: clientkey.Key{Kid: "k-c1", ClientID: "c1", Secret: "0123456789abcdef", Status: clientkey.Active}},
+	{Key: clientkey.Key{Kid: "k-c1-old", ClientID: "c1", Secret: "aaaaaaaaaaaaaaaa", Status: clientkey.Retiring}},
+	{Key: clientkey.Key{Kid: "k-c1-dead", ClientID: "c1", Secret: "bbbbbbbbbbbbbbbb", Status: clientkey.Retired}},
+	{Key: clientkey.Key{Kid: "k-c2", ClientID: "c2", Secret: "fedcba9876543210", Status: clientkey.Active}},
 }
 
 func secretOf(kid string) string {

@@ -1,83 +1,62 @@
 package kidregistry
 
 import (
-	"crypto/rand"
-	"encoding/base32"
-	"encoding/base64"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
-
-// NewSecret returns a random shared key string: 16 characters of the
-// base64url alphabet, 96 bits from crypto/rand. The string is the key
-// material (the specification doubles it), so it must be printable text.
-func NewSecret() string {
-	b := make([]byte, SecretSize*3/4)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// NewKid returns a random key id.
-func NewKid() string {
-	b := make([]byte, 10)
-	_, _ = rand.Read(b)
-	return "k_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
-}
 
 // Add appends an active key for clientID. An empty kid or secret is
 // generated. The new key is returned.
 func (f *File) Add(clientID, kid, secret string, now time.Time) (Key, error) {
-	if kid == "" {
-		kid = NewKid()
-	}
-	if secret == "" {
-		secret = NewSecret()
-	}
-	for _, k := range f.Keys {
-		if k.Kid == kid {
-			return Key{}, fmt.Errorf("kid %q already exists", kid)
+	k := clientkey.New(clientID, kid, secret, "", false, now)
+	for _, e := range f.Keys {
+		if e.Kid == k.Kid {
+			return Key{}, fmt.Errorf("kid %q already exists", k.Kid)
 		}
 	}
-	k := Key{Kid: kid, ClientID: clientID, Secret: secret, Status: Active, CreatedAt: now.UTC()}
-	f.Keys = append(f.Keys, k)
-	return k, nil
+	f.Keys = append(f.Keys, Key{Key: k})
+	return f.Keys[len(f.Keys)-1], nil
 }
 
 // Rotate gives clientID a new active key and moves its previous active keys
-// to retiring, where they are still accepted until an operator retires them.
+// to retiring, where they are still accepted until an operator retires them
+// (clientkey.Rotate).
 func (f *File) Rotate(clientID string, now time.Time) (Key, error) {
-	found := false
-	for i := range f.Keys {
-		k := &f.Keys[i]
-		if k.ClientID != clientID {
-			continue
-		}
-		found = true
-		if k.Status == Active {
-			t := now.UTC()
-			k.Status, k.RetiringAt = Retiring, &t
+	var keys []clientkey.Key
+	for _, k := range f.Keys {
+		if k.ClientID == clientID {
+			keys = append(keys, k.Key)
 		}
 	}
-	if !found {
+	changed, next, err := clientkey.Rotate(keys, clientkey.New(clientID, "", "", "", false, now), now)
+	if err != nil {
 		return Key{}, fmt.Errorf("client %q has no keys: add one with hdc keys add", clientID)
 	}
-	return f.Add(clientID, "", "", now)
+	for _, c := range changed {
+		f.key(c.Kid).Key = c
+	}
+	return f.Add(clientID, next.Kid, next.Secret, now)
 }
 
 // Retire moves the key kid to retired; requests encrypted with it are then
-// refused.
+// refused (clientkey.Retire).
 func (f *File) Retire(kid string, now time.Time) error {
-	for i := range f.Keys {
-		k := &f.Keys[i]
-		if k.Kid != kid {
-			continue
-		}
-		if k.Status != Retired {
-			t := now.UTC()
-			k.Status, k.RetiredAt = Retired, &t
-		}
-		return nil
+	k := f.key(kid)
+	if k == nil {
+		return fmt.Errorf("no key with kid %q", kid)
 	}
-	return fmt.Errorf("no key with kid %q", kid)
+	k.Key, _ = clientkey.Retire(k.Key, now)
+	return nil
+}
+
+// key returns the entry of kid, nil when there is none.
+func (f *File) key(kid string) *Key {
+	for i := range f.Keys {
+		if f.Keys[i].Kid == kid {
+			return &f.Keys[i]
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 )
 
@@ -100,7 +101,7 @@ func write(path string, f fileForm) error {
 
 // List returns the keys of the registry file at path without their
 // secrets, which it does not open: listing needs no keeper.
-func List(path string) ([]Listed, error) {
+func List(path string) ([]clientkey.Listed, error) {
 	data, err := readPrivate(path)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func List(path string) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]Listed, len(f.Keys))
+	keys := make([]clientkey.Listed, len(f.Keys))
 	for i, k := range f.Keys {
 		keys[i] = k.Listed
 	}

@@ -10,49 +10,15 @@ package kidregistry
 import (
 	"errors"
 	"fmt"
-	"time"
-	"unicode/utf8"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
-	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/strictjson"
-)
-
-// SecretSize is the length in bytes of a shared key string: A128CBC-HS256
-// takes 32 key bytes and the specification makes them the string twice.
-const SecretSize = 16
-
-// Status is where a key is in its rotation, as the backend's key plane
-// spells it too.
-type Status = contract.KeyStatus
-
-const (
-	// Active keys are accepted and are what a client should encrypt with.
-	Active = contract.KeyActive
-	// Retiring keys are still accepted, for the grace period of a rotation.
-	Retiring = contract.KeyRetiring
-	// Retired keys are refused.
-	Retired = contract.KeyRetired
 )
 
 // Key is one entry of the registry, its secret opened.
 type Key struct {
-	Kid      string
-	ClientID string
-	// Secret is the shared key string; empty when its sealed form did not
-	// open (Available).
-	Secret     string
-	Status     Status
-	CreatedAt  time.Time
-	RetiringAt *time.Time
-	RetiredAt  *time.Time
-	// Enc is the content encryption of the key's envelopes: "" (a
-	// registry file's keys) is A128CBC-HS256; the key plane's may be
-	// A256GCM, whose Secret is a JWK's "k".
-	Enc string
-	// RequireFresh: every envelope under the key must name iat and jti
-	// (always so for A256GCM keys).
-	RequireFresh bool
+	clientkey.Key
 	// sealed is the secret as the file held it sealed, kept for a key whose
 	// secret did not open, so that writing the file loses nothing.
 	sealed string
@@ -61,32 +27,6 @@ type Key struct {
 // Available reports whether the key's secret is known: false when its
 // sealed form did not open (altered, or copied from another kid).
 func (k *Key) Available() bool { return k.Secret != "" || k.sealed == "" }
-
-// Usable reports whether requests encrypted with the key are accepted: its
-// secret is available and its status active or retiring.
-func (k *Key) Usable() bool {
-	return k.Secret != "" && (k.Status == Active || k.Status == Retiring)
-}
-
-// Listed is a key without its secret, as the operator's list and the
-// edge's admin API show it.
-type Listed struct {
-	Kid      string `json:"kid"`
-	ClientID string `json:"client_id"`
-	Enc      string `json:"enc"`
-	// RequireFresh: every envelope under the key must name iat and jti.
-	RequireFresh bool       `json:"require_fresh"`
-	Status       Status     `json:"status"`
-	CreatedAt    time.Time  `json:"created_at"`
-	RetiringAt   *time.Time `json:"retiring_at,omitempty"`
-	RetiredAt    *time.Time `json:"retired_at,omitempty"`
-}
-
-// Listed returns the key without its secret.
-func (k *Key) Listed() Listed {
-	return Listed{Kid: k.Kid, ClientID: k.ClientID, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness(), Status: k.Status, CreatedAt: k.CreatedAt,
-		RetiringAt: k.RetiringAt, RetiredAt: k.RetiredAt}
-}
 
 // File is the registry's keys as a command edits them (Update).
 type File struct {
@@ -111,55 +51,22 @@ func (f *File) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Validate checks the rules of one key, wherever it comes from (a file or
-// the backend). Its errors never include the secret.
+// Validate checks the rules of one entry: a key's (clientkey.Key.Validate),
+// and a secret, unless a sealed one did not open. Its errors never include
+// the secret.
 func (k *Key) Validate() error {
-	var errs []error
-	if !contract.ValidKid(k.Kid) {
-		errs = append(errs, errors.New("kid must be 1 to 128 characters of A-Z a-z 0-9 . _ : -"))
+	err := k.Key.Validate()
+	if k.Secret == "" && k.sealed == "" {
+		err = errors.Join(err, fmt.Errorf("secret must be exactly %d bytes of UTF-8", clientkey.SecretSize))
 	}
-	if k.ClientID == "" || len(k.ClientID) > 256 || !utf8.ValidString(k.ClientID) {
-		errs = append(errs, errors.New("client_id must be 1 to 256 bytes of UTF-8"))
-	}
-	switch {
-	case !jwe.ValidEnc(k.ContentEncryption()):
-		errs = append(errs, fmt.Errorf("enc must be %s or %s", jwe.EncA128CBCHS256, jwe.EncA256GCM))
-	case !k.Available():
-	case k.ContentEncryption() == jwe.EncA256GCM:
-		if _, err := jwe.NewKeyFor(jwe.EncA256GCM, k.Secret); err != nil {
-			errs = append(errs, fmt.Errorf("an %s secret must be %d bytes in unpadded base64url", jwe.EncA256GCM, jwe.GCMKeySize))
-		}
-	case len(k.Secret) != SecretSize || !utf8.ValidString(k.Secret):
-		errs = append(errs, fmt.Errorf("secret must be exactly %d bytes of UTF-8", SecretSize))
-	}
-	if !k.Status.Valid() {
-		errs = append(errs, errors.New("status must be active, retiring or retired"))
-	}
-	if k.CreatedAt.IsZero() {
-		errs = append(errs, errors.New("created_at is required"))
-	}
-	return errors.Join(errs...)
-}
-
-// ContentEncryption is the key's enc: Enc, or A128CBC-HS256 when empty.
-func (k *Key) ContentEncryption() string {
-	if k.Enc == "" {
-		return jwe.EncA128CBCHS256
-	}
-	return k.Enc
-}
-
-// NeedsFreshness reports whether every envelope under the key must name iat
-// and jti: an A256GCM key, or one made with RequireFresh.
-func (k *Key) NeedsFreshness() bool {
-	return k.RequireFresh || k.ContentEncryption() == jwe.EncA256GCM
+	return err
 }
 
 // FromContract returns the key the backend's key plane handed, validated:
 // its envelopes must be of a content encryption the edge opens.
 func FromContract(c contract.ClientKey) (*Key, error) {
-	k := &Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Status: c.Status, CreatedAt: c.CreatedAt,
-		RetiringAt: c.RetiringAt, RetiredAt: c.RetiredAt, Enc: c.Enc, RequireFresh: c.RequireFresh}
+	k := &Key{Key: clientkey.Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Status: c.Status, CreatedAt: c.CreatedAt,
+		RetiringAt: clientkey.TimeOf(c.RetiringAt), RetiredAt: clientkey.TimeOf(c.RetiredAt), Enc: c.Enc, RequireFresh: c.RequireFresh}}
 	if c.Enc == "" {
 		return nil, fmt.Errorf("key %q: no content encryption", c.Kid)
 	}

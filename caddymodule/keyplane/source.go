@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
-	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/kidfilter"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -268,7 +268,7 @@ func (s *Source) Forget() {
 // change (it was looked up after the change), so that its next use looks
 // it up again. It reports whether the filter now holds more kids than it
 // was sized for.
-func (s *Source) changed(changes []contract.KeyChange) (full bool) {
+func (s *Source) changed(changes []clientkey.Change) (full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	filter := s.filter.Load()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
@@ -48,7 +49,7 @@ func startKeyPlane(dir string, keys ...benchKey) (*keyPlane, error) {
 	}
 	plane := fakeplane.NewKeyPlane()
 	for _, k := range keys {
-		plane.SetKey(contract.ClientKey{Kid: k.kid, ClientID: benchClient, Secret: k.secret, Enc: k.key.Enc(), Status: contract.KeyActive})
+		plane.SetKey(contract.ClientKey{Kid: k.kid, ClientID: benchClient, Secret: k.secret, Enc: k.key.Enc(), Status: clientkey.Active})
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

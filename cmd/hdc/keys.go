@@ -15,6 +15,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
@@ -83,7 +84,7 @@ type octJWK struct {
 }
 
 // issued is k as add and rotate print it.
-func issued(k kidregistry.Key) issuedKey {
+func issued(k clientkey.Key) issuedKey {
 	out := issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()}
 	cek := k.Secret // A256GCM: the key's 32 bytes, in base64url already
 	if out.Enc == jwe.EncA128CBCHS256 {
@@ -113,10 +114,12 @@ func (kind keyKind) check(p string) error {
 
 // issueKey applies issue to the registry at p, recording it as action
 // (updateKeys), and prints the key it made.
-func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action, issue func(*kidregistry.File) (kidregistry.Key, error)) (kidregistry.Key, error) {
-	var k kidregistry.Key
+func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action, issue func(*kidregistry.File) (kidregistry.Key, error)) (clientkey.Key, error) {
+	var k clientkey.Key
 	err := sf.updateKeys(cmd, p, action, func(f *kidregistry.File) (kid, client string, err error) {
-		k, err = issue(f)
+		var e kidregistry.Key
+		e, err = issue(f)
+		k = e.Key
 		return k.Kid, k.ClientID, err
 	})
 	if err != nil {
@@ -260,7 +263,7 @@ client moves to A256GCM keys by a rotation.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var k kidregistry.Key
+			var k clientkey.Key
 			var err error
 			dir, p := sf.data, path()
 			if err := kind.check(p); err != nil {
@@ -303,7 +306,7 @@ func newKeysRetireCmd(path func() string) *cobra.Command {
 			if err := retireKey(cmd, &sf, path(), kid); err != nil {
 				return err
 			}
-			return printJSON(cmd.OutOrStdout(), map[string]string{"kid": kid, "status": string(kidregistry.Retired)})
+			return printJSON(cmd.OutOrStdout(), map[string]string{"kid": kid, "status": string(clientkey.Retired)})
 		},
 	}
 	sf.register(cmd)
@@ -374,11 +377,11 @@ func yesNo(b bool) string {
 
 // listKeys returns the keys of client (every client's when empty) in the
 // database, or in the registry file p, which list reads without a keeper.
-func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]kidregistry.Listed, error) {
+func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey.Listed, error) {
 	if p != "" {
 		keys, err := kidregistry.List(p)
 		if client != "" {
-			keys = slices.DeleteFunc(keys, func(k kidregistry.Listed) bool { return k.ClientID != client })
+			keys = slices.DeleteFunc(keys, func(k clientkey.Listed) bool { return k.ClientID != client })
 		}
 		return keys, err
 	}
@@ -392,10 +395,10 @@ func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]kidregist
 
 // issueInDatabase adds (or, rotating, rotates to) a key of client in the
 // database and prints it.
-func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (kidregistry.Key, error) {
+func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (clientkey.Key, error) {
 	kp, err := sf.keyPlane(cmd.Context())
 	if err != nil {
-		return kidregistry.Key{}, err
+		return clientkey.Key{}, err
 	}
 	defer kp.close()
 	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate, kind)

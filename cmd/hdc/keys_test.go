@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -49,15 +50,15 @@ func TestKeysLifecycle(t *testing.T) {
 	if strings.Contains(string(r.stdout), "0123456789abcdef") || strings.Contains(string(r.stdout), rotated.Secret) {
 		t.Fatal("list printed a secret")
 	}
-	var listed []kidregistry.Listed
+	var listed []clientkey.Listed
 	if err := json.Unmarshal(r.stdout, &listed); err != nil {
 		t.Fatal(err)
 	}
-	status := map[string]kidregistry.Status{}
+	status := map[string]clientkey.Status{}
 	for _, k := range listed {
 		status[k.Kid] = k.Status
 	}
-	if status["k-one"] != kidregistry.Retiring || status[rotated.Kid] != kidregistry.Active {
+	if status["k-one"] != clientkey.Retiring || status[rotated.Kid] != clientkey.Active {
 		t.Fatalf("after rotate: %v", status)
 	}
 
@@ -308,16 +309,16 @@ func TestKeysInDatabase(t *testing.T) {
 	if got := decode[map[string]int](t, mustOut(hdc(t, dir, "keys", "import", reg))); got["keys"] != 2 {
 		t.Fatalf("import printed %v", got)
 	}
-	listed := decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))
-	status := map[string]kidregistry.Status{}
+	listed := decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))
+	status := map[string]clientkey.Status{}
 	for _, k := range listed {
 		status[k.Kid] = k.Status
 	}
-	if len(status) != 4 || status["k-one"] != kidregistry.Retired || status[rotated.Kid] != kidregistry.Active ||
-		status["k-file-1"] != kidregistry.Retiring {
+	if len(status) != 4 || status["k-one"] != clientkey.Retired || status[rotated.Kid] != clientkey.Active ||
+		status["k-file-1"] != clientkey.Retiring {
 		t.Fatalf("listed %v", status)
 	}
-	if own := decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json", "--client", c1))); len(own) != 2 {
+	if own := decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json", "--client", c1))); len(own) != 2 {
 		t.Fatalf("c1's keys: %+v", own)
 	}
 
@@ -344,7 +345,7 @@ func TestKeysInDatabase(t *testing.T) {
 			}
 		})
 	}
-	if n := len(decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 4 {
+	if n := len(decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 4 {
 		t.Fatalf("the failures changed the keys: %d", n)
 	}
 	out := mustOut(hdc(t, dir, "audit", "list", "--workspace", "acme"))
@@ -424,7 +425,7 @@ func TestKeysOfEachKind(t *testing.T) {
 			}
 		})
 	}
-	if n := len(decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 3 {
+	if n := len(decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 3 {
 		t.Fatalf("%d keys after the refusals", n)
 	}
 	if _, err := os.Stat(reg); !errors.Is(err, fs.ErrNotExist) {
