@@ -15,12 +15,12 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/caddymodule/keyplane"
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/planeclient"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 func init() {
@@ -205,7 +205,7 @@ func (a *App) backendSource(repl *caddy.Replacer) (string, func(context.Context)
 // a client that fails over to the others.
 func (a *App) followBackend(url string, client *http.Client) (keySource, error) {
 	c := a.Keys
-	src, err := keyplane.New(keyplane.Config{
+	src, err := planeclient.New(planeclient.Config{
 		URL: url, Client: client, CacheSize: c.CacheSize, LookupRate: c.LookupRate, LookupBurst: c.LookupBurst,
 		SourceRate: c.SourceRate, SourceBurst: c.SourceBurst,
 		UnknownTTL: time.Duration(c.UnknownTTL), Observer: keyPlaneMetrics{}, Log: a.logger.Named("keys"),
@@ -220,15 +220,15 @@ func (a *App) followBackend(url string, client *http.Client) (keySource, error) 
 // registry at path with it.
 func (a *App) followRegistry(ctx context.Context, path, keeperURL string) (keySource, error) {
 	f := &fileKeys{every: time.Duration(a.Keys.PollInterval)}
-	var sealer *kidregistry.Sealer
+	var sealer *registryfile.Sealer
 	if keeperURL != "" {
 		k, err := keeper.Open(ctx, keeperURL)
 		if err != nil {
 			return nil, fmt.Errorf("hdc: keys: keeper: %w", err)
 		}
-		f.keeper, sealer = k, kidregistry.NewSealer(k)
+		f.keeper, sealer = k, registryfile.NewSealer(k)
 	}
-	w, err := kidregistry.NewWatcher(path, sealer, a.logger.Named("keys"), observeRegistry)
+	w, err := registryfile.NewWatcher(path, sealer, a.logger.Named("keys"), observeRegistry)
 	if err != nil {
 		f.close()
 		return nil, fmt.Errorf("hdc: keys: %w", err)
@@ -239,7 +239,7 @@ func (a *App) followRegistry(ctx context.Context, path, keeperURL string) (keySo
 }
 
 // observeRegistry keeps the registry metrics current.
-func observeRegistry(r *kidregistry.Registry, changed bool, err error) {
+func observeRegistry(r *registryfile.Registry, changed bool, err error) {
 	switch {
 	case err != nil:
 		metrics.registryReloads.WithLabelValues("rejected").Inc()
@@ -290,14 +290,14 @@ func (a *App) Cleanup() error {
 }
 
 // lookupKey returns the key named kid, whatever its status, for a request
-// from the address source: keyplane.ErrUnknown without one,
-// keyplane.ErrBusy when it could not be asked for.
-func (a *App) lookupKey(ctx context.Context, kid, source string) (*kidregistry.Key, error) {
+// from the address source: planeclient.ErrUnknown without one,
+// planeclient.ErrBusy when it could not be asked for.
+func (a *App) lookupKey(ctx context.Context, kid, source string) (*registryfile.Key, error) {
 	return a.keys.source.lookup(ctx, kid, source)
 }
 
 // cipherFor returns the cipher of a key, built once per secret.
-func (a *App) cipherFor(k *kidregistry.Key) (*jwe.Key, error) {
+func (a *App) cipherFor(k *registryfile.Key) (*jwe.Key, error) {
 	if c, ok := a.keys.ciphers.Get(k.Kid); ok && c.secret == k.Secret && c.key.Enc() == k.ContentEncryption() {
 		return c.key, nil
 	}

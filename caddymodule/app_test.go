@@ -9,7 +9,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // TestAppStopWaitsForThePoller: when Stop returns, the registry poller that
@@ -42,7 +42,7 @@ func TestNewKeyFoundByConcurrentRequests(t *testing.T) {
 			for round := range 20 {
 				a := newTestApp(t, testKeys)
 				kid := fmt.Sprintf("k-new-%d", round)
-				if err := kidregistry.Update(a.Keys.Registry, testSealer, func(f *kidregistry.File) error {
+				if err := registryfile.Update(a.Keys.Registry, testSealer, func(f *registryfile.File) error {
 					_, err := f.Add("c1", kid, "", time.Now())
 					return err
 				}); err != nil {

@@ -11,11 +11,11 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/health-data-connect/hdc/caddymodule/keyplane"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/planeclient"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // responseOnly handles a body-less request that asks for an encrypted
@@ -34,7 +34,7 @@ func (t *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Pro
 	kid := kids[0]
 	k, err := t.usableKey(r, kid, client)
 	switch {
-	case errors.Is(err, keyplane.ErrBusy):
+	case errors.Is(err, planeclient.ErrBusy):
 		return opened{kid: kid}, errKeyLookupsBusy
 	case err != nil:
 		return opened{kid: kid}, errInvalidEncryption
@@ -92,7 +92,7 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 	// envelope's, cost the same work as a real one: the tag is checked
 	// against a key nobody holds, and fails.
 	k, key, err := t.keyOrDummy(r, env.Kid, client, env.Header.Enc)
-	if errors.Is(err, keyplane.ErrBusy) {
+	if errors.Is(err, planeclient.ErrBusy) {
 		return o, errKeyLookupsBusy
 	}
 	body, size, err := open(env, key, sp)
@@ -143,7 +143,7 @@ func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 
 // keyOrDummy returns the key kid and its cipher when client may use it and
 // its enc is enc, and a nil key with the dummy cipher of enc otherwise.
-func (t *JWE) keyOrDummy(r *http.Request, kid, client, enc string) (*kidregistry.Key, *jwe.Key, error) {
+func (t *JWE) keyOrDummy(r *http.Request, kid, client, enc string) (*registryfile.Key, *jwe.Key, error) {
 	k, err := t.usableKey(r, kid, client)
 	if err == nil && k.ContentEncryption() == enc {
 		if key, err := t.app.cipherFor(k); err == nil {
@@ -221,14 +221,14 @@ func readProblem(err error, limit int64) *problem.Problem {
 // usableKey returns the key kid if it is active or retiring and belongs to
 // client (any client in login and any_client modes, where the body
 // decides).
-func (t *JWE) usableKey(r *http.Request, kid, client string) (*kidregistry.Key, error) {
+func (t *JWE) usableKey(r *http.Request, kid, client string) (*registryfile.Key, error) {
 	source, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
 	k, err := t.app.lookupKey(r.Context(), kid, source)
 	switch {
 	case err != nil:
 		return nil, err
 	case !k.Usable() || (t.tokenBound() && k.ClientID != client):
-		return nil, keyplane.ErrUnknown
+		return nil, planeclient.ErrUnknown
 	}
 	return k, nil
 }

@@ -12,21 +12,21 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 func TestFreshnessCheck(t *testing.T) {
 	now := time.Unix(1_795_000_000, 0)
-	cbc := &kidregistry.Key{Key: clientkey.Key{Kid: "k-cbc", Enc: jwe.EncA128CBCHS256}}
-	strict := &kidregistry.Key{Key: clientkey.Key{Kid: "k-strict", Enc: jwe.EncA128CBCHS256, RequireFresh: true}}
-	gcm := &kidregistry.Key{Key: clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}}
+	cbc := &registryfile.Key{Key: clientkey.Key{Kid: "k-cbc", Enc: jwe.EncA128CBCHS256}}
+	strict := &registryfile.Key{Key: clientkey.Key{Kid: "k-strict", Enc: jwe.EncA128CBCHS256, RequireFresh: true}}
+	gcm := &registryfile.Key{Key: clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}}
 	const jti = "a-request-id-0001"
 	// The rows share one checker, so a row may replay an earlier one.
 	f := newFreshness(FreshConfig{})
 	f.now = func() time.Time { return now }
 	for _, tt := range []struct {
 		name string
-		key  *kidregistry.Key
+		key  *registryfile.Key
 		h    jwe.Header
 		want string // the problem's code, "" for none
 		fwd  bool   // the jti is handed to the backend
@@ -145,7 +145,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 // goroutines at once, as a client replaying a request in parallel would:
 // exactly one gets through the edge's memory.
 func TestFreshnessConcurrentReplays(t *testing.T) {
-	key := &kidregistry.Key{Key: clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}}
+	key := &registryfile.Key{Key: clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}}
 	for round := range 50 {
 		f := newFreshness(FreshConfig{})
 		h := jwe.Header{Iat: time.Now().Unix(), Jti: "a-request-id-" + strconv.Itoa(10000+round)}

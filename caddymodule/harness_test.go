@@ -29,7 +29,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // edge is the reference Caddyfile running in this process with the module,
@@ -140,18 +140,18 @@ func hopServer(t testing.TB, dir string, h http.Handler) *httptest.Server {
 // the edge's HDC_KEEPER; testSealer seals with it.
 var testKeeperURL, testSealer = newTestKeeper()
 
-func newTestKeeper() (string, *kidregistry.Sealer) {
+func newTestKeeper() (string, *registryfile.Sealer) {
 	url := testkit.KeeperURL()
 	k, err := keeper.Open(context.Background(), url)
 	if err != nil {
 		panic(err)
 	}
-	return url, kidregistry.NewSealer(k)
+	return url, registryfile.NewSealer(k)
 }
 
 // startEdge loads ../Caddyfile with the environment pointing at test
 // servers. Caddy is one per process: tests using it must not run in parallel.
-func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edge {
+func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *edge {
 	t.Helper()
 	signer := testkit.NewSigner("sig-1")
 	hop := filepath.Join(t.TempDir(), "tls")
@@ -180,7 +180,7 @@ func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edg
 	upstream := hopServer(t, hop, public)
 
 	registry := filepath.Join(t.TempDir(), "keys.json")
-	if err := kidregistry.Update(registry, testSealer, func(f *kidregistry.File) error {
+	if err := registryfile.Update(registry, testSealer, func(f *registryfile.File) error {
 		for _, k := range keys {
 			k.CreatedAt = time.Now()
 			f.Keys = append(f.Keys, k)

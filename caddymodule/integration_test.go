@@ -24,7 +24,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 const subscriptions = "/notification/v1/connect/webhook/subscriptions"
@@ -435,8 +435,8 @@ func TestEdgeRotation(t *testing.T) {
 	// Each phase, the old key alone and then both, lasts until 10 more
 	// requests have their answers.
 	testkit.Grows(t, &sent, 10, "10 requests before the rotation")
-	var rotated kidregistry.Key
-	if err := kidregistry.Update(e.registry, testSealer, func(f *kidregistry.File) (err error) {
+	var rotated registryfile.Key
+	if err := registryfile.Update(e.registry, testSealer, func(f *registryfile.File) (err error) {
 		rotated, err = f.Rotate("c1", time.Now())
 		return err
 	}); err != nil {
@@ -522,7 +522,7 @@ func TestEdgeAdminAndMetrics(t *testing.T) {
 	}
 
 	// A key added to the file shows up after a forced reload.
-	if err := kidregistry.Update(e.registry, testSealer, func(f *kidregistry.File) error {
+	if err := registryfile.Update(e.registry, testSealer, func(f *registryfile.File) error {
 		_, err := f.Add("c3", "k-c3", "", time.Now())
 		return err
 	}); err != nil {

@@ -7,9 +7,9 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/health-data-connect/hdc/caddymodule/keyplane"
 	"github.com/health-data-connect/hdc/internal/keeper"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/planeclient"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // keySource is where the edge finds the clients' keys: a registry file
@@ -17,13 +17,13 @@ import (
 type keySource interface {
 	// lookup returns the key kid, whatever its status; it may ask, on
 	// behalf of the request from the address source. Its errors are
-	// keyplane.ErrUnknown and keyplane.ErrBusy.
-	lookup(ctx context.Context, kid, source string) (*kidregistry.Key, error)
+	// planeclient.ErrUnknown and planeclient.ErrBusy.
+	lookup(ctx context.Context, kid, source string) (*registryfile.Key, error)
 	// known reports whether kid is a key the edge holds, without asking:
 	// only such kids become metric labels and log fields.
 	known(kid string) bool
 	// keys returns the keys the edge holds.
-	keys() []kidregistry.Key
+	keys() []registryfile.Key
 	// reload re-reads the file, or empties the backend's cache; it
 	// returns whether the keys changed and how many the edge holds.
 	reload() (changed bool, n int, err error)
@@ -35,7 +35,7 @@ type keySource interface {
 
 // fileKeys is a registry file, followed by polling.
 type fileKeys struct {
-	watcher    *kidregistry.Watcher
+	watcher    *registryfile.Watcher
 	keeper     *keeper.Keeper // nil without one
 	every      time.Duration
 	lastReload atomic.Int64
@@ -47,7 +47,7 @@ type fileKeys struct {
 // moment ago works before the next poll. Requests that miss at once share
 // one reload and look again after it, as they do after a reload the poller
 // or the cooldown's holder made meanwhile: none fails for arriving second.
-func (f *fileKeys) lookup(_ context.Context, kid, _ string) (*kidregistry.Key, error) {
+func (f *fileKeys) lookup(_ context.Context, kid, _ string) (*registryfile.Key, error) {
 	if k, ok := f.watcher.Registry().Lookup(kid); ok {
 		return k, nil
 	}
@@ -62,7 +62,7 @@ func (f *fileKeys) lookup(_ context.Context, kid, _ string) (*kidregistry.Key, e
 	if k, ok := f.watcher.Registry().Lookup(kid); ok {
 		return k, nil
 	}
-	return nil, keyplane.ErrUnknown
+	return nil, planeclient.ErrUnknown
 }
 
 func (f *fileKeys) known(kid string) bool {
@@ -70,7 +70,7 @@ func (f *fileKeys) known(kid string) bool {
 	return ok
 }
 
-func (f *fileKeys) keys() []kidregistry.Key { return f.watcher.Registry().Keys() }
+func (f *fileKeys) keys() []registryfile.Key { return f.watcher.Registry().Keys() }
 
 func (f *fileKeys) reload() (bool, int, error) {
 	changed, err := f.watcher.Reload()
@@ -88,16 +88,16 @@ func (f *fileKeys) close() error {
 
 // backendKeys is the backend's key plane.
 type backendKeys struct {
-	source *keyplane.Source
+	source *planeclient.Source
 }
 
-func (b *backendKeys) lookup(ctx context.Context, kid, source string) (*kidregistry.Key, error) {
+func (b *backendKeys) lookup(ctx context.Context, kid, source string) (*registryfile.Key, error) {
 	return b.source.Lookup(ctx, kid, source)
 }
 
 func (b *backendKeys) known(kid string) bool { return b.source.Cached(kid) }
 
-func (b *backendKeys) keys() []kidregistry.Key { return b.source.Keys() }
+func (b *backendKeys) keys() []registryfile.Key { return b.source.Keys() }
 
 func (b *backendKeys) reload() (bool, int, error) {
 	b.source.Forget()

@@ -14,7 +14,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // demoCredentialsFile is the name of the demo credentials hdc up writes in
@@ -81,7 +81,7 @@ func importRegistry(ctx context.Context, srv *backend.Server, data, keeperURL st
 		return 0, fmt.Errorf("--keeper (%s): %w", keeperEnv, err)
 	}
 	defer k.Close()
-	n, err := (&keyPlane{st: srv.Store()}).importFile(ctx, path, kidregistry.NewSealer(k))
+	n, err := (&keyPlane{st: srv.Store()}).importFile(ctx, path, registryfile.NewSealer(k))
 	if err != nil {
 		return 0, fmt.Errorf("moving %s into the database: %w", path, err)
 	}

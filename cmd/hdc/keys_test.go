@@ -17,7 +17,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 func TestKeysLifecycle(t *testing.T) {
@@ -120,7 +120,7 @@ func TestKeysAddConcurrentProcesses(t *testing.T) {
 		}
 		kids[k.Kid] = true
 	}
-	reg2, err := kidregistry.Load(reg, testSealer(t))
+	reg2, err := registryfile.Load(reg, testSealer(t))
 	if err != nil {
 		t.Fatalf("the file is not valid after concurrent adds: %v", err)
 	}
@@ -226,7 +226,7 @@ func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
 			if unaudited := strings.Contains(string(r.stderr), "not in the audit trail"); unaudited != (tt.data == noDB) {
 				t.Fatalf("said it is not audited: %v, want %v: %s", unaudited, tt.data == noDB, r.stderr)
 			}
-			if k, err := kidregistry.Load(reg, testSealer(t)); err != nil || k.Len() != 1 {
+			if k, err := registryfile.Load(reg, testSealer(t)); err != nil || k.Len() != 1 {
 				t.Fatalf("the key was not added: %v", err)
 			}
 		})
@@ -273,7 +273,7 @@ func TestKeeperInitAndKeysWrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	got, err := kidregistry.Load(reg, kidregistry.NewSealer(k))
+	got, err := registryfile.Load(reg, registryfile.NewSealer(k))
 	if key, ok := got.Lookup("k1"); err != nil || !ok || key.Secret != "0123456789abcdef" {
 		t.Fatalf("the wrapped registry: %v", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/clientkey"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // keyPlane changes the keys in the backend's database, which the edges
@@ -110,8 +110,8 @@ func (p *keyPlane) list(ctx context.Context, client string) ([]clientkey.Listed,
 // a kid the database has fails the import, and nothing is stored. Each
 // key's record is in its client's workspace's trail, the installation's
 // when the database has no such client.
-func (p *keyPlane) importFile(ctx context.Context, path string, sealer *kidregistry.Sealer) (int, error) {
-	r, err := kidregistry.Load(path, sealer)
+func (p *keyPlane) importFile(ctx context.Context, path string, sealer *registryfile.Sealer) (int, error) {
+	r, err := registryfile.Load(path, sealer)
 	if err != nil {
 		return 0, err
 	}

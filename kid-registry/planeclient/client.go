@@ -1,4 +1,4 @@
-package keyplane
+package planeclient
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/kidfilter"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // maxAnswer bounds an answer read from the backend: a page of changes is
@@ -28,7 +28,7 @@ type client struct {
 
 // key asks for the key kid, and returns it with the number of its last
 // change: ErrUnknown when the backend has none.
-func (c *client) key(ctx context.Context, kid string) (*kidregistry.Key, int64, error) {
+func (c *client) key(ctx context.Context, kid string) (*registryfile.Key, int64, error) {
 	var k contract.ClientKey
 	path := strings.Replace(contract.PathKey, "{kid}", url.PathEscape(kid), 1)
 	if err := c.get(ctx, path, maxAnswer, &k); err != nil {
@@ -37,7 +37,7 @@ func (c *client) key(ctx context.Context, kid string) (*kidregistry.Key, int64, 
 	if k.Kid != kid {
 		return nil, 0, fmt.Errorf("keyplane: asked for %q, the backend answered %q", kid, k.Kid)
 	}
-	key, err := kidregistry.FromContract(k)
+	key, err := registryfile.FromContract(k)
 	return key, k.Seq, err
 }
 

@@ -1,4 +1,4 @@
-package kidregistry
+package registryfile
 
 import "github.com/health-data-connect/hdc/internal/clientkey"
 

@@ -1,4 +1,4 @@
-package keyplane
+package planeclient
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -85,7 +85,7 @@ func running(t *testing.T, s *Source, rec *recorder) {
 const source = "192.0.2.1"
 
 // lookup looks kid up for source, and reports whether it was found.
-func lookup(s *Source, kid string) (*kidregistry.Key, bool) {
+func lookup(s *Source, kid string) (*registryfile.Key, bool) {
 	k, err := s.Lookup(context.Background(), kid, source)
 	return k, err == nil
 }

@@ -1,11 +1,11 @@
-// Package kidregistry holds the edge's shared encryption keys: which key id
+// Package registryfile is the key registry file: which key id
 // (kid) names which 16-byte shared key string, which client owns it, and where
 // it is in its rotation (active, retiring, retired).
 //
 // The registry lives in one JSON file that operators change with the hdc CLI
 // (atomic writes under a lock) and that the edge polls and swaps in without a
 // restart, keeping the last good version when a new one is invalid.
-package kidregistry
+package registryfile
 
 import (
 	"errors"
