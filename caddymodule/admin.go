@@ -53,11 +53,11 @@ func (Admin) handleKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	keys := app.keys.source.keys()
+	keys := app.keys.List()
 	out := make([]adminKey, 0, len(keys))
 	for _, k := range keys {
 		ak := adminKey{Listed: k.Listed()}
-		if t := app.keyLastUse(k.Kid); !t.IsZero() {
+		if t := app.keys.LastUse(k.Kid); !t.IsZero() {
 			ak.LastUsed = &t
 		}
 		out = append(out, ak)
@@ -74,7 +74,7 @@ func (Admin) handleReload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	changed, n, err := app.keys.source.reload()
+	changed, n, err := app.keys.Reload()
 	if err != nil {
 		return caddy.APIError{HTTPStatus: http.StatusUnprocessableEntity,
 			Err: fmt.Errorf("registry not reloaded, the last good one stays: %w", err)}

@@ -27,6 +27,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
+	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
@@ -71,11 +72,13 @@ func newTestApp(t testing.TB, keys []registryfile.Key) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := registryfile.NewWatcher(path, testSealer, zap.NewNop(), nil)
+	kr, err := kidregistry.OpenFile(t.Context(), kidregistry.FileConfig{Path: path, KeeperURL: testKeeperURL,
+		Every: defaultPollInterval, Log: zap.NewNop(), Observe: func(kidregistry.Load) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &App{Keys: KeysConfig{Registry: path}, keys: newKeyState(&fileKeys{watcher: w, every: defaultPollInterval}, path), logger: zap.NewNop()}
+	t.Cleanup(func() { kr.Close() })
+	return &App{Keys: KeysConfig{Registry: path}, keys: pooledKeys{kr, path}, logger: zap.NewNop()}
 }
 
 func newTestJWE(t testing.TB, login bool) *JWE {

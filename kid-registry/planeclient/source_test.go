@@ -15,7 +15,6 @@ import (
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
-	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -85,7 +84,7 @@ func running(t *testing.T, s *Source, rec *recorder) {
 const source = "192.0.2.1"
 
 // lookup looks kid up for source, and reports whether it was found.
-func lookup(s *Source, kid string) (*registryfile.Key, bool) {
+func lookup(s *Source, kid string) (*clientkey.Key, bool) {
 	k, err := s.Lookup(context.Background(), kid, source)
 	return k, err == nil
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
@@ -60,20 +59,6 @@ func (k *Key) Validate() error {
 		err = errors.Join(err, fmt.Errorf("secret must be exactly %d bytes of UTF-8", clientkey.SecretSize))
 	}
 	return err
-}
-
-// FromContract returns the key the backend's key plane handed, validated:
-// its envelopes must be of a content encryption the edge opens.
-func FromContract(c contract.ClientKey) (*Key, error) {
-	k := &Key{Key: clientkey.Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Status: c.Status, CreatedAt: c.CreatedAt,
-		RetiringAt: clientkey.TimeOf(c.RetiringAt), RetiredAt: clientkey.TimeOf(c.RetiredAt), Enc: c.Enc, RequireFresh: c.RequireFresh}}
-	if c.Enc == "" {
-		return nil, fmt.Errorf("key %q: no content encryption", c.Kid)
-	}
-	if err := k.Validate(); err != nil {
-		return nil, fmt.Errorf("key %q: %w", c.Kid, err)
-	}
-	return k, nil
 }
 
 // Registry is an immutable, validated view of a registry file, safe for
