@@ -60,24 +60,33 @@ func TestImportRules(t *testing.T) {
 		applies func(pkg string) bool
 		allowed func(dep string) bool
 	}{
-		{"the contract, problems and the leaf helpers import nothing of ours",
+		{"problems and the leaf helpers import nothing of ours",
 			func(p string) bool {
 				switch p {
-				case "internal/contract", "internal/problem", "internal/strictjson", "internal/privatefile", "internal/version":
+				case "internal/problem", "internal/strictjson", "internal/privatefile", "internal/version":
 					return true
 				}
 				return false
 			},
 			func(string) bool { return false }},
+		{"the contract imports only the client key it carries",
+			func(p string) bool { return p == "internal/contract" },
+			func(d string) bool { return d == "internal/clientkey" }},
+		{"the client key imports only the codec, whose encs it names",
+			func(p string) bool { return p == "internal/clientkey" },
+			func(d string) bool { return d == "internal/jwe" }},
 		{"what both sides share imports neither side",
 			func(p string) bool { return under(p, "internal") },
 			func(d string) bool { return under(d, "internal") }},
 		{"the backend imports nothing of the edge",
 			func(p string) bool { return under(p, "backend") },
-			func(d string) bool { return !under(d, "caddymodule") && d != "kid-registry" }},
+			func(d string) bool { return !under(d, "caddymodule") && !under(d, "kid-registry") }},
 		{"the edge imports nothing of the backend",
-			func(p string) bool { return under(p, "caddymodule") || p == "kid-registry" },
+			func(p string) bool { return under(p, "caddymodule") || under(p, "kid-registry") },
 			func(d string) bool { return !under(d, "backend") }},
+		{"the edge's modules ask kid-registry for keys, not a source of its own",
+			func(p string) bool { return under(p, "caddymodule") },
+			func(d string) bool { return !strings.HasPrefix(d, "kid-registry/") && d != "internal/keeper" }},
 		{"cbchmac imports nothing of ours",
 			func(p string) bool { return p == "internal/jwe/cbchmac" },
 			func(string) bool { return false }},
@@ -91,7 +100,7 @@ func TestImportRules(t *testing.T) {
 			func(p string) bool {
 				return p == "backend/store" || p == "backend/store/sqlite" || p == "backend/store/postgres"
 			},
-			func(d string) bool { return d == "backend/store" || d == "backend/audit" }},
+			func(d string) bool { return d == "backend/store" || d == "backend/audit" || d == "internal/clientkey" }},
 		{"the refusal windows stand before the trail: only the audit record and the store",
 			func(p string) bool { return p == "backend/auditwindow" },
 			func(d string) bool { return d == "backend/audit" || d == "backend/store" }},
@@ -104,13 +113,14 @@ func TestImportRules(t *testing.T) {
 		{"the checkpoints know only the audit record",
 			func(p string) bool { return p == "backend/auditcheckpoint" },
 			func(d string) bool { return d == "backend/audit" }},
-		{"the audit record imports only the contract",
+		{"the audit record imports only the contract and the client key, whose kids it names",
 			func(p string) bool { return p == "backend/audit" },
-			func(d string) bool { return d == "internal/contract" }},
+			func(d string) bool { return d == "internal/contract" || d == "internal/clientkey" }},
 		{"web is plumbing: no domain package but the audit record, whose request fields it reads",
 			func(p string) bool { return p == "backend/internal/web" },
 			func(d string) bool {
-				return d == "internal/contract" || d == "internal/problem" || d == "internal/strictjson" || d == "backend/audit"
+				return d == "internal/contract" || d == "internal/problem" || d == "internal/strictjson" || d == "backend/audit" ||
+					d == "internal/clientkey"
 			}},
 	}
 	for _, r := range rules {

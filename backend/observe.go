@@ -11,6 +11,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -97,7 +98,7 @@ func identityFields(h http.Header) []zap.Field {
 		{contract.HeaderClientID, "client_id", contract.IsUUID},
 		{contract.HeaderTokenID, "token_id", contract.IsUUID},
 		{contract.HeaderGrantID, "grant_id", contract.IsUUID},
-		{contract.HeaderKeyID, "kid", contract.ValidKid},
+		{contract.HeaderKeyID, "kid", clientkey.ValidKid},
 		{contract.HeaderRequestID, "request_id", contract.IsUUID},
 	} {
 		if v := h.Get(hf.header); hf.valid(v) {

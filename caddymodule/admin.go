@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 func init() {
@@ -42,7 +41,7 @@ func (a Admin) Routes() []caddy.AdminRoute {
 
 // adminKey is a key as the admin API shows it.
 type adminKey struct {
-	kidregistry.Listed
+	clientkey.Listed
 	LastUsed *time.Time `json:"last_used,omitempty"`
 }
 
@@ -54,11 +53,11 @@ func (Admin) handleKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	keys := app.keys.source.keys()
+	keys := app.keys.List()
 	out := make([]adminKey, 0, len(keys))
 	for _, k := range keys {
 		ak := adminKey{Listed: k.Listed()}
-		if t := app.keyLastUse(k.Kid); !t.IsZero() {
+		if t := app.keys.LastUse(k.Kid); !t.IsZero() {
 			ak.LastUsed = &t
 		}
 		out = append(out, ak)
@@ -75,7 +74,7 @@ func (Admin) handleReload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	changed, n, err := app.keys.source.reload()
+	changed, n, err := app.keys.Reload()
 	if err != nil {
 		return caddy.APIError{HTTPStatus: http.StatusUnprocessableEntity,
 			Err: fmt.Errorf("registry not reloaded, the last good one stays: %w", err)}

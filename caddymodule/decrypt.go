@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/health-data-connect/hdc/caddymodule/keyplane"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -34,12 +34,12 @@ func (t *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Pro
 	kid := kids[0]
 	k, err := t.usableKey(r, kid, client)
 	switch {
-	case errors.Is(err, keyplane.ErrBusy):
+	case errors.Is(err, kidregistry.ErrBusy):
 		return opened{kid: kid}, errKeyLookupsBusy
 	case err != nil:
 		return opened{kid: kid}, errInvalidEncryption
 	}
-	key, err := t.app.cipherFor(k)
+	key, err := t.app.keys.Cipher(k)
 	if err != nil {
 		return opened{kid: kid}, errInvalidEncryption
 	}
@@ -92,7 +92,7 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 	// envelope's, cost the same work as a real one: the tag is checked
 	// against a key nobody holds, and fails.
 	k, key, err := t.keyOrDummy(r, env.Kid, client, env.Header.Enc)
-	if errors.Is(err, keyplane.ErrBusy) {
+	if errors.Is(err, kidregistry.ErrBusy) {
 		return o, errKeyLookupsBusy
 	}
 	body, size, err := open(env, key, sp)
@@ -143,14 +143,8 @@ func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 
 // keyOrDummy returns the key kid and its cipher when client may use it and
 // its enc is enc, and a nil key with the dummy cipher of enc otherwise.
-func (t *JWE) keyOrDummy(r *http.Request, kid, client, enc string) (*kidregistry.Key, *jwe.Key, error) {
-	k, err := t.usableKey(r, kid, client)
-	if err == nil && k.ContentEncryption() == enc {
-		if key, err := t.app.cipherFor(k); err == nil {
-			return k, key, nil
-		}
-	}
-	return nil, t.app.keys.dummies[enc], err
+func (t *JWE) keyOrDummy(r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, error) {
+	return t.app.keys.ForEnvelope(r.Context(), kid, clientAddr(r), client, !t.tokenBound(), enc)
 }
 
 // bindLogin checks that the decrypted login body names the key's client,
@@ -218,17 +212,16 @@ func readProblem(err error, limit int64) *problem.Problem {
 	}
 }
 
-// usableKey returns the key kid if it is active or retiring and belongs to
-// client (any client in login and any_client modes, where the body
-// decides).
-func (t *JWE) usableKey(r *http.Request, kid, client string) (*kidregistry.Key, error) {
-	source, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
-	k, err := t.app.lookupKey(r.Context(), kid, source)
-	switch {
-	case err != nil:
-		return nil, err
-	case !k.Usable() || (t.tokenBound() && k.ClientID != client):
-		return nil, keyplane.ErrUnknown
-	}
-	return k, nil
+// usableKey returns the key kid if the request may use it: active or
+// retiring, and the token's client's (any client's in login and
+// any_client modes, where the body decides).
+func (t *JWE) usableKey(r *http.Request, kid, client string) (*clientkey.Key, error) {
+	return t.app.keys.Usable(r.Context(), kid, clientAddr(r), client, !t.tokenBound())
+}
+
+// clientAddr is the request's client address, on whose behalf a kid may be
+// looked up.
+func clientAddr(r *http.Request) string {
+	addr, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	return addr
 }

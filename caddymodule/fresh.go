@@ -7,10 +7,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // FreshConfig configures the freshness of encrypted requests: the iat and
@@ -67,7 +67,7 @@ func newFreshness(c FreshConfig) *freshness {
 // answers may differ: only the key's holder can make the header. It
 // returns the headers to hand the backend, none when the envelope names
 // neither iat nor jti and k does not require them.
-func (f *freshness) check(k *kidregistry.Key, h jwe.Header) (http.Header, *problem.Problem) {
+func (f *freshness) check(k *clientkey.Key, h jwe.Header) (http.Header, *problem.Problem) {
 	switch {
 	case h.Iat == 0 && h.Jti == "" && !k.NeedsFreshness():
 		return nil, nil

@@ -2,30 +2,32 @@ package caddymodule
 
 import (
 	"bytes"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 func TestFreshnessCheck(t *testing.T) {
 	now := time.Unix(1_795_000_000, 0)
-	cbc := &kidregistry.Key{Kid: "k-cbc", Enc: jwe.EncA128CBCHS256}
-	strict := &kidregistry.Key{Kid: "k-strict", Enc: jwe.EncA128CBCHS256, RequireFresh: true}
-	gcm := &kidregistry.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
+	cbc := &clientkey.Key{Kid: "k-cbc", Enc: jwe.EncA128CBCHS256}
+	strict := &clientkey.Key{Kid: "k-strict", Enc: jwe.EncA128CBCHS256, RequireFresh: true}
+	gcm := &clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
 	const jti = "a-request-id-0001"
 	// The rows share one checker, so a row may replay an earlier one.
 	f := newFreshness(FreshConfig{})
 	f.now = func() time.Time { return now }
 	for _, tt := range []struct {
 		name string
-		key  *kidregistry.Key
+		key  *clientkey.Key
 		h    jwe.Header
 		want string // the problem's code, "" for none
 		fwd  bool   // the jti is handed to the backend
@@ -73,14 +75,23 @@ func TestFreshnessCheck(t *testing.T) {
 func TestEdgeFreshRequests(t *testing.T) {
 	e := startEdge(t, testKeys, map[string]string{"HDC_KEY_REGISTRY": ""})
 	gcmSecret := jwe.NewGCMSecret()
-	e.plane.SetKey(contract.ClientKey{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: kidregistry.Active})
+	e.plane.SetKey(contract.ClientKey{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: clientkey.Active})
 	e.plane.SetKey(contract.ClientKey{Kid: "k-strict", ClientID: "c1", Secret: "0123456789abcdef", Enc: jwe.EncA128CBCHS256,
-		RequireFresh: true, Status: kidregistry.Active})
+		RequireFresh: true, Status: clientkey.Active})
 	gcm, err := jwe.NewKeyFor(jwe.EncA256GCM, gcmSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c1 := e.token("c1", nil)
+	// A new kid works once the change that added it has reached the edge
+	// (until then its kid filter refuses it): ask for an answer sealed
+	// under each, which needs no envelope, until it comes.
+	for _, kid := range []string{"k-gcm", "k-strict"} {
+		testkit.Eventually(t, 10*time.Second, "the edge to have "+kid, func() bool {
+			resp, _ := e.call(t, "GET", subscriptions, nil, map[string]string{"Authorization": "Bearer " + c1, contract.HeaderEncryptionKid: kid})
+			return resp.StatusCode == http.StatusOK
+		})
+	}
 	send := func(key *jwe.Key, p jwe.Protected) (int, []byte) {
 		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(key, p, []byte(`{"n":1}`)), encHeaders(c1))
 		return resp.StatusCode, body
@@ -144,7 +155,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 // goroutines at once, as a client replaying a request in parallel would:
 // exactly one gets through the edge's memory.
 func TestFreshnessConcurrentReplays(t *testing.T) {
-	key := &kidregistry.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
+	key := &clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
 	for round := range 50 {
 		f := newFreshness(FreshConfig{})
 		h := jwe.Header{Iat: time.Now().Unix(), Jti: "a-request-id-" + strconv.Itoa(10000+round)}

@@ -28,7 +28,8 @@ import (
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // edge is the reference Caddyfile running in this process with the module,
@@ -37,7 +38,7 @@ type edge struct {
 	base     string // http://127.0.0.1:port
 	admin    string
 	registry string
-	plane    *testkit.KeyPlane // the keys when HDC_KEY_REGISTRY is set empty
+	plane    *fakeplane.KeyPlane // the keys when HDC_KEY_REGISTRY is set empty
 	up       *recorder
 	signer   *testkit.Signer
 	client   *http.Client
@@ -139,18 +140,18 @@ func hopServer(t testing.TB, dir string, h http.Handler) *httptest.Server {
 // the edge's HDC_KEEPER; testSealer seals with it.
 var testKeeperURL, testSealer = newTestKeeper()
 
-func newTestKeeper() (string, *kidregistry.Sealer) {
+func newTestKeeper() (string, *registryfile.Sealer) {
 	url := testkit.KeeperURL()
 	k, err := keeper.Open(context.Background(), url)
 	if err != nil {
 		panic(err)
 	}
-	return url, kidregistry.NewSealer(k)
+	return url, registryfile.NewSealer(k)
 }
 
 // startEdge loads ../Caddyfile with the environment pointing at test
 // servers. Caddy is one per process: tests using it must not run in parallel.
-func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edge {
+func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *edge {
 	t.Helper()
 	signer := testkit.NewSigner("sig-1")
 	hop := filepath.Join(t.TempDir(), "tls")
@@ -158,7 +159,7 @@ func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edg
 		t.Fatal(err)
 	}
 	// The internal listener: the JWKS, and the key plane holding keys.
-	plane := testkit.NewKeyPlane()
+	plane := fakeplane.NewKeyPlane()
 	for _, k := range keys {
 		plane.Set(k.Kid, k.ClientID, k.Secret, k.Status)
 	}
@@ -179,7 +180,7 @@ func startEdge(t testing.TB, keys []kidregistry.Key, env map[string]string) *edg
 	upstream := hopServer(t, hop, public)
 
 	registry := filepath.Join(t.TempDir(), "keys.json")
-	if err := kidregistry.Update(registry, testSealer, func(f *kidregistry.File) error {
+	if err := registryfile.Update(registry, testSealer, func(f *registryfile.File) error {
 		for _, k := range keys {
 			k.CreatedAt = time.Now()
 			f.Keys = append(f.Keys, k)

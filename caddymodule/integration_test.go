@@ -20,10 +20,11 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 const subscriptions = "/notification/v1/connect/webhook/subscriptions"
@@ -434,8 +435,8 @@ func TestEdgeRotation(t *testing.T) {
 	// Each phase, the old key alone and then both, lasts until 10 more
 	// requests have their answers.
 	testkit.Grows(t, &sent, 10, "10 requests before the rotation")
-	var rotated kidregistry.Key
-	if err := kidregistry.Update(e.registry, testSealer, func(f *kidregistry.File) (err error) {
+	var rotated registryfile.Key
+	if err := registryfile.Update(e.registry, testSealer, func(f *registryfile.File) (err error) {
 		rotated, err = f.Rotate("c1", time.Now())
 		return err
 	}); err != nil {
@@ -521,7 +522,7 @@ func TestEdgeAdminAndMetrics(t *testing.T) {
 	}
 
 	// A key added to the file shows up after a forced reload.
-	if err := kidregistry.Update(e.registry, testSealer, func(f *kidregistry.File) error {
+	if err := registryfile.Update(e.registry, testSealer, func(f *registryfile.File) error {
 		_, err := f.Add("c3", "k-c3", "", time.Now())
 		return err
 	}); err != nil {
@@ -581,8 +582,8 @@ func TestEdgeBackendKeys(t *testing.T) {
 	if got := send("k-unknown", secretOf("k-c1")); got != 400 {
 		t.Fatalf("an unknown kid: %d", got)
 	}
-	e.plane.Set("k-c1", "c1", secretOf("k-c1"), kidregistry.Retired)
-	e.plane.Set("k-c1-new", "c1", "ffffffffffffffff", kidregistry.Active)
+	e.plane.Set("k-c1", "c1", secretOf("k-c1"), clientkey.Retired)
+	e.plane.Set("k-c1-new", "c1", "ffffffffffffffff", clientkey.Active)
 	testkit.Eventually(t, 10*time.Second, "the retirement to reach the edge", func() bool { return send("k-c1", secretOf("k-c1")) == 400 })
 	if got := send("k-c1-new", "ffffffffffffffff"); got != 200 {
 		t.Fatalf("a key added after the edge started: %d", got)
@@ -597,11 +598,11 @@ func TestEdgeBackendKeys(t *testing.T) {
 	if err := json.NewDecoder(adminResp.Body).Decode(&listed); err != nil {
 		t.Fatal(err)
 	}
-	held := map[string]kidregistry.Status{}
+	held := map[string]clientkey.Status{}
 	for _, k := range listed {
 		held[k.Kid] = k.Status
 	}
-	if held["k-c1-new"] != kidregistry.Active || held["k-c1"] != kidregistry.Retired || len(held) != 2 {
+	if held["k-c1-new"] != clientkey.Active || held["k-c1"] != clientkey.Retired || len(held) != 2 {
 		t.Fatalf("the admin API lists %v", held)
 	}
 	if got := e.metric(t, filtered); got != before+1 {

@@ -241,7 +241,7 @@ func (t *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Proble
 func (t *JWE) accept(r *http.Request, client string, o opened, start time.Time) {
 	metrics.jweRequests.WithLabelValues(o.kid, "ok").Inc()
 	metrics.jweDecryptedBytes.WithLabelValues(o.kid).Add(float64(o.size))
-	t.app.touchKey(o.kid)
+	metrics.keyLastUsed.WithLabelValues(o.kid).Set(float64(t.app.keys.Touch(o.kid).UnixNano()) / 1e9)
 	if ce := t.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
 		ce.Write(zap.String("kid", o.kid), zap.String("client", client), zap.String("path", r.URL.Path),
 			zap.Int64("plaintext_bytes", o.size), zap.Duration("decrypt", time.Since(start)))
@@ -292,7 +292,7 @@ func upstreamProblem(err error) *problem.Problem {
 // kidLabel is kid as a metric label and log field: only kids the edge
 // holds, so a client cannot mint label values or log lines at will.
 func (t *JWE) kidLabel(kid string) string {
-	if t.app.keys.source.known(kid) {
+	if t.app.keys.Known(kid) {
 		return kid
 	}
 	return "unknown"

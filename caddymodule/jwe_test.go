@@ -24,17 +24,19 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // testKeys is the registry of the handler tests.
-var testKeys = []kidregistry.Key{
-	{Kid: "k-c1", ClientID: "c1", Secret: "0123456789abcdef", Status: kidregistry.Active},
-	{Kid: "k-c1-old", ClientID: "c1", Secret: "aaaaaaaaaaaaaaaa", Status: kidregistry.Retiring},
-	{Kid: "k-c1-dead", ClientID: "c1", Secret: "bbbbbbbbbbbbbbbb", Status: kidregistry.Retired},
-	{Kid: "k-c2", ClientID: "c2", Secret: "fedcba9876543210", Status: kidregistry.Active},
+var testKeys = []registryfile.Key{
+	{Key: clientkey.Key{Kid: "k-c1", ClientID: "c1", Secret: "0123456789abcdef", Status: clientkey.Active}},
+	{Key: clientkey.Key{Kid: "k-c1-old", ClientID: "c1", Secret: "aaaaaaaaaaaaaaaa", Status: clientkey.Retiring}},
+	{Key: clientkey.Key{Kid: "k-c1-dead", ClientID: "c1", Secret: "bbbbbbbbbbbbbbbb", Status: clientkey.Retired}},
+	{Key: clientkey.Key{Kid: "k-c2", ClientID: "c2", Secret: "fedcba9876543210", Status: clientkey.Active}},
 }
 
 func secretOf(kid string) string {
@@ -57,10 +59,10 @@ func mustKey(t testing.TB, shared string) *jwe.Key {
 
 // newTestApp writes keys to a private registry file and returns an App
 // following it, without Caddy.
-func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
+func newTestApp(t testing.TB, keys []registryfile.Key) *App {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "keys.json")
-	err := kidregistry.Update(path, testSealer, func(f *kidregistry.File) error {
+	err := registryfile.Update(path, testSealer, func(f *registryfile.File) error {
 		for _, k := range keys {
 			k.CreatedAt = time.Now()
 			f.Keys = append(f.Keys, k)
@@ -70,11 +72,13 @@ func newTestApp(t testing.TB, keys []kidregistry.Key) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := kidregistry.NewWatcher(path, testSealer, zap.NewNop(), nil)
+	kr, err := kidregistry.OpenFile(t.Context(), kidregistry.FileConfig{Path: path, KeeperURL: testKeeperURL,
+		Every: defaultPollInterval, Log: zap.NewNop(), Observe: func(kidregistry.Load) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &App{Keys: KeysConfig{Registry: path}, keys: newKeyState(&fileKeys{watcher: w, every: defaultPollInterval}, path), logger: zap.NewNop()}
+	t.Cleanup(func() { kr.Close() })
+	return &App{Keys: KeysConfig{Registry: path}, keys: pooledKeys{kr, path}, logger: zap.NewNop()}
 }
 
 func newTestJWE(t testing.TB, login bool) *JWE {
@@ -584,8 +588,8 @@ func TestJWEPlainAndRequire(t *testing.T) {
 
 func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
 	h := newTestJWE(t, false)
-	var added kidregistry.Key
-	err := kidregistry.Update(h.app.Keys.Registry, testSealer, func(f *kidregistry.File) (err error) {
+	var added registryfile.Key
+	err := registryfile.Update(h.app.Keys.Registry, testSealer, func(f *registryfile.File) (err error) {
 		added, err = f.Add("c1", "", "", time.Now())
 		return err
 	})

@@ -1,117 +1,134 @@
 package kidregistry
 
 import (
-	"encoding/json"
-	"errors"
+	"context"
 	"fmt"
-	"io/fs"
+	"sync/atomic"
+	"time"
 
-	"github.com/health-data-connect/hdc/internal/privatefile"
+	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/keeper"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
-// maxFileSize bounds what Load reads; a registry of a hundred thousand keys
-// fits comfortably.
-const maxFileSize = 32 << 20
+// reloadCooldown bounds the reloads an unknown kid may trigger.
+const reloadCooldown = time.Second
 
-// Load reads and validates the registry file at path, opening its sealed
-// secrets with s (Parse). It refuses a file that group or others may
-// access: the file holds every client's shared key.
-func Load(path string, s *Sealer) (*Registry, error) {
-	data, err := readPrivate(path)
+// FileConfig says which registry file to follow, and how.
+type FileConfig struct {
+	Path string
+	// KeeperURL is the keeper of the file's data key (package keeper);
+	// empty for a file of plain secrets only.
+	KeeperURL string
+	// Every is how often the file is checked for changes.
+	Every time.Duration
+	Log   *zap.Logger
+	// Observe sees each load of the file, and the first.
+	Observe func(Load)
+}
+
+// Load is the outcome of a load of the registry file: whether it changed
+// the keys, or was refused (the last good file stays), and how many keys
+// of each status the edge holds.
+type Load struct {
+	Changed bool
+	Err     error
+	Keys    map[clientkey.Status]int
+}
+
+// observer adapts observe to the watcher's callback.
+func observer(observe func(Load)) func(*registryfile.Registry, bool, error) {
+	return func(r *registryfile.Registry, changed bool, err error) {
+		l := Load{Changed: changed, Err: err, Keys: map[clientkey.Status]int{clientkey.Active: 0, clientkey.Retiring: 0, clientkey.Retired: 0}}
+		for _, k := range r.Keys() {
+			l.Keys[k.Status]++
+		}
+		observe(l)
+	}
+}
+
+// OpenFile opens the keeper, when one is configured, and loads the
+// registry file with it.
+func OpenFile(ctx context.Context, c FileConfig) (*Keys, error) {
+	f := &fileSource{every: c.Every}
+	var sealer *registryfile.Sealer
+	if c.KeeperURL != "" {
+		k, err := keeper.Open(ctx, c.KeeperURL)
+		if err != nil {
+			return nil, fmt.Errorf("keeper: %w", err)
+		}
+		f.keeper, sealer = k, registryfile.NewSealer(k)
+	}
+	observe := observer(c.Observe)
+	w, err := registryfile.NewWatcher(c.Path, sealer, c.Log, observe)
 	if err != nil {
+		f.close()
 		return nil, err
 	}
-	return Parse(data, s)
+	observe(w.Registry(), true, nil)
+	f.watcher = w
+	return newKeys(f), nil
 }
 
-// readPrivate reads the registry file at path, which must be private.
-func readPrivate(path string) ([]byte, error) {
-	data, err := privatefile.Read(path, maxFileSize)
-	if err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
-	}
-	return data, nil
+// fileSource is a registry file, followed by polling.
+type fileSource struct {
+	watcher    *registryfile.Watcher
+	keeper     *keeper.Keeper // nil without one
+	every      time.Duration
+	lastReload atomic.Int64
+	reloads    singleflight.Group // reloads for unknown kids, one at a time
 }
 
-// Update changes the registry file at path under an exclusive lock, so that
-// concurrent operators never lose each other's changes, and replaces it
-// atomically, so that a reader sees the old file or the new one and never a
-// part. A missing file starts empty. fn's changes are validated before
-// anything is written. Every secret is written sealed under the file's data
-// key (a new one, wrapped by s's keeper, for a file that has none yet): a
-// file of plain secrets is sealed by its first update.
-func Update(path string, s *Sealer, fn func(*File) error) error {
-	if s == nil {
-		return ErrNoKeeper
+// lookup returns the key named kid. When the kid is unknown it reloads the
+// registry first, at most once per reloadCooldown, so that a key added a
+// moment ago works before the next poll. Requests that miss at once share
+// one reload and look again after it, as they do after a reload the poller
+// or the cooldown's holder made meanwhile: none fails for arriving second.
+func (f *fileSource) lookup(_ context.Context, kid, _ string) (*clientkey.Key, error) {
+	if k, ok := f.watcher.Registry().Lookup(kid); ok {
+		return &k.Key, nil
 	}
-	return locked(path, func(stored *fileForm) error {
-		r, err := stored.registry(s)
-		if err != nil {
-			return fmt.Errorf("registry %s is invalid, fix it by hand first: %w", path, err)
+	f.reloads.Do("", func() (any, error) {
+		now := time.Now().UnixNano()
+		if now-f.lastReload.Load() >= int64(reloadCooldown) {
+			f.lastReload.Store(now)
+			_, _ = f.watcher.Reload() // a rejected file keeps the current registry
 		}
-		f := File{Keys: r.Keys()}
-		if err := fn(&f); err != nil {
-			return err
-		}
-		if err := f.Validate(); err != nil {
-			return err
-		}
-		ref, key, err := s.current(stored.DataKey)
-		if err != nil {
-			return err
-		}
-		return write(path, encode(f.Keys, ref, key))
+		return nil, nil
 	})
+	if k, ok := f.watcher.Registry().Lookup(kid); ok {
+		return &k.Key, nil
+	}
+	return nil, ErrUnknown
 }
 
-// locked runs fn with the registry file at path as stored (no keys when it
-// is missing), under the file's lock.
-func locked(path string, fn func(*fileForm) error) error {
-	unlock, err := lockFile(path + ".lock")
-	if err != nil {
-		return fmt.Errorf("locking registry: %w", err)
-	}
-	defer unlock()
-	f := &fileForm{Keys: []storedKey{}}
-	data, err := readPrivate(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return err
-	default:
-		if f, err = parseForm(data); err != nil {
-			return fmt.Errorf("registry %s is invalid, fix it by hand first: %w", path, err)
-		}
-	}
-	return fn(f)
+func (f *fileSource) known(kid string) bool {
+	_, ok := f.watcher.Registry().Lookup(kid)
+	return ok
 }
 
-// write replaces the file at path with f.
-func write(path string, f fileForm) error {
-	if f.Keys == nil {
-		f.Keys = []storedKey{}
+func (f *fileSource) keys() []clientkey.Key {
+	entries := f.watcher.Registry().Keys()
+	keys := make([]clientkey.Key, len(entries))
+	for i := range entries {
+		keys[i] = entries[i].Key
 	}
-	out, err := json.MarshalIndent(&f, "", "  ")
-	if err != nil {
-		return err
-	}
-	return privatefile.Write(path, append(out, '\n'))
+	return keys
 }
 
-// List returns the keys of the registry file at path without their
-// secrets, which it does not open: listing needs no keeper.
-func List(path string) ([]Listed, error) {
-	data, err := readPrivate(path)
-	if err != nil {
-		return nil, err
+func (f *fileSource) reload() (bool, int, error) {
+	changed, err := f.watcher.Reload()
+	return changed, f.watcher.Registry().Len(), err
+}
+
+func (f *fileSource) run(ctx context.Context) { f.watcher.Run(ctx, f.every) }
+
+func (f *fileSource) close() error {
+	if f.keeper != nil {
+		return f.keeper.Close()
 	}
-	f, err := parseForm(data)
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]Listed, len(f.Keys))
-	for i, k := range f.Keys {
-		keys[i] = k.Listed
-	}
-	return keys, nil
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -103,7 +104,7 @@ func (e Event) Validate() error {
 		{optional(e.Grant, contract.IsUUID) && (e.Grant == "" || e.Client != ""), "grant id is not a UUID, or has no client"},
 		{e.Entity.valid(r.entity), "entity of the wrong kind or syntax"},
 		{e.Source.Zone() == "" && !e.Source.Is4In6(), "source address has a zone or is IPv4-mapped"},
-		{optional(e.Kid, contract.ValidKid), "kid invalid"},
+		{optional(e.Kid, clientkey.ValidKid), "kid invalid"},
 		{optional(e.Request, contract.IsUUID), "request id is not a UUID"},
 		{e.Pruned.valid(e.Action == RetentionPrune), "pruned range invalid, or on another action"},
 		{!e.Pruned.Before.After(e.At), "pruned to a bound after the prune"},
@@ -129,7 +130,7 @@ func (x Entity) valid(kind EntityKind) bool {
 	case x.Kind != kind || kind == "":
 		return false
 	case kind == EntityKey, kind == EntityDataKey:
-		return contract.ValidKid(x.ID)
+		return clientkey.ValidKid(x.ID)
 	}
 	return contract.IsUUID(x.ID)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -55,7 +56,7 @@ func (h *Handler) Filter(w http.ResponseWriter, r *http.Request) { h.filter.Serv
 
 func (h *Handler) serveKey(w http.ResponseWriter, r *http.Request) error {
 	kid := r.PathValue("kid")
-	if !contract.ValidKid(kid) {
+	if !clientkey.ValidKid(kid) {
 		h.lookups.WithLabelValues("unknown").Inc()
 		return web.NotFound()
 	}
@@ -73,15 +74,9 @@ func (h *Handler) serveKey(w http.ResponseWriter, r *http.Request) error {
 
 // wireKey is k as the contract spells it.
 func wireKey(k store.ClientKey) contract.ClientKey {
-	c := contract.ClientKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.Enc, RequireFresh: k.RequireFresh, Status: contract.KeyStatus(k.Status),
-		CreatedAt: k.CreatedAt, Seq: k.Seq}
-	if !k.RetiringAt.IsZero() {
-		c.RetiringAt = &k.RetiringAt
-	}
-	if !k.RetiredAt.IsZero() {
-		c.RetiredAt = &k.RetiredAt
-	}
-	return c
+	return contract.ClientKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.Enc, RequireFresh: k.RequireFresh,
+		Status: k.Status, CreatedAt: k.CreatedAt, RetiringAt: clientkey.TimeOrNil(k.RetiringAt), RetiredAt: clientkey.TimeOrNil(k.RetiredAt),
+		Seq: k.Seq}
 }
 
 func (h *Handler) serveChanges(w http.ResponseWriter, r *http.Request) error {
@@ -100,9 +95,9 @@ func (h *Handler) serveChanges(w http.ResponseWriter, r *http.Request) error {
 		}
 		left := time.Until(deadline)
 		if len(cs) > 0 || last > after || left <= 0 || !waiting || r.Context().Err() != nil {
-			out := contract.KeyChanges{Changes: make([]contract.KeyChange, len(cs)), Last: last}
+			out := contract.KeyChanges{Changes: make([]clientkey.Change, len(cs)), Last: last}
 			for i, c := range cs {
-				out.Changes[i] = contract.KeyChange{Kid: c.Kid, Seq: c.Seq}
+				out.Changes[i] = clientkey.Change{Kid: c.Kid, Seq: c.Seq}
 			}
 			web.WriteJSON(w, http.StatusOK, out)
 			return nil

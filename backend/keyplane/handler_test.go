@@ -15,6 +15,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -48,7 +49,7 @@ func plane(t *testing.T) (*httptest.Server, store.Store) {
 
 func addKey(t *testing.T, st store.Store, kid string) store.ClientKey {
 	t.Helper()
-	k, err := st.AddClientKey(t.Context(), store.ClientKey{Kid: kid, ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256", Status: store.KeyActive, CreatedAt: t0},
+	k, err := st.AddClientKey(t.Context(), store.ClientKey{Key: clientkey.Key{Kid: kid, ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256", Status: clientkey.Active, CreatedAt: t0}},
 		audit.Event{At: t0, Action: audit.KeyAdd, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestKey(t *testing.T) {
 			if got := get(t, srv.URL+"/internal/v1/keys/"+tt.kid, &k); got != tt.status {
 				t.Fatalf("status %d, want %d", got, tt.status)
 			}
-			if tt.status == http.StatusOK && (k.Kid != "k1" || k.Secret != "0123456789abcdef" || k.Status != contract.KeyActive || k.Seq != 1) {
+			if tt.status == http.StatusOK && (k.Kid != "k1" || k.Secret != "0123456789abcdef" || k.Status != clientkey.Active || k.Seq != 1) {
 				t.Fatalf("key %+v", k)
 			}
 		})
@@ -103,11 +104,11 @@ func TestChanges(t *testing.T) {
 		name   string
 		query  string
 		status int
-		want   []contract.KeyChange
+		want   []clientkey.Change
 	}{
-		{"all", "", http.StatusOK, []contract.KeyChange{{Kid: "k1", Seq: 1}, {Kid: "k2", Seq: 2}}},
-		{"after 1", "?after=1", http.StatusOK, []contract.KeyChange{{Kid: "k2", Seq: 2}}},
-		{"none yet", "?after=2", http.StatusOK, []contract.KeyChange{}},
+		{"all", "", http.StatusOK, []clientkey.Change{{Kid: "k1", Seq: 1}, {Kid: "k2", Seq: 2}}},
+		{"after 1", "?after=1", http.StatusOK, []clientkey.Change{{Kid: "k2", Seq: 2}}},
+		{"none yet", "?after=2", http.StatusOK, []clientkey.Change{}},
 		{"negative", "?after=-1", http.StatusBadRequest, nil},
 		{"not a number", "?after=x", http.StatusBadRequest, nil},
 		{"wait too long", "?wait=31s", http.StatusBadRequest, nil},

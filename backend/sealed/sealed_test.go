@@ -16,6 +16,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
@@ -294,7 +295,7 @@ func TestClientKeysSealed(t *testing.T) {
 				return audit.Event{At: now, Action: audit.KeyAdd, Outcome: audit.Success, Workspace: "w1", Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
 			}
 			key := func(kid, secret string) store.ClientKey {
-				return store.ClientKey{Kid: kid, ClientID: "c1", WorkspaceID: "w1", Secret: secret, Enc: "A128CBC-HS256", Status: store.KeyActive, CreatedAt: now}
+				return store.ClientKey{Key: clientkey.Key{Kid: kid, ClientID: "c1", Secret: secret, Enc: "A128CBC-HS256", Status: clientkey.Active, CreatedAt: now}, WorkspaceID: "w1"}
 			}
 			added, err := s.AddClientKey(ctx, key("k1", "sixteen-byte-one"), ev("k1"))
 			must(t, err)
@@ -317,7 +318,7 @@ func TestClientKeysSealed(t *testing.T) {
 			}
 			// k1's sealed secret, stored as k4's.
 			raw, _ := st.ClientKey(ctx, "k1")
-			must(t, st.ImportClientKeys(ctx, []store.ClientKey{{Kid: "k4", ClientID: "c1", Secret: raw.Secret, Enc: "A128CBC-HS256", Status: store.KeyActive, CreatedAt: now}},
+			must(t, st.ImportClientKeys(ctx, []store.ClientKey{{Key: clientkey.Key{Kid: "k4", ClientID: "c1", Secret: raw.Secret, Enc: "A128CBC-HS256", Status: clientkey.Active, CreatedAt: now}}},
 				[]audit.Event{ev("k4")}))
 			if k, err := s.ClientKey(ctx, "k4"); err == nil || k.Secret != "" {
 				t.Fatalf("a secret moved to another kid opened: %q, %v", k.Secret, err)

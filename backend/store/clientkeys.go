@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 // ClientKeys is the key plane's store: the clients' shared encryption
@@ -20,13 +21,13 @@ type ClientKeys interface {
 	// transaction, and returns k as stored (Seq set); ErrConflict when
 	// the kid is taken.
 	AddClientKey(ctx context.Context, k ClientKey, e audit.Event) (ClientKey, error)
-	// RotateClientKey moves the active keys of k.ClientID to retiring at
-	// k.CreatedAt, stores k as its active key, and appends e, in one
-	// transaction; ErrNotFound when the client has no key, ErrConflict
-	// when the kid is taken.
+	// RotateClientKey applies the rotation rule (clientkey.Rotate) to
+	// the keys of k.ClientID at k.CreatedAt, k the new key, and appends e,
+	// in one transaction; ErrNotFound when the client has no key,
+	// ErrConflict when the kid is taken.
 	RotateClientKey(ctx context.Context, k ClientKey, e audit.Event) (ClientKey, error)
-	// RetireClientKey moves the key kid to retired at now (a retired key
-	// stays as it is) and appends e, in one transaction; ErrNotFound.
+	// RetireClientKey applies the retirement rule (clientkey.Retire) to
+	// the key kid at now and appends e, in one transaction; ErrNotFound.
 	RetireClientKey(ctx context.Context, kid string, now time.Time, e audit.Event) (ClientKey, error)
 	// ImportClientKeys stores keys as they are (status and dates
 	// included) with events[i] for keys[i], in one transaction;
@@ -39,7 +40,7 @@ type ClientKeys interface {
 	// ClientKeyChanges returns the kids changed after the sequence number
 	// after, oldest first, at most limit, each with the number of its last
 	// change, and the newest number there is.
-	ClientKeyChanges(ctx context.Context, after int64, limit int) ([]KeyChange, int64, error)
+	ClientKeyChanges(ctx context.Context, after int64, limit int) ([]clientkey.Change, int64, error)
 	// ListenClientKeys calls notify after each key change any process
 	// commits, until ctx is done (nil) or the listening fails; notices
 	// are lost while it is not running, so a follower also reads the
@@ -50,31 +51,14 @@ type ClientKeys interface {
 // ErrNoListen: the engine cannot notify key changes; followers poll.
 var ErrNoListen = errors.New("store: no notifications of key changes")
 
-// Client key statuses (the key plane's contract spells them so).
-const (
-	KeyActive   = "active"
-	KeyRetiring = "retiring"
-	KeyRetired  = "retired"
-)
-
-// ClientKey is a client's shared encryption key.
+// ClientKey is a client's shared encryption key as the store keeps it:
+// the key, its client's workspace ("" when the store has no such client),
+// and the sequence number of its last change. The secret is stored
+// sealed (package sealed).
 type ClientKey struct {
-	Kid         string
-	ClientID    string
-	WorkspaceID string // the client's, "" when the store has no such client
-	// Secret is the shared key string; stored sealed (package sealed).
-	Secret string
-	// Enc is the content encryption of the envelopes under the key
-	// (A128CBC-HS256 or A256GCM).
-	Enc string
-	// RequireFresh: every envelope under the key must name iat and jti.
-	RequireFresh bool
-	Status       string // KeyActive, KeyRetiring or KeyRetired
-	CreatedAt    time.Time
-	RetiringAt   time.Time // zero when never retiring
-	RetiredAt    time.Time // zero when not retired
-	// Seq is the sequence number of the key's last change.
-	Seq int64
+	clientkey.Key
+	WorkspaceID string
+	Seq         int64
 }
 
 // ClientKeyFilter selects keys for ListClientKeys.
@@ -84,8 +68,11 @@ type ClientKeyFilter struct {
 	Limit    int
 }
 
-// KeyChange is a kid and the sequence number of its last change.
-type KeyChange struct {
-	Kid string
-	Seq int64
+// Keys returns the keys of rows.
+func Keys(rows []ClientKey) []clientkey.Key {
+	keys := make([]clientkey.Key, len(rows))
+	for i := range rows {
+		keys[i] = rows[i].Key
+	}
+	return keys
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 const (
@@ -153,7 +153,7 @@ func (e *benchEnv) writeKeys() error {
 		return err
 	}
 	defer k.Close()
-	return kidregistry.Update(e.registry, kidregistry.NewSealer(k), func(f *kidregistry.File) error {
+	return registryfile.Update(e.registry, registryfile.NewSealer(k), func(f *registryfile.File) error {
 		_, err := f.Add(benchClient, e.cbc.kid, e.cbc.secret, now)
 		return err
 	})

@@ -10,9 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
-	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
 )
 
 // keyPlane is the backend's key plane as an edge that takes its keys from
@@ -46,9 +47,9 @@ func startKeyPlane(dir string, keys ...benchKey) (*keyPlane, error) {
 	if !pool.AppendCertsFromPEM(ca) {
 		return nil, errors.New("the hop's authority holds no certificate")
 	}
-	plane := testkit.NewKeyPlane()
+	plane := fakeplane.NewKeyPlane()
 	for _, k := range keys {
-		plane.SetKey(contract.ClientKey{Kid: k.kid, ClientID: benchClient, Secret: k.secret, Enc: k.key.Enc(), Status: contract.KeyActive})
+		plane.SetKey(contract.ClientKey{Kid: k.kid, ClientID: benchClient, Secret: k.secret, Enc: k.key.Enc(), Status: clientkey.Active})
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // preflight checks the configuration `hdc-edge run` is about to load for
@@ -130,7 +130,7 @@ func checkRegistry(path, keeperURL string) error {
 	if path == "" {
 		return nil // the keys are the backend's, or the hdc app refuses the config with a clear error of its own
 	}
-	var sealer *kidregistry.Sealer
+	var sealer *registryfile.Sealer
 	if keeperURL != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -139,11 +139,11 @@ func checkRegistry(path, keeperURL string) error {
 			return fmt.Errorf("the keeper (HDC_KEEPER in the reference Caddyfile): %v", err)
 		}
 		defer k.Close()
-		sealer = kidregistry.NewSealer(k)
+		sealer = registryfile.NewSealer(k)
 	}
-	_, err := kidregistry.Load(path, sealer)
+	_, err := registryfile.Load(path, sealer)
 	switch {
-	case errors.Is(err, kidregistry.ErrNoKeeper), errors.Is(err, keeper.ErrUnwrap):
+	case errors.Is(err, registryfile.ErrNoKeeper), errors.Is(err, keeper.ErrUnwrap):
 		return fmt.Errorf("the key registry %s: %v (the reference Caddyfile reads the keeper's URL from HDC_KEEPER)", path, err)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("the key registry %s does not exist: add the first key with "+

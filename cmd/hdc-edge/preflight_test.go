@@ -11,7 +11,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 func TestCheckConfig(t *testing.T) {
@@ -28,7 +28,7 @@ func TestCheckConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := kidregistry.Update(registry, kidregistry.NewSealer(k), func(f *kidregistry.File) error {
+	if err := registryfile.Update(registry, registryfile.NewSealer(k), func(f *registryfile.File) error {
 		_, err := f.Add("c1", "", "", time.Now())
 		return err
 	}); err != nil {

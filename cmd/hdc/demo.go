@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // demoCredentialsFile is the name of the demo credentials hdc up writes in
@@ -53,7 +54,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspa
 			return creds, fmt.Errorf("creating the demo client: %w", err)
 		}
 		creds = demoCredentials{ClientID: c.ClientID, ClientSecret: c.ClientSecret, WorkspaceID: c.WorkspaceID,
-			Kid: kidregistry.NewKid(), EncryptionKey: kidregistry.NewSecret()}
+			Kid: clientkey.NewKid(), EncryptionKey: clientkey.NewSecret()}
 	default:
 		return creds, err
 	}
@@ -80,7 +81,7 @@ func importRegistry(ctx context.Context, srv *backend.Server, data, keeperURL st
 		return 0, fmt.Errorf("--keeper (%s): %w", keeperEnv, err)
 	}
 	defer k.Close()
-	n, err := (&keyPlane{st: srv.Store()}).importFile(ctx, path, kidregistry.NewSealer(k))
+	n, err := (&keyPlane{st: srv.Store()}).importFile(ctx, path, registryfile.NewSealer(k))
 	if err != nil {
 		return 0, fmt.Errorf("moving %s into the database: %w", path, err)
 	}
@@ -91,7 +92,7 @@ func importRegistry(ctx context.Context, srv *backend.Server, data, keeperURL st
 // new active key: when they belong to k's client, they take its kid and
 // secret, so that hdc call goes on encrypting with the active key. It
 // returns the file it rewrote, or "" when there was none to rewrite.
-func syncDemoCredentials(dir string, k kidregistry.Key) (string, error) {
+func syncDemoCredentials(dir string, k clientkey.Key) (string, error) {
 	path := filepath.Join(dir, demoCredentialsFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

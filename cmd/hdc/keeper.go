@@ -16,7 +16,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/keeper"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 func newKeeperCmd() *cobra.Command {
@@ -135,7 +135,7 @@ func rewrap(ctx context.Context, sf *storeFlags, toURL, registry string) (rewrap
 	if registry == "" {
 		return out, nil
 	}
-	id, changed, err = kidregistry.Rewrap(registry, from, to)
+	id, changed, err = registryfile.Rewrap(registry, from, to)
 	if err != nil {
 		return out, fmt.Errorf("the registry %s: %w", registry, err)
 	}

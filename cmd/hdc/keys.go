@@ -15,8 +15,9 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // keysAuditHelp is how add, rotate and retire are audited.
@@ -83,7 +84,7 @@ type octJWK struct {
 }
 
 // issued is k as add and rotate print it.
-func issued(k kidregistry.Key) issuedKey {
+func issued(k clientkey.Key) issuedKey {
 	out := issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()}
 	cek := k.Secret // A256GCM: the key's 32 bytes, in base64url already
 	if out.Enc == jwe.EncA128CBCHS256 {
@@ -113,10 +114,12 @@ func (kind keyKind) check(p string) error {
 
 // issueKey applies issue to the registry at p, recording it as action
 // (updateKeys), and prints the key it made.
-func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action, issue func(*kidregistry.File) (kidregistry.Key, error)) (kidregistry.Key, error) {
-	var k kidregistry.Key
-	err := sf.updateKeys(cmd, p, action, func(f *kidregistry.File) (kid, client string, err error) {
-		k, err = issue(f)
+func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action, issue func(*registryfile.File) (registryfile.Key, error)) (clientkey.Key, error) {
+	var k clientkey.Key
+	err := sf.updateKeys(cmd, p, action, func(f *registryfile.File) (kid, client string, err error) {
+		var e registryfile.Key
+		e, err = issue(f)
+		k = e.Key
 		return k.Kid, k.ClientID, err
 	})
 	if err != nil {
@@ -140,7 +143,7 @@ func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action,
 // unaudited and the command says so on standard error: the registry may be
 // kept where the backend's database is not. A database that is configured
 // but does not open fails the command, and the registry is unchanged.
-func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Action, change func(*kidregistry.File) (kid, client string, err error)) error {
+func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Action, change func(*registryfile.File) (kid, client string, err error)) error {
 	ctx := cmd.Context()
 	sealer, closeKeeper, err := sf.sealer(ctx)
 	if err != nil {
@@ -158,7 +161,7 @@ func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Acti
 	}
 	var ev audit.Event
 	recorded := false
-	err = kidregistry.Update(p, sealer, func(f *kidregistry.File) error {
+	err = registryfile.Update(p, sealer, func(f *registryfile.File) error {
 		kid, client, err := change(f)
 		if err == nil {
 			err = f.Validate()
@@ -228,7 +231,7 @@ warns.
 				return err
 			}
 			sf.warnUnknownClient(cmd, client)
-			_, err := issueKey(cmd, &sf, p, audit.KeyAdd, func(f *kidregistry.File) (kidregistry.Key, error) {
+			_, err := issueKey(cmd, &sf, p, audit.KeyAdd, func(f *registryfile.File) (registryfile.Key, error) {
 				return f.Add(client, kid, secret, time.Now())
 			})
 			return err
@@ -260,7 +263,7 @@ client moves to A256GCM keys by a rotation.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var k kidregistry.Key
+			var k clientkey.Key
 			var err error
 			dir, p := sf.data, path()
 			if err := kind.check(p); err != nil {
@@ -270,7 +273,7 @@ client moves to A256GCM keys by a rotation.
 				k, err = issueInDatabase(cmd, &sf, client, "", "", true, kind)
 			} else {
 				dir = filepath.Dir(p)
-				k, err = issueKey(cmd, &sf, p, audit.KeyRotate, func(f *kidregistry.File) (kidregistry.Key, error) {
+				k, err = issueKey(cmd, &sf, p, audit.KeyRotate, func(f *registryfile.File) (registryfile.Key, error) {
 					return f.Rotate(client, time.Now())
 				})
 			}
@@ -303,7 +306,7 @@ func newKeysRetireCmd(path func() string) *cobra.Command {
 			if err := retireKey(cmd, &sf, path(), kid); err != nil {
 				return err
 			}
-			return printJSON(cmd.OutOrStdout(), map[string]string{"kid": kid, "status": string(kidregistry.Retired)})
+			return printJSON(cmd.OutOrStdout(), map[string]string{"kid": kid, "status": string(clientkey.Retired)})
 		},
 	}
 	sf.register(cmd)
@@ -322,7 +325,7 @@ func retireKey(cmd *cobra.Command, sf *storeFlags, p, kid string) error {
 		defer kp.close()
 		return kp.retire(cmd.Context(), kid)
 	}
-	return sf.updateKeys(cmd, p, audit.KeyRetire, func(f *kidregistry.File) (string, string, error) {
+	return sf.updateKeys(cmd, p, audit.KeyRetire, func(f *registryfile.File) (string, string, error) {
 		client := ""
 		for _, k := range f.Keys {
 			if k.Kid == kid {
@@ -374,11 +377,11 @@ func yesNo(b bool) string {
 
 // listKeys returns the keys of client (every client's when empty) in the
 // database, or in the registry file p, which list reads without a keeper.
-func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]kidregistry.Listed, error) {
+func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey.Listed, error) {
 	if p != "" {
-		keys, err := kidregistry.List(p)
+		keys, err := registryfile.List(p)
 		if client != "" {
-			keys = slices.DeleteFunc(keys, func(k kidregistry.Listed) bool { return k.ClientID != client })
+			keys = slices.DeleteFunc(keys, func(k clientkey.Listed) bool { return k.ClientID != client })
 		}
 		return keys, err
 	}
@@ -392,10 +395,10 @@ func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]kidregist
 
 // issueInDatabase adds (or, rotating, rotates to) a key of client in the
 // database and prints it.
-func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (kidregistry.Key, error) {
+func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (clientkey.Key, error) {
 	kp, err := sf.keyPlane(cmd.Context())
 	if err != nil {
-		return kidregistry.Key{}, err
+		return clientkey.Key{}, err
 	}
 	defer kp.close()
 	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate, kind)
@@ -433,7 +436,7 @@ Prints {"keys": n}.`,
 			}
 			defer closeKeeper()
 			n := 0
-			if err := kidregistry.Update(p, sealer, func(f *kidregistry.File) error { n = len(f.Keys); return nil }); err != nil {
+			if err := registryfile.Update(p, sealer, func(f *registryfile.File) error { n = len(f.Keys); return nil }); err != nil {
 				return err
 			}
 			return printJSON(cmd.OutOrStdout(), map[string]int{"keys": n})

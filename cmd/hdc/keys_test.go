@@ -14,9 +14,10 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 func TestKeysLifecycle(t *testing.T) {
@@ -49,15 +50,15 @@ func TestKeysLifecycle(t *testing.T) {
 	if strings.Contains(string(r.stdout), "0123456789abcdef") || strings.Contains(string(r.stdout), rotated.Secret) {
 		t.Fatal("list printed a secret")
 	}
-	var listed []kidregistry.Listed
+	var listed []clientkey.Listed
 	if err := json.Unmarshal(r.stdout, &listed); err != nil {
 		t.Fatal(err)
 	}
-	status := map[string]kidregistry.Status{}
+	status := map[string]clientkey.Status{}
 	for _, k := range listed {
 		status[k.Kid] = k.Status
 	}
-	if status["k-one"] != kidregistry.Retiring || status[rotated.Kid] != kidregistry.Active {
+	if status["k-one"] != clientkey.Retiring || status[rotated.Kid] != clientkey.Active {
 		t.Fatalf("after rotate: %v", status)
 	}
 
@@ -119,7 +120,7 @@ func TestKeysAddConcurrentProcesses(t *testing.T) {
 		}
 		kids[k.Kid] = true
 	}
-	reg2, err := kidregistry.Load(reg, testSealer(t))
+	reg2, err := registryfile.Load(reg, testSealer(t))
 	if err != nil {
 		t.Fatalf("the file is not valid after concurrent adds: %v", err)
 	}
@@ -225,7 +226,7 @@ func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
 			if unaudited := strings.Contains(string(r.stderr), "not in the audit trail"); unaudited != (tt.data == noDB) {
 				t.Fatalf("said it is not audited: %v, want %v: %s", unaudited, tt.data == noDB, r.stderr)
 			}
-			if k, err := kidregistry.Load(reg, testSealer(t)); err != nil || k.Len() != 1 {
+			if k, err := registryfile.Load(reg, testSealer(t)); err != nil || k.Len() != 1 {
 				t.Fatalf("the key was not added: %v", err)
 			}
 		})
@@ -272,7 +273,7 @@ func TestKeeperInitAndKeysWrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	got, err := kidregistry.Load(reg, kidregistry.NewSealer(k))
+	got, err := registryfile.Load(reg, registryfile.NewSealer(k))
 	if key, ok := got.Lookup("k1"); err != nil || !ok || key.Secret != "0123456789abcdef" {
 		t.Fatalf("the wrapped registry: %v", err)
 	}
@@ -308,16 +309,16 @@ func TestKeysInDatabase(t *testing.T) {
 	if got := decode[map[string]int](t, mustOut(hdc(t, dir, "keys", "import", reg))); got["keys"] != 2 {
 		t.Fatalf("import printed %v", got)
 	}
-	listed := decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))
-	status := map[string]kidregistry.Status{}
+	listed := decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))
+	status := map[string]clientkey.Status{}
 	for _, k := range listed {
 		status[k.Kid] = k.Status
 	}
-	if len(status) != 4 || status["k-one"] != kidregistry.Retired || status[rotated.Kid] != kidregistry.Active ||
-		status["k-file-1"] != kidregistry.Retiring {
+	if len(status) != 4 || status["k-one"] != clientkey.Retired || status[rotated.Kid] != clientkey.Active ||
+		status["k-file-1"] != clientkey.Retiring {
 		t.Fatalf("listed %v", status)
 	}
-	if own := decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json", "--client", c1))); len(own) != 2 {
+	if own := decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json", "--client", c1))); len(own) != 2 {
 		t.Fatalf("c1's keys: %+v", own)
 	}
 
@@ -344,7 +345,7 @@ func TestKeysInDatabase(t *testing.T) {
 			}
 		})
 	}
-	if n := len(decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 4 {
+	if n := len(decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 4 {
 		t.Fatalf("the failures changed the keys: %d", n)
 	}
 	out := mustOut(hdc(t, dir, "audit", "list", "--workspace", "acme"))
@@ -424,7 +425,7 @@ func TestKeysOfEachKind(t *testing.T) {
 			}
 		})
 	}
-	if n := len(decode[[]kidregistry.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 3 {
+	if n := len(decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 3 {
 		t.Fatalf("%d keys after the refusals", n)
 	}
 	if _, err := os.Stat(reg); !errors.Is(err, fs.ErrNotExist) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +9,8 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/internal/jwe"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // keyPlane changes the keys in the backend's database, which the edges
@@ -51,24 +50,12 @@ type keyKind struct {
 
 // issue adds an active key of kind for client (rotating: its active keys
 // become retiring), with kid and secret, or generated ones when empty.
-func (p *keyPlane) issue(ctx context.Context, client, kid, secret string, rotate bool, kind keyKind) (kidregistry.Key, error) {
+func (p *keyPlane) issue(ctx context.Context, client, kid, secret string, rotate bool, kind keyKind) (clientkey.Key, error) {
 	c, err := p.st.GetClient(ctx, client)
 	if err != nil {
-		return kidregistry.Key{}, notFound(err, "client", client)
+		return clientkey.Key{}, notFound(err, "client", client)
 	}
-	if kid == "" {
-		kid = kidregistry.NewKid()
-	}
-	enc := cmp.Or(kind.enc, jwe.EncA128CBCHS256)
-	switch {
-	case secret != "":
-	case enc == jwe.EncA256GCM:
-		secret = jwe.NewGCMSecret()
-	default:
-		secret = kidregistry.NewSecret()
-	}
-	k := kidregistry.Key{Kid: kid, ClientID: client, Secret: secret, Status: kidregistry.Active, CreatedAt: time.Now().UTC(),
-		Enc: enc, RequireFresh: kind.requireFresh}
+	k := clientkey.New(client, kid, secret, kind.enc, kind.requireFresh, time.Now())
 	if err := k.Validate(); err != nil {
 		return k, err
 	}
@@ -76,11 +63,10 @@ func (p *keyPlane) issue(ctx context.Context, client, kid, secret string, rotate
 	if rotate {
 		action, change = audit.KeyRotate, p.st.RotateClientKey
 	}
-	_, err = change(ctx, store.ClientKey{Kid: kid, ClientID: client, WorkspaceID: c.WorkspaceID, Secret: secret,
-		Enc: enc, RequireFresh: kind.requireFresh, Status: store.KeyActive, CreatedAt: k.CreatedAt}, keyEvent(action, c.WorkspaceID, kid, k.CreatedAt))
+	_, err = change(ctx, store.ClientKey{Key: k, WorkspaceID: c.WorkspaceID}, keyEvent(action, c.WorkspaceID, k.Kid, k.CreatedAt))
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		return k, fmt.Errorf("kid %q already exists", kid)
+		return k, fmt.Errorf("kid %q already exists", k.Kid)
 	case rotate && errors.Is(err, store.ErrNotFound):
 		return k, fmt.Errorf("client %q has no keys: add one with hdc keys add", client)
 	}
@@ -102,15 +88,15 @@ func (p *keyPlane) retire(ctx context.Context, kid string) error {
 const listPage = 1000
 
 // list returns the keys, of client or of every client, without secrets.
-func (p *keyPlane) list(ctx context.Context, client string) ([]kidregistry.Listed, error) {
-	var out []kidregistry.Listed
+func (p *keyPlane) list(ctx context.Context, client string) ([]clientkey.Listed, error) {
+	var out []clientkey.Listed
 	for after := ""; ; {
 		page, err := p.st.ListClientKeys(ctx, store.ClientKeyFilter{ClientID: client, After: after, Limit: listPage})
 		if err != nil {
 			return nil, err
 		}
 		for _, k := range page {
-			out = append(out, listedKey(k))
+			out = append(out, k.Listed())
 		}
 		if len(page) < listPage {
 			return out, nil
@@ -119,27 +105,13 @@ func (p *keyPlane) list(ctx context.Context, client string) ([]kidregistry.Liste
 	}
 }
 
-// listedKey is k as list shows it.
-func listedKey(k store.ClientKey) kidregistry.Listed {
-	kind := kidregistry.Key{Enc: k.Enc, RequireFresh: k.RequireFresh}
-	l := kidregistry.Listed{Kid: k.Kid, ClientID: k.ClientID, Enc: k.Enc, RequireFresh: kind.NeedsFreshness(),
-		Status: kidregistry.Status(k.Status), CreatedAt: k.CreatedAt}
-	if !k.RetiringAt.IsZero() {
-		l.RetiringAt = &k.RetiringAt
-	}
-	if !k.RetiredAt.IsZero() {
-		l.RetiredAt = &k.RetiredAt
-	}
-	return l
-}
-
 // importFile stores every key of the registry file at path, opened with
 // sealer, as it is (kid, secret, status and dates), in one transaction:
 // a kid the database has fails the import, and nothing is stored. Each
 // key's record is in its client's workspace's trail, the installation's
 // when the database has no such client.
-func (p *keyPlane) importFile(ctx context.Context, path string, sealer *kidregistry.Sealer) (int, error) {
-	r, err := kidregistry.Load(path, sealer)
+func (p *keyPlane) importFile(ctx context.Context, path string, sealer *registryfile.Sealer) (int, error) {
+	r, err := registryfile.Load(path, sealer)
 	if err != nil {
 		return 0, err
 	}
@@ -157,7 +129,7 @@ func (p *keyPlane) importFile(ctx context.Context, path string, sealer *kidregis
 			}
 			workspaces[k.ClientID] = ws
 		}
-		keys = append(keys, storedKey(k, ws))
+		keys = append(keys, storedKey(k.Key, ws))
 		events = append(events, keyEvent(audit.KeyAdd, ws, k.Kid, now))
 	}
 	if err := p.st.ImportClientKeys(ctx, keys, events); err != nil {
@@ -169,17 +141,11 @@ func (p *keyPlane) importFile(ctx context.Context, path string, sealer *kidregis
 	return len(keys), nil
 }
 
-// storedKey is k of workspace ws as the store keeps it.
-func storedKey(k kidregistry.Key, ws string) store.ClientKey {
-	sk := store.ClientKey{Kid: k.Kid, ClientID: k.ClientID, WorkspaceID: ws, Secret: k.Secret, Enc: jwe.EncA128CBCHS256,
-		Status: string(k.Status), CreatedAt: k.CreatedAt}
-	if k.RetiringAt != nil {
-		sk.RetiringAt = *k.RetiringAt
-	}
-	if k.RetiredAt != nil {
-		sk.RetiredAt = *k.RetiredAt
-	}
-	return sk
+// storedKey is k of workspace ws as the store keeps it: a registry
+// file's keys are A128CBC-HS256.
+func storedKey(k clientkey.Key, ws string) store.ClientKey {
+	k.Enc = k.ContentEncryption()
+	return store.ClientKey{Key: k, WorkspaceID: ws}
 }
 
 // keyEvent is the audit record of a key command.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // TestMain lets the test binary stand in for hdc: run with HDC_TEST_MAIN=1 it
@@ -33,14 +33,14 @@ var testKeeperURL = testkit.KeeperURL()
 
 // testSealer returns a sealer over the tests' keeper, for the registry
 // files the hdc processes write.
-func testSealer(t testing.TB) *kidregistry.Sealer {
+func testSealer(t testing.TB) *registryfile.Sealer {
 	t.Helper()
 	k, err := keeper.Open(t.Context(), testKeeperURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.Close() })
-	return kidregistry.NewSealer(k)
+	return registryfile.NewSealer(k)
 }
 
 // runHDC runs hdc as a separate process with args and stdin, in an

@@ -16,7 +16,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/keeper"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // keeperEnv names the variable --keeper defaults to; the backend and the
@@ -94,12 +94,12 @@ func (f *storeFlags) openKeeper(ctx context.Context) (*keeper.Keeper, error) {
 
 // sealer returns the registry's sealer over the keeper; close releases
 // the keeper.
-func (f *storeFlags) sealer(ctx context.Context) (s *kidregistry.Sealer, close func(), err error) {
+func (f *storeFlags) sealer(ctx context.Context) (s *registryfile.Sealer, close func(), err error) {
 	k, err := f.openKeeper(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return kidregistry.NewSealer(k), func() { k.Close() }, nil
+	return registryfile.NewSealer(k), func() { k.Close() }, nil
 }
 
 // warnUnknownClient warns on standard error when the backend's database

@@ -6,20 +6,12 @@ import (
 	"github.com/google/uuid"
 )
 
-var (
-	idPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	kidPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-)
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // ValidID reports whether s has the syntax of a workspace or client id:
 // 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit.
 // The backend refuses identity headers whose ids fail it.
 func ValidID(s string) bool { return idPattern.MatchString(s) }
-
-// ValidKid reports whether s may be a key id: 1 to 128 characters of
-// A-Z a-z 0-9 . _ : -, so that it is safe in headers, log fields and
-// metric labels. The key registry refuses any other.
-func ValidKid(s string) bool { return kidPattern.MatchString(s) }
 
 // IsUUID reports whether s is a UUID in canonical form (lowercase, with
 // hyphens), the form of every client id, token id (jti) and record id the

@@ -1,6 +1,10 @@
 package contract
 
-import "time"
+import (
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/clientkey"
+)
 
 // The key plane: the backend hands each edge the clients' shared keys over
 // the hop (RoleEdge only) and tells it which kids changed.
@@ -23,21 +27,6 @@ const MaxKeyChangesWait = 30 * time.Second
 // further behind asks again after the last.
 const MaxKeyChanges = 1000
 
-// KeyStatus is where a client key is in its rotation.
-type KeyStatus string
-
-const (
-	// KeyActive keys are accepted and are what a client should encrypt with.
-	KeyActive KeyStatus = "active"
-	// KeyRetiring keys are still accepted, for the grace period of a rotation.
-	KeyRetiring KeyStatus = "retiring"
-	// KeyRetired keys are refused.
-	KeyRetired KeyStatus = "retired"
-)
-
-// Valid reports whether s is one of the three statuses.
-func (s KeyStatus) Valid() bool { return s == KeyActive || s == KeyRetiring || s == KeyRetired }
-
 // ClientKey is a client's shared key as the backend hands it to an edge.
 // Secret is the shared key string in the clear: the hop is mutually
 // authenticated TLS, and the route serves RoleEdge alone.
@@ -47,28 +36,21 @@ type ClientKey struct {
 	Secret   string `json:"secret"`
 	Enc      string `json:"enc"` // the content encryption of its envelopes
 	// RequireFresh: every envelope under the key must name iat and jti.
-	RequireFresh bool       `json:"require_fresh,omitempty"`
-	Status       KeyStatus  `json:"status"`
-	CreatedAt    time.Time  `json:"created_at"`
-	RetiringAt   *time.Time `json:"retiring_at,omitempty"`
-	RetiredAt    *time.Time `json:"retired_at,omitempty"`
+	RequireFresh bool             `json:"require_fresh,omitempty"`
+	Status       clientkey.Status `json:"status"`
+	CreatedAt    time.Time        `json:"created_at"`
+	RetiringAt   *time.Time       `json:"retiring_at,omitempty"`
+	RetiredAt    *time.Time       `json:"retired_at,omitempty"`
 	// Seq is the sequence number of the key's last change.
 	Seq int64 `json:"seq"`
-}
-
-// KeyChange says that the key kid changed at sequence number Seq. It
-// carries no key material: an edge that holds the kid looks it up again.
-type KeyChange struct {
-	Kid string `json:"kid"`
-	Seq int64  `json:"seq"`
 }
 
 // KeyChanges answers PathKeyChanges: the changes after the sequence number
 // asked, oldest first, and Last, the newest sequence number there is (the
 // next request's after when Changes is not full).
 type KeyChanges struct {
-	Changes []KeyChange `json:"changes"`
-	Last    int64       `json:"last"`
+	Changes []clientkey.Change `json:"changes"`
+	Last    int64              `json:"last"`
 }
 
 // KeyFilter answers PathKeyFilter: a Bloom filter of every kid changed

@@ -24,7 +24,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 // answerCheck is an http.RoundTripper that checks every answer of the
@@ -148,7 +148,7 @@ type Keyring struct {
 	Path   string
 	keeper func() string // the keeper's URL now; empty: keeperFile beside path
 	url    string        // the URL sealer's keeper was opened from
-	sealer *kidregistry.Sealer
+	sealer *registryfile.Sealer
 	// plane, when set, asks the backend's key plane for a kid.
 	Plane func(kid string) (string, bool)
 
@@ -213,10 +213,10 @@ func (k *Keyring) read() {
 	// A registry rewrapped under another keeper opens only once the test
 	// names that keeper, just after the rewrap has returned: until then,
 	// its data key does not unwrap.
-	var r *kidregistry.Registry
+	var r *registryfile.Registry
 	var err error
 	testkit.WaitFor(10*time.Second, func() bool {
-		r, err = kidregistry.Load(k.Path, k.currentSealer())
+		r, err = registryfile.Load(k.Path, k.currentSealer())
 		return !errors.Is(err, keeper.ErrUnwrap)
 	})
 	if err != nil {
@@ -230,14 +230,14 @@ func (k *Keyring) read() {
 }
 
 // currentSealer returns a sealer over the keeper the test names now.
-func (k *Keyring) currentSealer() *kidregistry.Sealer {
+func (k *Keyring) currentSealer() *registryfile.Sealer {
 	url := keeper.KeyFileURL(filepath.Join(filepath.Dir(k.Path), KeeperFile))
 	if k.keeper != nil && k.keeper() != "" {
 		url = k.keeper()
 	}
 	if k.sealer == nil || url != k.url {
 		if kp, err := keeper.Open(context.Background(), url); err == nil {
-			k.sealer, k.url = kidregistry.NewSealer(kp), url
+			k.sealer, k.url = registryfile.NewSealer(kp), url
 		}
 	}
 	return k.sealer

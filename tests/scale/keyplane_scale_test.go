@@ -16,8 +16,8 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
@@ -166,9 +166,9 @@ func (c *cluster) importKeys(t *testing.T, owner *hdctest.APIClient, n int) []*h
 	out := make([]*hdctest.APIClient, n)
 	for i := range n {
 		k := *owner
-		k.Kid, k.Key = kidregistry.NewKid(), kidregistry.NewSecret()
+		k.Kid, k.Key = clientkey.NewKid(), clientkey.NewSecret()
 		out[i] = &k
-		keys[i] = store.ClientKey{Kid: k.Kid, ClientID: owner.ID, WorkspaceID: owner.Workspace, Secret: k.Key, Enc: "A128CBC-HS256", Status: store.KeyActive, CreatedAt: time.Now()}
+		keys[i] = store.ClientKey{Key: clientkey.Key{Kid: k.Kid, ClientID: owner.ID, Secret: k.Key, Enc: "A128CBC-HS256", Status: clientkey.Active, CreatedAt: time.Now()}, WorkspaceID: owner.Workspace}
 		events[i] = audit.Event{At: time.Now(), Action: audit.KeyAdd, Outcome: audit.Success, Workspace: owner.Workspace,
 			Entity: audit.Entity{Kind: audit.EntityKey, ID: k.Kid}}
 	}

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -33,7 +34,7 @@ func AuditEvent(r *http.Request) audit.Event {
 			e.Grant = c.GrantID
 		}
 	}
-	if v, ok := single(r.Header, contract.HeaderKeyID); ok && contract.ValidKid(v) {
+	if v, ok := single(r.Header, contract.HeaderKeyID); ok && clientkey.ValidKid(v) {
 		e.Kid = v
 	}
 	if v, ok := single(r.Header, contract.HeaderRequestID); ok && contract.IsUUID(v) {

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -80,7 +81,7 @@ func hopHeadersOK(h http.Header) bool {
 	owner, ownerOK := single(h, contract.HeaderKeyClientID)
 	switch {
 	case kidOK && ownerOK:
-		return contract.ValidKid(kid) && contract.IsUUID(owner) && jtiHeadersOK(h)
+		return clientkey.ValidKid(kid) && contract.IsUUID(owner) && jtiHeadersOK(h)
 	case len(h.Values(contract.HeaderKeyID)) == 0 && len(h.Values(contract.HeaderKeyClientID)) == 0:
 		return len(h.Values(contract.HeaderJTI)) == 0 && len(h.Values(contract.HeaderJTIExpires)) == 0
 	}

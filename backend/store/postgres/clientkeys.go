@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 // keyChannel is the channel each key change notifies at its commit. The
@@ -19,40 +21,29 @@ const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fre
 
 // AddClientKey implements store.Store.
 func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
-	k.Status = store.KeyActive
+	k.Status = clientkey.Active
 	err := s.keyChange(ctx, e, func(tx pgx.Tx) error { return insertClientKey(ctx, tx, &k) })
 	return k, err
 }
 
 // RotateClientKey implements store.Store.
 func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
-	k.Status = store.KeyActive
 	err := s.keyChange(ctx, e, func(tx pgx.Tx) error {
-		var has bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM client_keys WHERE client_id = $1)`, k.ClientID).Scan(&has); err != nil {
-			return err
-		}
-		if !has {
-			return store.ErrNotFound
-		}
-		rows, err := tx.Query(ctx, `SELECT kid FROM client_keys WHERE client_id = $1 AND status = 'active' FOR UPDATE`, k.ClientID)
-		active, err := collect(rows, err, func(r pgx.Row) (string, error) {
-			var kid string
-			return kid, r.Scan(&kid)
-		})
+		rows, err := tx.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE client_id = $1 FOR UPDATE`, k.ClientID)
+		keys, err := collect(rows, err, func(r pgx.Row) (store.ClientKey, error) { return scanClientKey(r) })
 		if err != nil {
 			return err
 		}
-		for _, kid := range active {
-			seq, err := nextKeySeq(ctx, tx)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE client_keys SET status = 'retiring', retiring_at = $1, seq = $2 WHERE kid = $3`,
-				ts(k.CreatedAt), seq, kid); err != nil {
+		changed, added, err := clientkey.Rotate(store.Keys(keys), k.Key, k.CreatedAt)
+		if errors.Is(err, clientkey.ErrNoKeys) {
+			return store.ErrNotFound
+		}
+		for _, c := range changed {
+			if _, err := updateClientKey(ctx, tx, c); err != nil {
 				return err
 			}
 		}
+		k.Key = added
 		return insertClientKey(ctx, tx, &k)
 	})
 	return k, err
@@ -66,14 +57,12 @@ func (s *Store) RetireClientKey(ctx context.Context, kid string, now time.Time, 
 		if k, err = scanClientKey(tx.QueryRow(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid = $1 FOR UPDATE`, kid)); err != nil {
 			return err
 		}
-		if k.Status == store.KeyRetired {
+		retired, changed := clientkey.Retire(k.Key, ts(now))
+		if !changed {
 			return nil
 		}
-		if k.Seq, err = nextKeySeq(ctx, tx); err != nil {
-			return err
-		}
-		k.Status, k.RetiredAt = store.KeyRetired, ts(now)
-		_, err = tx.Exec(ctx, `UPDATE client_keys SET status = 'retired', retired_at = $1, seq = $2 WHERE kid = $3`, k.RetiredAt, k.Seq, kid)
+		k.Key = retired
+		k.Seq, err = updateClientKey(ctx, tx, retired)
 		return err
 	})
 	return k, err
@@ -116,16 +105,16 @@ func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]
 }
 
 // ClientKeyChanges implements store.Store.
-func (s *Store) ClientKeyChanges(ctx context.Context, after int64, limit int) ([]store.KeyChange, int64, error) {
+func (s *Store) ClientKeyChanges(ctx context.Context, after int64, limit int) ([]clientkey.Change, int64, error) {
 	var last int64
-	var changes []store.KeyChange
+	var changes []clientkey.Change
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT seq FROM key_plane`).Scan(&last); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT kid, seq FROM client_keys WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
-		changes, err = collect(rows, err, func(r pgx.Row) (store.KeyChange, error) {
-			var c store.KeyChange
+		changes, err = collect(rows, err, func(r pgx.Row) (clientkey.Change, error) {
+			var c clientkey.Change
 			return c, r.Scan(&c.Kid, &c.Seq)
 		})
 		return err
@@ -185,8 +174,20 @@ func insertClientKey(ctx context.Context, tx pgx.Tx, k *store.ClientKey) error {
 	}
 	k.Seq = seq
 	_, err = tx.Exec(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, k.Status, ts(k.CreatedAt), nullTS(k.RetiringAt), nullTS(k.RetiredAt), seq)
+		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, string(k.Status), ts(k.CreatedAt), nullTS(k.RetiringAt), nullTS(k.RetiredAt), seq)
 	return translate(err)
+}
+
+// updateClientKey stores k's status and dates with the next sequence
+// number, which it returns.
+func updateClientKey(ctx context.Context, tx pgx.Tx, k clientkey.Key) (int64, error) {
+	seq, err := nextKeySeq(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.Exec(ctx, `UPDATE client_keys SET status = $1, retiring_at = $2, retired_at = $3, seq = $4 WHERE kid = $5`,
+		string(k.Status), nullTS(k.RetiringAt), nullTS(k.RetiredAt), seq, k.Kid)
+	return seq, err
 }
 
 // nextKeySeq takes the key plane's next sequence number. The row stays

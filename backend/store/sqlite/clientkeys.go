@@ -3,50 +3,41 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fresh, status, created_at, retiring_at, retired_at, seq`
 
 // AddClientKey implements store.Store.
 func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
-	k.Status = store.KeyActive
+	k.Status = clientkey.Active
 	err := s.keyChange(ctx, e, func(tx *sql.Tx) error { return insertClientKey(ctx, tx, &k) })
 	return k, err
 }
 
 // RotateClientKey implements store.Store.
 func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
-	k.Status = store.KeyActive
 	err := s.keyChange(ctx, e, func(tx *sql.Tx) error {
-		var has bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM client_keys WHERE client_id = ?)`, k.ClientID).Scan(&has); err != nil {
-			return err
-		}
-		if !has {
-			return store.ErrNotFound
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT kid FROM client_keys WHERE client_id = ? AND status = 'active'`, k.ClientID)
-		active, err := collect(rows, err, func(r *sql.Rows) (string, error) {
-			var kid string
-			return kid, r.Scan(&kid)
-		})
+		rows, err := tx.QueryContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE client_id = ?`, k.ClientID)
+		keys, err := collect(rows, err, func(r *sql.Rows) (store.ClientKey, error) { return scanClientKey(r) })
 		if err != nil {
 			return err
 		}
-		for _, kid := range active {
-			seq, err := nextKeySeq(ctx, tx)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE client_keys SET status = 'retiring', retiring_at = ?, seq = ? WHERE kid = ?`,
-				micros(k.CreatedAt), seq, kid); err != nil {
+		changed, added, err := clientkey.Rotate(store.Keys(keys), k.Key, k.CreatedAt)
+		if errors.Is(err, clientkey.ErrNoKeys) {
+			return store.ErrNotFound
+		}
+		for _, c := range changed {
+			if _, err := updateClientKey(ctx, tx, c); err != nil {
 				return err
 			}
 		}
+		k.Key = added
 		return insertClientKey(ctx, tx, &k)
 	})
 	return k, err
@@ -60,15 +51,12 @@ func (s *Store) RetireClientKey(ctx context.Context, kid string, now time.Time, 
 		if k, err = scanClientKey(tx.QueryRowContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid = ?`, kid)); err != nil {
 			return err
 		}
-		if k.Status == store.KeyRetired {
+		retired, changed := clientkey.Retire(k.Key, now.Truncate(time.Microsecond))
+		if !changed {
 			return nil
 		}
-		if k.Seq, err = nextKeySeq(ctx, tx); err != nil {
-			return err
-		}
-		k.Status, k.RetiredAt = store.KeyRetired, now.UTC().Truncate(time.Microsecond)
-		_, err = tx.ExecContext(ctx, `UPDATE client_keys SET status = 'retired', retired_at = ?, seq = ? WHERE kid = ?`,
-			micros(k.RetiredAt), k.Seq, kid)
+		k.Key = retired
+		k.Seq, err = updateClientKey(ctx, tx, retired)
 		return err
 	})
 	return k, err
@@ -111,14 +99,14 @@ func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]
 }
 
 // ClientKeyChanges implements store.Store.
-func (s *Store) ClientKeyChanges(ctx context.Context, after int64, limit int) ([]store.KeyChange, int64, error) {
+func (s *Store) ClientKeyChanges(ctx context.Context, after int64, limit int) ([]clientkey.Change, int64, error) {
 	var last int64
 	if err := s.db.QueryRowContext(ctx, `SELECT seq FROM key_plane`).Scan(&last); err != nil {
 		return nil, 0, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT kid, seq FROM client_keys WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, after, last, limit)
-	changes, err := collect(rows, err, func(r *sql.Rows) (store.KeyChange, error) {
-		var c store.KeyChange
+	changes, err := collect(rows, err, func(r *sql.Rows) (clientkey.Change, error) {
+		var c clientkey.Change
 		return c, r.Scan(&c.Kid, &c.Seq)
 	})
 	return changes, last, err
@@ -149,6 +137,18 @@ func insertClientKey(ctx context.Context, tx *sql.Tx, k *store.ClientKey) error 
 	_, err = tx.ExecContext(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, k.Status, micros(k.CreatedAt), nullMicros(k.RetiringAt), nullMicros(k.RetiredAt), seq)
 	return translate(err)
+}
+
+// updateClientKey stores k's status and dates with the next sequence
+// number, which it returns.
+func updateClientKey(ctx context.Context, tx *sql.Tx, k clientkey.Key) (int64, error) {
+	seq, err := nextKeySeq(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE client_keys SET status = ?, retiring_at = ?, retired_at = ?, seq = ? WHERE kid = ?`,
+		k.Status, nullMicros(k.RetiringAt), nullMicros(k.RetiredAt), seq, k.Kid)
+	return seq, err
 }
 
 // nextKeySeq takes the key plane's next sequence number.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 // keyEvent is the audit record of a change of the key kid.
@@ -18,11 +19,12 @@ func keyEvent(a audit.Action, kid string) audit.Event {
 }
 
 func clientKey(kid, client string) store.ClientKey {
-	return store.ClientKey{Kid: kid, ClientID: client, WorkspaceID: "w1", Secret: "sealed:" + kid, Enc: "A128CBC-HS256", Status: store.KeyActive, CreatedAt: at(0)}
+	return store.ClientKey{Key: clientkey.Key{Kid: kid, ClientID: client, Secret: "sealed:" + kid, Enc: "A128CBC-HS256",
+		Status: clientkey.Active, CreatedAt: at(0)}, WorkspaceID: "w1"}
 }
 
 // changes returns the key changes after n and the newest number.
-func changes(t *testing.T, s Store, after int64) ([]store.KeyChange, int64) {
+func changes(t *testing.T, s Store, after int64) ([]clientkey.Change, int64) {
 	t.Helper()
 	cs, last, err := s.ClientKeyChanges(ctx(t), after, 100)
 	must(t, err)
@@ -39,7 +41,7 @@ func testClientKeys(t *testing.T, s Store) {
 	}
 	k1, err := s.AddClientKey(ctx(t), clientKey("k1", "c1"), keyEvent(audit.KeyAdd, "k1"))
 	must(t, err)
-	if k1.Seq != 1 || k1.Status != store.KeyActive {
+	if k1.Seq != 1 || k1.Status != clientkey.Active {
 		t.Fatalf("added: %+v", k1)
 	}
 	_, err = s.AddClientKey(ctx(t), clientKey("k1", "c2"), keyEvent(audit.KeyAdd, "k1"))
@@ -53,14 +55,14 @@ func testClientKeys(t *testing.T, s Store) {
 	must(t, err)
 	got, err := s.ClientKey(ctx(t), "k1")
 	must(t, err)
-	if got.Status != store.KeyRetiring || !got.RetiringAt.Equal(at(60e9)) || got.Seq != 2 || k2.Seq != 3 {
+	if got.Status != clientkey.Retiring || !got.RetiringAt.Equal(at(60e9)) || got.Seq != 2 || k2.Seq != 3 {
 		t.Fatalf("after the rotation: k1 %+v, k2 %+v", got, k2)
 	}
 	retired, err := s.RetireClientKey(ctx(t), "k1", at(120e9), keyEvent(audit.KeyRetire, "k1"))
 	must(t, err)
 	again, err := s.RetireClientKey(ctx(t), "k1", at(180e9), keyEvent(audit.KeyRetire, "k1"))
 	must(t, err)
-	if retired.Status != store.KeyRetired || !retired.RetiredAt.Equal(at(120e9)) || retired.Seq != 4 || again != retired {
+	if retired.Status != clientkey.Retired || !retired.RetiredAt.Equal(at(120e9)) || retired.Seq != 4 || again != retired {
 		t.Fatalf("retired: %+v, then %+v", retired, again)
 	}
 	_, err = s.RetireClientKey(ctx(t), "k9", at(0), keyEvent(audit.KeyRetire, "k9"))
@@ -72,10 +74,10 @@ func testClientKeys(t *testing.T, s Store) {
 		t.Fatalf("ClientKey(k2) = %+v, want %+v", got, k2)
 	}
 	cs, last := changes(t, s, 0)
-	if want := []store.KeyChange{{Kid: "k2", Seq: 3}, {Kid: "k1", Seq: 4}}; !slices.Equal(cs, want) || last != 4 {
+	if want := []clientkey.Change{{Kid: "k2", Seq: 3}, {Kid: "k1", Seq: 4}}; !slices.Equal(cs, want) || last != 4 {
 		t.Fatalf("changes = %v, %d; want %v, 4", cs, last, want)
 	}
-	if cs, _ := changes(t, s, 3); !slices.Equal(cs, []store.KeyChange{{Kid: "k1", Seq: 4}}) {
+	if cs, _ := changes(t, s, 3); !slices.Equal(cs, []clientkey.Change{{Kid: "k1", Seq: 4}}) {
 		t.Fatalf("changes after 3: %v", cs)
 	}
 	var actions []audit.Action
@@ -94,7 +96,7 @@ func testClientKeyList(t *testing.T, s Store) {
 	var events []audit.Event
 	for i := range 5 {
 		k := clientKey(fmt.Sprintf("k%d", i), []string{"c1", "c2"}[i%2])
-		k.Status = store.KeyRetiring
+		k.Status = clientkey.Retiring
 		k.RetiringAt = at(1e9)
 		keys, events = append(keys, k), append(events, keyEvent(audit.KeyAdd, k.Kid))
 	}
@@ -106,7 +108,7 @@ func testClientKeyList(t *testing.T, s Store) {
 	}
 	page, err := s.ListClientKeys(ctx(t), store.ClientKeyFilter{After: "k0", Limit: 2})
 	must(t, err)
-	if len(page) != 2 || page[0].Kid != "k1" || page[1].Kid != "k2" || page[0].Secret != "" || page[0].Status != store.KeyRetiring {
+	if len(page) != 2 || page[0].Kid != "k1" || page[1].Kid != "k2" || page[0].Secret != "" || page[0].Status != clientkey.Retiring {
 		t.Fatalf("a page after k0: %+v", page)
 	}
 	page, err = s.ListClientKeys(ctx(t), store.ClientKeyFilter{ClientID: "c2", Limit: 10})
@@ -116,7 +118,7 @@ func testClientKeyList(t *testing.T, s Store) {
 	}
 	got, err := s.ClientKey(ctx(t), "k4")
 	must(t, err)
-	if got.Status != store.KeyRetiring || !got.RetiringAt.Equal(at(1e9)) || got.Seq != 5 {
+	if got.Status != clientkey.Retiring || !got.RetiringAt.Equal(at(1e9)) || got.Seq != 5 {
 		t.Fatalf("imported k4: %+v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package kidregistry
+package registryfile
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -19,7 +20,7 @@ func BenchmarkLoad100k(b *testing.B) {
 	keys := make([]Key, 100_000)
 	now := time.Now().UTC()
 	for i := range keys {
-		keys[i] = Key{Kid: fmt.Sprint("k_", i), ClientID: fmt.Sprint("client-", i%1000), Secret: NewSecret(), Status: Active, CreatedAt: now}
+		keys[i] = Key{Key: clientkey.Key{Kid: fmt.Sprint("k_", i), ClientID: fmt.Sprint("client-", i%1000), Secret: clientkey.NewSecret(), Status: clientkey.Active, CreatedAt: now}}
 	}
 	k := testkit.Keeper(b)
 	sealed := filepath.Join(dir, "sealed.json")

@@ -1,4 +1,6 @@
-package testkit
+// Package fakeplane is a backend's key plane in memory, for the tests and
+// the bench of the edge.
+package fakeplane
 
 import (
 	"encoding/json"
@@ -8,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/kidfilter"
 )
@@ -38,7 +41,7 @@ func NewKeyPlane() *KeyPlane {
 
 // Set adds or changes the A128CBC-HS256 key kid of client, as hdc keys
 // does, giving it the next change number.
-func (p *KeyPlane) Set(kid, client, secret string, status contract.KeyStatus) {
+func (p *KeyPlane) Set(kid, client, secret string, status clientkey.Status) {
 	p.SetKey(contract.ClientKey{Kid: kid, ClientID: client, Secret: secret, Enc: "A128CBC-HS256", Status: status})
 }
 
@@ -102,10 +105,10 @@ func (p *KeyPlane) changes(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := contract.KeyChanges{Changes: []contract.KeyChange{}, Last: p.last}
+	out := contract.KeyChanges{Changes: []clientkey.Change{}, Last: p.last}
 	for _, k := range p.keys {
 		if k.Seq > after {
-			out.Changes = append(out.Changes, contract.KeyChange{Kid: k.Kid, Seq: k.Seq})
+			out.Changes = append(out.Changes, clientkey.Change{Kid: k.Kid, Seq: k.Seq})
 		}
 	}
 	_ = json.NewEncoder(w).Encode(out)

@@ -1,4 +1,4 @@
-package kidregistry
+package registryfile
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/keeper"
 )
 
@@ -37,7 +38,7 @@ type wrappedKey struct {
 // storedKey is a key as stored: its secret sealed, or plain in a file of an
 // earlier version.
 type storedKey struct {
-	Listed
+	clientkey.Listed
 	Secret       string `json:"secret,omitempty"`
 	SealedSecret string `json:"sealed_secret,omitempty"`
 }
@@ -105,8 +106,8 @@ func (f *fileForm) registry(s *Sealer) (*Registry, error) {
 	}
 	r := &Registry{keys: make([]Key, len(f.Keys)), dataKey: f.DataKey}
 	for i, st := range f.Keys {
-		k := Key{Kid: st.Kid, ClientID: st.ClientID, Status: st.Status, CreatedAt: st.CreatedAt,
-			RetiringAt: st.RetiringAt, RetiredAt: st.RetiredAt, Secret: st.Secret, sealed: st.SealedSecret}
+		k := Key{Key: clientkey.Key{Kid: st.Kid, ClientID: st.ClientID, Status: st.Status, CreatedAt: st.CreatedAt,
+			RetiringAt: clientkey.TimeOf(st.RetiringAt), RetiredAt: clientkey.TimeOf(st.RetiredAt), Secret: st.Secret}, sealed: st.SealedSecret}
 		switch {
 		case st.Secret != "" && st.SealedSecret != "":
 			return nil, fmt.Errorf("key %d (%q): secret and sealed_secret are exclusive", i, k.Kid)

@@ -1,4 +1,4 @@
-package keyplane
+package planeclient
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/kidfilter"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // maxAnswer bounds an answer read from the backend: a page of changes is
@@ -28,7 +28,7 @@ type client struct {
 
 // key asks for the key kid, and returns it with the number of its last
 // change: ErrUnknown when the backend has none.
-func (c *client) key(ctx context.Context, kid string) (*kidregistry.Key, int64, error) {
+func (c *client) key(ctx context.Context, kid string) (*clientkey.Key, int64, error) {
 	var k contract.ClientKey
 	path := strings.Replace(contract.PathKey, "{kid}", url.PathEscape(kid), 1)
 	if err := c.get(ctx, path, maxAnswer, &k); err != nil {
@@ -37,8 +37,26 @@ func (c *client) key(ctx context.Context, kid string) (*kidregistry.Key, int64, 
 	if k.Kid != kid {
 		return nil, 0, fmt.Errorf("keyplane: asked for %q, the backend answered %q", kid, k.Kid)
 	}
-	key, err := kidregistry.FromContract(k)
+	key, err := fromWire(k)
 	return key, k.Seq, err
+}
+
+// fromWire returns the key the backend handed, validated: its envelopes
+// must be of a content encryption the edge opens, and it must have its
+// secret.
+func fromWire(c contract.ClientKey) (*clientkey.Key, error) {
+	k := &clientkey.Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Enc: c.Enc, RequireFresh: c.RequireFresh,
+		Status: c.Status, CreatedAt: c.CreatedAt, RetiringAt: clientkey.TimeOf(c.RetiringAt), RetiredAt: clientkey.TimeOf(c.RetiredAt)}
+	switch {
+	case c.Enc == "":
+		return nil, fmt.Errorf("key %q: no content encryption", c.Kid)
+	case c.Secret == "":
+		return nil, fmt.Errorf("key %q: no secret", c.Kid)
+	}
+	if err := k.Validate(); err != nil {
+		return nil, fmt.Errorf("key %q: %w", c.Kid, err)
+	}
+	return k, nil
 }
 
 // changes asks for the changes after a number, the backend holding the

@@ -1,11 +1,11 @@
-package kidregistry
+package registryfile
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 const validFile = `{"keys":[
@@ -101,7 +101,7 @@ func TestEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !contract.ValidKid(k1.Kid) || len(k1.Secret) != SecretSize || k1.Status != Active {
+	if !clientkey.ValidKid(k1.Kid) || len(k1.Secret) != clientkey.SecretSize || k1.Status != clientkey.Active {
 		t.Fatalf("generated key %+v", k1)
 	}
 	if _, err := f.Add("c2", k1.Kid, "", now); err == nil {
@@ -118,7 +118,7 @@ func TestEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if old, _ := r.Lookup(k1.Kid); old.Status != Retiring || old.RetiringAt == nil {
+	if old, _ := r.Lookup(k1.Kid); old.Status != clientkey.Retiring || old.RetiringAt.IsZero() {
 		t.Fatalf("after rotate the old key is %+v", old)
 	}
 	if cur, _ := r.ActiveKey("c1"); cur.Kid != k2.Kid {
@@ -131,7 +131,7 @@ func TestEdits(t *testing.T) {
 		t.Fatal("Retire accepted an unknown kid")
 	}
 	r, _ = New(f)
-	if old, _ := r.Lookup(k1.Kid); old.Usable() || old.RetiredAt == nil {
+	if old, _ := r.Lookup(k1.Kid); old.Usable() || old.RetiredAt.IsZero() {
 		t.Fatalf("retired key %+v is still usable", old)
 	}
 }

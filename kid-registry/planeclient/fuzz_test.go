@@ -1,4 +1,4 @@
-package keyplane
+package planeclient
 
 import (
 	"context"

@@ -1,9 +1,9 @@
-package kidregistry
+package registryfile
 
 import (
 	"testing"
 
-	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 // FuzzParse feeds arbitrary bytes to the registry parser: it must not panic,
@@ -19,7 +19,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, k := range r.Keys() {
 			got, ok := r.Lookup(k.Kid)
-			if !ok || got.ClientID != k.ClientID || len(got.Secret) != SecretSize || !contract.ValidKid(got.Kid) {
+			if !ok || got.ClientID != k.ClientID || len(got.Secret) != clientkey.SecretSize || !clientkey.ValidKid(got.Kid) {
 				t.Fatalf("accepted an inconsistent key %+v", k.Kid)
 			}
 		}

@@ -1,4 +1,4 @@
-package keyplane
+package planeclient
 
 import (
 	"cmp"
@@ -16,9 +16,8 @@ import (
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
-	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/kidfilter"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
 // Config configures a Source.
@@ -119,7 +118,7 @@ type Source struct {
 
 // cached is a key with the number of its last change.
 type cached struct {
-	key *kidregistry.Key
+	key *clientkey.Key
 	seq int64
 }
 
@@ -161,7 +160,7 @@ var ErrBusy = errors.New("keyplane: too many look-ups of keys this edge does not
 // when the backend has no such key, or the kid filter rules it out (the
 // backend is not asked), or the backend cannot be asked; ErrBusy when the
 // look-ups of source, or of every source, are over their rate.
-func (s *Source) Lookup(ctx context.Context, kid, source string) (*kidregistry.Key, error) {
+func (s *Source) Lookup(ctx context.Context, kid, source string) (*clientkey.Key, error) {
 	if c, ok := s.keys.Get(kid); ok {
 		return c.key, nil
 	}
@@ -184,7 +183,7 @@ func (s *Source) Lookup(ctx context.Context, kid, source string) (*kidregistry.K
 		}
 		return s.fetch(context.WithoutCancel(ctx), kid), nil
 	})
-	if k, _ := v.(*kidregistry.Key); k != nil {
+	if k, _ := v.(*clientkey.Key); k != nil {
 		return k, nil
 	}
 	return nil, cmp.Or(err, ErrUnknown)
@@ -204,7 +203,7 @@ func (s *Source) sourceRation(addr string) *rate.Limiter {
 
 // fetch looks kid up in the backend and caches the answer, unless it may
 // be older than a change applied meanwhile.
-func (s *Source) fetch(ctx context.Context, kid string) *kidregistry.Key {
+func (s *Source) fetch(ctx context.Context, kid string) *clientkey.Key {
 	s.mu.Lock()
 	gen := s.generation
 	s.pending[kid] = 0
@@ -245,9 +244,9 @@ func (s *Source) cache(kid string, gen, seq int64, add func()) {
 func (s *Source) Cached(kid string) bool { return s.keys.Contains(kid) }
 
 // Keys returns the keys in the cache, the kids this edge has used.
-func (s *Source) Keys() []kidregistry.Key {
+func (s *Source) Keys() []clientkey.Key {
 	keys := s.keys.Values()
-	out := make([]kidregistry.Key, len(keys))
+	out := make([]clientkey.Key, len(keys))
 	for i, c := range keys {
 		out[i] = *c.key
 	}
@@ -268,7 +267,7 @@ func (s *Source) Forget() {
 // change (it was looked up after the change), so that its next use looks
 // it up again. It reports whether the filter now holds more kids than it
 // was sized for.
-func (s *Source) changed(changes []contract.KeyChange) (full bool) {
+func (s *Source) changed(changes []clientkey.Change) (full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	filter := s.filter.Load()

@@ -1,4 +1,6 @@
-package kidregistry
+package registryfile
+
+import "github.com/health-data-connect/hdc/internal/clientkey"
 
 // Test-only helpers.
 
@@ -7,7 +9,7 @@ func (r *Registry) ActiveKey(clientID string) (*Key, bool) {
 	var best *Key
 	for i := range r.keys {
 		k := &r.keys[i]
-		if k.ClientID == clientID && k.Status == Active && (best == nil || k.CreatedAt.After(best.CreatedAt)) {
+		if k.ClientID == clientID && k.Status == clientkey.Active && (best == nil || k.CreatedAt.After(best.CreatedAt)) {
 			best = k
 		}
 	}

@@ -1,4 +1,4 @@
-package kidregistry
+package registryfile
 
 import (
 	"encoding/json"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package kidregistry
+package registryfile
 
 import "errors"
 

@@ -1,4 +1,4 @@
-package keyplane
+package planeclient
 
 import (
 	"context"
@@ -12,23 +12,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
-	"github.com/health-data-connect/hdc/internal/testkit"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
 )
 
 var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 // newBackend serves a key plane in memory.
-func newBackend(t *testing.T) (*testkit.KeyPlane, *httptest.Server) {
-	b := testkit.NewKeyPlane()
+func newBackend(t *testing.T) (*fakeplane.KeyPlane, *httptest.Server) {
+	b := fakeplane.NewKeyPlane()
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 	return b, srv
 }
 
 // set adds or changes c1's key kid.
-func set(b *testkit.KeyPlane, kid string, status contract.KeyStatus) {
+func set(b *fakeplane.KeyPlane, kid string, status clientkey.Status) {
 	b.Set(kid, "c1", "0123456789abcdef", status)
 }
 
@@ -84,7 +84,7 @@ func running(t *testing.T, s *Source, rec *recorder) {
 const source = "192.0.2.1"
 
 // lookup looks kid up for source, and reports whether it was found.
-func lookup(s *Source, kid string) (*kidregistry.Key, bool) {
+func lookup(s *Source, kid string) (*clientkey.Key, bool) {
 	k, err := s.Lookup(context.Background(), kid, source)
 	return k, err == nil
 }
@@ -100,7 +100,7 @@ func eventually(t *testing.T, what string, ok func() bool) {
 
 func TestLookup(t *testing.T) {
 	b, srv := newBackend(t)
-	set(b, "k1", contract.KeyActive)
+	set(b, "k1", clientkey.Active)
 	s, rec := newSource(t, srv, Config{})
 	tests := []struct {
 		name    string
@@ -136,7 +136,7 @@ func TestLookup(t *testing.T) {
 // once: the backend is asked once.
 func TestLookupCoalesced(t *testing.T) {
 	b, srv := newBackend(t)
-	set(b, "k1", contract.KeyActive)
+	set(b, "k1", clientkey.Active)
 	b.Gate = make(chan struct{})
 	s, _ := newSource(t, srv, Config{})
 	var wg sync.WaitGroup
@@ -162,7 +162,7 @@ func TestLookupCoalesced(t *testing.T) {
 // refused as busy, and a cached key is still served.
 func TestLookupLimited(t *testing.T) {
 	b, srv := newBackend(t)
-	set(b, "k1", contract.KeyActive)
+	set(b, "k1", clientkey.Active)
 	s, rec := newSource(t, srv, Config{LookupRate: 0.001, LookupBurst: 10})
 	if _, ok := lookup(s, "k1"); !ok {
 		t.Fatal("k1 not found")
@@ -189,7 +189,7 @@ func TestLookupLimited(t *testing.T) {
 // own ration only; another address's look-ups are made.
 func TestLookupRationedBySource(t *testing.T) {
 	b, srv := newBackend(t)
-	set(b, "k1", contract.KeyActive)
+	set(b, "k1", clientkey.Active)
 	s, _ := newSource(t, srv, Config{SourceRate: 0.001, SourceBurst: 5})
 	busy := 0
 	for i := range 100 {
@@ -210,7 +210,7 @@ func TestLookupRationedBySource(t *testing.T) {
 // come; a key added later is found once the feed brings its change.
 func TestFilterRulesOutUnknownKids(t *testing.T) {
 	b, srv := newBackend(t)
-	set(b, "k1", contract.KeyActive)
+	set(b, "k1", clientkey.Active)
 	s, rec := newSource(t, srv, Config{Wait: 50 * time.Millisecond})
 	running(t, s, rec)
 	for i := range 1000 {
@@ -224,7 +224,7 @@ func TestFilterRulesOutUnknownKids(t *testing.T) {
 	if _, ok := lookup(s, "k1"); !ok {
 		t.Fatal("k1, in the filter, not found")
 	}
-	set(b, "k2", contract.KeyActive)
+	set(b, "k2", clientkey.Active)
 	eventually(t, "k2 found once its change arrives", func() bool { _, ok := lookup(s, "k2"); return ok })
 }
 
@@ -232,7 +232,7 @@ func TestFilterRulesOutUnknownKids(t *testing.T) {
 // kid remembered unknown being added, are seen at the next use.
 func TestFeed(t *testing.T) {
 	b, srv := newBackend(t)
-	set(b, "k1", contract.KeyActive)
+	set(b, "k1", clientkey.Active)
 	s, rec := newSource(t, srv, Config{})
 	running(t, s, rec)
 	if k, ok := lookup(s, "k1"); !ok || !k.Usable() {
@@ -241,10 +241,10 @@ func TestFeed(t *testing.T) {
 	if _, ok := lookup(s, "k2"); ok {
 		t.Fatal("k2 found before it was added")
 	}
-	set(b, "k1", contract.KeyRetired)
-	set(b, "k2", contract.KeyActive)
+	set(b, "k1", clientkey.Retired)
+	set(b, "k2", clientkey.Active)
 	eventually(t, "the feed applying both changes", func() bool { _, applied := rec.feed(); return applied == 3 })
-	if k, ok := lookup(s, "k1"); !ok || k.Usable() || k.Status != kidregistry.Retired {
+	if k, ok := lookup(s, "k1"); !ok || k.Usable() || k.Status != clientkey.Retired {
 		t.Fatalf("k1 after its retirement: %+v", k)
 	}
 	if _, ok := lookup(s, "k2"); !ok {
@@ -257,7 +257,7 @@ func TestFeed(t *testing.T) {
 // catches up with the changes made meanwhile.
 func TestFeedDown(t *testing.T) {
 	b, srv := newBackend(t)
-	set(b, "k1", contract.KeyActive)
+	set(b, "k1", clientkey.Active)
 	s, rec := newSource(t, srv, Config{Wait: 50 * time.Millisecond, Retry: 50 * time.Millisecond})
 	running(t, s, rec)
 	if _, ok := lookup(s, "k1"); !ok {
@@ -268,7 +268,7 @@ func TestFeedDown(t *testing.T) {
 	if k, ok := lookup(s, "k1"); !ok || !k.Usable() {
 		t.Fatal("the cache lost k1 while the backend was down")
 	}
-	set(b, "k1", contract.KeyRetired)
+	set(b, "k1", clientkey.Retired)
 	b.Down.Store(false)
 	eventually(t, "the feed catching up", func() bool { up, applied := rec.feed(); return up && applied == 2 })
 	if k, ok := lookup(s, "k1"); !ok || k.Usable() {
@@ -285,11 +285,11 @@ func TestLookupInvalid(t *testing.T) {
 		name string
 		key  contract.ClientKey
 	}{
-		{"short secret", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "short", Enc: enc, Status: contract.KeyActive, CreatedAt: t0}},
+		{"short secret", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "short", Enc: enc, Status: clientkey.Active, CreatedAt: t0}},
 		{"unknown status", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Enc: enc, Status: "valid", CreatedAt: t0}},
-		{"another kid", contract.ClientKey{Kid: "k2", ClientID: "c1", Secret: "0123456789abcdef", Enc: enc, Status: contract.KeyActive, CreatedAt: t0}},
-		{"another content encryption", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A256GCM", Status: contract.KeyActive, CreatedAt: t0}},
-		{"no content encryption", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Status: contract.KeyActive, CreatedAt: t0}},
+		{"another kid", contract.ClientKey{Kid: "k2", ClientID: "c1", Secret: "0123456789abcdef", Enc: enc, Status: clientkey.Active, CreatedAt: t0}},
+		{"another content encryption", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A256GCM", Status: clientkey.Active, CreatedAt: t0}},
+		{"no content encryption", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Status: clientkey.Active, CreatedAt: t0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -321,7 +321,7 @@ func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 	// The feed applied nothing yet of k1: look it up first, then let the
 	// feed bring its addition.
 	b.Gate = make(chan struct{})
-	set(b, "k1", kidregistry.Active)
+	set(b, "k1", clientkey.Active)
 	found := make(chan bool)
 	go func() { _, ok := lookup(s, "k1"); found <- ok }()
 	eventually(t, "the feed to apply k1's addition", func() bool { _, applied := rec.feed(); return applied >= 1 })
@@ -330,7 +330,7 @@ func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 		t.Fatal("k1 not found")
 	}
 	b.Gate = nil
-	set(b, "k2", kidregistry.Active)
+	set(b, "k2", clientkey.Active)
 	if _, ok := lookup(s, "k2"); !ok {
 		t.Fatal("k2 not found")
 	}
@@ -340,7 +340,7 @@ func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 			t.Fatalf("%s is not cached after the change that added it", kid)
 		}
 	}
-	set(b, "k2", kidregistry.Retired)
+	set(b, "k2", clientkey.Retired)
 	eventually(t, "k2's retirement to drop it", func() bool { return !s.Cached("k2") })
 	if !s.Cached("k1") {
 		t.Fatal("k2's change dropped k1")
@@ -357,11 +357,11 @@ func TestFirstUseBeforeItsChangeArrives(t *testing.T) {
 // with no change must not hold the gauge at 0.
 func TestFeedUpAtTheFirstAnswer(t *testing.T) {
 	b, srv := newBackend(t)
-	set(b, "k1", contract.KeyActive)
+	set(b, "k1", clientkey.Active)
 	s, rec := newSource(t, srv, Config{Wait: 20 * time.Second, Retry: 50 * time.Millisecond})
 	running(t, s, rec)
 	b.Down.Store(true)
-	set(b, "k2", contract.KeyActive) // ends the long poll held meanwhile; the next request fails
+	set(b, "k2", clientkey.Active) // ends the long poll held meanwhile; the next request fails
 	eventually(t, "the feed down", func() bool { up, _ := rec.feed(); return !up })
 	b.Down.Store(false)
 	back := time.Now()

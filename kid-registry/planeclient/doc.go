@@ -1,4 +1,4 @@
-// Package keyplane is the edge's side of the key plane: it looks the
+// Package planeclient is the edge's side of the key plane: it looks the
 // clients' keys up in the backend by kid, over the hop, and keeps them in a
 // bounded cache that the backend's change feed keeps current.
 //
@@ -10,4 +10,4 @@
 // changes after the last number applied: each reconnect catches up from
 // that number, so no change is lost while the backend is unreachable, and
 // meanwhile the cache keeps what it has.
-package keyplane
+package planeclient

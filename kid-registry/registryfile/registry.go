@@ -1,0 +1,142 @@
+// Package registryfile is the key registry file: which key id
+// (kid) names which 16-byte shared key string, which client owns it, and where
+// it is in its rotation (active, retiring, retired).
+//
+// The registry lives in one JSON file that operators change with the hdc CLI
+// (atomic writes under a lock) and that the edge polls and swaps in without a
+// restart, keeping the last good version when a new one is invalid.
+package registryfile
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/strictjson"
+)
+
+// Key is one entry of the registry, its secret opened.
+type Key struct {
+	clientkey.Key
+	// sealed is the secret as the file held it sealed, kept for a key whose
+	// secret did not open, so that writing the file loses nothing.
+	sealed string
+}
+
+// Available reports whether the key's secret is known: false when its
+// sealed form did not open (altered, or copied from another kid).
+func (k *Key) Available() bool { return k.Secret != "" || k.sealed == "" }
+
+// File is the registry's keys as a command edits them (Update).
+type File struct {
+	Keys []Key
+}
+
+// Validate checks every rule of the file format. Its errors name the key by
+// kid and never include a secret.
+func (f *File) Validate() error {
+	seen := make(map[string]bool, len(f.Keys))
+	var errs []error
+	for i := range f.Keys {
+		k := &f.Keys[i]
+		if err := k.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("key %d (%q): %w", i, k.Kid, err))
+		}
+		if seen[k.Kid] {
+			errs = append(errs, fmt.Errorf("key %d (%q): duplicate kid", i, k.Kid))
+		}
+		seen[k.Kid] = true
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the rules of one entry: a key's (clientkey.Key.Validate),
+// and a secret, unless a sealed one did not open. Its errors never include
+// the secret.
+func (k *Key) Validate() error {
+	err := k.Key.Validate()
+	if k.Secret == "" && k.sealed == "" {
+		err = errors.Join(err, fmt.Errorf("secret must be exactly %d bytes of UTF-8", clientkey.SecretSize))
+	}
+	return err
+}
+
+// Registry is an immutable, validated view of a registry file, safe for
+// concurrent use.
+type Registry struct {
+	keys  []Key
+	byKid map[string]*Key
+	// dataKey is the file's data key, wrapped; nil for plain secrets.
+	dataKey *wrappedKey
+	// plain counts the keys stored with a plain secret.
+	plain int
+	// unavailable are the kids whose sealed secret did not open.
+	unavailable []string
+}
+
+// Parse decodes and validates a registry file, opening its sealed secrets
+// with s (nil when there is no keeper: then only a file of plain secrets
+// is read). Member names must be exact (case included), no member may
+// repeat at any depth, unknown members are refused, and the keys member
+// must be there (an empty registry is {"keys":[]}): a misspelt, doubled or
+// missing field cannot silently change a key or empty the registry. A
+// sealed secret that does not open makes its key unavailable, not the file
+// invalid (Unavailable).
+func Parse(data []byte, s *Sealer) (*Registry, error) {
+	f, err := parseForm(data)
+	if err != nil {
+		return nil, err
+	}
+	return f.registry(s)
+}
+
+// parseForm decodes a registry file as stored.
+func parseForm(data []byte) (*fileForm, error) {
+	var f fileForm
+	if err := strictjson.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("registry is not valid JSON of the expected shape: %w", err)
+	}
+	if f.Keys == nil {
+		return nil, errors.New(`registry has no "keys" member (an empty registry is {"keys":[]})`)
+	}
+	return &f, nil
+}
+
+// New validates f and returns its registry.
+func New(f File) (*Registry, error) {
+	r := &Registry{keys: f.Keys}
+	return r, r.index()
+}
+
+// index validates r's keys and indexes them by kid.
+func (r *Registry) index() error {
+	if err := (&File{Keys: r.keys}).Validate(); err != nil {
+		return err
+	}
+	r.byKid = make(map[string]*Key, len(r.keys))
+	for i := range r.keys {
+		r.byKid[r.keys[i].Kid] = &r.keys[i]
+	}
+	return nil
+}
+
+// Plain returns how many keys the file held with a plain secret: a file
+// of an earlier version, which the next write (or hdc keys wrap) seals.
+func (r *Registry) Plain() int { return r.plain }
+
+// Unavailable returns the kids whose sealed secret did not open, in file
+// order: their requests are refused.
+func (r *Registry) Unavailable() []string { return append([]string(nil), r.unavailable...) }
+
+// Lookup returns the key named kid, whatever its status. The result must not
+// be modified.
+func (r *Registry) Lookup(kid string) (*Key, bool) {
+	k, ok := r.byKid[kid]
+	return k, ok
+}
+
+// Keys returns a copy of every key, in file order.
+func (r *Registry) Keys() []Key { return append([]Key(nil), r.keys...) }
+
+// Len returns the number of keys.
+func (r *Registry) Len() int { return len(r.keys) }
