@@ -57,6 +57,10 @@ func init() {
 //			tls_ca           <file>
 //			tls_server_name  <name>
 //		}
+//		fresh {
+//			window   <duration>
+//			remember <count>
+//		}
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 	var app App
@@ -109,14 +113,14 @@ func parseCaddyfileJWE(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens.
-func (t *JWE) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+func (j *JWE) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
 		switch d.Val() {
 		case "login":
-			t.Login = true
+			j.Login = true
 		case "any_client":
-			t.AnyClient = true
+			j.AnyClient = true
 		default:
 			return d.Errf("unknown hdc_jwe mode %q (login or any_client)", d.Val())
 		}
@@ -131,15 +135,15 @@ func (t *JWE) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if d.NextArg() {
 				return d.ArgErr()
 			}
-			t.Require = true
+			j.Require = true
 		case "max_body":
-			err = oneSize(d, &t.MaxBody)
+			err = oneSize(d, &j.MaxBody)
 		case "spool_threshold":
-			err = oneSize(d, &t.SpoolThreshold)
+			err = oneSize(d, &j.SpoolThreshold)
 		case "spool_dir":
-			err = oneString(d, &t.SpoolDir)
+			err = oneString(d, &j.SpoolDir)
 		case "max_response":
-			err = oneSize(d, &t.MaxResponse)
+			err = oneSize(d, &j.MaxResponse)
 		default:
 			return d.Errf("unknown hdc_jwe subdirective %q", d.Val())
 		}

@@ -20,8 +20,8 @@ import (
 
 // responseOnly handles a body-less request that asks for an encrypted
 // response with X-Encryption-Kid.
-func (t *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Problem) {
-	if t.Login {
+func (j *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Problem) {
+	if j.Login {
 		return opened{}, errLoginNeedsBody
 	}
 	kids := r.Header.Values(contract.HeaderEncryptionKid)
@@ -32,14 +32,14 @@ func (t *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Pro
 		return opened{}, errNeedsKidHeader
 	}
 	kid := kids[0]
-	k, err := t.usableKey(r, kid, client)
+	k, err := j.usableKey(r, kid, client)
 	switch {
 	case errors.Is(err, kidregistry.ErrBusy):
 		return opened{kid: kid}, errKeyLookupsBusy
 	case err != nil:
 		return opened{kid: kid}, errInvalidEncryption
 	}
-	key, err := t.app.keys.Cipher(k)
+	key, err := j.app.keys.Cipher(k)
 	if err != nil {
 		return opened{kid: kid}, errInvalidEncryption
 	}
@@ -82,8 +82,8 @@ func acceptsCompact(h http.Header) bool {
 
 // decryptBody reads, verifies and decrypts the envelope in r's body, and
 // replaces the body with the plaintext.
-func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
-	env, form, p := t.readEnvelope(r, sp)
+func (j *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
+	env, form, p := j.readEnvelope(r, sp)
 	if p != nil {
 		return opened{}, p
 	}
@@ -91,7 +91,7 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 	// Unknown, retired and foreign keys, and a key of another enc than the
 	// envelope's, cost the same work as a real one: the tag is checked
 	// against a key nobody holds, and fails.
-	k, key, err := t.keyOrDummy(r, env.Kid, client, env.Header.Enc)
+	k, key, err := j.keyOrDummy(r, env.Kid, client, env.Header.Enc)
 	if errors.Is(err, kidregistry.ErrBusy) {
 		return o, errKeyLookupsBusy
 	}
@@ -99,7 +99,7 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 	if err != nil || k == nil {
 		return o, errInvalidEncryption
 	}
-	if t.Login {
+	if j.Login {
 		if body, p = bindLogin(body, size, k.ClientID); p == errInvalidEncryption {
 			return o, p // a key of another client: the one answer of every key failure
 		}
@@ -109,7 +109,7 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 	if p != nil {
 		return o, p
 	}
-	if o.fresh, p = t.app.fresh.check(k, env.Header); p != nil {
+	if o.fresh, p = j.app.fresh.check(k, env.Header); p != nil {
 		return o, p
 	}
 	replaceBody(r, body, size)
@@ -119,7 +119,7 @@ func (t *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *p
 // readEnvelope reads the envelope of r's body into sp, in the form its
 // media type names, and checks that it names a key. It returns the form
 // too, which the answer takes.
-func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form, *problem.Problem) {
+func (j *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form, *problem.Problem) {
 	var form jwe.Form
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
@@ -130,7 +130,7 @@ func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 	default:
 		return nil, form, errMediaType
 	}
-	limit := t.bodyLimit()
+	limit := j.bodyLimit()
 	env, err := jwe.Read(r.Body, form, sp, limit)
 	if p := readProblem(err, limit); p != nil {
 		return nil, form, p
@@ -143,8 +143,8 @@ func (t *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 
 // keyOrDummy returns the key kid and its cipher when client may use it and
 // its enc is enc, and a nil key with the dummy cipher of enc otherwise.
-func (t *JWE) keyOrDummy(r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, error) {
-	return t.app.keys.ForEnvelope(r.Context(), kid, clientAddr(r), client, !t.tokenBound(), enc)
+func (j *JWE) keyOrDummy(r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, error) {
+	return j.app.keys.ForEnvelope(r.Context(), kid, clientAddr(r), client, !j.tokenBound(), enc)
 }
 
 // bindLogin checks that the decrypted login body names the key's client,
@@ -215,8 +215,8 @@ func readProblem(err error, limit int64) *problem.Problem {
 // usableKey returns the key kid if the request may use it: active or
 // retiring, and the token's client's (any client's in login and
 // any_client modes, where the body decides).
-func (t *JWE) usableKey(r *http.Request, kid, client string) (*clientkey.Key, error) {
-	return t.app.keys.Usable(r.Context(), kid, clientAddr(r), client, !t.tokenBound())
+func (j *JWE) usableKey(r *http.Request, kid, client string) (*clientkey.Key, error) {
+	return j.app.keys.Usable(r.Context(), kid, clientAddr(r), client, !j.tokenBound())
 }
 
 // clientAddr is the request's client address, on whose behalf a kid may be

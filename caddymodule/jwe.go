@@ -79,33 +79,33 @@ func (JWE) CaddyModule() caddy.ModuleInfo {
 }
 
 // Provision fetches the hdc app and applies defaults.
-func (t *JWE) Provision(ctx caddy.Context) error {
-	t.logger = ctx.Logger()
+func (j *JWE) Provision(ctx caddy.Context) error {
+	j.logger = ctx.Logger()
 	app, err := ctx.App("hdc")
 	if err != nil {
 		return err
 	}
-	t.app = app.(*App)
-	if t.Login && t.AnyClient {
+	j.app = app.(*App)
+	if j.Login && j.AnyClient {
 		return errors.New("hdc_jwe: login and any_client exclude each other")
 	}
-	if t.MaxBody <= 0 {
-		t.MaxBody = defaultMaxBody
+	if j.MaxBody <= 0 {
+		j.MaxBody = defaultMaxBody
 	}
-	if t.SpoolThreshold <= 0 {
-		t.SpoolThreshold = defaultSpoolThreshold
+	if j.SpoolThreshold <= 0 {
+		j.SpoolThreshold = defaultSpoolThreshold
 	}
-	if t.SpoolDir == "" {
-		t.SpoolDir = os.TempDir()
+	if j.SpoolDir == "" {
+		j.SpoolDir = os.TempDir()
 	}
-	if t.MaxResponse <= 0 {
-		t.MaxResponse = defaultMaxResponse
+	if j.MaxResponse <= 0 {
+		j.MaxResponse = defaultMaxResponse
 	}
 	return nil
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
-func (t *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	// Only this handler may say which key was used, and which jti.
 	for _, h := range []string{contract.HeaderKeyID, contract.HeaderKeyClientID, contract.HeaderJTI, contract.HeaderJTIExpires} {
 		r.Header.Del(h)
@@ -116,14 +116,14 @@ func (t *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		metrics.jweRequests.WithLabelValues("unknown", p.Code).Inc()
 		problem.Write(w, p)
 		return nil
-	case !encrypted && t.Require:
+	case !encrypted && j.Require:
 		problem.Write(w, errEncryptionRequired)
 		return nil
 	case !encrypted:
 		return next.ServeHTTP(w, r)
 	}
 	client := ""
-	if t.tokenBound() {
+	if j.tokenBound() {
 		client, _ = caddyhttp.GetVar(r.Context(), varClientID).(string)
 		if client == "" {
 			return caddyhttp.Error(http.StatusInternalServerError,
@@ -131,25 +131,25 @@ func (t *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		}
 	}
 	start := time.Now()
-	o, sp, p := t.openRequest(r, client)
+	o, sp, p := j.openRequest(r, client)
 	if sp != nil {
 		defer sp.Close()
 	}
 	switch {
 	case p != nil && o.key != nil:
-		t.refuseSealed(w, r, client, o, p, start)
+		j.refuseSealed(w, r, client, o, p, start)
 		return nil
 	case p != nil:
-		t.refuse(w, r, client, o.kid, p, start)
+		j.refuse(w, r, client, o.kid, p, start)
 		return nil
 	}
-	t.accept(r, client, o, start)
-	return t.serveSealed(w, r, next, o)
+	j.accept(r, client, o, start)
+	return j.serveSealed(w, r, next, o)
 }
 
 // tokenBound reports whether a key must belong to the bearer token's
 // client.
-func (t *JWE) tokenBound() bool { return !t.Login && !t.AnyClient }
+func (j *JWE) tokenBound() bool { return !j.Login && !j.AnyClient }
 
 // encryptionRequested reads the opt-in: no X-Encryption field, or exactly
 // one whose value is JWE (in any case). Anything else (two fields, a list,
@@ -183,33 +183,33 @@ type opened struct {
 // openRequest establishes the key of an encrypted request and, when it has
 // a body, replaces the body with its plaintext. The spool it returns, if
 // any, is the caller's to close once the request is served.
-func (t *JWE) openRequest(r *http.Request, client string) (opened, *spool, *problem.Problem) {
+func (j *JWE) openRequest(r *http.Request, client string) (opened, *spool, *problem.Problem) {
 	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 || r.ContentLength < 0 && emptyBody(r) {
-		o, p := t.responseOnly(r, client)
+		o, p := j.responseOnly(r, client)
 		return o, nil, p
 	}
-	limit := t.bodyLimit()
+	limit := j.bodyLimit()
 	if r.ContentLength > limit {
 		return opened{}, nil, tooLarge(limit)
 	}
 	// The decoded ciphertext is about 3/4 of the body, which the route's
 	// limit bounds whatever the client announced.
-	sp := newSpool(t.SpoolThreshold, t.SpoolDir, min(r.ContentLength, limit)/4*3)
-	o, p := t.decryptBody(r, client, sp)
+	sp := newSpool(j.SpoolThreshold, j.SpoolDir, min(r.ContentLength, limit)/4*3)
+	o, p := j.decryptBody(r, client, sp)
 	return o, sp, p
 }
 
 // bodyLimit is the most envelope bytes this route reads.
-func (t *JWE) bodyLimit() int64 {
-	if t.Login {
-		return min(t.MaxBody, maxLoginBody)
+func (j *JWE) bodyLimit() int64 {
+	if j.Login {
+		return min(j.MaxBody, maxLoginBody)
 	}
-	return t.MaxBody
+	return j.MaxBody
 }
 
 // refuse answers a request whose key could not be established, plainly.
-func (t *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
-	t.noteRefusal(r, client, kid, p, start)
+func (j *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
+	j.noteRefusal(r, client, kid, p, start)
 	if p == errKeyLookupsBusy {
 		w.Header().Set("Retry-After", "1")
 	}
@@ -220,29 +220,29 @@ func (t *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string,
 // established before p was decided (a stale or replayed envelope, say), as
 // the backend's answers to such a request are: a client that opens every
 // answer reads the code.
-func (t *JWE) refuseSealed(w http.ResponseWriter, r *http.Request, client string, o opened, p *problem.Problem, start time.Time) {
-	t.noteRefusal(r, client, o.kid, p, start)
+func (j *JWE) refuseSealed(w http.ResponseWriter, r *http.Request, client string, o opened, p *problem.Problem, start time.Time) {
+	j.noteRefusal(r, client, o.kid, p, start)
 	w.Header().Set("Cache-Control", "no-store")
 	s := &sealer{w: w, key: o.key, kid: o.kid, compact: o.compact}
 	s.writeSealed(p.Status, p.Body())
 }
 
 // noteRefusal counts and logs a refused encrypted request.
-func (t *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
-	label := t.kidLabel(kid)
+func (j *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
+	label := j.kidLabel(kid)
 	metrics.jweRequests.WithLabelValues(label, p.Code).Inc()
-	t.logger.Info("encrypted request refused", zap.String("kid", label), zap.String("client", client),
+	j.logger.Info("encrypted request refused", zap.String("kid", label), zap.String("client", client),
 		zap.String("path", r.URL.Path), zap.Int64("content_length", r.ContentLength),
 		zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))
 }
 
 // accept records an opened request and rewrites its headers for the
 // upstream.
-func (t *JWE) accept(r *http.Request, client string, o opened, start time.Time) {
+func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) {
 	metrics.jweRequests.WithLabelValues(o.kid, "ok").Inc()
 	metrics.jweDecryptedBytes.WithLabelValues(o.kid).Add(float64(o.size))
-	metrics.keyLastUsed.WithLabelValues(o.kid).Set(float64(t.app.keys.Touch(o.kid).UnixNano()) / 1e9)
-	if ce := t.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
+	metrics.keyLastUsed.WithLabelValues(o.kid).Set(float64(j.app.keys.Touch(o.kid).UnixNano()) / 1e9)
+	if ce := j.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
 		ce.Write(zap.String("kid", o.kid), zap.String("client", client), zap.String("path", r.URL.Path),
 			zap.Int64("plaintext_bytes", o.size), zap.Duration("decrypt", time.Since(start)))
 	}
@@ -262,16 +262,16 @@ func (t *JWE) accept(r *http.Request, client string, o opened, start time.Time) 
 
 // serveSealed serves the request with next and answers its response
 // encrypted under the request's key.
-func (t *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
-	s := &sealer{w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(t.MaxResponse)}
+func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
+	s := &sealer{w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(j.MaxResponse)}
 	if err := next.ServeHTTP(s, r); err != nil {
-		t.logger.Error("upstream handler failed under an encrypted request", zap.String("kid", o.kid), zap.Error(err))
+		j.logger.Error("upstream handler failed under an encrypted request", zap.String("kid", o.kid), zap.Error(err))
 		s.sealProblem(upstreamProblem(err))
 		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "error").Inc()
 		return nil
 	}
 	if s.finish() {
-		t.logger.Warn("response too large to encrypt; refused", zap.String("kid", o.kid), zap.Int64("limit", t.MaxResponse))
+		j.logger.Warn("response too large to encrypt; refused", zap.String("kid", o.kid), zap.Int64("limit", j.MaxResponse))
 		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
 		return nil
 	}
@@ -291,8 +291,8 @@ func upstreamProblem(err error) *problem.Problem {
 
 // kidLabel is kid as a metric label and log field: only kids the edge
 // holds, so a client cannot mint label values or log lines at will.
-func (t *JWE) kidLabel(kid string) string {
-	if t.app.keys.Known(kid) {
+func (j *JWE) kidLabel(kid string) string {
+	if j.app.keys.Known(kid) {
 		return kid
 	}
 	return "unknown"

@@ -1,6 +1,7 @@
-// Command hdc-edge is Caddy with the Health Data Connect modules: the hdc app
-// (key registry, bearer token verifier), the hdc_auth and hdc_jwe handlers
-// and the /hdc/ admin API, next to Caddy's standard modules.
+// Command hdc-edge is Caddy with the Health Data Connect modules: the hdc
+// app (the clients' keys, the bearer token verifier, the freshness check),
+// the hdc_auth, hdc_jwe and hdc_forward handlers, the hdc_framing listener
+// wrapper and the /hdc/ admin API, next to Caddy's standard modules.
 //
 //	hdc-edge run --config Caddyfile
 //	hdc-edge adapt --config Caddyfile

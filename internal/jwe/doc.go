@@ -1,9 +1,13 @@
 // Package jwe is the wire format of the Health Data Connect encrypted
-// transport: JWE (RFC 7516) envelopes with alg "dir" and enc "A128CBC-HS256"
-// (RFC 7518 §5.2.3), where the content-encryption key is a 16-byte shared
-// key string written twice (NewKey). The cryptography itself is package
-// cbchmac; this package reads and writes envelopes and hands cbchmac the
-// ciphertext, iv, tag and additional authenticated data.
+// transport: JWE (RFC 7516) envelopes with alg "dir" and enc
+// "A128CBC-HS256" (RFC 7518 §5.2.3), whose content-encryption key is a
+// 16-byte shared key string written twice (NewKey), or enc "A256GCM"
+// (RFC 7518 §5.3), whose key is 32 random bytes (NewKeyFor, NewGCMSecret),
+// an envelope naming iat and jti when its key requires it (Fresh). The
+// cryptography of A128CBC-HS256 is package cbchmac, A256GCM's
+// crypto/cipher's; this
+// package reads and writes envelopes and hands them the ciphertext, iv,
+// tag and additional authenticated data.
 //
 // Request envelopes come as the flattened JSON serialization with a top-level
 // "kid" member (and optionally "kid" in the protected header), as the general

@@ -1,6 +1,7 @@
-// Package registryfile is the key registry file: which key id
-// (kid) names which 16-byte shared key string, which client owns it, and where
-// it is in its rotation (active, retiring, retired).
+// Package registryfile is the key registry file of a standalone edge:
+// which key id (kid) names which A128CBC-HS256 shared key string, which
+// client owns it, and where it is in its rotation (clientkey.Key), each
+// secret sealed under the file's data key, which a keeper wraps.
 //
 // The registry lives in one JSON file that operators change with the hdc CLI
 // (atomic writes under a lock) and that the edge polls and swaps in without a
