@@ -39,8 +39,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
-	"github.com/health-data-connect/hdc/backend/auditwindow"
+	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
+	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/replay"
@@ -58,10 +58,10 @@ type Server struct {
 	issuer   *token.Issuer
 	delivery *delivery.Dispatcher
 	// refusals stands before the store's audit trail for the refusals
-	// the routes record (package auditwindow).
-	refusals *auditwindow.Trail
+	// the routes record (package audit/window).
+	refusals *window.Trail
 	// checkpoints writes the audit trails' heads outside the database.
-	checkpoints *auditcheckpoint.Job
+	checkpoints *checkpoint.Job
 	// retention prunes the audit trails' expired records.
 	retention *auditRetention
 	// keyHub wakes the edges' requests for key changes.

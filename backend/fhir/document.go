@@ -1,8 +1,7 @@
 // Package fhir turns a health record into a FHIR R4 document Bundle and
 // takes in the resources a parser found in it; it also maps the audit
-// trail's records to FHIR R4 AuditEvent resources (auditevent.go), parses
-// the AuditEvent search (auditsearch.go) and writes its searchset Bundle
-// (searchset.go).
+// trail's records to FHIR R4 AuditEvent resources (auditevent.go) and
+// writes the searchset Bundle of an AuditEvent search (searchset.go).
 //
 // The document of a record is assembled on every retrieval from the record
 // and its stored resources, and is the same for the same record version:

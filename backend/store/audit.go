@@ -11,7 +11,7 @@ import (
 )
 
 // AuditAppender appends events to the audit trail: Audit does, and so does
-// what stands before it to decide what reaches it (package auditwindow).
+// what stands before it to decide what reaches it (package audit/window).
 type AuditAppender interface {
 	// AppendAudit appends e to its workspace's chain, in a transaction of
 	// its own, and returns the record. Appends to one chain from any number

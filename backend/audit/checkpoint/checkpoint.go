@@ -1,4 +1,4 @@
-// Package auditcheckpoint writes the heads of every audit trail, signed,
+// Package checkpoint writes the heads of every audit trail, signed,
 // outside the database at an interval and when the backend stops, and
 // reads them back for hdc audit verify: a writer of the database who
 // deletes the last records of a trail and moves its head back, or deletes
@@ -14,7 +14,7 @@
 // an object of its own and the newest is read back, or "log", one line in
 // the backend's log, for a log kept elsewhere (hdc audit verify cannot
 // read it).
-package auditcheckpoint
+package checkpoint
 
 import (
 	"crypto/hmac"
