@@ -7,22 +7,22 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 )
 
 const (
-	tClient  = fhirtest.AuditClient
-	tGrant   = fhirtest.AuditGrant
-	tCare    = fhirtest.AuditCareContext
-	tRequest = fhirtest.AuditRequest
-	tSub     = fhirtest.AuditSubscription
+	tClient  = audittest.AuditClient
+	tGrant   = audittest.AuditGrant
+	tCare    = audittest.AuditCareContext
+	tRequest = audittest.AuditRequest
+	tSub     = audittest.AuditSubscription
 )
 
 var tAt = time.Date(2026, 11, 22, 10, 30, 0, 123456000, time.UTC)
 
 func sampleRecords(t testing.TB) []audit.Record {
 	t.Helper()
-	recs, err := fhirtest.AuditRecords("ws-1", tAt)
+	recs, err := audittest.AuditRecords("ws-1", tAt)
 	if err != nil {
 		t.Fatal(err)
 	}

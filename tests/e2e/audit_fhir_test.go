@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/fhir"
-	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
@@ -217,7 +217,7 @@ func TestAuditEventBundleValidates(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 22, 10, 30, 0, 123456000, time.UTC)
 	for _, ws := range []string{"demo", ""} {
-		recs, err := fhirtest.AuditRecords(ws, at)
+		recs, err := audittest.AuditRecords(ws, at)
 		if err != nil && ws == "" {
 			continue // the installation's trail cannot hold every action
 		}

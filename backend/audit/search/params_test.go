@@ -7,14 +7,14 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // Ids of the sample records, as search values.
 const (
-	tClient = fhirtest.AuditClient
-	tCare   = fhirtest.AuditCareContext
+	tClient = audittest.AuditClient
+	tCare   = audittest.AuditCareContext
 )
 
 func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }

@@ -1,4 +1,6 @@
-package fhirtest
+// Package audittest holds sample audit records for the tests of several
+// packages: a chain with every action, as the trail holds them.
+package audittest
 
 import (
 	"net/netip"
