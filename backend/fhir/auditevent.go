@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -59,7 +60,7 @@ const (
 )
 
 // auditSpace namespaces the ids of AuditEvents.
-var auditSpace = uuid.NewSHA1(idSpace, []byte("AuditEvent"))
+var auditSpace = Namespace("AuditEvent")
 
 // AuditEventID returns the id of the AuditEvent of the workspace's record
 // seq: stable, so that a record has the same id in every answer and
@@ -70,27 +71,27 @@ func AuditEventID(workspace string, seq int64) string {
 
 // auditMapping is an action's type, subtype and FHIR action.
 type auditMapping struct {
-	typ     coding
-	subtype *coding
+	typ     Coding
+	subtype *Coding
 	action  string
 }
 
 var (
-	dcmUserAuth  = coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
-	dcmSecurity  = coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
-	dcmPatient   = coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
-	dcmAppActive = coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
-	dcmLogUsed   = coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
-	rest         = coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
-	dcmLogin     = &coding{System: DICOMSystem, Code: "110122", Display: "Login"}
-	dcmUserAttrs = &coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
-	dcmRoles     = &coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
+	dcmUserAuth  = Coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
+	dcmSecurity  = Coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
+	dcmPatient   = Coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
+	dcmAppActive = Coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
+	dcmLogUsed   = Coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
+	rest         = Coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
+	dcmLogin     = &Coding{System: DICOMSystem, Code: "110122", Display: "Login"}
+	dcmUserAttrs = &Coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
+	dcmRoles     = &Coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
 	// dcmSecurityConfig is DICOM's "Security Configuration" (CID 402).
-	dcmSecurityConfig = &coding{System: DICOMSystem, Code: "110129", Display: "Security Configuration"}
-	restCreate        = &coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
-	restRead          = &coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
-	restUpdate        = &coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
-	restDelete        = &coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
+	dcmSecurityConfig = &Coding{System: DICOMSystem, Code: "110129", Display: "Security Configuration"}
+	restCreate        = &Coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
+	restRead          = &Coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
+	restUpdate        = &Coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
+	restDelete        = &Coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
 	auditMappings     = map[audit.Action]auditMapping{
 		audit.Login:              {dcmUserAuth, dcmLogin, "E"},
 		audit.LoginFailed:        {dcmUserAuth, dcmLogin, "E"},
@@ -133,7 +134,7 @@ var (
 		audit.EntityKey:          KidSystem,
 		audit.EntityDataKey:      DataKeySystem,
 	}
-	entityRoles = map[audit.EntityKind]coding{
+	entityRoles = map[audit.EntityKind]Coding{
 		audit.EntityCareContext:  {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
 		audit.EntitySubscription: {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
 		audit.EntityClient:       {System: ObjectRoleSystem, Code: "6", Display: "User"},
@@ -142,6 +143,30 @@ var (
 		audit.EntityDataKey:      {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 	}
 )
+
+// AuditPage is one page of a search of the audit trail.
+type AuditPage struct {
+	// Records are the page's records, in seq order.
+	Records []audit.Record
+	// Self is the URL of the page's search (path and query).
+	Self string
+	// Next is the URL of the next page, empty on the last page.
+	Next string
+	// At is when the search was answered (the Bundle's timestamp).
+	At time.Time
+}
+
+// AuditSearchset returns p as a FHIR R4 searchset Bundle of AuditEvent
+// resources (Searchset). It has no total: counting every match of a
+// search would cost a scan of the chain on every page.
+func AuditSearchset(p AuditPage) ([]byte, error) {
+	matches := make([]Match, 0, len(p.Records))
+	for _, r := range p.Records {
+		ev := auditEventOf(r)
+		matches = append(matches, Match{ID: ev.ID, Resource: ev})
+	}
+	return Searchset(matches, p.Self, p.Next, p.At)
+}
 
 // AuditEvent returns r as a FHIR R4 AuditEvent resource (JSON). It carries
 // r's ids, codes, time and address, and nothing else: the trail holds no
@@ -164,16 +189,16 @@ func auditEventOf(r audit.Record) auditEvent {
 		},
 		Type:     m.typ,
 		Action:   m.action,
-		Recorded: instant(r.At),
+		Recorded: Instant(r.At),
 		Outcome:  auditOutcomes[r.Outcome],
 		Source: auditSource{
 			Site:     workspaceSite(r.Workspace),
-			Observer: auditObserver{Identifier: identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"},
-			Type:     []coding{{System: SecuritySourceTypeSystem, Code: "4", Display: "Application Server"}},
+			Observer: auditObserver{Identifier: Identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"},
+			Type:     []Coding{{System: SecuritySourceTypeSystem, Code: "4", Display: "Application Server"}},
 		},
 	}
 	if m.subtype != nil {
-		ev.Subtype = []coding{*m.subtype}
+		ev.Subtype = []Coding{*m.subtype}
 	}
 	if r.Count > 0 {
 		ev.Extension = append(ev.Extension, auditExtension{URL: AuditCountExtension, ValuePositiveInt: r.Count})
@@ -190,29 +215,29 @@ func entitiesOf(r audit.Record) []auditEntity {
 	var es []auditEntity
 	if r.Entity != (audit.Entity{}) {
 		es = append(es, auditEntity{
-			What: &auditWho{Identifier: identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
-			Type: &coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			What: &auditWho{Identifier: Identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
+			Type: &Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
 			Role: ptr(entityRoles[r.Entity.Kind]),
 		})
 	}
 	if r.Kid != "" && r.Entity.Kind != audit.EntityKey {
 		es = append(es, auditEntity{
-			What:        &auditWho{Identifier: identifier{System: KidSystem, Value: r.Kid}},
-			Type:        &coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
-			Role:        &coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+			What:        &auditWho{Identifier: Identifier{System: KidSystem, Value: r.Kid}},
+			Type:        &Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			Role:        &Coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 			Description: "the shared key the request was encrypted with",
 		})
 	}
 	if r.Request != "" {
 		es = append(es, auditEntity{
-			What:        &auditWho{Identifier: identifier{System: RequestSystem, Value: r.Request}},
-			Type:        &coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
+			What:        &auditWho{Identifier: Identifier{System: RequestSystem, Value: r.Request}},
+			Type:        &Coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
 			Description: "the request's id, in the edge's and the backend's logs",
 		})
 	}
 	if r.Action == audit.RetentionPrune {
 		es = append(es, auditEntity{
-			Type:        &coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
+			Type:        &Coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
 			Description: "records " + strconv.FormatInt(r.Pruned.From, 10) + " to " + strconv.FormatInt(r.Pruned.Last.Seq, 10) + " removed by retention",
 			Detail: []auditDetail{
 				{Type: "last-removed-hash", ValueString: r.Pruned.Last.Hash.String()},
@@ -228,19 +253,19 @@ func agentOf(r audit.Record) auditAgent {
 	a := auditAgent{Requestor: true}
 	switch {
 	case r.Client != "":
-		a.Who = &auditWho{Identifier: identifier{System: ClientSystem, Value: r.Client}}
+		a.Who = &auditWho{Identifier: Identifier{System: ClientSystem, Value: r.Client}}
 	case r.Action == audit.ResourcesSubmit:
 		a.Who = &auditWho{Display: "a parser (the backend's internal resources endpoint)"}
 	case r.Action == audit.LoginFailed:
 		a.Who = &auditWho{Display: "an unknown client"}
 	case r.Action == audit.RetentionPrune || r.Action == audit.DeliveryDisabled:
 		a.Requestor = false
-		a.Who = &auditWho{Identifier: identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"}
+		a.Who = &auditWho{Identifier: Identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"}
 	default:
 		a.Who = &auditWho{Display: "the operator (hdc CLI)"}
 	}
 	if r.Grant != "" {
-		a.Policy = []string{urn(r.Grant)}
+		a.Policy = []string{URN(r.Grant)}
 	}
 	if r.Source.IsValid() {
 		a.Network = &auditNetwork{Address: r.Source.String(), Type: "2"}
@@ -263,8 +288,8 @@ type auditEvent struct {
 	ResourceType string           `json:"resourceType"`
 	ID           string           `json:"id"`
 	Extension    []auditExtension `json:"extension"`
-	Type         coding           `json:"type"`
-	Subtype      []coding         `json:"subtype,omitempty"`
+	Type         Coding           `json:"type"`
+	Subtype      []Coding         `json:"subtype,omitempty"`
 	Action       string           `json:"action"`
 	Recorded     string           `json:"recorded"`
 	Outcome      string           `json:"outcome"`
@@ -281,7 +306,7 @@ type auditExtension struct {
 }
 
 type auditWho struct {
-	Identifier identifier `json:"identifier,omitzero"`
+	Identifier Identifier `json:"identifier,omitzero"`
 	Display    string     `json:"display,omitempty"`
 }
 
@@ -300,18 +325,18 @@ type auditNetwork struct {
 type auditSource struct {
 	Site     string        `json:"site"`
 	Observer auditObserver `json:"observer"`
-	Type     []coding      `json:"type"`
+	Type     []Coding      `json:"type"`
 }
 
 type auditObserver struct {
-	Identifier identifier `json:"identifier"`
+	Identifier Identifier `json:"identifier"`
 	Display    string     `json:"display"`
 }
 
 type auditEntity struct {
 	What        *auditWho     `json:"what,omitempty"`
-	Type        *coding       `json:"type,omitempty"`
-	Role        *coding       `json:"role,omitempty"`
+	Type        *Coding       `json:"type,omitempty"`
+	Role        *Coding       `json:"role,omitempty"`
 	Description string        `json:"description,omitempty"`
 	Detail      []auditDetail `json:"detail,omitempty"`
 }
