@@ -1,9 +1,8 @@
 // Package fhir turns a health record into a FHIR R4 document Bundle and
-// takes in the resources a parser found in it; it also maps the audit
-// trail's records to FHIR R4 AuditEvent resources, a page of them to a
-// searchset Bundle (auditevent.go). The pieces any resource shares (its
-// datatypes, derived ids, the searchset Bundle) are in datatypes.go and
-// searchset.go.
+// takes in the resources a parser found in it. The pieces any resource
+// shares (its datatypes, derived ids, the searchset Bundle) are in
+// datatypes.go and searchset.go, for the other views of the backend's data
+// as FHIR (package audit/fhirview).
 //
 // The document of a record is assembled on every retrieval from the record
 // and its stored resources, and is the same for the same record version:

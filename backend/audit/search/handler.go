@@ -1,6 +1,6 @@
 // Package search serves a workspace's audit trail as FHIR R4:
 // GET /health/api/v1/fhir/AuditEvent answers a searchset Bundle of
-// AuditEvent resources (package fhir maps them), a page at a time: its
+// AuditEvent resources (package fhirview maps them), a page at a time: its
 // parameters are parsed into a store.AuditFilter and its pages linked in
 // params.go.
 //
@@ -18,7 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/fhir"
+	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -75,7 +75,7 @@ func (h *Handler) serveSearch(w http.ResponseWriter, r *http.Request) error {
 		last = recs[len(recs)-1].Seq
 	}
 	self, next := s.AuditLinks(last, more)
-	body, err := fhir.AuditSearchset(fhir.AuditPage{Records: recs, Self: self, Next: next, At: h.now()})
+	body, err := fhirview.AuditSearchset(fhirview.AuditPage{Records: recs, Self: self, Next: next, At: h.now()})
 	if err != nil {
 		return err
 	}

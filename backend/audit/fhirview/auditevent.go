@@ -1,4 +1,4 @@
-package fhir
+package fhirview
 
 import (
 	"encoding/json"
@@ -9,10 +9,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/fhir"
 )
 
 // Code systems and identifiers of the AuditEvent mapping (the table is in
-// package audit's doc).
+// the package doc).
 const (
 	// DICOMSystem is DICOM's controlled terminology, which holds the
 	// audit event types and subtypes.
@@ -60,7 +61,7 @@ const (
 )
 
 // auditSpace namespaces the ids of AuditEvents.
-var auditSpace = Namespace("AuditEvent")
+var auditSpace = fhir.Namespace("AuditEvent")
 
 // AuditEventID returns the id of the AuditEvent of the workspace's record
 // seq: stable, so that a record has the same id in every answer and
@@ -71,27 +72,27 @@ func AuditEventID(workspace string, seq int64) string {
 
 // auditMapping is an action's type, subtype and FHIR action.
 type auditMapping struct {
-	typ     Coding
-	subtype *Coding
+	typ     fhir.Coding
+	subtype *fhir.Coding
 	action  string
 }
 
 var (
-	dcmUserAuth  = Coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
-	dcmSecurity  = Coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
-	dcmPatient   = Coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
-	dcmAppActive = Coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
-	dcmLogUsed   = Coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
-	rest         = Coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
-	dcmLogin     = &Coding{System: DICOMSystem, Code: "110122", Display: "Login"}
-	dcmUserAttrs = &Coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
-	dcmRoles     = &Coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
+	dcmUserAuth  = fhir.Coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
+	dcmSecurity  = fhir.Coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
+	dcmPatient   = fhir.Coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
+	dcmAppActive = fhir.Coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
+	dcmLogUsed   = fhir.Coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
+	rest         = fhir.Coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
+	dcmLogin     = &fhir.Coding{System: DICOMSystem, Code: "110122", Display: "Login"}
+	dcmUserAttrs = &fhir.Coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
+	dcmRoles     = &fhir.Coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
 	// dcmSecurityConfig is DICOM's "Security Configuration" (CID 402).
-	dcmSecurityConfig = &Coding{System: DICOMSystem, Code: "110129", Display: "Security Configuration"}
-	restCreate        = &Coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
-	restRead          = &Coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
-	restUpdate        = &Coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
-	restDelete        = &Coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
+	dcmSecurityConfig = &fhir.Coding{System: DICOMSystem, Code: "110129", Display: "Security Configuration"}
+	restCreate        = &fhir.Coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
+	restRead          = &fhir.Coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
+	restUpdate        = &fhir.Coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
+	restDelete        = &fhir.Coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
 	auditMappings     = map[audit.Action]auditMapping{
 		audit.Login:              {dcmUserAuth, dcmLogin, "E"},
 		audit.LoginFailed:        {dcmUserAuth, dcmLogin, "E"},
@@ -134,7 +135,7 @@ var (
 		audit.EntityKey:          KidSystem,
 		audit.EntityDataKey:      DataKeySystem,
 	}
-	entityRoles = map[audit.EntityKind]Coding{
+	entityRoles = map[audit.EntityKind]fhir.Coding{
 		audit.EntityCareContext:  {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
 		audit.EntitySubscription: {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
 		audit.EntityClient:       {System: ObjectRoleSystem, Code: "6", Display: "User"},
@@ -160,12 +161,12 @@ type AuditPage struct {
 // resources (Searchset). It has no total: counting every match of a
 // search would cost a scan of the chain on every page.
 func AuditSearchset(p AuditPage) ([]byte, error) {
-	matches := make([]Match, 0, len(p.Records))
+	matches := make([]fhir.Match, 0, len(p.Records))
 	for _, r := range p.Records {
 		ev := auditEventOf(r)
-		matches = append(matches, Match{ID: ev.ID, Resource: ev})
+		matches = append(matches, fhir.Match{ID: ev.ID, Resource: ev})
 	}
-	return Searchset(matches, p.Self, p.Next, p.At)
+	return fhir.Searchset(matches, p.Self, p.Next, p.At)
 }
 
 // AuditEvent returns r as a FHIR R4 AuditEvent resource (JSON). It carries
@@ -173,7 +174,7 @@ func AuditSearchset(p AuditPage) ([]byte, error) {
 // content.
 func AuditEvent(r audit.Record) ([]byte, error) { return json.Marshal(auditEventOf(r)) }
 
-// auditEventOf maps r to its AuditEvent (the table is in package audit's
+// auditEventOf maps r to its AuditEvent (the table is in the package
 // doc).
 func auditEventOf(r audit.Record) auditEvent {
 	m, ok := auditMappings[r.Action]
@@ -189,16 +190,16 @@ func auditEventOf(r audit.Record) auditEvent {
 		},
 		Type:     m.typ,
 		Action:   m.action,
-		Recorded: Instant(r.At),
+		Recorded: fhir.Instant(r.At),
 		Outcome:  auditOutcomes[r.Outcome],
 		Source: auditSource{
 			Site:     workspaceSite(r.Workspace),
-			Observer: auditObserver{Identifier: Identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"},
-			Type:     []Coding{{System: SecuritySourceTypeSystem, Code: "4", Display: "Application Server"}},
+			Observer: auditObserver{Identifier: fhir.Identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"},
+			Type:     []fhir.Coding{{System: SecuritySourceTypeSystem, Code: "4", Display: "Application Server"}},
 		},
 	}
 	if m.subtype != nil {
-		ev.Subtype = []Coding{*m.subtype}
+		ev.Subtype = []fhir.Coding{*m.subtype}
 	}
 	if r.Count > 0 {
 		ev.Extension = append(ev.Extension, auditExtension{URL: AuditCountExtension, ValuePositiveInt: r.Count})
@@ -215,29 +216,29 @@ func entitiesOf(r audit.Record) []auditEntity {
 	var es []auditEntity
 	if r.Entity != (audit.Entity{}) {
 		es = append(es, auditEntity{
-			What: &auditWho{Identifier: Identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
-			Type: &Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			What: &auditWho{Identifier: fhir.Identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
+			Type: &fhir.Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
 			Role: ptr(entityRoles[r.Entity.Kind]),
 		})
 	}
 	if r.Kid != "" && r.Entity.Kind != audit.EntityKey {
 		es = append(es, auditEntity{
-			What:        &auditWho{Identifier: Identifier{System: KidSystem, Value: r.Kid}},
-			Type:        &Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
-			Role:        &Coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+			What:        &auditWho{Identifier: fhir.Identifier{System: KidSystem, Value: r.Kid}},
+			Type:        &fhir.Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			Role:        &fhir.Coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 			Description: "the shared key the request was encrypted with",
 		})
 	}
 	if r.Request != "" {
 		es = append(es, auditEntity{
-			What:        &auditWho{Identifier: Identifier{System: RequestSystem, Value: r.Request}},
-			Type:        &Coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
+			What:        &auditWho{Identifier: fhir.Identifier{System: RequestSystem, Value: r.Request}},
+			Type:        &fhir.Coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
 			Description: "the request's id, in the edge's and the backend's logs",
 		})
 	}
 	if r.Action == audit.RetentionPrune {
 		es = append(es, auditEntity{
-			Type:        &Coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
+			Type:        &fhir.Coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
 			Description: "records " + strconv.FormatInt(r.Pruned.From, 10) + " to " + strconv.FormatInt(r.Pruned.Last.Seq, 10) + " removed by retention",
 			Detail: []auditDetail{
 				{Type: "last-removed-hash", ValueString: r.Pruned.Last.Hash.String()},
@@ -253,19 +254,19 @@ func agentOf(r audit.Record) auditAgent {
 	a := auditAgent{Requestor: true}
 	switch {
 	case r.Client != "":
-		a.Who = &auditWho{Identifier: Identifier{System: ClientSystem, Value: r.Client}}
+		a.Who = &auditWho{Identifier: fhir.Identifier{System: ClientSystem, Value: r.Client}}
 	case r.Action == audit.ResourcesSubmit:
 		a.Who = &auditWho{Display: "a parser (the backend's internal resources endpoint)"}
 	case r.Action == audit.LoginFailed:
 		a.Who = &auditWho{Display: "an unknown client"}
 	case r.Action == audit.RetentionPrune || r.Action == audit.DeliveryDisabled:
 		a.Requestor = false
-		a.Who = &auditWho{Identifier: Identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"}
+		a.Who = &auditWho{Identifier: fhir.Identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"}
 	default:
 		a.Who = &auditWho{Display: "the operator (hdc CLI)"}
 	}
 	if r.Grant != "" {
-		a.Policy = []string{URN(r.Grant)}
+		a.Policy = []string{fhir.URN(r.Grant)}
 	}
 	if r.Source.IsValid() {
 		a.Network = &auditNetwork{Address: r.Source.String(), Type: "2"}
@@ -288,8 +289,8 @@ type auditEvent struct {
 	ResourceType string           `json:"resourceType"`
 	ID           string           `json:"id"`
 	Extension    []auditExtension `json:"extension"`
-	Type         Coding           `json:"type"`
-	Subtype      []Coding         `json:"subtype,omitempty"`
+	Type         fhir.Coding      `json:"type"`
+	Subtype      []fhir.Coding    `json:"subtype,omitempty"`
 	Action       string           `json:"action"`
 	Recorded     string           `json:"recorded"`
 	Outcome      string           `json:"outcome"`
@@ -306,8 +307,8 @@ type auditExtension struct {
 }
 
 type auditWho struct {
-	Identifier Identifier `json:"identifier,omitzero"`
-	Display    string     `json:"display,omitempty"`
+	Identifier fhir.Identifier `json:"identifier,omitzero"`
+	Display    string          `json:"display,omitempty"`
 }
 
 type auditAgent struct {
@@ -325,18 +326,18 @@ type auditNetwork struct {
 type auditSource struct {
 	Site     string        `json:"site"`
 	Observer auditObserver `json:"observer"`
-	Type     []Coding      `json:"type"`
+	Type     []fhir.Coding `json:"type"`
 }
 
 type auditObserver struct {
-	Identifier Identifier `json:"identifier"`
-	Display    string     `json:"display"`
+	Identifier fhir.Identifier `json:"identifier"`
+	Display    string          `json:"display"`
 }
 
 type auditEntity struct {
 	What        *auditWho     `json:"what,omitempty"`
-	Type        *Coding       `json:"type,omitempty"`
-	Role        *Coding       `json:"role,omitempty"`
+	Type        *fhir.Coding  `json:"type,omitempty"`
+	Role        *fhir.Coding  `json:"role,omitempty"`
 	Description string        `json:"description,omitempty"`
 	Detail      []auditDetail `json:"detail,omitempty"`
 }

@@ -1,4 +1,4 @@
-package fhir
+package fhirview
 
 import (
 	"encoding/json"
