@@ -13,10 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// DefaultAuditRetention is how long audit records are kept by default: six
-// years, as HIPAA keeps documentation (45 CFR 164.316(b)(2)).
-const DefaultAuditRetention = 6 * 365 * 24 * time.Hour
-
 // auditPruneInterval is how often the retention job runs, after once at
 // start. Retention counts in years: an hour late is nothing.
 const auditPruneInterval = time.Hour

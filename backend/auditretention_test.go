@@ -116,33 +116,3 @@ func TestAuditRetentionPrune(t *testing.T) {
 		})
 	}
 }
-
-// TestAuditRetentionJob: the server runs the job at start, so a trail's
-// records older than --audit-retention are gone soon after, the prune
-// recorded, and the newer ones kept.
-func TestAuditRetentionJob(t *testing.T) {
-	dir := t.TempDir()
-	st, err := OpenStore(t.Context(), "", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seedTrails(t, st, time.Now(), 48*time.Hour, time.Minute)
-	st.Close()
-
-	h := start(t, func(c *Config) { c.DataDir = dir; c.AuditRetention = 24 * time.Hour })
-	testkit.Eventually(t, 10*time.Second, "the expired records pruned", func() bool {
-		for _, ws := range []string{"acme", ""} {
-			rs, err := h.srv.store.ListAudit(t.Context(), store.AuditFilter{Workspace: ws})
-			if err != nil || len(rs) != 2 || rs[1].Action != audit.RetentionPrune {
-				return false
-			}
-		}
-		return true
-	})
-	for _, ws := range []string{"acme", ""} {
-		rs := trail(t, h.srv.store, ws)
-		if len(rs) != 2 || rs[0].Seq != 2 || rs[1].Action != audit.RetentionPrune || rs[1].Pruned.From != 1 || rs[1].Pruned.Last.Seq != 1 {
-			t.Errorf("trail %q = %+v, want record 2 and the prune of record 1", ws, rs)
-		}
-	}
-}

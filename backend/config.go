@@ -139,6 +139,10 @@ type Config struct {
 	AuditCheckpointInterval time.Duration
 }
 
+// DefaultAuditRetention is how long audit records are kept by default: six
+// years, as HIPAA keeps documentation (45 CFR 164.316(b)(2)).
+const DefaultAuditRetention = 6 * 365 * 24 * time.Hour
+
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
