@@ -16,6 +16,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
+	"github.com/health-data-connect/hdc/backend/audit/retention"
 	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/blob"
@@ -117,7 +118,7 @@ func (s *Server) build(ctx context.Context) error {
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
 	}
-	if s.retention, err = newAuditRetention(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
+	if s.retention, err = retention.New(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
 		return err
 	}
 	return s.routes(reg, h)

@@ -48,7 +48,7 @@
 //
 // The packages below this one own the rest of the trail: window coalesces
 // repeated refusals before they reach it, checkpoint writes the chains'
-// heads outside the database, fhirview maps a record to a FHIR R4
-// AuditEvent, search serves the AuditEvent search, and audittest holds
-// sample records for tests.
+// heads outside the database, retention removes the expired records,
+// fhirview maps a record to a FHIR R4 AuditEvent, search serves the
+// AuditEvent search, and audittest holds sample records for tests.
 package audit

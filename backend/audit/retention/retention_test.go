@@ -1,7 +1,8 @@
-package backend
+package retention
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/sqlite"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -72,7 +74,7 @@ func TestAuditRetentionPrune(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := OpenStore(t.Context(), "", t.TempDir())
+			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +82,7 @@ func TestAuditRetentionPrune(t *testing.T) {
 			clock := testkit.NewClock(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
 			seedTrails(t, st, clock.Now(), tt.ages...)
 			clock.Advance(tt.advance)
-			j, err := newAuditRetention(st, tt.retention, zaptest.NewLogger(t), prometheus.NewRegistry())
+			j, err := New(st, tt.retention, zaptest.NewLogger(t), prometheus.NewRegistry())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +91,7 @@ func TestAuditRetentionPrune(t *testing.T) {
 			if tt.retention > 0 {
 				n = j.prune(t.Context())
 			} else {
-				j.run(t.Context()) // returns at once
+				j.Run(t.Context()) // returns at once
 			}
 			if n != tt.removed {
 				t.Errorf("removed %d records, want %d", n, tt.removed)
