@@ -171,7 +171,7 @@ func DefaultConfig() Config {
 		WebhookRetention:            7 * 24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
-		AuditRefusalWindow:          window.DefaultWindow,
+		AuditRefusalWindow:          window.Default,
 		AuditCheckpoints:            checkpoint.Log,
 		AuditCheckpointInterval:     5 * time.Minute,
 	}

@@ -217,7 +217,7 @@ func TestAuditEventBundleValidates(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 22, 10, 30, 0, 123456000, time.UTC)
 	for _, ws := range []string{"demo", ""} {
-		recs, err := audittest.AuditRecords(ws, at)
+		recs, err := audittest.Records(ws, at)
 		if err != nil && ws == "" {
 			continue // the installation's trail cannot hold every action
 		}

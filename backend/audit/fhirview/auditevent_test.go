@@ -11,18 +11,18 @@ import (
 )
 
 const (
-	tClient  = audittest.AuditClient
-	tGrant   = audittest.AuditGrant
-	tCare    = audittest.AuditCareContext
-	tRequest = audittest.AuditRequest
-	tSub     = audittest.AuditSubscription
+	tClient  = audittest.Client
+	tGrant   = audittest.Grant
+	tCare    = audittest.CareContext
+	tRequest = audittest.Request
+	tSub     = audittest.Subscription
 )
 
 var tAt = time.Date(2026, 11, 22, 10, 30, 0, 123456000, time.UTC)
 
 func sampleRecords(t testing.TB) []audit.Record {
 	t.Helper()
-	recs, err := audittest.AuditRecords("ws-1", tAt)
+	recs, err := audittest.Records("ws-1", tAt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// auditPruneInterval is how often the retention job runs, after once at
+// pruneInterval is how often the retention job runs, after once at
 // start. Retention counts in years: an hour late is nothing.
-const auditPruneInterval = time.Hour
+const pruneInterval = time.Hour
 
 // Job enforces the backend's audit retention (HDC_AUDIT_RETENTION): it
 // removes the expired prefix of every trail, the installation's included,
@@ -39,7 +39,7 @@ type Job struct {
 // New returns the retention job of st, which removes the records older
 // than retention, its metrics registered with reg.
 func New(st store.Audit, retention time.Duration, log *zap.Logger, reg prometheus.Registerer) (*Job, error) {
-	j := &Job{store: st, retention: retention, every: auditPruneInterval, now: time.Now, log: log,
+	j := &Job{store: st, retention: retention, every: pruneInterval, now: time.Now, log: log,
 		runs: prometheus.NewCounterVec(metrics.Counter("audit_retention_runs_total",
 			"Runs of the audit retention job by result: ok, or failed (a trail could not be pruned; the log says why)."), []string{"result"}),
 		pruned: prometheus.NewCounter(metrics.Counter("audit_records_pruned_total", "Audit records the retention job removed."))}

@@ -55,7 +55,7 @@ func (h *Handler) serveSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return web.BadRequest("the query string is not valid form encoding")
 	}
-	s, err := ParseAuditSearch(q)
+	s, err := Parse(q)
 	if err != nil {
 		return web.BadRequest(err.Error())
 	}
@@ -74,7 +74,7 @@ func (h *Handler) serveSearch(w http.ResponseWriter, r *http.Request) error {
 	if len(recs) > 0 {
 		last = recs[len(recs)-1].Seq
 	}
-	self, next := s.AuditLinks(last, more)
+	self, next := s.Links(last, more)
 	body, err := fhirview.AuditSearchset(fhirview.AuditPage{Records: recs, Self: self, Next: next, At: h.now()})
 	if err != nil {
 		return err

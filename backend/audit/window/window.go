@@ -25,8 +25,8 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
-// DefaultWindow is how long a window lasts unless configured.
-const DefaultWindow = time.Minute
+// Default is how long a window lasts unless configured.
+const Default = time.Minute
 
 // maxOpen bounds the windows open at once; past it, refusals are recorded
 // one by one again, which costs the trail, not the process's memory.
