@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/fhir"
+	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -113,7 +113,7 @@ func TestAuditEventRoute(t *testing.T) {
 	idsOf := func(recs ...audit.Record) []string {
 		var ids []string
 		for _, r := range recs {
-			ids = append(ids, fhir.AuditEventID(r.Workspace, r.Seq))
+			ids = append(ids, fhirview.AuditEventID(r.Workspace, r.Seq))
 		}
 		return ids
 	}
@@ -164,7 +164,7 @@ func TestAuditEventRoute(t *testing.T) {
 		if r.Action != "R" || r.Outcome != "0" || r.Recorded != "2020-03-02T12:00:00.000Z" ||
 			r.Agent[0].Who.Identifier.Value != carol.ClientID || !slices.Equal(r.Agent[0].Policy, []string{"urn:uuid:" + grant.GrantID}) ||
 			r.Agent[0].Network.Address != "198.51.100.4" || r.Entity[0].What.Identifier.Value != care1 ||
-			r.Entity[0].What.Identifier.System != fhir.CareContextSystem {
+			r.Entity[0].What.Identifier.System != fhirview.CareContextSystem {
 			t.Fatalf("AuditEvent %+v", r)
 		}
 	})

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
-	"github.com/health-data-connect/hdc/backend/auditwindow"
+	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
+	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
 
@@ -127,17 +127,21 @@ type Config struct {
 	AuditRetention time.Duration
 	// AuditRefusalWindow is the window in which repeated refusals of one
 	// kind, from one source and actor, are recorded once with their count
-	// (package auditwindow); 0 records each.
+	// (package audit/window); 0 records each.
 	AuditRefusalWindow time.Duration
 	// AuditCheckpoints is where the heads of the audit trails are
 	// checkpointed, signed, outside the database (package
-	// auditcheckpoint): "log", or a bucket's URL (file:///dir,
+	// audit/checkpoint): "log", or a bucket's URL (file:///dir,
 	// s3://bucket?region=…).
 	AuditCheckpoints string
 	// AuditCheckpointInterval is how often the heads are checkpointed
 	// when they changed; a stopping backend checkpoints too.
 	AuditCheckpointInterval time.Duration
 }
+
+// DefaultAuditRetention is how long audit records are kept by default: six
+// years, as HIPAA keeps documentation (45 CFR 164.316(b)(2)).
+const DefaultAuditRetention = 6 * 365 * 24 * time.Hour
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
@@ -167,8 +171,8 @@ func DefaultConfig() Config {
 		WebhookRetention:            7 * 24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
-		AuditRefusalWindow:          auditwindow.DefaultWindow,
-		AuditCheckpoints:            auditcheckpoint.Log,
+		AuditRefusalWindow:          window.Default,
+		AuditCheckpoints:            checkpoint.Log,
 		AuditCheckpointInterval:     5 * time.Minute,
 	}
 }

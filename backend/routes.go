@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/health-data-connect/hdc/backend/auditlog"
+	"github.com/health-data-connect/hdc/backend/audit/search"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
@@ -42,7 +42,7 @@ func (s *Server) routes(reg *prometheus.Registry, h handlers) error {
 // themselves) checks on each request that the token's client and grant
 // are still in force.
 func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Handler, wh *webhook.Handler) http.Handler {
-	trail := auditlog.New(s.store, s.log.Named("auditlog"))
+	trail := search.New(s.store, s.log.Named("auditlog"))
 	mux := web.NewMux()
 	callers := identity.NewCallers(s.identity, s.store, callerCache, callerTTL)
 	refused := &web.Problems{Log: s.log, Known: web.ErrorMap{{Err: identity.ErrRevokedCaller,

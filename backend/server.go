@@ -39,8 +39,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
-	"github.com/health-data-connect/hdc/backend/auditwindow"
+	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
+	"github.com/health-data-connect/hdc/backend/audit/retention"
+	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/replay"
@@ -58,12 +59,12 @@ type Server struct {
 	issuer   *token.Issuer
 	delivery *delivery.Dispatcher
 	// refusals stands before the store's audit trail for the refusals
-	// the routes record (package auditwindow).
-	refusals *auditwindow.Trail
+	// the routes record (package audit/window).
+	refusals *window.Trail
 	// checkpoints writes the audit trails' heads outside the database.
-	checkpoints *auditcheckpoint.Job
+	checkpoints *checkpoint.Job
 	// retention prunes the audit trails' expired records.
-	retention *auditRetention
+	retention *retention.Job
 	// keyHub wakes the edges' requests for key changes.
 	keyHub *keyplane.Hub
 	// replays refuses a fresh request received before.
@@ -151,7 +152,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	var background sync.WaitGroup
 	background.Go(func() { s.issuer.Run(ctx) })
 	background.Go(func() { s.delivery.Run(ctx) })
-	background.Go(func() { s.retention.run(ctx) })
+	background.Go(func() { s.retention.Run(ctx) })
 	background.Go(func() { s.refusals.Run(ctx) })
 	background.Go(func() { s.checkpoints.Run(ctx) })
 	background.Go(func() { s.keyHub.Run(ctx) })

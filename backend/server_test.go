@@ -11,6 +11,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -100,5 +102,33 @@ func TestListenAndServeChecksInheritedSockets(t *testing.T) {
 	defer srv.Close()
 	if err := srv.ListenAndServe(t.Context()); err == nil || !strings.Contains(err.Error(), "is not loopback: it needs the hop's mutual TLS") {
 		t.Fatalf("ListenAndServe = %v", err)
+	}
+}
+
+// TestServeRunsAuditRetention: the server runs the retention job at start,
+// so a trail's records older than --audit-retention are gone soon after,
+// the prune recorded, and the newer ones kept.
+func TestServeRunsAuditRetention(t *testing.T) {
+	dir := t.TempDir()
+	st, err := OpenStore(t.Context(), "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, age := range []time.Duration{48 * time.Hour, time.Minute} {
+		if _, err := st.AppendAudit(t.Context(), audit.Event{At: time.Now().Add(-age), Action: audit.LoginFailed, Outcome: audit.Denied}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	h := start(t, func(c *Config) { c.DataDir = dir; c.AuditRetention = 24 * time.Hour })
+	installation := store.AuditFilter{Workspace: ""}
+	testkit.Eventually(t, 10*time.Second, "the expired record pruned", func() bool {
+		rs, err := h.srv.store.ListAudit(t.Context(), installation)
+		return err == nil && len(rs) == 2 && rs[1].Action == audit.RetentionPrune
+	})
+	rs, err := h.srv.store.ListAudit(t.Context(), installation)
+	if err != nil || rs[0].Seq != 2 || rs[1].Pruned.From != 1 || rs[1].Pruned.Last.Seq != 1 {
+		t.Errorf("the installation's trail = %+v (%v), want record 2 and the prune of record 1", rs, err)
 	}
 }

@@ -15,8 +15,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
-	"github.com/health-data-connect/hdc/backend/auditwindow"
+	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
+	"github.com/health-data-connect/hdc/backend/audit/retention"
+	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/blob"
 	"github.com/health-data-connect/hdc/backend/identity"
@@ -92,7 +93,7 @@ func (s *Server) build(ctx context.Context) error {
 		return fmt.Errorf("loading signing keys: %w", err)
 	}
 	s.identity = identity.New(s.store, secretVerifications)
-	s.refusals = auditwindow.New(s.store, cfg.AuditRefusalWindow, s.log.Named("audit"))
+	s.refusals = window.New(s.store, cfg.AuditRefusalWindow, s.log.Named("audit"))
 	if s.checkpoints, err = s.newCheckpoints(ctx); err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (s *Server) build(ctx context.Context) error {
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
 	}
-	if s.retention, err = newAuditRetention(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
+	if s.retention, err = retention.New(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
 		return err
 	}
 	return s.routes(reg, h)
@@ -137,15 +138,15 @@ const checkpointTimeout = 10 * time.Second
 
 // newCheckpoints makes the job that checkpoints the audit trails' heads,
 // opening its destination.
-func (s *Server) newCheckpoints(ctx context.Context) (*auditcheckpoint.Job, error) {
+func (s *Server) newCheckpoints(ctx context.Context) (*checkpoint.Job, error) {
 	log := s.log.Named("audit")
-	to, err := auditcheckpoint.Open(ctx, s.cfg.AuditCheckpoints, log)
+	to, err := checkpoint.Open(ctx, s.cfg.AuditCheckpoints, log)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", named("audit-checkpoints"), err)
 	}
 	replica := make([]byte, 6)
 	rand.Read(replica)
-	return &auditcheckpoint.Job{Heads: s.store, HeadTime: s.headTime, To: to, Key: s.store.CheckpointKey(), Every: s.cfg.AuditCheckpointInterval,
+	return &checkpoint.Job{Heads: s.store, HeadTime: s.headTime, To: to, Key: s.store.CheckpointKey(), Every: s.cfg.AuditCheckpointInterval,
 		Replica: hex.EncodeToString(replica), Now: time.Now, Log: log}, nil
 }
 

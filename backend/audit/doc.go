@@ -44,47 +44,11 @@
 // the head; an attacker who can is detected only by comparing the head
 // with a copy kept elsewhere.
 //
-// # As FHIR R4 AuditEvent
+// # Elsewhere in the tree
 //
-// The FHIR route and the operator's export map a record to an AuditEvent.
-// Its type and subtype come from DICOM's audit event types (system
-// http://dicom.nema.org/resources/ontology/DCM), FHIR's "rest" type
-// (http://terminology.hl7.org/CodeSystem/audit-event-type) and the
-// restful-interaction codes (http://hl7.org/fhir/restful-interaction); its
-// action is FHIR's C, R, U, D or E:
-//
-//	Action                  type                             subtype                                      action
-//	login, login_failed     DCM 110114 User Authentication   DCM 110122 Login                             E
-//	refresh                 DCM 110114 User Authentication   DCM 110122 Login                             E
-//	refresh_reuse           DCM 110113 Security Alert        DCM 110122 Login                             E
-//	record_upload           DCM 110110 Patient Record        create                                       C
-//	record_retrieve         DCM 110110 Patient Record        read                                         R
-//	resources_submit        DCM 110110 Patient Record        update                                       U
-//	subscription_create     rest                             create                                       C
-//	subscription_delete     rest                             delete                                       D
-//	delivery_disabled       DCM 110100 Application Activity  (none)                                       U
-//	client_create           DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
-//	client_disable          DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
-//	sharing_grant           DCM 110113 Security Alert        DCM 110136 Security Roles Changed            C
-//	sharing_revoke          DCM 110113 Security Alert        DCM 110136 Security Roles Changed            U
-//	key_add                 DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
-//	key_rotate, key_retire  DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
-//	retention_prune         DCM 110101 Audit Log Used        (none)                                       D
-//
-// The other elements:
-//
-//   - outcome: Success is "0", Denied "4" (minor failure: refused), Failed
-//     "8" (serious failure: the server failed);
-//   - recorded: At;
-//   - agent: the client (who: an identifier with the client id; requestor
-//     true; policy: urn:uuid:<grant id> for a sharing login; network: the
-//     source address, type "2", IP address), or the operator for the CLI's
-//     actions;
-//   - source: the backend (type "4", application server, of
-//     http://terminology.hl7.org/CodeSystem/security-source-type);
-//   - entity: the Entity (what: an identifier with the care context,
-//     subscription, client or grant id, or the kid), and the kid and the
-//     request id of the request as identifiers of their own;
-//   - id: derived from the workspace and the seq, so that exports are
-//     stable.
+// The packages below this one own the rest of the trail: window coalesces
+// repeated refusals before they reach it, checkpoint writes the chains'
+// heads outside the database, retention removes the expired records,
+// fhirview maps a record to a FHIR R4 AuditEvent, search serves the
+// AuditEvent search, and audittest holds sample records for tests.
 package audit

@@ -45,7 +45,7 @@ type Event struct {
 	// Count, when not 0, is how many refusals of one kind, from one
 	// source and actor, the record stands for (2 or more): the ones after
 	// the first of a window, which the first record already shows
-	// (package auditwindow). 0 is the one event.
+	// (package audit/window). 0 is the one event.
 	Count int64
 }
 

@@ -1,8 +1,8 @@
 // Package fhir turns a health record into a FHIR R4 document Bundle and
-// takes in the resources a parser found in it; it also maps the audit
-// trail's records to FHIR R4 AuditEvent resources (auditevent.go), parses
-// the AuditEvent search (auditsearch.go) and writes its searchset Bundle
-// (searchset.go).
+// takes in the resources a parser found in it. The pieces any resource
+// shares (its datatypes, derived ids, the searchset Bundle) are in
+// datatypes.go and searchset.go, for the other views of the backend's data
+// as FHIR (package audit/fhirview).
 //
 // The document of a record is assembled on every retrieval from the record
 // and its stored resources, and is the same for the same record version:
@@ -28,7 +28,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -52,9 +51,6 @@ const (
 	WorkspaceSystem = "tag:health-data-connect,2026:workspace"
 )
 
-// idSpace namespaces the derived ids of documents.
-var idSpace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("tag:health-data-connect,2026:fhir"))
-
 // derive returns the UUID named by the record id and a role.
 func derive(recordID, role string) string {
 	return uuid.NewSHA1(idSpace, []byte(recordID+"/"+role)).String()
@@ -66,26 +62,26 @@ func Document(r store.Record, resources []store.Resource) ([]byte, error) {
 	org := organization{
 		ResourceType: "Organization",
 		ID:           derive(r.ID, "Organization"),
-		Identifier:   []identifier{{System: WorkspaceSystem, Value: r.WorkspaceID}},
+		Identifier:   []Identifier{{System: WorkspaceSystem, Value: r.WorkspaceID}},
 		Name:         "Workspace " + r.WorkspaceID,
 	}
 	subject, sections := sectionsOf(resources)
 	var entries []entry
 	if subject == "" {
 		p := patient{ResourceType: "Patient", ID: derive(r.ID, "Patient")}
-		subject = urn(p.ID)
+		subject = URN(p.ID)
 		entries = append(entries, entry{FullURL: subject, Resource: p})
 	}
-	doc := uploadedFile(r, subject, urn(org.ID))
-	comp := newComposition(r, subject, urn(org.ID))
-	comp.Section = append([]section{{Title: "Uploaded file", Entry: []reference{{Reference: urn(doc.ID)}}}}, sections...)
+	doc := uploadedFile(r, subject, URN(org.ID))
+	comp := newComposition(r, subject, URN(org.ID))
+	comp.Section = append([]section{{Title: "Uploaded file", Entry: []reference{{Reference: URN(doc.ID)}}}}, sections...)
 	entries = append([]entry{
-		{FullURL: urn(comp.ID), Resource: comp},
-		{FullURL: urn(org.ID), Resource: org},
-		{FullURL: urn(doc.ID), Resource: doc},
+		{FullURL: URN(comp.ID), Resource: comp},
+		{FullURL: URN(org.ID), Resource: org},
+		{FullURL: URN(doc.ID), Resource: doc},
 	}, entries...)
 	for _, res := range resources {
-		entries = append(entries, entry{FullURL: urn(res.ID), Resource: json.RawMessage(res.JSON)})
+		entries = append(entries, entry{FullURL: URN(res.ID), Resource: json.RawMessage(res.JSON)})
 	}
 	return json.Marshal(newBundle(r, entries))
 }
@@ -97,7 +93,7 @@ func sectionsOf(resources []store.Resource) (subject string, sections []section)
 	byType := map[string]int{} // resource type → index in sections
 	for _, res := range resources {
 		if res.ResourceType == "Patient" && subject == "" {
-			subject = urn(res.ID)
+			subject = URN(res.ID)
 			continue
 		}
 		i, ok := byType[res.ResourceType]
@@ -106,20 +102,20 @@ func sectionsOf(resources []store.Resource) (subject string, sections []section)
 			byType[res.ResourceType] = i
 			sections = append(sections, section{Title: sectionTitle(res.ResourceType)})
 		}
-		sections[i].Entry = append(sections[i].Entry, reference{Reference: urn(res.ID)})
+		sections[i].Entry = append(sections[i].Entry, reference{Reference: URN(res.ID)})
 	}
 	return subject, sections
 }
 
 // newComposition returns the document's Composition, without sections.
 func newComposition(r store.Record, subject, author string) composition {
-	ts := instant(r.UpdatedAt)
+	ts := Instant(r.UpdatedAt)
 	return composition{
 		ResourceType: "Composition",
 		ID:           derive(r.ID, "Composition"),
 		Meta:         &meta{LastUpdated: ts},
 		Extension:    []extension{{URL: CareContextExtension, ValueString: r.CareContextID}},
-		Identifier:   identifier{System: URNSystem, Value: "urn:uuid:" + derive(r.ID, "Composition")},
+		Identifier:   Identifier{System: URNSystem, Value: "urn:uuid:" + derive(r.ID, "Composition")},
 		Status:       compositionStatus(r.Version),
 		Type:         concept{Text: "Health record of an uploaded document"},
 		Subject:      reference{Reference: subject},
@@ -134,25 +130,25 @@ func uploadedFile(r store.Record, subject, author string) documentReference {
 	return documentReference{
 		ResourceType:     "DocumentReference",
 		ID:               derive(r.ID, "DocumentReference"),
-		MasterIdentifier: &identifier{System: URNSystem, Value: "urn:uuid:" + r.ID},
+		MasterIdentifier: &Identifier{System: URNSystem, Value: "urn:uuid:" + r.ID},
 		Status:           "current",
 		Type:             concept{Text: "Uploaded file"},
 		Subject:          reference{Reference: subject},
-		Date:             instant(r.CreatedAt),
+		Date:             Instant(r.CreatedAt),
 		Author:           []reference{{Reference: author}},
 		Content: []content{{Attachment: attachment{
 			ContentType: r.ContentType,
 			Size:        r.Size,
 			Hash:        base64.StdEncoding.EncodeToString(r.SHA1),
 			Title:       r.Title,
-			Creation:    instant(r.CreatedAt),
+			Creation:    Instant(r.CreatedAt),
 		}}},
 	}
 }
 
 // newBundle returns the document Bundle of r's current version.
 func newBundle(r store.Record, entries []entry) bundle {
-	ts := instant(r.UpdatedAt)
+	ts := Instant(r.UpdatedAt)
 	id := derive(r.ID, "Bundle/"+strconv.FormatInt(r.Version, 10))
 	return bundle{
 		ResourceType: "Bundle",
@@ -161,9 +157,9 @@ func newBundle(r store.Record, entries []entry) bundle {
 			VersionID:   strconv.FormatInt(r.Version, 10),
 			LastUpdated: ts,
 			Profile:     []string{DocumentBundleProfile},
-			Security:    []coding{{System: ConfidentialitySystem, Code: "V", Display: "very restricted"}},
+			Security:    []Coding{{System: ConfidentialitySystem, Code: "V", Display: "very restricted"}},
 		},
-		Identifier: identifier{System: URNSystem, Value: urn(id)},
+		Identifier: Identifier{System: URNSystem, Value: URN(id)},
 		Type:       "document",
 		Timestamp:  ts,
 		Link:       []link{{Relation: "self", URL: contract.PathRetrieve + "?identifier=" + url.QueryEscape(r.CareContextID)}},
@@ -205,43 +201,15 @@ func sectionTitle(resourceType string) string {
 	return resourceType
 }
 
-func urn(id string) string { return "urn:uuid:" + id }
-
-// instant formats t as a FHIR instant (also a valid dateTime).
-func instant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
-
 type bundle struct {
 	ResourceType string     `json:"resourceType"`
 	ID           string     `json:"id"`
 	Meta         meta       `json:"meta"`
-	Identifier   identifier `json:"identifier"`
+	Identifier   Identifier `json:"identifier"`
 	Type         string     `json:"type"`
 	Timestamp    string     `json:"timestamp"`
 	Link         []link     `json:"link"`
 	Entry        []entry    `json:"entry"`
-}
-
-type meta struct {
-	VersionID   string   `json:"versionId,omitempty"`
-	LastUpdated string   `json:"lastUpdated"`
-	Profile     []string `json:"profile,omitempty"`
-	Security    []coding `json:"security,omitempty"`
-}
-
-type coding struct {
-	System  string `json:"system"`
-	Code    string `json:"code"`
-	Display string `json:"display"`
-}
-
-type identifier struct {
-	System string `json:"system"`
-	Value  string `json:"value"`
-}
-
-type link struct {
-	Relation string `json:"relation"`
-	URL      string `json:"url"`
 }
 
 type entry struct {
@@ -272,7 +240,7 @@ type composition struct {
 	ID           string      `json:"id"`
 	Meta         *meta       `json:"meta"`
 	Extension    []extension `json:"extension"`
-	Identifier   identifier  `json:"identifier"`
+	Identifier   Identifier  `json:"identifier"`
 	Status       string      `json:"status"`
 	Type         concept     `json:"type"`
 	Subject      reference   `json:"subject"`
@@ -290,14 +258,14 @@ type patient struct {
 type organization struct {
 	ResourceType string       `json:"resourceType"`
 	ID           string       `json:"id"`
-	Identifier   []identifier `json:"identifier"`
+	Identifier   []Identifier `json:"identifier"`
 	Name         string       `json:"name"`
 }
 
 type documentReference struct {
 	ResourceType     string      `json:"resourceType"`
 	ID               string      `json:"id"`
-	MasterIdentifier *identifier `json:"masterIdentifier"`
+	MasterIdentifier *Identifier `json:"masterIdentifier"`
 	Status           string      `json:"status"`
 	Type             concept     `json:"type"`
 	Subject          reference   `json:"subject"`

@@ -67,7 +67,7 @@ func Ingest(data []byte, known map[string]string) ([]store.Resource, error) {
 			return n, true
 		}
 		if id, ok := known[ref]; ok {
-			return urn(id), true
+			return URN(id), true
 		}
 		return ref, strings.HasPrefix(ref, "#") || external(ref)
 	}
@@ -182,10 +182,10 @@ func rename(items []item, known map[string]string) ([]store.Resource, map[string
 			if _, dup := known[o]; dup {
 				return nil, nil, &Error{msg: fmt.Sprintf("resource %d has the identity (fullUrl or Type/id) of a resource the record already has", i), Conflict: true}
 			}
-			renamed[o] = urn(newID)
+			renamed[o] = URN(newID)
 		}
 		it.resource["id"] = newID
-		out[i] = store.Resource{ResourceType: rt, ID: newID, Aliases: append(old, urn(newID), rt+"/"+newID)}
+		out[i] = store.Resource{ResourceType: rt, ID: newID, Aliases: append(old, URN(newID), rt+"/"+newID)}
 	}
 	return out, renamed, nil
 }

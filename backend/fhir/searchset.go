@@ -6,38 +6,29 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/health-data-connect/hdc/backend/audit"
 )
 
-// AuditPage is one page of a search of the audit trail.
-type AuditPage struct {
-	// Records are the page's records, in seq order.
-	Records []audit.Record
-	// Self is the URL of the page's search (path and query).
-	Self string
-	// Next is the URL of the next page, empty on the last page.
-	Next string
-	// At is when the search was answered (the Bundle's timestamp).
-	At time.Time
+// Match is a resource a search matched, with its id.
+type Match struct {
+	ID string
+	// Resource is the resource, which encoding/json encodes.
+	Resource any
 }
 
-// AuditSearchset returns p as a FHIR R4 searchset Bundle of AuditEvent
-// resources, with links self and, unless p is the last page, next. Every
-// entry's fullUrl is urn:uuid:<its resource id>, and its search mode
-// "match". It has no total: counting every match of a search would cost a
-// scan of the chain on every page.
-func AuditSearchset(p AuditPage) ([]byte, error) {
-	links := []link{{Relation: "self", URL: p.Self}}
-	if p.Next != "" {
-		links = append(links, link{Relation: "next", URL: p.Next})
+// Searchset returns matches, one page of a search answered at time at, as
+// a FHIR R4 searchset Bundle with links self and, unless next is empty
+// (the last page), next. Every entry's fullUrl is urn:uuid:<its resource
+// id>, and its search mode "match". It states no total.
+func Searchset(matches []Match, self, next string, at time.Time) ([]byte, error) {
+	links := []link{{Relation: "self", URL: self}}
+	if next != "" {
+		links = append(links, link{Relation: "next", URL: next})
 	}
-	entries := make([]searchEntry, 0, len(p.Records))
-	for _, r := range p.Records {
-		ev := auditEventOf(r)
-		entries = append(entries, searchEntry{FullURL: urn(ev.ID), Resource: ev, Search: searchMode{Mode: "match"}})
+	entries := make([]searchEntry, 0, len(matches))
+	for _, m := range matches {
+		entries = append(entries, searchEntry{FullURL: URN(m.ID), Resource: m.Resource, Search: searchMode{Mode: "match"}})
 	}
-	ts := instant(p.At)
+	ts := Instant(at)
 	return marshalPlain(searchset{
 		ResourceType: "Bundle",
 		ID:           uuid.NewString(),
@@ -73,7 +64,7 @@ type searchset struct {
 
 type searchEntry struct {
 	FullURL  string     `json:"fullUrl"`
-	Resource auditEvent `json:"resource"`
+	Resource any        `json:"resource"`
 	Search   searchMode `json:"search"`
 }
 

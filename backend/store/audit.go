@@ -4,14 +4,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 )
 
 // AuditAppender appends events to the audit trail: Audit does, and so does
-// what stands before it to decide what reaches it (package auditwindow).
+// what stands before it to decide what reaches it (package audit/window).
 type AuditAppender interface {
 	// AppendAudit appends e to its workspace's chain, in a transaction of
 	// its own, and returns the record. Appends to one chain from any number
@@ -24,7 +23,9 @@ type AuditAppender interface {
 
 // Audit is the audit trail (package audit): one hash chain of records per
 // workspace, the installation's own under the workspace id "". Engines
-// share its decisions (audit.go): AppendAudit, PruneAudit, DecodeAudit.
+// share what runs in their transactions (audit.go): AppendAudit,
+// PruneAudit (over audit.Pruning, which decides what retention removes),
+// DecodeAudit.
 type Audit interface {
 	AuditAppender
 	// ListAudit returns the records of f.Workspace's chain that f selects,
@@ -135,30 +136,27 @@ type PruneTx interface {
 	DeleteAudit(ctx context.Context, workspace string, last audit.Link) (int64, error)
 }
 
-// PruneAudit is the decision of Audit.PruneAudit, for engines to run in
-// their transaction tx. What has expired is read from the records
-// themselves, each checked against the link of the record after it, not
-// from a column a writer of the database could set: a keyed record's time
-// is as trustworthy as the chain's MAC.
+// PruneAudit is Audit.PruneAudit, for engines to run in their
+// transaction tx: it locks the chain's head, reads the expired prefix for
+// audit.Pruning, which decides what is removed and what the prune record
+// says, removes it and appends the record.
 func PruneAudit(ctx context.Context, tx PruneTx, workspace string, before, now time.Time) (int64, error) {
 	h, err := tx.LockAuditHead(ctx, workspace)
 	if err != nil {
 		return 0, err
 	}
-	before = before.Truncate(time.Microsecond)
-	last, err := expiredPrefix(ctx, tx, h, before)
-	if err != nil || last.Seq == h.Pruned.Seq {
+	p := audit.NewPruning(h, tx.AuditChain(), before)
+	if err := readExpired(ctx, tx, workspace, p); err != nil || !p.Expired() {
 		return 0, err
 	}
-	n, err := tx.DeleteAudit(ctx, workspace, last)
+	n, err := tx.DeleteAudit(ctx, workspace, p.Last())
 	if err != nil {
 		return 0, err
 	}
-	if from := h.Pruned.Seq + 1; n != last.Seq-from+1 {
-		return 0, &audit.Break{Workspace: workspace, Seq: from, Reason: fmt.Sprintf("some of records %d to %d are missing; retention removes only whole prefixes", from, last.Seq)}
+	prune, err := p.Record(now, n)
+	if err != nil {
+		return 0, err
 	}
-	prune := audit.Event{At: now, Action: audit.RetentionPrune, Outcome: audit.Success, Workspace: workspace,
-		Pruned: audit.Pruned{From: h.Pruned.Seq + 1, Last: last, Before: before}}
 	_, err = appendAfter(ctx, tx, h.Last, prune)
 	return n, err
 }
@@ -166,42 +164,21 @@ func PruneAudit(ctx context.Context, tx PruneTx, workspace string, before, now t
 // prunePage is how many records PruneAudit reads at once.
 const prunePage = 1000
 
-// expiredPrefix returns the link of the last record of h's chain whose
-// records from the first on all happened before before, by their own
-// times; h.Pruned when the first has not expired. Each record read, the
-// first one kept included, must follow the one before it (its prev, a MAC
-// under the chain's key for keyed records) and the last the head: else
-// the chain's records are not as written, and it returns an *audit.Break.
-func expiredPrefix(ctx context.Context, tx PruneTx, h audit.Head, before time.Time) (audit.Link, error) {
-	last := h.Pruned
-	broken := func(seq int64, reason string) (audit.Link, error) {
-		return audit.Link{}, &audit.Break{Workspace: h.Workspace, Seq: seq, Reason: reason}
-	}
+// readExpired reads the workspace's chain for p, a page at a time, until
+// p has found the end of the expired prefix.
+func readExpired(ctx context.Context, tx PruneTx, workspace string, p *audit.Pruning) error {
 	for {
-		rows, err := tx.AuditRows(ctx, h.Workspace, last.Seq, prunePage)
+		rows, err := tx.AuditRows(ctx, workspace, p.Last().Seq, prunePage)
 		if err != nil {
-			return audit.Link{}, err
+			return err
 		}
 		for _, row := range rows {
-			r, err := audit.Parse(row.Body)
-			switch {
-			case err != nil:
-				return broken(row.Seq, "stored record: "+err.Error())
-			case row.Seq != last.Seq+1 || r.Seq != row.Seq:
-				return broken(last.Seq+1, "records are missing; retention removes only whole prefixes")
-			case r.Prev != last.Hash:
-				return broken(r.Seq, "its prev is not the link of the record before it (one of them was altered)")
-			case !r.At.Before(before) || r.Seq > h.Last.Seq:
-				return last, nil
+			if done, err := p.Add(row.Seq, row.Body); done || err != nil {
+				return err
 			}
-			link, err := tx.AuditChain().Hash(r)
-			if err != nil || r.Seq == h.Last.Seq && link != h.Last.Hash {
-				return broken(r.Seq, "its link is not the head's (it was altered)")
-			}
-			last = audit.Link{Seq: r.Seq, Hash: link}
 		}
 		if len(rows) < prunePage {
-			return last, nil
+			return nil
 		}
 	}
 }

@@ -26,7 +26,7 @@ import (
 
 	hdcconfig "github.com/health-data-connect/hdc"
 	"github.com/health-data-connect/hdc/backend"
-	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
+	auditcheckpoint "github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	_ "github.com/health-data-connect/hdc/caddymodule"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend/fhir"
-	"github.com/health-data-connect/hdc/backend/fhir/fhirtest"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
+	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
@@ -43,7 +43,7 @@ func auditEntries(b map[string]any) []map[string]any {
 func auditAction(ev map[string]any) string {
 	exts, _ := ev["extension"].([]any)
 	for _, x := range exts {
-		if m, _ := x.(map[string]any); m["url"] == fhir.AuditActionExtension {
+		if m, _ := x.(map[string]any); m["url"] == fhirview.AuditActionExtension {
 			s, _ := m["valueCode"].(string)
 			return s
 		}
@@ -119,7 +119,7 @@ func checkRecordEvents(t *testing.T, s *hdctest.Stack, a *hdctest.APIClient, ta 
 	for _, ev := range auditEntries(bundle) {
 		got = append(got, auditAction(ev))
 		data, _ := json.Marshal(ev)
-		for _, want := range []string{`"value":"` + a.ID + `"`, `"value":"` + id + `"`, `"address":"127.0.0.1"`, fhir.RequestSystem} {
+		for _, want := range []string{`"value":"` + a.ID + `"`, `"value":"` + id + `"`, `"address":"127.0.0.1"`, fhirview.RequestSystem} {
 			if !strings.Contains(string(data), want) {
 				t.Errorf("%s lacks %s: %s", auditAction(ev), want, data)
 			}
@@ -209,7 +209,7 @@ func checkAuditIsolation(t *testing.T, s *hdctest.Stack, a *hdctest.APIClient, t
 
 // TestAuditEventBundleValidates runs the FHIR validators of the end-to-end
 // suite on a Bundle holding one AuditEvent of every action the trail
-// records, as package fhir maps them, including those no client can cause
+// records, as package fhirview maps them, including those no client can cause
 // through the API (operator actions, retention): so every mapping, not
 // only those the stack exercises, is held to the official R4 JSON schema,
 // npm fhir and fhirpath.
@@ -217,18 +217,18 @@ func TestAuditEventBundleValidates(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 22, 10, 30, 0, 123456000, time.UTC)
 	for _, ws := range []string{"demo", ""} {
-		recs, err := fhirtest.AuditRecords(ws, at)
+		recs, err := audittest.Records(ws, at)
 		if err != nil && ws == "" {
 			continue // the installation's trail cannot hold every action
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, page := range []fhir.AuditPage{
+		for _, page := range []fhirview.AuditPage{
 			{Records: recs, Self: auditEventPath, Next: auditEventPath + "?_cursor=19", At: at},
 			{Self: auditEventPath + "?date=le2020", At: at},
 		} {
-			data, err := fhir.AuditSearchset(page)
+			data, err := fhirview.AuditSearchset(page)
 			if err != nil {
 				t.Fatal(err)
 			}

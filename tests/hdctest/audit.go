@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/fhir"
+	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/pki"
 	_ "modernc.org/sqlite" // the driver the backend's SQLite store uses
@@ -112,7 +112,7 @@ func (s *Stack) CheckAuditExport(t *testing.T, ws string) {
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("hdc audit export printed %q: %v", line, err)
 		}
-		if i := len(entries); i >= len(listed) || ev.ResourceType != "AuditEvent" || ev.ID != fhir.AuditEventID(ws, listed[i].Seq) {
+		if i := len(entries); i >= len(listed) || ev.ResourceType != "AuditEvent" || ev.ID != fhirview.AuditEventID(ws, listed[i].Seq) {
 			t.Fatalf("line %d of hdc audit export is %s, want the AuditEvent of record %d of %d", i+1, line, i+1, len(listed))
 		}
 		entries = append(entries, map[string]any{"fullUrl": "urn:uuid:" + ev.ID, "resource": json.RawMessage(line),

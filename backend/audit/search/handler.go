@@ -1,13 +1,15 @@
-// Package auditlog serves a workspace's audit trail as FHIR R4:
+// Package search serves a workspace's audit trail as FHIR R4:
 // GET /health/api/v1/fhir/AuditEvent answers a searchset Bundle of
-// AuditEvent resources (package fhir maps them), a page at a time.
+// AuditEvent resources (package fhirview maps them), a page at a time: its
+// parameters are parsed into a store.AuditFilter and its pages linked in
+// params.go.
 //
 // The trail served is the one of the token's workspace, which holds every
 // access made in it, those of other workspaces' clients through sharing
 // grants included. A client logged in through a sharing grant is refused
 // (403 forbidden): the grant opens the owner's records to it, not the
 // owner's trail, which names the owner's clients and their addresses.
-package auditlog
+package search
 
 import (
 	"net/http"
@@ -16,7 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/fhir"
+	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -53,7 +55,7 @@ func (h *Handler) serveSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return web.BadRequest("the query string is not valid form encoding")
 	}
-	s, err := fhir.ParseAuditSearch(q)
+	s, err := Parse(q)
 	if err != nil {
 		return web.BadRequest(err.Error())
 	}
@@ -72,8 +74,8 @@ func (h *Handler) serveSearch(w http.ResponseWriter, r *http.Request) error {
 	if len(recs) > 0 {
 		last = recs[len(recs)-1].Seq
 	}
-	self, next := s.AuditLinks(last, more)
-	body, err := fhir.AuditSearchset(fhir.AuditPage{Records: recs, Self: self, Next: next, At: h.now()})
+	self, next := s.Links(last, more)
+	body, err := fhirview.AuditSearchset(fhirview.AuditPage{Records: recs, Self: self, Next: next, At: h.now()})
 	if err != nil {
 		return err
 	}

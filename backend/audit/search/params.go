@@ -1,4 +1,4 @@
-package fhir
+package search
 
 import (
 	"errors"
@@ -15,16 +15,16 @@ import (
 
 // Page sizes of the AuditEvent search (_count).
 const (
-	AuditDefaultCount = 50
-	AuditMaxCount     = 200
+	DefaultCount = 50
+	MaxCount     = 200
 )
 
-// AuditCursorParam carries the position of a page (the last seq of the
+// CursorParam carries the position of a page (the last seq of the
 // previous one) in a next link. Clients treat it as opaque.
-const AuditCursorParam = "_cursor"
+const CursorParam = "_cursor"
 
-// AuditSearch is a parsed AuditEvent search.
-type AuditSearch struct {
+// Params is a parsed AuditEvent search.
+type Params struct {
 	// Filter selects the records (without its Workspace, which is the
 	// caller's, and with Limit the page size).
 	Filter store.AuditFilter
@@ -39,7 +39,7 @@ type AuditSearch struct {
 var dateValue = regexp.MustCompile(`^([0-9]{4})(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01])` +
 	`(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.([0-9]{1,9}))?)?(Z|[+-](0[0-9]|1[0-4]):[0-5][0-9]))?)?)?$`)
 
-// ParseAuditSearch parses the query of GET /health/api/v1/fhir/AuditEvent:
+// Parse parses the query of GET /health/api/v1/fhir/AuditEvent:
 //
 //   - date, repeatable: a date or dateTime with a prefix ge, gt, le, lt or
 //     eq (the default). A value stands for the range its precision covers
@@ -49,27 +49,27 @@ var dateValue = regexp.MustCompile(`^([0-9]{4})(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0
 //   - entity, once: the care context (or subscription) id the records
 //     concern;
 //   - agent, once: the client id that acted;
-//   - _count, once: the page size, 1 to AuditMaxCount (AuditDefaultCount
+//   - _count, once: the page size, 1 to MaxCount (DefaultCount
 //     when absent);
 //   - _cursor, once: the position a next link carries.
 //
 // Any other parameter, an empty or repeated one, or an invalid value is
 // refused with an error saying which, and fit to show to the client.
-func ParseAuditSearch(q url.Values) (AuditSearch, error) {
-	s := AuditSearch{Filter: store.AuditFilter{Limit: AuditDefaultCount}, Query: url.Values{}}
+func Parse(q url.Values) (Params, error) {
+	s := Params{Filter: store.AuditFilter{Limit: DefaultCount}, Query: url.Values{}}
 	for name, vs := range q {
 		for _, v := range vs {
 			if v == "" {
-				return AuditSearch{}, fmt.Errorf("the parameter %s is empty", quoteParam(name))
+				return Params{}, fmt.Errorf("the parameter %s is empty", quoteParam(name))
 			}
 		}
 		if name != "date" && len(vs) > 1 {
-			return AuditSearch{}, fmt.Errorf("the parameter %s may be given only once", quoteParam(name))
+			return Params{}, fmt.Errorf("the parameter %s may be given only once", quoteParam(name))
 		}
 		if err := s.set(name, vs); err != nil {
-			return AuditSearch{}, err
+			return Params{}, err
 		}
-		if name != AuditCursorParam { // the cursor is not part of the search's own query
+		if name != CursorParam { // the cursor is not part of the search's own query
 			s.Query[name] = vs
 		}
 	}
@@ -77,7 +77,7 @@ func ParseAuditSearch(q url.Values) (AuditSearch, error) {
 }
 
 // set reads the values vs of the search parameter name into s.
-func (s *AuditSearch) set(name string, vs []string) error {
+func (s *Params) set(name string, vs []string) error {
 	switch name {
 	case "date":
 		for _, v := range vs {
@@ -97,19 +97,19 @@ func (s *AuditSearch) set(name string, vs []string) error {
 		s.Filter.Agent = vs[0]
 	case "_count":
 		n, err := strconv.Atoi(vs[0])
-		if err != nil || n < 1 || n > AuditMaxCount {
-			return fmt.Errorf("_count must be a whole number from 1 to %d", AuditMaxCount)
+		if err != nil || n < 1 || n > MaxCount {
+			return fmt.Errorf("_count must be a whole number from 1 to %d", MaxCount)
 		}
 		s.Filter.Limit = n
-	case AuditCursorParam:
+	case CursorParam:
 		n, err := strconv.ParseInt(vs[0], 10, 64)
 		if err != nil || n < 1 || strconv.FormatInt(n, 10) != vs[0] {
-			return errors.New(AuditCursorParam + " is not a cursor this server gave: follow the next link as it is")
+			return errors.New(CursorParam + " is not a cursor this server gave: follow the next link as it is")
 		}
 		s.Filter.After = n
 	default:
 		return fmt.Errorf("unknown search parameter %s: the parameters are date, entity, agent, _count and %s",
-			quoteParam(name), AuditCursorParam)
+			quoteParam(name), CursorParam)
 	}
 	return nil
 }
@@ -124,7 +124,7 @@ func quoteParam(name string) string {
 }
 
 // date applies one date parameter's bound.
-func (s *AuditSearch) date(v string) error {
+func (s *Params) date(v string) error {
 	// A + of a zone that was not percent-encoded arrives as a space.
 	v = strings.ReplaceAll(v, " ", "+")
 	prefix := "eq"
@@ -200,19 +200,19 @@ func dateRange(v string) (start, end time.Time, err error) {
 	return start.UTC(), end.UTC(), nil
 }
 
-// AuditLinks returns the self and next links of a page of s that ended
+// Links returns the self and next links of a page of s that ended
 // with the record last (0 for none); next is empty unless more is set.
-func (s AuditSearch) AuditLinks(last int64, more bool) (self, next string) {
+func (s Params) Links(last int64, more bool) (self, next string) {
 	q := url.Values{}
 	for k, v := range s.Query {
 		q[k] = v
 	}
 	if s.Filter.After > 0 {
-		q.Set(AuditCursorParam, strconv.FormatInt(s.Filter.After, 10))
+		q.Set(CursorParam, strconv.FormatInt(s.Filter.After, 10))
 	}
 	self = withQuery(contract.PathAuditEvents, q)
 	if more {
-		q.Set(AuditCursorParam, strconv.FormatInt(last, 10))
+		q.Set(CursorParam, strconv.FormatInt(last, 10))
 		next = withQuery(contract.PathAuditEvents, q)
 	}
 	return self, next

@@ -1,4 +1,4 @@
-// Package auditcheckpoint writes the heads of every audit trail, signed,
+// Package checkpoint writes the heads of every audit trail, signed,
 // outside the database at an interval and when the backend stops, and
 // reads them back for hdc audit verify: a writer of the database who
 // deletes the last records of a trail and moves its head back, or deletes
@@ -14,7 +14,7 @@
 // an object of its own and the newest is read back, or "log", one line in
 // the backend's log, for a log kept elsewhere (hdc audit verify cannot
 // read it).
-package auditcheckpoint
+package checkpoint
 
 import (
 	"crypto/hmac"
@@ -33,7 +33,7 @@ const format = 1
 
 // ErrSignature is a checkpoint whose signature does not verify: altered,
 // or not signed with this store's data key.
-var ErrSignature = errors.New("auditcheckpoint: the checkpoint's signature does not verify")
+var ErrSignature = errors.New("checkpoint: the checkpoint's signature does not verify")
 
 // Checkpoint is where every trail stood at a time.
 type Checkpoint struct {
@@ -83,7 +83,7 @@ func (c Checkpoint) sum(key []byte) []byte {
 	c.MAC = ""
 	b, err := json.Marshal(c)
 	if err != nil {
-		panic("auditcheckpoint: " + err.Error()) // strings, integers and a time always encode
+		panic("checkpoint: " + err.Error()) // strings, integers and a time always encode
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write(b)
@@ -94,7 +94,7 @@ func (c Checkpoint) sum(key []byte) []byte {
 func Parse(b []byte, key []byte) (Checkpoint, error) {
 	var c Checkpoint
 	if err := json.Unmarshal(b, &c); err != nil || c.V != format {
-		return Checkpoint{}, errors.New("auditcheckpoint: not a checkpoint")
+		return Checkpoint{}, errors.New("checkpoint: not a checkpoint")
 	}
 	mac, err := hex.DecodeString(c.MAC)
 	if err != nil || !hmac.Equal(mac, c.sum(key)) {
@@ -116,11 +116,11 @@ func (c Checkpoint) Seen() (map[string]Seen, error) {
 	for _, t := range c.Trails {
 		b, err := hex.DecodeString(t.Link)
 		if err != nil {
-			return nil, fmt.Errorf("auditcheckpoint: trail %q: %w", t.Workspace, err)
+			return nil, fmt.Errorf("checkpoint: trail %q: %w", t.Workspace, err)
 		}
 		h, err := audit.HashFrom(b)
 		if err != nil {
-			return nil, fmt.Errorf("auditcheckpoint: trail %q: %w", t.Workspace, err)
+			return nil, fmt.Errorf("checkpoint: trail %q: %w", t.Workspace, err)
 		}
 		s := Seen{Link: audit.Link{Seq: t.Seq, Hash: h}}
 		if t.At != nil {

@@ -1,4 +1,4 @@
-package auditcheckpoint
+package checkpoint
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package auditwindow keeps strangers from filling the audit trail with
+// Package window keeps strangers from filling the audit trail with
 // refusals. A refusal (an event whose outcome is audit.Denied: a failed
 // login, a retrieval of a record the workspace does not have) is recorded
 // at once when it opens a window for its kind, source and actor; the
@@ -11,7 +11,7 @@
 // Windows are kept in memory, one set per process: with several backends,
 // each counts what it serves. A process that stops records its open
 // counts first (Run).
-package auditwindow
+package window
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
-// DefaultWindow is how long a window lasts unless configured.
-const DefaultWindow = time.Minute
+// Default is how long a window lasts unless configured.
+const Default = time.Minute
 
 // maxOpen bounds the windows open at once; past it, refusals are recorded
 // one by one again, which costs the trail, not the process's memory.

@@ -1,17 +1,19 @@
-package fhir
+package fhirview
 
 import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/fhir"
 )
 
 // Code systems and identifiers of the AuditEvent mapping (the table is in
-// package audit's doc).
+// the package doc).
 const (
 	// DICOMSystem is DICOM's controlled terminology, which holds the
 	// audit event types and subtypes.
@@ -59,7 +61,7 @@ const (
 )
 
 // auditSpace namespaces the ids of AuditEvents.
-var auditSpace = uuid.NewSHA1(idSpace, []byte("AuditEvent"))
+var auditSpace = fhir.Namespace("AuditEvent")
 
 // AuditEventID returns the id of the AuditEvent of the workspace's record
 // seq: stable, so that a record has the same id in every answer and
@@ -70,27 +72,27 @@ func AuditEventID(workspace string, seq int64) string {
 
 // auditMapping is an action's type, subtype and FHIR action.
 type auditMapping struct {
-	typ     coding
-	subtype *coding
+	typ     fhir.Coding
+	subtype *fhir.Coding
 	action  string
 }
 
 var (
-	dcmUserAuth  = coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
-	dcmSecurity  = coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
-	dcmPatient   = coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
-	dcmAppActive = coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
-	dcmLogUsed   = coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
-	rest         = coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
-	dcmLogin     = &coding{System: DICOMSystem, Code: "110122", Display: "Login"}
-	dcmUserAttrs = &coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
-	dcmRoles     = &coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
+	dcmUserAuth  = fhir.Coding{System: DICOMSystem, Code: "110114", Display: "User Authentication"}
+	dcmSecurity  = fhir.Coding{System: DICOMSystem, Code: "110113", Display: "Security Alert"}
+	dcmPatient   = fhir.Coding{System: DICOMSystem, Code: "110110", Display: "Patient Record"}
+	dcmAppActive = fhir.Coding{System: DICOMSystem, Code: "110100", Display: "Application Activity"}
+	dcmLogUsed   = fhir.Coding{System: DICOMSystem, Code: "110101", Display: "Audit Log Used"}
+	rest         = fhir.Coding{System: AuditEventTypeSystem, Code: "rest", Display: "RESTful Operation"}
+	dcmLogin     = &fhir.Coding{System: DICOMSystem, Code: "110122", Display: "Login"}
+	dcmUserAttrs = &fhir.Coding{System: DICOMSystem, Code: "110137", Display: "User Security Attributes Changed"}
+	dcmRoles     = &fhir.Coding{System: DICOMSystem, Code: "110136", Display: "Security Roles Changed"}
 	// dcmSecurityConfig is DICOM's "Security Configuration" (CID 402).
-	dcmSecurityConfig = &coding{System: DICOMSystem, Code: "110129", Display: "Security Configuration"}
-	restCreate        = &coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
-	restRead          = &coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
-	restUpdate        = &coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
-	restDelete        = &coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
+	dcmSecurityConfig = &fhir.Coding{System: DICOMSystem, Code: "110129", Display: "Security Configuration"}
+	restCreate        = &fhir.Coding{System: RestfulInteractionSystem, Code: "create", Display: "create"}
+	restRead          = &fhir.Coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
+	restUpdate        = &fhir.Coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
+	restDelete        = &fhir.Coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
 	auditMappings     = map[audit.Action]auditMapping{
 		audit.Login:              {dcmUserAuth, dcmLogin, "E"},
 		audit.LoginFailed:        {dcmUserAuth, dcmLogin, "E"},
@@ -133,7 +135,7 @@ var (
 		audit.EntityKey:          KidSystem,
 		audit.EntityDataKey:      DataKeySystem,
 	}
-	entityRoles = map[audit.EntityKind]coding{
+	entityRoles = map[audit.EntityKind]fhir.Coding{
 		audit.EntityCareContext:  {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
 		audit.EntitySubscription: {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
 		audit.EntityClient:       {System: ObjectRoleSystem, Code: "6", Display: "User"},
@@ -143,12 +145,36 @@ var (
 	}
 )
 
+// AuditPage is one page of a search of the audit trail.
+type AuditPage struct {
+	// Records are the page's records, in seq order.
+	Records []audit.Record
+	// Self is the URL of the page's search (path and query).
+	Self string
+	// Next is the URL of the next page, empty on the last page.
+	Next string
+	// At is when the search was answered (the Bundle's timestamp).
+	At time.Time
+}
+
+// AuditSearchset returns p as a FHIR R4 searchset Bundle of AuditEvent
+// resources (Searchset). It has no total: counting every match of a
+// search would cost a scan of the chain on every page.
+func AuditSearchset(p AuditPage) ([]byte, error) {
+	matches := make([]fhir.Match, 0, len(p.Records))
+	for _, r := range p.Records {
+		ev := auditEventOf(r)
+		matches = append(matches, fhir.Match{ID: ev.ID, Resource: ev})
+	}
+	return fhir.Searchset(matches, p.Self, p.Next, p.At)
+}
+
 // AuditEvent returns r as a FHIR R4 AuditEvent resource (JSON). It carries
 // r's ids, codes, time and address, and nothing else: the trail holds no
 // content.
 func AuditEvent(r audit.Record) ([]byte, error) { return json.Marshal(auditEventOf(r)) }
 
-// auditEventOf maps r to its AuditEvent (the table is in package audit's
+// auditEventOf maps r to its AuditEvent (the table is in the package
 // doc).
 func auditEventOf(r audit.Record) auditEvent {
 	m, ok := auditMappings[r.Action]
@@ -164,16 +190,16 @@ func auditEventOf(r audit.Record) auditEvent {
 		},
 		Type:     m.typ,
 		Action:   m.action,
-		Recorded: instant(r.At),
+		Recorded: fhir.Instant(r.At),
 		Outcome:  auditOutcomes[r.Outcome],
 		Source: auditSource{
 			Site:     workspaceSite(r.Workspace),
-			Observer: auditObserver{Identifier: identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"},
-			Type:     []coding{{System: SecuritySourceTypeSystem, Code: "4", Display: "Application Server"}},
+			Observer: auditObserver{Identifier: fhir.Identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"},
+			Type:     []fhir.Coding{{System: SecuritySourceTypeSystem, Code: "4", Display: "Application Server"}},
 		},
 	}
 	if m.subtype != nil {
-		ev.Subtype = []coding{*m.subtype}
+		ev.Subtype = []fhir.Coding{*m.subtype}
 	}
 	if r.Count > 0 {
 		ev.Extension = append(ev.Extension, auditExtension{URL: AuditCountExtension, ValuePositiveInt: r.Count})
@@ -190,29 +216,29 @@ func entitiesOf(r audit.Record) []auditEntity {
 	var es []auditEntity
 	if r.Entity != (audit.Entity{}) {
 		es = append(es, auditEntity{
-			What: &auditWho{Identifier: identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
-			Type: &coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			What: &auditWho{Identifier: fhir.Identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
+			Type: &fhir.Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
 			Role: ptr(entityRoles[r.Entity.Kind]),
 		})
 	}
 	if r.Kid != "" && r.Entity.Kind != audit.EntityKey {
 		es = append(es, auditEntity{
-			What:        &auditWho{Identifier: identifier{System: KidSystem, Value: r.Kid}},
-			Type:        &coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
-			Role:        &coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+			What:        &auditWho{Identifier: fhir.Identifier{System: KidSystem, Value: r.Kid}},
+			Type:        &fhir.Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			Role:        &fhir.Coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 			Description: "the shared key the request was encrypted with",
 		})
 	}
 	if r.Request != "" {
 		es = append(es, auditEntity{
-			What:        &auditWho{Identifier: identifier{System: RequestSystem, Value: r.Request}},
-			Type:        &coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
+			What:        &auditWho{Identifier: fhir.Identifier{System: RequestSystem, Value: r.Request}},
+			Type:        &fhir.Coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
 			Description: "the request's id, in the edge's and the backend's logs",
 		})
 	}
 	if r.Action == audit.RetentionPrune {
 		es = append(es, auditEntity{
-			Type:        &coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
+			Type:        &fhir.Coding{System: AuditEntityTypeSystem, Code: "4", Display: "Other"},
 			Description: "records " + strconv.FormatInt(r.Pruned.From, 10) + " to " + strconv.FormatInt(r.Pruned.Last.Seq, 10) + " removed by retention",
 			Detail: []auditDetail{
 				{Type: "last-removed-hash", ValueString: r.Pruned.Last.Hash.String()},
@@ -228,19 +254,19 @@ func agentOf(r audit.Record) auditAgent {
 	a := auditAgent{Requestor: true}
 	switch {
 	case r.Client != "":
-		a.Who = &auditWho{Identifier: identifier{System: ClientSystem, Value: r.Client}}
+		a.Who = &auditWho{Identifier: fhir.Identifier{System: ClientSystem, Value: r.Client}}
 	case r.Action == audit.ResourcesSubmit:
 		a.Who = &auditWho{Display: "a parser (the backend's internal resources endpoint)"}
 	case r.Action == audit.LoginFailed:
 		a.Who = &auditWho{Display: "an unknown client"}
 	case r.Action == audit.RetentionPrune || r.Action == audit.DeliveryDisabled:
 		a.Requestor = false
-		a.Who = &auditWho{Identifier: identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"}
+		a.Who = &auditWho{Identifier: fhir.Identifier{System: ObserverSystem, Value: ObserverBackend}, Display: "Health Data Connect backend"}
 	default:
 		a.Who = &auditWho{Display: "the operator (hdc CLI)"}
 	}
 	if r.Grant != "" {
-		a.Policy = []string{urn(r.Grant)}
+		a.Policy = []string{fhir.URN(r.Grant)}
 	}
 	if r.Source.IsValid() {
 		a.Network = &auditNetwork{Address: r.Source.String(), Type: "2"}
@@ -263,8 +289,8 @@ type auditEvent struct {
 	ResourceType string           `json:"resourceType"`
 	ID           string           `json:"id"`
 	Extension    []auditExtension `json:"extension"`
-	Type         coding           `json:"type"`
-	Subtype      []coding         `json:"subtype,omitempty"`
+	Type         fhir.Coding      `json:"type"`
+	Subtype      []fhir.Coding    `json:"subtype,omitempty"`
 	Action       string           `json:"action"`
 	Recorded     string           `json:"recorded"`
 	Outcome      string           `json:"outcome"`
@@ -281,8 +307,8 @@ type auditExtension struct {
 }
 
 type auditWho struct {
-	Identifier identifier `json:"identifier,omitzero"`
-	Display    string     `json:"display,omitempty"`
+	Identifier fhir.Identifier `json:"identifier,omitzero"`
+	Display    string          `json:"display,omitempty"`
 }
 
 type auditAgent struct {
@@ -300,18 +326,18 @@ type auditNetwork struct {
 type auditSource struct {
 	Site     string        `json:"site"`
 	Observer auditObserver `json:"observer"`
-	Type     []coding      `json:"type"`
+	Type     []fhir.Coding `json:"type"`
 }
 
 type auditObserver struct {
-	Identifier identifier `json:"identifier"`
-	Display    string     `json:"display"`
+	Identifier fhir.Identifier `json:"identifier"`
+	Display    string          `json:"display"`
 }
 
 type auditEntity struct {
 	What        *auditWho     `json:"what,omitempty"`
-	Type        *coding       `json:"type,omitempty"`
-	Role        *coding       `json:"role,omitempty"`
+	Type        *fhir.Coding  `json:"type,omitempty"`
+	Role        *fhir.Coding  `json:"role,omitempty"`
 	Description string        `json:"description,omitempty"`
 	Detail      []auditDetail `json:"detail,omitempty"`
 }

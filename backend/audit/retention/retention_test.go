@@ -1,7 +1,8 @@
-package backend
+package retention
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/sqlite"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -72,7 +74,7 @@ func TestAuditRetentionPrune(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := OpenStore(t.Context(), "", t.TempDir())
+			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +82,7 @@ func TestAuditRetentionPrune(t *testing.T) {
 			clock := testkit.NewClock(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
 			seedTrails(t, st, clock.Now(), tt.ages...)
 			clock.Advance(tt.advance)
-			j, err := newAuditRetention(st, tt.retention, zaptest.NewLogger(t), prometheus.NewRegistry())
+			j, err := New(st, tt.retention, zaptest.NewLogger(t), prometheus.NewRegistry())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +91,7 @@ func TestAuditRetentionPrune(t *testing.T) {
 			if tt.retention > 0 {
 				n = j.prune(t.Context())
 			} else {
-				j.run(t.Context()) // returns at once
+				j.Run(t.Context()) // returns at once
 			}
 			if n != tt.removed {
 				t.Errorf("removed %d records, want %d", n, tt.removed)
@@ -114,35 +116,5 @@ func TestAuditRetentionPrune(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestAuditRetentionJob: the server runs the job at start, so a trail's
-// records older than --audit-retention are gone soon after, the prune
-// recorded, and the newer ones kept.
-func TestAuditRetentionJob(t *testing.T) {
-	dir := t.TempDir()
-	st, err := OpenStore(t.Context(), "", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seedTrails(t, st, time.Now(), 48*time.Hour, time.Minute)
-	st.Close()
-
-	h := start(t, func(c *Config) { c.DataDir = dir; c.AuditRetention = 24 * time.Hour })
-	testkit.Eventually(t, 10*time.Second, "the expired records pruned", func() bool {
-		for _, ws := range []string{"acme", ""} {
-			rs, err := h.srv.store.ListAudit(t.Context(), store.AuditFilter{Workspace: ws})
-			if err != nil || len(rs) != 2 || rs[1].Action != audit.RetentionPrune {
-				return false
-			}
-		}
-		return true
-	})
-	for _, ws := range []string{"acme", ""} {
-		rs := trail(t, h.srv.store, ws)
-		if len(rs) != 2 || rs[0].Seq != 2 || rs[1].Action != audit.RetentionPrune || rs[1].Pruned.From != 1 || rs[1].Pruned.Last.Seq != 1 {
-			t.Errorf("trail %q = %+v, want record 2 and the prune of record 1", ws, rs)
-		}
 	}
 }

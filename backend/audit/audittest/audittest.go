@@ -1,4 +1,6 @@
-package fhirtest
+// Package audittest holds sample audit records for the tests of several
+// packages: a chain with every action, as the trail holds them.
+package audittest
 
 import (
 	"net/netip"
@@ -9,35 +11,35 @@ import (
 
 // Ids the sample audit records carry.
 const (
-	AuditClient       = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
-	AuditGrant        = "11111111-2222-4333-8444-555555555555"
-	AuditCareContext  = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
-	AuditRequest      = "0f0f0f0f-1e1e-4d2d-8c3c-4b4b4b4b4b4b"
-	AuditSubscription = "12345678-1234-4234-8234-123456789abc"
+	Client       = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+	Grant        = "11111111-2222-4333-8444-555555555555"
+	CareContext  = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
+	Request      = "0f0f0f0f-1e1e-4d2d-8c3c-4b4b4b4b4b4b"
+	Subscription = "12345678-1234-4234-8234-123456789abc"
 )
 
-// AuditRecords returns a chain of the workspace's records at time at, one
+// Records returns a chain of the workspace's records at time at, one
 // of every action at least, as clients, parsers, the operator and the
 // backend's jobs leave them, with a retention prune last: test data for
 // the AuditEvent mapping.
-func AuditRecords(workspace string, at time.Time) ([]audit.Record, error) {
+func Records(workspace string, at time.Time) ([]audit.Record, error) {
 	src := netip.MustParseAddr("203.0.113.7")
-	care := audit.Entity{Kind: audit.EntityCareContext, ID: AuditCareContext}
-	sub := audit.Entity{Kind: audit.EntitySubscription, ID: AuditSubscription}
-	client := audit.Entity{Kind: audit.EntityClient, ID: AuditClient}
-	grant := audit.Entity{Kind: audit.EntityGrant, ID: AuditGrant}
+	care := audit.Entity{Kind: audit.EntityCareContext, ID: CareContext}
+	sub := audit.Entity{Kind: audit.EntitySubscription, ID: Subscription}
+	client := audit.Entity{Kind: audit.EntityClient, ID: Client}
+	grant := audit.Entity{Kind: audit.EntityGrant, ID: Grant}
 	key := audit.Entity{Kind: audit.EntityKey, ID: "k_2"}
 	events := []audit.Event{
-		{Action: audit.Login, Outcome: audit.Success, Client: AuditClient, Source: src, Kid: "k_1", Request: AuditRequest},
-		{Action: audit.Login, Outcome: audit.Success, Client: AuditClient, Grant: AuditGrant, Source: src},
+		{Action: audit.Login, Outcome: audit.Success, Client: Client, Source: src, Kid: "k_1", Request: Request},
+		{Action: audit.Login, Outcome: audit.Success, Client: Client, Grant: Grant, Source: src},
 		{Action: audit.LoginFailed, Outcome: audit.Denied, Source: netip.MustParseAddr("2001:db8::1")},
-		{Action: audit.Refresh, Outcome: audit.Success, Client: AuditClient},
-		{Action: audit.RefreshReuse, Outcome: audit.Denied, Client: AuditClient},
-		{Action: audit.RecordUpload, Outcome: audit.Success, Client: AuditClient, Entity: care},
-		{Action: audit.RecordRetrieve, Outcome: audit.Denied, Client: AuditClient, Entity: care},
+		{Action: audit.Refresh, Outcome: audit.Success, Client: Client},
+		{Action: audit.RefreshReuse, Outcome: audit.Denied, Client: Client},
+		{Action: audit.RecordUpload, Outcome: audit.Success, Client: Client, Entity: care},
+		{Action: audit.RecordRetrieve, Outcome: audit.Denied, Client: Client, Entity: care},
 		{Action: audit.ResourcesSubmit, Outcome: audit.Success, Entity: care},
-		{Action: audit.SubscriptionCreate, Outcome: audit.Success, Client: AuditClient, Entity: sub},
-		{Action: audit.SubscriptionDelete, Outcome: audit.Success, Client: AuditClient, Entity: sub},
+		{Action: audit.SubscriptionCreate, Outcome: audit.Success, Client: Client, Entity: sub},
+		{Action: audit.SubscriptionDelete, Outcome: audit.Success, Client: Client, Entity: sub},
 		{Action: audit.DeliveryDisabled, Outcome: audit.Success, Entity: sub},
 		{Action: audit.ClientCreate, Outcome: audit.Success, Entity: client},
 		{Action: audit.ClientDisable, Outcome: audit.Failed, Entity: client},

@@ -1,4 +1,4 @@
-package auditcheckpoint
+package checkpoint
 
 import (
 	"context"
@@ -111,7 +111,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse(b, key)
 		if err == nil {
-			if _, err := c.Seen(); err != nil && !strings.Contains(err.Error(), "auditcheckpoint:") {
+			if _, err := c.Seen(); err != nil && !strings.Contains(err.Error(), "checkpoint:") {
 				t.Fatalf("Seen: %v", err)
 			}
 		}

@@ -1,4 +1,6 @@
-package backend
+// Package retention enforces how long the audit trail keeps its records:
+// a job that removes the expired prefix of every trail at an interval.
+package retention
 
 import (
 	"context"
@@ -13,20 +15,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// DefaultAuditRetention is how long audit records are kept by default: six
-// years, as HIPAA keeps documentation (45 CFR 164.316(b)(2)).
-const DefaultAuditRetention = 6 * 365 * 24 * time.Hour
-
-// auditPruneInterval is how often the retention job runs, after once at
+// pruneInterval is how often the retention job runs, after once at
 // start. Retention counts in years: an hour late is nothing.
-const auditPruneInterval = time.Hour
+const pruneInterval = time.Hour
 
-// auditRetention is the job that enforces Config.AuditRetention: it
+// Job enforces the backend's audit retention (HDC_AUDIT_RETENTION): it
 // removes the expired prefix of every trail, the installation's included,
 // with store.Audit.PruneAudit, which records each prune in the trail it
 // pruned. Several replicas may run it at once: PruneAudit locks the
 // chain's head, so the second finds nothing left to remove.
-type auditRetention struct {
+type Job struct {
 	store     store.Audit
 	retention time.Duration
 	every     time.Duration
@@ -38,19 +36,19 @@ type auditRetention struct {
 	pruned prometheus.Counter
 }
 
-// newAuditRetention returns the retention job of st, its metrics
-// registered with reg.
-func newAuditRetention(st store.Audit, retention time.Duration, log *zap.Logger, reg prometheus.Registerer) (*auditRetention, error) {
-	j := &auditRetention{store: st, retention: retention, every: auditPruneInterval, now: time.Now, log: log,
+// New returns the retention job of st, which removes the records older
+// than retention, its metrics registered with reg.
+func New(st store.Audit, retention time.Duration, log *zap.Logger, reg prometheus.Registerer) (*Job, error) {
+	j := &Job{store: st, retention: retention, every: pruneInterval, now: time.Now, log: log,
 		runs: prometheus.NewCounterVec(metrics.Counter("audit_retention_runs_total",
 			"Runs of the audit retention job by result: ok, or failed (a trail could not be pruned; the log says why)."), []string{"result"}),
 		pruned: prometheus.NewCounter(metrics.Counter("audit_records_pruned_total", "Audit records the retention job removed."))}
 	return j, metrics.Register(reg, j.runs, j.pruned)
 }
 
-// run prunes at once, then every j.every until ctx is done. A retention of
+// Run prunes at once, then every j.every until ctx is done. A retention of
 // 0 runs nothing.
-func (j *auditRetention) run(ctx context.Context) {
+func (j *Job) Run(ctx context.Context) {
 	if j.retention <= 0 {
 		return
 	}
@@ -70,7 +68,7 @@ func (j *auditRetention) run(ctx context.Context) {
 // returns how many it removed. A trail it cannot prune (a break in the
 // expired prefix, a failure of the store) is logged and left for the next
 // run; the others are pruned all the same.
-func (j *auditRetention) prune(ctx context.Context) int64 {
+func (j *Job) prune(ctx context.Context) int64 {
 	heads, err := j.store.AuditHeads(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -95,7 +93,7 @@ func (j *auditRetention) prune(ctx context.Context) int64 {
 }
 
 // pruneTrail prunes one trail, logging what it did or why it could not.
-func (j *auditRetention) pruneTrail(ctx context.Context, workspace string, before, now time.Time) (int64, error) {
+func (j *Job) pruneTrail(ctx context.Context, workspace string, before, now time.Time) (int64, error) {
 	n, err := j.store.PruneAudit(ctx, workspace, before, now)
 	var b *audit.Break
 	switch {
@@ -112,7 +110,7 @@ func (j *auditRetention) pruneTrail(ctx context.Context, workspace string, befor
 }
 
 // observe counts a run of the job that removed n records.
-func (j *auditRetention) observe(n int64, ok bool) {
+func (j *Job) observe(n int64, ok bool) {
 	result := "ok"
 	if !ok {
 		result = "failed"

@@ -1,4 +1,4 @@
-package auditwindow
+package window
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package auditcheckpoint
+package checkpoint
 
 import (
 	"context"
@@ -74,13 +74,13 @@ func (d bucket) Write(ctx context.Context, c Checkpoint) error {
 func (d bucket) Close() error { return d.b.Close() }
 
 // ErrNone is returned by Latest for a bucket that holds no checkpoint.
-var ErrNone = errors.New("auditcheckpoint: the bucket holds no checkpoint")
+var ErrNone = errors.New("checkpoint: the bucket holds no checkpoint")
 
 // Latest returns the newest checkpoint in the bucket url names, its
 // signature verified with key.
 func Latest(ctx context.Context, url string, key []byte) (Checkpoint, error) {
 	if url == Log {
-		return Checkpoint{}, errors.New("auditcheckpoint: checkpoints written to the log are read from the log, not here")
+		return Checkpoint{}, errors.New("checkpoint: checkpoints written to the log are read from the log, not here")
 	}
 	b, err := blob.OpenBucket(ctx, url)
 	if err != nil {

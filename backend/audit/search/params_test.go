@@ -1,4 +1,4 @@
-package fhir
+package search
 
 import (
 	"net/url"
@@ -7,12 +7,19 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// Ids of the sample records, as search values.
+const (
+	tClient = audittest.Client
+	tCare   = audittest.CareContext
 )
 
 func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
 
-func TestParseAuditSearch(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		query string
 		want  store.AuditFilter
@@ -47,7 +54,7 @@ func TestParseAuditSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := ParseAuditSearch(q)
+			s, err := Parse(q)
 			if err != nil {
 				t.Fatalf("refused: %v", err)
 			}
@@ -56,14 +63,14 @@ func TestParseAuditSearch(t *testing.T) {
 				got.After != tt.want.After || got.Workspace != "" {
 				t.Fatalf("filter %+v, want %+v", got, tt.want)
 			}
-			if s.Query.Has(AuditCursorParam) {
+			if s.Query.Has(CursorParam) {
 				t.Fatal("the cursor is in the search's query")
 			}
 		})
 	}
 }
 
-func TestParseAuditSearchRefuses(t *testing.T) {
+func TestParseRefuses(t *testing.T) {
 	tests := []struct{ query, want string }{
 		{"date=", "empty"},
 		{"date=yesterday", "a date must be"},
@@ -98,7 +105,7 @@ func TestParseAuditSearchRefuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = ParseAuditSearch(q)
+			_, err = Parse(q)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want %q", err, tt.want)
 			}
@@ -109,37 +116,37 @@ func TestParseAuditSearchRefuses(t *testing.T) {
 	}
 }
 
-func TestAuditLinks(t *testing.T) {
+func TestLinks(t *testing.T) {
 	q, _ := url.ParseQuery("agent=" + tClient + "&_count=2&_cursor=4")
-	s, err := ParseAuditSearch(q)
+	s, err := Parse(q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, next := s.AuditLinks(6, true)
+	self, next := s.Links(6, true)
 	if want := "/health/api/v1/fhir/AuditEvent?_count=2&_cursor=4&agent=" + tClient; self != want {
 		t.Errorf("self = %s, want %s", self, want)
 	}
 	if want := "/health/api/v1/fhir/AuditEvent?_count=2&_cursor=6&agent=" + tClient; next != want {
 		t.Errorf("next = %s, want %s", next, want)
 	}
-	if _, next := s.AuditLinks(6, false); next != "" {
+	if _, next := s.Links(6, false); next != "" {
 		t.Errorf("next = %s on the last page", next)
 	}
-	if self, _ := (AuditSearch{}).AuditLinks(0, false); self != "/health/api/v1/fhir/AuditEvent" {
+	if self, _ := (Params{}).Links(0, false); self != "/health/api/v1/fhir/AuditEvent" {
 		t.Errorf("self = %s", self)
 	}
 	// A next link parses back to the same search, one page on.
 	u, _ := url.Parse(next)
-	s2, err := ParseAuditSearch(u.Query())
+	s2, err := Parse(u.Query())
 	if err != nil || s2.Filter.After != 6 || s2.Filter.Agent != tClient || s2.Filter.Limit != 2 {
 		t.Fatalf("the next link parses to %+v, %v", s2.Filter, err)
 	}
 }
 
-// FuzzParseAuditSearch: a query string from anyone is parsed without
+// FuzzParse: a query string from anyone is parsed without
 // panicking; what is accepted is a consistent filter whose links parse
 // back to it, and what is refused has a short error.
-func FuzzParseAuditSearch(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "date=ge2026-11-01&date=le2026-11-30", "entity=" + tCare, "agent=" + tClient,
 		"_count=5&_cursor=9", "date=2026-11-22T10:30:00.123456789%2B14:00", "date=lt0001", "date=gt9999-12-31T23:59:59Z"} {
 		f.Add(s)
@@ -149,23 +156,23 @@ func FuzzParseAuditSearch(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s, err := ParseAuditSearch(q)
+		s, err := Parse(q)
 		if err != nil {
 			if len(err.Error()) > 300 || !utf8.ValidString(err.Error()) && utf8.ValidString(raw) {
 				t.Fatalf("error %q", err)
 			}
 			return
 		}
-		if s.Filter.Limit < 1 || s.Filter.Limit > AuditMaxCount || s.Filter.After < 0 || s.Filter.Workspace != "" {
+		if s.Filter.Limit < 1 || s.Filter.Limit > MaxCount || s.Filter.After < 0 || s.Filter.Workspace != "" {
 			t.Fatalf("filter %+v", s.Filter)
 		}
-		self, next := s.AuditLinks(s.Filter.After+1, true)
+		self, next := s.Links(s.Filter.After+1, true)
 		for _, link := range []string{self, next} {
 			u, err := url.Parse(link)
 			if err != nil {
 				t.Fatalf("link %q: %v", link, err)
 			}
-			back, err := ParseAuditSearch(u.Query())
+			back, err := Parse(u.Query())
 			if err != nil {
 				t.Fatalf("link %q refused: %v", link, err)
 			}
