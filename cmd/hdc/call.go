@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/spf13/cobra"
 )
 
@@ -129,12 +130,12 @@ func runCall(o callOptions, method, path string, stdin io.Reader, out, errOut io
 	if err != nil {
 		return err
 	}
-	c, err := newAPIClient(creds, o.sharingKey, o.encrypt)
+	c, err := apiclient.New(creds, o.sharingKey, o.encrypt)
 	if err != nil {
 		return err
 	}
-	c.progress = newProgress(errOut)
-	resp, err := c.do(method, path, query, b)
+	c.Progress = apiclient.NewProgress(errOut)
+	resp, err := c.Do(method, path, query, b)
 	if err != nil {
 		return err
 	}
@@ -143,18 +144,18 @@ func runCall(o callOptions, method, path string, stdin io.Reader, out, errOut io
 		printHead(out, resp)
 	}
 	if o.output != "" && resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return c.saveAnswer(method, path, resp, o.output, out)
+		return c.SaveAnswer(method, path, resp, o.output, out)
 	}
-	r, err := c.readAnswer(method, path, resp)
+	r, err := c.ReadAnswer(method, path, resp)
 	if err != nil {
 		return err
 	}
-	if note := c.unauthenticated(r); note != "" {
+	if note := c.Unauthenticated(r); note != "" {
 		fmt.Fprintln(errOut, "hdc: "+note)
 	}
-	printBody(out, r.body)
-	if r.status >= 300 {
-		return fmt.Errorf("HTTP %d %s", r.status, http.StatusText(r.status))
+	printBody(out, r.Body)
+	if r.Status >= 300 {
+		return fmt.Errorf("HTTP %d %s", r.Status, http.StatusText(r.Status))
 	}
 	return nil
 }
@@ -173,35 +174,35 @@ func parseQuery(kvs []string) (url.Values, error) {
 }
 
 // requestBody is the body --data or --file names, or nil.
-func (o callOptions) requestBody(stdin io.Reader) (*body, error) {
+func (o callOptions) requestBody(stdin io.Reader) (*apiclient.Body, error) {
 	switch {
 	case o.file != "":
-		src, err := fileSource(o.file)
+		src, err := apiclient.FileSource(o.file)
 		if err != nil {
 			return nil, err
 		}
-		return &body{src: src, upload: true}, nil
+		return &apiclient.Body{Src: src, Upload: true}, nil
 	case o.data == "-":
-		return &body{src: stdinSource(stdin)}, nil
+		return &apiclient.Body{Src: apiclient.StdinSource(stdin)}, nil
 	case strings.HasPrefix(o.data, "@"):
-		src, err := fileSource(o.data[1:])
+		src, err := apiclient.FileSource(o.data[1:])
 		if err != nil {
 			return nil, fmt.Errorf("--data: %w", err)
 		}
-		return &body{src: src}, nil
+		return &apiclient.Body{Src: src}, nil
 	case o.data != "":
 		if !json.Valid([]byte(o.data)) {
 			return nil, errors.New("--data is not valid JSON")
 		}
-		return jsonBody([]byte(o.data)), nil
+		return apiclient.JSONBody([]byte(o.data)), nil
 	}
 	return nil, nil
 }
 
 // resolveCredentials reads the credentials file, if any, and lets flags
 // override its fields.
-func (o callOptions) resolveCredentials() (demoCredentials, error) {
-	var c demoCredentials
+func (o callOptions) resolveCredentials() (apiclient.Credentials, error) {
+	var c apiclient.Credentials
 	path := o.credentials
 	if path == "" && o.base == "" {
 		path = defaultCredentials

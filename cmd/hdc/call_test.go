@@ -19,6 +19,8 @@ import (
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
+const testKey, testKid = "unit-test-key-16", "k1"
+
 // fakeAPI answers the login and one route as the edge would: sealed when
 // the request asked for encryption. It records the route's requests, their
 // bodies decrypted.
@@ -102,7 +104,7 @@ func (api *fakeAPI) call(o callOptions, encrypt bool, stdin io.Reader, method st
 // encrypted.
 func TestCallData(t *testing.T) {
 	const doc = `{"endpoint":"https://example.org/hooks"}`
-	file := writeFile(t, "sub.json", []byte(doc))
+	file := testkit.WriteFile(t, "sub.json", []byte(doc))
 	tests := []struct {
 		name    string
 		data    string
@@ -154,7 +156,7 @@ func TestCallDataErrors(t *testing.T) {
 // 401 is the answer.
 func TestCallRetriesReplayableBodies(t *testing.T) {
 	file := testkit.RandomBytes(100 << 10)
-	path := writeFile(t, "visit.bin", file)
+	path := testkit.WriteFile(t, "visit.bin", file)
 	for _, encrypt := range []bool{false, true} {
 		api := newFakeAPI(t)
 		api.expired = 1

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
@@ -24,23 +25,11 @@ const demoCredentialsFile = "demo-credentials.json"
 // in the data directory, before the keys moved into the database.
 const legacyRegistryFile = "keys.json"
 
-// demoCredentials is what the first run writes for hdc call.
-type demoCredentials struct {
-	BaseURL       string `json:"base_url"`
-	ClientID      string `json:"client_id"`
-	ClientSecret  string `json:"client_secret"`
-	Kid           string `json:"kid"`
-	EncryptionKey string `json:"encryption_key"`
-	// Enc is the key's content encryption; "" is A128CBC-HS256.
-	Enc         string `json:"enc,omitempty"`
-	WorkspaceID string `json:"workspace_id"`
-}
-
 // ensureDemo returns the demo credentials, creating the client and its
 // encryption key on the first run.
-func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspace string) (demoCredentials, error) {
+func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspace string) (apiclient.Credentials, error) {
 	path := filepath.Join(data, demoCredentialsFile)
-	var creds demoCredentials
+	var creds apiclient.Credentials
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
@@ -52,7 +41,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspa
 		if err != nil {
 			return creds, fmt.Errorf("creating the demo client: %w", err)
 		}
-		creds = demoCredentials{ClientID: c.ClientID, ClientSecret: c.ClientSecret, WorkspaceID: c.WorkspaceID,
+		creds = apiclient.Credentials{ClientID: c.ClientID, ClientSecret: c.ClientSecret, WorkspaceID: c.WorkspaceID,
 			Kid: kidregistry.NewKid(), EncryptionKey: kidregistry.NewSecret()}
 	default:
 		return creds, err
@@ -99,7 +88,7 @@ func syncDemoCredentials(dir string, k kidregistry.Key) (string, error) {
 	} else if err != nil {
 		return "", err
 	}
-	var creds demoCredentials
+	var creds apiclient.Credentials
 	if err := json.Unmarshal(b, &creds); err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
@@ -140,7 +141,7 @@ func TestKeysRotateKeepsDemoCredentials(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	reg, credsPath := filepath.Join(dir, "keys.json"), filepath.Join(dir, "demo-credentials.json")
-	demo := demoCredentials{BaseURL: "http://127.0.0.1:8080", ClientID: "c-demo", ClientSecret: "hdc_cs_x",
+	demo := apiclient.Credentials{BaseURL: "http://127.0.0.1:8080", ClientID: "c-demo", ClientSecret: "hdc_cs_x",
 		Kid: "k-demo", EncryptionKey: "0123456789abcdef", WorkspaceID: "demo"}
 	b, _ := json.Marshal(demo)
 	if err := privatefile.Write(credsPath, b); err != nil {
@@ -151,9 +152,9 @@ func TestKeysRotateKeepsDemoCredentials(t *testing.T) {
 			t.Fatalf("add: %v %s", r.err, r.stderr)
 		}
 	}
-	readCreds := func() demoCredentials {
+	readCreds := func() apiclient.Credentials {
 		t.Helper()
-		var c demoCredentials
+		var c apiclient.Credentials
 		b, err := os.ReadFile(credsPath)
 		if err != nil || json.Unmarshal(b, &c) != nil {
 			t.Fatalf("demo credentials: %v %s", err, b)

@@ -28,6 +28,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
 	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 )
@@ -384,7 +385,7 @@ func setLogging(cfg map[string]any, level string) {
 
 // printGuide tells a newcomer what is running and what to try, with
 // commands that work when pasted.
-func printGuide(w io.Writer, o upOptions, data string, creds demoCredentials) {
+func printGuide(w io.Writer, o upOptions, data string, creds apiclient.Credentials) {
 	hdcCmd := "hdc"
 	if exe := os.Args[0]; strings.Contains(exe, "go-build") {
 		hdcCmd = "go run ./cmd/hdc"

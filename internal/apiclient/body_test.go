@@ -1,4 +1,4 @@
-package main
+package apiclient
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,16 +18,6 @@ import (
 )
 
 const testKey, testKid = "unit-test-key-16", "k1"
-
-// writeFile writes content to a file in a test directory and returns its path.
-func writeFile(t *testing.T, name string, content []byte) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, content, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // wire returns what a payload sends, checking that its length is the one
 // announced.
@@ -56,7 +45,7 @@ func oneShotUpload(file []byte) []byte {
 // as long as announced and decrypts, with go-jose and with package jwe, to
 // the plaintext the one-shot encoding made.
 func TestStreamedUploadDecrypts(t *testing.T) {
-	c, err := newAPIClient(demoCredentials{BaseURL: "http://x", ClientID: "c", ClientSecret: "s", Kid: testKid,
+	c, err := New(Credentials{BaseURL: "http://x", ClientID: "c", ClientSecret: "s", Kid: testKid,
 		EncryptionKey: testKey}, "", true)
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +53,11 @@ func TestStreamedUploadDecrypts(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 4, 15, 16, 17, 100, 32<<10 + 1, 1<<20 + 7} {
 		t.Run(fmt.Sprint(n, " bytes"), func(t *testing.T) {
 			file := testkit.RandomBytes(n)
-			src, err := fileSource(writeFile(t, "f.bin", file))
+			src, err := FileSource(testkit.WriteFile(t, "f.bin", file))
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := c.encode(&body{src: src, upload: true})
+			p := c.encode(&Body{Src: src, Upload: true})
 			if p.size < 0 || p.contentType != "application/json" {
 				t.Fatalf("size %d, type %q: want a known length of JSON", p.size, p.contentType)
 			}
@@ -99,11 +88,11 @@ func TestStreamedMultipart(t *testing.T) {
 	for _, n := range []int{0, 1, 70 << 10} {
 		t.Run(fmt.Sprint(n, " bytes"), func(t *testing.T) {
 			file := testkit.RandomBytes(n)
-			src, err := fileSource(writeFile(t, "visit.mp3", file))
+			src, err := FileSource(testkit.WriteFile(t, "visit.mp3", file))
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := plainPayload(&body{src: src, upload: true})
+			p := plainPayload(&Body{Src: src, Upload: true})
 			_, params, err := mime.ParseMediaType(p.contentType)
 			if err != nil {
 				t.Fatal(err)
@@ -129,8 +118,8 @@ func TestStreamedMultipart(t *testing.T) {
 // request; standard input is read once, with a known length only when it
 // is a regular file; a file that grows while sent is refused.
 func TestSources(t *testing.T) {
-	path := writeFile(t, "body.json", []byte(`{"a":1}`))
-	src, err := fileSource(path)
+	path := testkit.WriteFile(t, "body.json", []byte(`{"a":1}`))
+	src, err := FileSource(path)
 	if err != nil || src.size != 7 || src.once {
 		t.Fatalf("file: %+v, %v", src, err)
 	}
@@ -140,11 +129,11 @@ func TestSources(t *testing.T) {
 			t.Fatalf("copy: %q, %v", out.String(), err)
 		}
 	}
-	if _, err := fileSource(t.TempDir()); err == nil {
+	if _, err := FileSource(t.TempDir()); err == nil {
 		t.Fatal("a directory accepted")
 	}
 
-	in := stdinSource(strings.NewReader(`{"b":2}`))
+	in := StdinSource(strings.NewReader(`{"b":2}`))
 	if in.size != -1 || !in.once {
 		t.Fatalf("a pipe: %+v", in)
 	}
@@ -157,7 +146,7 @@ func TestSources(t *testing.T) {
 	}
 	f, _ := os.Open(path)
 	defer f.Close()
-	if in := stdinSource(f); in.size != 7 {
+	if in := StdinSource(f); in.size != 7 {
 		t.Fatalf("stdin from a file: size %d", in.size)
 	}
 

@@ -1,4 +1,4 @@
-package main
+package apiclient
 
 import (
 	"bufio"
@@ -13,11 +13,11 @@ import (
 // maxSavedEnvelope bounds an encrypted answer that --output spools.
 const maxSavedEnvelope = 1 << 40
 
-// saveAnswer writes the body of a successful answer to dst (- for out) as
+// SaveAnswer writes the body of a successful answer to dst (- for out) as
 // it is read. An envelope is decrypted only once all of it is verified:
 // meanwhile its ciphertext, never the plaintext, waits in a temporary file.
-func (c *apiClient) saveAnswer(method, path string, resp *http.Response, dst string, out io.Writer) error {
-	src := c.progress.reader(resp.Body, resp.ContentLength, "download")
+func (c *Client) SaveAnswer(method, path string, resp *http.Response, dst string, out io.Writer) error {
+	src := c.Progress.reader(resp.Body, resp.ContentLength, "download")
 	if !sealedAnswer(resp.Header) {
 		if err := c.refusePlain(method, path, resp.StatusCode); err != nil {
 			return err
@@ -34,7 +34,7 @@ func (c *apiClient) saveAnswer(method, path string, resp *http.Response, dst str
 
 // openStream reads an envelope from r into a temporary file, verifies it,
 // and returns a reader of its plaintext and what removes the file.
-func (c *apiClient) openStream(status int, h http.Header, r io.Reader) (io.Reader, func(), error) {
+func (c *Client) openStream(status int, h http.Header, r io.Reader) (io.Reader, func(), error) {
 	if c.key == nil {
 		return nil, nil, errNoKey
 	}

@@ -1,4 +1,4 @@
-package main
+package apiclient
 
 import (
 	"net/http"
@@ -55,7 +55,7 @@ func TestSendTrustsOnlySealedSuccesses(t *testing.T) {
 				_, _ = w.Write(body)
 			}))
 			defer srv.Close()
-			c, err := newAPIClient(demoCredentials{BaseURL: srv.URL, ClientID: "c", ClientSecret: "s", Kid: "k1",
+			c, err := New(Credentials{BaseURL: srv.URL, ClientID: "c", ClientSecret: "s", Kid: "k1",
 				EncryptionKey: "unit-test-key-16"}, "", tt.encrypt)
 			if err != nil {
 				t.Fatal(err)
@@ -70,8 +70,8 @@ func TestSendTrustsOnlySealedSuccesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.status != tt.status || string(r.body) != `{"ok":true}` || (c.unauthenticated(r) != "") != tt.wantMarked {
-				t.Fatalf("answer %d %s, marked %q", r.status, r.body, c.unauthenticated(r))
+			if r.Status != tt.status || string(r.Body) != `{"ok":true}` || (c.Unauthenticated(r) != "") != tt.wantMarked {
+				t.Fatalf("answer %d %s, marked %q", r.Status, r.Body, c.Unauthenticated(r))
 			}
 		})
 	}

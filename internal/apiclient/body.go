@@ -1,4 +1,4 @@
-package main
+package apiclient
 
 import (
 	"bytes"
@@ -11,33 +11,34 @@ import (
 	"path/filepath"
 )
 
-// body is a request body: JSON held in memory, or content read as it is
+// Body is a request body: JSON held in memory, or content read as it is
 // sent (--data @file, --data -, --file), so that a large one never is.
-type body struct {
-	json []byte  // a JSON body in memory, or
-	src  *source // one read as it is sent
-	// upload: src is a file to upload, sent as multipart/form-data, or
+type Body struct {
+	JSON []byte  // a JSON body in memory, or
+	Src  *Source // one read as it is sent
+	// Upload: Src is a file to upload, sent as multipart/form-data, or
 	// encrypted as the JSON form {"file":"<base64>"}.
-	upload bool
+	Upload bool
 }
 
-func jsonBody(b []byte) *body { return &body{json: b} }
+// JSONBody is a JSON body held in memory.
+func JSONBody(b []byte) *Body { return &Body{JSON: b} }
 
 // replayable reports whether the body can be sent a second time.
-func (b *body) replayable() bool { return b == nil || b.src == nil || !b.src.once }
+func (b *Body) replayable() bool { return b == nil || b.Src == nil || !b.Src.once }
 
-// source is content read as it is sent: a file, opened again for each
+// Source is content read as it is sent: a file, opened again for each
 // request, or standard input, which can be read once.
-type source struct {
+type Source struct {
 	name string // the file's base name, for a multipart upload
 	size int64  // in bytes, or -1 when unknown (the body is sent chunked)
 	once bool
 	open func() (io.ReadCloser, error)
 }
 
-// fileSource is the file at path; its size is known when it is a regular
+// FileSource is the file at path; its size is known when it is a regular
 // file, and a pipe or device given by name is read once, like stdin.
-func fileSource(path string) (*source, error) {
+func FileSource(path string) (*Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func fileSource(path string) (*source, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory", path)
 	}
-	s := &source{name: filepath.Base(path), size: st.Size()}
+	s := &Source{name: filepath.Base(path), size: st.Size()}
 	if !st.Mode().IsRegular() {
 		s.size = -1 // a pipe or a device: its size says nothing
 		return readOnce(s, f), nil
@@ -61,10 +62,10 @@ func fileSource(path string) (*source, error) {
 	return s, nil
 }
 
-// stdinSource is standard input. Its size is known when it is a regular
+// StdinSource is standard input. Its size is known when it is a regular
 // file (hdc call … --data - < body.json).
-func stdinSource(stdin io.Reader) *source {
-	s := &source{name: "stdin", size: -1}
+func StdinSource(stdin io.Reader) *Source {
+	s := &Source{name: "stdin", size: -1}
 	if f, ok := stdin.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
@@ -76,7 +77,7 @@ func stdinSource(stdin io.Reader) *source {
 }
 
 // readOnce makes s read r, and only once.
-func readOnce(s *source, r io.ReadCloser) *source {
+func readOnce(s *Source, r io.ReadCloser) *Source {
 	s.once = true
 	s.open = func() (io.ReadCloser, error) {
 		if r == nil {
@@ -91,7 +92,7 @@ func readOnce(s *source, r io.ReadCloser) *source {
 
 // copyTo writes the content to w: exactly size bytes when the size is
 // known, so that the Content-Length sent holds.
-func (s *source) copyTo(w io.Writer) error {
+func (s *Source) copyTo(w io.Writer) error {
 	r, err := s.open()
 	if err != nil {
 		return err
@@ -124,21 +125,21 @@ func (p payload) empty() bool { return p.data == nil && p.write == nil }
 
 // plainPayload is b as sent without encryption: an upload as
 // multipart/form-data, anything else as it is.
-func plainPayload(b *body) payload {
+func plainPayload(b *Body) payload {
 	switch {
 	case b == nil:
 		return payload{}
-	case b.src == nil:
-		return payload{contentType: "application/json", size: int64(len(b.json)), data: b.json}
-	case b.upload:
-		return multipartPayload(b.src)
+	case b.Src == nil:
+		return payload{contentType: "application/json", size: int64(len(b.JSON)), data: b.JSON}
+	case b.Upload:
+		return multipartPayload(b.Src)
 	}
-	return payload{contentType: "application/json", size: b.src.size, write: b.src.copyTo}
+	return payload{contentType: "application/json", size: b.Src.size, write: b.Src.copyTo}
 }
 
 // multipartPayload streams the file as the form part "file"; its length is
 // the file's plus the multipart framing, built ahead.
-func multipartPayload(src *source) payload {
+func multipartPayload(src *Source) payload {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	_, _ = mw.CreateFormFile("file", src.name)
@@ -158,7 +159,7 @@ const uploadHead, uploadTail = `{"file":"`, `"}`
 
 // jsonUploadPayload streams the file as the JSON form {"file":"<base64>"},
 // the plaintext of an encrypted upload.
-func jsonUploadPayload(src *source) payload {
+func jsonUploadPayload(src *Source) payload {
 	encoded := int64(-1)
 	if src.size >= 0 {
 		encoded = (src.size + 2) / 3 * 4

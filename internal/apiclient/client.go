@@ -1,4 +1,11 @@
-package main
+// Package apiclient calls the API as one client, as hdc call does: it logs
+// in and keeps the token pair in a private cache file, refreshing it;
+// encrypts requests and decrypts answers as the API's JWE envelopes when
+// asked to, refusing an unencrypted success then; streams large bodies
+// (files, standard input) rather than holding them in memory, with a
+// progress bar on a terminal; and writes an answer to a file only once its
+// envelope is verified.
+package apiclient
 
 import (
 	"bytes"
@@ -22,18 +29,18 @@ import (
 	"github.com/health-data-connect/hdc/internal/privatefile"
 )
 
-// apiClient talks to the API as one client: it logs in, keeps the token
+// Client talks to the API as one client: it logs in, keeps the token
 // pair in a private cache file, refreshes it, and encrypts and decrypts when
 // asked to.
-type apiClient struct {
-	creds      demoCredentials
+type Client struct {
+	creds      Credentials
 	sharingKey string
 	encrypt    bool
 	key        *jwe.Key
 	http       *http.Client
 	cachePath  string
 	tokens     tokenPair
-	progress   progress // bars for large transfers; none by default
+	Progress   Progress // bars for large transfers; none by default
 }
 
 // tokenPair is the login and refresh answer, with when it was obtained.
@@ -56,27 +63,27 @@ func (p tokenPair) refreshValid(now time.Time) bool {
 	return p.RefreshToken != "" && now.Before(p.ObtainedAt.Add(time.Duration(p.RefreshExpiresIn)*time.Second-margin))
 }
 
-// apiResponse is an answer with its body decrypted when it was encrypted.
-type apiResponse struct {
-	status int
-	header http.Header
-	body   []byte
-	// sealed: the answer was an envelope under the client's key, so it
+// Response is an answer with its body decrypted when it was encrypted.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	// Sealed: the answer was an envelope under the client's key, so it
 	// comes from someone who holds the key.
-	sealed bool
+	Sealed bool
 }
 
 // problemCode returns the code of a problem+json answer, or "".
-func (r *apiResponse) problemCode() string {
+func (r *Response) problemCode() string {
 	var p struct {
 		Code string `json:"code"`
 	}
-	_ = json.Unmarshal(r.body, &p)
+	_ = json.Unmarshal(r.Body, &p)
 	return p.Code
 }
 
-func newAPIClient(creds demoCredentials, sharingKey string, encrypt bool) (*apiClient, error) {
-	c := &apiClient{creds: creds, sharingKey: sharingKey, encrypt: encrypt,
+func New(creds Credentials, sharingKey string, encrypt bool) (*Client, error) {
+	c := &Client{creds: creds, sharingKey: sharingKey, encrypt: encrypt,
 		http: &http.Client{Timeout: 10 * time.Minute, CheckRedirect: noRedirects}}
 	if encrypt {
 		k, err := jwe.NewKeyFor(cmp.Or(creds.Enc, jwe.EncA128CBCHS256), creds.EncryptionKey)
@@ -98,7 +105,7 @@ func newAPIClient(creds demoCredentials, sharingKey string, encrypt bool) (*apiC
 }
 
 // accessToken returns a valid access token, refreshing or logging in as needed.
-func (c *apiClient) accessToken() (string, error) {
+func (c *Client) accessToken() (string, error) {
 	now := time.Now()
 	if c.tokens.accessValid(now) {
 		return c.tokens.AccessToken, nil
@@ -114,7 +121,7 @@ func (c *apiClient) accessToken() (string, error) {
 	return c.tokens.AccessToken, nil
 }
 
-func (c *apiClient) login() error {
+func (c *Client) login() error {
 	body := map[string]string{"client_id": c.creds.ClientID, "client_secret": c.creds.ClientSecret}
 	if c.sharingKey != "" {
 		body["sharing_key"] = c.sharingKey
@@ -123,26 +130,26 @@ func (c *apiClient) login() error {
 	return c.obtain(contract.PathLogin, b, nil)
 }
 
-func (c *apiClient) refresh() error {
+func (c *Client) refresh() error {
 	b, _ := json.Marshal(map[string]string{"refresh_token": c.tokens.RefreshToken, "access_token": c.tokens.AccessToken})
 	return c.obtain(contract.PathRefresh, b, map[string]string{
 		"Authorization": "Bearer " + c.tokens.AccessToken, "Client-Id": c.creds.ClientID})
 }
 
 // obtain posts to a token route and caches the pair it answers.
-func (c *apiClient) obtain(path string, body []byte, header map[string]string) error {
-	resp, err := c.send("POST", path, nil, jsonBody(body), header)
+func (c *Client) obtain(path string, body []byte, header map[string]string) error {
+	resp, err := c.send("POST", path, nil, JSONBody(body), header)
 	if err != nil {
 		return err
 	}
-	if resp.status != http.StatusOK {
-		if note := c.unauthenticated(resp); note != "" {
-			return fmt.Errorf("%s: %s: %s", path, note, resp.body)
+	if resp.Status != http.StatusOK {
+		if note := c.Unauthenticated(resp); note != "" {
+			return fmt.Errorf("%s: %s: %s", path, note, resp.Body)
 		}
-		return fmt.Errorf("%s: HTTP %d: %s", path, resp.status, resp.body)
+		return fmt.Errorf("%s: HTTP %d: %s", path, resp.Status, resp.Body)
 	}
 	var p tokenPair
-	if err := json.Unmarshal(resp.body, &p); err != nil || p.AccessToken == "" {
+	if err := json.Unmarshal(resp.Body, &p); err != nil || p.AccessToken == "" {
 		return fmt.Errorf("%s: unexpected answer", path)
 	}
 	p.ObtainedAt = time.Now()
@@ -150,7 +157,7 @@ func (c *apiClient) obtain(path string, body []byte, header map[string]string) e
 	return c.saveTokens()
 }
 
-func (c *apiClient) saveTokens() error {
+func (c *Client) saveTokens() error {
 	if err := os.MkdirAll(filepath.Dir(c.cachePath), 0o700); err != nil {
 		return err
 	}
@@ -161,7 +168,7 @@ func (c *apiClient) saveTokens() error {
 // do sends an authenticated request and returns the answer unread. When
 // the edge says the token expired it retries once with a fresh token, if
 // the body can be sent again (standard input cannot).
-func (c *apiClient) do(method, path string, query url.Values, b *body) (*http.Response, error) {
+func (c *Client) Do(method, path string, query url.Values, b *Body) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		tok, err := c.accessToken()
 		if err != nil {
@@ -182,18 +189,18 @@ func (c *apiClient) do(method, path string, query url.Values, b *body) (*http.Re
 }
 
 // send sends a request and reads its answer whole, decrypted.
-func (c *apiClient) send(method, path string, query url.Values, b *body, header map[string]string) (*apiResponse, error) {
+func (c *Client) send(method, path string, query url.Values, b *Body, header map[string]string) (*Response, error) {
 	resp, err := c.roundTrip(method, path, query, b, header)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return c.readAnswer(method, path, resp)
+	return c.ReadAnswer(method, path, resp)
 }
 
 // roundTrip builds the request, its body encrypted when asked and streamed
 // when it is not in memory, sends it, and returns the answer unread.
-func (c *apiClient) roundTrip(method, path string, query url.Values, b *body, header map[string]string) (*http.Response, error) {
+func (c *Client) roundTrip(method, path string, query url.Values, b *Body, header map[string]string) (*http.Response, error) {
 	u := strings.TrimSuffix(c.creds.BaseURL, "/") + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -224,13 +231,13 @@ func (c *apiClient) roundTrip(method, path string, query url.Values, b *body, he
 
 // encode returns the request body carrying b as it goes on the wire:
 // encrypted when asked, in memory when b is, streamed otherwise.
-func (c *apiClient) encode(b *body) payload {
+func (c *Client) encode(b *Body) payload {
 	if !c.encrypt || b == nil {
 		return plainPayload(b)
 	}
 	var p payload
-	if b.upload {
-		p = jsonUploadPayload(b.src) // the form an encrypted upload takes, not multipart
+	if b.Upload {
+		p = jsonUploadPayload(b.Src) // the form an encrypted upload takes, not multipart
 	} else {
 		p = plainPayload(b)
 	}
@@ -268,7 +275,7 @@ func (c *apiClient) encode(b *body) payload {
 // attach makes p the body of req and returns what to call once the request
 // is done: for a streamed body, it stops the writer feeding the request
 // through a pipe and returns the writer's error.
-func (c *apiClient) attach(req *http.Request, p payload) func() error {
+func (c *Client) attach(req *http.Request, p payload) func() error {
 	if p.empty() {
 		return func() error { return nil }
 	}
@@ -285,25 +292,25 @@ func (c *apiClient) attach(req *http.Request, p payload) func() error {
 		pw.CloseWithError(err)
 		done <- err
 	}()
-	req.Body = c.progress.readCloser(pr, p.size, "upload")
+	req.Body = c.Progress.readCloser(pr, p.size, "upload")
 	return func() error {
 		pr.Close()
 		return <-done
 	}
 }
 
-// readAnswer reads an answer whole and decrypts it when it is an envelope.
-func (c *apiClient) readAnswer(method, path string, resp *http.Response) (*apiResponse, error) {
-	out, err := io.ReadAll(c.progress.reader(resp.Body, resp.ContentLength, "download"))
+// ReadAnswer reads an answer whole and decrypts it when it is an envelope.
+func (c *Client) ReadAnswer(method, path string, resp *http.Response) (*Response, error) {
+	out, err := io.ReadAll(c.Progress.reader(resp.Body, resp.ContentLength, "download"))
 	if err != nil {
 		return nil, err
 	}
-	r := &apiResponse{status: resp.StatusCode, header: resp.Header, body: out}
+	r := &Response{Status: resp.StatusCode, Header: resp.Header, Body: out}
 	if sealedAnswer(resp.Header) {
 		if err := c.open(r); err != nil {
 			return nil, err
 		}
-	} else if err := c.refusePlain(method, path, r.status); err != nil {
+	} else if err := c.refusePlain(method, path, r.Status); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -316,7 +323,7 @@ func sealedAnswer(h http.Header) bool {
 
 // refusePlain refuses an unencrypted success when encryption was asked for:
 // it could come from anyone between here and the API.
-func (c *apiClient) refusePlain(method, path string, status int) error {
+func (c *Client) refusePlain(method, path string, status int) error {
 	if !c.encrypt || status < 200 || status >= 300 {
 		return nil
 	}
@@ -337,29 +344,29 @@ var errNoKey = errors.New("the answer is encrypted but no key was given (--encry
 
 // open decrypts the envelope r carries, in the serialization its media
 // type names.
-func (c *apiClient) open(r *apiResponse) error {
+func (c *Client) open(r *Response) error {
 	if c.key == nil {
 		return errNoKey
 	}
-	e, ct, err := jwe.Parse(r.body, answerForm(r.header))
+	e, ct, err := jwe.Parse(r.Body, answerForm(r.Header))
 	if err != nil {
-		return fmt.Errorf("refusing the answer (HTTP %d): it is not a valid envelope: %w", r.status, err)
+		return fmt.Errorf("refusing the answer (HTTP %d): it is not a valid envelope: %w", r.Status, err)
 	}
-	if r.body, err = e.Decrypt(c.key, ct); err != nil {
-		return fmt.Errorf("refusing the answer (HTTP %d): it does not decrypt under key %s: %w", r.status, c.creds.Kid, err)
+	if r.Body, err = e.Decrypt(c.key, ct); err != nil {
+		return fmt.Errorf("refusing the answer (HTTP %d): it does not decrypt under key %s: %w", r.Status, c.creds.Kid, err)
 	}
-	r.sealed = true
+	r.Sealed = true
 	return nil
 }
 
-// unauthenticated returns, for an answer to an encrypted call that was not
+// Unauthenticated returns, for an answer to an encrypted call that was not
 // encrypted, a note saying nothing vouches for it; "" otherwise.
-func (c *apiClient) unauthenticated(r *apiResponse) string {
-	if !c.encrypt || r.sealed {
+func (c *Client) Unauthenticated(r *Response) string {
+	if !c.encrypt || r.Sealed {
 		return ""
 	}
-	return fmt.Sprintf("unauthenticated answer: HTTP %d is not encrypted under key %s; nothing shows it comes from the API",
-		r.status, c.creds.Kid)
+	return fmt.Sprintf("Unauthenticated answer: HTTP %d is not encrypted under key %s; nothing shows it comes from the API",
+		r.Status, c.creds.Kid)
 }
 
 // noRedirects makes the client return a redirect as the answer: the API

@@ -1,4 +1,4 @@
-package main
+package apiclient
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func TestProgress(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var bar bytes.Buffer
-			r := progress{w: &bar}.reader(iotest.HalfReader(bytes.NewReader(tt.data)), tt.size, "upload")
+			r := Progress{w: &bar}.reader(iotest.HalfReader(bytes.NewReader(tt.data)), tt.size, "upload")
 			got, err := io.ReadAll(r)
 			if err != nil || !bytes.Equal(got, tt.data) {
 				t.Fatalf("the bytes changed going through (%v)", err)
@@ -52,7 +52,7 @@ func TestProgressOnlyOnTerminals(t *testing.T) {
 	}
 	defer f.Close()
 	for _, w := range []io.Writer{&bytes.Buffer{}, f} {
-		if p := newProgress(w); p.w != nil {
+		if p := NewProgress(w); p.w != nil {
 			t.Fatalf("a bar on %T", w)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package apiclient
 
 import (
 	"fmt"
@@ -14,23 +14,23 @@ import (
 // progress: smaller ones are over before a bar would say anything.
 const progressMin = 4 << 20
 
-// progress draws progress bars on w, hdc call's standard error, when it is a
+// Progress draws progress bars on w, hdc call's standard error, when it is a
 // terminal; its zero value draws none.
-type progress struct{ w io.Writer }
+type Progress struct{ w io.Writer }
 
-// newProgress returns bars on errOut when it is a terminal, none otherwise,
+// NewProgress returns bars on errOut when it is a terminal, none otherwise,
 // so that a script's standard error stays clean.
-func newProgress(errOut io.Writer) progress {
+func NewProgress(errOut io.Writer) Progress {
 	if f, ok := errOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return progress{w: f}
+		return Progress{w: f}
 	}
-	return progress{}
+	return Progress{}
 }
 
 // reader counts what is read from r, a transfer of size bytes (-1 when
 // unknown) described by what, on a bar shown when it is known to exceed
 // progressMin: from the start, or once that much has passed.
-func (p progress) reader(r io.Reader, size int64, what string) io.Reader {
+func (p Progress) reader(r io.Reader, size int64, what string) io.Reader {
 	if p.w == nil || (size >= 0 && size <= progressMin) {
 		return r
 	}
@@ -38,7 +38,7 @@ func (p progress) reader(r io.Reader, size int64, what string) io.Reader {
 }
 
 // readCloser is reader for a request body, which must close.
-func (p progress) readCloser(rc io.ReadCloser, size int64, what string) io.ReadCloser {
+func (p Progress) readCloser(rc io.ReadCloser, size int64, what string) io.ReadCloser {
 	return struct {
 		io.Reader
 		io.Closer

@@ -1,0 +1,13 @@
+package apiclient
+
+// Credentials is what the first run writes for hdc call.
+type Credentials struct {
+	BaseURL       string `json:"base_url"`
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	Kid           string `json:"kid"`
+	EncryptionKey string `json:"encryption_key"`
+	// Enc is the key's content encryption; "" is A128CBC-HS256.
+	Enc         string `json:"enc,omitempty"`
+	WorkspaceID string `json:"workspace_id"`
+}
