@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/fhir"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 )
@@ -136,8 +136,8 @@ func (q *auditQuery) eachOf(ctx context.Context, st store.Store, f store.AuditFi
 // openAudit opens the database the flags locate, which must exist: the
 // audit commands only read.
 func (f *storeFlags) openAudit(cmd *cobra.Command) (*sealed.Store, error) {
-	st, err := f.open(cmd.Context(), true)
-	if errors.Is(err, backend.ErrNoDatabase) {
+	st, err := f.OpenExisting(cmd.Context())
+	if errors.Is(err, operator.ErrNoDatabase) {
 		return nil, fmt.Errorf("%w (--db, --data)", err)
 	}
 	return st, err

@@ -1,30 +1,25 @@
 package opscmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	neturl "net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
-
-// CheckpointDir is the directory under data where the backend writes the
-// audit checkpoints, when no other place is configured.
-const CheckpointDir = "audit-checkpoints"
 
 // chainStatus is a line of verify's output.
 type chainStatus struct {
@@ -71,7 +66,7 @@ non-zero naming the first break: its workspace, the record's seq, and what
 is wrong there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			keep, err := backend.ParseDuration(retention)
+			keep, err := operator.ParseRetention(retention)
 			if err != nil || keep < 0 {
 				return fmt.Errorf("--retention (HDC_AUDIT_RETENTION): %q is neither seconds nor a duration such as 52560h", retention)
 			}
@@ -80,7 +75,7 @@ is wrong there.`,
 				return err
 			}
 			defer st.Close()
-			seen, err := checkpointed(cmd, st, checkpointsOf(checkpoints, sf))
+			seen, err := checkpointed(cmd, st, cmp.Or(checkpoints, sf.LocalCheckpoints()))
 			if err != nil {
 				return err
 			}
@@ -88,27 +83,10 @@ is wrong there.`,
 		},
 	}
 	cmd.Flags().StringVar(&checkpoints, "checkpoints", cli.EnvOr("HDC_AUDIT_CHECKPOINTS", ""),
-		"bucket `url` of the backend's audit checkpoints (env HDC_AUDIT_CHECKPOINTS; log or empty: <data>/"+CheckpointDir+" when it is there)")
-	cmd.Flags().StringVar(&retention, "retention", cli.EnvOr("HDC_AUDIT_RETENTION", backend.DefaultAuditRetention.String()),
+		"bucket `url` of the backend's audit checkpoints (env HDC_AUDIT_CHECKPOINTS; log or empty: <data>/"+operator.CheckpointDir+" when it is there)")
+	cmd.Flags().StringVar(&retention, "retention", cli.EnvOr("HDC_AUDIT_RETENTION", operator.DefaultAuditRetention.String()),
 		"the backend's audit retention, a `duration` (env HDC_AUDIT_RETENTION): no prune may remove a younger record")
 	return cmd
-}
-
-// checkpointsOf is the bucket of checkpoints to verify against: the URL
-// given, else the directory hdc up writes them to under the data
-// directory of a SQLite store, when it is there.
-func checkpointsOf(url string, sf *storeFlags) string {
-	if url != "" || sf.db != "" {
-		return url
-	}
-	dir, err := filepath.Abs(filepath.Join(sf.data, CheckpointDir))
-	if err != nil {
-		return ""
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return ""
-	}
-	return "file://" + filepath.ToSlash(dir)
 }
 
 // checkpointed returns what the newest checkpoint at url saw of each
@@ -116,7 +94,7 @@ func checkpointsOf(url string, sf *storeFlags) string {
 // warning, when there is no bucket to read.
 func checkpointed(cmd *cobra.Command, st *sealed.Store, url string) (map[string]auditcheckpoint.Seen, error) {
 	if url == "" || url == auditcheckpoint.Log {
-		fmt.Fprintln(cmd.ErrOrStderr(), "hdc: verifying without checkpoints (--checkpoints, or <data>/"+CheckpointDir+"): "+
+		fmt.Fprintln(cmd.ErrOrStderr(), "hdc: verifying without checkpoints (--checkpoints, or <data>/"+operator.CheckpointDir+"): "+
 			"the last records of a trail deleted with its head, or a whole trail deleted, do not show")
 		return nil, nil
 	}

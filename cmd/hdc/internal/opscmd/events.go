@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -128,7 +128,7 @@ func (p *publication) send(ctx context.Context) (webhook.Published, error) {
 type publisherTLS struct{ data, cert, key, ca string }
 
 func (p *publisherTLS) flags(f *pflag.FlagSet) {
-	f.StringVar(&p.data, "data-dir", cli.EnvOr("HDC_DATA", backend.DefaultConfig().DataDir),
+	f.StringVar(&p.data, "data-dir", cli.EnvOr("HDC_DATA", operator.DefaultDataDir()),
 		"data directory whose tls/ holds the defaults of --cert, --key and --ca, as hdc up leaves them (env HDC_DATA)")
 	f.StringVar(&p.cert, "cert", cli.EnvOr("HDC_PUBLISHER_CERT", ""), "PEM `file` of a publisher's certificate (env HDC_PUBLISHER_CERT; default <data>/tls/publisher.pem)")
 	f.StringVar(&p.key, "key", cli.EnvOr("HDC_PUBLISHER_KEY", ""), "PEM `file` of its private key (env HDC_PUBLISHER_KEY; default <data>/tls/publisher-key.pem)")

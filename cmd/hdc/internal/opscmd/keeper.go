@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/sealed"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/keeper"
@@ -115,21 +113,17 @@ func rewrap(ctx context.Context, sf *storeFlags, toURL, registry string) (rewrap
 		return out, fmt.Errorf("--to: %w", err)
 	}
 	defer to.Close()
-	st, err := backend.OpenExistingStore(ctx, sf.db, sf.data)
+	st, err := sf.Peek(ctx)
 	if err != nil {
 		return out, fmt.Errorf("the backend's database (--db, --data): %w", err)
 	}
 	defer st.Close()
-	id, changed, err := sealed.Rewrap(ctx, st, from, to)
+	// Recorded under the new keeper, which keys the chain as the old did.
+	trail, id, changed, err := operator.Rewrap(ctx, st, from, to)
 	if err != nil {
 		return out, err
 	}
 	out.DataKey, out.Store = id, outcome(changed)
-	// Recorded under the new keeper, which keys the chain as the old did.
-	trail, err := sealed.Open(ctx, st, to, zap.NewNop())
-	if err != nil {
-		return out, err
-	}
 	if err := recordRewrap(ctx, trail, id, changed); err != nil {
 		return out, err
 	}

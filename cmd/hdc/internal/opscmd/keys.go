@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -148,9 +148,9 @@ func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Acti
 		return err
 	}
 	defer closeKeeper()
-	st, err := sf.open(ctx, true)
+	st, err := sf.OpenExisting(ctx)
 	switch {
-	case errors.Is(err, backend.ErrNoDatabase):
+	case errors.Is(err, operator.ErrNoDatabase):
 		st = nil
 	case err != nil:
 		return fmt.Errorf("the backend's database (--db, --data), where key changes are audited: %w; the registry is unchanged", err)
@@ -263,7 +263,7 @@ client moves to A256GCM keys by a rotation.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var k kidregistry.Key
 			var err error
-			dir, p := sf.data, path()
+			dir, p := sf.DataDir, path()
 			if err := kind.check(p); err != nil {
 				return err
 			}

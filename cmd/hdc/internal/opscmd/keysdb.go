@@ -26,7 +26,7 @@ func NewKeyPlane(st *sealed.Store) *KeyPlane { return &KeyPlane{st: st} }
 
 // keyPlane opens the database the flags locate, with its keeper.
 func (f *storeFlags) keyPlane(ctx context.Context) (*KeyPlane, error) {
-	st, err := f.open(ctx, false)
+	st, err := f.Open(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/sealed"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/keeper"
@@ -24,59 +20,24 @@ import (
 // reference Caddyfile read the same one.
 const KeeperEnv = "HDC_KEEPER"
 
-// LocalKeyFile is the local keeper's key in the data directory, made on the
-// first run when no keeper is configured (HDC_KEEPER).
-const LocalKeyFile = "keeper.key"
-
 // storeFlags are the flags that locate the backend's database and the
 // keeper its secrets are sealed under, shared by the command groups that
-// manage identities, keys and the audit trail.
-type storeFlags struct {
-	db     string
-	data   string
-	keeper string
-}
+// manage identities, keys and the audit trail: they open it through the
+// backend's operator surface.
+type storeFlags struct{ operator.Database }
 
 // register adds --db, --data and --keeper to cmd's persistent flags,
 // defaulting to HDC_DATABASE_URL, HDC_DATA and HDC_KEEPER like the server.
 func (f *storeFlags) register(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&f.db, "db", cli.EnvOr("HDC_DATABASE_URL", ""), "database URL; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
-	cmd.PersistentFlags().StringVar(&f.data, "data", cli.EnvOr("HDC_DATA", backend.DefaultConfig().DataDir), "backend data directory (env HDC_DATA)")
-	cmd.PersistentFlags().StringVar(&f.keeper, "keeper", cli.EnvOr(KeeperEnv, ""),
-		"`url` of the keeper the secrets are sealed under, the backend's (env "+KeeperEnv+"; default the local key hdc up made, <data>/"+LocalKeyFile+"; prefer the variable to the flag: a key in the URL shows in the process list)")
-}
-
-// open opens the store the flags locate, its secrets sealed under the
-// keeper. With existing, a SQLite database that is not there is
-// backend.ErrNoDatabase, and none is created.
-func (f *storeFlags) open(ctx context.Context, existing bool) (*sealed.Store, error) {
-	openStore := backend.OpenStore
-	if existing {
-		openStore = backend.OpenExistingStore
-	}
-	st, err := openStore(ctx, f.db, f.data)
-	if err != nil {
-		return nil, err
-	}
-	return backend.Seal(ctx, st, f.keeperURL(), zap.NewNop())
-}
-
-// keeperURL is --keeper, else the local keeper hdc up made in the data
-// directory when it is there.
-func (f *storeFlags) keeperURL() string {
-	if f.keeper != "" {
-		return f.keeper
-	}
-	local, err := filepath.Abs(filepath.Join(f.data, LocalKeyFile))
-	if _, serr := os.Stat(local); err != nil || serr != nil {
-		return ""
-	}
-	return keeper.KeyFileURL(local)
+	cmd.PersistentFlags().StringVar(&f.URL, "db", cli.EnvOr("HDC_DATABASE_URL", ""), "database URL; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
+	cmd.PersistentFlags().StringVar(&f.DataDir, "data", cli.EnvOr("HDC_DATA", operator.DefaultDataDir()), "backend data directory (env HDC_DATA)")
+	cmd.PersistentFlags().StringVar(&f.Keeper, "keeper", cli.EnvOr(KeeperEnv, ""),
+		"`url` of the keeper the secrets are sealed under, the backend's (env "+KeeperEnv+"; default the local key hdc up made, <data>/"+operator.LocalKeyFile+"; prefer the variable to the flag: a key in the URL shows in the process list)")
 }
 
 // run opens the identity service, runs fn with it and closes the store.
 func (f *storeFlags) run(cmd *cobra.Command, fn func(*identity.Service) error) error {
-	st, err := f.open(cmd.Context(), false)
+	st, err := f.Open(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -86,7 +47,7 @@ func (f *storeFlags) run(cmd *cobra.Command, fn func(*identity.Service) error) e
 
 // openKeeper opens the keeper, for the registry's sealer.
 func (f *storeFlags) openKeeper(ctx context.Context) (*keeper.Keeper, error) {
-	url := f.keeperURL()
+	url := f.KeeperURL()
 	if url == "" {
 		return nil, fmt.Errorf("--keeper (%s) is required: the registry's secrets are sealed under a data key it wraps", KeeperEnv)
 	}
@@ -117,7 +78,7 @@ func (f *storeFlags) sealer(ctx context.Context) (s *kidregistry.Sealer, close f
 func (f *storeFlags) warnUnknownClient(cmd *cobra.Command, client string) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
 	defer cancel()
-	st, err := backend.OpenExistingStore(ctx, f.db, f.data)
+	st, err := f.Peek(ctx)
 	if err != nil {
 		return
 	}

@@ -27,6 +27,7 @@ import (
 	hdcconfig "github.com/health-data-connect/hdc"
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/auditcheckpoint"
+	"github.com/health-data-connect/hdc/backend/operator"
 	_ "github.com/health-data-connect/hdc/caddymodule"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clientcmd"
@@ -139,7 +140,7 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 
 	if o.backend.Keeper == "" {
 		// No KMS configured: a local key, made on the first run.
-		if o.backend.Keeper, err = keeper.CreateKeyFile(filepath.Join(data, opscmd.LocalKeyFile)); err != nil {
+		if o.backend.Keeper, err = keeper.CreateKeyFile(filepath.Join(data, operator.LocalKeyFile)); err != nil {
 			return fmt.Errorf("making the local keeper's key: %w", err)
 		}
 	}
@@ -213,7 +214,7 @@ func (o upOptions) backendConfig(data, hopDir string) backend.Config {
 	if cfg.AuditCheckpoints == auditcheckpoint.Log {
 		// A directory beside the database: all this stack has. In
 		// production, a bucket the database's writers cannot write.
-		cfg.AuditCheckpoints = "file://" + filepath.ToSlash(filepath.Join(data, opscmd.CheckpointDir)) + "?create_dir=true"
+		cfg.AuditCheckpoints = "file://" + filepath.ToSlash(filepath.Join(data, operator.CheckpointDir)) + "?create_dir=true"
 	}
 	if o.allowLoopbackWebhooks {
 		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
