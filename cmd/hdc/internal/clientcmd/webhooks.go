@@ -12,10 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/spf13/cobra"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-
-	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 func newWebhooksCmd() *cobra.Command {
@@ -62,7 +61,7 @@ func serveWebhooks(ctx context.Context, ln net.Listener, signingKey string, out 
 	if signingKey != "" {
 		// A whsec_ secret keys the signature with its decoded bytes, a raw
 		// key with its own: the backend's reading of signing_key.
-		key, err := webhook.SigningKeyBytes(signingKey)
+		key, err := contract.SigningKeyBytes(signingKey)
 		if err != nil {
 			return fmt.Errorf("--signing-key: %w", err)
 		}

@@ -1,4 +1,4 @@
-package webhook
+package contract
 
 import (
 	"bytes"
