@@ -111,6 +111,12 @@ func TestImportRules(t *testing.T) {
 			"of the backend, only backend/operator and the packages of what it hands them (the local stack, which runs the server, excepted)",
 			func(p string) bool { return under(p, "cmd/hdc") && p != "cmd/hdc/internal/upcmd" },
 			func(d string) bool { return !under(d, "backend") || operatorSurface(d) }},
+		{"the clients' commands import nothing of the backend, the edge or the operators' and local stack's commands",
+			func(p string) bool { return p == "cmd/hdc/internal/clientcmd" },
+			func(d string) bool {
+				return !under(d, "backend") && !under(d, "caddymodule") && d != "kid-registry" &&
+					d != "cmd/hdc/internal/opscmd" && d != "cmd/hdc/internal/upcmd"
+			}},
 		{"web is plumbing: no domain package but the audit record, whose request fields it reads",
 			func(p string) bool { return p == "backend/internal/web" },
 			func(d string) bool {

@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// SecretPrefix starts a Standard Webhooks secret: the prefix, then the
+// WebhookSecretPrefix starts a Standard Webhooks secret: the prefix, then the
 // key in standard base64.
-const SecretPrefix = "whsec_"
+const WebhookSecretPrefix = "whsec_"
 
-// MinSecretSize is the fewest bytes a whsec_ secret may decode to, the
+// MinWebhookSecretSize is the fewest bytes a whsec_ secret may decode to, the
 // least the Standard Webhooks specification allows.
-const MinSecretSize = 24
+const MinWebhookSecretSize = 24
 
 // errSecretBase64 refuses a whsec_ key whose rest is not base64.
-var errSecretBase64 = errors.New("a signing_key starting with " + SecretPrefix +
+var errSecretBase64 = errors.New("a signing_key starting with " + WebhookSecretPrefix +
 	" is a Standard Webhooks secret and must continue in standard, padded base64")
 
 // SigningKeyBytes returns the HMAC key a subscription's signing key stands
@@ -27,7 +27,7 @@ var errSecretBase64 = errors.New("a signing_key starting with " + SecretPrefix +
 // padded) but by hand, since that constructor neither returns the bytes
 // nor checks their length, which registration must refuse clearly.
 func SigningKeyBytes(key string) ([]byte, error) {
-	encoded, ok := strings.CutPrefix(key, SecretPrefix)
+	encoded, ok := strings.CutPrefix(key, WebhookSecretPrefix)
 	if !ok {
 		return []byte(key), nil
 	}
@@ -35,9 +35,9 @@ func SigningKeyBytes(key string) ([]byte, error) {
 	switch {
 	case err != nil:
 		return nil, errSecretBase64
-	case len(b) < MinSecretSize:
+	case len(b) < MinWebhookSecretSize:
 		return nil, fmt.Errorf("a %s signing_key must decode to at least %d bytes; this one decodes to %d",
-			SecretPrefix, MinSecretSize, len(b))
+			WebhookSecretPrefix, MinWebhookSecretSize, len(b))
 	}
 	return b, nil
 }
