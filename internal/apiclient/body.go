@@ -14,18 +14,26 @@ import (
 // Body is a request body: JSON held in memory, or content read as it is
 // sent (--data @file, --data -, --file), so that a large one never is.
 type Body struct {
-	JSON []byte  // a JSON body in memory, or
-	Src  *Source // one read as it is sent
-	// Upload: Src is a file to upload, sent as multipart/form-data, or
+	json []byte  // a JSON body in memory, or
+	src  *Source // one read as it is sent
+	// upload: src is a file to upload, sent as multipart/form-data, or
 	// encrypted as the JSON form {"file":"<base64>"}.
-	Upload bool
+	upload bool
 }
 
 // JSONBody is a JSON body held in memory.
-func JSONBody(b []byte) *Body { return &Body{JSON: b} }
+func JSONBody(b []byte) *Body { return &Body{json: b} }
+
+// StreamBody is a JSON body read from src as it is sent, as it is: the API
+// checks it.
+func StreamBody(src *Source) *Body { return &Body{src: src} }
+
+// UploadBody is the file src to upload: sent as multipart/form-data, or
+// encrypted as the JSON form {"file":"<base64>"}.
+func UploadBody(src *Source) *Body { return &Body{src: src, upload: true} }
 
 // replayable reports whether the body can be sent a second time.
-func (b *Body) replayable() bool { return b == nil || b.Src == nil || !b.Src.once }
+func (b *Body) replayable() bool { return b == nil || b.src == nil || !b.src.once }
 
 // Source is content read as it is sent: a file, opened again for each
 // request, or standard input, which can be read once.
@@ -129,12 +137,12 @@ func plainPayload(b *Body) payload {
 	switch {
 	case b == nil:
 		return payload{}
-	case b.Src == nil:
-		return payload{contentType: "application/json", size: int64(len(b.JSON)), data: b.JSON}
-	case b.Upload:
-		return multipartPayload(b.Src)
+	case b.src == nil:
+		return payload{contentType: "application/json", size: int64(len(b.json)), data: b.json}
+	case b.upload:
+		return multipartPayload(b.src)
 	}
-	return payload{contentType: "application/json", size: b.Src.size, write: b.Src.copyTo}
+	return payload{contentType: "application/json", size: b.src.size, write: b.src.copyTo}
 }
 
 // multipartPayload streams the file as the form part "file"; its length is

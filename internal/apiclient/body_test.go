@@ -57,7 +57,7 @@ func TestStreamedUploadDecrypts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := c.encode(&Body{Src: src, Upload: true})
+			p := c.encode(UploadBody(src))
 			if p.size < 0 || p.contentType != "application/json" {
 				t.Fatalf("size %d, type %q: want a known length of JSON", p.size, p.contentType)
 			}
@@ -92,7 +92,7 @@ func TestStreamedMultipart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := plainPayload(&Body{Src: src, Upload: true})
+			p := plainPayload(UploadBody(src))
 			_, params, err := mime.ParseMediaType(p.contentType)
 			if err != nil {
 				t.Fatal(err)

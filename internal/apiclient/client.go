@@ -40,7 +40,9 @@ type Client struct {
 	http       *http.Client
 	cachePath  string
 	tokens     tokenPair
-	Progress   Progress // bars for large transfers; none by default
+	// Progress draws bars for large transfers; its zero value, the
+	// default, none.
+	Progress Progress
 }
 
 // tokenPair is the login and refresh answer, with when it was obtained.
@@ -73,15 +75,10 @@ type Response struct {
 	Sealed bool
 }
 
-// problemCode returns the code of a problem+json answer, or "".
-func (r *Response) problemCode() string {
-	var p struct {
-		Code string `json:"code"`
-	}
-	_ = json.Unmarshal(r.Body, &p)
-	return p.Code
-}
-
+// New returns a client with creds, logging in to the workspace sharingKey
+// opens when it is not empty; with encrypt, it encrypts the requests
+// under the credentials' key, which it then needs, and asks for encrypted
+// answers. The token pair is cached per base URL, client and sharing key.
 func New(creds Credentials, sharingKey string, encrypt bool) (*Client, error) {
 	c := &Client{creds: creds, sharingKey: sharingKey, encrypt: encrypt,
 		http: &http.Client{Timeout: 10 * time.Minute, CheckRedirect: noRedirects}}
@@ -236,8 +233,8 @@ func (c *Client) encode(b *Body) payload {
 		return plainPayload(b)
 	}
 	var p payload
-	if b.Upload {
-		p = jsonUploadPayload(b.Src) // the form an encrypted upload takes, not multipart
+	if b.upload {
+		p = jsonUploadPayload(b.src) // the form an encrypted upload takes, not multipart
 	} else {
 		p = plainPayload(b)
 	}

@@ -1,6 +1,8 @@
 package apiclient
 
-// Credentials is what the first run writes for hdc call.
+// Credentials are a client's: the API's base URL, the client's id and
+// secret, and its encryption key, as the file hdc up writes for hdc call
+// holds them.
 type Credentials struct {
 	BaseURL       string `json:"base_url"`
 	ClientID      string `json:"client_id"`

@@ -182,15 +182,15 @@ func (o callOptions) requestBody(stdin io.Reader) (*apiclient.Body, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &apiclient.Body{Src: src, Upload: true}, nil
+		return apiclient.UploadBody(src), nil
 	case o.data == "-":
-		return &apiclient.Body{Src: apiclient.StdinSource(stdin)}, nil
+		return apiclient.StreamBody(apiclient.StdinSource(stdin)), nil
 	case strings.HasPrefix(o.data, "@"):
 		src, err := apiclient.FileSource(o.data[1:])
 		if err != nil {
 			return nil, fmt.Errorf("--data: %w", err)
 		}
-		return &apiclient.Body{Src: src}, nil
+		return apiclient.StreamBody(src), nil
 	case o.data != "":
 		if !json.Valid([]byte(o.data)) {
 			return nil, errors.New("--data is not valid JSON")
