@@ -126,49 +126,21 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 		return err
 	}
 	defer logger.Sync()
-
-	// The backend trusts identity headers only from the edge, which proves
-	// itself with a client certificate of the hop's authority: a new one on
-	// every run, under data/tls, with a publisher's for hdc events publish.
-	hopDir := filepath.Join(data, "tls")
-	if err := pki.InitDir(hopDir, upHopValidity, true); err != nil {
-		return fmt.Errorf("making the hop's certificates: %w", err)
-	}
-	if err := pki.IssueFromDir(hopDir, pki.Publisher, upHopValidity); err != nil {
-		return fmt.Errorf("making the publisher's certificate: %w", err)
-	}
-
-	if o.backend.Keeper == "" {
-		// No KMS configured: a local key, made on the first run.
-		if o.backend.Keeper, err = keeper.CreateKeyFile(filepath.Join(data, operator.LocalKeyFile)); err != nil {
-			return fmt.Errorf("making the local keeper's key: %w", err)
-		}
+	hopDir, err := o.prepareData(data)
+	if err != nil {
+		return err
 	}
 	public, internal, err := listenPair(o.backendListen, o.internalListen)
 	if err != nil {
 		return err
 	}
-	srv, err := backend.New(ctx, o.backendConfig(data, hopDir), logger.Named("backend"))
+	srv, creds, err := o.newBackend(ctx, data, hopDir, logger, out)
 	if err != nil {
 		public.Close()
 		internal.Close()
 		return err
 	}
 	defer srv.Close()
-
-	if n, err := importRegistry(ctx, srv, data, o.backend.Keeper); err != nil {
-		public.Close()
-		internal.Close()
-		return err
-	} else if n > 0 {
-		fmt.Fprintf(out, "Moved the %d keys of %s into the database.\n", n, filepath.Join(data, legacyRegistryFile))
-	}
-	creds, err := ensureDemo(ctx, srv, data, "http://"+o.listen, o.workspace)
-	if err != nil {
-		public.Close()
-		internal.Close()
-		return err
-	}
 
 	backendDone := make(chan error, 1)
 	serveCtx, stopBackend := context.WithCancel(context.Background())
@@ -183,6 +155,53 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	printGuide(out, o, data, creds)
 
 	return wait(ctx, out, backendDone, stopBackend)
+}
+
+// prepareData makes what the stack needs in data before it starts, and
+// returns the directory of the hop's certificates. The backend trusts
+// identity headers only from the edge, which proves itself with a client
+// certificate of the hop's authority: a new one on every run, under
+// data/tls, with a publisher's for hdc events publish. With no keeper
+// configured (no KMS), the keeper is a local key, made on the first run.
+func (o *upOptions) prepareData(data string) (string, error) {
+	hopDir := filepath.Join(data, "tls")
+	if err := pki.InitDir(hopDir, upHopValidity, true); err != nil {
+		return "", fmt.Errorf("making the hop's certificates: %w", err)
+	}
+	if err := pki.IssueFromDir(hopDir, pki.Publisher, upHopValidity); err != nil {
+		return "", fmt.Errorf("making the publisher's certificate: %w", err)
+	}
+	if o.backend.Keeper == "" {
+		url, err := keeper.CreateKeyFile(filepath.Join(data, operator.LocalKeyFile))
+		if err != nil {
+			return "", fmt.Errorf("making the local keeper's key: %w", err)
+		}
+		o.backend.Keeper = url
+	}
+	return hopDir, nil
+}
+
+// newBackend makes the stack's backend on data, moves into its database the
+// registry file an earlier version kept there, and makes sure of the demo
+// client, whose credentials it returns. On failure it closes the backend.
+func (o upOptions) newBackend(ctx context.Context, data, hopDir string, logger *zap.Logger, out io.Writer) (*backend.Server, apiclient.Credentials, error) {
+	var creds apiclient.Credentials
+	srv, err := backend.New(ctx, o.backendConfig(data, hopDir), logger.Named("backend"))
+	if err != nil {
+		return nil, creds, err
+	}
+	n, err := importRegistry(ctx, srv, data, o.backend.Keeper)
+	if err == nil && n > 0 {
+		fmt.Fprintf(out, "Moved the %d keys of %s into the database.\n", n, filepath.Join(data, legacyRegistryFile))
+	}
+	if err == nil {
+		creds, err = ensureDemo(ctx, srv, data, "http://"+o.listen, o.workspace)
+	}
+	if err != nil {
+		srv.Close()
+		return nil, creds, err
+	}
+	return srv, creds, nil
 }
 
 // wait serves until ctx is done or the backend stops, then stops the edge
