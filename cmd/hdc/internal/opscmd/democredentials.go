@@ -10,7 +10,6 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -41,6 +40,5 @@ func syncDemoCredentials(dir string, k kidregistry.Key) (string, error) {
 	if creds.Enc == jwe.EncA128CBCHS256 {
 		creds.Enc = "" // the default, left out
 	}
-	out, _ := json.MarshalIndent(creds, "", "  ")
-	return path, privatefile.Write(path, append(out, '\n'))
+	return path, creds.Save(path)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/keeper"
-	"github.com/health-data-connect/hdc/internal/privatefile"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -48,8 +47,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspa
 	if err := kp.Ensure(ctx, creds.ClientID, creds.Kid, creds.EncryptionKey); err != nil {
 		return creds, fmt.Errorf("the demo key: %w", err)
 	}
-	out, _ := json.MarshalIndent(creds, "", "  ")
-	return creds, privatefile.Write(path, append(out, '\n'))
+	return creds, creds.Save(path)
 }
 
 // importRegistry moves the registry file an earlier version of hdc up kept
