@@ -4,7 +4,9 @@ package upcmd
 // (github.com/caddyserver/caddy/v2/modules/standard) without the templates
 // handler, the file server (whose directory browsing links templates) and
 // FastCGI (which links the file server). Every hdc command pays at start
-// for the packages linked here, and the templates handler's syntax
+// for the packages linked here, since the one hdc binary holds hdc up and
+// so the edge, whichever command runs (the clients' commands alone, package
+// clientcmd, link none of Caddy); the templates handler's syntax
 // highlighter (chroma's lexers and styles) took 20 of the 35 ms hdc spent
 // in package initialization before main: a third of what hdc keys add
 // took. The reference Caddyfile uses none of the three; hdc-edge, the
