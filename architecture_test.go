@@ -119,6 +119,16 @@ func TestImportRules(t *testing.T) {
 		{"the audit record imports only the contract and the client key, whose kids it names",
 			func(p string) bool { return p == "backend/audit" },
 			func(d string) bool { return d == "internal/contract" || d == "internal/clientkey" }},
+		{"the hdc commands reach the backend through its operator surface, never the server's wiring: " +
+			"of the backend, only backend/operator and the packages of what it hands them (the local stack, which runs the server, excepted)",
+			func(p string) bool { return under(p, "cmd/hdc") && p != "cmd/hdc/internal/upcmd" },
+			func(d string) bool { return !under(d, "backend") || operatorSurface(d) }},
+		{"the clients' commands import nothing of the backend, the edge or the operators' and local stack's commands",
+			func(p string) bool { return p == "cmd/hdc/internal/clientcmd" },
+			func(d string) bool {
+				return !under(d, "backend") && !under(d, "caddymodule") && !under(d, "kid-registry") &&
+					d != "cmd/hdc/internal/opscmd" && d != "cmd/hdc/internal/upcmd"
+			}},
 		{"web is plumbing: no domain package but the audit record, whose request fields it reads",
 			func(p string) bool { return p == "backend/internal/web" },
 			func(d string) bool {
@@ -145,6 +155,18 @@ func TestImportRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// operatorSurface reports whether dep is a package of the backend that the
+// hdc commands may import: the operator surface, and the packages of the
+// services, records and stores it hands them (the audit trail's under
+// backend/audit too).
+func operatorSurface(dep string) bool {
+	switch dep {
+	case "backend/operator", "backend/identity", "backend/store", "backend/sealed", "backend/fhir", "backend/webhook":
+		return true
+	}
+	return under(dep, "backend/audit")
 }
 
 // TestHealthcheckStandardLibraryOnly holds the rule that the image's health

@@ -14,7 +14,7 @@ import (
 
 // Seal returns st with its secrets sealed under its data key, which the
 // keeper keeperURL names wraps (package sealed): the server and the hdc
-// commands that open the store share it. The keeper is called once or
+// commands that open the store (through backend/operator) share it. The keeper is called once or
 // twice, then closed: the data key stays in memory. On failure st is
 // closed, and the error names the setting.
 func Seal(ctx context.Context, st store.Store, keeperURL string, log *zap.Logger) (*sealed.Store, error) {

@@ -17,7 +17,7 @@ import (
 // postgresql://… for PostgreSQL (several replicas may share it); empty for
 // SQLite at dataDir/hdc.db, "sqlite:<path>", "sqlite://<path>",
 // "file:<path>" or a plain path for another SQLite file. The server and the
-// hdc CLI share it.
+// hdc commands (through backend/operator) share it.
 func OpenStore(ctx context.Context, databaseURL, dataDir string) (store.Store, error) {
 	if sharedStore(databaseURL) {
 		return postgres.Open(ctx, databaseURL)

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
@@ -150,7 +151,7 @@ func (r Rules) Parse(body []byte) (Spec, error) {
 		if utf8.RuneCountInString(k) < minSigningKeyLen || len(k) > maxSigningKeySize {
 			return Spec{}, fmt.Errorf("signing_key must have at least %d characters and at most %d bytes", minSigningKeyLen, maxSigningKeySize)
 		}
-		if _, err := SigningKeyBytes(k); err != nil {
+		if _, err := contract.SigningKeyBytes(k); err != nil {
 			return Spec{}, err
 		}
 		spec.SigningKey = k

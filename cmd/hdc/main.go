@@ -1,56 +1,21 @@
 // Command hdc is the Health Data Connect command line: operators manage keys,
 // clients and sharing grants with it; API users encrypt, decrypt and call the
 // API; `hdc up` runs the whole stack locally.
+//
+// It only assembles the command groups, one package each by audience: the
+// API's clients' (clientcmd), the operators' (opscmd) and the local
+// stack's (upcmd).
 package main
 
 import (
-	"fmt"
-	"os"
+	"slices"
 
-	"github.com/spf13/cobra"
-
-	"github.com/health-data-connect/hdc/internal/version"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/clientcmd"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/upcmd"
 )
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "hdc:", err)
-		os.Exit(1)
-	}
-}
-
-func newRootCmd() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "hdc",
-		Short:         "Health Data Connect: operator and client command line",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.AddCommand(
-		newKeysCmd(),
-		newJWECmd(),
-		newClientsCmd(),
-		newSharingCmd(),
-		newAuditCmd(),
-		newEventsCmd(),
-		newUpCmd(),
-		newCallCmd(),
-		newWebhooksCmd(),
-		newTLSCmd(),
-		newKeeperCmd(),
-		newVersionCmd(),
-	)
-	return root
-}
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version and VCS revision this hdc was built from",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "hdc", version.Get())
-			return err
-		},
-	}
+	cli.Main(slices.Concat(clientcmd.Commands(), opscmd.Commands(), upcmd.Commands())...)
 }

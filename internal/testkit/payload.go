@@ -3,6 +3,8 @@ package testkit
 import (
 	"crypto/rand"
 	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -24,4 +26,14 @@ func RandomBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return b
+}
+
+// WriteFile writes content to a file in a test directory and returns its path.
+func WriteFile(t testing.TB, name string, content []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

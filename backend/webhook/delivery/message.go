@@ -8,7 +8,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // The Standard Webhooks headers.
@@ -59,7 +59,7 @@ func NewMessage(d store.Delivery, now time.Time) (Message, error) {
 	}
 	m := Message{ID: MessageID(d.ID), Timestamp: now, Body: body, Format: store.FormatStandardWebhooks}
 	if key := d.Subscription.SigningKey; key != "" {
-		raw, err := webhook.SigningKeyBytes(key)
+		raw, err := contract.SigningKeyBytes(key)
 		if err != nil {
 			return Message{}, err
 		}
@@ -71,7 +71,7 @@ func NewMessage(d store.Delivery, now time.Time) (Message, error) {
 }
 
 // Sign returns the Standard Webhooks signature "v1,<base64 HMAC-SHA256>"
-// of id.timestamp.body under key, the raw bytes SigningKeyBytes returns.
+// of id.timestamp.body under key, the raw bytes contract.SigningKeyBytes returns.
 func Sign(key []byte, id string, timestamp time.Time, body []byte) (string, error) {
 	wh, err := standardwebhooks.NewWebhookRaw(key)
 	if err != nil {

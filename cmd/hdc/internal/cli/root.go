@@ -1,0 +1,46 @@
+// Package cli is what hdc's command groups share: the root command, which
+// prints an error and exits non-zero, flags that take their defaults from
+// the environment, and JSON output.
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/internal/version"
+)
+
+// Main runs hdc with the commands cmds under its root: an error is printed
+// on standard error, prefixed "hdc:", and exits 1.
+func Main(cmds ...*cobra.Command) {
+	if err := newRootCmd(cmds...).Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "hdc:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd(cmds ...*cobra.Command) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "hdc",
+		Short:         "Health Data Connect: operator and client command line",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(cmds...)
+	root.AddCommand(newVersionCmd())
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version and VCS revision this hdc was built from",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "hdc", version.Get())
+			return err
+		},
+	}
+}

@@ -1,0 +1,249 @@
+package clientcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/apiclient"
+	"github.com/spf13/cobra"
+)
+
+// DefaultCredentials is where hdc up writes the demo client's credentials,
+// relative to the directory it was started in.
+const DefaultCredentials = "data/demo-credentials.json"
+
+// callOptions are the flags of hdc call.
+type callOptions struct {
+	credentials                            string
+	base, clientID, clientSecret, kid, key string
+	enc                                    string
+	sharingKey                             string
+	encrypt                                bool
+	data, file                             string
+	query                                  []string
+	include                                bool
+	output                                 string
+}
+
+const callLong = `Call the API like curl, as one client. hdc call logs in (caching the token pair
+in your cache directory and refreshing it when it expires), sends the
+request, decrypts an encrypted answer, and prints it. The exit status is
+non-zero on an answer other than 2xx, whose problem is printed.
+
+The client comes from --credentials (default ` + DefaultCredentials + `, written
+by hdc up) or from --base, --client-id, --client-secret, --kid and --key.
+
+With --encrypt the body is sent as a JWE envelope under the client's key
+(a request without a body asks for an encrypted answer), and the login is
+encrypted too. A successful answer must then be an envelope under that key,
+or hdc call refuses it and exits non-zero; an unencrypted error answer (one
+given before the edge knew the key) is printed marked as unauthenticated.
+
+--data sends a JSON body: given inline (checked to be JSON), read from a
+file with @FILE, or from standard input with -, as it is (the API checks
+it). --file uploads a file: as multipart/form-data, or with --encrypt as
+the encrypted JSON form {"file": "<base64>"}. Files and standard input are
+streamed, never held in memory, encrypted as they are sent; the length is
+sent ahead when it is known (a file, not a pipe).
+
+-i prints the status line and headers of the answer, as received, before
+its body. -o writes the body of a successful answer to a file (mode 0600),
+decrypted, and only once the whole envelope is verified; an error answer
+is printed instead and the file is not written. On a terminal, transfers
+over 4 MiB show a progress bar on standard error.`
+
+const callExample = `  # JSON inline, from a file, from standard input
+  hdc call POST /notification/v1/connect/webhook/subscriptions --data '{"endpoint":"https://example.org/hooks"}'
+  hdc call POST /notification/v1/connect/webhook/subscriptions --data @subscription.json
+  jq -n '{endpoint: "https://example.org/hooks"}' | hdc call POST /notification/v1/connect/webhook/subscriptions -d -
+
+  # An encrypted upload, streamed (a progress bar on a terminal), with a query parameter
+  hdc call --encrypt POST /mr/api/v2/docs --file visit.mp3 --query task=smart
+
+  # The status line and headers before the body, like curl -i
+  hdc call -i --encrypt GET /notification/v1/connect/webhook/subscriptions
+
+  # The decrypted record to a file instead of the terminal
+  hdc call --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id> -o record.json
+
+  # Another client, by flags; its secret and key from the environment rather than
+  # --client-secret and --key, which the process list would show
+  HDC_CLIENT_SECRET=… HDC_ENCRYPTION_KEY=… hdc call --base https://api.example.org --client-id <id> --kid <kid> --encrypt GET /notification/v1/connect/webhook/subscriptions
+
+  # Another credentials file
+  hdc call --credentials clinic/credentials.json GET /notification/v1/connect/webhook/subscriptions
+
+  # The workspace a sharing key opens
+  hdc call --sharing-key <sharing_key> GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id>`
+
+func newCallCmd() *cobra.Command {
+	var o callOptions
+	cmd := &cobra.Command{
+		Use:     "call [flags] METHOD PATH",
+		Short:   "Call the API as a client: log in, encrypt, send, decrypt, print",
+		Long:    callLong,
+		Example: callExample,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCall(o, strings.ToUpper(args[0]), args[1], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.credentials, "credentials", "", "credentials file (default "+DefaultCredentials+" when no --base is given)")
+	f.StringVar(&o.base, "base", "", "API base URL")
+	f.StringVar(&o.clientID, "client-id", "", "client id")
+	f.StringVar(&o.clientSecret, "client-secret", cli.EnvOr("HDC_CLIENT_SECRET", ""), "client secret (env HDC_CLIENT_SECRET)")
+	f.StringVar(&o.kid, "kid", "", "key id of the encryption key")
+	f.StringVar(&o.key, "key", cli.EnvOr(keyEnv, ""), "encryption key: 16 bytes for A128CBC-HS256, the JWK's k for A256GCM (env "+keyEnv+")")
+	f.StringVar(&o.enc, "enc", "", "the key's content encryption, A128CBC-HS256 (default) or A256GCM")
+	f.StringVar(&o.sharingKey, "sharing-key", "", "log in to the workspace this sharing key opens")
+	f.BoolVar(&o.encrypt, "encrypt", false, "encrypt the request and ask for an encrypted answer")
+	f.StringVarP(&o.data, "data", "d", "", "JSON body; @FILE reads it from a file, - from standard input")
+	f.StringVar(&o.file, "file", "", "file to upload")
+	f.StringArrayVar(&o.query, "query", nil, "query parameter k=v (repeatable)")
+	f.BoolVarP(&o.include, "include", "i", false, "print the answer's status line and headers before its body")
+	f.StringVarP(&o.output, "output", "o", "", "write the body of a successful answer to FILE (- for standard output) instead of printing it")
+	cmd.MarkFlagsMutuallyExclusive("data", "file")
+	return cmd
+}
+
+func runCall(o callOptions, method, path string, stdin io.Reader, out, errOut io.Writer) error {
+	if !strings.HasPrefix(path, "/") {
+		return errors.New("PATH must start with /")
+	}
+	creds, err := o.resolveCredentials()
+	if err != nil {
+		return err
+	}
+	query, err := parseQuery(o.query)
+	if err != nil {
+		return err
+	}
+	b, err := o.requestBody(stdin)
+	if err != nil {
+		return err
+	}
+	c, err := apiclient.New(creds, o.sharingKey, o.encrypt)
+	if err != nil {
+		return err
+	}
+	c.Progress = apiclient.NewProgress(errOut)
+	resp, err := c.Do(method, path, query, b)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if o.include {
+		printHead(out, resp)
+	}
+	if o.output != "" && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return c.SaveAnswer(method, path, resp, o.output, out)
+	}
+	r, err := c.ReadAnswer(method, path, resp)
+	if err != nil {
+		return err
+	}
+	if note := c.Unauthenticated(r); note != "" {
+		fmt.Fprintln(errOut, "hdc: "+note)
+	}
+	printBody(out, r.Body)
+	if r.Status >= 300 {
+		return fmt.Errorf("HTTP %d %s", r.Status, http.StatusText(r.Status))
+	}
+	return nil
+}
+
+// parseQuery parses the --query parameters.
+func parseQuery(kvs []string) (url.Values, error) {
+	query := url.Values{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--query %q: want k=v", kv)
+		}
+		query.Add(k, v)
+	}
+	return query, nil
+}
+
+// requestBody is the body --data or --file names, or nil.
+func (o callOptions) requestBody(stdin io.Reader) (*apiclient.Body, error) {
+	switch {
+	case o.file != "":
+		src, err := apiclient.FileSource(o.file)
+		if err != nil {
+			return nil, err
+		}
+		return apiclient.UploadBody(src), nil
+	case o.data == "-":
+		return apiclient.StreamBody(apiclient.StdinSource(stdin)), nil
+	case strings.HasPrefix(o.data, "@"):
+		src, err := apiclient.FileSource(o.data[1:])
+		if err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		return apiclient.StreamBody(src), nil
+	case o.data != "":
+		if !json.Valid([]byte(o.data)) {
+			return nil, errors.New("--data is not valid JSON")
+		}
+		return apiclient.JSONBody([]byte(o.data)), nil
+	}
+	return nil, nil
+}
+
+// resolveCredentials reads the credentials file, if any, and lets flags
+// override its fields.
+func (o callOptions) resolveCredentials() (apiclient.Credentials, error) {
+	var c apiclient.Credentials
+	path := o.credentials
+	if path == "" && o.base == "" {
+		path = DefaultCredentials
+	}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("reading credentials: %w (run hdc up, or pass --base, --client-id and --client-secret)", err)
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			return c, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	for dst, v := range map[*string]string{&c.BaseURL: o.base, &c.ClientID: o.clientID,
+		&c.ClientSecret: o.clientSecret, &c.Kid: o.kid, &c.EncryptionKey: o.key, &c.Enc: o.enc} {
+		if v != "" {
+			*dst = v
+		}
+	}
+	if c.BaseURL == "" || c.ClientID == "" || c.ClientSecret == "" {
+		return c, errors.New("a base URL, a client id and a client secret are needed")
+	}
+	return c, nil
+}
+
+// printBody prints JSON indented and anything else as it is.
+func printBody(w io.Writer, b []byte) {
+	var buf bytes.Buffer
+	if json.Indent(&buf, b, "", "  ") == nil {
+		buf.WriteByte('\n')
+		_, _ = w.Write(buf.Bytes())
+		return
+	}
+	_, _ = w.Write(b)
+}
+
+// printHead prints an answer's status line and headers, then an empty
+// line, as curl -i does.
+func printHead(w io.Writer, resp *http.Response) {
+	fmt.Fprintf(w, "%s %s\r\n", resp.Proto, resp.Status)
+	_ = resp.Header.Write(w)
+	_, _ = io.WriteString(w, "\r\n")
+}

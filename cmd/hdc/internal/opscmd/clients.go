@@ -1,0 +1,89 @@
+package opscmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+)
+
+func newClientsCmd() *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "clients",
+		Short: "Manage API clients in the backend's database",
+		Long: `Manage API clients in the backend's database.
+
+A client belongs to one workspace and logs in with its client id and secret.
+The secret is shown once, when the client is created; the database keeps
+only an HMAC-SHA-256 of it under a key of the installation.`,
+	}
+	sf.register(cmd)
+	cmd.AddCommand(newClientsCreateCmd(&sf), newClientsListCmd(&sf), newClientsDisableCmd(&sf))
+	return cmd
+}
+
+func newClientsCreateCmd(sf *storeFlags) *cobra.Command {
+	var workspace string
+	cmd := &cobra.Command{
+		Use:   "create --workspace W",
+		Short: "Create a client (and its workspace if needed) and print its credentials once",
+		Long: `Create a client in workspace W, creating the workspace when it does not exist,
+and print {"client_id", "client_secret", "workspace_id"}. Store the secret now:
+it cannot be shown again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.run(cmd, func(svc *identity.Service) error {
+				cred, err := svc.CreateClient(cmd.Context(), workspace)
+				if err != nil {
+					return err
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), cred)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace id (letters, digits, '.', '_', '-'; at most 64)")
+	cmd.MarkFlagRequired("workspace")
+	return cmd
+}
+
+func newClientsListCmd(sf *storeFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List clients as JSON (never their secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.run(cmd, func(svc *identity.Service) error {
+				clients, err := svc.ListClients(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), clients)
+			})
+		},
+	}
+}
+
+func newClientsDisableCmd(sf *storeFlags) *cobra.Command {
+	var client string
+	cmd := &cobra.Command{
+		Use:   "disable --client C",
+		Short: "Disable a client: it can no longer log in or refresh",
+		Long: `Disable client C: its logins and refreshes are refused from now on. Access
+tokens it already holds stay valid until they expire (at most the access token
+lifetime).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.run(cmd, func(svc *identity.Service) error {
+				if err := svc.DisableClient(cmd.Context(), client); err != nil {
+					return notFound(err, "client", client)
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"client_id": client, "status": string(store.ClientDisabled)})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&client, "client", "", "client id")
+	cmd.MarkFlagRequired("client")
+	return cmd
+}

@@ -1,0 +1,140 @@
+package opscmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
+)
+
+// hdc runs hdc with args against the database in dir and returns its
+// standard output, or an error carrying its standard error.
+func hdc(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
+	res := clitest.Run(t, nil, append(args, "--data", dir)...)
+	if res.Err != nil {
+		return string(res.Stdout), fmt.Errorf("%v: %s", res.Err, res.Stderr)
+	}
+	return string(res.Stdout), nil
+}
+
+func decode[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("output %q: %v", s, err)
+	}
+	return v
+}
+
+func TestClientsAndSharing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, err := hdc(t, dir, "clients", "create", "--workspace", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := decode[identity.Credentials](t, out)
+	if a.ClientID == "" || !strings.HasPrefix(a.ClientSecret, "hdc_cs_") || a.WorkspaceID != "acme" {
+		t.Fatalf("create printed %s", out)
+	}
+	out, _ = hdc(t, dir, "clients", "create", "--workspace", "globex")
+	b := decode[identity.Credentials](t, out)
+
+	out, err = hdc(t, dir, "clients", "list")
+	if err != nil || strings.Contains(out, a.ClientSecret) || strings.Contains(out, "argon2") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	if list := decode[[]identity.Client](t, out); len(list) != 2 || list[0].ClientID != a.ClientID || list[0].Status != "active" {
+		t.Fatalf("list = %s", out)
+	}
+
+	out, err = hdc(t, dir, "sharing", "grant", "--workspace", "globex", "--client", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := decode[identity.Grant](t, out)
+	if g.GrantID == "" || !strings.HasPrefix(g.SharingKey, "hdc_sk_") || g.WorkspaceID != "globex" || g.ClientID != a.ClientID {
+		t.Fatalf("grant printed %s", out)
+	}
+	out, _ = hdc(t, dir, "sharing", "list")
+	if strings.Contains(out, g.SharingKey) || !strings.Contains(out, g.GrantID) {
+		t.Fatalf("sharing list = %s", out)
+	}
+
+	// The database the CLI wrote is the server's: authenticate against it.
+	auth := func(clientID, secret, key string) (identity.Principal, error) {
+		plain, err := backend.OpenStore(t.Context(), "", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := backend.Seal(t.Context(), plain, clitest.KeeperURL, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		return identity.New(st, 1).Authenticate(t.Context(), clientID, secret, key)
+	}
+	if p, err := auth(a.ClientID, a.ClientSecret, g.SharingKey); err != nil || p.WorkspaceID != "globex" {
+		t.Fatalf("login with the sharing key: %+v, %v", p, err)
+	}
+	if _, err := hdc(t, dir, "sharing", "revoke", "--grant", g.GrantID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth(a.ClientID, a.ClientSecret, g.SharingKey); err == nil {
+		t.Fatal("revoked sharing key still logs in")
+	}
+	if _, err := hdc(t, dir, "clients", "disable", "--client", b.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth(b.ClientID, b.ClientSecret, ""); err == nil {
+		t.Fatal("disabled client still logs in")
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"create without workspace", []string{"clients", "create"}, `"workspace" not set`},
+		{"create with invalid workspace", []string{"clients", "create", "--workspace", "bad id"}, "identifiers are"},
+		{"disable unknown client", []string{"clients", "disable", "--client", "nobody"}, `no client "nobody"`},
+		{"revoke unknown grant", []string{"sharing", "revoke", "--grant", "nope"}, `no grant "nope"`},
+		{"grant unknown workspace", []string{"sharing", "grant", "--workspace", "nope", "--client", "x"}, "not found"},
+		{"unreachable database", []string{"clients", "list", "--db", "postgres://hdc@127.0.0.1:1/hdc"}, "failed to connect"},
+		{"malformed database URL", []string{"clients", "list", "--db", "postgres://hdc:pw@127.0.0.1:1/hdc?sslmode=bogus"}, "cannot be parsed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := hdc(t, dir, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"clients", "--help"}, {"clients", "create", "--help"}, {"clients", "list", "--help"}, {"clients", "disable", "--help"},
+		{"sharing", "--help"}, {"sharing", "grant", "--help"}, {"sharing", "revoke", "--help"}, {"sharing", "list", "--help"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			res := clitest.Run(t, nil, args...)
+			if res.Err != nil || !bytes.Contains(res.Stdout, []byte("Usage:")) {
+				t.Errorf("%v: %v\n%s%s", args, res.Err, res.Stdout, res.Stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,486 @@
+package opscmd
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/jwe"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
+)
+
+// keysAuditHelp is how add, rotate and retire are audited.
+const keysAuditHelp = `
+In the database, the change and its record in the audit trail (the trail
+of the key's client's workspace) are one transaction. With --registry,
+the change is recorded in the audit trail of the backend's database
+(--db, --data) before the registry file is written: when that record
+cannot be written, the command fails and the registry is unchanged; when
+there is no database there, the change is made and a warning says it is
+not audited.`
+
+// registryEnv names the environment variable that --registry defaults to;
+// the reference Caddyfile reads the same one.
+const registryEnv = "HDC_KEY_REGISTRY"
+
+func newKeysCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "keys",
+		Short: "Manage the clients' shared encryption keys",
+		Long: `Manage the clients' shared encryption keys: which key id (kid) names which
+16-byte shared key, which client owns it, and its rotation status.
+
+By default the keys are in the backend's database (--db, --data, like hdc
+clients), sealed under its keeper: every edge looks them up in the backend
+and a change reaches every edge within a second. With --registry (or
+HDC_KEY_REGISTRY) the commands change a registry file instead, for an edge
+that reads one (a standalone edge): changes are written atomically under a
+lock, a running edge picks them up within its poll interval, and the file
+must be mode 0600. hdc keys import moves a registry file into the
+database.`,
+	}
+	var registry string
+	cmd.PersistentFlags().StringVar(&registry, "registry", cli.EnvOr(registryEnv, ""), "registry file instead of the database (env "+registryEnv+")")
+	path := func() string { return registry }
+	cmd.AddCommand(newKeysAddCmd(path), newKeysRotateCmd(path), newKeysRetireCmd(path), newKeysListCmd(path),
+		newKeysWrapCmd(path), newKeysImportCmd(path))
+	return cmd
+}
+
+// issuedKey is what add and rotate print: the only time a secret is shown.
+type issuedKey struct {
+	Kid      string `json:"kid"`
+	ClientID string `json:"client_id"`
+	Secret   string `json:"secret"`
+	Enc      string `json:"enc"`
+	// RequireFresh: the key's envelopes must name iat and jti.
+	RequireFresh bool `json:"require_fresh,omitempty"`
+	// JWK is the key as a JSON Web Key, which the JOSE libraries import
+	// as it is (the client-library table of docs/clients.md).
+	JWK octJWK `json:"jwk"`
+}
+
+// octJWK is a symmetric key as a JSON Web Key (RFC 7517, RFC 7518 §6.4):
+// its content-encryption key in k, and the content encryption its
+// envelopes use in enc, beside the kid. It names no "alg": node-jose and
+// the jose CLI read "alg":"dir" on a key as ruling out content
+// encryption with it, and every library takes dir from the header.
+type octJWK struct {
+	Kty string `json:"kty"`
+	Kid string `json:"kid"`
+	Enc string `json:"enc"`
+	K   string `json:"k"`
+}
+
+// issued is k as add and rotate print it.
+func issued(k clientkey.Key) issuedKey {
+	out := issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()}
+	cek := k.Secret // A256GCM: the key's 32 bytes, in base64url already
+	if out.Enc == jwe.EncA128CBCHS256 {
+		cek = base64.RawURLEncoding.EncodeToString([]byte(k.Secret + k.Secret)) // the shared string written twice
+	}
+	out.JWK = octJWK{Kty: "oct", Kid: k.Kid, Enc: out.Enc, K: cek}
+	return out
+}
+
+// kindFlags adds --enc and --require-fresh to cmd.
+func kindFlags(cmd *cobra.Command, kind *keyKind) {
+	cmd.Flags().StringVar(&kind.enc, "enc", jwe.EncA128CBCHS256, "the key's content encryption: A128CBC-HS256 (the specification's) or A256GCM (printed as a JWK too)")
+	cmd.Flags().BoolVar(&kind.requireFresh, "require-fresh", false, "every envelope must name iat and jti (always so for A256GCM)")
+}
+
+// check refuses a kind the registry file cannot hold when it is used (p
+// not empty), and an enc that is not the transport's.
+func (kind keyKind) check(p string) error {
+	switch {
+	case !jwe.ValidEnc(kind.enc):
+		return fmt.Errorf("--enc must be %s or %s", jwe.EncA128CBCHS256, jwe.EncA256GCM)
+	case p != "" && (kind.enc != jwe.EncA128CBCHS256 || kind.requireFresh):
+		return errors.New("A256GCM keys and --require-fresh are kept in the database (the key plane): a registry file holds A128CBC-HS256 keys only")
+	}
+	return nil
+}
+
+// issueKey applies issue to the registry at p, recording it as action
+// (updateKeys), and prints the key it made.
+func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action, issue func(*registryfile.File) (registryfile.Key, error)) (clientkey.Key, error) {
+	var k clientkey.Key
+	err := sf.updateKeys(cmd, p, action, func(f *registryfile.File) (kid, client string, err error) {
+		var e registryfile.Key
+		e, err = issue(f)
+		k = e.Key
+		return k.Kid, k.ClientID, err
+	})
+	if err != nil {
+		return k, err
+	}
+	return k, cli.PrintJSON(cmd.OutOrStdout(), issued(k))
+}
+
+// updateKeys applies change, a key command's edit of the registry at p, and
+// records it in the audit trail of the backend's database that the flags
+// locate, as action on the key change returns. The key's workspace is its
+// client's, or the installation's trail ("") when the database has no
+// such client.
+//
+// The order: the record is appended under the registry's lock once the
+// edited registry validates, and before the file is written, so that an
+// audit write that fails leaves the registry unchanged and fails the
+// command. Should writing the file then fail, a record of the same action
+// with outcome "failed" follows (best effort). When the database is not
+// there (no SQLite file at --data, --db unset), the change is made
+// unaudited and the command says so on standard error: the registry may be
+// kept where the backend's database is not. A database that is configured
+// but does not open fails the command, and the registry is unchanged.
+func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Action, change func(*registryfile.File) (kid, client string, err error)) error {
+	ctx := cmd.Context()
+	sealer, closeKeeper, err := sf.sealer(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeKeeper()
+	st, err := sf.OpenExisting(ctx)
+	switch {
+	case errors.Is(err, operator.ErrNoDatabase):
+		st = nil
+	case err != nil:
+		return fmt.Errorf("the backend's database (--db, --data), where key changes are audited: %w; the registry is unchanged", err)
+	default:
+		defer st.Close()
+	}
+	var ev audit.Event
+	recorded := false
+	err = registryfile.Update(p, sealer, func(f *registryfile.File) error {
+		kid, client, err := change(f)
+		if err == nil {
+			err = f.Validate()
+		}
+		if err != nil || st == nil {
+			return err
+		}
+		ws, err := clientWorkspace(ctx, st, client)
+		if err != nil {
+			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
+		}
+		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
+		if _, err := st.AppendAudit(ctx, ev); err != nil {
+			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
+		}
+		recorded = true
+		return nil
+	})
+	switch {
+	case err != nil && recorded:
+		ev.At, ev.Outcome = time.Now(), audit.Failed
+		if _, aerr := st.AppendAudit(ctx, ev); aerr != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: the audit trail records %s of key %q, which failed, and recording the failure failed too: %v\n", action, ev.Entity.ID, aerr)
+		}
+	case err == nil && st == nil:
+		fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: no backend database (--db, --data): this %s is not in the audit trail\n", action)
+	}
+	return err
+}
+
+// clientWorkspace returns the workspace of the client in st, "" when
+// there is no such client.
+func clientWorkspace(ctx context.Context, st store.Identities, client string) (string, error) {
+	c, err := st.GetClient(ctx, client)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return c.WorkspaceID, err
+}
+
+func newKeysAddCmd(path func() string) *cobra.Command {
+	var client, kid, secret string
+	var kind keyKind
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "add --client ID [--kid KID] [--secret S] [--enc A128CBC-HS256|A256GCM] [--require-fresh]",
+		Short: "Add an active key for a client and print it as JSON",
+		Long: `Add an active key for a client and print {"kid","client_id","secret","enc"},
+with "jwk" for an A256GCM key: {"kty":"oct","kid","alg":"dir","enc":"A256GCM","k"},
+which JOSE libraries import as it is. Without --secret a random secret is
+generated from crypto/rand (16 characters for A128CBC-HS256, 32 bytes in
+base64url for A256GCM); without --kid a random kid is generated. Every
+envelope under an A256GCM key, or a key added with --require-fresh, must
+name iat and jti in its protected header. In the database, the client must
+be there; with --registry (A128CBC-HS256 keys only), when the backend's
+database (--db, --data) is there and has no active client of that id, it
+warns.
+` + keysAuditHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p := path()
+			if err := kind.check(p); err != nil {
+				return err
+			}
+			if p == "" {
+				_, err := issueInDatabase(cmd, &sf, client, kid, secret, false, kind)
+				return err
+			}
+			sf.warnUnknownClient(cmd, client)
+			_, err := issueKey(cmd, &sf, p, audit.KeyAdd, func(f *registryfile.File) (registryfile.Key, error) {
+				return f.Add(client, kid, secret, time.Now())
+			})
+			return err
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&client, "client", "", "client id that owns the key (required)")
+	cmd.Flags().StringVar(&kid, "kid", "", "key id (default: generated)")
+	cmd.Flags().StringVar(&secret, "secret", "", "the secret: 16 bytes for A128CBC-HS256, 32 bytes in base64url for A256GCM (default: generated)")
+	kindFlags(cmd, &kind)
+	_ = cmd.MarkFlagRequired("client")
+	return cmd
+}
+
+func newKeysRotateCmd(path func() string) *cobra.Command {
+	var client string
+	var kind keyKind
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "rotate --client ID [--enc A128CBC-HS256|A256GCM] [--require-fresh]",
+		Short: "Give a client a new active key; its previous active keys become retiring",
+		Long: `Add a new active key for the client and move its previous active keys to
+retiring: they are still accepted, so clients can switch at their pace. Once
+the edge's metrics show a retiring key is no longer used, retire it. When the
+client is hdc up's demo client, the demo credentials in the data directory
+(beside the registry, with --registry) take the new key. The new key is of
+--enc and --require-fresh as for add, whatever the previous one was: a
+client moves to A256GCM keys by a rotation.
+` + keysAuditHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var k clientkey.Key
+			var err error
+			dir, p := sf.DataDir, path()
+			if err := kind.check(p); err != nil {
+				return err
+			}
+			if p == "" {
+				k, err = issueInDatabase(cmd, &sf, client, "", "", true, kind)
+			} else {
+				dir = filepath.Dir(p)
+				k, err = issueKey(cmd, &sf, p, audit.KeyRotate, func(f *registryfile.File) (registryfile.Key, error) {
+					return f.Rotate(client, time.Now())
+				})
+			}
+			if err != nil {
+				return err
+			}
+			synced, err := syncDemoCredentials(dir, k)
+			if synced != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "hdc: %s now holds the new key\n", synced)
+			}
+			return err
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&client, "client", "", "client id (required)")
+	kindFlags(cmd, &kind)
+	_ = cmd.MarkFlagRequired("client")
+	return cmd
+}
+
+func newKeysRetireCmd(path func() string) *cobra.Command {
+	var kid string
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "retire --kid KID",
+		Short: "Retire a key: requests encrypted with it are refused from then on",
+		Long:  "Retire a key: requests encrypted with it are refused from then on.\n" + keysAuditHelp,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := retireKey(cmd, &sf, path(), kid); err != nil {
+				return err
+			}
+			return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"kid": kid, "status": string(clientkey.Retired)})
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&kid, "kid", "", "key id (required)")
+	_ = cmd.MarkFlagRequired("kid")
+	return cmd
+}
+
+// retireKey retires kid in the database, or in the registry file p.
+func retireKey(cmd *cobra.Command, sf *storeFlags, p, kid string) error {
+	if p == "" {
+		kp, err := sf.keyPlane(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer kp.close()
+		return kp.retire(cmd.Context(), kid)
+	}
+	return sf.updateKeys(cmd, p, audit.KeyRetire, func(f *registryfile.File) (string, string, error) {
+		client := ""
+		for _, k := range f.Keys {
+			if k.Kid == kid {
+				client = k.ClientID
+			}
+		}
+		return kid, client, f.Retire(kid, time.Now())
+	})
+}
+
+func newKeysListCmd(path func() string) *cobra.Command {
+	var asJSON bool
+	var client string
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "list [--client ID] [--json]",
+		Short: "List keys with their client, content encryption, whether they require iat and jti, status and dates (never secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			keys, err := listKeys(cmd, &sf, path(), client)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return cli.PrintJSON(cmd.OutOrStdout(), keys)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KID\tCLIENT\tENC\tFRESH\tSTATUS\tCREATED\tRETIRING\tRETIRED")
+			for _, k := range keys {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kid, k.ClientID, k.Enc, yesNo(k.RequireFresh), k.Status,
+					k.CreatedAt.Format(time.RFC3339), formatTime(k.RetiringAt), formatTime(k.RetiredAt))
+			}
+			return tw.Flush()
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&client, "client", "", "only this client's keys")
+	return cmd
+}
+
+// yesNo is a flag as the list's table writes it.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// listKeys returns the keys of client (every client's when empty) in the
+// database, or in the registry file p, which list reads without a keeper.
+func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey.Listed, error) {
+	if p != "" {
+		keys, err := registryfile.List(p)
+		if client != "" {
+			keys = slices.DeleteFunc(keys, func(k clientkey.Listed) bool { return k.ClientID != client })
+		}
+		return keys, err
+	}
+	kp, err := sf.keyPlane(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	defer kp.close()
+	return kp.list(cmd.Context(), client)
+}
+
+// issueInDatabase adds (or, rotating, rotates to) a key of client in the
+// database and prints it.
+func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (clientkey.Key, error) {
+	kp, err := sf.keyPlane(cmd.Context())
+	if err != nil {
+		return clientkey.Key{}, err
+	}
+	defer kp.close()
+	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate, kind)
+	if err != nil {
+		return k, err
+	}
+	return k, cli.PrintJSON(cmd.OutOrStdout(), issued(k))
+}
+
+func formatTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Format(time.RFC3339)
+}
+
+func newKeysWrapCmd(path func() string) *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "wrap",
+		Short: "Seal the plain secrets of a registry an earlier version wrote",
+		Long: `Seal every secret of the registry file that an earlier version wrote in the
+clear, under a data key the keeper (--keeper, HDC_KEEPER) wraps; the next
+change of the registry would do it too. The keys and their statuses stay.
+Prints {"keys": n}.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p := path()
+			if p == "" {
+				return errors.New("--registry is required: the database's keys are sealed as they are written")
+			}
+			sealer, closeKeeper, err := sf.sealer(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeKeeper()
+			n := 0
+			if err := registryfile.Update(p, sealer, func(f *registryfile.File) error { n = len(f.Keys); return nil }); err != nil {
+				return err
+			}
+			return cli.PrintJSON(cmd.OutOrStdout(), map[string]int{"keys": n})
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}
+
+func newKeysImportCmd(path func() string) *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Move the keys of a registry file into the database",
+		Long: `Store every key of the registry file FILE in the backend's database (--db,
+--data) as it is: kid, secret, status and dates, so that no client notices
+the move. The file's secrets are opened with the keeper (--keeper,
+HDC_KEEPER), the registry's and the database's. All keys or none: a kid the
+database has already fails the import. Each key is recorded in the audit
+trail (key_add). Then point the edges at the backend (the reference
+Caddyfile does when HDC_KEY_REGISTRY is unset). Prints {"keys": n}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if path() != "" {
+				return errors.New("import reads FILE into the database: drop --registry (and HDC_KEY_REGISTRY)")
+			}
+			sealer, closeKeeper, err := sf.sealer(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeKeeper()
+			kp, err := sf.keyPlane(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer kp.close()
+			n, err := kp.ImportFile(cmd.Context(), args[0], sealer)
+			if err != nil {
+				return err
+			}
+			return cli.PrintJSON(cmd.OutOrStdout(), map[string]int{"keys": n})
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}

@@ -1,0 +1,123 @@
+package opscmd
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/pki"
+)
+
+// hopDirEnv names the environment variable that --dir defaults to.
+const hopDirEnv = "HDC_HOP_DIR"
+
+// defaultHopValidity is how long hdc tls certificates are valid.
+const defaultHopValidity = 365 * 24 * time.Hour
+
+func newTLSCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tls",
+		Short: "Make the certificates of the edge–backend hop's mutual TLS",
+		Long: `The backend's listeners require a client certificate issued by the hop's own
+certificate authority that names a role: the public listener the edge's, the
+internal listener's routes the edge's (JWKS), a publisher's (events), a
+parser's (parser results) or a scraper's (metrics); /healthz and /readyz need
+none. Every client checks the backend's certificate against the same
+authority. hdc tls init makes the authority and the certificates of the
+backend and the edge in a directory:
+
+  ca.pem                 the authority's certificate: give it to every client and backend (HDC_HOP_CA)
+  ca-key.pem             the authority's key: keep it offline; only hdc tls issue needs it
+  backend.pem, backend-key.pem   for each backend (HDC_HOP_CERT, HDC_HOP_KEY)
+  edge.pem, edge-key.pem         for each edge (HDC_HOP_CERT, HDC_HOP_KEY)
+
+Every file is mode 0600. hdc tls issue makes a new certificate from the
+authority: another role's (publisher.pem, parser.pem, scraper.pem and their
+keys), or one to renew before it expires.`,
+	}
+	var dir string
+	cmd.PersistentFlags().StringVar(&dir, "dir", cli.EnvOr(hopDirEnv, ""), "directory of the hop's files (env "+hopDirEnv+")")
+	dirOf := func() (string, error) {
+		if dir == "" {
+			return "", errors.New("--dir is required")
+		}
+		return dir, nil
+	}
+	cmd.AddCommand(newTLSInitCmd(dirOf), newTLSIssueCmd(dirOf))
+	return cmd
+}
+
+// hopFiles is what init and issue print: where the files are.
+type hopFiles struct {
+	Dir   string   `json:"dir"`
+	Files []string `json:"files"`
+}
+
+func newTLSInitCmd(dirOf func() (string, error)) *cobra.Command {
+	var (
+		validity time.Duration
+		replace  bool
+	)
+	cmd := &cobra.Command{
+		Use:     "init --dir DIR",
+		Short:   "Make the hop's authority and a certificate for the edge and the backend",
+		Example: "  hdc tls init --dir /etc/hdc/tls",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := dirOf()
+			if err != nil {
+				return err
+			}
+			if err := pki.InitDir(dir, validity, replace); err != nil {
+				return err
+			}
+			return printHopFiles(cmd, dir, pki.CAFile, pki.CAKeyFile, pki.CertFile(pki.Backend), pki.KeyFile(pki.Backend),
+				pki.CertFile(pki.Edge), pki.KeyFile(pki.Edge))
+		},
+	}
+	cmd.Flags().DurationVar(&validity, "validity", defaultHopValidity, "how long the certificates are valid")
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace an authority the directory already holds")
+	return cmd
+}
+
+func newTLSIssueCmd(dirOf func() (string, error)) *cobra.Command {
+	var (
+		role     string
+		validity time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:     "issue --role ROLE --dir DIR",
+		Short:   "Make a new certificate of a role (backend, edge, publisher, parser, scraper) from the hop's authority",
+		Example: "  hdc tls issue --role edge --dir /etc/hdc/tls\n  hdc tls issue --role publisher --dir /etc/hdc/tls",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := dirOf()
+			if err != nil {
+				return err
+			}
+			r := pki.Role(role)
+			if !slices.Contains(pki.Roles, r) {
+				return errors.New("--role must be backend, edge, publisher, parser or scraper")
+			}
+			if err := pki.IssueFromDir(dir, r, validity); err != nil {
+				return err
+			}
+			return printHopFiles(cmd, dir, pki.CertFile(r), pki.KeyFile(r))
+		},
+	}
+	cmd.Flags().StringVar(&role, "role", "", "backend, edge, publisher, parser or scraper")
+	cmd.Flags().DurationVar(&validity, "validity", defaultHopValidity, "how long the certificate is valid")
+	return cmd
+}
+
+func printHopFiles(cmd *cobra.Command, dir string, names ...string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	return cli.PrintJSON(cmd.OutOrStdout(), hopFiles{Dir: abs, Files: names})
+}

@@ -1,0 +1,456 @@
+package upcmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	hdcconfig "github.com/health-data-connect/hdc"
+	"github.com/health-data-connect/hdc/backend"
+	auditcheckpoint "github.com/health-data-connect/hdc/backend/audit/checkpoint"
+	"github.com/health-data-connect/hdc/backend/operator"
+	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/clientcmd"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
+	"github.com/health-data-connect/hdc/internal/apiclient"
+	"github.com/health-data-connect/hdc/internal/keeper"
+	"github.com/health-data-connect/hdc/internal/pki"
+)
+
+// uploadMaxBodyEnv is the reference Caddyfile's variable for the edge's
+// cap on an upload's body.
+const uploadMaxBodyEnv = "HDC_UPLOAD_MAX_BODY"
+
+// upHopValidity is how long the hop's certificates of one hdc up run are
+// valid: they are made anew at each start.
+const upHopValidity = 30 * 24 * time.Hour
+
+// upOptions are the flags of hdc up.
+type upOptions struct {
+	listen, data, admin            string
+	backendListen, internalListen  string
+	caddyfile, logLevel, workspace string
+	allowLoopbackWebhooks          bool
+	// uploadMaxBody is the edge's cap on an upload's body (envelope or
+	// form); "" is twice the backend's upload limit.
+	uploadMaxBody string
+	// backend is the backend's configuration: its defaults, then the
+	// HDC_* environment, then the flags hdc up shares with hdc-backend.
+	backend backend.Config
+}
+
+func newUpCmd() *cobra.Command {
+	o := upOptions{backend: backend.DefaultConfig()}
+	shared := o.backend.Settings(nil).Only("upload-limit")
+	cmd := &cobra.Command{
+		Use:   "up [--listen 127.0.0.1:8080] [--data ./data] [--allow-loopback-webhooks]",
+		Short: "Run the whole stack locally: the backend and the edge, in one process",
+		Long: `Run the backend and the edge (Caddy with the hdc modules, loading the reference
+Caddyfile) in one process, on SQLite and a blob directory under --data.
+
+On the first run it creates a demo workspace, client and encryption key and
+writes them to <data>/demo-credentials.json (mode 0600), which hdc call reads;
+later runs reuse the data. The clients' keys are in the database, and the
+edge looks them up in the backend (hdc keys manages them); a keys.json an
+earlier version kept in <data> is moved into the database on the next run. Unless HDC_KEEPER names a keeper, the secrets the
+stack stores are sealed under a local key it makes on the first run,
+<data>/keeper.key (mode 0600), which the hdc commands find there; the audit
+trails' checkpoints go to <data>/audit-checkpoints. Ctrl-C stops everything
+cleanly.
+
+The backend reads the HDC_* variables hdc-backend reads (its listeners, data
+and database excepted, which hdc up sets), and the edge the reference
+Caddyfile's; flags win.`,
+		Example: `  hdc up
+  hdc up --allow-loopback-webhooks          # for hdc webhooks listen on this machine
+  hdc up --upload-limit 200MiB              # files up to 200 MiB (the edge takes twice that of body)
+  hdc up --listen 127.0.0.1:9443 --admin off --data /tmp/hdc`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.backend.Settings(nil).LoadEnv(cmd.Flags(), os.LookupEnv); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runUp(ctx, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the API (the edge)")
+	f.StringVar(&o.data, "data", "./data", "data directory: database, blobs, keeper key, demo credentials")
+	f.StringVar(&o.admin, "admin", "127.0.0.1:2019", `address of the edge's admin API ("off" to disable)`)
+	f.StringVar(&o.backendListen, "backend-listen", "127.0.0.1:9080", "address of the backend's public listener (reached only through the edge)")
+	f.StringVar(&o.internalListen, "internal-listen", "127.0.0.1:9081", "address of the backend's internal listener (JWKS, events, metrics)")
+	f.StringVar(&o.caddyfile, "caddyfile", "", "edge configuration (default: the embedded reference Caddyfile); it may use Caddy's standard modules except templates, file_server and php_fastcgi")
+	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	f.StringVar(&o.workspace, "workspace", "demo", "workspace of the demo client created on the first run")
+	f.BoolVar(&o.allowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks be delivered to 127.0.0.0/8 and ::1 (for local receivers)")
+	shared.Define(f)
+	f.StringVar(&o.uploadMaxBody, "upload-max-body", cli.EnvOr(uploadMaxBodyEnv, ""), "largest upload body the edge reads, envelope or form, such as 64MiB (default twice --upload-limit; env "+uploadMaxBodyEnv+")")
+	return cmd
+}
+
+func runUp(ctx context.Context, o upOptions, out io.Writer) error {
+	if err := o.checkEdgeAddrs(); err != nil {
+		return err
+	}
+	data, err := filepath.Abs(o.data)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return err
+	}
+	logger, err := upLogger(o.logLevel)
+	if err != nil {
+		return err
+	}
+	defer logger.Sync()
+	hopDir, err := o.prepareData(data)
+	if err != nil {
+		return err
+	}
+	public, internal, err := listenPair(o.backendListen, o.internalListen)
+	if err != nil {
+		return err
+	}
+	srv, creds, err := o.newBackend(ctx, data, hopDir, logger, out)
+	if err != nil {
+		public.Close()
+		internal.Close()
+		return err
+	}
+	defer srv.Close()
+
+	backendDone := make(chan error, 1)
+	serveCtx, stopBackend := context.WithCancel(context.Background())
+	defer stopBackend()
+	go func() { backendDone <- srv.Serve(serveCtx, public, internal) }()
+
+	if err := startEdge(o, data, hopDir); err != nil {
+		stopBackend()
+		<-backendDone
+		return err
+	}
+	printGuide(out, o, data, creds)
+
+	return wait(ctx, out, backendDone, stopBackend)
+}
+
+// prepareData makes what the stack needs in data before it starts, and
+// returns the directory of the hop's certificates. The backend trusts
+// identity headers only from the edge, which proves itself with a client
+// certificate of the hop's authority: a new one on every run, under
+// data/tls, with a publisher's for hdc events publish. With no keeper
+// configured (no KMS), the keeper is a local key, made on the first run.
+func (o *upOptions) prepareData(data string) (string, error) {
+	hopDir := filepath.Join(data, "tls")
+	if err := pki.InitDir(hopDir, upHopValidity, true); err != nil {
+		return "", fmt.Errorf("making the hop's certificates: %w", err)
+	}
+	if err := pki.IssueFromDir(hopDir, pki.Publisher, upHopValidity); err != nil {
+		return "", fmt.Errorf("making the publisher's certificate: %w", err)
+	}
+	if o.backend.Keeper == "" {
+		url, err := keeper.CreateKeyFile(filepath.Join(data, operator.LocalKeyFile))
+		if err != nil {
+			return "", fmt.Errorf("making the local keeper's key: %w", err)
+		}
+		o.backend.Keeper = url
+	}
+	return hopDir, nil
+}
+
+// newBackend makes the stack's backend on data, moves into its database the
+// registry file an earlier version kept there, and makes sure of the demo
+// client, whose credentials it returns. On failure it closes the backend.
+func (o upOptions) newBackend(ctx context.Context, data, hopDir string, logger *zap.Logger, out io.Writer) (*backend.Server, apiclient.Credentials, error) {
+	var creds apiclient.Credentials
+	srv, err := backend.New(ctx, o.backendConfig(data, hopDir), logger.Named("backend"))
+	if err != nil {
+		return nil, creds, err
+	}
+	n, err := importRegistry(ctx, srv, data, o.backend.Keeper)
+	if err == nil && n > 0 {
+		fmt.Fprintf(out, "Moved the %d keys of %s into the database.\n", n, filepath.Join(data, legacyRegistryFile))
+	}
+	if err == nil {
+		creds, err = ensureDemo(ctx, srv, data, "http://"+o.listen, o.workspace)
+	}
+	if err != nil {
+		srv.Close()
+		return nil, creds, err
+	}
+	return srv, creds, nil
+}
+
+// wait serves until ctx is done or the backend stops, then stops the edge
+// and the backend.
+func wait(ctx context.Context, out io.Writer, backendDone <-chan error, stopBackend func()) error {
+	select {
+	case <-ctx.Done():
+	case err := <-backendDone:
+		_ = caddy.Stop()
+		return fmt.Errorf("backend stopped: %w", err)
+	}
+	fmt.Fprintln(out, "\nStopping…")
+	stopErr := caddy.Stop()
+	stopBackend()
+	if err := <-backendDone; err != nil {
+		return err
+	}
+	return stopErr
+}
+
+// backendConfig is the backend's configuration in this stack: the flags'
+// and environment's, on the addresses, data and hop files of hdc up.
+func (o upOptions) backendConfig(data, hopDir string) backend.Config {
+	cfg := o.backend
+	cfg.Listen, cfg.InternalListen, cfg.DataDir = o.backendListen, o.internalListen, data
+	cfg.HopCA = filepath.Join(hopDir, pki.CAFile)
+	cfg.HopCert, cfg.HopKey = filepath.Join(hopDir, pki.CertFile(pki.Backend)), filepath.Join(hopDir, pki.KeyFile(pki.Backend))
+	cfg.DatabaseURL = "" // the embedded default: SQLite under data
+	if cfg.AuditCheckpoints == auditcheckpoint.Log {
+		// A directory beside the database: all this stack has. In
+		// production, a bucket the database's writers cannot write.
+		cfg.AuditCheckpoints = "file://" + filepath.ToSlash(filepath.Join(data, operator.CheckpointDir)) + "?create_dir=true"
+	}
+	if o.allowLoopbackWebhooks {
+		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+	}
+	return cfg
+}
+
+func upLogger(level string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	// JSON, as the edge's logs in this process are: one format on stderr.
+	c := zap.NewProductionConfig()
+	c.Level = zap.NewAtomicLevelAt(lvl)
+	c.DisableStacktrace = true
+	return c.Build()
+}
+
+// checkEdgeAddrs refuses addresses of the edge that are in use. Caddy
+// opens its listeners with SO_REUSEPORT, for its own reloads, so a second
+// stack on a busy address would start silently and the kernel would split
+// the connections between the two. A plain listen fails on such an address
+// (Linux shares a port only between sockets that all ask for it), and is
+// closed at once for Caddy to take the address.
+func (o upOptions) checkEdgeAddrs() error {
+	addrs := []struct{ flag, addr string }{{"--listen", o.listen}, {"--admin", o.admin}}
+	for _, a := range addrs {
+		if a.flag == "--admin" && a.addr == "off" {
+			continue
+		}
+		l, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			return fmt.Errorf("%s %s is not free (%v): choose another with %s", a.flag, a.addr, errors.Unwrap(err), a.flag)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// listenPair opens the backend's two listeners, so that a busy port is
+// reported before anything else starts.
+func listenPair(public, internal string) (net.Listener, net.Listener, error) {
+	p, err := net.Listen("tcp", public)
+	if err != nil {
+		return nil, nil, fmt.Errorf("backend listener: %w (choose another with --backend-listen)", err)
+	}
+	i, err := net.Listen("tcp", internal)
+	if err != nil {
+		p.Close()
+		return nil, nil, fmt.Errorf("internal listener: %w (choose another with --internal-listen)", err)
+	}
+	return p, i, nil
+}
+
+// startEdge adapts the Caddyfile with the environment it reads and loads it
+// into this process's Caddy.
+func startEdge(o upOptions, data, hopDir string) error {
+	src, name := hdcconfig.Caddyfile, "Caddyfile (embedded)"
+	if o.caddyfile != "" {
+		b, err := os.ReadFile(o.caddyfile)
+		if err != nil {
+			return err
+		}
+		src, name = b, o.caddyfile
+	}
+	if err := o.setEdgeEnv(hopDir); err != nil {
+		return err
+	}
+	cfgJSON, _, err := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}.Adapt(src, map[string]any{"filename": name})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		return err
+	}
+	// Keep Caddy's files under data, and its logs at our level and in our
+	// format.
+	cfg["storage"] = map[string]any{"module": "file_system", "root": filepath.Join(data, "caddy")}
+	setLogging(cfg, o.logLevel)
+	cfgJSON, err = json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	if err := caddy.Load(cfgJSON, true); err != nil {
+		return fmt.Errorf("starting the edge: %w", err)
+	}
+	return nil
+}
+
+// setEdgeEnv sets the variables the reference Caddyfile reads to the
+// addresses and files of this stack.
+func (o upOptions) setEdgeEnv(hopDir string) error {
+	host, port, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	maxBody, err := o.edgeUploadMaxBody()
+	if err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		uploadMaxBodyEnv:       maxBody,
+		"HDC_SITE":             "http://:" + port,
+		"HDC_BIND":             host,
+		"HDC_EDGE_ADMIN":       o.admin,
+		"HDC_KEY_REGISTRY":     "", // the keys are the backend's
+		opscmd.KeeperEnv:       o.backend.Keeper,
+		"HDC_BACKEND":          o.backendListen,
+		"HDC_BACKEND_INTERNAL": "https://" + o.internalListen,
+		"HDC_HOP_CA":           filepath.Join(hopDir, pki.CAFile),
+		"HDC_HOP_CERT":         filepath.Join(hopDir, pki.CertFile(pki.Edge)),
+		"HDC_HOP_KEY":          filepath.Join(hopDir, pki.KeyFile(pki.Edge)),
+	} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// edgeUploadMaxBody is the edge's cap on an upload's body: --upload-max-body,
+// or twice the backend's upload limit, which an encrypted upload's envelope
+// (base64 in JSON, encrypted, then base64url) needs with room to spare.
+func (o upOptions) edgeUploadMaxBody() (string, error) {
+	if o.uploadMaxBody == "" {
+		return strings.ReplaceAll(humanize.IBytes(2*uint64(o.backend.UploadLimit)), " ", ""), nil
+	}
+	if _, err := humanize.ParseBytes(o.uploadMaxBody); err != nil {
+		return "", fmt.Errorf("--upload-max-body (%s): %q is not a size such as 64MiB", uploadMaxBodyEnv, o.uploadMaxBody)
+	}
+	return o.uploadMaxBody, nil
+}
+
+// setLogging sets every log of an adapted Caddy configuration to level and
+// to JSON, the format of hdc up's own logger: the default log, and the
+// access log the Caddyfile defines. A log with a filter (the reference
+// Caddyfile's, which keep query values and headers out of every line)
+// keeps it: it wraps JSON.
+func setLogging(cfg map[string]any, level string) {
+	logging, _ := cfg["logging"].(map[string]any)
+	if logging == nil {
+		logging = map[string]any{}
+		cfg["logging"] = logging
+	}
+	logs, _ := logging["logs"].(map[string]any)
+	if logs == nil {
+		logs = map[string]any{}
+		logging["logs"] = logs
+	}
+	def, _ := logs["default"].(map[string]any)
+	if def == nil {
+		def = map[string]any{}
+		logs["default"] = def
+	}
+	if enc, _ := def["encoder"].(map[string]any); enc == nil || enc["format"] != "filter" {
+		def["encoder"] = map[string]any{"format": "json"}
+	}
+	for _, l := range logs {
+		l.(map[string]any)["level"] = strings.ToUpper(level)
+	}
+}
+
+// printGuide tells a newcomer what is running and what to try, with
+// commands that work when pasted.
+func printGuide(w io.Writer, o upOptions, data string, creds apiclient.Credentials) {
+	hdcCmd := "hdc"
+	if exe := os.Args[0]; strings.Contains(exe, "go-build") {
+		hdcCmd = "go run ./cmd/hdc"
+	} else if strings.ContainsRune(exe, '/') {
+		hdcCmd = exe
+	}
+	credsPath := filepath.Join(data, opscmd.DemoCredentialsFile)
+	if rel, err := filepath.Rel(mustGetwd(), credsPath); err == nil && !strings.HasPrefix(rel, "..") {
+		credsPath = rel
+	}
+	call := hdcCmd + " call"
+	if credsPath != clientcmd.DefaultCredentials {
+		call += " --credentials " + credsPath
+	}
+	publish := hdcCmd + " events publish"
+	if dir := filepath.Dir(credsPath); dir != filepath.Dir(clientcmd.DefaultCredentials) {
+		publish += " --data-dir " + dir // where its publisher's certificate is
+	}
+	fmt.Fprintf(w, `Health Data Connect is up.
+
+  API (the edge)      %s
+  backend internal    https://%s  (JWKS, events, parser results, metrics: each needs its role's certificate)
+  edge admin          %s
+  demo client         %s in workspace %s, encryption key %s
+  credentials         %s
+
+Try, in another terminal:
+
+  %s POST /notification/v1/connect/webhook/subscriptions --data '{"endpoint":"https://example.org/hooks"}'
+  %s GET /notification/v1/connect/webhook/subscriptions
+  %s --encrypt POST /mr/api/v2/docs --file README.md
+  %s --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id from the upload>
+  %s --backend-internal https://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
+
+Press Ctrl-C to stop.
+`, creds.BaseURL, o.internalListen, adminURL(o.admin), creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
+		call, call, call, call, publish, o.internalListen, creds.WorkspaceID)
+}
+
+func adminURL(addr string) string {
+	if addr == "off" {
+		return "off"
+	}
+	return "http://" + addr + "/hdc/keys"
+}
+
+func mustGetwd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	return wd
+}
