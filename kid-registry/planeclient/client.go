@@ -35,7 +35,7 @@ func (c *client) key(ctx context.Context, kid string) (*clientkey.Key, int64, er
 		return nil, 0, err
 	}
 	if k.Kid != kid {
-		return nil, 0, fmt.Errorf("keyplane: asked for %q, the backend answered %q", kid, k.Kid)
+		return nil, 0, fmt.Errorf("planeclient: asked for %q, the backend answered %q", kid, k.Kid)
 	}
 	key, err := fromWire(k)
 	return key, k.Seq, err
@@ -95,10 +95,10 @@ func (c *client) get(ctx context.Context, path string, limit int64, out any) err
 	case http.StatusNotFound:
 		return ErrUnknown
 	default:
-		return fmt.Errorf("keyplane: the backend answered %s", resp.Status)
+		return fmt.Errorf("planeclient: the backend answered %s", resp.Status)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, limit)).Decode(out); err != nil {
-		return fmt.Errorf("keyplane: the backend's answer: %w", err)
+		return fmt.Errorf("planeclient: the backend's answer: %w", err)
 	}
 	return nil
 }

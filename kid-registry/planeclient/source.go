@@ -126,7 +126,7 @@ type cached struct {
 func New(cfg Config) (*Source, error) {
 	cfg.defaults()
 	if cfg.URL == "" || cfg.Client == nil {
-		return nil, errors.New("keyplane: the backend's URL and the hop's client are required")
+		return nil, errors.New("planeclient: the backend's URL and the hop's client are required")
 	}
 	keys, err := lru.New[string, cached](cfg.CacheSize)
 	if err != nil {
@@ -149,11 +149,11 @@ func New(cfg Config) (*Source, error) {
 
 // ErrUnknown is a kid the backend has no key of, or that the kid filter
 // rules out.
-var ErrUnknown = errors.New("keyplane: no such key")
+var ErrUnknown = errors.New("planeclient: no such key")
 
 // ErrBusy is a look-up not made because the look-ups, of the request's
 // source or of every source, are over their rate: the kid may be a key.
-var ErrBusy = errors.New("keyplane: too many look-ups of keys this edge does not hold")
+var ErrBusy = errors.New("planeclient: too many look-ups of keys this edge does not hold")
 
 // Lookup returns the key kid, whatever its status, from the cache or the
 // backend, for a request from the address source. It returns ErrUnknown
