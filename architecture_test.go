@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func imports(t *testing.T) map[string][]string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "node_modules" || d.Name() == "testdata") {
+		if d.IsDir() && skipDir(path, d.Name()) {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -50,93 +51,84 @@ func imports(t *testing.T) map[string][]string {
 	return deps
 }
 
+// skipDir reports whether the walk of the repository's packages skips the
+// directory at path: a hidden one, installed npm packages, test data.
+func skipDir(path, name string) bool {
+	return strings.HasPrefix(name, ".") && path != "." || name == "node_modules" || name == "testdata"
+}
+
 func under(pkg, tree string) bool { return pkg == tree || strings.HasPrefix(pkg, tree+"/") }
+
+// importRule is a rule of docs/architecture.md's "What may import what":
+// every package it applies to imports, of this module, only what it
+// allows. Its name is the rule's bold lead in the doc.
+type importRule struct {
+	name    string
+	applies func(pkg string) bool
+	allowed func(dep string) bool
+}
+
+func is(pkgs ...string) func(string) bool {
+	return func(p string) bool { return slices.Contains(pkgs, p) }
+}
+
+func nothing(string) bool { return false }
+
+// importRules are the rules TestImportRules holds.
+var importRules = []importRule{
+	{"The leaves import nothing of ours",
+		is("internal/problem", "internal/strictjson", "internal/privatefile", "internal/version", "internal/pyjson",
+			"internal/jwe/cbchmac"),
+		nothing},
+	{"The contract imports only the client key", is("internal/contract"), is("internal/clientkey")},
+	{"The client key imports only the codec", is("internal/clientkey"), is("internal/jwe")},
+	{"The codec imports only its cipher", is("internal/jwe"), is("internal/jwe/cbchmac")},
+	{"What both sides share imports neither side",
+		func(p string) bool { return under(p, "internal") },
+		func(d string) bool { return under(d, "internal") }},
+	{"The backend imports nothing of the edge",
+		func(p string) bool { return under(p, "backend") },
+		func(d string) bool { return !under(d, "caddymodule") && !under(d, "kid-registry") }},
+	{"The edge imports nothing of the backend",
+		func(p string) bool { return under(p, "caddymodule") || under(p, "kid-registry") },
+		func(d string) bool { return !under(d, "backend") }},
+	{"The edge's modules ask kid-registry for keys",
+		func(p string) bool { return under(p, "caddymodule") },
+		func(d string) bool { return !strings.HasPrefix(d, "kid-registry/") && d != "internal/keeper" }},
+	{"The key sources know nothing of Caddy's modules",
+		func(p string) bool { return under(p, "kid-registry") },
+		func(d string) bool { return under(d, "kid-registry") || under(d, "internal") }},
+	{"The framing check imports only problems", is("caddymodule/h1framing"), is("internal/problem")},
+	{"The store and its engines import only the store, the audit record and the client key",
+		is("backend/store", "backend/store/sqlite", "backend/store/postgres"),
+		is("backend/store", "backend/audit", "internal/clientkey")},
+	{"The refusal windows import only the audit record and the store",
+		is("backend/audit/window"), is("backend/audit", "backend/store")},
+	{"The keeper imports only the private files", is("internal/keeper"), is("internal/privatefile")},
+	{"Sealing stands between the store and the keeper",
+		is("backend/sealed"), is("backend/store", "backend/audit", "internal/keeper")},
+	{"The checkpoints know only the audit record", is("backend/audit/checkpoint"), is("backend/audit")},
+	{"The FHIR view of the trail knows no HTTP", is("backend/audit/fhirview"), is("backend/audit", "backend/fhir")},
+	{"The audit record imports only the contract and the client key",
+		is("backend/audit"), is("internal/contract", "internal/clientkey")},
+	{"Web is plumbing",
+		is("backend/internal/web"),
+		is("internal/contract", "internal/problem", "internal/strictjson", "internal/clientkey", "backend/audit")},
+	{"The hdc commands reach the backend through its operator surface",
+		func(p string) bool { return under(p, "cmd/hdc") && p != "cmd/hdc/internal/upcmd" },
+		func(d string) bool { return !under(d, "backend") || operatorSurface(d) }},
+	{"The clients' commands import nothing of the backend or the edge",
+		is("cmd/hdc/internal/clientcmd"),
+		func(d string) bool {
+			return !under(d, "backend") && !under(d, "caddymodule") && !under(d, "kid-registry") &&
+				d != "cmd/hdc/internal/opscmd" && d != "cmd/hdc/internal/upcmd"
+		}},
+}
 
 // TestImportRules holds the import rules of docs/architecture.md.
 func TestImportRules(t *testing.T) {
 	deps := imports(t)
-	rules := []struct {
-		name    string
-		applies func(pkg string) bool
-		allowed func(dep string) bool
-	}{
-		{"problems and the leaf helpers import nothing of ours",
-			func(p string) bool {
-				switch p {
-				case "internal/problem", "internal/strictjson", "internal/privatefile", "internal/version":
-					return true
-				}
-				return false
-			},
-			func(string) bool { return false }},
-		{"the contract imports only the client key it carries",
-			func(p string) bool { return p == "internal/contract" },
-			func(d string) bool { return d == "internal/clientkey" }},
-		{"the client key imports only the codec, whose encs it names",
-			func(p string) bool { return p == "internal/clientkey" },
-			func(d string) bool { return d == "internal/jwe" }},
-		{"what both sides share imports neither side",
-			func(p string) bool { return under(p, "internal") },
-			func(d string) bool { return under(d, "internal") }},
-		{"the backend imports nothing of the edge",
-			func(p string) bool { return under(p, "backend") },
-			func(d string) bool { return !under(d, "caddymodule") && !under(d, "kid-registry") }},
-		{"the edge imports nothing of the backend",
-			func(p string) bool { return under(p, "caddymodule") || under(p, "kid-registry") },
-			func(d string) bool { return !under(d, "backend") }},
-		{"the edge's modules ask kid-registry for keys, not a source of its own",
-			func(p string) bool { return under(p, "caddymodule") },
-			func(d string) bool { return !strings.HasPrefix(d, "kid-registry/") && d != "internal/keeper" }},
-		{"cbchmac imports nothing of ours",
-			func(p string) bool { return p == "internal/jwe/cbchmac" },
-			func(string) bool { return false }},
-		{"jwe imports only cbchmac",
-			func(p string) bool { return p == "internal/jwe" },
-			func(d string) bool { return d == "internal/jwe/cbchmac" }},
-		{"h1framing imports only problems",
-			func(p string) bool { return p == "caddymodule/h1framing" },
-			func(d string) bool { return d == "internal/problem" }},
-		{"the store imports only the audit record, its engines only the store and the audit record",
-			func(p string) bool {
-				return p == "backend/store" || p == "backend/store/sqlite" || p == "backend/store/postgres"
-			},
-			func(d string) bool { return d == "backend/store" || d == "backend/audit" || d == "internal/clientkey" }},
-		{"the refusal windows stand before the trail: only the audit record and the store",
-			func(p string) bool { return p == "backend/audit/window" },
-			func(d string) bool { return d == "backend/audit" || d == "backend/store" }},
-		{"the keeper imports only the private files",
-			func(p string) bool { return p == "internal/keeper" },
-			func(d string) bool { return d == "internal/privatefile" }},
-		{"sealing stands between the store and the keeper: only the store, the audit record and the keeper",
-			func(p string) bool { return p == "backend/sealed" },
-			func(d string) bool { return d == "backend/store" || d == "backend/audit" || d == "internal/keeper" }},
-		{"the checkpoints know only the audit record",
-			func(p string) bool { return p == "backend/audit/checkpoint" },
-			func(d string) bool { return d == "backend/audit" }},
-		{"the FHIR view of the trail knows only the audit record and FHIR's generic pieces, no HTTP",
-			func(p string) bool { return p == "backend/audit/fhirview" },
-			func(d string) bool { return d == "backend/audit" || d == "backend/fhir" }},
-		{"the audit record imports only the contract and the client key, whose kids it names",
-			func(p string) bool { return p == "backend/audit" },
-			func(d string) bool { return d == "internal/contract" || d == "internal/clientkey" }},
-		{"the hdc commands reach the backend through its operator surface, never the server's wiring: " +
-			"of the backend, only backend/operator and the packages of what it hands them (the local stack, which runs the server, excepted)",
-			func(p string) bool { return under(p, "cmd/hdc") && p != "cmd/hdc/internal/upcmd" },
-			func(d string) bool { return !under(d, "backend") || operatorSurface(d) }},
-		{"the clients' commands import nothing of the backend, the edge or the operators' and local stack's commands",
-			func(p string) bool { return p == "cmd/hdc/internal/clientcmd" },
-			func(d string) bool {
-				return !under(d, "backend") && !under(d, "caddymodule") && !under(d, "kid-registry") &&
-					d != "cmd/hdc/internal/opscmd" && d != "cmd/hdc/internal/upcmd"
-			}},
-		{"web is plumbing: no domain package but the audit record, whose request fields it reads",
-			func(p string) bool { return p == "backend/internal/web" },
-			func(d string) bool {
-				return d == "internal/contract" || d == "internal/problem" || d == "internal/strictjson" || d == "backend/audit" ||
-					d == "internal/clientkey"
-			}},
-	}
-	for _, r := range rules {
+	for _, r := range importRules {
 		t.Run(r.name, func(t *testing.T) {
 			checked := 0
 			for pkg, ds := range deps {
