@@ -362,7 +362,7 @@ func (c *Client) Unauthenticated(r *Response) string {
 	if !c.encrypt || r.Sealed {
 		return ""
 	}
-	return fmt.Sprintf("Unauthenticated answer: HTTP %d is not encrypted under key %s; nothing shows it comes from the API",
+	return fmt.Sprintf("unauthenticated answer: HTTP %d is not encrypted under key %s; nothing shows it comes from the API",
 		r.Status, c.creds.Kid)
 }
 
