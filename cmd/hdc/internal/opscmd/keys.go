@@ -1,7 +1,6 @@
 package opscmd
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -13,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/operator"
-	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -111,96 +108,6 @@ func (kind keyKind) check(p string) error {
 		return errors.New("A256GCM keys and --require-fresh are kept in the database (the key plane): a registry file holds A128CBC-HS256 keys only")
 	}
 	return nil
-}
-
-// issueKey applies issue to the registry at p, recording it as action
-// (updateKeys), and prints the key it made.
-func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action, issue func(*registryfile.File) (registryfile.Key, error)) (clientkey.Key, error) {
-	var k clientkey.Key
-	err := sf.updateKeys(cmd, p, action, func(f *registryfile.File) (kid, client string, err error) {
-		var e registryfile.Key
-		e, err = issue(f)
-		k = e.Key
-		return k.Kid, k.ClientID, err
-	})
-	if err != nil {
-		return k, err
-	}
-	return k, cli.PrintJSON(cmd.OutOrStdout(), issued(k))
-}
-
-// updateKeys applies change, a key command's edit of the registry at p, and
-// records it in the audit trail of the backend's database that the flags
-// locate, as action on the key change returns. The key's workspace is its
-// client's, or the installation's trail ("") when the database has no
-// such client.
-//
-// The order: the record is appended under the registry's lock once the
-// edited registry validates, and before the file is written, so that an
-// audit write that fails leaves the registry unchanged and fails the
-// command. Should writing the file then fail, a record of the same action
-// with outcome "failed" follows (best effort). When the database is not
-// there (no SQLite file at --data, --db unset), the change is made
-// unaudited and the command says so on standard error: the registry may be
-// kept where the backend's database is not. A database that is configured
-// but does not open fails the command, and the registry is unchanged.
-func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Action, change func(*registryfile.File) (kid, client string, err error)) error {
-	ctx := cmd.Context()
-	sealer, closeKeeper, err := sf.sealer(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeKeeper()
-	st, err := sf.OpenExisting(ctx)
-	switch {
-	case errors.Is(err, operator.ErrNoDatabase):
-		st = nil
-	case err != nil:
-		return fmt.Errorf("the backend's database (--db, --data), where key changes are audited: %w; the registry is unchanged", err)
-	default:
-		defer st.Close()
-	}
-	var ev audit.Event
-	recorded := false
-	err = registryfile.Update(p, sealer, func(f *registryfile.File) error {
-		kid, client, err := change(f)
-		if err == nil {
-			err = f.Validate()
-		}
-		if err != nil || st == nil {
-			return err
-		}
-		ws, err := clientWorkspace(ctx, st, client)
-		if err != nil {
-			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
-		}
-		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
-		if _, err := st.AppendAudit(ctx, ev); err != nil {
-			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
-		}
-		recorded = true
-		return nil
-	})
-	switch {
-	case err != nil && recorded:
-		ev.At, ev.Outcome = time.Now(), audit.Failed
-		if _, aerr := st.AppendAudit(ctx, ev); aerr != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: the audit trail records %s of key %q, which failed, and recording the failure failed too: %v\n", action, ev.Entity.ID, aerr)
-		}
-	case err == nil && st == nil:
-		fmt.Fprintf(cmd.ErrOrStderr(), "hdc: warning: no backend database (--db, --data): this %s is not in the audit trail\n", action)
-	}
-	return err
-}
-
-// clientWorkspace returns the workspace of the client in st, "" when
-// there is no such client.
-func clientWorkspace(ctx context.Context, st store.Identities, client string) (string, error) {
-	c, err := st.GetClient(ctx, client)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
-	}
-	return c.WorkspaceID, err
 }
 
 func newKeysAddCmd(path func() string) *cobra.Command {
@@ -392,21 +299,6 @@ func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey
 	}
 	defer kp.close()
 	return kp.list(cmd.Context(), client)
-}
-
-// issueInDatabase adds (or, rotating, rotates to) a key of client in the
-// database and prints it.
-func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (clientkey.Key, error) {
-	kp, err := sf.keyPlane(cmd.Context())
-	if err != nil {
-		return clientkey.Key{}, err
-	}
-	defer kp.close()
-	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate, kind)
-	if err != nil {
-		return k, err
-	}
-	return k, cli.PrintJSON(cmd.OutOrStdout(), issued(k))
 }
 
 func formatTime(t *time.Time) string {

@@ -9,8 +9,10 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
+	"github.com/spf13/cobra"
 )
 
 // KeyPlane changes the keys in the backend's database, which the edges
@@ -154,4 +156,19 @@ func storedKey(k clientkey.Key, ws string) store.ClientKey {
 // keyEvent is the audit record of a key command.
 func keyEvent(action audit.Action, workspace, kid string, at time.Time) audit.Event {
 	return audit.Event{At: at, Action: action, Outcome: audit.Success, Workspace: workspace, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
+}
+
+// issueInDatabase adds (or, rotating, rotates to) a key of client in the
+// database and prints it.
+func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (clientkey.Key, error) {
+	kp, err := sf.keyPlane(cmd.Context())
+	if err != nil {
+		return clientkey.Key{}, err
+	}
+	defer kp.close()
+	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate, kind)
+	if err != nil {
+		return k, err
+	}
+	return k, cli.PrintJSON(cmd.OutOrStdout(), issued(k))
 }
