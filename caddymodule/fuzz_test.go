@@ -1,7 +1,9 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -12,6 +14,8 @@ import (
 // FuzzJWE drives the handler's request path with arbitrary bodies, in
 // both forms and both binding modes. Whatever comes in, the answer is a 200
 // from the upstream or a 4xx problem that never reached it; never a 5xx.
+// A problem decided once the key is established (a login body that names
+// no client, say) is sealed under that key.
 func FuzzJWE(f *testing.F) {
 	k := mustKey(f, secretOf("k-c1"))
 	f.Add(jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`)), false, false)
@@ -43,11 +47,29 @@ func FuzzJWE(f *testing.F) {
 			if up.called {
 				t.Fatalf("%d after reaching the upstream", w.Code)
 			}
-			if !strings.HasPrefix(w.Header().Get("Content-Type"), "application/problem+json") {
-				t.Fatalf("%d without a problem: %s", w.Code, w.Body)
-			}
+			checkRefusal(t, w)
 		default:
 			t.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 	})
+}
+
+// checkRefusal holds a 4xx answer to being a problem of its status: plain,
+// or sealed under the key its envelope names.
+func checkRefusal(t *testing.T, w *httptest.ResponseRecorder) {
+	t.Helper()
+	body := w.Body.Bytes()
+	if w.Header().Get(contract.HeaderEncryption) == contract.EncryptionJWE {
+		e, _ := parseAnswer(t, w.Header(), body)
+		body = openResponse(t, w, secretOf(e.Header.Kid))
+	} else if !strings.HasPrefix(w.Header().Get("Content-Type"), "application/problem+json") {
+		t.Fatalf("%d without a problem: %s", w.Code, body)
+	}
+	var p struct {
+		Status int    `json:"status"`
+		Code   string `json:"code"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil || p.Status != w.Code || p.Code == "" {
+		t.Fatalf("%d answered %s (%v)", w.Code, body, err)
+	}
 }
