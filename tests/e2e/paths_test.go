@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,12 +62,14 @@ func TestNonCanonicalPathsAreRefused(t *testing.T) {
 }
 
 // served counts the requests the stack's backend logged, but the edge's
-// own of the key plane (its kid filter, its long polls of the change
-// feed), which go on meanwhile.
+// own, which go on meanwhile: of the key plane (its kid filter, its long
+// polls of the change feed) and its load balancer's health checks.
 func served(s *hdctest.Stack) int {
 	n := 0
 	for _, line := range strings.Split(s.Output("hdc-backend"), "\n") {
-		if strings.Contains(line, `"msg":"request"`) && !strings.Contains(line, contract.PathKeyChanges) && !strings.Contains(line, contract.PathKeyFilter) {
+		if strings.Contains(line, `"msg":"request"`) && !slices.ContainsFunc(
+			[]string{contract.PathKeyChanges, contract.PathKeyFilter, contract.PathReady, contract.PathHealth},
+			func(own string) bool { return strings.Contains(line, `"route":"GET `+own+`"`) }) {
 			n++
 		}
 	}
