@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 func init() {
@@ -94,22 +96,25 @@ func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	if a.Mode == authPublic {
 		return next.ServeHTTP(w, r)
 	}
-	claims, err := a.verify(r)
+	ctx, span := startSpan(r.Context(), "hdc_auth token")
+	claims, err := a.verify(ctx, r)
 	if err != nil {
 		p := authProblem(w, err)
+		endSpan(span, p, attrMode.String(a.Mode))
 		metrics.authRequests.WithLabelValues(a.Mode, p.Code).Inc()
-		a.logger.Info("request refused", zap.String("mode", a.Mode), zap.String("path", r.URL.Path),
-			zap.String("code", p.Code), zap.String("reason", reason(err)))
+		a.logger.Info("request refused", append(telemetry.LogFields(r.Context()), zap.String("mode", a.Mode),
+			zap.String("path", r.URL.Path), zap.String("code", p.Code), zap.String("reason", reason(err)))...)
 		problem.Write(w, p)
 		return nil
 	}
+	endSpan(span, nil, attrMode.String(a.Mode))
 	metrics.authRequests.WithLabelValues(a.Mode, "ok").Inc()
 	forwardIdentity(r, claims)
 	return next.ServeHTTP(w, r)
 }
 
 // verify checks the request's bearer token for the handler's mode.
-func (a *Auth) verify(r *http.Request) (*tokenauth.Claims, error) {
+func (a *Auth) verify(ctx context.Context, r *http.Request) (*tokenauth.Claims, error) {
 	mode := tokenauth.ModeAccess
 	if a.Mode == authRefresh {
 		mode = tokenauth.ModeRefresh
@@ -118,7 +123,7 @@ func (a *Auth) verify(r *http.Request) (*tokenauth.Claims, error) {
 	if err != nil {
 		return nil, err
 	}
-	claims, err := a.verifier.Verify(r.Context(), token, mode)
+	claims, err := a.verifier.Verify(ctx, token, mode)
 	if err == nil && mode == tokenauth.ModeRefresh {
 		err = checkClientID(r.Header.Get("Client-Id"), claims.Subject)
 	}

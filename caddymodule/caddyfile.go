@@ -16,6 +16,7 @@ func init() {
 	httpcaddyfile.RegisterHandlerDirective("hdc_auth", parseCaddyfileAuth)
 	httpcaddyfile.RegisterHandlerDirective("hdc_jwe", parseCaddyfileJWE)
 	httpcaddyfile.RegisterHandlerDirective("hdc_forward", parseCaddyfileForward)
+	httpcaddyfile.RegisterHandlerDirective("hdc_tracing", parseCaddyfileTracing)
 	// Identity first, then decryption (it binds the key to the identity),
 	// then the headers the backend does not read removed, all before the
 	// request is proxied. Registered together so their relative order
@@ -23,6 +24,8 @@ func init() {
 	httpcaddyfile.RegisterDirectiveOrder("hdc_auth", httpcaddyfile.Before, "reverse_proxy")
 	httpcaddyfile.RegisterDirectiveOrder("hdc_jwe", httpcaddyfile.Before, "reverse_proxy")
 	httpcaddyfile.RegisterDirectiveOrder("hdc_forward", httpcaddyfile.Before, "reverse_proxy")
+	// The trace holds the whole request, where Caddy puts its own tracing.
+	httpcaddyfile.RegisterDirectiveOrder("hdc_tracing", httpcaddyfile.Before, "tracing")
 }
 
 // parseGlobalOption sets up the hdc app from the global options block:
@@ -218,6 +221,15 @@ func oneInt(d *caddyfile.Dispenser, dst *int) error {
 	return nil
 }
 
+// parseCaddyfileTracing sets up the handler from:
+//
+//	hdc_tracing
+func parseCaddyfileTracing(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	t := new(Tracing)
+	err := t.UnmarshalCaddyfile(h.Dispenser)
+	return t, err
+}
+
 // parseCaddyfileAuth sets up the handler from:
 //
 //	hdc_auth [token|refresh|public]
@@ -396,3 +408,13 @@ var (
 	_ caddyfile.Unmarshaler = (*App)(nil)
 	_ caddyfile.Unmarshaler = (*JWE)(nil)
 )
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens: it takes
+// no arguments; the environment configures the tracing.
+func (t *Tracing) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() || d.NextBlock(0) {
+		return d.Errf("hdc_tracing takes no arguments: OTEL_* environment variables configure it")
+	}
+	return nil
+}

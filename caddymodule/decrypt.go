@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -16,11 +17,12 @@ import (
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // responseOnly handles a body-less request that asks for an encrypted
 // response with X-Encryption-Kid.
-func (j *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Problem) {
+func (j *JWE) responseOnly(ctx context.Context, r *http.Request, client string) (opened, *problem.Problem) {
 	if j.Login {
 		return opened{}, errLoginNeedsBody
 	}
@@ -32,7 +34,7 @@ func (j *JWE) responseOnly(r *http.Request, client string) (opened, *problem.Pro
 		return opened{}, errNeedsKidHeader
 	}
 	kid := kids[0]
-	k, err := j.usableKey(r, kid, client)
+	k, err := j.usableKey(ctx, r, kid, client)
 	switch {
 	case errors.Is(err, kidregistry.ErrBusy):
 		return opened{kid: kid}, errKeyLookupsBusy
@@ -82,16 +84,16 @@ func acceptsCompact(h http.Header) bool {
 
 // decryptBody reads, verifies and decrypts the envelope in r's body, and
 // replaces the body with the plaintext.
-func (j *JWE) decryptBody(r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
+func (j *JWE) decryptBody(ctx context.Context, r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
 	env, form, p := j.readEnvelope(r, sp)
 	if p != nil {
 		return opened{}, p
 	}
-	o := opened{kid: env.Kid, compact: form == jwe.Compact}
+	o := opened{kid: env.Kid, enc: env.Header.Enc, compact: form == jwe.Compact}
 	// Unknown, retired and foreign keys, and a key of another enc than the
 	// envelope's, cost the same work as a real one: the tag is checked
 	// against a key nobody holds, and fails.
-	k, key, err := j.keyOrDummy(r, env.Kid, client, env.Header.Enc)
+	k, key, err := j.keyOrDummy(ctx, r, env.Kid, client, env.Header.Enc)
 	if errors.Is(err, kidregistry.ErrBusy) {
 		return o, errKeyLookupsBusy
 	}
@@ -143,8 +145,11 @@ func (j *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 
 // keyOrDummy returns the key kid and its cipher when client may use it and
 // its enc is enc, and a nil key with the dummy cipher of enc otherwise.
-func (j *JWE) keyOrDummy(r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, error) {
-	return j.app.keys.ForEnvelope(r.Context(), kid, clientAddr(r), client, !j.tokenBound(), enc)
+func (j *JWE) keyOrDummy(ctx context.Context, r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, error) {
+	ctx, span := j.startKeySpan(ctx, kid)
+	k, key, err := j.app.keys.ForEnvelope(ctx, kid, clientAddr(r), client, !j.tokenBound(), enc)
+	endKeySpan(span, k, err)
+	return k, key, err
 }
 
 // bindLogin checks that the decrypted login body names the key's client,
@@ -215,8 +220,42 @@ func readProblem(err error, limit int64) *problem.Problem {
 // usableKey returns the key kid if the request may use it: active or
 // retiring, and the token's client's (any client's in login and
 // any_client modes, where the body decides).
-func (j *JWE) usableKey(r *http.Request, kid, client string) (*clientkey.Key, error) {
-	return j.app.keys.Usable(r.Context(), kid, clientAddr(r), client, !j.tokenBound())
+func (j *JWE) usableKey(ctx context.Context, r *http.Request, kid, client string) (*clientkey.Key, error) {
+	ctx, span := j.startKeySpan(ctx, kid)
+	k, err := j.app.keys.Usable(ctx, kid, clientAddr(r), client, !j.tokenBound())
+	endKeySpan(span, k, err)
+	return k, err
+}
+
+// startKeySpan starts the span of kid's look-up, saying whether the edge
+// held the key before it.
+func (j *JWE) startKeySpan(ctx context.Context, kid string) (context.Context, trace.Span) {
+	ctx, span := startSpan(ctx, "hdc_jwe key")
+	if span.IsRecording() {
+		known := j.app.keys.Known(kid)
+		span.SetAttributes(attrKid.String(j.kidLabel(kid)), attrCached.Bool(known))
+	}
+	return ctx, span
+}
+
+// endKeySpan ends a look-up's span with its outcome: ok, key_lookups_busy,
+// or unknown (no key this request may use: the answer, invalid_encryption,
+// is decided later, at the cost of an opening).
+func endKeySpan(span trace.Span, k *clientkey.Key, err error) {
+	if !span.IsRecording() {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case errors.Is(err, kidregistry.ErrBusy):
+		outcome = errKeyLookupsBusy.Code
+	case k == nil || err != nil:
+		outcome = "unknown"
+	default:
+		span.SetAttributes(attrEnc.String(k.ContentEncryption()))
+	}
+	span.SetAttributes(attrOutcome.String(outcome))
+	span.End()
 }
 
 // clientAddr is the request's client address, on whose behalf a kid may be

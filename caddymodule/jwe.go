@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 func init() {
@@ -131,10 +133,13 @@ func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		}
 	}
 	start := time.Now()
-	o, sp, p := j.openRequest(r, client)
+	ctx, span := startSpan(r.Context(), "hdc_jwe decrypt")
+	o, sp, p := j.openRequest(ctx, r, client)
 	if sp != nil {
 		defer sp.Close()
 	}
+	endSpan(span, p, attrKid.String(j.kidLabel(o.kid)), attrEnc.String(o.enc),
+		attrInBytes.Int64(r.ContentLength), attrOutBytes.Int64(o.size))
 	switch {
 	case p != nil && o.key != nil:
 		j.refuseSealed(w, r, client, o, p, start)
@@ -171,6 +176,7 @@ func encryptionRequested(h http.Header) (bool, *problem.Problem) {
 // an encrypted answer.
 type opened struct {
 	kid     string
+	enc     string // the envelope's content encryption, when it has a body
 	owner   string // the key's client
 	key     *jwe.Key
 	size    int64 // plaintext bytes forwarded
@@ -183,9 +189,9 @@ type opened struct {
 // openRequest establishes the key of an encrypted request and, when it has
 // a body, replaces the body with its plaintext. The spool it returns, if
 // any, is the caller's to close once the request is served.
-func (j *JWE) openRequest(r *http.Request, client string) (opened, *spool, *problem.Problem) {
+func (j *JWE) openRequest(ctx context.Context, r *http.Request, client string) (opened, *spool, *problem.Problem) {
 	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 || r.ContentLength < 0 && emptyBody(r) {
-		o, p := j.responseOnly(r, client)
+		o, p := j.responseOnly(ctx, r, client)
 		return o, nil, p
 	}
 	limit := j.bodyLimit()
@@ -195,7 +201,7 @@ func (j *JWE) openRequest(r *http.Request, client string) (opened, *spool, *prob
 	// The decoded ciphertext is about 3/4 of the body, which the route's
 	// limit bounds whatever the client announced.
 	sp := newSpool(j.SpoolThreshold, j.SpoolDir, min(r.ContentLength, limit)/4*3)
-	o, p := j.decryptBody(r, client, sp)
+	o, p := j.decryptBody(ctx, r, client, sp)
 	return o, sp, p
 }
 
@@ -223,7 +229,7 @@ func (j *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string,
 func (j *JWE) refuseSealed(w http.ResponseWriter, r *http.Request, client string, o opened, p *problem.Problem, start time.Time) {
 	j.noteRefusal(r, client, o.kid, p, start)
 	w.Header().Set("Cache-Control", "no-store")
-	s := &sealer{w: w, key: o.key, kid: o.kid, compact: o.compact}
+	s := &sealer{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact}
 	s.writeSealed(p.Status, p.Body())
 }
 
@@ -231,9 +237,9 @@ func (j *JWE) refuseSealed(w http.ResponseWriter, r *http.Request, client string
 func (j *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
 	label := j.kidLabel(kid)
 	metrics.jweRequests.WithLabelValues(label, p.Code).Inc()
-	j.logger.Info("encrypted request refused", zap.String("kid", label), zap.String("client", client),
-		zap.String("path", r.URL.Path), zap.Int64("content_length", r.ContentLength),
-		zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))
+	j.logger.Info("encrypted request refused", append(telemetry.LogFields(r.Context()),
+		zap.String("kid", label), zap.String("client", client), zap.String("path", r.URL.Path),
+		zap.Int64("content_length", r.ContentLength), zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))...)
 }
 
 // accept records an opened request and rewrites its headers for the
@@ -243,8 +249,8 @@ func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) 
 	metrics.jweDecryptedBytes.WithLabelValues(o.kid).Add(float64(o.size))
 	metrics.keyLastUsed.WithLabelValues(o.kid).Set(float64(j.app.keys.Touch(o.kid).UnixNano()) / 1e9)
 	if ce := j.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
-		ce.Write(zap.String("kid", o.kid), zap.String("client", client), zap.String("path", r.URL.Path),
-			zap.Int64("plaintext_bytes", o.size), zap.Duration("decrypt", time.Since(start)))
+		ce.Write(append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.String("client", client),
+			zap.String("path", r.URL.Path), zap.Int64("plaintext_bytes", o.size), zap.Duration("decrypt", time.Since(start)))...)
 	}
 	r.Header.Set(contract.HeaderKeyID, o.kid)
 	r.Header.Set(contract.HeaderKeyClientID, o.owner)
@@ -263,15 +269,17 @@ func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) 
 // serveSealed serves the request with next and answers its response
 // encrypted under the request's key.
 func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
-	s := &sealer{w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(j.MaxResponse)}
+	s := &sealer{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(j.MaxResponse)}
 	if err := next.ServeHTTP(s, r); err != nil {
-		j.logger.Error("upstream handler failed under an encrypted request", zap.String("kid", o.kid), zap.Error(err))
+		j.logger.Error("upstream handler failed under an encrypted request",
+			append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.Error(err))...)
 		s.sealProblem(upstreamProblem(err))
 		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "error").Inc()
 		return nil
 	}
 	if s.finish() {
-		j.logger.Warn("response too large to encrypt; refused", zap.String("kid", o.kid), zap.Int64("limit", j.MaxResponse))
+		j.logger.Warn("response too large to encrypt; refused",
+			append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.Int64("limit", j.MaxResponse))...)
 		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
 		return nil
 	}

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 )
 
 // sealer buffers the response to an encrypted request and replaces it with a
@@ -20,6 +22,7 @@ import (
 // plaintext. It implements no Unwrap, so that nothing below it (a flush, a
 // hijack) can reach the client's connection before the body is sealed.
 type sealer struct {
+	ctx     context.Context // the request's, whose trace the seal's span joins
 	w       http.ResponseWriter
 	key     *jwe.Key
 	kid     string
@@ -100,10 +103,13 @@ func (s *sealer) sealProblem(p *problem.Problem) {
 // request used: compact as application/jose, flattened JSON as
 // application/json.
 func (s *sealer) writeSealed(status int, plaintext []byte) {
+	_, span := startSpan(s.ctx, "hdc_jwe seal")
 	env, mediaType := jwe.EncryptResponse(s.key, s.kid, plaintext), "application/json"
 	if s.compact {
 		env, mediaType = jwe.EncryptCompact(s.key, jwe.Protected{Kid: s.kid}, plaintext), "application/jose"
 	}
+	endSpan(span, nil, attrKid.String(s.kid), attrEnc.String(s.key.Enc()),
+		attrInBytes.Int(len(plaintext)), attrOutBytes.Int(len(env)), semconv.HTTPResponseStatusCode(status))
 	h := s.w.Header()
 	h.Set("Content-Type", mediaType)
 	h.Set(contract.HeaderEncryption, contract.EncryptionJWE)

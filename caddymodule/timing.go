@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/health-data-connect/hdc/internal/contract"
 )
@@ -20,6 +22,21 @@ import (
 // handler returned counts with its status.
 func timed(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter) error) error {
 	start := time.Now()
+	route, method := contract.Route(r.URL.Path), contract.Method(r.Method)
+	if span := trace.SpanFromContext(r.Context()); span.IsRecording() { // hdc_tracing's
+		span.SetName(method + " " + route)
+		span.SetAttributes(semconv.HTTPRoute(route))
+	}
+	code, err := serveStatus(w, fn)
+	metrics.requestDuration.WithLabelValues(route, method, strconv.Itoa(code)).
+		Observe(time.Since(start).Seconds())
+	return err
+}
+
+// serveStatus serves fn and returns the status of its answer: the one
+// written, or the one of the error it returned, which handle_errors
+// answers after it.
+func serveStatus(w http.ResponseWriter, fn func(http.ResponseWriter) error) (int, error) {
 	sw := &statusWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, status: http.StatusOK}
 	err := fn(sw)
 	code := sw.status
@@ -29,9 +46,7 @@ func timed(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter) 
 			code = http.StatusInternalServerError
 		}
 	}
-	metrics.requestDuration.WithLabelValues(contract.Route(r.URL.Path), contract.Method(r.Method), strconv.Itoa(code)).
-		Observe(time.Since(start).Seconds())
-	return err
+	return code, err
 }
 
 // statusWriter remembers the status of the answer it passes on: the first

@@ -206,6 +206,7 @@ http:// {
 	}
 }
 http:// {
+	hdc_tracing
 	handle /upload {
 		hdc_auth
 		hdc_jwe {

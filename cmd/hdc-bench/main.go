@@ -25,7 +25,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/caddymodule"
 )
 
 // edgeArg, as the first argument, makes this binary the Caddy process the
@@ -36,6 +36,10 @@ const edgeArg = "__edge"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == edgeArg {
 		os.Args = append(os.Args[:1], os.Args[2:]...)
+		if err := caddymodule.StartTracing("hdc-bench-edge"); err != nil {
+			fmt.Fprintln(os.Stderr, "hdc-bench:", err)
+			os.Exit(1)
+		}
 		caddycmd.Main()
 		return
 	}
@@ -56,6 +60,7 @@ type options struct {
 	payloads    string
 	breakdown   bool
 	profileDir  string
+	tracing     bool
 }
 
 func run() error {
@@ -69,7 +74,12 @@ func run() error {
 	flag.StringVar(&o.payloads, "payloads", "1KiB,64KiB,1MiB", "payload sizes of the proxy part, as a comma-separated list")
 	flag.BoolVar(&o.breakdown, "breakdown", false, "also run the edge's route without hdc handlers and with hdc_auth alone, and print where the edge's CPU goes")
 	flag.StringVar(&o.profileDir, "profile", "", "save CPU and allocation profiles of every edge under load at each payload size in this directory")
+	flag.BoolVar(&o.tracing, "tracing", false, "trace every request of the hdc-edges (sampled, exported over OTLP to a sink in this process), to measure what tracing on costs")
 	flag.Parse()
+	if o.tracing {
+		stop := traceEdges()
+		defer stop()
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -1,7 +1,10 @@
 // Command hdc-edge is Caddy with the Health Data Connect modules: the hdc
 // app (the clients' keys, the bearer token verifier, the freshness check),
-// the hdc_auth, hdc_jwe and hdc_forward handlers, the hdc_framing listener
-// wrapper and the /hdc/ admin API, next to Caddy's standard modules.
+// the hdc_auth, hdc_jwe, hdc_forward and hdc_tracing handlers, the
+// hdc_framing listener wrapper and the /hdc/ admin API, next to Caddy's
+// standard modules. Its traces (hdc_tracing), configured by the OTEL_*
+// environment, name the service hdc-edge unless OTEL_SERVICE_NAME names it
+// otherwise.
 //
 //	hdc-edge run --config Caddyfile
 //	hdc-edge adapt --config Caddyfile
@@ -18,7 +21,7 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/caddymodule"
 	"github.com/health-data-connect/hdc/internal/version"
 )
 
@@ -30,6 +33,10 @@ func main() {
 		return
 	}
 	if err := preflight(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
+		os.Exit(1)
+	}
+	if err := caddymodule.StartTracing("hdc-edge"); err != nil {
 		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
 		os.Exit(1)
 	}

@@ -3,9 +3,18 @@ package contract
 import "strings"
 
 // forwarded are the request headers of a client, besides the hop's own
-// (HeaderPrefix), that the backend reads: a body's type, and the Client-Id
-// of the refresh routes.
-var forwarded = map[string]bool{"Content-Type": true, "Client-Id": true}
+// (HeaderPrefix), that the backend reads: a body's type, the Client-Id of
+// the refresh routes, and the W3C trace context (the edge's span, when it
+// traces; the client's own otherwise), so that one trace runs from the
+// client through the edge to the backend.
+var forwarded = map[string]bool{"Content-Type": true, "Client-Id": true, HeaderTraceparent: true, HeaderTracestate: true}
+
+// The W3C trace context's headers (https://www.w3.org/TR/trace-context/),
+// canonical.
+const (
+	HeaderTraceparent = "Traceparent"
+	HeaderTracestate  = "Tracestate"
+)
 
 // Forwards reports whether the edge forwards the request header name
 // (canonical, as net/http keys header maps) to the backend on a request

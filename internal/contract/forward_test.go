@@ -20,6 +20,9 @@ func TestForwards(t *testing.T) {
 		{PathRetrieve, "User-Agent", false},
 		{PathRetrieve, "X-Forwarded-For", false},
 		{PathRetrieve, "content-type", false}, // names arrive canonical
+		{PathUpload, "Traceparent", true},
+		{PathUpload, "Tracestate", true},
+		{PathUpload, "Baggage", false}, // the trace context only: baggage is the client's to keep
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+" "+tt.name, func(t *testing.T) {
