@@ -7,6 +7,7 @@ import (
 
 	"github.com/felixge/httpsnoop"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/internal/metrics"
@@ -14,6 +15,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // httpMetrics count and time requests by listener, route and status.
@@ -56,6 +58,10 @@ func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate fun
 		if route == "" {
 			route = "redirect"
 		}
+		var span trace.Span
+		if s.tracing && route != healthRoute && route != readyRoute { // no trace a second per edge of a probe
+			r, span = startSpan(r, listener, route)
+		}
 		serve, admitted := h, true
 		if gate != nil {
 			var p *problem.Problem
@@ -66,6 +72,9 @@ func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate fun
 		mt := httpsnoop.CaptureMetrics(serve, w, r)
 		m.requests.WithLabelValues(listener, route, strconv.Itoa(mt.Code)).Inc()
 		m.duration.WithLabelValues(listener, route).Observe(mt.Duration.Seconds())
+		if span != nil {
+			endSpan(span, mt.Code)
+		}
 		fields := []zap.Field{
 			zap.String("method", contract.Method(r.Method)), zap.String("route", route), zap.Int("status", mt.Code),
 			zap.Int64("bytes_in", r.ContentLength), zap.Int64("bytes_out", mt.Written),
@@ -74,6 +83,7 @@ func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate fun
 		if admitted {
 			fields = append(fields, identityFields(r.Header)...)
 		}
+		fields = append(fields, telemetry.LogFields(r.Context())...)
 		// A health check every second of every edge would bury the
 		// requests: an answer of 200 to one is logged at debug.
 		if (route == healthRoute || route == readyRoute) && mt.Code == http.StatusOK {
@@ -116,7 +126,7 @@ func recoverer(log *zap.Logger, h http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.Error("handler panicked", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+				telemetry.Logger(r.Context(), log).Error("handler panicked", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
 				problem.Write(w, web.Internal())
 			}
 		}()

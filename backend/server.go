@@ -48,6 +48,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // Server is the backend service.
@@ -73,6 +74,9 @@ type Server struct {
 	internal http.Handler
 	// hop is the listeners' TLS, nil when they are plain loopback HTTP.
 	hop *tls.Config
+	// tracing says whether the environment asks for traces
+	// (telemetry.Enabled): each request is then a span.
+	tracing bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -98,7 +102,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, store: st, hop: hop}
+	s := &Server{cfg: cfg, log: log, store: st, hop: hop, tracing: telemetry.Enabled()}
 	if err := s.build(ctx); err != nil {
 		st.Close()
 		return nil, err

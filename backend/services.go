@@ -163,6 +163,9 @@ func (s *Server) openBlobs(ctx context.Context, aws func() (awsConfig, error)) (
 	case n > 0:
 		s.log.Info("removed the staged files of uploads a stopped process left", zap.Int("files", n))
 	}
+	if s.tracing {
+		return blob.Traced(blobs), nil
+	}
 	return blobs, nil
 }
 

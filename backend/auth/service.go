@@ -24,6 +24,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // refreshTokenPrefix marks refresh tokens.
@@ -128,7 +129,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (TokenPair, error) {
 	p, err := s.authenticate(ctx, c)
 	switch {
 	case errors.Is(err, ErrInvalidClient), errors.Is(err, ErrInvalidSharingKey):
-		s.cfg.Log.Info("login refused", zap.String("source", c.Source), loggedClientID(c.ClientID), zap.String("reason", err.Error()))
+		telemetry.Logger(ctx, s.cfg.Log).Info("login refused", zap.String("source", c.Source), loggedClientID(c.ClientID), zap.String("reason", err.Error()))
 		if aerr := s.auditRefusal(ctx, c); aerr != nil {
 			return TokenPair{}, aerr
 		}
@@ -144,7 +145,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (TokenPair, error) {
 	if err != nil {
 		return TokenPair{}, err
 	}
-	s.cfg.Log.Info("login", zap.String("client_id", p.ClientID), zap.String("workspace_id", p.WorkspaceID),
+	telemetry.Logger(ctx, s.cfg.Log).Info("login", zap.String("client_id", p.ClientID), zap.String("workspace_id", p.WorkspaceID),
 		zap.String("grant_id", p.GrantID))
 	return pair, nil
 }
@@ -256,7 +257,7 @@ func (s *Service) Refresh(ctx context.Context, clientID, refreshToken string, e 
 	_, err = s.cfg.Tokens.RotateRefreshToken(ctx, clientID, hash, s.refreshToken(next, now), now, e)
 	switch {
 	case errors.Is(err, store.ErrTokenReused):
-		s.cfg.Log.Warn("rotated refresh token presented again; its family is revoked", zap.String("client_id", clientID))
+		telemetry.Logger(ctx, s.cfg.Log).Warn("rotated refresh token presented again; its family is revoked", zap.String("client_id", clientID))
 		return TokenPair{}, ErrRefreshTokenReused
 	case errors.Is(err, store.ErrNotFound):
 		return TokenPair{}, ErrInvalidRefreshToken
@@ -293,7 +294,7 @@ func (s *Service) checkGrant(ctx context.Context, f store.RefreshFamily, now tim
 	err := s.cfg.Identity.CheckGrant(ctx, f.GrantID, f.ClientID)
 	if errors.Is(err, ErrInvalidSharingKey) {
 		if rerr := s.cfg.Tokens.RevokeRefreshFamily(ctx, f.ID, now); rerr != nil {
-			s.cfg.Log.Error("revoking a refresh family failed", zap.Error(rerr))
+			telemetry.Logger(ctx, s.cfg.Log).Error("revoking a refresh family failed", zap.Error(rerr))
 		}
 	}
 	return err

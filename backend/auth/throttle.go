@@ -11,6 +11,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // Limiter throttles login attempts per key (a source address, or a source
@@ -47,7 +48,7 @@ func (s *Service) take(ctx context.Context, addr, clientID string) (release func
 	ctx = context.WithoutCancel(ctx)
 	giveBack := func(l Limiter, key string) {
 		if err := l.Return(ctx, key); err != nil {
-			s.cfg.Log.Error("returning a login attempt failed", zap.Error(err))
+			telemetry.Logger(ctx, s.cfg.Log).Error("returning a login attempt failed", zap.Error(err))
 		}
 	}
 	if wait, ok, err := s.cfg.ByClient.Take(ctx, clientKey); !ok || err != nil {

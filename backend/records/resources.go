@@ -14,6 +14,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // MaxResourcesBody caps a parser's submission.
@@ -75,7 +76,7 @@ func (h *Handler) serveAddResources(w http.ResponseWriter, r *http.Request) erro
 	for i, res := range resources {
 		ids[i] = res.ID
 	}
-	h.cfg.Log.Info("parser results stored", zap.String("document_id", rec.ID), zap.Int("resources", len(ids)),
+	telemetry.Logger(r.Context(), h.cfg.Log).Info("parser results stored", zap.String("document_id", rec.ID), zap.Int("resources", len(ids)),
 		zap.Int64("version", rec.Version))
 	web.WriteJSON(w, http.StatusOK, ResourcesResponse{CareContextID: rec.CareContextID, Status: rec.Status, Version: rec.Version, ResourceIDs: ids})
 	return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/upload"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // knownTasks are the tasks an upload may ask for, in canonical order.
@@ -67,7 +68,7 @@ func (h *Handler) serveUpload(w http.ResponseWriter, r *http.Request) (err error
 		return err
 	}
 	h.uploadBytes.Add(float64(f.Size))
-	h.cfg.Log.Info("record created", zap.String("client_id", caller.ClientID), zap.String("workspace_id", caller.WorkspaceID),
+	telemetry.Logger(r.Context(), h.cfg.Log).Info("record created", zap.String("client_id", caller.ClientID), zap.String("workspace_id", caller.WorkspaceID),
 		zap.String("document_id", rec.ID), zap.Int64("size", f.Size), zap.String("content_type", f.ContentType),
 		zap.Strings("tasks", tasks))
 	web.WriteJSON(w, http.StatusOK, UploadResponse{DocumentID: rec.ID, CareContextID: rec.CareContextID, Status: rec.Status})

@@ -14,12 +14,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // PruneEvery is how often a guard forgets the expired jtis.
@@ -58,19 +61,25 @@ func (g *Guard) Check(r *http.Request) *problem.Problem {
 		return nil
 	}
 	expires, _ := strconv.ParseInt(r.Header.Get(contract.HeaderJTIExpires), 10, 64)
-	err := g.store.NoteRequest(r.Context(), r.Header.Get(contract.HeaderKeyID), jti, time.Unix(expires, 0), g.now())
+	ctx, span := tracer.Start(r.Context(), "replay check")
+	err := g.store.NoteRequest(ctx, r.Header.Get(contract.HeaderKeyID), jti, time.Unix(expires, 0), g.now())
+	result, p := "new", (*problem.Problem)(nil)
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		g.results.WithLabelValues("replayed").Inc()
-		return errReplayed
+		result, p = "replayed", errReplayed
 	case err != nil:
-		g.results.WithLabelValues("failed").Inc()
-		g.log.Error("recording a request's jti failed; the request is refused", zap.Error(err))
-		return errUnchecked
+		result, p = "failed", errUnchecked
+		telemetry.Logger(ctx, g.log).Error("recording a request's jti failed; the request is refused", zap.Error(err))
 	}
-	g.results.WithLabelValues("new").Inc()
-	return nil
+	g.results.WithLabelValues(result).Inc()
+	span.SetAttributes(attribute.String("hdc.outcome", result))
+	span.End()
+	return p
 }
+
+// tracer makes the replay check's span, through OpenTelemetry's global
+// provider (no-op unless tracing is on).
+var tracer = otel.Tracer("github.com/health-data-connect/hdc/backend/replay")
 
 // Run forgets the expired jtis every PruneEvery until ctx is done.
 func (g *Guard) Run(ctx context.Context) {

@@ -75,6 +75,10 @@ type Event struct {
 	// Data is the event's JSON object, delivered as the payload's "data".
 	Data      []byte
 	CreatedAt time.Time
+	// TraceParent is the W3C traceparent of the request that published
+	// the event, "" when it was not traced: each delivery attempt's span
+	// links to that trace.
+	TraceParent string
 }
 
 // DeliveryStatus is the state of a delivery.

@@ -14,6 +14,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // Handler serves the subscription endpoints. Every operation acts in the
@@ -97,7 +98,7 @@ func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.log.Info("subscription created", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", sub.ID),
+	telemetry.Logger(r.Context(), h.log).Info("subscription created", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", sub.ID),
 		zap.String("protocol", sub.Protocol), zap.Int("events", len(sub.EventNames)))
 	web.WriteJSON(w, http.StatusOK, Registered{ID: sub.ID, Status: "success"})
 	return nil
@@ -161,7 +162,7 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) error {
 	if err := h.store.DeleteSubscription(r.Context(), caller.WorkspaceID, id, e); err != nil {
 		return err
 	}
-	h.log.Info("subscription deleted", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", id))
+	telemetry.Logger(r.Context(), h.log).Info("subscription deleted", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", id))
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/internal/strictjson"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // ErrUnknownEvent is wrapped by ParseEvent's error for a type that is not
@@ -121,7 +122,8 @@ func (in *Ingress) servePublish(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return web.DecodeProblem(err)
 	}
-	e := store.Event{ID: uuid.NewString(), WorkspaceID: ev.WorkspaceID, Type: ev.Type, Data: ev.Data, CreatedAt: in.now()}
+	e := store.Event{ID: uuid.NewString(), WorkspaceID: ev.WorkspaceID, Type: ev.Type, Data: ev.Data, CreatedAt: in.now(),
+		TraceParent: telemetry.TraceParent(r.Context())}
 	ids, err := in.store.PublishEvent(r.Context(), e)
 	if err != nil {
 		return err
@@ -130,7 +132,7 @@ func (in *Ingress) servePublish(w http.ResponseWriter, r *http.Request) error {
 	if len(ids) > 0 {
 		in.notify()
 	}
-	in.log.Info("event published", zap.String("event_id", e.ID), zap.String("event_type", e.Type),
+	telemetry.Logger(r.Context(), in.log).Info("event published", zap.String("event_id", e.ID), zap.String("event_type", e.Type),
 		zap.String("workspace_id", e.WorkspaceID), zap.Int("deliveries", len(ids)), zap.Int("data_bytes", len(e.Data)))
 	web.WriteJSON(w, http.StatusAccepted, Published{ID: e.ID, Deliveries: len(ids)})
 	return nil

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 	"github.com/health-data-connect/hdc/internal/version"
 )
 
@@ -112,6 +113,15 @@ func serve(ctx context.Context, cfg backend.Config, level zap.AtomicLevel) error
 		return err
 	}
 	defer log.Sync()
+	stopTracing, err := telemetry.Start(ctx, "hdc-backend")
+	if err != nil {
+		return fmt.Errorf("tracing (OTEL_*): %w", err)
+	}
+	defer func() {
+		if err := stopTracing(); err != nil {
+			log.Warn("exporting the last spans failed", zap.Error(err))
+		}
+	}()
 	srv, err := backend.New(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/privatefile"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // Client talks to the API as one client: it logs in, keeps the token
@@ -216,6 +217,7 @@ func (c *Client) roundTrip(method, path string, query url.Values, b *Body, heade
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
+	telemetry.InjectEnv(req.Header)
 	finish := c.attach(req, p)
 	resp, err := c.http.Do(req)
 	// The writer's own failure (reading the file) says more than the

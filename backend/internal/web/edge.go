@@ -12,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 type edgeKey struct{}
@@ -51,7 +52,7 @@ func RequireRole(hopTLS bool, role contract.Role, log *zap.Logger, next http.Han
 		"this route needs a client certificate of the hop's authority with the role "+string(role))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !contract.HasRole(r.TLS, role) {
-			log.Warn("request refused: no client certificate of the role the route needs",
+			telemetry.Logger(r.Context(), log).Warn("request refused: no client certificate of the role the route needs",
 				zap.String("method", contract.Method(r.Method)), zap.String("role", string(role)),
 				zap.Bool("certificate", r.TLS != nil && len(r.TLS.PeerCertificates) > 0), zap.String("source", SourceAddr(r)))
 			problem.Write(w, refusal)

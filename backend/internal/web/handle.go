@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // HandlerFunc is a handler that returns its failure instead of writing it:
@@ -60,7 +61,7 @@ func (ps *Problems) Handler(name string, fn HandlerFunc) http.Handler {
 		}
 		p, internal := ps.Of(err)
 		if internal && ps.Log != nil {
-			ps.Log.Error("request failed", zap.String("handler", name), zap.Error(err))
+			telemetry.Logger(r.Context(), ps.Log).Error("request failed", zap.String("handler", name), zap.Error(err))
 		}
 		if ps.Observe != nil {
 			ps.Observe(name, p)

@@ -18,8 +18,8 @@ func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, erro
 	var ids []string
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx,
-			`INSERT INTO webhook_events (id, workspace_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			e.ID, e.WorkspaceID, e.Type, e.Data, ts(e.CreatedAt))
+			`INSERT INTO webhook_events (id, workspace_id, type, data, created_at, trace_parent) VALUES ($1, $2, $3, $4, $5, $6)`,
+			e.ID, e.WorkspaceID, e.Type, e.Data, ts(e.CreatedAt), e.TraceParent)
 		if err != nil {
 			return translate(err)
 		}
@@ -249,7 +249,7 @@ type querier interface {
 func queryDeliveries(ctx context.Context, q querier, with, order string, args ...any) ([]store.Delivery, error) {
 	rows, err := q.Query(ctx, with+`
 		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
-			e.id, e.workspace_id, e.type, e.data, e.created_at,
+			e.id, e.workspace_id, e.type, e.data, e.created_at, e.trace_parent,
 			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
 			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format
 		FROM d
@@ -264,7 +264,7 @@ func queryDeliveries(ctx context.Context, q querier, with, order string, args ..
 			leaseUntil, finished, last pgtype.Timestamptz
 		)
 		err := row.Scan(&d.ID, &status, &d.Attempts, &d.CreatedAt, &d.NextAttemptAt, &owner, &leaseUntil, &finished,
-			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &d.Event.Data, &d.Event.CreatedAt,
+			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &d.Event.Data, &d.Event.CreatedAt, &d.Event.TraceParent,
 			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
 			&key, &subStatus, &d.Subscription.CreatedAt, &last, &outcome, &d.Subscription.DeliveryFormat)
 		if err != nil {

@@ -18,13 +18,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 //go:embed migrations/*.sql
@@ -53,6 +56,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		// pgx's message may quote the URL, password included.
 		return nil, errors.New("postgres: the database URL cannot be parsed")
 	}
+	// A span per statement of a traced request (OpenTelemetry's global
+	// tracer provider: no-op unless tracing is on), with the SQL, never its
+	// arguments.
+	cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTracerProvider(telemetry.InTraces(otel.GetTracerProvider())))
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

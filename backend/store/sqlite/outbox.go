@@ -16,8 +16,8 @@ func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, erro
 	var ids []string
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx,
-			`INSERT INTO webhook_events (id, workspace_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)`,
-			e.ID, e.WorkspaceID, e.Type, string(e.Data), micros(e.CreatedAt))
+			`INSERT INTO webhook_events (id, workspace_id, type, data, created_at, trace_parent) VALUES (?, ?, ?, ?, ?, ?)`,
+			e.ID, e.WorkspaceID, e.Type, string(e.Data), micros(e.CreatedAt), e.TraceParent)
 		if err != nil {
 			return translate(err)
 		}
@@ -256,7 +256,7 @@ type querier interface {
 func queryDeliveries(ctx context.Context, q querier, where string, args ...any) ([]store.Delivery, error) {
 	rows, err := q.QueryContext(ctx, `
 		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
-			e.id, e.workspace_id, e.type, e.data, e.created_at,
+			e.id, e.workspace_id, e.type, e.data, e.created_at, e.trace_parent,
 			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
 			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format
 		FROM webhook_deliveries d
@@ -277,7 +277,7 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 			leaseUntil, finished, last   sql.NullInt64
 		)
 		err := rows.Scan(&d.ID, &status, &d.Attempts, &created, &due, &owner, &leaseUntil, &finished,
-			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &data, &evCreated,
+			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &data, &evCreated, &d.Event.TraceParent,
 			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
 			&key, &subStatus, &sub, &last, &outcome, &d.Subscription.DeliveryFormat)
 		if err != nil {

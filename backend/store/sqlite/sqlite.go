@@ -19,11 +19,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/XSAM/otelsql"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 //go:embed migrations/*.sql
@@ -71,7 +75,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// not left in a free page (package sealed seals the values of an
 	// earlier version in place).
 	q.Add("_pragma", "secure_delete(1)")
-	db, err := sql.Open("sqlite", path+"?"+q.Encode())
+	// A span per statement of a traced request (OpenTelemetry's global
+	// tracer provider: no-op unless tracing is on), with the SQL, never its
+	// arguments.
+	db, err := otelsql.Open("sqlite", path+"?"+q.Encode(), otelsql.WithAttributes(semconv.DBSystemNameSQLite),
+		otelsql.WithTracerProvider(telemetry.InTraces(otel.GetTracerProvider())),
+		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitConnResetSession: true, OmitRows: true, OmitConnectorConnect: true}))
 	if err != nil {
 		return nil, err
 	}

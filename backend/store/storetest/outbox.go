@@ -23,12 +23,16 @@ func subscribe(t *testing.T, s Store, id, ws string, events ...string) {
 	}, 0, ev(audit.SubscriptionCreate)))
 }
 
+// traceParent is the trace context the published events carry (the W3C
+// specification's example).
+const traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 // publish publishes an event of type typ in ws at time created and
 // returns its delivery ids.
 func publish(t *testing.T, s Store, id, ws, typ string, created time.Time) []string {
 	t.Helper()
 	ids, err := s.PublishEvent(ctx(t), store.Event{
-		ID: id, WorkspaceID: ws, Type: typ, Data: []byte(`{"n":"` + id + `"}`), CreatedAt: created,
+		ID: id, WorkspaceID: ws, Type: typ, Data: []byte(`{"n":"` + id + `"}`), CreatedAt: created, TraceParent: traceParent,
 	})
 	must(t, err)
 	return ids
@@ -104,7 +108,7 @@ func testOutboxPublish(t *testing.T, s Store) {
 			t.Fatalf("new delivery = %+v", d)
 		}
 		if d.Event.ID != "e1" || d.Event.WorkspaceID != "w1" || d.Event.Type != "receipt.created" ||
-			string(d.Event.Data) != `{"n":"e1"}` || !d.Event.CreatedAt.Equal(at(time.Second)) {
+			string(d.Event.Data) != `{"n":"e1"}` || !d.Event.CreatedAt.Equal(at(time.Second)) || d.Event.TraceParent != traceParent {
 			t.Fatalf("delivery's event = %+v", d.Event)
 		}
 		if d.Subscription.WorkspaceID != "w1" || d.Subscription.Endpoint != "https://example.com/"+d.Subscription.ID ||
@@ -155,7 +159,8 @@ func testOutboxClaim(t *testing.T, s Store) {
 		t.Fatal("claims are not earliest due first")
 	}
 	for _, d := range first {
-		if d.LeaseOwner != "a" || !d.LeaseExpiresAt.Equal(at(time.Second).Add(lease)) || d.Event.ID == "" || d.Subscription.Endpoint == "" {
+		if d.LeaseOwner != "a" || !d.LeaseExpiresAt.Equal(at(time.Second).Add(lease)) || d.Event.ID == "" || d.Subscription.Endpoint == "" ||
+			d.Event.TraceParent != traceParent {
 			t.Fatalf("claimed delivery = %+v", d)
 		}
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // storeTimeout bounds the store calls that record an attempt, which run
@@ -203,13 +204,16 @@ func (d *Dispatcher) Run(ctx context.Context) {
 // attempt makes one attempt at dl, leased to owner, and records it.
 func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Delivery) {
 	protocol := dl.Subscription.Protocol
-	log := d.cfg.Log.With(zap.String("delivery_id", dl.ID), zap.String("event_id", dl.Event.ID),
+	ctx, span := startAttempt(ctx, dl)
+	var r Result
+	defer func() { endAttempt(span, r) }() // after the attempt is recorded, whose statements it holds
+	log := telemetry.Logger(ctx, d.cfg.Log).With(zap.String("delivery_id", dl.ID), zap.String("event_id", dl.Event.ID),
 		zap.String("event_type", dl.Event.Type), zap.String("workspace_id", dl.Event.WorkspaceID),
 		zap.String("subscription_id", dl.Subscription.ID), zap.String("protocol", protocol),
 		zap.Int("attempt", dl.Attempts+1))
 	d.metrics.inFlight.Inc()
 	start := d.now()
-	r := d.send(ctx, dl, start)
+	r = d.send(ctx, dl, start)
 	end := d.now()
 	d.metrics.inFlight.Dec()
 	// Records outlive a shutdown: they are what makes the next start

@@ -23,6 +23,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // publishTimeout bounds a publication.
@@ -101,6 +102,7 @@ func (p *publication) send(ctx context.Context) (webhook.Published, error) {
 		return pub, fmt.Errorf("--backend-internal: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	telemetry.InjectEnv(req.Header)
 	client, err := p.hop.client(url)
 	if err != nil {
 		return pub, err

@@ -27,6 +27,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
+	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // uploadMaxBodyEnv is the reference Caddyfile's variable for the edge's
@@ -118,6 +119,11 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 		return err
 	}
 	defer logger.Sync()
+	stopTracing, err := telemetry.Start(ctx, "hdc-up") // one process: the edge's spans and the backend's
+	if err != nil {
+		return fmt.Errorf("tracing (OTEL_*): %w", err)
+	}
+	defer func() { _ = stopTracing() }()
 	hopDir, err := o.prepareData(data)
 	if err != nil {
 		return err
