@@ -45,7 +45,14 @@ func tlsSite(t *testing.T) site {
 // StartTLSStack is startStack with the edge serving HTTPS (tlsSite).
 func StartTLSStack(t *testing.T) *Stack {
 	t.Helper()
-	return StartStackSite(t, tlsSite(t), nil, nil)
+	return StartTLSStackEnv(t, nil, nil)
+}
+
+// StartTLSStackEnv is StartTLSStack with backendEnv added to the backend's
+// environment and edgeEnv to the edge's.
+func StartTLSStackEnv(t *testing.T, backendEnv, edgeEnv []string) *Stack {
+	t.Helper()
+	return StartStackSite(t, tlsSite(t), backendEnv, edgeEnv)
 }
 
 // EdgeRoot is the file of the root certificate of Caddy's authority, which
