@@ -252,3 +252,31 @@ func startBackground(t *testing.T, dir, line string, env []string) *hdctest.Sync
 	}
 	return &out
 }
+
+// TestObservabilityAsWritten runs the README's Observability section as
+// written (hdc up on addresses of its own): the upload's spans, the
+// edge's and the backend's, come out on hdc up's standard output, each
+// in the trace TRACEPARENT names.
+func TestObservabilityAsWritten(t *testing.T) {
+	t.Parallel()
+	hdc := hdctest.Binary(t, "hdc")
+	dir := t.TempDir()
+	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# a note to upload\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lines := docBlock(t, "README.md", "## Observability")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "hdc up") {
+		t.Fatalf("the section's commands changed: %q", lines)
+	}
+	up := startBackground(t, dir, lines[0]+" --listen "+testkit.FreeAddr(t)+" --admin "+testkit.FreeAddr(t)+
+		" --backend-listen "+testkit.FreeAddr(t)+" --internal-listen "+testkit.FreeAddr(t), env)
+	testkit.Eventually(t, time.Minute, "hdc up's guide", func() bool { return strings.Contains(up.String(), "Ctrl-C") })
+	runLineIn(t, dir, lines[1], env)
+	trace := regexp.MustCompile(`"TraceID":\s*"0af7651916cd43dd8448eb211c80319c"`)
+	testkit.Eventually(t, 30*time.Second, "the upload's spans on hdc up's output", func() bool {
+		out := up.String()
+		return len(trace.FindAllString(out, -1)) >= 6 && strings.Contains(out, `"hdc_jwe decrypt"`) &&
+			strings.Count(out, `"POST /mr/api/v2/docs"`) >= 2
+	})
+}
