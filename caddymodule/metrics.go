@@ -65,7 +65,7 @@ func newMetrics() *edgeMetrics {
 			Help: "HTTP/1.x requests refused for carrying both Content-Length and Transfer-Encoding.",
 		}),
 		keyLookups: counter("key_lookups_total",
-			"Look-ups of kids in the backend's key plane by result (found, unknown, failed; limited: not made, over the rate).", "result"),
+			"Look-ups of kids by result: in the backend's key plane, found, unknown, failed; not made, cached, remembered (unknown), filtered, limited (over the rate).", "result"),
 		keyFeedUp: plain("key_feed_up", "1 while the backend's key feed answers, 0 while it does not (the edge keeps its cached keys)."),
 		keyFeedApplied: plain("key_feed_applied_sequence",
 			"The number of the last key plane change this edge applied; behind the backend's hdc_backend_key_plane_sequence by the feed's lag."),
