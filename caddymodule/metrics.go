@@ -29,6 +29,7 @@ type edgeMetrics struct {
 	keyLookups            *prometheus.CounterVec
 	keyFeedUp             prometheus.Gauge
 	keyFeedApplied        prometheus.Gauge
+	tokenCache            *prometheus.CounterVec
 }
 
 var metrics = newMetrics()
@@ -43,7 +44,7 @@ func newMetrics() *edgeMetrics {
 	plain := func(name, help string) prometheus.Gauge {
 		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: name, Help: help})
 	}
-	return &edgeMetrics{
+	m := &edgeMetrics{
 		jweRequests: counter("jwe_requests_total",
 			"Encrypted requests by kid (\"unknown\" when not in the registry) and result.", "kid", "result"),
 		jweDecryptedBytes: counter("jwe_decrypted_bytes_total", "Plaintext bytes of decrypted request bodies, by kid.", "kid"),
@@ -69,7 +70,13 @@ func newMetrics() *edgeMetrics {
 		keyFeedUp: plain("key_feed_up", "1 while the backend's key feed answers, 0 while it does not (the edge keeps its cached keys)."),
 		keyFeedApplied: plain("key_feed_applied_sequence",
 			"The number of the last key plane change this edge applied; behind the backend's hdc_backend_key_plane_sequence by the feed's lag."),
+		tokenCache: counter("token_cache_lookups_total",
+			"Access tokens looked up in the cache of verified tokens, by result: hit (not verified again) or miss.", "result"),
 	}
+	for _, result := range []string{"hit", "miss"} {
+		m.tokenCache.WithLabelValues(result)
+	}
+	return m
 }
 
 // register adds the edge's metrics to a config's registry. A collector
@@ -79,7 +86,7 @@ func (m *edgeMetrics) register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		m.jweRequests, m.jweDecryptedBytes, m.jweEncryptedResponses, m.keyLastUsed,
 		m.authRequests, m.registryReloads, m.registryKeys, m.requestDuration, m.framingRefusals,
-		m.keyLookups, m.keyFeedUp, m.keyFeedApplied,
+		m.keyLookups, m.keyFeedUp, m.keyFeedApplied, m.tokenCache,
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
