@@ -6,12 +6,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/health-data-connect/hdc/backend/internal/metrics"
+	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // registerMetrics registers the metrics of the server itself, as opposed
-// to those of a service it wires: the audit checkpoints' last success.
+// to those of a service it wires: the database's pool, the audit
+// checkpoints' last success.
 func (s *Server) registerMetrics(reg prometheus.Registerer) error {
-	return metrics.Register(reg,
+	return metrics.Register(reg, newPoolCollector(s.store.PoolStats),
 		prometheus.NewGaugeFunc(metrics.Gauge("audit_checkpoint_last_success_timestamp_seconds",
 			"Unix time of the audit checkpoint job's last successful run, which wrote the trails' heads or found them unchanged; 0 before the first."),
 			func() float64 { return unixSeconds(s.checkpoints.LastSuccess()) }),
@@ -27,4 +29,41 @@ func unixSeconds(t time.Time) float64 {
 		return 0
 	}
 	return float64(t.UnixNano()) / 1e9
+}
+
+// poolCollector reads the figures of the store's pool of database
+// connections at each scrape, the same for either engine.
+type poolCollector struct {
+	stats                       func() store.PoolStats
+	max, conns, waits, waitTime *prometheus.Desc
+}
+
+func newPoolCollector(stats func() store.PoolStats) *poolCollector {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(metrics.Name(name), help, labels, nil)
+	}
+	return &poolCollector{
+		stats:    stats,
+		max:      desc("db_max_connections", "The most connections the pool of database connections opens; 0 for no bound (SQLite's)."),
+		conns:    desc("db_connections", "Open connections to the database by state: in_use (serving a caller) or idle.", "state"),
+		waits:    desc("db_waits_total", "Callers that waited for a database connection to be free or made."),
+		waitTime: desc("db_wait_seconds_total", "Time callers waited for a database connection, in all."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.max, c.conns, c.waits, c.waitTime} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.stats()
+	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.Max))
+	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.InUse), "in_use")
+	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.Idle), "idle")
+	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(st.Waits))
+	ch <- prometheus.MustNewConstMetric(c.waitTime, prometheus.CounterValue, st.WaitTime.Seconds())
 }

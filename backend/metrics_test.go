@@ -28,6 +28,11 @@ func TestServerMetrics(t *testing.T) {
 	}{
 		{"hdc_backend_audit_checkpoint_last_success_timestamp_seconds", func(v float64) bool { return v > now-60 && v <= now+1 }},
 		{"hdc_backend_audit_checkpoint_interval_seconds", func(v float64) bool { return v == h.cfg.AuditCheckpointInterval.Seconds() }},
+		{"hdc_backend_db_max_connections", func(v float64) bool { return v == 0 }},           // SQLite's pool has no bound
+		{`hdc_backend_db_connections{state="idle"}`, func(v float64) bool { return v >= 0 }}, // the scrape may hold the one there is
+		{`hdc_backend_db_connections{state="in_use"}`, func(v float64) bool { return v >= 0 }},
+		{"hdc_backend_db_waits_total", func(v float64) bool { return v >= 0 }},
+		{"hdc_backend_db_wait_seconds_total", func(v float64) bool { return v >= 0 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.series, func(t *testing.T) {
