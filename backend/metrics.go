@@ -1,19 +1,28 @@
 package backend
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/health-data-connect/hdc/backend/internal/metrics"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/version"
 )
 
+// readyTimeout bounds the store's ping of a scrape (hdc_backend_ready).
+const readyTimeout = 2 * time.Second
+
 // registerMetrics registers the metrics of the server itself, as opposed
-// to those of a service it wires: the database's pool, the audit
-// checkpoints' last success.
+// to those of a service it wires: its build, its readiness, the
+// database's pool, the audit checkpoints' last success.
 func (s *Server) registerMetrics(reg prometheus.Registerer) error {
-	return metrics.Register(reg, newPoolCollector(s.store.PoolStats),
+	return metrics.Register(reg, buildInfo(),
+		prometheus.NewGaugeFunc(metrics.Gauge("ready",
+			"1 while the backend can serve (its database answers, a signing key is loaded), as GET /readyz answers 200; else 0."),
+			s.readiness),
+		newPoolCollector(s.store.PoolStats),
 		prometheus.NewGaugeFunc(metrics.Gauge("audit_checkpoint_last_success_timestamp_seconds",
 			"Unix time of the audit checkpoint job's last successful run, which wrote the trails' heads or found them unchanged; 0 before the first."),
 			func() float64 { return unixSeconds(s.checkpoints.LastSuccess()) }),
@@ -21,6 +30,28 @@ func (s *Server) registerMetrics(reg prometheus.Registerer) error {
 			"How often the audit checkpoint job runs (HDC_AUDIT_CHECKPOINT_INTERVAL)."),
 			func() float64 { return s.cfg.AuditCheckpointInterval.Seconds() }),
 	)
+}
+
+// buildInfo is hdc_backend_build_info: 1, labelled with what the backend
+// was built from, as hdc-backend --version and GET /healthz name it.
+func buildInfo() prometheus.Gauge {
+	v := version.Get()
+	opts := metrics.Gauge("build_info", "1, labelled with what the backend was built from: module version, VCS revision, Go version.")
+	opts.ConstLabels = prometheus.Labels{"version": v.Version, "revision": v.Revision, "goversion": v.Go}
+	g := prometheus.NewGauge(opts)
+	g.Set(1)
+	return g
+}
+
+// readiness is 1 when the backend is ready, else 0, asked within
+// readyTimeout.
+func (s *Server) readiness() float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	if s.isReady(ctx) {
+		return 1
+	}
+	return 0
 }
 
 // unixSeconds is t in Unix seconds, 0 for the zero time.
