@@ -1,11 +1,13 @@
 package backend
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit/search"
 	"github.com/health-data-connect/hdc/backend/auth"
@@ -102,7 +104,10 @@ func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, h hand
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": v.Version, "revision": v.Revision})
 	}))
 	mux.Handle("GET", contract.PathReady, problems.Handler("ready", s.ready))
-	mux.Handle("GET", contract.PathMetrics, role(contract.RoleScraper, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	// A collector that fails (the outbox's, while the database does not
+	// answer) leaves the others served: hdc_backend_ready says why.
+	metricsOpts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, ErrorLog: zap.NewStdLog(log)}
+	mux.Handle("GET", contract.PathMetrics, role(contract.RoleScraper, promhttp.HandlerFor(reg, metricsOpts)))
 	return s.observe("internal", m, mux, nil)
 }
 
@@ -117,9 +122,15 @@ func (s *Server) jwks(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) error {
-	if err := s.store.Ping(r.Context()); err != nil || !s.issuer.Ready() {
+	if !s.isReady(r.Context()) {
 		return problem.New(http.StatusServiceUnavailable, problem.CodeNotReady, "the store or the signing keys are not available")
 	}
 	web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
+}
+
+// isReady reports whether the backend can serve: its store answers and a
+// signing key is loaded (GET /readyz, hdc_backend_ready).
+func (s *Server) isReady(ctx context.Context) bool {
+	return s.store.Ping(ctx) == nil && s.issuer.Ready()
 }

@@ -121,6 +121,9 @@ func (s *Server) build(ctx context.Context) error {
 	if s.retention, err = retention.New(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
 		return err
 	}
+	if err := s.registerMetrics(reg); err != nil {
+		return err
+	}
 	return s.routes(reg, h)
 }
 

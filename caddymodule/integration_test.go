@@ -585,8 +585,10 @@ func TestEdgeBackendKeys(t *testing.T) {
 	e.plane.Set("k-c1", "c1", secretOf("k-c1"), clientkey.Retired)
 	e.plane.Set("k-c1-new", "c1", "ffffffffffffffff", clientkey.Active)
 	testkit.Eventually(t, 10*time.Second, "the retirement to reach the edge", func() bool { return send("k-c1", secretOf("k-c1")) == 400 })
-	if got := send("k-c1-new", "ffffffffffffffff"); got != 200 {
-		t.Fatalf("a key added after the edge started: %d", got)
+	for _, use := range []string{"first", "cached"} {
+		if got := send("k-c1-new", "ffffffffffffffff"); got != 200 {
+			t.Fatalf("a key added after the edge started, %s use: %d", use, got)
+		}
 	}
 
 	adminResp, err := e.client.Get(e.admin + "/hdc/keys")
@@ -608,7 +610,8 @@ func TestEdgeBackendKeys(t *testing.T) {
 	if got := e.metric(t, filtered); got != before+1 {
 		t.Errorf("%s went from %v to %v for one unknown kid", filtered, before, got)
 	}
-	for _, series := range []string{`hdc_edge_key_lookups_total{result="found"}`, "hdc_edge_key_feed_up"} {
+	for _, series := range []string{`hdc_edge_key_lookups_total{result="found"}`, `hdc_edge_key_lookups_total{result="cached"}`,
+		`hdc_edge_token_cache_lookups_total{result="hit"}`, "hdc_edge_key_feed_up"} {
 		if got := e.metric(t, series); got < 1 {
 			t.Errorf("%s is %v", series, got)
 		}

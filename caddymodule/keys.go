@@ -129,6 +129,6 @@ func (keyPlaneMetrics) Feed(up bool, applied int64) {
 	if up {
 		v = 1
 	}
-	metrics.keyFeedUp.Set(v)
-	metrics.keyFeedApplied.Set(float64(applied))
+	metrics.keyFeedUp.WithLabelValues().Set(v)
+	metrics.keyFeedApplied.WithLabelValues().Set(float64(applied))
 }

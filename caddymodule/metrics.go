@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/health-data-connect/hdc/internal/version"
 )
 
 // The namespace and subsystem of the edge's metrics: hdc_edge_*.
@@ -27,8 +29,13 @@ type edgeMetrics struct {
 	requestDuration       *prometheus.HistogramVec
 	framingRefusals       prometheus.Counter
 	keyLookups            *prometheus.CounterVec
-	keyFeedUp             prometheus.Gauge
-	keyFeedApplied        prometheus.Gauge
+	// keyFeedUp and keyFeedApplied have no labels: vectors only so that
+	// they are exported once a key feed reports, and never by an edge
+	// that reads a registry file.
+	keyFeedUp      *prometheus.GaugeVec
+	keyFeedApplied *prometheus.GaugeVec
+	tokenCache     *prometheus.CounterVec
+	buildInfo      prometheus.Gauge
 }
 
 var metrics = newMetrics()
@@ -40,10 +47,7 @@ func newMetrics() *edgeMetrics {
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: name, Help: help}, labels)
 	}
-	plain := func(name, help string) prometheus.Gauge {
-		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: name, Help: help})
-	}
-	return &edgeMetrics{
+	m := &edgeMetrics{
 		jweRequests: counter("jwe_requests_total",
 			"Encrypted requests by kid (\"unknown\" when not in the registry) and result.", "kid", "result"),
 		jweDecryptedBytes: counter("jwe_decrypted_bytes_total", "Plaintext bytes of decrypted request bodies, by kid.", "kid"),
@@ -65,11 +69,27 @@ func newMetrics() *edgeMetrics {
 			Help: "HTTP/1.x requests refused for carrying both Content-Length and Transfer-Encoding.",
 		}),
 		keyLookups: counter("key_lookups_total",
-			"Look-ups of kids in the backend's key plane by result (found, unknown, failed; limited: not made, over the rate).", "result"),
-		keyFeedUp: plain("key_feed_up", "1 while the backend's key feed answers, 0 while it does not (the edge keeps its cached keys)."),
-		keyFeedApplied: plain("key_feed_applied_sequence",
+			"Look-ups of kids by result: in the backend's key plane, found, unknown, failed; not made, cached, remembered (unknown), filtered, limited (over the rate).", "result"),
+		keyFeedUp: gauge("key_feed_up", "1 while the backend's key feed answers, 0 while it does not (the edge keeps its cached keys)."),
+		keyFeedApplied: gauge("key_feed_applied_sequence",
 			"The number of the last key plane change this edge applied; behind the backend's hdc_backend_key_plane_sequence by the feed's lag."),
+		tokenCache: counter("token_cache_lookups_total",
+			"Access tokens looked up in the cache of verified tokens, by result: hit (not verified again) or miss.", "result"),
+		buildInfo: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: "build_info",
+			Help: "1, labelled with what the edge was built from: module version, VCS revision, Go version.", ConstLabels: buildInfoLabels()}),
 	}
+	for _, result := range []string{"hit", "miss"} {
+		m.tokenCache.WithLabelValues(result)
+	}
+	m.buildInfo.Set(1)
+	return m
+}
+
+// buildInfoLabels are the labels of hdc_edge_build_info: what the binary
+// was built from, as hdc-edge version names it.
+func buildInfoLabels() prometheus.Labels {
+	v := version.Get()
+	return prometheus.Labels{"version": v.Version, "revision": v.Revision, "goversion": v.Go}
 }
 
 // register adds the edge's metrics to a config's registry. A collector
@@ -79,7 +99,7 @@ func (m *edgeMetrics) register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		m.jweRequests, m.jweDecryptedBytes, m.jweEncryptedResponses, m.keyLastUsed,
 		m.authRequests, m.registryReloads, m.registryKeys, m.requestDuration, m.framingRefusals,
-		m.keyLookups, m.keyFeedUp, m.keyFeedApplied,
+		m.keyLookups, m.keyFeedUp, m.keyFeedApplied, m.tokenCache, m.buildInfo,
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError

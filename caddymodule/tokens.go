@@ -60,8 +60,18 @@ func (a *App) provisionTokens(ctx caddy.Context) error {
 		RefreshGrace: time.Duration(c.RefreshWindow),
 		CacheSize:    c.CacheSize,
 		CacheMaxAge:  time.Duration(c.CacheMaxAge),
+		ObserveCache: observeTokenCache,
 	})
 	return err
+}
+
+// observeTokenCache counts a look-up in the cache of verified tokens.
+func observeTokenCache(hit bool) {
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	metrics.tokenCache.WithLabelValues(result).Inc()
 }
 
 // keySource returns the source of the signing keys configured, nil when

@@ -16,7 +16,9 @@
 # jwx (tests/jwxclient, a module of its own), against local-kms, AWS KMS's
 # API on loopback (tests/localkms, a module of its own); and the deployment
 # files, the systemd units with systemd-analyze (Debian's systemd,
-# installed here when missing). tests/e2e, tests/interop and tests/deploy
+# installed here when missing), the alert rules with promtool and the
+# metrics they and the dashboard name with the PromQL parser (both from
+# tests/promcheck, a module of its own). tests/e2e, tests/interop and tests/deploy
 # run side by side; tests/scale, whose tests time things, runs after them
 # with the machine to itself.
 set -euo pipefail
@@ -67,6 +69,7 @@ echo "== go vet"
 go vet ./...
 (cd tests/jwxclient && go vet ./...)
 (cd tests/localkms && go vet ./...)
+(cd tests/promcheck && go vet ./...)
 
 echo "== unit tests (race detector)"
 go test -race -count=1 $units

@@ -47,6 +47,9 @@ type Guard struct {
 func New(s store.Replays, log *zap.Logger, reg prometheus.Registerer) (*Guard, error) {
 	g := &Guard{store: s, log: log, now: time.Now, results: prometheus.NewCounterVec(metrics.Counter("fresh_requests_total",
 		"Encrypted requests that named a jti, by result: new, replayed, or failed (the database did not answer)."), []string{"result"})}
+	for _, result := range []string{"new", "replayed", "failed"} {
+		g.results.WithLabelValues(result) // each at 0 from the start, so that a rate of replays reads 0, not nothing
+	}
 	return g, metrics.Register(reg, g.results)
 }
 

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/store"
@@ -38,20 +40,27 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, guard := range []*Guard{g, broken} {
+		if n := testutil.CollectAndCount(guard.results); n != 3 {
+			t.Fatalf("before any request, %d results are counted, want new, replayed and failed", n)
+		}
+	}
 	expires := time.Now().Add(5 * time.Minute).Unix()
 	for _, tt := range []struct {
 		name     string
 		g        *Guard
 		kid, jti string
 		want     string // the problem's code, "" for none
+		counted  string // the result counted, "" for none
 	}{
-		{"no jti", g, "k1", "", ""},
-		{"a new jti", g, "k1", "a-request-id-0001", ""},
-		{"the same jti", g, "k1", "a-request-id-0001", "replayed_request"},
-		{"the same jti under another kid", g, "k2", "a-request-id-0001", ""},
-		{"the database down", broken, "k1", "a-request-id-0002", "not_ready"},
+		{"no jti", g, "k1", "", "", ""},
+		{"a new jti", g, "k1", "a-request-id-0001", "", "new"},
+		{"the same jti", g, "k1", "a-request-id-0001", "replayed_request", "replayed"},
+		{"the same jti under another kid", g, "k2", "a-request-id-0001", "", "new"},
+		{"the database down", broken, "k1", "a-request-id-0002", "not_ready", "failed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			before := counts(tt.g)
 			r := httptest.NewRequest("POST", "/", nil)
 			r.Header.Set(contract.HeaderKeyID, tt.kid)
 			if tt.jti != "" {
@@ -65,6 +74,22 @@ func TestCheck(t *testing.T) {
 			case tt.want != "" && (p == nil || p.Code != tt.want):
 				t.Fatalf("Check = %v, want %s", p, tt.want)
 			}
+			after := counts(tt.g)
+			if tt.counted != "" {
+				before[tt.counted]++
+			}
+			if !maps.Equal(after, before) {
+				t.Fatalf("counted %v, want %v", after, before)
+			}
 		})
 	}
+}
+
+// counts reads g's count of each result.
+func counts(g *Guard) map[string]float64 {
+	c := map[string]float64{}
+	for _, result := range []string{"new", "replayed", "failed"} {
+		c[result] = testutil.ToFloat64(g.results.WithLabelValues(result))
+	}
+	return c
 }

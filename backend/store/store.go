@@ -15,6 +15,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Errors an implementation returns; callers test them with errors.Is.
@@ -54,6 +55,21 @@ type Store interface {
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
+	// PoolStats describes the pool of connections to the database.
+	PoolStats() PoolStats
 	// Close releases the database.
 	Close() error
+}
+
+// PoolStats describes a store's pool of database connections, for
+// metrics.
+type PoolStats struct {
+	// Max is the most connections the pool opens; 0 for no bound.
+	Max int
+	// InUse and Idle are the connections open: serving a caller, or not.
+	InUse, Idle int
+	// Waits counts the callers that waited for a connection to be free or
+	// made; WaitTime is how long they waited, in all.
+	Waits    int64
+	WaitTime time.Duration
 }

@@ -183,6 +183,40 @@ func TestCacheRefreshMode(t *testing.T) {
 	}
 }
 
+// TestCacheObserved: ObserveCache hears of every access token looked up in
+// the cache, a hit or a miss, and of no refresh.
+func TestCacheObserved(t *testing.T) {
+	var seen []bool
+	f := newFixture(t, VerifierOptions{ObserveCache: func(hit bool) { seen = append(seen, hit) }})
+	token := f.key.Token(claimsAt(f.clock.Now()))
+	replaceKey := func() {
+		f.server.set(http.StatusOK, testkit.JWKS(testkit.NewSigner("k1")))
+		f.clock.Advance(DefaultMaxAge)
+	}
+	tests := []struct {
+		name   string
+		before func()
+		mode   Mode
+		want   []bool // the observations so far
+	}{
+		{"first use", nil, ModeAccess, []bool{false}},
+		{"cached", nil, ModeAccess, []bool{false, true}},
+		{"a refresh, which does not read the cache", nil, ModeRefresh, []bool{false, true}},
+		{"cached, its key replaced", replaceKey, ModeAccess, []bool{false, true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.before != nil {
+				tt.before()
+			}
+			_, _ = f.verifier.Verify(context.Background(), token, tt.mode)
+			if !reflect.DeepEqual(seen, tt.want) {
+				t.Fatalf("observed %v, want %v", seen, tt.want)
+			}
+		})
+	}
+}
+
 func TestCacheDisabled(t *testing.T) {
 	f := newFixture(t, VerifierOptions{CacheSize: -1})
 	token := f.key.Token(claimsAt(f.clock.Now()))

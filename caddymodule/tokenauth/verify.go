@@ -88,6 +88,11 @@ type VerifierOptions struct {
 	// CacheMaxAge is the longest a verified token is remembered (never past
 	// its exp). Default DefaultCacheMaxAge.
 	CacheMaxAge time.Duration
+	// ObserveCache, if set, is told of every access token looked up in the
+	// cache: whether its claims were served from it (a hit) or the token
+	// was verified (a miss), for metrics. Concurrent verifications call it
+	// concurrently.
+	ObserveCache func(hit bool)
 	// Now returns the current time. Nil means time.Now; tests set a clock.
 	Now func() time.Time
 }
@@ -100,6 +105,7 @@ type Verifier struct {
 	grace     time.Duration
 	now       func() time.Time
 	cache     *cache // nil when disabled
+	observe   func(hit bool)
 }
 
 // NewVerifier returns a Verifier that checks tokens with the keys of keys.
@@ -114,12 +120,16 @@ func NewVerifier(keys KeySource, opts VerifierOptions) (*Verifier, error) {
 		return nil, errors.New("tokenauth: negative refresh grace or cache max age")
 	}
 	v := &Verifier{
-		keys:  keys,
-		grace: cmp.Or(opts.RefreshGrace, DefaultRefreshGrace),
-		now:   opts.Now,
+		keys:    keys,
+		grace:   cmp.Or(opts.RefreshGrace, DefaultRefreshGrace),
+		now:     opts.Now,
+		observe: opts.ObserveCache,
 	}
 	if v.now == nil {
 		v.now = time.Now
+	}
+	if v.observe == nil {
+		v.observe = func(bool) {}
 	}
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
@@ -162,10 +172,12 @@ func (v *Verifier) Verify(ctx context.Context, token string, mode Mode) (*Claims
 	sum := sha256.Sum256([]byte(token))
 	if e, ok := v.cache.get(sum, v.now()); ok {
 		if k, err := v.keys.Key(ctx, e.claims.KeyID); err == nil && k.Equal(e.key) {
+			v.observe(true)
 			return e.claims.clone(), nil
 		}
 		v.cache.remove(sum)
 	}
+	v.observe(false)
 	c, key, err := v.verify(ctx, token, mode)
 	if err != nil {
 		return nil, err

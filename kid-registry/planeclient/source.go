@@ -56,9 +56,10 @@ type Config struct {
 
 // Observer sees what a Source does, for metrics.
 type Observer interface {
-	// Lookup counts a look-up in the backend by result: found, unknown,
-	// failed; or not made: filtered (the kid filter rules the kid out),
-	// limited (over a rate).
+	// Lookup counts a look-up of a kid by result: in the backend, found,
+	// unknown, failed; or not made: cached (the key is in the cache),
+	// remembered (a kid the backend did not know, not asked again yet),
+	// filtered (the kid filter rules the kid out), limited (over a rate).
 	Lookup(result string)
 	// Feed reports whether the feed answers, and the number applied.
 	Feed(up bool, applied int64)
@@ -162,9 +163,11 @@ var ErrBusy = errors.New("planeclient: too many look-ups of keys this edge does 
 // look-ups of source, or of every source, are over their rate.
 func (s *Source) Lookup(ctx context.Context, kid, source string) (*clientkey.Key, error) {
 	if c, ok := s.keys.Get(kid); ok {
+		s.cfg.Observer.Lookup("cached")
 		return c.key, nil
 	}
 	if s.unknown.Contains(kid) {
+		s.cfg.Observer.Lookup("remembered")
 		return nil, ErrUnknown
 	}
 	if f := s.filter.Load(); f != nil && !f.MayHold(kid) {

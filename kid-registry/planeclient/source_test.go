@@ -103,18 +103,20 @@ func TestLookup(t *testing.T) {
 	set(b, "k1", clientkey.Active)
 	s, rec := newSource(t, srv, Config{})
 	tests := []struct {
-		name    string
-		kid     string
-		found   bool
-		lookups int64 // the backend's, after the call
+		name     string
+		kid      string
+		found    bool
+		lookups  int64  // the backend's, after the call
+		observed string // the look-up's result
 	}{
-		{"first use", "k1", true, 1},
-		{"cached", "k1", true, 1},
-		{"unknown", "k9", false, 2},
-		{"unknown, remembered", "k9", false, 2},
+		{"first use", "k1", true, 1, "found"},
+		{"cached", "k1", true, 1, "cached"},
+		{"unknown", "k9", false, 2, "unknown"},
+		{"unknown, remembered", "k9", false, 2, "remembered"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := rec.lookups[tt.observed]
 			k, ok := lookup(s, tt.kid)
 			if ok != tt.found || (ok && (k.Kid != tt.kid || k.Secret != "0123456789abcdef" || !k.Usable())) {
 				t.Fatalf("Lookup(%s) = %+v, %v", tt.kid, k, ok)
@@ -122,10 +124,10 @@ func TestLookup(t *testing.T) {
 			if n := b.Lookups.Load(); n != tt.lookups {
 				t.Fatalf("the backend was asked %d times, want %d", n, tt.lookups)
 			}
+			if rec.lookups[tt.observed] != before+1 {
+				t.Fatalf("observed %v, want one more %s", rec.lookups, tt.observed)
+			}
 		})
-	}
-	if rec.lookups["found"] != 1 || rec.lookups["unknown"] != 1 {
-		t.Fatalf("observed %v", rec.lookups)
 	}
 	if keys := s.Keys(); len(keys) != 1 || keys[0].Kid != "k1" {
 		t.Fatalf("Keys = %+v", keys)

@@ -29,14 +29,19 @@ const BinEnv = "HDC_TEST_BIN"
 // image's; the tests run these very binaries.
 var ImagePrograms = []string{"hdc", "hdc-backend", "hdc-edge", "hdc-healthcheck"}
 
-// tools are the other programs the tests run: package, and the directory
-// of its module relative to the repository.
-var tools = map[string]struct{ pkg, module string }{
-	"hdc-bench":    {"./cmd/hdc-bench", "."},
-	"gojoseclient": {"./tests/gojoseclient", "."},
-	"jwxclient":    {".", "tests/jwxclient"},
-	"jwxclient-v2": {"./v2", "tests/jwxclient"},
-	"localkms":     {".", "tests/localkms"},
+// tools are the other programs the tests run: package, the directory of
+// its module relative to the repository, and build tags.
+var tools = map[string]struct{ pkg, module, tags string }{
+	"hdc-bench":    {"./cmd/hdc-bench", ".", ""},
+	"gojoseclient": {"./tests/gojoseclient", ".", ""},
+	"jwxclient":    {".", "tests/jwxclient", ""},
+	"jwxclient-v2": {"./v2", "tests/jwxclient", ""},
+	"localkms":     {".", "tests/localkms", ""},
+	"promcheck":    {".", "tests/promcheck", ""},
+	// promtool at the version tests/promcheck's go.mod pins (its tool),
+	// without the service discoveries, which it does not need here:
+	// Prometheus's own build tag, several minutes less to build.
+	"promtool": {"github.com/prometheus/prometheus/cmd/promtool", "tests/promcheck", "remove_all_sd"},
 }
 
 var (
@@ -121,7 +126,7 @@ func buildImage(dir string) error {
 // so that the packages it shares with the image's programs compile once.
 func buildTool(name, dst string) error {
 	tool := tools[name]
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", dst, tool.pkg)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-tags="+tool.tags, "-o", dst, tool.pkg)
 	cmd.Dir = filepath.Join(RepoRoot, filepath.FromSlash(tool.module))
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -106,6 +106,48 @@ func TestJobWritesOnlyWhatChanged(t *testing.T) {
 	}
 }
 
+// TestJobLastSuccess: LastSuccess moves with every run that leaves the
+// destination holding the current heads, written or unchanged, and not
+// with a run that fails.
+func TestJobLastSuccess(t *testing.T) {
+	now := t0
+	h := &fakeHeads{heads: heads, at: map[int64]time.Time{7: t0}}
+	to := &failingDest{}
+	j := &Job{Heads: h, HeadTime: h.headTime, To: to, Key: key, Every: time.Hour,
+		Replica: "r1", Now: func() time.Time { return now }, Log: zap.NewNop()}
+	changeHeads := func() {
+		h.heads = append([]audit.Head(nil), h.heads...)
+		h.heads[1].Last.Seq++
+	}
+	tests := []struct {
+		name   string
+		change func()
+		fails  error
+		want   time.Time
+	}{
+		{"written", nil, nil, t0},
+		{"unchanged", nil, nil, t0.Add(time.Minute)},
+		{"changed, the destination failing", changeHeads, errors.New("the bucket does not answer"), t0.Add(time.Minute)},
+		{"written again", nil, nil, t0.Add(3 * time.Minute)},
+	}
+	if got := j.LastSuccess(); !got.IsZero() {
+		t.Fatalf("before any run: %v", got)
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now = t0.Add(time.Duration(i) * time.Minute)
+			if tt.change != nil {
+				tt.change()
+			}
+			to.err = tt.fails
+			j.checkpoint(context.Background())
+			if got := j.LastSuccess(); !got.Equal(tt.want) {
+				t.Fatalf("LastSuccess = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"v":1,"at":"2026-11-25T12:00:00Z","replica":"r","trails":[],"mac":""}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -135,6 +177,12 @@ func (f *fakeHeads) headTime(_ context.Context, h audit.Head) (time.Time, error)
 	}
 	return f.at[h.Last.Seq], nil
 }
+
+// failingDest is a destination that fails with err when it is set.
+type failingDest struct{ err error }
+
+func (d *failingDest) Write(context.Context, Checkpoint) error { return d.err }
+func (*failingDest) Close() error                              { return nil }
 
 type destFunc func(Checkpoint)
 

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -26,6 +27,20 @@ type Job struct {
 	Log      *zap.Logger
 
 	last []Head // the heads of the last checkpoint written
+	// succeeded is when a run last left the destination holding the
+	// current heads, in Unix nanoseconds (LastSuccess).
+	succeeded atomic.Int64
+}
+
+// LastSuccess returns when a run last left the destination holding the
+// trails' current heads, having written them or found them unchanged
+// since it did; the zero time before the first. It may be called while
+// the job runs: the backend exports it as a metric.
+func (j *Job) LastSuccess() time.Time {
+	if ns := j.succeeded.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // Run checkpoints at once, then every j.Every until ctx is done.
@@ -54,6 +69,7 @@ func (j *Job) Final(timeout time.Duration) {
 func (j *Job) checkpoint(ctx context.Context) {
 	heads, err := j.Heads.AuditHeads(ctx)
 	if err == nil && slices.EqualFunc(heads, j.last, func(h audit.Head, last Head) bool { return h == last.Head }) {
+		j.succeeded.Store(j.Now().UnixNano())
 		return
 	}
 	var timed []Head
@@ -68,6 +84,7 @@ func (j *Job) checkpoint(ctx context.Context) {
 		return
 	}
 	j.last = timed
+	j.succeeded.Store(j.Now().UnixNano())
 }
 
 // timed returns heads with the time of each one's last record: the last

@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ClientKeyNotices", testClientKeyNotices},
 		{"Replays", testReplays},
 		{"ReplaysConcurrent", testReplaysConcurrent},
+		{"PoolStats", testPoolStats},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
