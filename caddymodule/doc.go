@@ -15,11 +15,13 @@
 //     to it;
 //   - hdc_framing (framing.go, over package h1framing): a listener wrapper
 //     that refuses HTTP/1.x requests of ambiguous length;
+//   - hdc_tracing (tracing.go, spans.go): a span of each request and of
+//     its steps, when the OTEL_* environment names an exporter;
 //   - admin.api.hdc (admin.go): the keys, without secrets, on Caddy's
 //     admin API.
 //
-// Their Caddyfile syntax is in caddyfile.go, their metrics (hdc_edge_*) in
-// metrics.go. The wire format of envelopes is package internal/jwe, shared
-// with hdc and the tests; the reference configuration is the repository's
-// Caddyfile.
+// Their Caddyfile syntax is in caddyfile.go (the app's global option in
+// caddyfile_app.go), their metrics (hdc_edge_*) in metrics.go. The wire
+// format of envelopes is package internal/jwe, shared with hdc and the
+// tests; the reference configuration is the repository's Caddyfile.
 package caddymodule
