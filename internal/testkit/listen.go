@@ -1,8 +1,10 @@
 package testkit
 
 import (
+	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -50,16 +52,21 @@ func OpenListenFile() (*os.File, string, error) {
 
 // FreeAddr returns a loopback address that was free a moment ago, for a
 // program that can only be told an address to bind itself (hdc up's
-// flags). Another process may take the port in between; prefer Listen or
-// ListenFile.
+// flags). Its port is drawn below Linux's ephemeral range (32768 on), where
+// neither the source port of a connection nor a listener on port 0 can
+// take it before the program binds it; a listener of another test that
+// drew the same port still can, rarely. Prefer Listen or ListenFile.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(22768)))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port below the ephemeral range")
+	return ""
 }
 
 // Silent returns the address of a loopback listener that accepts every
