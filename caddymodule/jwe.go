@@ -106,11 +106,16 @@ func (j *JWE) Provision(ctx caddy.Context) error {
 	return nil
 }
 
+// jweFields are the request headers only hdc_jwe sets: canonical, so that
+// they are deleted from the map without canonicalizing them on every
+// request.
+var jweFields = []string{contract.HeaderKeyID, contract.HeaderKeyClientID, contract.HeaderJTI, contract.HeaderJTIExpires}
+
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	// Only this handler may say which key was used, and which jti.
-	for _, h := range []string{contract.HeaderKeyID, contract.HeaderKeyClientID, contract.HeaderJTI, contract.HeaderJTIExpires} {
-		r.Header.Del(h)
+	for _, name := range jweFields {
+		delete(r.Header, name)
 	}
 	encrypted, p := encryptionRequested(r.Header)
 	switch {
@@ -161,7 +166,7 @@ func (j *JWE) tokenBound() bool { return !j.Login && !j.AnyClient }
 // another value) is refused, so that a client that meant to ask for
 // encryption never gets a plaintext answer.
 func encryptionRequested(h http.Header) (bool, *problem.Problem) {
-	v := h.Values(contract.HeaderEncryption)
+	v := h[contract.HeaderEncryption] // canonical
 	switch {
 	case len(v) == 0:
 		return false, nil

@@ -63,6 +63,12 @@ func (s *sealer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return nil, nil, errors.New("hdc_jwe: an encrypted response cannot be hijacked")
 }
 
+// plaintextFields are the response headers that describe the plaintext,
+// which must not travel with the envelope; canonical, so that they are
+// deleted from the map without canonicalizing them on every request.
+var plaintextFields = []string{"Etag", "Last-Modified", "Accept-Ranges", "Content-Range",
+	"Content-Encoding", "Content-Md5", "Digest", "Content-Digest", "Repr-Digest"}
+
 // finish writes the sealed response and reports whether it had to refuse
 // one that was too large.
 func (s *sealer) finish() (tooLarge bool) {
@@ -75,13 +81,11 @@ func (s *sealer) finish() (tooLarge bool) {
 		status = http.StatusOK
 	}
 	h := s.w.Header()
-	// Headers that describe the plaintext must not travel with the envelope.
-	for _, name := range []string{"Etag", "Last-Modified", "Accept-Ranges", "Content-Range",
-		"Content-Encoding", "Content-Md5", "Digest", "Content-Digest", "Repr-Digest"} {
-		h.Del(name)
+	for _, name := range plaintextFields {
+		delete(h, name)
 	}
 	if s.buf.Len() == 0 {
-		h.Del("Content-Length")
+		delete(h, "Content-Length")
 		s.w.WriteHeader(status)
 		return false
 	}
@@ -110,10 +114,10 @@ func (s *sealer) writeSealed(status int, plaintext []byte) {
 	}
 	endSpan(span, nil, attrKid.String(s.kid), attrEnc.String(s.key.Enc()),
 		attrInBytes.Int(len(plaintext)), attrOutBytes.Int(len(env)), semconv.HTTPResponseStatusCode(status))
-	h := s.w.Header()
-	h.Set("Content-Type", mediaType)
-	h.Set(contract.HeaderEncryption, contract.EncryptionJWE)
-	h.Set("Content-Length", strconv.Itoa(len(env)))
+	h := s.w.Header() // the names are canonical
+	h["Content-Type"] = []string{mediaType}
+	h[contract.HeaderEncryption] = []string{contract.EncryptionJWE}
+	h["Content-Length"] = []string{strconv.Itoa(len(env))}
 	s.w.WriteHeader(status)
 	_, _ = s.w.Write(env)
 }

@@ -44,6 +44,11 @@ const (
 	// encrypted request as it is.
 	handleEdge = "caddy-handle"
 	authEdge   = "hdc-auth-only"
+	// Plain Caddy and hdc-edge (the registry file's keys) with the hop
+	// the reference Caddyfile makes: HTTP/2 with mutual TLS to the
+	// upstream (--instructions).
+	plainTLSEdge = "caddy-tls-hop"
+	tlsEdge      = "hdc-edge-tls-hop"
 )
 
 // benchEnv is what every part of the bench shares: a temporary directory,
@@ -53,6 +58,8 @@ type benchEnv struct {
 	dir      string
 	upstream *http.Server
 	upAddr   string
+	upTLS    *http.Server // the same upstream on the hop's mutual TLS
+	upTLSURL string
 	token    string
 	cbc      benchKey // A128CBC-HS256, in the registry and the key plane
 	gcm      benchKey // A256GCM, in the key plane alone
@@ -91,6 +98,10 @@ func newBenchEnv() (*benchEnv, error) {
 	e.upAddr = ln.Addr().String()
 	e.upstream = &http.Server{Handler: http.HandlerFunc(e.serveUpstream), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = e.upstream.Serve(ln) }()
+	if e.upTLS, e.upTLSURL, err = e.plane.serveHop(http.HandlerFunc(e.serveUpstream)); err != nil {
+		e.close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -166,6 +177,9 @@ func (e *benchEnv) close() {
 	if e.upstream != nil {
 		_ = e.upstream.Close()
 	}
+	if e.upTLS != nil {
+		_ = e.upTLS.Close()
+	}
 	_ = os.RemoveAll(e.dir)
 }
 
@@ -183,7 +197,8 @@ const (
 `
 	plainConfig = "{" + globalOptions + `}
 http:// {
-	reverse_proxy %[3]s
+	reverse_proxy %[3]s {
+%[7]s	}
 }
 `
 	hdcConfig = "{" + globalOptions + `	hdc {
@@ -203,7 +218,7 @@ http:// {
 		header_up -X-Forwarded-Proto
 		header_up -X-Forwarded-Host
 		header_up -Via
-	}
+%[7]s	}
 }
 http:// {
 	hdc_tracing
@@ -256,12 +271,22 @@ http:// {
 
 // edge is a Caddy process started by the bench.
 type edge struct {
-	name  string
-	url   string
-	admin string // the admin API's address, when profiling
-	cmd   *exec.Cmd
-	done  chan struct{}
-	logs  *strings.Builder
+	name     string
+	url      string
+	admin    string // the admin API's address, when profiling
+	cmd      *exec.Cmd
+	done     chan struct{}
+	logs     *strings.Builder
+	patience time.Duration // how long it may take to answer its first request, and to stop
+}
+
+// wrapper runs an edge under another program, valgrind: the command line
+// before this binary's, the environment it adds, and how long the edge may
+// take to answer its first request and to stop.
+type wrapper struct {
+	argv     []string
+	env      []string
+	patience time.Duration
 }
 
 // startEdge runs this binary as Caddy with the named configuration; with
@@ -269,6 +294,11 @@ type edge struct {
 // edge inherits its listeners (fd/3, and fd/4 for the admin API), so that
 // no port is closed and reused.
 func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
+	return e.startEdgeUnder(name, profile, wrapper{patience: 10 * time.Second})
+}
+
+// startEdgeUnder is startEdge with the edge run under w.
+func (e *benchEnv) startEdgeUnder(name string, profile bool, w wrapper) (*edge, error) {
 	site, addr, err := testkit.OpenListenFile()
 	if err != nil {
 		return nil, err
@@ -292,15 +322,17 @@ func (e *benchEnv) startEdge(name string, profile bool) (*edge, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, edgeArg, "run", "--config", path, "--adapter", "caddyfile")
+	argv := append(w.argv, self, edgeArg, "run", "--config", path, "--adapter", "caddyfile")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "HOME="+e.dir, "XDG_DATA_HOME="+e.dir, "XDG_CONFIG_HOME="+e.dir)
+	cmd.Env = append(cmd.Env, w.env...)
 	cmd.ExtraFiles = files
 	logs := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	ed := &edge{name: name, url: "http://" + addr, admin: adminAddr, cmd: cmd, done: make(chan struct{}), logs: logs}
+	ed := &edge{name: name, url: "http://" + addr, admin: adminAddr, cmd: cmd, done: make(chan struct{}), logs: logs, patience: w.patience}
 	go func() { _ = cmd.Wait(); close(ed.done) }()
 	return ed, ed.waitServing()
 }
@@ -311,15 +343,19 @@ func (e *benchEnv) config(name, port, admin string) string {
 	registry := "\t\t\tregistry " + e.registry + "\n\t\t\tkeeper " + e.keeper + "\n"
 	switch name {
 	case plainEdge:
-		return fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin)
+		return fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin, "")
+	case plainTLSEdge:
+		return fmt.Sprintf(plainConfig, e.dir, port, e.upTLSURL, "", "", admin, e.plane.transportBlock())
 	case handleEdge:
 		return fmt.Sprintf(handleConfig, e.dir, port, e.upAddr, "", "", admin)
 	case authEdge:
 		return fmt.Sprintf(authConfig, e.dir, port, e.upAddr, registry, e.jwks, admin)
 	case planeEdge:
-		return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.plane.keysBlock(), e.jwks, admin)
+		return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.plane.keysBlock(), e.jwks, admin, "")
+	case tlsEdge:
+		return fmt.Sprintf(hdcConfig, e.dir, port, e.upTLSURL, registry, e.jwks, admin, e.plane.transportBlock())
 	}
-	return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, registry, e.jwks, admin)
+	return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, registry, e.jwks, admin, "")
 }
 
 // startEdges starts the edges named, in order; when one fails to start,
@@ -346,8 +382,13 @@ func stopEdges(eds []*edge) {
 // waitServing waits until the edge answers HTTP: the inherited socket
 // accepts connections before Caddy serves them.
 func (ed *edge) waitServing() error {
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(30 * time.Second)
+	client := &http.Client{Timeout: min(ed.patience, time.Second)}
+	if ed.patience > time.Minute {
+		// Under valgrind, one request waits for the slow start: each
+		// given up would be accepted later, and counted.
+		client.Timeout = ed.patience
+	}
+	deadline := time.Now().Add(max(30*time.Second, ed.patience))
 	for {
 		if resp, err := client.Get(ed.url + "/"); err == nil {
 			resp.Body.Close()
@@ -370,7 +411,7 @@ func (ed *edge) stop() {
 	_ = ed.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-ed.done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(ed.patience):
 		_ = ed.cmd.Process.Kill()
 		<-ed.done
 	}

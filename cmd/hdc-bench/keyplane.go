@@ -26,6 +26,7 @@ type keyPlane struct {
 	hop string // the hop's directory: the authority, the backend's and the edge's certificates
 	url string
 	srv *http.Server
+	tls *tls.Config // the backend's side of the hop
 }
 
 // startKeyPlane makes a hop authority under dir and serves a key plane
@@ -51,16 +52,24 @@ func startKeyPlane(dir string, keys ...benchKey) (*keyPlane, error) {
 	for _, k := range keys {
 		plane.SetKey(contract.ClientKey{Kid: k.kid, ClientID: benchClient, Secret: k.secret, Enc: k.key.Enc(), Status: clientkey.Active})
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: edgeOnly(plane), ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{
+	p := &keyPlane{hop: hop, tls: &tls.Config{
 		MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},
 		ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 	}}
+	p.srv, p.url, err = p.serveHop(edgeOnly(plane))
+	return p, err
+}
+
+// serveHop serves h on a loopback listener of the hop's mutual TLS, HTTP/2
+// or HTTP/1.1 as the client asks, as the backend's listeners do.
+func (p *keyPlane) serveHop(h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, TLSConfig: p.tls.Clone()}
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
-	return &keyPlane{hop: hop, url: "https://" + ln.Addr().String(), srv: srv}, nil
+	return srv, "https://" + ln.Addr().String(), nil
 }
 
 // edgeOnly serves h to a client whose certificate names the edge's role,
@@ -82,6 +91,16 @@ func (p *keyPlane) keysBlock() string {
 		"\t\t\ttls_client_auth " + filepath.Join(p.hop, pki.CertFile(pki.Edge)) + " " + filepath.Join(p.hop, pki.KeyFile(pki.Edge)) + "\n" +
 		"\t\t\ttls_ca " + filepath.Join(p.hop, pki.CAFile) + "\n" +
 		"\t\t\ttls_server_name " + contract.BackendServerName + "\n"
+}
+
+// transportBlock is reverse_proxy's transport of the hop to a server of
+// serveHop, as the reference Caddyfile writes it.
+func (p *keyPlane) transportBlock() string {
+	return "\t\ttransport http {\n" +
+		"\t\t\ttls_client_auth " + filepath.Join(p.hop, pki.CertFile(pki.Edge)) + " " + filepath.Join(p.hop, pki.KeyFile(pki.Edge)) + "\n" +
+		"\t\t\ttls_trust_pool file " + filepath.Join(p.hop, pki.CAFile) + "\n" +
+		"\t\t\ttls_server_name " + contract.BackendServerName + "\n" +
+		"\t\t}\n"
 }
 
 func (p *keyPlane) close() { _ = p.srv.Close() }

@@ -7,10 +7,14 @@
 // work, and with --breakdown the edge's CPU stage by stage (its route
 // alone, with hdc_auth, whole); (c) the codec's opening and sealing against go-jose's, for both
 // content encryptions; (d) an encrypted upload of 100 MiB through the
-// edge, with the edge's peak memory. Everything runs on loopback and stops by
-// itself; it prints a table and, with --json, a machine-readable summary.
+// edge, with the edge's peak memory. With --instructions, it counts instead
+// the instructions per request of plain Caddy and of the edge, each run
+// under valgrind's callgrind, and where the edge's extra ones go.
+// Everything runs on loopback and stops by itself; it prints a table and,
+// with --json, a machine-readable summary.
 //
 //	go run ./cmd/hdc-bench [--duration 3s] [--rounds 3] [--concurrency 16] [--payloads 1KiB,64KiB,1MiB] [--breakdown] [--json bench.json] [--profile DIR]
+//	go run ./cmd/hdc-bench --instructions DIR [--payloads 1KiB,64KiB] [--json instructions.json]
 package main
 
 import (
@@ -61,6 +65,7 @@ type options struct {
 	breakdown   bool
 	profileDir  string
 	tracing     bool
+	instrDir    string
 }
 
 func run() error {
@@ -75,6 +80,8 @@ func run() error {
 	flag.BoolVar(&o.breakdown, "breakdown", false, "also run the edge's route without hdc handlers and with hdc_auth alone, and print where the edge's CPU goes")
 	flag.StringVar(&o.profileDir, "profile", "", "save CPU and allocation profiles of every edge under load at each payload size in this directory")
 	flag.BoolVar(&o.tracing, "tracing", false, "trace every request of the hdc-edges (sampled, exported over OTLP to a sink in this process), to measure what tracing on costs")
+	flag.StringVar(&o.instrDir, "instructions", "", "only count instructions per request under valgrind's callgrind (1 KiB and 64 KiB), "+
+		"keeping callgrind's files in this directory")
 	flag.Parse()
 	if o.tracing {
 		stop := traceEdges()
@@ -82,6 +89,9 @@ func run() error {
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	if o.instrDir != "" {
+		ctx, cancel = context.WithTimeout(context.Background(), time.Hour)
+	}
 	defer cancel()
 	env, err := newBenchEnv()
 	if err != nil {
@@ -90,6 +100,12 @@ func run() error {
 	defer env.close()
 
 	s := summary{Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if o.instrDir != "" {
+		if s.Instructions, err = benchInstructions(ctx, env, o); err != nil {
+			return fmt.Errorf("instructions: %w", err)
+		}
+		o.skip = "proxy,codec,upload"
+	}
 	if !listed(o.skip, "proxy") {
 		if s.Proxy, s.Breakdown, err = benchProxy(ctx, env, o); err != nil {
 			return fmt.Errorf("proxy: %w", err)

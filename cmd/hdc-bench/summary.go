@@ -12,14 +12,15 @@ import (
 
 // summary is the bench's result, printed as tables and written as JSON.
 type summary struct {
-	Date      string         `json:"date"`
-	CPUs      int            `json:"cpus"`
-	GoVersion string         `json:"go_version"`
-	Proxy     []proxyRow     `json:"proxy,omitempty"`
-	Breakdown []breakdownRow `json:"breakdown,omitempty"`
-	Codec     []codecRow     `json:"codec,omitempty"`
-	Upload    *uploadResult  `json:"upload,omitempty"`
-	Targets   []target       `json:"targets"`
+	Date         string         `json:"date"`
+	CPUs         int            `json:"cpus"`
+	GoVersion    string         `json:"go_version"`
+	Proxy        []proxyRow     `json:"proxy,omitempty"`
+	Breakdown    []breakdownRow `json:"breakdown,omitempty"`
+	Codec        []codecRow     `json:"codec,omitempty"`
+	Upload       *uploadResult  `json:"upload,omitempty"`
+	Instructions []instrRow     `json:"instructions,omitempty"`
+	Targets      []target       `json:"targets"`
 }
 
 // target is one of the goals of the performance issue, with the figure
@@ -42,7 +43,7 @@ const (
 )
 
 func (s *summary) checkTargets() []target {
-	var ts []target
+	ts := instrTargets(s.Instructions)
 	for _, r := range s.Proxy {
 		switch r.Payload {
 		case rowName("1KiB", r.Enc):
@@ -87,6 +88,9 @@ func (s *summary) print(w io.Writer) {
 	}
 	if len(s.Codec) > 0 {
 		s.printCodec(w, tw)
+	}
+	if len(s.Instructions) > 0 {
+		s.printInstructions(w, tw)
 	}
 	if u := s.Upload; u != nil {
 		fmt.Fprintf(w, "\n(d) encrypted upload through hdc-edge: %d MiB of file, %d bytes of envelope\n", u.FileMiB, u.EnvelopeBytes)
@@ -153,4 +157,23 @@ func (s *summary) printCodec(w io.Writer, tw *tabwriter.Writer) {
 			r.OpenUs, r.SealUs, r.OpenSealUs, r.HDCAllocs, r.GoJoseAllocs, r.HDCBytesOp, r.GoJoseBytesOp)
 	}
 	tw.Flush()
+}
+
+// printInstructions prints the instructions per request of each edge
+// against plain Caddy's, then for each row where the edge's extra ones go.
+func (s *summary) printInstructions(w io.Writer, tw *tabwriter.Writer) {
+	fmt.Fprintf(w, "\n(e) instructions per request under callgrind (%d requests minus %d, each edge in its own process, %s)\n",
+		instrMany, instrFew, strings.Join(instrEnv, " "))
+	fmt.Fprintln(tw, "payload\thop\tplain\tedge\tedge/plain\t")
+	for _, r := range s.Instructions {
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.3f\t\n", r.Payload, r.Hop, r.PlainInstr, r.EdgeInstr, r.Ratio)
+	}
+	tw.Flush()
+	for _, r := range s.Instructions {
+		fmt.Fprintf(w, "\n%s, %s: self instructions per request, plain and edge, by group, then the functions that add most\n", r.Payload, r.Hop)
+		for _, g := range append(r.Groups, r.TopExtra...) {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%+.0f\t\n", g.Name, g.Plain, g.Edge, g.Edge-g.Plain)
+		}
+		tw.Flush()
+	}
 }

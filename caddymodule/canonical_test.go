@@ -1,0 +1,30 @@
+package caddymodule
+
+import (
+	"net/textproto"
+	"testing"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// TestCanonicalFieldNames checks the header names the handlers read, set
+// and delete straight in the header map: a name that is not canonical
+// would never match.
+func TestCanonicalFieldNames(t *testing.T) {
+	for _, tc := range []struct {
+		list  string
+		names []string
+	}{
+		{"plaintextFields", plaintextFields},
+		{"jweFields", jweFields},
+		{"sealed response", []string{"Content-Type", "Content-Length", contract.HeaderEncryption}},
+	} {
+		t.Run(tc.list, func(t *testing.T) {
+			for _, name := range tc.names {
+				if c := textproto.CanonicalMIMEHeaderKey(name); c != name {
+					t.Errorf("%q is not canonical: %q", name, c)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// The request counts of an edge's two runs under callgrind: the
+// instructions of their difference are those of instrMany-instrFew
+// requests, the start, the first requests and the stop falling out.
+const (
+	instrFew  = 200
+	instrMany = 1200
+)
+
+// instrSizes are the payload sizes of the instruction count; a run of
+// 1 MiB requests would take many minutes under callgrind.
+var instrSizes = proxySizes[:2]
+
+// The hops of the instruction count's rows.
+const (
+	clearHop = "HTTP/1.1 in clear text"
+	tlsHop   = "HTTP/2, mutual TLS"
+)
+
+// instrRow compares the instructions per request of plain Caddy and of
+// hdc-edge at one payload size, content encryption and hop, each counted
+// by callgrind in a process of its own, and says where the edge's extra
+// instructions go: by group of functions and the functions that add most.
+type instrRow struct {
+	Payload    string       `json:"payload"`
+	Enc        string       `json:"enc"`
+	Hop        string       `json:"hop"`
+	Edge       string       `json:"edge"`
+	PlainInstr float64      `json:"plain_instructions_per_request"`
+	EdgeInstr  float64      `json:"edge_instructions_per_request"`
+	Ratio      float64      `json:"ratio"`
+	Groups     []instrGroup `json:"groups"`
+	TopExtra   []instrGroup `json:"top_extra_functions"`
+}
+
+// instrGroup is the self cost per request of a group of functions, or of
+// one function, in plain Caddy and in the edge.
+type instrGroup struct {
+	Name  string  `json:"name"`
+	Plain float64 `json:"plain"`
+	Edge  float64 `json:"edge"`
+}
+
+// instrCount is what callgrind counted of requests requests: the
+// instructions in all, and each function's self cost.
+type instrCount struct {
+	requests int
+	total    int64
+	funcs    map[string]int64
+}
+
+func (c instrCount) perRequest(n int64) float64 { return float64(n) / float64(c.requests) }
+
+// instrEnv runs this binary as an edge under callgrind with the settings
+// that make its count repeat: GOMAXPROCS=1, so that no idle thread spins,
+// and asynchronous preemption off, which callgrind does not survive.
+var instrEnv = []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1"}
+
+// benchInstructions counts, at each payload size, the instructions per
+// request of plain Caddy and of the two hdc-edges (A128CBC-HS256 from the
+// registry file, A256GCM from the key plane) over the clear-text hop, and
+// at 1 KiB those of plain Caddy and the A128CBC-HS256 edge over the
+// reference Caddyfile's hop, keeping callgrind's files in o.instrDir.
+func benchInstructions(ctx context.Context, env *benchEnv, o options) ([]instrRow, error) {
+	if err := os.MkdirAll(o.instrDir, 0o755); err != nil {
+		return nil, err
+	}
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	var rows []instrRow
+	for _, size := range instrSizes {
+		if !listed(o.payloads, size.name) {
+			continue
+		}
+		payload := jsonPayload(size.n)
+		pairs := []struct {
+			plain, edge string
+			key         *benchKey
+			hop         string
+		}{
+			{plainEdge, registryEdge, &env.cbc, clearHop},
+			{plainEdge, planeEdge, &env.gcm, clearHop},
+			{plainTLSEdge, tlsEdge, &env.cbc, tlsHop},
+		}
+		counted := map[string]instrCount{}
+		for _, p := range pairs {
+			if p.hop == tlsHop && size.name != "1KiB" {
+				continue
+			}
+			plain, err := env.countOnce(ctx, client, counted, p.plain, size.name, env.plainRequest(payload), o.instrDir)
+			if err != nil {
+				return nil, err
+			}
+			edge, err := env.countOnce(ctx, client, counted, p.edge, size.name, env.encryptedRequest(*p.key, "/echo", payload), o.instrDir)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, newInstrRow(size.name, p.key.key.Enc(), p.hop, p.edge, plain, edge))
+		}
+	}
+	return rows, nil
+}
+
+// countOnce is countInstructions of the edge named, remembered in counted
+// for the next row that compares with it.
+func (e *benchEnv) countOnce(ctx context.Context, client *http.Client, counted map[string]instrCount,
+	name, size string, req request, dir string) (instrCount, error) {
+	if c, ok := counted[name]; ok {
+		return c, nil
+	}
+	c, err := e.countInstructions(ctx, client, name, size, req, dir)
+	counted[name] = c
+	return c, err
+}
+
+// countInstructions runs the edge named twice under callgrind, sends it
+// instrFew requests, then instrMany, and returns what the difference
+// counts: instrMany-instrFew requests.
+func (e *benchEnv) countInstructions(ctx context.Context, client *http.Client, name, size string, req request, dir string) (instrCount, error) {
+	var counts [2]instrCount
+	for i, n := range []int{instrFew, instrMany} {
+		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.callgrind", name, size, n))
+		if err := e.runUnderCallgrind(ctx, client, name, req, n, path); err != nil {
+			return instrCount{}, err
+		}
+		var err error
+		if counts[i], err = readCount(path, n); err != nil {
+			return instrCount{}, err
+		}
+	}
+	return counts[1].minus(counts[0]), nil
+}
+
+// runUnderCallgrind starts the edge named under callgrind, writing its
+// count to path, sends it n requests one after the other, and stops it.
+func (e *benchEnv) runUnderCallgrind(ctx context.Context, client *http.Client, name string, req request, n int, path string) error {
+	w := wrapper{
+		argv:     []string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + path},
+		env:      instrEnv,
+		patience: 5 * time.Minute,
+	}
+	ed, err := e.startEdgeUnder(name, true, w)
+	if err != nil {
+		return err
+	}
+	defer ed.stop()
+	for range n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		resp, body, err := send(client, ed, req.sealed())
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answered %d: %.200s", name, resp.StatusCode, body)
+		}
+	}
+	client.CloseIdleConnections()
+	ed.stopByAdmin()
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		return fmt.Errorf("%s wrote no count under callgrind: %s", name, ed.logs.String())
+	}
+	return nil
+}
+
+// stopByAdmin stops the edge through its admin API's /stop, which exits
+// the process without a signal: callgrind, which Go's signal handling
+// can make abort, then writes its count. Should that fail, stop.
+func (ed *edge) stopByAdmin() {
+	resp, err := http.Post("http://"+ed.admin+"/stop", "", nil)
+	if err == nil {
+		resp.Body.Close()
+	}
+	select {
+	case <-ed.done:
+	case <-time.After(ed.patience):
+		ed.stop()
+	}
+}
+
+// readCount reads the totals and the functions' costs of the callgrind
+// output file at path, a run of n requests.
+func readCount(path string, n int) (instrCount, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return instrCount{}, err
+	}
+	defer f.Close()
+	total, err := readTotals(f)
+	if err != nil {
+		return instrCount{}, fmt.Errorf("%s: %w", path, err)
+	}
+	funcs, err := annotate(path)
+	return instrCount{requests: n, total: total, funcs: funcs}, err
+}
+
+// minus is the count of c's requests that b's did not have.
+func (c instrCount) minus(b instrCount) instrCount {
+	d := instrCount{requests: c.requests - b.requests, total: c.total - b.total, funcs: map[string]int64{}}
+	for fn, n := range c.funcs {
+		d.funcs[fn] = n - b.funcs[fn]
+	}
+	for fn, n := range b.funcs {
+		if _, ok := c.funcs[fn]; !ok {
+			d.funcs[fn] = -n
+		}
+	}
+	return d
+}
+
+// topExtra is how many of the functions that add most to the edge a row
+// lists.
+const topExtra = 15
+
+func newInstrRow(size, enc, hop, edgeName string, plain, edge instrCount) instrRow {
+	r := instrRow{Payload: rowName(size, enc), Enc: enc, Hop: hop, Edge: edgeName,
+		PlainInstr: plain.perRequest(plain.total), EdgeInstr: edge.perRequest(edge.total)}
+	r.Ratio = r.EdgeInstr / r.PlainInstr
+	pg, eg := byGroup(plain.funcs), byGroup(edge.funcs)
+	for _, g := range append(groupNames(), otherGroup) {
+		r.Groups = append(r.Groups, instrGroup{g, plain.perRequest(pg[g]), edge.perRequest(eg[g])})
+	}
+	var fns []instrGroup
+	for fn := range unionKeys(plain.funcs, edge.funcs) {
+		fns = append(fns, instrGroup{fn, plain.perRequest(plain.funcs[fn]), edge.perRequest(edge.funcs[fn])})
+	}
+	slices.SortFunc(fns, func(a, b instrGroup) int { return cmp.Compare(b.Edge-b.Plain, a.Edge-a.Plain) })
+	r.TopExtra = fns[:min(topExtra, len(fns))]
+	return r
+}
+
+func groupNames() []string {
+	var names []string
+	for _, g := range costGroups {
+		names = append(names, g.name)
+	}
+	return names
+}
+
+// unionKeys returns the keys of a and b, each once.
+func unionKeys(a, b map[string]int64) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
+}
+
+// instrGoal is the instructions goal: the edge's per 1 KiB request within
+// 1.25 times plain Caddy's.
+const instrGoal = 1.25
+
+// instrTargets checks the 1 KiB rows against instrGoal.
+func instrTargets(rows []instrRow) []target {
+	var ts []target
+	for _, r := range rows {
+		if r.Payload == rowName("1KiB", r.Enc) {
+			ts = append(ts, target{"edge instructions/req at 1 KiB " + r.Enc + " (" + r.Hop + "), times plain Caddy's",
+				fmt.Sprintf("<= %.2f", instrGoal), r.Ratio, r.Ratio <= instrGoal})
+		}
+	}
+	return ts
+}
