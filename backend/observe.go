@@ -53,7 +53,8 @@ func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate fun
 	inFlight := m.inFlight.WithLabelValues(listener)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inFlight.Inc()
-		defer inFlight.Dec()
+		s.active.Add(1)
+		defer func() { inFlight.Dec(); s.active.Add(-1) }()
 		route := mux.Pattern(r)
 		if route == "" {
 			route = "redirect"

@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -77,6 +78,8 @@ type Server struct {
 	// tracing says whether the environment asks for traces
 	// (telemetry.Enabled): each request is then a span.
 	tracing bool
+	// active counts the requests being served, on both listeners.
+	active atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -172,7 +175,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	shutdownCtx, done := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer done()
 	for _, srv := range servers {
-		if serr := srv.Shutdown(shutdownCtx); serr != nil && err == nil {
+		if serr := s.shutdown(shutdownCtx, srv); serr != nil && err == nil {
 			err = serr
 		}
 	}
@@ -183,6 +186,37 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	}
 	s.log.Info("stopped")
 	return err
+}
+
+// shutdownGrace is how long shutdown lets HTTP/2 connections end by
+// themselves (net/http gives a GOAWAY a second) before it closes those of
+// no request in flight.
+const shutdownGrace = time.Second
+
+// shutdown stops srv as Shutdown does, waiting for the requests in flight
+// until ctx is done, but closes the connections left once no request is in
+// flight and shutdownGrace has passed: net/http counts an HTTP/2
+// connection as active for as long as it is open, and a client that kept
+// one open in its pool (hdc up's own edge, stopped before the backend)
+// held Shutdown to its deadline, and hdc up's Ctrl-C to an error.
+func (s *Server) shutdown(ctx context.Context, srv *http.Server) error {
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(ctx) }()
+	grace := time.After(shutdownGrace)
+	tick := time.NewTicker(shutdownGrace / 10)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-grace:
+			grace = nil
+		case <-tick.C:
+			if grace == nil && s.active.Load() == 0 {
+				srv.Close() // what is left is idle; Shutdown then returns
+			}
+		}
+	}
 }
 
 // ListenAndServe listens on Config.Listen and Config.InternalListen and
