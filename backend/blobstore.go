@@ -10,11 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/smithy-go/tracing/smithyoteltracing"
-	"go.opentelemetry.io/otel"
 
 	"github.com/health-data-connect/hdc/backend/blob"
-	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // OpenBlobs opens the blob store a blob URL names:
@@ -82,9 +79,6 @@ func openS3(cfg aws.Config, blobURL, staging string) (blob.Store, error) {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 		o.UsePathStyle = pathStyle
-		// The SDK's own spans of S3 reads and writes, through
-		// OpenTelemetry's global provider (no-op unless tracing is on).
-		o.TracerProvider = smithyoteltracing.Adapt(telemetry.InTraces(otel.GetTracerProvider()))
 	})
 	return blob.NewS3(client, u.Host, strings.Trim(u.Path, "/"), staging)
 }

@@ -110,9 +110,9 @@ func InjectEnv(h http.Header) {
 
 // InTraces is tp making spans only within a trace: a statement a
 // background job runs every second (the key plane's read of its newest
-// change, say) would otherwise be a trace of its own each time. Neither
-// otelpgx nor the AWS SDK can be told so; the wrapper is the few lines
-// that tell them.
+// change, say) would otherwise be a trace of its own each time. otelpgx
+// has no option for it (otelsql has a filter); the wrapper is the few
+// lines that tell both alike.
 func InTraces(tp trace.TracerProvider) trace.TracerProvider { return inTraces{tp} }
 
 type inTraces struct{ trace.TracerProvider }

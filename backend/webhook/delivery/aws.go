@@ -14,12 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/tracing"
-	"github.com/aws/smithy-go/tracing/smithyoteltracing"
-	"go.opentelemetry.io/otel"
 
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
 // SQS and Lambda deliveries are not exposed to SSRF the way HTTP ones are:
@@ -46,15 +42,7 @@ func newSQSSender(cfg aws.Config, endpoint string) *sqsSender {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 		o.Retryer = aws.NopRetryer{}
-		o.TracerProvider = sdkTracer()
 	})}
-}
-
-// sdkTracer is the AWS SDK's own instrumentation of its calls, under the
-// attempt's span, through OpenTelemetry's global provider (no-op unless
-// tracing is on).
-func sdkTracer() tracing.TracerProvider {
-	return smithyoteltracing.Adapt(telemetry.InTraces(otel.GetTracerProvider()))
 }
 
 // send implements sender. A FIFO queue gets the subscription as message
@@ -114,7 +102,6 @@ type lambdaSender struct {
 func newLambdaSender(cfg aws.Config) *lambdaSender {
 	return &lambdaSender{client: lambda.NewFromConfig(cfg, func(o *lambda.Options) {
 		o.Retryer = aws.NopRetryer{}
-		o.TracerProvider = sdkTracer()
 	})}
 }
 
