@@ -84,8 +84,14 @@ func TestEdgeFreshRequests(t *testing.T) {
 	}
 	c1 := e.token("c1", nil)
 	// A new kid works once the change that added it has reached the edge
-	// (until then its kid filter refuses it): ask for an answer sealed
-	// under each, which needs no envelope, until it comes.
+	// (until then its kid filter refuses it, and the change, arriving
+	// after a first look-up, may drop the key that look-up cached): wait
+	// until the edge has applied every change, then ask for an answer
+	// sealed under each kid, which needs no envelope, until it comes.
+	last := float64(e.plane.Last())
+	testkit.Eventually(t, 10*time.Second, "the edge to apply the key plane's changes", func() bool {
+		return e.metric(t, "hdc_edge_key_feed_applied_sequence") >= last
+	})
 	for _, kid := range []string{"k-gcm", "k-strict"} {
 		testkit.Eventually(t, 10*time.Second, "the edge to have "+kid, func() bool {
 			resp, _ := e.call(t, "GET", subscriptions, nil, map[string]string{"Authorization": "Bearer " + c1, contract.HeaderEncryptionKid: kid})

@@ -60,6 +60,13 @@ func (p *KeyPlane) SetKey(k contract.ClientKey) {
 	p.changed = make(chan struct{})
 }
 
+// Last returns the number of the newest change.
+func (p *KeyPlane) Last() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last
+}
+
 // ServeHTTP serves the key plane's three routes.
 func (p *KeyPlane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux := http.NewServeMux()
