@@ -143,8 +143,10 @@ func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 	if sp != nil {
 		defer sp.Close()
 	}
-	endSpan(span, p, attrKid.String(j.kidLabel(o.kid)), attrEnc.String(o.enc),
-		attrInBytes.Int64(r.ContentLength), attrOutBytes.Int64(o.size))
+	if span.IsRecording() { // kidLabel looks the kid up: not for a span that records nothing
+		endSpan(span, p, attrKid.String(j.kidLabel(o.kid)), attrEnc.String(o.enc),
+			attrInBytes.Int64(r.ContentLength), attrOutBytes.Int64(o.size))
+	}
 	switch {
 	case p != nil && o.key != nil:
 		j.refuseSealed(w, r, client, o, p, start)
