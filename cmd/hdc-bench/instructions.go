@@ -43,6 +43,13 @@ type instrRow struct {
 	Ratio      float64      `json:"ratio"`
 	Groups     []instrGroup `json:"groups"`
 	TopExtra   []instrGroup `json:"top_extra_functions"`
+	// The bytes and objects allocated per request, read from each
+	// process's runtime in the same runs.
+	PlainBytes   float64 `json:"plain_bytes_per_request"`
+	EdgeBytes    float64 `json:"edge_bytes_per_request"`
+	BytesRatio   float64 `json:"bytes_ratio"`
+	PlainObjects float64 `json:"plain_allocations_per_request"`
+	EdgeObjects  float64 `json:"edge_allocations_per_request"`
 }
 
 // instrGroup is the self cost per request of a group of functions, or of
@@ -54,11 +61,13 @@ type instrGroup struct {
 }
 
 // instrCount is what callgrind counted of requests requests: the
-// instructions in all, and each function's self cost.
+// instructions in all, and each function's self cost; and what the process
+// allocated.
 type instrCount struct {
 	requests int
 	total    int64
 	funcs    map[string]int64
+	heap     heapCount
 }
 
 func (c instrCount) perRequest(n int64) float64 { return float64(n) / float64(c.requests) }
@@ -131,20 +140,22 @@ func (e *benchEnv) countInstructions(ctx context.Context, client *http.Client, n
 	var counts [2]instrCount
 	for i, n := range []int{instrFew, instrMany} {
 		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.callgrind", name, size, n))
-		if err := e.runUnderCallgrind(ctx, client, name, req, n, path); err != nil {
+		heap, err := e.runUnderCallgrind(ctx, client, name, req, n, path)
+		if err != nil {
 			return instrCount{}, err
 		}
-		var err error
 		if counts[i], err = readCount(path, n); err != nil {
 			return instrCount{}, err
 		}
+		counts[i].heap = heap
 	}
 	return counts[1].minus(counts[0]), nil
 }
 
 // runUnderCallgrind starts the edge named under callgrind, writing its
-// count to path, sends it n requests one after the other, and stops it.
-func (e *benchEnv) runUnderCallgrind(ctx context.Context, client *http.Client, name string, req request, n int, path string) error {
+// count to path, sends it n requests one after the other, reads what it has
+// allocated, and stops it.
+func (e *benchEnv) runUnderCallgrind(ctx context.Context, client *http.Client, name string, req request, n int, path string) (heapCount, error) {
 	w := wrapper{
 		argv:     []string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + path},
 		env:      instrEnv,
@@ -152,27 +163,31 @@ func (e *benchEnv) runUnderCallgrind(ctx context.Context, client *http.Client, n
 	}
 	ed, err := e.startEdgeUnder(name, true, w)
 	if err != nil {
-		return err
+		return heapCount{}, err
 	}
 	defer ed.stop()
 	for range n {
 		if err := ctx.Err(); err != nil {
-			return err
+			return heapCount{}, err
 		}
 		resp, body, err := send(client, ed, req.sealed())
 		if err != nil {
-			return err
+			return heapCount{}, err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s answered %d: %.200s", name, resp.StatusCode, body)
+			return heapCount{}, fmt.Errorf("%s answered %d: %.200s", name, resp.StatusCode, body)
 		}
 	}
 	client.CloseIdleConnections()
+	heap, err := readHeapCount(client, ed.admin)
+	if err != nil {
+		return heapCount{}, fmt.Errorf("%s: %w", name, err)
+	}
 	ed.stopByAdmin()
 	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
-		return fmt.Errorf("%s wrote no count under callgrind: %s", name, ed.logs.String())
+		return heapCount{}, fmt.Errorf("%s wrote no count under callgrind: %s", name, ed.logs.String())
 	}
-	return nil
+	return heap, nil
 }
 
 // stopByAdmin stops the edge through its admin API's /stop, which exits
@@ -208,7 +223,8 @@ func readCount(path string, n int) (instrCount, error) {
 
 // minus is the count of c's requests that b's did not have.
 func (c instrCount) minus(b instrCount) instrCount {
-	d := instrCount{requests: c.requests - b.requests, total: c.total - b.total, funcs: map[string]int64{}}
+	d := instrCount{requests: c.requests - b.requests, total: c.total - b.total, funcs: map[string]int64{},
+		heap: heapCount{Bytes: c.heap.Bytes - b.heap.Bytes, Objects: c.heap.Objects - b.heap.Objects}}
 	for fn, n := range c.funcs {
 		d.funcs[fn] = n - b.funcs[fn]
 	}
@@ -228,6 +244,9 @@ func newInstrRow(size, enc, hop, edgeName string, plain, edge instrCount) instrR
 	r := instrRow{Payload: rowName(size, enc), Enc: enc, Hop: hop, Edge: edgeName,
 		PlainInstr: plain.perRequest(plain.total), EdgeInstr: edge.perRequest(edge.total)}
 	r.Ratio = r.EdgeInstr / r.PlainInstr
+	r.PlainBytes, r.EdgeBytes = plain.perRequest(plain.heap.Bytes), edge.perRequest(edge.heap.Bytes)
+	r.BytesRatio = r.EdgeBytes / r.PlainBytes
+	r.PlainObjects, r.EdgeObjects = plain.perRequest(plain.heap.Objects), edge.perRequest(edge.heap.Objects)
 	pg, eg := byGroup(plain.funcs), byGroup(edge.funcs)
 	for _, g := range append(groupNames(), otherGroup) {
 		r.Groups = append(r.Groups, instrGroup{g, plain.perRequest(pg[g]), edge.perRequest(eg[g])})
@@ -261,17 +280,22 @@ func unionKeys(a, b map[string]int64) map[string]bool {
 	return keys
 }
 
-// instrGoal is the instructions goal: the edge's per 1 KiB request within
-// 1.25 times plain Caddy's.
-const instrGoal = 1.25
+// The goals of the instruction count: the edge's instructions and bytes
+// allocated per 1 KiB request within 1.25 and 1.3 times plain Caddy's.
+const (
+	instrGoal = 1.25
+	bytesGoal = 1.3
+)
 
-// instrTargets checks the 1 KiB rows against instrGoal.
+// instrTargets checks the 1 KiB rows against instrGoal and bytesGoal.
 func instrTargets(rows []instrRow) []target {
 	var ts []target
 	for _, r := range rows {
 		if r.Payload == rowName("1KiB", r.Enc) {
-			ts = append(ts, target{"edge instructions/req at 1 KiB " + r.Enc + " (" + r.Hop + "), times plain Caddy's",
-				fmt.Sprintf("<= %.2f", instrGoal), r.Ratio, r.Ratio <= instrGoal})
+			about := " at 1 KiB " + r.Enc + " (" + r.Hop + "), times plain Caddy's"
+			ts = append(ts,
+				target{"edge instructions/req" + about, fmt.Sprintf("<= %.2f", instrGoal), r.Ratio, r.Ratio <= instrGoal},
+				target{"edge bytes allocated/req" + about, fmt.Sprintf("<= %.1f", bytesGoal), r.BytesRatio, r.BytesRatio <= bytesGoal})
 		}
 	}
 	return ts
