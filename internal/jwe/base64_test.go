@@ -38,3 +38,24 @@ func TestBase64MatchesStdlib(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeExact holds decodeExact, which finds CR and LF by the length
+// decoded, to the plain rule: it accepts exactly the text that
+// encoding/base64's strict decoder accepts and that holds neither.
+func FuzzDecodeExact(f *testing.F) {
+	for _, s := range []string{"AAECAwQFBgcICQoLDA0ODw", "AAAA\n", "AA\nA", "\n", "AB\r\nCD", "ABC\n", "A", "AQ", ""} {
+		f.Add([]byte(s))
+	}
+	std := stdbase64.RawURLEncoding.Strict()
+	f.Fuzz(func(t *testing.T, text []byte) {
+		want, err := std.DecodeString(string(text))
+		wantOK := err == nil && !bytes.ContainsAny(text, "\r\n")
+		out := make([]byte, b64.DecodedLen(len(text)))
+		if ok := decodeExact(out, text); ok != wantOK {
+			t.Fatalf("%q: decodeExact %v, want %v", text, ok, wantOK)
+		}
+		if wantOK && !bytes.Equal(out, want) {
+			t.Fatalf("%q decodes differently", text)
+		}
+	})
+}
