@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
@@ -37,6 +38,7 @@ type Auth struct {
 
 	verifier *tokenauth.Verifier
 	logger   *zap.Logger
+	accepted prometheus.Counter // auth_requests_total{mode=Mode, result="ok"}
 }
 
 // Modes of Auth.
@@ -60,6 +62,7 @@ func (a *Auth) Provision(ctx caddy.Context) error {
 	if a.Mode == "" {
 		a.Mode = authToken
 	}
+	a.accepted = metrics.authRequests.WithLabelValues(a.Mode, "ok")
 	switch a.Mode {
 	case authPublic:
 		return nil
@@ -108,7 +111,7 @@ func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 		return nil
 	}
 	endSpan(span, nil, attrMode.String(a.Mode))
-	metrics.authRequests.WithLabelValues(a.Mode, "ok").Inc()
+	a.accepted.Inc()
 	forwardIdentity(r, claims)
 	return next.ServeHTTP(w, r)
 }
@@ -119,13 +122,13 @@ func (a *Auth) verify(ctx context.Context, r *http.Request) (*tokenauth.Claims, 
 	if a.Mode == authRefresh {
 		mode = tokenauth.ModeRefresh
 	}
-	token, err := tokenauth.BearerToken(r.Header.Get("Authorization"))
+	token, err := tokenauth.BearerToken(field(r.Header, "Authorization"))
 	if err != nil {
 		return nil, err
 	}
 	claims, err := a.verifier.Verify(ctx, token, mode)
 	if err == nil && mode == tokenauth.ModeRefresh {
-		err = checkClientID(r.Header.Get("Client-Id"), claims.Subject)
+		err = checkClientID(field(r.Header, "Client-Id"), claims.Subject)
 	}
 	return claims, err
 }
@@ -134,14 +137,14 @@ func (a *Auth) verify(ctx context.Context, r *http.Request) (*tokenauth.Claims, 
 // variable hdc_jwe reads, from verified claims.
 func forwardIdentity(r *http.Request, claims *tokenauth.Claims) {
 	caddyhttp.SetVar(r.Context(), varClientID, claims.Subject)
-	r.Header.Set(contract.HeaderClientID, claims.Subject)
-	r.Header.Set(contract.HeaderWorkspaceID, claims.Workspace)
-	r.Header.Set(contract.HeaderTokenID, claims.ID)
+	setField(r.Header, contract.HeaderClientID, claims.Subject)
+	setField(r.Header, contract.HeaderWorkspaceID, claims.Workspace)
+	setField(r.Header, contract.HeaderTokenID, claims.ID)
 	if claims.Grant != "" {
-		r.Header.Set(contract.HeaderGrantID, claims.Grant)
+		setField(r.Header, contract.HeaderGrantID, claims.Grant)
 	}
 	if claims.Session != "" {
-		r.Header.Set(contract.HeaderSessionID, claims.Session)
+		setField(r.Header, contract.HeaderSessionID, claims.Session)
 	}
 }
 

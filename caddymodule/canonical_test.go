@@ -17,7 +17,13 @@ func TestCanonicalFieldNames(t *testing.T) {
 	}{
 		{"plaintextFields", plaintextFields},
 		{"jweFields", jweFields},
-		{"sealed response", []string{"Content-Type", "Content-Length", contract.HeaderEncryption}},
+		{"sealed response", []string{"Content-Type", "Content-Length", contract.HeaderEncryption, "Cache-Control"}},
+		{"acceptedDropped", acceptedDropped},
+		{"hopFields", hopFields},
+		{"read and set by name", []string{"Authorization", "Client-Id", "Accept", "Transfer-Encoding",
+			contract.HeaderClientID, contract.HeaderWorkspaceID, contract.HeaderTokenID, contract.HeaderGrantID,
+			contract.HeaderSessionID, contract.HeaderClientIP, contract.HeaderRequestID, contract.HeaderRequestIDAnswer,
+			contract.HeaderKeyID, contract.HeaderKeyClientID, contract.HeaderEncryptionKid}},
 	} {
 		t.Run(tc.list, func(t *testing.T) {
 			for _, name := range tc.names {

@@ -26,7 +26,7 @@ func (j *JWE) responseOnly(ctx context.Context, r *http.Request, client string) 
 	if j.Login {
 		return opened{}, errLoginNeedsBody
 	}
-	kids := r.Header.Values(contract.HeaderEncryptionKid)
+	kids := r.Header[contract.HeaderEncryptionKid]
 	switch {
 	case len(kids) > 1:
 		return opened{}, errKidHeader
@@ -72,7 +72,7 @@ type readCloser struct {
 // acceptsCompact reports whether a body-less request asks for its answer
 // in the compact serialization: its Accept header names application/jose.
 func acceptsCompact(h http.Header) bool {
-	for _, v := range h.Values("Accept") {
+	for _, v := range h["Accept"] {
 		for _, mr := range strings.Split(v, ",") {
 			if mt, _, err := mime.ParseMediaType(mr); err == nil && mt == "application/jose" {
 				return true
@@ -123,7 +123,7 @@ func (j *JWE) decryptBody(ctx context.Context, r *http.Request, client string, s
 // too, which the answer takes.
 func (j *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form, *problem.Problem) {
 	var form jwe.Form
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, _, _ := mime.ParseMediaType(field(r.Header, "Content-Type"))
 	switch mt {
 	case "application/json", "application/jose+json": // RFC 7516 §9.2.1
 		form = jwe.Request
@@ -177,9 +177,9 @@ func replaceBody(r *http.Request, body io.Reader, size int64) {
 	r.GetBody = nil
 	r.ContentLength = size
 	r.TransferEncoding = nil
-	r.Header.Del("Transfer-Encoding")
-	r.Header.Set("Content-Length", strconv.FormatInt(size, 10))
-	r.Header.Set("Content-Type", "application/json")
+	delete(r.Header, "Transfer-Encoding")
+	setField(r.Header, "Content-Length", strconv.FormatInt(size, 10))
+	setField(r.Header, "Content-Type", "application/json")
 }
 
 // open verifies the spooled ciphertext and returns a reader of its

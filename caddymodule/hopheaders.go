@@ -24,14 +24,14 @@ func prepare(w http.ResponseWriter, r *http.Request) {
 	dropHopFields(r.Header)
 	// The client's address as Caddy computed it, behind its trusted proxies.
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		r.Header.Set(contract.HeaderClientIP, ip)
+		setField(r.Header, contract.HeaderClientIP, ip)
 	}
 	// The request's id: reading Caddy's placeholder also puts it in the
 	// access log line, as "uuid".
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		if id, _ := repl.GetString("http.request.uuid"); id != "" {
-			r.Header.Set(contract.HeaderRequestID, id)
-			w.Header().Set(contract.HeaderRequestIDAnswer, id)
+			setField(r.Header, contract.HeaderRequestID, id)
+			setField(w.Header(), contract.HeaderRequestIDAnswer, id)
 		}
 	}
 	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {

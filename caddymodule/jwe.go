@@ -235,7 +235,7 @@ func (j *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string,
 // answer reads the code.
 func (j *JWE) refuseSealed(w http.ResponseWriter, r *http.Request, client string, o opened, p *problem.Problem, start time.Time) {
 	j.noteRefusal(r, client, o.kid, p, start)
-	w.Header().Set("Cache-Control", "no-store")
+	setField(w.Header(), "Cache-Control", "no-store")
 	s := &sealer{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact}
 	s.writeSealed(p.Status, p.Body())
 }
@@ -252,26 +252,30 @@ func (j *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Proble
 // accept records an opened request and rewrites its headers for the
 // upstream.
 func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) {
-	metrics.jweRequests.WithLabelValues(o.kid, "ok").Inc()
-	metrics.jweDecryptedBytes.WithLabelValues(o.kid).Add(float64(o.size))
-	metrics.keyLastUsed.WithLabelValues(o.kid).Set(float64(j.app.keys.Touch(o.kid).UnixNano()) / 1e9)
+	series := metrics.forKid(o.kid)
+	series.accepted.Inc()
+	series.decryptedBytes.Add(float64(o.size))
+	series.lastUsed.Set(float64(j.app.keys.Touch(o.kid).UnixNano()) / 1e9)
 	if ce := j.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
 		ce.Write(append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.String("client", client),
 			zap.String("path", r.URL.Path), zap.Int64("plaintext_bytes", o.size), zap.Duration("decrypt", time.Since(start)))...)
 	}
-	r.Header.Set(contract.HeaderKeyID, o.kid)
-	r.Header.Set(contract.HeaderKeyClientID, o.owner)
+	setField(r.Header, contract.HeaderKeyID, o.kid)
+	setField(r.Header, contract.HeaderKeyClientID, o.owner)
 	for name, v := range o.fresh {
 		r.Header[name] = v
 	}
-	r.Header.Del(contract.HeaderEncryption)
-	r.Header.Del(contract.HeaderEncryptionKid)
 	// The response is sealed whole: ask the upstream for the plain
 	// representation, not a compressed or partial one.
-	for _, h := range []string{"Accept-Encoding", "Range", "If-Range"} {
-		r.Header.Del(h)
+	for _, name := range acceptedDropped {
+		delete(r.Header, name)
 	}
 }
+
+// acceptedDropped are the request headers an accepted request loses: how
+// it was encrypted, and what would make the upstream's answer compressed
+// or partial.
+var acceptedDropped = []string{contract.HeaderEncryption, contract.HeaderEncryptionKid, "Accept-Encoding", "Range", "If-Range"}
 
 // serveSealed serves the request with next and answers its response
 // encrypted under the request's key.
@@ -290,7 +294,7 @@ func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp
 		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
 		return nil
 	}
-	metrics.jweEncryptedResponses.WithLabelValues(o.kid, "ok").Inc()
+	metrics.forKid(o.kid).sealed.Inc()
 	return nil
 }
 

@@ -36,6 +36,9 @@ type edgeMetrics struct {
 	keyFeedApplied *prometheus.GaugeVec
 	tokenCache     *prometheus.CounterVec
 	buildInfo      prometheus.Gauge
+
+	tokenHits, tokenMisses prometheus.Counter // tokenCache's two series
+	series                 seriesCache
 }
 
 var metrics = newMetrics()
@@ -78,9 +81,7 @@ func newMetrics() *edgeMetrics {
 		buildInfo: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: "build_info",
 			Help: "1, labelled with what the edge was built from: module version, VCS revision, Go version.", ConstLabels: buildInfoLabels()}),
 	}
-	for _, result := range []string{"hit", "miss"} {
-		m.tokenCache.WithLabelValues(result)
-	}
+	m.tokenHits, m.tokenMisses = m.tokenCache.WithLabelValues("hit"), m.tokenCache.WithLabelValues("miss")
 	m.buildInfo.Set(1)
 	return m
 }

@@ -99,7 +99,7 @@ func (s *sealer) sealProblem(p *problem.Problem) {
 	for name := range h {
 		delete(h, name)
 	}
-	h.Set("Cache-Control", "no-store")
+	setField(h, "Cache-Control", "no-store")
 	s.writeSealed(p.Status, p.Body())
 }
 
@@ -114,10 +114,10 @@ func (s *sealer) writeSealed(status int, plaintext []byte) {
 	}
 	endSpan(span, nil, attrKid.String(s.kid), attrEnc.String(s.key.Enc()),
 		attrInBytes.Int(len(plaintext)), attrOutBytes.Int(len(env)), semconv.HTTPResponseStatusCode(status))
-	h := s.w.Header() // the names are canonical
-	h["Content-Type"] = []string{mediaType}
-	h[contract.HeaderEncryption] = []string{contract.EncryptionJWE}
-	h["Content-Length"] = []string{strconv.Itoa(len(env))}
+	h := s.w.Header()
+	setField(h, "Content-Type", mediaType)
+	setField(h, contract.HeaderEncryption, contract.EncryptionJWE)
+	setField(h, "Content-Length", strconv.Itoa(len(env)))
 	s.w.WriteHeader(status)
 	_, _ = s.w.Write(env)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -28,8 +27,7 @@ func timed(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter) 
 		span.SetAttributes(semconv.HTTPRoute(route))
 	}
 	code, err := serveStatus(w, fn)
-	metrics.requestDuration.WithLabelValues(route, method, strconv.Itoa(code)).
-		Observe(time.Since(start).Seconds())
+	metrics.duration(route, method, code).Observe(time.Since(start).Seconds())
 	return err
 }
 

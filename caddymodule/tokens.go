@@ -67,11 +67,11 @@ func (a *App) provisionTokens(ctx caddy.Context) error {
 
 // observeTokenCache counts a look-up in the cache of verified tokens.
 func observeTokenCache(hit bool) {
-	result := "miss"
 	if hit {
-		result = "hit"
+		metrics.tokenHits.Inc()
+	} else {
+		metrics.tokenMisses.Inc()
 	}
-	metrics.tokenCache.WithLabelValues(result).Inc()
 }
 
 // keySource returns the source of the signing keys configured, nil when
