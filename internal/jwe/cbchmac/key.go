@@ -36,6 +36,7 @@ type Key struct {
 	cek   [KeySize]byte
 	block cipher.Block
 	macs  sync.Pool // of hash.Hash: HMAC-SHA-256 states under the MAC key
+	modes cbcModes
 }
 
 // NewKey returns the key for a 32-byte content-encryption key.

@@ -68,7 +68,9 @@ func (k *Key) decryptTo(s *Sealed, dst, ct []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	cipher.NewCBCDecrypter(k.block, s.IV[:]).CryptBlocks(dst, ct)
+	cbc := k.decrypter(s.IV[:])
+	cbc.CryptBlocks(dst, ct)
+	k.putDecrypter(cbc)
 	return dst[:len(ct)-pad], nil
 }
 

@@ -1,7 +1,6 @@
 package cbchmac
 
 import (
-	"crypto/cipher"
 	"crypto/rand"
 )
 
@@ -26,7 +25,9 @@ func (k *Key) sealIV(iv []byte, aad string, plaintext []byte) (ciphertext, tag [
 		out[i] = pad
 	}
 	ciphertext = out[:n]
-	cipher.NewCBCEncrypter(k.block, iv).CryptBlocks(ciphertext, ciphertext)
+	cbc := k.encrypter(iv)
+	cbc.CryptBlocks(ciphertext, ciphertext)
+	k.putEncrypter(cbc)
 	mac := k.startTag(aad, iv)
 	mac.Write(ciphertext)
 	k.endTag(mac, len(aad), (*[TagSize]byte)(out[n:]))

@@ -1,0 +1,5 @@
+//go:build !race
+
+package cbchmac
+
+const raceEnabled = false
