@@ -173,7 +173,11 @@ func bindLogin(body io.Reader, size int64, keyClient string) (io.Reader, *proble
 
 // replaceBody makes body, of size bytes of JSON, r's body.
 func replaceBody(r *http.Request, body io.Reader, size int64) {
-	r.Body = io.NopCloser(body)
+	if rc, ok := body.(io.ReadCloser); ok {
+		r.Body = rc
+	} else {
+		r.Body = io.NopCloser(body)
+	}
 	r.GetBody = nil
 	r.ContentLength = size
 	r.TransferEncoding = nil
@@ -189,7 +193,10 @@ func replaceBody(r *http.Request, body io.Reader, size int64) {
 func open(env *jwe.Envelope, key *jwe.Key, sp *spool) (io.Reader, int64, error) {
 	if mem, ok := sp.inMemory(); ok {
 		plain, err := env.DecryptInPlace(key, mem)
-		return bytes.NewReader(plain), int64(len(plain)), err
+		if err != nil {
+			return nil, 0, err
+		}
+		return newPlainBody(plain, sp.takeMemory()), int64(len(plain)), nil
 	}
 	return env.Open(key, sp)
 }

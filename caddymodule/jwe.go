@@ -281,6 +281,7 @@ var acceptedDropped = []string{contract.HeaderEncryption, contract.HeaderEncrypt
 // encrypted under the request's key.
 func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
 	s := &sealer{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(j.MaxResponse)}
+	defer s.release()
 	if err := next.ServeHTTP(s, r); err != nil {
 		j.logger.Error("upstream handler failed under an encrypted request",
 			append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.Error(err))...)

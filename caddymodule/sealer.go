@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -29,7 +28,7 @@ type sealer struct {
 	compact bool // answer in the compact serialization, else the flattened JSON one
 	limit   int
 	status  int
-	buf     bytes.Buffer
+	buf     []byte // the plaintext answer, in a pooled buffer (release)
 	overrun bool
 }
 
@@ -47,12 +46,24 @@ func (s *sealer) Write(p []byte) (int, error) {
 	if s.overrun {
 		return len(p), nil
 	}
-	if s.buf.Len()+len(p) > s.limit {
+	if len(s.buf)+len(p) > s.limit {
 		s.overrun = true
-		s.buf = bytes.Buffer{}
+		s.release()
 		return len(p), nil
 	}
-	return s.buf.Write(p)
+	if s.buf == nil {
+		s.buf = takeBuffer(len(p))
+	}
+	s.buf = append(s.buf, p...)
+	return len(p), nil
+}
+
+// release gives the buffer back, once its plaintext is sealed or dropped.
+func (s *sealer) release() {
+	if s.buf != nil {
+		giveBuffer(s.buf)
+		s.buf = nil
+	}
 }
 
 // FlushError does nothing: nothing may reach the client before the seal.
@@ -84,12 +95,12 @@ func (s *sealer) finish() (tooLarge bool) {
 	for _, name := range plaintextFields {
 		delete(h, name)
 	}
-	if s.buf.Len() == 0 {
+	if len(s.buf) == 0 {
 		delete(h, "Content-Length")
 		s.w.WriteHeader(status)
 		return false
 	}
-	s.writeSealed(status, s.buf.Bytes())
+	s.writeSealed(status, s.buf)
 	return false
 }
 
@@ -112,8 +123,10 @@ func (s *sealer) writeSealed(status int, plaintext []byte) {
 	if s.compact {
 		env, mediaType = jwe.EncryptCompact(s.key, jwe.Protected{Kid: s.kid}, plaintext), "application/jose"
 	}
-	endSpan(span, nil, attrKid.String(s.kid), attrEnc.String(s.key.Enc()),
-		attrInBytes.Int(len(plaintext)), attrOutBytes.Int(len(env)), semconv.HTTPResponseStatusCode(status))
+	if span.IsRecording() { // the attributes escape: not built for a span that records nothing
+		endSpan(span, nil, attrKid.String(s.kid), attrEnc.String(s.key.Enc()),
+			attrInBytes.Int(len(plaintext)), attrOutBytes.Int(len(env)), semconv.HTTPResponseStatusCode(status))
+	}
 	h := s.w.Header()
 	setField(h, "Content-Type", mediaType)
 	setField(h, contract.HeaderEncryption, contract.EncryptionJWE)

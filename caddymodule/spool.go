@@ -27,7 +27,7 @@ type spool struct {
 func newSpool(threshold int64, dir string, sizeHint int64) *spool {
 	s := &spool{threshold: threshold, dir: dir, large: sizeHint > threshold}
 	if sizeHint > 0 && !s.large {
-		s.mem = make([]byte, 0, sizeHint+16)
+		s.mem = takeBuffer(int(sizeHint) + 16) // room for a GCM tag after it
 	}
 	return s
 }
@@ -73,6 +73,7 @@ func (s *spool) spill() error {
 		f.Close()
 		return err
 	}
+	giveBuffer(s.mem)
 	s.file, s.mem = f, nil
 	return nil
 }
@@ -96,10 +97,21 @@ func (s *spool) ReadAt(p []byte, off int64) (int, error) {
 // caller to use in place.
 func (s *spool) inMemory() ([]byte, bool) { return s.mem, s.file == nil }
 
-// Close releases the file. Memory is left to the collector: the upstream
-// transport may still be reading the plaintext when the handler returns.
+// takeMemory hands the spool's memory over to the caller, which gives it
+// back (giveBuffer) once nothing reads it.
+func (s *spool) takeMemory() []byte {
+	m := s.mem
+	s.mem = nil
+	return m
+}
+
+// Close releases the file, or gives back the memory that nothing took.
 func (s *spool) Close() error {
 	if s.file == nil {
+		if s.mem != nil {
+			giveBuffer(s.mem)
+			s.mem = nil
+		}
 		return nil
 	}
 	err := s.file.Close()
