@@ -43,49 +43,77 @@ func firstCount(s string) (int64, error) {
 	return strconv.ParseInt(fields[0], 10, 64)
 }
 
-// annotate runs callgrind_annotate on a callgrind output file and returns
-// each function's self cost in instructions.
-func annotate(path string) (map[string]int64, error) {
+// annotation is callgrind_annotate's table of functions: each function's
+// self cost in instructions, and which functions are the collector's.
+type annotation struct {
+	costs     map[string]int64
+	collector map[string]bool
+}
+
+// annotate runs callgrind_annotate on a callgrind output file.
+func annotate(path string) (annotation, error) {
 	cmd := exec.Command("callgrind_annotate", "--inclusive=no", "--threshold=100", "--auto=no", path)
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, err
+		return annotation{}, err
 	}
 	return parseAnnotate(strings.NewReader(string(out)))
 }
 
 // parseAnnotate reads callgrind_annotate's table of functions (from its
 // "file:function" heading to the blank line after it), each line a count,
-// with or without its percentage, then file:function [object], into each
-// function's cost. Functions of the same name (in more than one file) add
-// up.
-func parseAnnotate(r io.Reader) (map[string]int64, error) {
-	costs := map[string]int64{}
+// with or without its percentage, then file:function [object]. Functions of
+// the same name (in more than one file: code inlined from another) add up;
+// a function is the collector's when most of its cost lies in the
+// collector's source files.
+func parseAnnotate(r io.Reader) (annotation, error) {
+	a := annotation{costs: map[string]int64{}, collector: map[string]bool{}}
+	inCollector := map[string]int64{} // each function's cost in the collector's files
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	in := false
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		switch {
-		case strings.HasSuffix(line, " file:function"):
-			in = true
-		case in && line == "" && len(costs) > 0:
-			return costs, nil
-		case in:
-			if fn, n, ok := parseCostLine(line); ok {
-				costs[fn] += n
+		if !in {
+			in = strings.HasSuffix(line, " file:function")
+			continue
+		}
+		if line == "" && len(a.costs) > 0 {
+			break
+		}
+		if file, fn, n, ok := parseCostLine(line); ok {
+			a.costs[fn] += n
+			if collectorFile(file) {
+				inCollector[fn] += n
 			}
 		}
 	}
-	return costs, sc.Err()
+	for fn, n := range inCollector {
+		a.collector[fn] = 2*n > a.costs[fn]
+	}
+	return a, sc.Err()
+}
+
+// collectorFiles are the runtime's source files of the garbage collector:
+// marking, sweeping, scavenging, the write barrier and the heap bitmap.
+var collectorFiles = []string{"/runtime/mgc", "/runtime/mbitmap.go", "/runtime/mwbbuf.go", "/runtime/mspanset.go",
+	"/runtime/mcheckmark.go", "/internal/runtime/gc/"}
+
+func collectorFile(file string) bool {
+	for _, f := range collectorFiles {
+		if strings.Contains(file, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseCostLine reads one line of callgrind_annotate's table of functions.
-func parseCostLine(line string) (fn string, n int64, ok bool) {
+func parseCostLine(line string) (file, fn string, n int64, ok bool) {
 	count, rest, _ := strings.Cut(line, " ")
 	n, err := strconv.ParseInt(strings.ReplaceAll(count, ",", ""), 10, 64)
 	if err != nil {
-		return "", 0, false
+		return "", "", 0, false
 	}
 	rest = strings.TrimSpace(rest)
 	if strings.HasPrefix(rest, "(") { // the percentage
@@ -95,8 +123,8 @@ func parseCostLine(line string) (fn string, n int64, ok bool) {
 	if i := strings.LastIndex(rest, " ["); i >= 0 && strings.HasSuffix(rest, "]") {
 		rest = rest[:i]
 	}
-	_, fn, ok = strings.Cut(rest, ":") // after the file, whose name holds no colon
-	return fn, n, ok
+	file, fn, ok = strings.Cut(rest, ":") // the file's name holds no colon
+	return file, fn, n, ok
 }
 
 // costGroups are the groups the edge's instructions are summed in, each
@@ -109,15 +137,23 @@ var costGroups = []struct {
 	{"ours", []string{"github.com/health-data-connect/"}},
 	{"Caddy", []string{"github.com/caddyserver/"}},
 	{"net/http", []string{"net/http.", "net/http/", "net/textproto.", "golang.org/x/net/http", "vendor/golang.org/x/net/http"}},
-	{"runtime and GC", []string{"runtime.", "internal/runtime/", "runtime/"}},
+	{"runtime", []string{"runtime.", "internal/runtime/", "runtime/"}},
 	{"crypto", []string{"crypto/", "golang.org/x/crypto/", "vendor/golang.org/x/crypto/"}},
 }
 
-// otherGroup is the group of a function no prefix of costGroups names.
-const otherGroup = "other"
+// otherGroup is the group of a function no prefix of costGroups names, and
+// collectorGroup the group of the collector's, whatever their names.
+const (
+	otherGroup     = "other"
+	collectorGroup = "collector"
+)
 
-// groupOf returns the group of the function named fn.
-func groupOf(fn string) string {
+// groupOf returns the group of the function named fn, which is the
+// collector's when collector says so.
+func groupOf(fn string, collector bool) string {
+	if collector {
+		return collectorGroup
+	}
 	for _, g := range costGroups {
 		for _, p := range g.prefixes {
 			if strings.HasPrefix(fn, p) {
@@ -129,10 +165,10 @@ func groupOf(fn string) string {
 }
 
 // byGroup sums costs by the group of each function.
-func byGroup(costs map[string]int64) map[string]int64 {
+func byGroup(a annotation) map[string]int64 {
 	sums := map[string]int64{}
-	for fn, n := range costs {
-		sums[groupOf(fn)] += n
+	for fn, n := range a.costs {
+		sums[groupOf(fn, a.collector[fn])] += n
 	}
 	return sums
 }

@@ -53,52 +53,65 @@ func TestParseAnnotate(t *testing.T) {
 		"0x0000000006e42000":                                                    120,
 		"memcpy":                                                                12,
 	}
-	if !maps.Equal(got, want) {
-		t.Errorf("parseAnnotate = %v\nwant %v", got, want)
+	if !maps.Equal(got.costs, want) {
+		t.Errorf("parseAnnotate = %v\nwant %v", got.costs, want)
+	}
+	// tryDeferToSpanScan lies mostly in mgcmark_greenteagc.go, partly in
+	// mheap.go (inlined): the collector's.
+	for fn := range want {
+		if c := got.collector[fn]; c != (fn == "runtime.tryDeferToSpanScan") {
+			t.Errorf("%s: the collector's %v", fn, c)
+		}
 	}
 }
 
 func TestParseCostLine(t *testing.T) {
 	for _, tc := range []struct {
-		line, fn string
-		n        int64
-		ok       bool
+		line, file, fn string
+		n              int64
+		ok             bool
 	}{
-		{"1,203 ( 0.46%)  /a/b.go:net/http.(*conn).serve [/bin/x]", "net/http.(*conn).serve", 1203, true},
-		{"12  ???:memcpy [/lib/libc.so.6]", "memcpy", 12, true},
-		{"7 (0.00%)  /a/b.go:type:.eq.net/http.Header", "type:.eq.net/http.Header", 7, true},
-		{"262,264,415 (100.0%)  PROGRAM TOTALS", "", 262264415, false},
-		{"Ir                   file:function", "", 0, false},
+		{"1,203 ( 0.46%)  /a/b.go:net/http.(*conn).serve [/bin/x]", "/a/b.go", "net/http.(*conn).serve", 1203, true},
+		{"12  ???:memcpy [/lib/libc.so.6]", "???", "memcpy", 12, true},
+		{"7 (0.00%)  /a/b.go:type:.eq.net/http.Header", "/a/b.go", "type:.eq.net/http.Header", 7, true},
+		{"262,264,415 (100.0%)  PROGRAM TOTALS", "", "", 262264415, false},
+		{"Ir                   file:function", "", "", 0, false},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
-			fn, n, ok := parseCostLine(tc.line)
-			if fn != tc.fn || (ok && n != tc.n) || ok != tc.ok {
-				t.Errorf("parseCostLine = %q, %d, %v; want %q, %d, %v", fn, n, ok, tc.fn, tc.n, tc.ok)
+			file, fn, n, ok := parseCostLine(tc.line)
+			if ok != tc.ok || ok && (file != tc.file || fn != tc.fn || n != tc.n) {
+				t.Errorf("parseCostLine = %q, %q, %d, %v; want %q, %q, %d, %v", file, fn, n, ok, tc.file, tc.fn, tc.n, tc.ok)
 			}
 		})
 	}
 }
 
 func TestGroupOf(t *testing.T) {
-	for _, tc := range []struct{ fn, want string }{
-		{"github.com/health-data-connect/hdc/internal/jwe.(*Key).Open", "ours"},
-		{"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy.(*Handler).ServeHTTP", "Caddy"},
-		{"github.com/caddyserver/certmagic.(*Config).X", "Caddy"},
-		{"net/http.(*conn).serve", "net/http"},
-		{"net/http/httptrace.ContextClientTrace", "net/http"},
-		{"net/textproto.CanonicalMIMEHeaderKey", "net/http"},
-		{"golang.org/x/net/http2.(*Framer).ReadFrame", "net/http"},
-		{"net.(*conn).Read", "other"},
-		{"runtime.mallocgc", "runtime and GC"},
-		{"internal/runtime/maps.(*Map).getWithKeySmall", "runtime and GC"},
-		{"crypto/internal/fips140/aes.encryptBlockAsm", "crypto"},
-		{"golang.org/x/crypto/chacha20.X", "crypto"},
-		{"go.uber.org/zap.(*Logger).With", "other"},
-		{"memcpy", "other"},
-		{"type:.eq.net/http.Header", "other"},
+	for _, tc := range []struct {
+		fn        string
+		collector bool
+		want      string
+	}{
+		{"github.com/health-data-connect/hdc/internal/jwe.(*Key).Open", false, "ours"},
+		{"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy.(*Handler).ServeHTTP", false, "Caddy"},
+		{"github.com/caddyserver/certmagic.(*Config).X", false, "Caddy"},
+		{"net/http.(*conn).serve", false, "net/http"},
+		{"net/http/httptrace.ContextClientTrace", false, "net/http"},
+		{"net/textproto.CanonicalMIMEHeaderKey", false, "net/http"},
+		{"golang.org/x/net/http2.(*Framer).ReadFrame", false, "net/http"},
+		{"net.(*conn).Read", false, "other"},
+		{"runtime.mallocgc", false, "runtime"},
+		{"runtime.tryDeferToSpanScan", true, "collector"},
+		{"runtime.gcDrain", true, "collector"},
+		{"internal/runtime/maps.(*Map).getWithKeySmall", false, "runtime"},
+		{"crypto/internal/fips140/aes.encryptBlockAsm", false, "crypto"},
+		{"golang.org/x/crypto/chacha20.X", false, "crypto"},
+		{"go.uber.org/zap.(*Logger).With", false, "other"},
+		{"memcpy", false, "other"},
+		{"type:.eq.net/http.Header", false, "other"},
 	} {
 		t.Run(tc.fn, func(t *testing.T) {
-			if got := groupOf(tc.fn); got != tc.want {
+			if got := groupOf(tc.fn, tc.collector); got != tc.want {
 				t.Errorf("groupOf(%q) = %q, want %q", tc.fn, got, tc.want)
 			}
 		})
@@ -106,12 +119,17 @@ func TestGroupOf(t *testing.T) {
 }
 
 func TestMinus(t *testing.T) {
-	many := instrCount{requests: 1200, total: 1000, funcs: map[string]int64{"a": 700, "b": 300}}
-	few := instrCount{requests: 200, total: 400, funcs: map[string]int64{"a": 100, "c": 50}}
+	many := instrCount{requests: 1200, total: 1000, funcs: annotation{costs: map[string]int64{"a": 700, "b": 300}},
+		heap: heapCount{Bytes: 5000, Objects: 50}}
+	few := instrCount{requests: 200, total: 400, funcs: annotation{costs: map[string]int64{"a": 100, "c": 50}, collector: map[string]bool{"c": true}},
+		heap: heapCount{Bytes: 1000, Objects: 20}}
 	d := many.minus(few)
 	want := map[string]int64{"a": 600, "b": 300, "c": -50}
-	if d.requests != 1000 || d.total != 600 || !maps.Equal(d.funcs, want) {
-		t.Errorf("minus = %+v, want 1000 requests, 600 in all, %v", d, want)
+	if d.requests != 1000 || d.total != 600 || !maps.Equal(d.funcs.costs, want) || !d.funcs.collector["c"] || d.funcs.collector["a"] {
+		t.Errorf("minus = %+v, want 1000 requests, 600 in all, %v, c the collector's", d, want)
+	}
+	if d.heap != (heapCount{Bytes: 4000, Objects: 30}) {
+		t.Errorf("minus: heap %+v, want 4000 bytes, 30 objects", d.heap)
 	}
 	if got := d.perRequest(d.total); got != 0.6 {
 		t.Errorf("perRequest = %v, want 0.6", got)

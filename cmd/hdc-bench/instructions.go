@@ -43,6 +43,12 @@ type instrRow struct {
 	Ratio      float64      `json:"ratio"`
 	Groups     []instrGroup `json:"groups"`
 	TopExtra   []instrGroup `json:"top_extra_functions"`
+	// The instructions outside the collector's functions, whose share
+	// depends on which collections fall in the runs: steadier from run to
+	// run than the totals.
+	PlainOutside float64 `json:"plain_instructions_outside_collector"`
+	EdgeOutside  float64 `json:"edge_instructions_outside_collector"`
+	OutsideRatio float64 `json:"ratio_outside_collector"`
 	// The bytes and objects allocated per request, read from each
 	// process's runtime in the same runs.
 	PlainBytes   float64 `json:"plain_bytes_per_request"`
@@ -66,7 +72,7 @@ type instrGroup struct {
 type instrCount struct {
 	requests int
 	total    int64
-	funcs    map[string]int64
+	funcs    annotation
 	heap     heapCount
 }
 
@@ -223,15 +229,12 @@ func readCount(path string, n int) (instrCount, error) {
 
 // minus is the count of c's requests that b's did not have.
 func (c instrCount) minus(b instrCount) instrCount {
-	d := instrCount{requests: c.requests - b.requests, total: c.total - b.total, funcs: map[string]int64{},
-		heap: heapCount{Bytes: c.heap.Bytes - b.heap.Bytes, Objects: c.heap.Objects - b.heap.Objects}}
-	for fn, n := range c.funcs {
-		d.funcs[fn] = n - b.funcs[fn]
-	}
-	for fn, n := range b.funcs {
-		if _, ok := c.funcs[fn]; !ok {
-			d.funcs[fn] = -n
-		}
+	d := instrCount{requests: c.requests - b.requests, total: c.total - b.total,
+		funcs: annotation{costs: map[string]int64{}, collector: map[string]bool{}},
+		heap:  heapCount{Bytes: c.heap.Bytes - b.heap.Bytes, Objects: c.heap.Objects - b.heap.Objects}}
+	for fn := range unionKeys(c.funcs.costs, b.funcs.costs) {
+		d.funcs.costs[fn] = c.funcs.costs[fn] - b.funcs.costs[fn]
+		d.funcs.collector[fn] = c.funcs.collector[fn] || b.funcs.collector[fn]
 	}
 	return d
 }
@@ -248,12 +251,15 @@ func newInstrRow(size, enc, hop, edgeName string, plain, edge instrCount) instrR
 	r.BytesRatio = r.EdgeBytes / r.PlainBytes
 	r.PlainObjects, r.EdgeObjects = plain.perRequest(plain.heap.Objects), edge.perRequest(edge.heap.Objects)
 	pg, eg := byGroup(plain.funcs), byGroup(edge.funcs)
-	for _, g := range append(groupNames(), otherGroup) {
+	for _, g := range append(groupNames(), otherGroup, collectorGroup) {
 		r.Groups = append(r.Groups, instrGroup{g, plain.perRequest(pg[g]), edge.perRequest(eg[g])})
 	}
+	r.PlainOutside = plain.perRequest(plain.total - pg[collectorGroup])
+	r.EdgeOutside = edge.perRequest(edge.total - eg[collectorGroup])
+	r.OutsideRatio = r.EdgeOutside / r.PlainOutside
 	var fns []instrGroup
-	for fn := range unionKeys(plain.funcs, edge.funcs) {
-		fns = append(fns, instrGroup{fn, plain.perRequest(plain.funcs[fn]), edge.perRequest(edge.funcs[fn])})
+	for fn := range unionKeys(plain.funcs.costs, edge.funcs.costs) {
+		fns = append(fns, instrGroup{fn, plain.perRequest(plain.funcs.costs[fn]), edge.perRequest(edge.funcs.costs[fn])})
 	}
 	slices.SortFunc(fns, func(a, b instrGroup) int { return cmp.Compare(b.Edge-b.Plain, a.Edge-a.Plain) })
 	r.TopExtra = fns[:min(topExtra, len(fns))]

@@ -164,10 +164,10 @@ func (s *summary) printCodec(w io.Writer, tw *tabwriter.Writer) {
 func (s *summary) printInstructions(w io.Writer, tw *tabwriter.Writer) {
 	fmt.Fprintf(w, "\n(e) instructions per request under callgrind (%d requests minus %d, each edge in its own process, %s)\n",
 		instrMany, instrFew, strings.Join(instrEnv, " "))
-	fmt.Fprintln(tw, "payload\thop\tplain\tedge\tedge/plain\tbytes plain\tbytes edge\tedge/plain\tallocs plain\tallocs edge\t")
+	fmt.Fprintln(tw, "payload\thop\tplain\tedge\tedge/plain\toutside the collector: plain\tedge\tedge/plain\tbytes plain\tbytes edge\tedge/plain\tallocs plain\tallocs edge\t")
 	for _, r := range s.Instructions {
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t\n", r.Payload, r.Hop, r.PlainInstr, r.EdgeInstr, r.Ratio,
-			r.PlainBytes, r.EdgeBytes, r.BytesRatio, r.PlainObjects, r.EdgeObjects)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t\n", r.Payload, r.Hop, r.PlainInstr, r.EdgeInstr, r.Ratio,
+			r.PlainOutside, r.EdgeOutside, r.OutsideRatio, r.PlainBytes, r.EdgeBytes, r.BytesRatio, r.PlainObjects, r.EdgeObjects)
 	}
 	tw.Flush()
 	for _, r := range s.Instructions {
