@@ -29,12 +29,19 @@ func isToken68(s string) bool {
 		return false
 	}
 	for i := 0; i < len(body); i++ {
-		switch c := body[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
-			c == '-', c == '.', c == '_', c == '~', c == '+', c == '/':
-		default:
+		if !token68Char[body[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// token68Char holds the characters of token68 before its padding: a
+// look-up a character, where a switch of ranges took eight instructions
+// (hdc-bench --instructions), over every request's token.
+var token68Char = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", byte(c)) >= 0
+	}
+	return t
+}()

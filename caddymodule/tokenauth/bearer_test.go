@@ -2,6 +2,7 @@ package tokenauth
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,18 @@ func TestBearerToken(t *testing.T) {
 				t.Errorf("error %q quotes the token", err)
 			}
 		})
+	}
+}
+
+// TestIsToken68 holds isToken68 to RFC 9110's grammar written as a regular
+// expression, for every byte alone and around the padding.
+func TestIsToken68(t *testing.T) {
+	grammar := regexp.MustCompile(`^[A-Za-z0-9._~+/-]+=*$`)
+	for c := range 256 {
+		for _, s := range []string{string([]byte{byte(c)}), "a" + string([]byte{byte(c)}) + "b", "ab" + string([]byte{byte(c)}), "a=" + string([]byte{byte(c)})} {
+			if got, want := isToken68(s), grammar.MatchString(s); got != want {
+				t.Errorf("isToken68(%q) = %v, want %v", s, got, want)
+			}
+		}
 	}
 }
