@@ -52,10 +52,19 @@ func (s *sealer) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if s.buf == nil {
-		s.buf = takeBuffer(len(p))
+		s.buf = takeBuffer(s.sizeHint(len(p)))
 	}
 	s.buf = append(s.buf, p...)
 	return len(p), nil
+}
+
+// sizeHint is the room the answer's buffer needs: the Content-Length the
+// upstream gave, when it is within the limit, else the first write's.
+func (s *sealer) sizeHint(first int) int {
+	if n, err := strconv.Atoi(field(s.w.Header(), "Content-Length")); err == nil && n > first && n <= s.limit {
+		return n
+	}
+	return first
 }
 
 // release gives the buffer back, once its plaintext is sealed or dropped.
