@@ -12,8 +12,8 @@ import (
 // before it is sealed) are pooled by size class, a power of two from 4 KiB
 // to the default spool threshold: fresh ones were, at 1 KiB, about a
 // twentieth of the bytes the edge allocated for a request, and at 64 KiB
-// most of them. A buffer goes back cleared, so no plaintext outlives its
-// request in the pool.
+// most of them. A buffer goes back with the bytes it held cleared, so no
+// plaintext outlives its request in the pool.
 const (
 	minBufferClass  = 12 // 4 KiB
 	bufferClasses   = 10 // to 2 MiB, the default threshold
@@ -44,15 +44,18 @@ func takeBuffer(n int) []byte {
 	return make([]byte, 0, 1<<(c+minBufferClass))
 }
 
-// giveBuffer clears b and keeps it for another request, when its
-// capacity is a size class. The caller must hold the only reference to it.
+// giveBuffer clears the bytes b holds and keeps it for another request,
+// when its capacity is a size class: nothing past its length was written
+// since it was taken (append writes within the length; an in-place GCM
+// open puts only the public tag past it). The caller must hold the only
+// reference to it.
 func giveBuffer(b []byte) {
 	c, ok := bufferClass(cap(b))
 	if !ok || cap(b) != 1<<(c+minBufferClass) {
 		return
 	}
-	b = b[:cap(b)]
 	clear(b)
+	b = b[:0]
 	bufferPools[c].Put(&b)
 }
 
