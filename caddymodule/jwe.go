@@ -155,8 +155,8 @@ func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		j.refuse(w, r, client, o.kid, p, start)
 		return nil
 	}
-	j.accept(r, client, o, start)
-	return j.serveSealed(w, r, next, o)
+	series := j.accept(r, client, o, start)
+	return j.serveSealed(w, r, next, o, series)
 }
 
 // tokenBound reports whether a key must belong to the bearer token's
@@ -250,8 +250,8 @@ func (j *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Proble
 }
 
 // accept records an opened request and rewrites its headers for the
-// upstream.
-func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) {
+// upstream. It returns the kid's series, which the answer moves too.
+func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) *kidSeries {
 	series := metrics.forKid(o.kid)
 	series.accepted.Inc()
 	series.decryptedBytes.Add(float64(o.size))
@@ -270,6 +270,7 @@ func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) 
 	for _, name := range acceptedDropped {
 		delete(r.Header, name)
 	}
+	return series
 }
 
 // acceptedDropped are the request headers an accepted request loses: how
@@ -279,7 +280,7 @@ var acceptedDropped = []string{contract.HeaderEncryption, contract.HeaderEncrypt
 
 // serveSealed serves the request with next and answers its response
 // encrypted under the request's key.
-func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened) error {
+func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened, series *kidSeries) error {
 	s := &sealer{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(j.MaxResponse)}
 	defer s.release()
 	if err := next.ServeHTTP(s, r); err != nil {
@@ -295,7 +296,7 @@ func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp
 		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
 		return nil
 	}
-	metrics.forKid(o.kid).sealed.Inc()
+	series.sealed.Inc()
 	return nil
 }
 
