@@ -36,7 +36,8 @@ import (
 // in front of a recording upstream and a JWKS server, all on loopback.
 type edge struct {
 	base     string // http://127.0.0.1:port
-	admin    string
+	admin    string // the admin API, on an inherited socket
+	metrics  string // the metrics listener
 	registry string
 	plane    *fakeplane.KeyPlane // the keys when HDC_KEY_REGISTRY is set empty
 	up       *recorder
@@ -193,10 +194,12 @@ func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *ed
 	// is closed and reused.
 	site, addr := testkit.ListenFile(t)
 	adminSock, admin := testkit.ListenFile(t)
+	metricsSock, metrics := testkit.ListenFile(t)
 	vars := map[string]string{
 		"HDC_SITE":             "http://",
 		"HDC_BIND":             fmt.Sprintf("fd/%d", site.Fd()),
 		"HDC_EDGE_ADMIN":       fmt.Sprintf("fd/%d", adminSock.Fd()),
+		"HDC_METRICS_BIND":     fmt.Sprintf("fd/%d", metricsSock.Fd()),
 		"HDC_KEY_REGISTRY":     registry,
 		"HDC_KEEPER":           testKeeperURL,
 		"HDC_BACKEND":          upstream.Listener.Addr().String(),
@@ -227,7 +230,7 @@ func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *ed
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
 
-	e := &edge{base: "http://" + addr, admin: "http://" + admin, registry: registry, plane: plane, up: rec,
+	e := &edge{base: "http://" + addr, admin: "http://" + admin, metrics: "http://" + metrics, registry: registry, plane: plane, up: rec,
 		signer: signer, client: &http.Client{Timeout: 2 * time.Minute}}
 	// The server must really be up: an unknown route answers our 404 problem.
 	resp, err := e.client.Get(e.base + "/no-such-route")
@@ -251,7 +254,7 @@ func (e *edge) token(client string, override map[string]any) string {
 // edge's metrics: 0 when it is not there yet.
 func (e *edge) metric(t testing.TB, series string) float64 {
 	t.Helper()
-	resp, err := e.client.Get(e.admin + "/metrics")
+	resp, err := e.client.Get(e.metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

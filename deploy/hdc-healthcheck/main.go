@@ -7,7 +7,7 @@
 // deploy/compose.yaml probes the backend's GET /readyz on its internal
 // listener, over the hop's TLS (the hop's authority as the one root, the
 // backend's certificate name; a health route needs no client
-// certificate), and the edge's admin API. A redirect is not followed: it
+// certificate), and the edge's metrics listener. A redirect is not followed: it
 // is an answer other than 2xx.
 package main
 

@@ -274,7 +274,7 @@ func TestMonitoredMetricsExist(t *testing.T) {
 	}
 	s := hdctest.StartStack(t, "HDC_WEBHOOK_ALLOW_NETS=127.0.0.0/8", "HDC_WEBHOOK_POLL_INTERVAL=100ms")
 	serveEverything(t, s)
-	scraped := scrape(t, http.DefaultClient, s.Admin+"/metrics")
+	scraped := scrape(t, http.DefaultClient, s.Metrics+"/metrics")
 	for name := range scrape(t, s.InternalClient(pki.Scraper), s.Internal+contract.PathMetrics) {
 		scraped[name] = true
 	}

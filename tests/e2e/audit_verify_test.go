@@ -25,7 +25,7 @@ func TestAuditVerifyReadsTheDataDirsCheckpoints(t *testing.T) {
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	cmd, _ := startUp(t, hdc, dir, env, []string{"up", "--listen", testkit.FreeAddr(t), "--admin", "off",
+	cmd, _ := startUp(t, hdc, dir, env, []string{"up", "--listen", testkit.FreeAddr(t), "--metrics", testkit.FreeAddr(t), "--admin", "off",
 		"--backend-listen", testkit.FreeAddr(t), "--internal-listen", testkit.FreeAddr(t)}, os.Stderr)
 	stopUp(t, cmd) // the backend writes a checkpoint as it stops
 	data := filepath.Join(dir, "data")

@@ -39,7 +39,7 @@ func TestLeakedLogsCannotActAsTheEdge(t *testing.T) {
 	listen, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}
 	var logs hdctest.SyncBuffer
-	startUp(t, hdc, dir, env, []string{"up", "--log-level", "debug", "--listen", listen, "--admin", "off",
+	startUp(t, hdc, dir, env, []string{"up", "--log-level", "debug", "--listen", listen, "--metrics", testkit.FreeAddr(t), "--admin", "off",
 		"--backend-listen", backendAddr, "--internal-listen", internal}, &logs)
 
 	var creds struct {

@@ -76,7 +76,7 @@ func TestEdgeAccessLogAndMetrics(t *testing.T) {
 		}
 	}
 
-	resp, err := s.HTTP.Get(s.Admin + "/metrics")
+	resp, err := s.HTTP.Get(s.Metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -80,14 +81,15 @@ func TestProductionSectionAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := testkit.FreeAddr(t)
-	backendAddr, internal, admin := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	_, metricsPort, _ := net.SplitHostPort(testkit.FreeAddr(t))
 	paths := strings.NewReplacer("/usr/local/bin/", bin, "/etc/hdc", filepath.Join(root, "etc/hdc"),
 		"/var/lib/hdc", filepath.Join(root, "var/lib/hdc"),
 		"HDC_SITE=api.example.org", "HDC_SITE=http://"+site, "HDC_BIND=0.0.0.0", "HDC_BIND=127.0.0.1")
 	env := append(os.Environ(), goEnv(t)...)
 	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+root,
 		"HDC_LISTEN="+backendAddr, "HDC_INTERNAL_LISTEN="+internal, "HDC_BACKEND="+backendAddr,
-		"HDC_BACKEND_INTERNAL=https://"+internal, "HDC_EDGE_ADMIN="+admin)
+		"HDC_BACKEND_INTERNAL=https://"+internal, "HDC_METRICS_PORT="+metricsPort)
 
 	ids := map[string]string{}  // "<W client id>" to the id
 	var clientID, secret string // the first client's
@@ -163,9 +165,9 @@ func TestWalkthroughAsWritten(t *testing.T) {
 	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
-	listen, admin, backendAddr, internal, hooks := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	listen, metrics, backendAddr, internal, hooks := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir, "HDC_BACKEND_INTERNAL=https://" + internal}
-	startUp(t, hdc, dir, env, []string{"up", "--allow-loopback-webhooks", "--listen", listen, "--admin", admin,
+	startUp(t, hdc, dir, env, []string{"up", "--allow-loopback-webhooks", "--listen", listen, "--metrics", metrics,
 		"--backend-listen", backendAddr, "--internal-listen", internal}, os.Stderr)
 	readme, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "README.md"))
 	if err != nil || os.WriteFile(filepath.Join(dir, "README.md"), readme, 0o600) != nil {
@@ -269,7 +271,7 @@ func TestObservabilityAsWritten(t *testing.T) {
 	if len(lines) != 2 || !strings.HasSuffix(lines[0], "hdc up") {
 		t.Fatalf("the section's commands changed: %q", lines)
 	}
-	up := startBackground(t, dir, lines[0]+" --listen "+testkit.FreeAddr(t)+" --admin "+testkit.FreeAddr(t)+
+	up := startBackground(t, dir, lines[0]+" --listen "+testkit.FreeAddr(t)+" --metrics "+testkit.FreeAddr(t)+
 		" --backend-listen "+testkit.FreeAddr(t)+" --internal-listen "+testkit.FreeAddr(t), env)
 	testkit.Eventually(t, time.Minute, "hdc up's guide", func() bool { return strings.Contains(up.String(), "Ctrl-C") })
 	runLineIn(t, dir, lines[1], env)

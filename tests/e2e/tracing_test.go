@@ -154,9 +154,9 @@ func TestUpTraces(t *testing.T) {
 	col := hdctest.StartCollector(t)
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
-	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	listen, metrics, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}, col.Env()...)
-	startUp(t, hdc, dir, env, []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr,
+	startUp(t, hdc, dir, env, []string{"up", "--listen", listen, "--metrics", metrics, "--backend-listen", backendAddr,
 		"--internal-listen", internal}, io.Discard)
 	file := filepath.Join(dir, "note.txt")
 	if err := os.WriteFile(file, []byte("a traced note"), 0o600); err != nil {

@@ -2,13 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,11 +27,11 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
 	// hdc up binds the addresses its flags name itself.
-	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	listen, metrics, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	env := []string{"PATH=" + filepath.Dir(hdc) + ":" + os.Getenv("PATH"), "HOME=" + dir,
 		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HDC_BACKEND_INTERNAL=https://" + internal,
 		"HDC_ACCESS_TOKEN_TTL=40s"} // short enough for the refresh below: hdc call treats the last 30 s as expired
-	args := []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr, "--internal-listen", internal}
+	args := []string{"up", "--listen", listen, "--metrics", metrics, "--backend-listen", backendAddr, "--internal-listen", internal}
 
 	up := func() (*exec.Cmd, []string) { return startUp(t, hdc, dir, env, args, os.Stderr) }
 	cmd, guide := up()
@@ -196,6 +199,58 @@ func startUp(t *testing.T, hdc, dir string, env, args []string, stderr io.Writer
 	}
 }
 
+// curlCouldNotConnect is curl's exit status when it could not connect.
+const curlCouldNotConnect = 7
+
+// TestUpAdminIsASocket (fourth review, finding 1): hdc up's edge serves its
+// admin API on a unix socket in the data directory that only the user who
+// ran it may open, and says so in its guide: another local user, even one
+// who may enter the directory, cannot load a route into the edge (which
+// would act with its hop certificate), and a TCP address is refused.
+func TestUpAdminIsASocket(t *testing.T) {
+	t.Parallel()
+	hdc := hdctest.Binary(t, "hdc")
+	dir := t.TempDir()
+	listen, metrics, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	args := []string{"up", "--listen", listen, "--metrics", metrics, "--backend-listen", backendAddr, "--internal-listen", internal}
+	refused := exec.Command(hdc, append(args, "--admin", testkit.FreeAddr(t))...)
+	refused.Dir, refused.Env = dir, env
+	if out, err := refused.CombinedOutput(); err == nil || !strings.Contains(string(out), "unix socket") {
+		t.Fatalf("hdc up --admin <a TCP address>: %v\n%s", err, out)
+	}
+	_, guide := startUp(t, hdc, dir, env, args, io.Discard)
+	sock := filepath.Join(dir, "data", "edge-admin.sock")
+	if !slices.ContainsFunc(guide, func(l string) bool { return strings.Contains(l, "curl --unix-socket "+sock+" ") }) {
+		t.Fatalf("the guide does not name the admin socket %s:\n%s", sock, strings.Join(guide, "\n"))
+	}
+	fi, err := os.Lstat(sock)
+	if err != nil || fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+		t.Fatalf("the admin socket: %v, %v; want a socket of mode 0600, the user's", err, fi.Mode())
+	}
+	resp, err := hdctest.UnixClient(sock).Get(hdctest.AdminURL + "/hdc/keys")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the user's own GET /hdc/keys on the socket: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	if os.Geteuid() != 0 {
+		t.Skip("another user's attempt needs root, to run a process as that user")
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "data")} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probe := exec.Command("curl", "--silent", "--show-error", "--fail", "--unix-socket", sock, "-X", "PUT",
+		"-H", "Content-Type: application/json", "--data", `{"handle":[{"handler":"static_response","body":"injected"}]}`,
+		"http://localhost/config/apps/http/servers/srv0/routes/0")
+	probe.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var exit *exec.ExitError
+	if out, err := probe.CombinedOutput(); !errors.As(err, &exit) || exit.ExitCode() != curlCouldNotConnect {
+		t.Fatalf("another user's PUT of a route on the admin socket: %v, want curl's exit status %d\n%s", err, curlCouldNotConnect, out)
+	}
+}
+
 // TestUpLimitFlags: --upload-limit sets the backend's file limit, the
 // edge's body cap follows it (twice), and each 413 states the limit hit;
 // everything hdc up writes on stderr is JSON lines.
@@ -203,10 +258,10 @@ func TestUpLimitFlags(t *testing.T) {
 	t.Parallel()
 	hdc := hdctest.Binary(t, "hdc")
 	dir := t.TempDir()
-	listen, admin, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	listen, metrics, backendAddr, internal := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	var stderr hdctest.SyncBuffer
-	startUp(t, hdc, dir, env, []string{"up", "--listen", listen, "--admin", admin, "--backend-listen", backendAddr,
+	startUp(t, hdc, dir, env, []string{"up", "--listen", listen, "--metrics", metrics, "--backend-listen", backendAddr,
 		"--internal-listen", internal, "--upload-limit", "1MiB", "--log-level", "info"}, &stderr)
 	file := filepath.Join(dir, "scan.bin")
 	if err := os.WriteFile(file, make([]byte, 1536<<10), 0o600); err != nil {

@@ -96,13 +96,14 @@ func (s *Stack) EncryptedStatus(c *APIClient, tk Tokens) int {
 // collection (Caddy's admin API: /debug/pprof/heap?gc=1, /debug/vars).
 func (s *Stack) edgeHeap() uint64 {
 	s.T.Helper()
-	resp, err := s.HTTP.Get(s.Admin + "/debug/pprof/heap?gc=1")
+	admin := s.AdminClient()
+	resp, err := admin.Get(AdminURL + "/debug/pprof/heap?gc=1")
 	if err != nil {
 		s.T.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	resp, err = s.HTTP.Get(s.Admin + "/debug/vars")
+	resp, err = admin.Get(AdminURL + "/debug/vars")
 	if err != nil {
 		s.T.Fatal(err)
 	}

@@ -35,11 +35,14 @@ type Stack struct {
 	Edge     string // http://127.0.0.1:port
 	Internal string // the backend's internal listener
 	Hop      string // the directory of the hop's certificates
-	Admin    string // the edge's admin API
-	// EdgeAdmins are the admin APIs of the edges that must hold a key
-	// before a client of the stack uses it (WaitForKey): the edge's, or
-	// a cluster's edges'.
-	EdgeAdmins []string
+	// AdminSocket is the unix socket of the edge's admin API (mode 0600,
+	// as every deployment shape has it); AdminClient speaks to it.
+	AdminSocket string
+	Metrics     string // the edge's metrics listener: http://127.0.0.1:port
+	// EdgeMetrics are the metrics listeners of the edges that must hold a
+	// key before a client of the stack uses it (WaitForKey): the edge's,
+	// or a cluster's edges'.
+	EdgeMetrics []string
 	// registry is the key registry file of an edge that reads one
 	// (site.registryFile); empty: the edge looks keys up in the backend.
 	registry string
@@ -118,6 +121,10 @@ type site struct {
 	// registry (keys.json) the stack starts with a copy of: an earlier
 	// version's, say.
 	From string
+	// StandIns are more backends' public listeners the edge balances
+	// over, after the stack's own (the reference Caddyfile's HDC_BACKEND):
+	// stand-ins of a test's that answer as a backend may.
+	StandIns []string
 	// registryFile has the edge read its keys from a registry file
 	// (HDC_KEY_REGISTRY), as a standalone edge does, and the operator's
 	// hdc keys change that file; else the keys are in the backend's
@@ -141,13 +148,14 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 	// closed and reused.
 	publicSock, public := testkit.ListenFile(t)
 	internalSock, internal := testkit.ListenFile(t)
-	adminSock, admin := testkit.ListenFile(t)
+	metricsSock, metrics := testkit.ListenFile(t)
 	if at.From != "" {
 		CopyPrivate(t, filepath.Join(at.From, "backend"), filepath.Join(dir, "backend"))
 		CopyPrivate(t, filepath.Join(at.From, "keys.json"), filepath.Join(dir, "keys.json"))
 	}
 	hop := filepath.Join(dir, "tls")
-	s := &Stack{T: t, Dir: dir, Edge: at.base, Internal: "https://" + internal, Admin: "http://" + admin, EdgeAdmins: []string{"http://" + admin}, Hop: hop,
+	s := &Stack{T: t, Dir: dir, Edge: at.base, Internal: "https://" + internal, AdminSocket: filepath.Join(dir, "edge-admin.sock"),
+		Metrics: "http://" + metrics, EdgeMetrics: []string{"http://" + metrics}, Hop: hop,
 		HTTP: &http.Client{Timeout: 5 * time.Minute}}
 	if at.RegistryFile {
 		s.registry = filepath.Join(dir, "keys.json")
@@ -195,10 +203,11 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	adminFD := fmt.Sprintf("HDC_EDGE_ADMIN=fd/%d", 3+len(at.files))
+	metricsFD := fmt.Sprintf("HDC_METRICS_BIND=fd/%d", 3+len(at.files))
+	backends := strings.Join(append([]string{public}, at.StandIns...), " ")
 	s.Start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(RepoRoot, "Caddyfile")}, append(append(
-		append([]string{adminFD, "HDC_BACKEND=" + public, "HDC_UPLOAD_MAX_BODY=128MiB"}, at.env...),
-		HopEnv(hop, "edge")...), edgeEnv...), append(at.files, adminSock)...)
+		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(s.AdminSocket), metricsFD, "HDC_BACKEND=" + backends, "HDC_UPLOAD_MAX_BODY=128MiB"}, at.env...),
+		HopEnv(hop, "edge")...), edgeEnv...), append(at.files, metricsSock)...)
 	probe := s.HTTP
 	if at.probe != nil {
 		probe = at.probe
@@ -415,13 +424,13 @@ func (s *Stack) WaitForKey(kid string) {
 		s.waitForRegistry()
 		return
 	}
-	if len(s.EdgeAdmins) == 0 {
+	if len(s.EdgeMetrics) == 0 {
 		return // an operator's stack of no edge
 	}
 	seq := KeySeq(s.T, s, kid)
 	testkit.Eventually(s.T, time.Minute, "the edges to apply the change of key "+kid, func() bool {
-		for _, admin := range s.EdgeAdmins {
-			if ScrapeMetric(s.HTTP, admin+"/metrics", "hdc_edge_key_feed_applied_sequence") < seq {
+		for _, m := range s.EdgeMetrics {
+			if ScrapeMetric(s.HTTP, m+"/metrics", "hdc_edge_key_feed_applied_sequence") < seq {
 				return false
 			}
 		}
@@ -449,7 +458,7 @@ func KeySeq(t testing.TB, s *Stack, kid string) int {
 // the registry file holds: it reads the file every 2 s.
 func (s *Stack) waitForRegistry() {
 	s.T.Helper()
-	if s.Admin == "" || s.registry == "" {
+	if s.Metrics == "" || s.registry == "" {
 		return // the operator of a cluster, whose edges run without an admin API; or keys the edge looks up
 	}
 	data, err := os.ReadFile(s.registry)
@@ -462,7 +471,7 @@ func (s *Stack) waitForRegistry() {
 	}
 	gauge := regexp.MustCompile(`(?m)^hdc_edge_key_registry_keys\{[^}]*\} (\d+)$`)
 	s.WaitFor("the edge to load the registry", func() bool {
-		resp, err := s.HTTP.Get(s.Admin + "/metrics")
+		resp, err := s.HTTP.Get(s.Metrics + "/metrics")
 		if err != nil {
 			return false
 		}
@@ -632,7 +641,7 @@ type registryReads struct{ loaded, refused, reads int }
 
 func (s *Stack) registryReads() registryReads {
 	metric := func(result string) int {
-		return ScrapeMetric(s.HTTP, s.Admin+"/metrics", `hdc_edge_key_registry_reloads_total{result="`+result+`"}`)
+		return ScrapeMetric(s.HTTP, s.Metrics+"/metrics", `hdc_edge_key_registry_reloads_total{result="`+result+`"}`)
 	}
 	r := registryReads{loaded: metric("changed"), refused: strings.Count(s.Output("hdc-edge"), "key registry not reloaded")}
 	for _, result := range []string{"changed", "unchanged", "rejected"} {

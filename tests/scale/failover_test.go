@@ -193,8 +193,8 @@ func (c *cluster) watchFeedGauges() func() int {
 	go func() {
 		defer close(done)
 		for {
-			for _, admin := range c.edgeAdmins {
-				if hdctest.ScrapeMetric(c.ops.HTTP, admin+"/metrics", "hdc_edge_key_feed_up") == 0 {
+			for _, m := range c.edgeMetrics {
+				if hdctest.ScrapeMetric(c.ops.HTTP, m+"/metrics", "hdc_edge_key_feed_up") == 0 {
 					zeros.Add(1)
 				}
 			}
@@ -304,8 +304,8 @@ func (c *cluster) backendBack(t *testing.T, tk hdctest.Tokens) {
 // reads 0, starts one again, and times the gauge's return to 1.
 func (c *cluster) feedGaugeTruth(t *testing.T) {
 	gauges := func(want int) bool {
-		for _, admin := range c.edgeAdmins {
-			if hdctest.ScrapeMetric(c.ops.HTTP, admin+"/metrics", "hdc_edge_key_feed_up") != want {
+		for _, m := range c.edgeMetrics {
+			if hdctest.ScrapeMetric(c.ops.HTTP, m+"/metrics", "hdc_edge_key_feed_up") != want {
 				return false
 			}
 		}

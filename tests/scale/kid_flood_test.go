@@ -33,7 +33,7 @@ func TestUnknownKidFloodStarvesNoOne(t *testing.T) {
 	scrape := func(series string) int {
 		return hdctest.ScrapeMetric(s.InternalClient(pki.Scraper), s.Internal+contract.PathMetrics, series)
 	}
-	edgeMetric := func(series string) int { return max(hdctest.ScrapeMetric(s.HTTP, s.Admin+"/metrics", series), 0) }
+	edgeMetric := func(series string) int { return max(hdctest.ScrapeMetric(s.HTTP, s.Metrics+"/metrics", series), 0) }
 	askedBefore := max(scrape(`hdc_backend_key_lookups_total{result="unknown"}`), 0)
 
 	ctx, stop := context.WithCancel(t.Context())

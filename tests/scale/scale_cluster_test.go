@@ -39,8 +39,8 @@ type cluster struct {
 	t     *testing.T
 	ops   *hdctest.Stack // the operator: runs hdc, starts the processes
 	edges [2]*hdctest.Stack
-	// edgeAdmins are the edges' admin APIs, where their metrics are.
-	edgeAdmins [2]string
+	// edgeMetrics are the edges' metrics listeners.
+	edgeMetrics [2]string
 	edgeProcs  [2]*hdctest.Process
 	backends   [2]*replica
 	database   string
@@ -106,16 +106,17 @@ func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cl
 	}
 	for i := range c.edges {
 		edgeSock, edgeAddr := testkit.ListenFile(t)
-		adminSock, admin := testkit.ListenFile(t)
-		c.edgeAdmins[i] = "http://" + admin
-		c.ops.EdgeAdmins = append(c.ops.EdgeAdmins, c.edgeAdmins[i]) // a key is used once both edges have it
+		metricsSock, metrics := testkit.ListenFile(t)
+		c.edgeMetrics[i] = "http://" + metrics
+		c.ops.EdgeMetrics = append(c.ops.EdgeMetrics, c.edgeMetrics[i]) // a key is used once both edges have it
 		c.edgeProcs[i] = c.ops.Start(fmt.Sprint("hdc-edge-", i+1), edgeBin, []string{"run", "--config", filepath.Join(hdctest.RepoRoot, "Caddyfile")}, append([]string{
-			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_EDGE_ADMIN=fd/4",
+			"HDC_SITE=http://", "HDC_BIND=fd/3", "HDC_METRICS_BIND=fd/4",
+			"HDC_EDGE_ADMIN=" + hdctest.AdminAddress(filepath.Join(dir, fmt.Sprint("edge-", i+1, "-admin.sock"))),
 			"HDC_BACKEND=" + c.addresses(i, func(r *replica) string { return strings.TrimPrefix(r.public, "http://") }),
 			"HDC_BACKEND_INTERNAL=" + c.addresses(i, func(r *replica) string { return r.internal }),
-			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hdctest.HopEnv(hop, "edge"), edgeEnv[i]...)...), edgeSock, adminSock)
+			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hdctest.HopEnv(hop, "edge"), edgeEnv[i]...)...), edgeSock, metricsSock)
 		edgeSock.Close() // the edge alone holds its listeners, which close when it dies
-		adminSock.Close()
+		metricsSock.Close()
 		e := &hdctest.Stack{T: t, Dir: dir, Edge: "http://" + edgeAddr, Env: c.ops.Env, HTTP: c.ops.HTTP}
 		answers.AddEdge(e.Edge)
 		c.ops.WaitFor(fmt.Sprint("edge ", i+1), func() bool { return c.get(e.Edge+"/no-such-route") == http.StatusNotFound })

@@ -25,11 +25,8 @@ import (
 // (Linux shares a port only between sockets that all ask for it), and is
 // closed at once for Caddy to take the address.
 func (o upOptions) checkEdgeAddrs() error {
-	addrs := []struct{ flag, addr string }{{"--listen", o.listen}, {"--admin", o.admin}}
+	addrs := []struct{ flag, addr string }{{"--listen", o.listen}, {"--metrics", o.metrics}}
 	for _, a := range addrs {
-		if a.flag == "--admin" && a.addr == "off" {
-			continue
-		}
 		l, err := net.Listen("tcp", a.addr)
 		if err != nil {
 			return fmt.Errorf("%s %s is not free (%v): choose another with %s", a.flag, a.addr, errors.Unwrap(err), a.flag)
@@ -37,6 +34,48 @@ func (o upOptions) checkEdgeAddrs() error {
 		l.Close()
 	}
 	return nil
+}
+
+// adminSocket is the edge's admin socket in the data directory.
+const adminSocket = "edge-admin.sock"
+
+// adminAddress is the Caddyfile's HDC_EDGE_ADMIN for --admin: a unix
+// socket that only this user may open (mode 0600), at <data>/edge-admin.sock
+// by default, or off. A TCP address is refused: any local user could load
+// a route into the edge that proxies with its hop certificate.
+func adminAddress(flag, data string) (string, error) {
+	switch {
+	case flag == "off":
+		return flag, nil
+	case flag == "":
+		flag = filepath.Join(data, adminSocket)
+	case isTCPAddress(flag):
+		return "", fmt.Errorf("--admin %s: the admin API listens on a unix socket (a path) or is off, never on a TCP port, which every local user could reach", flag)
+	}
+	path, err := filepath.Abs(flag)
+	if err != nil {
+		return "", err
+	}
+	return "unix/" + path + "|0600", nil
+}
+
+// isTCPAddress reports whether s reads as a host and port rather than a
+// file's path.
+func isTCPAddress(s string) bool {
+	if strings.ContainsRune(s, '/') {
+		return false
+	}
+	_, port, err := net.SplitHostPort(s)
+	return err == nil && port != ""
+}
+
+// adminGuide is how hdc up's guide shows the admin API at addr.
+func adminGuide(addr string) string {
+	path, ok := strings.CutPrefix(addr, "unix/")
+	if !ok {
+		return addr
+	}
+	return "curl --unix-socket " + strings.TrimSuffix(path, "|0600") + " http://localhost/hdc/keys"
 }
 
 // listenPair opens the backend's two listeners, so that a busy port is
@@ -97,6 +136,10 @@ func (o upOptions) setEdgeEnv(hopDir string) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
+	metricsHost, metricsPort, err := net.SplitHostPort(o.metrics)
+	if err != nil {
+		return fmt.Errorf("--metrics: %w", err)
+	}
 	maxBody, err := o.edgeUploadMaxBody()
 	if err != nil {
 		return err
@@ -104,8 +147,11 @@ func (o upOptions) setEdgeEnv(hopDir string) error {
 	for k, v := range map[string]string{
 		uploadMaxBodyEnv:       maxBody,
 		"HDC_SITE":             "http://:" + port,
+		"HDC_SITE_OTHER_HOSTS": "", // a site of no host serves every host
 		"HDC_BIND":             host,
 		"HDC_EDGE_ADMIN":       o.admin,
+		"HDC_METRICS_BIND":     metricsHost,
+		"HDC_METRICS_PORT":     metricsPort,
 		"HDC_KEY_REGISTRY":     "", // the keys are the backend's
 		opscmd.KeeperEnv:       o.backend.Keeper,
 		"HDC_BACKEND":          o.backendListen,

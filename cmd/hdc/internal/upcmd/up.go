@@ -40,7 +40,7 @@ const upHopValidity = 30 * 24 * time.Hour
 
 // upOptions are the flags of hdc up.
 type upOptions struct {
-	listen, data, admin            string
+	listen, data, admin, metrics   string
 	backendListen, internalListen  string
 	caddyfile, logLevel, workspace string
 	allowLoopbackWebhooks          bool
@@ -77,7 +77,7 @@ Caddyfile's; flags win.`,
 		Example: `  hdc up
   hdc up --allow-loopback-webhooks          # for hdc webhooks listen on this machine
   hdc up --upload-limit 200MiB              # files up to 200 MiB (the edge takes twice that of body)
-  hdc up --listen 127.0.0.1:9443 --admin off --data /tmp/hdc`,
+  hdc up --listen 127.0.0.1:9443 --metrics 127.0.0.1:9444 --admin off --data /tmp/hdc`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.backend.Settings(nil).LoadEnv(cmd.Flags(), os.LookupEnv); err != nil {
@@ -91,7 +91,8 @@ Caddyfile's; flags win.`,
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the API (the edge)")
 	f.StringVar(&o.data, "data", "./data", "data directory: database, blobs, keeper key, demo credentials")
-	f.StringVar(&o.admin, "admin", "127.0.0.1:2019", `address of the edge's admin API ("off" to disable)`)
+	f.StringVar(&o.admin, "admin", "", "the edge's admin API: a unix socket `path` only your user may open (default <data>/"+adminSocket+`), or "off"; never a TCP port, which every local user could reach`)
+	f.StringVar(&o.metrics, "metrics", "127.0.0.1:9180", "address of the edge's metrics (/metrics only)")
 	f.StringVar(&o.backendListen, "backend-listen", "127.0.0.1:9080", "address of the backend's public listener (reached only through the edge)")
 	f.StringVar(&o.internalListen, "internal-listen", "127.0.0.1:9081", "address of the backend's internal listener (JWKS, events, metrics)")
 	f.StringVar(&o.caddyfile, "caddyfile", "", "edge configuration (default: the embedded reference Caddyfile); it may use Caddy's standard modules except templates, file_server and php_fastcgi")
@@ -109,6 +110,9 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	}
 	data, err := filepath.Abs(o.data)
 	if err != nil {
+		return err
+	}
+	if o.admin, err = adminAddress(o.admin, data); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(data, 0o700); err != nil {
@@ -277,6 +281,7 @@ func printGuide(w io.Writer, o upOptions, data string, creds apiclient.Credentia
   API (the edge)      %s
   backend internal    https://%s  (JWKS, events, parser results, metrics: each needs its role's certificate)
   edge admin          %s
+  edge metrics        http://%s/metrics
   demo client         %s in workspace %s, encryption key %s
   credentials         %s
 
@@ -289,16 +294,10 @@ Try, in another terminal:
   %s --backend-internal https://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
 
 Press Ctrl-C to stop.
-`, creds.BaseURL, o.internalListen, adminURL(o.admin), creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
+`, creds.BaseURL, o.internalListen, adminGuide(o.admin), o.metrics, creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
 		call, call, call, call, publish, o.internalListen, creds.WorkspaceID)
 }
 
-func adminURL(addr string) string {
-	if addr == "off" {
-		return "off"
-	}
-	return "http://" + addr + "/hdc/keys"
-}
 
 func mustGetwd() string {
 	wd, err := os.Getwd()

@@ -49,12 +49,12 @@ func TestUpRefusesBusyEdgeAddresses(t *testing.T) {
 		flag string
 	}{
 		{"API address", func(o *upOptions, busy string) { o.listen = busy }, "--listen"},
-		{"admin address", func(o *upOptions, busy string) { o.admin = busy }, "--admin"},
+		{"metrics address", func(o *upOptions, busy string) { o.metrics = busy }, "--metrics"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			busy := reusePort(t).Addr().String()
-			o := upOptions{backend: backend.DefaultConfig(), listen: "127.0.0.1:0", admin: "off", data: filepath.Join(t.TempDir(), "data"), logLevel: "error",
+			o := upOptions{backend: backend.DefaultConfig(), listen: "127.0.0.1:0", metrics: "127.0.0.1:0", admin: "off", data: filepath.Join(t.TempDir(), "data"), logLevel: "error",
 				backendListen: "127.0.0.1:0", internalListen: "127.0.0.1:0", workspace: "demo"}
 			tt.set(&o, busy)
 			// Were the address taken, the stack would serve until the
@@ -69,5 +69,33 @@ func TestUpRefusesBusyEdgeAddresses(t *testing.T) {
 				t.Fatalf("the data directory was created before the check: %v", err)
 			}
 		})
+	}
+}
+
+// TestAdminAddress: --admin is a unix socket only its owner may open, at
+// <data>/edge-admin.sock by default, or off; never a TCP address, which
+// every local user could reach.
+func TestAdminAddress(t *testing.T) {
+	t.Parallel()
+	data := "/srv/hdc/data"
+	tests := []struct{ flag, want, err string }{
+		{"", "unix//srv/hdc/data/edge-admin.sock|0600", ""},
+		{"off", "off", ""},
+		{"/run/me/admin.sock", "unix//run/me/admin.sock|0600", ""},
+		{"127.0.0.1:2019", "", "never on a TCP port"},
+		{"localhost:2019", "", "never on a TCP port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flag, func(t *testing.T) {
+			t.Parallel()
+			got, err := adminAddress(tt.flag, data)
+			if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("adminAddress(%q) = %q, %v; want %q, an error saying %q", tt.flag, got, err, tt.want, tt.err)
+			}
+		})
+	}
+	rel, err := adminAddress("admin.sock", data)
+	if wd, _ := os.Getwd(); err != nil || rel != "unix/"+filepath.Join(wd, "admin.sock")+"|0600" {
+		t.Fatalf("a relative --admin: %q, %v", rel, err)
 	}
 }
