@@ -16,14 +16,20 @@ func init() {
 	httpcaddyfile.RegisterHandlerDirective("hdc_jwe", parseCaddyfileJWE)
 	httpcaddyfile.RegisterHandlerDirective("hdc_forward", parseCaddyfileForward)
 	httpcaddyfile.RegisterHandlerDirective("hdc_tracing", parseCaddyfileTracing)
+	httpcaddyfile.RegisterHandlerDirective("hdc_site", parseCaddyfileSite)
 	// Identity first, then decryption (it binds the key to the identity),
 	// then the headers the backend does not read removed, all before the
-	// request is proxied. Registered together so their relative order
-	// does not depend on file order.
-	httpcaddyfile.RegisterDirectiveOrder("hdc_auth", httpcaddyfile.Before, "reverse_proxy")
-	httpcaddyfile.RegisterDirectiveOrder("hdc_jwe", httpcaddyfile.Before, "reverse_proxy")
-	httpcaddyfile.RegisterDirectiveOrder("hdc_forward", httpcaddyfile.Before, "reverse_proxy")
-	// The trace holds the whole request, where Caddy puts its own tracing.
+	// request is proxied, whether by a reverse_proxy of the route or by a
+	// named route it invokes (the reference Caddyfile's backend).
+	// Registered together so their relative order does not depend on file
+	// order.
+	httpcaddyfile.RegisterDirectiveOrder("hdc_auth", httpcaddyfile.Before, "invoke")
+	httpcaddyfile.RegisterDirectiveOrder("hdc_jwe", httpcaddyfile.Before, "invoke")
+	httpcaddyfile.RegisterDirectiveOrder("hdc_forward", httpcaddyfile.Before, "invoke")
+	// The trace holds the whole request, where Caddy puts its own tracing;
+	// a request for a host the site does not serve is answered before it
+	// (each is put right before tracing, so hdc_site goes first).
+	httpcaddyfile.RegisterDirectiveOrder("hdc_site", httpcaddyfile.Before, "tracing")
 	httpcaddyfile.RegisterDirectiveOrder("hdc_tracing", httpcaddyfile.Before, "tracing")
 }
 

@@ -5,35 +5,44 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
-// errNonCanonicalPath refuses a path whose route Caddy chose on its
-// cleaned form: the hop would carry it as sent, so the backend would
-// decide on another path than the edge did.
+// errNonCanonicalPath refuses a path that Caddy's route matching and the
+// backend would read differently.
 var errNonCanonicalPath = problem.New(http.StatusBadRequest, problem.CodeNonCanonicalPath,
-	"The path must be canonical: no empty segment (//), no dot segment (. or ..), and no encoded dot, slash or backslash.")
+	"The path must be one of the API's exactly as written: same case, no empty or dot segment, no percent-encoding, no character outside A-Z a-z 0-9 - . _ ~ and /.")
 
-// canonicalPath reports whether u's path is one Caddy's matchers and the
-// backend read alike: it starts with a slash and has no empty segment, no
-// dot segment, no backslash, and no percent-encoded dot, slash or
-// backslash, which a later reader could decode into one of those.
+// canonicalPath reports whether u's path, as the client sent it, is one of
+// the API's paths exactly (contract.Route), with a subscription's id of
+// unreserved characters (RFC 3986) only. Caddy chooses a route on the
+// path cleaned, case folded and decoded, while the hop carries it as
+// sent and the backend's mux matches it exactly: "//…/login", "/MR/api/v2/DOCS",
+// "…/log%C4%B0n", "…/x%00" or "…/..;" were routed by the edge and read
+// otherwise by the backend. Forwarding only what is a route as written
+// leaves the two sides one path to decide on.
 func canonicalPath(u *url.URL) bool {
 	escaped := u.EscapedPath()
-	if !strings.HasPrefix(escaped, "/") || strings.ContainsRune(escaped, '\\') {
+	if contract.Route(escaped) == "other" {
 		return false
 	}
-	segs := strings.Split(escaped[1:], "/")
-	for i, seg := range segs {
-		if seg == "." || seg == ".." || seg == "" && i < len(segs)-1 { // a trailing slash is a segment of its own
-			return false
-		}
+	id, ok := strings.CutPrefix(escaped, contract.PathSubscriptions+"/")
+	return !ok || unreservedSegment(id)
+}
+
+// unreservedSegment reports whether s is a path segment of RFC 3986's
+// unreserved characters, other than a dot segment: one that every reader
+// reads alike, decoded or not.
+func unreservedSegment(s string) bool {
+	if s == "" || s == "." || s == ".." {
+		return false
 	}
-	for i := strings.IndexByte(escaped, '%'); i >= 0; i = strings.IndexByte(escaped, '%') {
-		if enc := strings.ToLower(escaped[i+1 : min(i+3, len(escaped))]); enc == "2e" || enc == "2f" || enc == "5c" {
+	for i := range len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
 			return false
 		}
-		escaped = escaped[i+1:]
 	}
 	return true
 }

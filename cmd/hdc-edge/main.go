@@ -32,6 +32,10 @@ func main() {
 		fmt.Printf("hdc-edge %s\nCaddy %s\n", version.Get(), caddyVersion)
 		return
 	}
+	if err := setOtherHosts(); err != nil {
+		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
+		os.Exit(1)
+	}
 	if err := preflight(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
 		os.Exit(1)

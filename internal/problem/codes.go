@@ -46,4 +46,5 @@ const (
 	CodeNotReady                = "not_ready"
 	CodeNonCanonicalPath        = "non_canonical_path"
 	CodeKeyLookupsBusy          = "key_lookups_busy"
+	CodeMisdirectedRequest      = "misdirected_request"
 )

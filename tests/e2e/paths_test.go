@@ -16,12 +16,14 @@ import (
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
-// TestNonCanonicalPathsAreRefused (third review, finding 6): Caddy matches
-// a route on the cleaned path, while the hop would carry the path as sent,
-// so the edge's decision and the backend's would be about different paths.
-// The edge refuses a path that is not canonical (an empty segment, a dot
-// segment, an encoded dot, slash or backslash) with a 400 problem, and
-// nothing reaches the backend; the canonical paths are served.
+// TestNonCanonicalPathsAreRefused (third review, finding 6; fourth review,
+// finding 8): Caddy matches a route on the cleaned, case-folded path, while
+// the hop would carry the path as sent, so the edge's decision and the
+// backend's would be about different paths. The edge refuses a path that is
+// not one of the API's as written (an empty segment, a dot segment, any
+// percent-encoding, another case, a character outside the unreserved ones)
+// with a 400 problem, and nothing reaches the backend; the canonical paths
+// are served.
 func TestNonCanonicalPathsAreRefused(t *testing.T) {
 	t.Parallel()
 	s := hdctest.StartStack(t)
@@ -38,6 +40,16 @@ func TestNonCanonicalPathsAreRefused(t *testing.T) {
 		{"DELETE", "/notification/v1/connect/webhook/subscriptions/x%5C..%5Cy", ""},
 		{"GET", "/.well-known/jwks.json/.", ""},
 		{"GET", "/health/api/v1/fhir//retrieve?identifier=x", ""},
+		// The fourth review's: routed by Caddy, read otherwise (404) by the
+		// backend.
+		{"POST", "/CONNECT-AUTH/v1/account/refresh", `{"refresh_token":"x"}`},
+		{"GET", "/mr/api/v2/DOCS", ""},
+		{"POST", "/connect-auth/v1/account/log%C4%B0n", login},
+		{"GET", "/notification/v1/connect/webhook/subscriptions/..;", ""},
+		{"GET", "/notification/v1/connect/webhook/subscriptions/%252e%252e", ""},
+		{"GET", "/notification/v1/connect/webhook/subscriptions/%c0%ae%c0%ae", ""},
+		{"GET", "/notification/v1/connect/webhook/subscriptions/%EF%BC%8E%EF%BC%8E", ""},
+		{"DELETE", "/notification/v1/connect/webhook/subscriptions/x%00", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {

@@ -182,10 +182,13 @@ func (d *APIDoc) Check(a Answer, open Opener) error {
 		}
 	}
 	if pathPtr == "" {
-		if a.Status != http.StatusNotFound {
-			return fmt.Errorf("a path the document does not list must be answered 404, not %d", a.Status)
+		switch a.Status {
+		case http.StatusNotFound:
+			return d.checkResponse(a, "/components/responses/NotFound", open)
+		case http.StatusMisdirectedRequest: // a host the site does not serve, whatever the path
+			return d.checkResponse(a, "/components/responses/Misdirected", open)
 		}
-		return d.checkResponse(a, "/components/responses/NotFound", open)
+		return fmt.Errorf("a path the document does not list must be answered 404 (421 for another host), not %d", a.Status)
 	}
 	opPtr := pathPtr + "/" + strings.ToLower(a.Method)
 	if d.At(opPtr) == nil {
