@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -44,20 +45,17 @@ func dig(v any, path ...any) any {
 }
 
 // routeHandlers returns, for each path matcher of the site, the handlers of
-// its route in order, with their hdc settings.
+// its route in order, with their hdc settings: the handlers of a named
+// route it invokes, and of a subroute, in their place.
 func routeHandlers(cfg map[string]any) map[string][]map[string]any {
 	out := map[string][]map[string]any{}
-	routes, _ := dig(cfg, "apps", "http", "servers", "srv0", "routes").([]any)
+	server := dig(cfg, "apps", "http", "servers", "srv0")
+	named, _ := dig(server, "named_routes").(map[string]any)
+	routes, _ := dig(server, "routes").([]any)
 	for _, r := range routes {
 		paths, _ := dig(r, "match", 0, "path").([]any)
 		inner, _ := dig(r, "handle", 0, "routes").([]any)
-		var hs []map[string]any
-		for _, ir := range inner {
-			list, _ := dig(ir, "handle").([]any)
-			for _, h := range list {
-				hs = append(hs, h.(map[string]any))
-			}
-		}
+		hs := flatHandlers(inner, named)
 		for _, p := range paths {
 			out[p.(string)] = hs
 		}
@@ -156,6 +154,28 @@ func TestReferenceCaddyfile(t *testing.T) {
 	}
 }
 
+// flatHandlers returns the handlers of routes in order, those of a
+// subroute and of an invoked named route in their place.
+func flatHandlers(routes []any, named map[string]any) []map[string]any {
+	var hs []map[string]any
+	for _, r := range routes {
+		list, _ := dig(r, "handle").([]any)
+		for _, h := range list {
+			h := h.(map[string]any)
+			switch h["handler"] {
+			case "subroute":
+				sub, _ := h["routes"].([]any)
+				hs = append(hs, flatHandlers(sub, named)...)
+			case "invoke":
+				hs = append(hs, flatHandlers([]any{named[h["name"].(string)]}, named)...)
+			default:
+				hs = append(hs, h)
+			}
+		}
+	}
+	return hs
+}
+
 // checkBalancing checks that the reverse_proxy h of route path balances
 // over every backend with Caddy's own health checks and safe retries.
 func checkBalancing(t *testing.T, path string, h map[string]any) {
@@ -177,13 +197,29 @@ func checkBalancing(t *testing.T, path string, h map[string]any) {
 		{[]any{"load_balancing", "retries"}, float64(2)},
 		// Only a request that never reached a backend is sent to another.
 		{[]any{"load_balancing", "retry_match", 0, "expression"}, "false"},
-		{[]any{"health_checks", "passive", "max_fails"}, float64(1)},
-		{[]any{"health_checks", "active", "uri"}, "/readyz"},
-		{[]any{"health_checks", "active", "interval"}, float64(time.Second)},
+		// A backend that fails requests is left out like one that
+		// refuses connections; a 503 (load shed) does not count.
+		{[]any{"health_checks", "passive", "max_fails"}, float64(3)},
+		{[]any{"health_checks", "passive", "fail_duration"}, float64(10 * time.Second)},
+		{[]any{"health_checks", "passive", "unhealthy_status"}, "[500 502 504]"},
+		{[]any{"transport", "response_header_timeout"}, float64(time.Minute)},
 	} {
-		if got := dig(h, c.at...); got != c.want {
+		got := dig(h, c.at...)
+		if list, ok := got.([]any); ok {
+			got = fmt.Sprint(list)
+		}
+		if got != c.want {
 			t.Fatalf("%s: reverse_proxy %v = %v, want %v", path, c.at, got, c.want)
 		}
+	}
+	// One active checker per backend: the API's routes share one
+	// reverse_proxy, the JWKS's has none of its own.
+	active := dig(h, "health_checks", "active")
+	switch {
+	case path == "/.well-known/jwks.json" && active != nil:
+		t.Fatalf("%s: an active health checker of its own: %v", path, active)
+	case path != "/.well-known/jwks.json" && (dig(active, "uri") != "/readyz" || dig(active, "interval") != float64(time.Second)):
+		t.Fatalf("%s: active health checks %v, want /readyz every second", path, active)
 	}
 }
 
