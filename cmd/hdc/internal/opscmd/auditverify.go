@@ -82,10 +82,10 @@ is wrong there.`,
 			return verifyAudit(cmd.Context(), st, seen, keep, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&checkpoints, "checkpoints", cli.EnvOr("HDC_AUDIT_CHECKPOINTS", ""),
-		"bucket `url` of the backend's audit checkpoints (env HDC_AUDIT_CHECKPOINTS; log or empty: <data>/"+operator.CheckpointDir+" when it is there)")
-	cmd.Flags().StringVar(&retention, "retention", cli.EnvOr("HDC_AUDIT_RETENTION", operator.DefaultAuditRetention.String()),
-		"the backend's audit retention, a `duration` (env HDC_AUDIT_RETENTION): no prune may remove a younger record")
+	cli.EnvStringVar(cmd.Flags(), &checkpoints, "checkpoints", "HDC_AUDIT_CHECKPOINTS", "",
+		"bucket `url` of the backend's audit checkpoints; log or empty: <data>/"+operator.CheckpointDir+" when it is there")
+	cli.EnvStringVar(cmd.Flags(), &retention, "retention", "HDC_AUDIT_RETENTION", operator.DefaultAuditRetention.String(),
+		"the backend's audit retention, a `duration`: no prune may remove a younger record")
 	return cmd
 }
 

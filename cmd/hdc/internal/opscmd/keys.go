@@ -49,7 +49,7 @@ must be mode 0600. hdc keys import moves a registry file into the
 database.`,
 	}
 	var registry string
-	cmd.PersistentFlags().StringVar(&registry, "registry", cli.EnvOr(registryEnv, ""), "registry file instead of the database (env "+registryEnv+")")
+	cli.EnvStringVar(cmd.PersistentFlags(), &registry, "registry", registryEnv, "", "registry file instead of the database")
 	path := func() string { return registry }
 	cmd.AddCommand(newKeysAddCmd(path), newKeysRotateCmd(path), newKeysRetireCmd(path), newKeysListCmd(path),
 		newKeysWrapCmd(path), newKeysImportCmd(path))
