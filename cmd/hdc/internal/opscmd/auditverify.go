@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	neturl "net/url"
 	"slices"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/redact"
 )
 
 // chainStatus is a line of verify's output.
@@ -102,7 +102,7 @@ func checkpointed(cmd *cobra.Command, st *sealed.Store, url string) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("--checkpoints: %w", err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "hdc: verifying against the checkpoint of %s in %s\n", c.At.Format(time.RFC3339), withoutQuery(url))
+	fmt.Fprintf(cmd.ErrOrStderr(), "hdc: verifying against the checkpoint of %s in %s\n", c.At.Format(time.RFC3339), redact.URL(url))
 	return c.Seen()
 }
 
@@ -176,15 +176,4 @@ func verifyChain(ctx context.Context, st store.Store, h *audit.Head, c store.Aud
 		}
 	}
 	return err
-}
-
-// withoutQuery is a bucket URL without its query, which may carry settings
-// that are not the operator's to see in an output.
-func withoutQuery(bucket string) string {
-	u, err := neturl.Parse(bucket)
-	if err != nil {
-		return "the bucket of --checkpoints"
-	}
-	u.RawQuery = ""
-	return u.String()
 }
