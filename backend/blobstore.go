@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/health-data-connect/hdc/backend/blob"
+	"github.com/health-data-connect/hdc/internal/redact"
 )
 
 // OpenBlobs opens the blob store a blob URL names:
@@ -57,7 +58,7 @@ func openBlobs(ctx context.Context, blobURL, dataDir string, loadAWS func(contex
 func openS3(cfg aws.Config, blobURL, staging string) (blob.Store, error) {
 	u, err := url.Parse(blobURL)
 	if err != nil || u.Host == "" || u.User != nil {
-		return nil, fmt.Errorf("blob URL %q: want s3://bucket/prefix", blobURL)
+		return nil, fmt.Errorf("blob URL %q: want s3://bucket/prefix", redact.URL(blobURL))
 	}
 	q := u.Query()
 	var pathStyle bool
@@ -68,7 +69,7 @@ func openS3(cfg aws.Config, blobURL, staging string) (blob.Store, error) {
 	}
 	if endpoint := q.Get("endpoint"); endpoint != "" {
 		if e, err := url.Parse(endpoint); err != nil || e.Host == "" || (e.Scheme != "http" && e.Scheme != "https") {
-			return nil, fmt.Errorf("blob URL: endpoint=%q is not an http(s) URL", endpoint)
+			return nil, fmt.Errorf("blob URL: endpoint=%q is not an http(s) URL", redact.URL(endpoint))
 		}
 	}
 	if region := q.Get("region"); region != "" {

@@ -3,6 +3,7 @@ package backend
 import (
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/blob"
@@ -28,7 +29,7 @@ func TestOpenBlobs(t *testing.T) {
 		{"s3 without bucket", "s3:///prefix", nil, true},
 		{"s3 with credentials", "s3://key:secret@bucket/prefix", nil, true},
 		{"s3 bad path_style", "s3://bucket?path_style=maybe", nil, true},
-		{"s3 non-HTTP endpoint", "s3://bucket?endpoint=ftp://x", nil, true},
+		{"s3 non-HTTP endpoint", "s3://bucket?endpoint=ftp://user:secret@x", nil, true},
 		{"unknown scheme", "gs://bucket", nil, true},
 	}
 	for _, tt := range tests {
@@ -39,6 +40,8 @@ func TestOpenBlobs(t *testing.T) {
 				t.Errorf("OpenBlobs(%q) accepted", tt.url)
 			case !tt.wantErr && (err != nil || reflect.TypeOf(got) != reflect.TypeOf(tt.want)):
 				t.Errorf("OpenBlobs(%q) = %T, %v; want a %T", tt.url, got, err, tt.want)
+			case err != nil && strings.Contains(err.Error(), "secret"):
+				t.Errorf("OpenBlobs(%q): %v: the error quotes a credential", tt.url, err)
 			}
 		})
 	}

@@ -10,12 +10,17 @@ package main
 import (
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clientcmd"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/upcmd"
 )
 
-func main() {
-	cli.Main(slices.Concat(clientcmd.Commands(), opscmd.Commands(), upcmd.Commands())...)
+func main() { cli.Main(commands()...) }
+
+// commands returns hdc's commands, every group's.
+func commands() []*cobra.Command {
+	return slices.Concat(clientcmd.Commands(), opscmd.Commands(), upcmd.Commands())
 }

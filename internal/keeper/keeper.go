@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 
 	"gocloud.dev/secrets"
+
+	"github.com/health-data-connect/hdc/internal/redact"
 )
 
 // Schemes are the keeper URL schemes this package opens.
@@ -32,7 +34,8 @@ type Keeper struct {
 }
 
 // Open opens the keeper that rawURL names. Its errors never repeat the
-// URL, which may hold a key (base64key://).
+// URL's key (base64key://), password or query; they name a KMS key by its
+// URL's scheme, host and path.
 func Open(ctx context.Context, rawURL string) (*Keeper, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
@@ -47,7 +50,8 @@ func Open(ctx context.Context, rawURL string) (*Keeper, error) {
 		if scheme == "base64key" {
 			return nil, errors.New("base64key: the host must be a 32-byte key in URL-safe base64, and nothing else")
 		}
-		return nil, fmt.Errorf("%s: %w", scheme, err)
+		// The drivers quote the URL whole (gocloud.dev's do).
+		return nil, fmt.Errorf("%s: %w", scheme, redact.Error(err, rawURL))
 	}
 	return &Keeper{k: k, id: fingerprint(u)}, nil
 }

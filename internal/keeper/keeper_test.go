@@ -41,6 +41,10 @@ func TestOpenRefusesWithoutRepeatingTheURL(t *testing.T) {
 		{"a local key with a query", localURL(t) + "?x=" + secret, "32-byte key"},
 		{"a key file's URL with a host", "keyfile://" + secret + "/k", "keyfile:///absolute/path"},
 		{"a missing key file", "keyfile:///nonexistent/" + secret, "no such file"},
+		// The drivers quote the URL they refuse; the error quotes it
+		// without its password and query.
+		{"a KMS key's URL with a password", "awskms://hdc:" + secret + "@alias/hdc?bogus=1", "awskms://hdc:xxxxx@alias/hdc"},
+		{"a KMS key's URL with a query", "azurekeyvault://hdc.vault.azure.net/keys/hdc?sig=" + secret, "azurekeyvault://hdc.vault.azure.net/keys/hdc"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

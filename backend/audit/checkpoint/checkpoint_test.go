@@ -88,6 +88,29 @@ func TestBucketKeepsEveryCheckpointAndLatestReadsTheNewest(t *testing.T) {
 	}
 }
 
+// TestBucketErrorsHideCredentials: an error opening the bucket quotes its
+// URL without its password and query, which gocloud.dev's quote whole.
+func TestBucketErrorsHideCredentials(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, url, want string }{
+		{"a directory's option", "file:///nonexistent?token=s3cret", "file:///nonexistent"},
+		{"an S3 bucket's credentials", "s3://hdc:s3cret@audit?bogus=s3cret", "s3://hdc:xxxxx@audit"},
+		{"a scheme with no driver", "gs://hdc:s3cret@audit", "gs://hdc:xxxxx@audit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, openErr := Open(t.Context(), tt.url, zap.NewNop())
+			_, latestErr := Latest(t.Context(), tt.url, key)
+			for _, err := range []error{openErr, latestErr} {
+				if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("%v; want an error quoting %q, without the secret", err, tt.want)
+				}
+			}
+		})
+	}
+}
+
 func TestJobWritesOnlyWhatChanged(t *testing.T) {
 	var written []Checkpoint
 	h := &fakeHeads{heads: heads, at: map[int64]time.Time{7: t0.Add(-time.Hour), 8: t0}}

@@ -12,6 +12,8 @@ import (
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:///dir
 	_ "gocloud.dev/blob/s3blob"   // s3://bucket
+
+	"github.com/health-data-connect/hdc/internal/redact"
 )
 
 // Log names the destination that writes each checkpoint as a log line.
@@ -37,11 +39,21 @@ func Open(ctx context.Context, url string, log *zap.Logger) (Destination, error)
 	if url == Log {
 		return logDestination{log}, nil
 	}
-	b, err := blob.OpenBucket(ctx, url)
+	b, err := openBucket(ctx, url)
 	if err != nil {
 		return nil, err
 	}
 	return bucket{b}, nil
+}
+
+// openBucket opens the bucket url names. Its errors quote the URL without
+// its password and query: gocloud.dev's quote it whole.
+func openBucket(ctx context.Context, url string) (*blob.Bucket, error) {
+	b, err := blob.OpenBucket(ctx, url)
+	if err != nil {
+		return nil, redact.Error(err, url)
+	}
+	return b, nil
 }
 
 // logDestination writes each checkpoint as one line of the log.
@@ -82,7 +94,7 @@ func Latest(ctx context.Context, url string, key []byte) (Checkpoint, error) {
 	if url == Log {
 		return Checkpoint{}, errors.New("checkpoint: checkpoints written to the log are read from the log, not here")
 	}
-	b, err := blob.OpenBucket(ctx, url)
+	b, err := openBucket(ctx, url)
 	if err != nil {
 		return Checkpoint{}, err
 	}

@@ -15,13 +15,15 @@ import (
 // Main runs hdc with the commands cmds under its root: an error is printed
 // on standard error, prefixed "hdc:", and exits 1.
 func Main(cmds ...*cobra.Command) {
-	if err := newRootCmd(cmds...).Execute(); err != nil {
+	if err := NewRoot(cmds...).Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "hdc:", err)
 		os.Exit(1)
 	}
 }
 
-func newRootCmd(cmds ...*cobra.Command) *cobra.Command {
+// NewRoot returns hdc's root command over cmds, with the version command:
+// the tree Main runs, which tests walk.
+func NewRoot(cmds ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "hdc",
 		Short:         "Health Data Connect: operator and client command line",

@@ -31,7 +31,7 @@ func newJWECmd() *cobra.Command {
 // keyFlags adds --key and --enc, and returns the key they name.
 func keyFlags(cmd *cobra.Command) func() (*jwe.Key, error) {
 	var key, enc string
-	cmd.Flags().StringVar(&key, "key", cli.EnvOr(keyEnv, ""), "the key: a 16-byte shared string for A128CBC-HS256, the JWK's k for A256GCM (env "+keyEnv+")")
+	cli.EnvStringVar(cmd.Flags(), &key, "key", keyEnv, "", "the key: a 16-byte shared string for A128CBC-HS256, the JWK's k for A256GCM")
 	cmd.Flags().StringVar(&enc, "enc", jwe.EncA128CBCHS256, "the key's content encryption: A128CBC-HS256 or A256GCM")
 	return func() (*jwe.Key, error) {
 		k, err := jwe.NewKeyFor(enc, key)

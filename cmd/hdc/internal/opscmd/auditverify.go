@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	neturl "net/url"
 	"slices"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/redact"
 )
 
 // chainStatus is a line of verify's output.
@@ -82,10 +82,10 @@ is wrong there.`,
 			return verifyAudit(cmd.Context(), st, seen, keep, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&checkpoints, "checkpoints", cli.EnvOr("HDC_AUDIT_CHECKPOINTS", ""),
-		"bucket `url` of the backend's audit checkpoints (env HDC_AUDIT_CHECKPOINTS; log or empty: <data>/"+operator.CheckpointDir+" when it is there)")
-	cmd.Flags().StringVar(&retention, "retention", cli.EnvOr("HDC_AUDIT_RETENTION", operator.DefaultAuditRetention.String()),
-		"the backend's audit retention, a `duration` (env HDC_AUDIT_RETENTION): no prune may remove a younger record")
+	cli.EnvStringVar(cmd.Flags(), &checkpoints, "checkpoints", "HDC_AUDIT_CHECKPOINTS", "",
+		"bucket `url` of the backend's audit checkpoints; log or empty: <data>/"+operator.CheckpointDir+" when it is there")
+	cli.EnvStringVar(cmd.Flags(), &retention, "retention", "HDC_AUDIT_RETENTION", operator.DefaultAuditRetention.String(),
+		"the backend's audit retention, a `duration`: no prune may remove a younger record")
 	return cmd
 }
 
@@ -102,7 +102,7 @@ func checkpointed(cmd *cobra.Command, st *sealed.Store, url string) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("--checkpoints: %w", err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "hdc: verifying against the checkpoint of %s in %s\n", c.At.Format(time.RFC3339), withoutQuery(url))
+	fmt.Fprintf(cmd.ErrOrStderr(), "hdc: verifying against the checkpoint of %s in %s\n", c.At.Format(time.RFC3339), redact.URL(url))
 	return c.Seen()
 }
 
@@ -176,15 +176,4 @@ func verifyChain(ctx context.Context, st store.Store, h *audit.Head, c store.Aud
 		}
 	}
 	return err
-}
-
-// withoutQuery is a bucket URL without its query, which may carry settings
-// that are not the operator's to see in an output.
-func withoutQuery(bucket string) string {
-	u, err := neturl.Parse(bucket)
-	if err != nil {
-		return "the bucket of --checkpoints"
-	}
-	u.RawQuery = ""
-	return u.String()
 }

@@ -75,8 +75,8 @@ directory (--data-dir, HDC_DATA, else ./data), under tls/.`,
 	f.StringVar(&p.ev.WorkspaceID, "workspace", "", "workspace id")
 	f.StringVar(&p.ev.Type, "type", "", "event type: "+strings.Join(webhook.Events, ", "))
 	f.StringVar(&p.data, "data", "", "the event's data, a JSON object")
-	f.StringVar(&p.internal, "backend-internal", cli.EnvOr("HDC_BACKEND_INTERNAL", "https://127.0.0.1:9081"),
-		"base URL of the backend's internal listener (env HDC_BACKEND_INTERNAL)")
+	cli.EnvStringVar(f, &p.internal, "backend-internal", "HDC_BACKEND_INTERNAL", "https://127.0.0.1:9081",
+		"base URL of the backend's internal listener")
 	p.hop.flags(f)
 	for _, name := range []string{"workspace", "type", "data"} {
 		cmd.MarkFlagRequired(name)
@@ -130,11 +130,11 @@ func (p *publication) send(ctx context.Context) (webhook.Published, error) {
 type publisherTLS struct{ data, cert, key, ca string }
 
 func (p *publisherTLS) flags(f *pflag.FlagSet) {
-	f.StringVar(&p.data, "data-dir", cli.EnvOr("HDC_DATA", operator.DefaultDataDir()),
-		"data directory whose tls/ holds the defaults of --cert, --key and --ca, as hdc up leaves them (env HDC_DATA)")
-	f.StringVar(&p.cert, "cert", cli.EnvOr("HDC_PUBLISHER_CERT", ""), "PEM `file` of a publisher's certificate (env HDC_PUBLISHER_CERT; default <data>/tls/publisher.pem)")
-	f.StringVar(&p.key, "key", cli.EnvOr("HDC_PUBLISHER_KEY", ""), "PEM `file` of its private key (env HDC_PUBLISHER_KEY; default <data>/tls/publisher-key.pem)")
-	f.StringVar(&p.ca, "ca", cli.EnvOr("HDC_HOP_CA", ""), "PEM `file` of the hop's authority (env HDC_HOP_CA; default <data>/tls/ca.pem)")
+	cli.EnvStringVar(f, &p.data, "data-dir", "HDC_DATA", operator.DefaultDataDir(),
+		"data directory whose tls/ holds the defaults of --cert, --key and --ca, as hdc up leaves them")
+	cli.EnvStringVar(f, &p.cert, "cert", "HDC_PUBLISHER_CERT", "", "PEM `file` of a publisher's certificate; default <data>/tls/publisher.pem")
+	cli.EnvStringVar(f, &p.key, "key", "HDC_PUBLISHER_KEY", "", "PEM `file` of its private key; default <data>/tls/publisher-key.pem")
+	cli.EnvStringVar(f, &p.ca, "ca", "HDC_HOP_CA", "", "PEM `file` of the hop's authority; default <data>/tls/ca.pem")
 }
 
 // client returns the HTTP client of a publication to url: over https,

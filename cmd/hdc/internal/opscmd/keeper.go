@@ -92,7 +92,7 @@ wraps is left as it is. The installation's audit trail records the rewrap.`,
 	}
 	sf.register(cmd)
 	cmd.Flags().StringVar(&to, "to", "", "`url` of the new keeper (required)")
-	cmd.Flags().StringVar(&registry, "registry", cli.EnvOr(registryEnv, ""), "key registry `file` to rewrap too (env "+registryEnv+")")
+	cli.EnvStringVar(cmd.Flags(), &registry, "registry", registryEnv, "", "key registry `file` to rewrap too")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }

@@ -49,7 +49,7 @@ must be mode 0600. hdc keys import moves a registry file into the
 database.`,
 	}
 	var registry string
-	cmd.PersistentFlags().StringVar(&registry, "registry", cli.EnvOr(registryEnv, ""), "registry file instead of the database (env "+registryEnv+")")
+	cli.EnvStringVar(cmd.PersistentFlags(), &registry, "registry", registryEnv, "", "registry file instead of the database")
 	path := func() string { return registry }
 	cmd.AddCommand(newKeysAddCmd(path), newKeysRotateCmd(path), newKeysRetireCmd(path), newKeysListCmd(path),
 		newKeysWrapCmd(path), newKeysImportCmd(path))
@@ -94,7 +94,7 @@ func issued(k clientkey.Key) issuedKey {
 
 // kindFlags adds --enc and --require-fresh to cmd.
 func kindFlags(cmd *cobra.Command, kind *keyKind) {
-	cmd.Flags().StringVar(&kind.enc, "enc", jwe.EncA128CBCHS256, "the key's content encryption: A128CBC-HS256 (the specification's) or A256GCM (printed as a JWK too)")
+	cmd.Flags().StringVar(&kind.enc, "enc", jwe.EncA128CBCHS256, "the key's content encryption: A128CBC-HS256 (the specification's) or A256GCM")
 	cmd.Flags().BoolVar(&kind.requireFresh, "require-fresh", false, "every envelope must name iat and jti (always so for A256GCM)")
 }
 
@@ -117,16 +117,18 @@ func newKeysAddCmd(path func() string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add --client ID [--kid KID] [--secret S] [--enc A128CBC-HS256|A256GCM] [--require-fresh]",
 		Short: "Add an active key for a client and print it as JSON",
-		Long: `Add an active key for a client and print {"kid","client_id","secret","enc"},
-with "jwk" for an A256GCM key: {"kty":"oct","kid","alg":"dir","enc":"A256GCM","k"},
-which JOSE libraries import as it is. Without --secret a random secret is
-generated from crypto/rand (16 characters for A128CBC-HS256, 32 bytes in
-base64url for A256GCM); without --kid a random kid is generated. Every
-envelope under an A256GCM key, or a key added with --require-fresh, must
-name iat and jti in its protected header. In the database, the client must
-be there; with --registry (A128CBC-HS256 keys only), when the backend's
-database (--db, --data) is there and has no active client of that id, it
-warns.
+		Long: `Add an active key for a client and print {"kid","client_id","secret","enc","jwk"},
+with "require_fresh": true for a key whose envelopes must name iat and jti.
+"jwk" is the key as a JSON Web Key, {"kty":"oct","kid","enc","k"}, which
+JOSE libraries import as it is: its k is the A256GCM secret, or the 16-byte
+A128CBC-HS256 secret written twice, and it names no alg (the envelope's
+header says dir). Without --secret a random secret is generated from
+crypto/rand (16 characters for A128CBC-HS256, 32 bytes in base64url for
+A256GCM); without --kid a random kid is generated. Every envelope under an
+A256GCM key, or a key added with --require-fresh, must name iat and jti in
+its protected header. In the database, the client must be there; with
+--registry (A128CBC-HS256 keys only), when the backend's database (--db,
+--data) is there and has no active client of that id, it warns.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/privatefile"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
@@ -432,5 +434,32 @@ func TestKeysOfEachKind(t *testing.T) {
 	}
 	if _, err := os.Stat(reg); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the registry file was written: %v", err)
+	}
+}
+
+// TestKeysAddHelpDescribesWhatItPrints: add's help names every member of
+// what it prints and of the JWK, for a key of each kind, and no "alg",
+// which the JWK does not name.
+func TestKeysAddHelpDescribesWhatItPrints(t *testing.T) {
+	t.Parallel()
+	help := newKeysAddCmd(nil).Long
+	if strings.Contains(help, `"alg"`) {
+		t.Errorf("add's help names \"alg\":\n%s", help)
+	}
+	for _, k := range []clientkey.Key{
+		{Kid: "k-gcm", ClientID: "c1", Secret: jwe.NewGCMSecret(), Enc: jwe.EncA256GCM},
+		{Kid: "k-cbc", ClientID: "c1", Secret: "0123456789abcdef", RequireFresh: true},
+	} {
+		b, err := json.Marshal(issued(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		printed := decode[map[string]any](t, string(b))
+		jwk, _ := printed["jwk"].(map[string]any)
+		for _, name := range slices.Concat(slices.Collect(maps.Keys(printed)), slices.Collect(maps.Keys(jwk))) {
+			if !strings.Contains(help, `"`+name+`"`) {
+				t.Errorf("add's help does not name %q, which it prints for %s", name, k.Kid)
+			}
+		}
 	}
 }

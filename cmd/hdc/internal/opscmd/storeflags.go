@@ -29,10 +29,11 @@ type storeFlags struct{ operator.Database }
 // register adds --db, --data and --keeper to cmd's persistent flags,
 // defaulting to HDC_DATABASE_URL, HDC_DATA and HDC_KEEPER like the server.
 func (f *storeFlags) register(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&f.URL, "db", cli.EnvOr("HDC_DATABASE_URL", ""), "database URL; default SQLite <data>/hdc.db (env HDC_DATABASE_URL)")
-	cmd.PersistentFlags().StringVar(&f.DataDir, "data", cli.EnvOr("HDC_DATA", operator.DefaultDataDir()), "backend data directory (env HDC_DATA)")
-	cmd.PersistentFlags().StringVar(&f.Keeper, "keeper", cli.EnvOr(KeeperEnv, ""),
-		"`url` of the keeper the secrets are sealed under, the backend's (env "+KeeperEnv+"; default the local key hdc up made, <data>/"+operator.LocalKeyFile+"; prefer the variable to the flag: a key in the URL shows in the process list)")
+	fs := cmd.PersistentFlags()
+	cli.EnvStringVar(fs, &f.URL, "db", "HDC_DATABASE_URL", "", "database URL; default SQLite <data>/hdc.db")
+	cli.EnvStringVar(fs, &f.DataDir, "data", "HDC_DATA", operator.DefaultDataDir(), "backend data directory")
+	cli.EnvStringVar(fs, &f.Keeper, "keeper", KeeperEnv, "",
+		"`url` of the keeper the secrets are sealed under, the backend's; default the local key hdc up made, <data>/"+operator.LocalKeyFile+"; prefer the variable to the flag: a key in the URL shows in the process list")
 }
 
 // run opens the identity service, runs fn with it and closes the store.

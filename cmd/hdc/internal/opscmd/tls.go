@@ -40,7 +40,7 @@ authority: another role's (publisher.pem, parser.pem, scraper.pem and their
 keys), or one to renew before it expires.`,
 	}
 	var dir string
-	cmd.PersistentFlags().StringVar(&dir, "dir", cli.EnvOr(hopDirEnv, ""), "directory of the hop's files (env "+hopDirEnv+")")
+	cli.EnvStringVar(cmd.PersistentFlags(), &dir, "dir", hopDirEnv, "", "directory of the hop's files")
 	dirOf := func() (string, error) {
 		if dir == "" {
 			return "", errors.New("--dir is required")

@@ -100,7 +100,7 @@ Caddyfile's; flags win.`,
 	f.StringVar(&o.workspace, "workspace", "demo", "workspace of the demo client created on the first run")
 	f.BoolVar(&o.allowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks be delivered to 127.0.0.0/8 and ::1 (for local receivers)")
 	shared.Define(f)
-	f.StringVar(&o.uploadMaxBody, "upload-max-body", cli.EnvOr(uploadMaxBodyEnv, ""), "largest upload body the edge reads, envelope or form, such as 64MiB (default twice --upload-limit; env "+uploadMaxBodyEnv+")")
+	cli.EnvStringVar(f, &o.uploadMaxBody, "upload-max-body", uploadMaxBodyEnv, "", "largest upload body the edge reads, envelope or form, such as 64MiB; default twice --upload-limit")
 	return cmd
 }
 
