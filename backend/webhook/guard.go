@@ -1,11 +1,14 @@
 package webhook
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"code.dny.dev/ssrf"
 	"golang.org/x/net/idna"
@@ -36,7 +39,7 @@ func (e *EndpointError) Is(target error) bool { return target == ErrEndpointNotA
 // and the other special-purpose ranges of IANA's registries, IPv4-mapped
 // IPv6 included, on any port, except the prefixes in allow. Deliveries
 // check every address they dial with it; registration checks what a host
-// stands for with it too (screen).
+// stands for, and what a name resolves to, with it too (screen).
 func NewGuard(allow []netip.Prefix) *ssrf.Guardian {
 	var v4, v6 []netip.Prefix
 	for _, p := range allow {
@@ -48,6 +51,15 @@ func NewGuard(allow []netip.Prefix) *ssrf.Guardian {
 	}
 	return ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))
 }
+
+// A Resolver looks up the addresses of a host name; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// resolveTimeout bounds the look-up of an endpoint's host name, which a
+// registration waits for.
+const resolveTimeout = 2 * time.Second
 
 // loopback are the addresses a loopback name stands for (RFC 6761).
 var loopback = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}
@@ -70,20 +82,21 @@ var metadataNames = map[string]bool{
 // some names carry, are let through.
 var hostProfile = idna.New(idna.MapForLookup(), idna.StrictDomainName(false))
 
-// screen returns an *EndpointError when u's host alone shows that a
-// delivery would be refused: an address the guard refuses, however it is
+// screen returns an *EndpointError when a delivery to u's host would be
+// refused: when the host is an address the guard refuses, however it is
 // written (the forms inet_aton reads, IDNA and fullwidth characters, a
 // trailing dot), a loopback name unless the guard allows loopback, or a
-// cloud metadata name. It is a courtesy to the client, not the defence: a
-// name may resolve, or come to resolve, to any address, and only the
-// dial-time check of the delivery sees it.
-func screen(g *ssrf.Guardian, u *url.URL) error {
+// cloud metadata name; or when it is another name that resolves, now,
+// only to addresses the guard refuses (screenName). It is a courtesy to
+// the client, not the defence: a name may come to resolve to any address,
+// and only the dial-time check of the delivery sees it.
+func screen(ctx context.Context, res Resolver, g *ssrf.Guardian, u *url.URL) error {
 	written := u.Hostname()
-	host, err := hostProfile.ToASCII(written)
+	ascii, err := hostProfile.ToASCII(written)
 	if err != nil {
 		return fmt.Errorf("the endpoint's host %q is not a valid host name: %v", written, err)
 	}
-	host = strings.TrimRight(strings.ToLower(host), ".")
+	host := strings.TrimRight(strings.ToLower(ascii), ".")
 	var addrs []netip.Addr
 	meaning := "a name of"
 	switch {
@@ -94,7 +107,8 @@ func screen(g *ssrf.Guardian, u *url.URL) error {
 	default:
 		a, ok := parseIP(host)
 		if !ok {
-			return nil
+			// Looked up as deliveries look it up: the trailing dot kept.
+			return screenName(ctx, res, g, written, ascii)
 		}
 		// Go dials an IPv4-mapped address over IPv4, as the guard sees it.
 		addrs, meaning = []netip.Addr{a.Unmap()}, "the address "+a.Unmap().String()
@@ -108,6 +122,37 @@ func screen(g *ssrf.Guardian, u *url.URL) error {
 		}
 	}
 	return nil
+}
+
+// screenName returns an *EndpointError when host, a name, resolves only to
+// addresses g refuses, which deliveries could then reach none of. A name
+// with an address g allows passes (deliveries dial that one), and so does
+// a name that does not resolve within resolveTimeout, for want of records,
+// of an answer or of a working resolver: the answer may differ by the time
+// of a delivery, and is no error of the client's (docs/webhooks.md). The
+// error names the rules and not the addresses, which are the backend's
+// view of DNS.
+func screenName(ctx context.Context, res Resolver, g *ssrf.Guardian, written, host string) error {
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	addrs, err := res.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return nil
+	}
+	var rules []string
+	for _, a := range addrs {
+		// A resolver gives an IPv4 address in its IPv4-mapped form, which
+		// Go dials over IPv4, as the guard sees it.
+		a = a.Unmap()
+		if g.SafeAddr(a) == nil {
+			return nil
+		}
+		if r := ruleOf(a); !slices.Contains(rules, r) {
+			rules = append(rules, r)
+		}
+	}
+	rule := strings.Join(rules, " or ")
+	return &EndpointError{Host: written, Meaning: "a name that resolves only to " + rule + " addresses", Rule: rule}
 }
 
 // ruleOf names the kind of special address a is.

@@ -70,7 +70,7 @@ func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
 	if p != nil {
 		return p
 	}
-	spec, err := h.rules.Parse(body)
+	spec, err := h.rules.Parse(r.Context(), body)
 	switch {
 	case errors.Is(err, ErrEndpointNotAllowed), errors.Is(err, ErrAWSAccountNotAllowed):
 		return problem.New(http.StatusBadRequest, problem.CodeEndpointNotAllowed, err.Error())

@@ -7,8 +7,10 @@ package webhook
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -103,18 +105,22 @@ type Rules struct {
 	SQSEndpoint *url.URL
 	// AllowNets are the special-purpose address prefixes deliveries may
 	// reach (see NewGuard). An HTTP(S) endpoint whose host is a literal
-	// address outside them, or localhost, is refused with
-	// ErrEndpointNotAllowed.
+	// address outside them, localhost, or a name that resolves only to
+	// such addresses, is refused with ErrEndpointNotAllowed.
 	AllowNets []netip.Prefix
+	// Resolver looks up the host names of HTTP(S) endpoints; nil is
+	// net.DefaultResolver, which deliveries dial through.
+	Resolver Resolver
 	// AWSAccounts are the AWS accounts (12-digit ids) whose SQS queues and
 	// Lambda functions subscriptions may name; any other is refused with
 	// ErrAWSAccountNotAllowed. None by default: both protocols are off.
 	AWSAccounts []string
 }
 
-// Parse reads and validates a registration body. Its errors are safe to
-// show to the client; web.DecodeProblem maps them to problems.
-func (r Rules) Parse(body []byte) (Spec, error) {
+// Parse reads and validates a registration body, looking up the host name
+// of an HTTP(S) endpoint within ctx. Its errors are safe to show to the
+// client; web.DecodeProblem maps them to problems.
+func (r Rules) Parse(ctx context.Context, body []byte) (Spec, error) {
 	var req request
 	if err := strictjson.Unmarshal(body, &req); err != nil {
 		return Spec{}, err
@@ -137,7 +143,7 @@ func (r Rules) Parse(body []byte) (Spec, error) {
 		spec.Protocol = r.infer(ep)
 	}
 	var err error
-	if spec.Endpoint, err = r.endpoint(spec.Protocol, ep); err != nil {
+	if spec.Endpoint, err = r.endpoint(ctx, spec.Protocol, ep); err != nil {
 		return Spec{}, err
 	}
 	if !AWSAccountAllowed(spec.Protocol, spec.Endpoint, r.AWSAccounts) {
@@ -185,7 +191,7 @@ func (r Rules) infer(ep string) string {
 }
 
 // endpoint checks that ep fits protocol and returns its normal form.
-func (r Rules) endpoint(protocol, ep string) (string, error) {
+func (r Rules) endpoint(ctx context.Context, protocol, ep string) (string, error) {
 	if protocol == ProtocolLambda {
 		if !lambdaARN.MatchString(ep) {
 			return "", errors.New("a Lambda endpoint must be a function ARN: arn:aws:lambda:<region>:<account>:function:<name>[:<qualifier>]")
@@ -220,11 +226,19 @@ func (r Rules) endpoint(protocol, ep string) (string, error) {
 		if u.Scheme != protocol {
 			return "", fmt.Errorf("the %s protocol needs a %s:// endpoint", protocol, protocol)
 		}
-		if err := screen(NewGuard(r.AllowNets), u); err != nil {
+		if err := screen(ctx, r.resolver(), NewGuard(r.AllowNets), u); err != nil {
 			return "", err
 		}
 	}
 	return u.String(), nil
+}
+
+// resolver returns r.Resolver, or net.DefaultResolver when it is nil.
+func (r Rules) resolver() Resolver {
+	if r.Resolver == nil {
+		return net.DefaultResolver
+	}
+	return r.Resolver
 }
 
 // isQueue reports whether u is an SQS queue URL: an AWS queue over https,

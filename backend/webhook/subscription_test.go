@@ -1,13 +1,16 @@
 package webhook
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/health-data-connect/hdc/internal/strictjson"
 )
@@ -19,7 +22,7 @@ var localSQS, _ = url.Parse("http://127.0.0.1:4100")
 var testAccounts = []string{"123456789012", "100010001000"}
 
 func TestParse(t *testing.T) {
-	rules := Rules{SQSEndpoint: localSQS, AWSAccounts: testAccounts}
+	rules := Rules{SQSEndpoint: localSQS, AWSAccounts: testAccounts, Resolver: fakeDNS{}}
 	const (
 		queue  = "https://sqs.eu-west-1.amazonaws.com/123456789012/orders"
 		lambda = "arn:aws:lambda:eu-west-1:123456789012:function:on-event"
@@ -94,7 +97,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := rules.Parse([]byte(tt.body))
+			got, err := rules.Parse(t.Context(), []byte(tt.body))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, strictjson.ErrSyntax) != tt.wantJSON {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -119,7 +122,7 @@ func TestParse(t *testing.T) {
 // delivery guard refuses is refused at registration already, unless the
 // operator's allow-list lets it through.
 func TestParseScreensAddresses(t *testing.T) {
-	loopbackAllowed := Rules{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+	loopbackAllowed := Rules{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}, Resolver: fakeDNS{}}
 	tests := []struct {
 		name          string
 		endpoint      string
@@ -170,8 +173,8 @@ func TestParseScreensAddresses(t *testing.T) {
 			for _, c := range []struct {
 				rules Rules
 				ok    bool
-			}{{Rules{}, tt.ok}, {loopbackAllowed, tt.okIfLocal}} {
-				_, err := c.rules.Parse(body)
+			}{{Rules{Resolver: fakeDNS{}}, tt.ok}, {loopbackAllowed, tt.okIfLocal}} {
+				_, err := c.rules.Parse(t.Context(), body)
 				if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrEndpointNotAllowed)) {
 					t.Errorf("%s (allow %v): %v", tt.endpoint, c.rules.AllowNets, err)
 				}
@@ -180,7 +183,7 @@ func TestParseScreensAddresses(t *testing.T) {
 	}
 	// A queue of the operator's SQS endpoint is not screened: the operator
 	// chose it.
-	if _, err := (Rules{SQSEndpoint: localSQS, AWSAccounts: testAccounts}).Parse([]byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q"}`)); err != nil {
+	if _, err := (Rules{SQSEndpoint: localSQS, AWSAccounts: testAccounts}).Parse(t.Context(), []byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q"}`)); err != nil {
 		t.Errorf("local SQS queue: %v", err)
 	}
 }
@@ -203,7 +206,7 @@ func TestParseAWSAccounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Rules{AWSAccounts: tt.accounts}.Parse([]byte(`{"endpoint":"` + tt.endpoint + `"}`))
+			_, err := Rules{AWSAccounts: tt.accounts}.Parse(t.Context(), []byte(`{"endpoint":"`+tt.endpoint+`"}`))
 			if tt.ok && err != nil || !tt.ok && !errors.Is(err, ErrAWSAccountNotAllowed) {
 				t.Fatalf("Parse = %v, want ok %v", err, tt.ok)
 			}
@@ -212,7 +215,7 @@ func TestParseAWSAccounts(t *testing.T) {
 }
 
 func TestParseWithoutLocalSQS(t *testing.T) {
-	if _, err := (Rules{}).Parse([]byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q","protocol":"sqs"}`)); err == nil {
+	if _, err := (Rules{}).Parse(t.Context(), []byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q","protocol":"sqs"}`)); err == nil {
 		t.Fatal("a loopback queue URL was accepted with no SQS endpoint configured")
 	}
 }
@@ -230,9 +233,9 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	rules := Rules{SQSEndpoint: localSQS}
+	rules := Rules{SQSEndpoint: localSQS, Resolver: fakeDNS{}}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		spec, err := rules.Parse(body)
+		spec, err := rules.Parse(t.Context(), body)
 		if err != nil {
 			return
 		}
@@ -240,7 +243,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %+v", spec)
 		}
 		again, _ := json.Marshal(map[string]any{"endpoint": spec.Endpoint, "protocol": spec.Protocol, "event_names": spec.EventNames})
-		spec2, err := rules.Parse(again)
+		spec2, err := rules.Parse(t.Context(), again)
 		if err != nil || spec2.Endpoint != spec.Endpoint || spec2.Protocol != spec.Protocol || !slices.Equal(spec2.EventNames, spec.EventNames) {
 			t.Fatalf("normal form %+v does not parse to itself: %+v, %v", spec, spec2, err)
 		}
@@ -257,13 +260,121 @@ func TestScreenNamesTheRule(t *testing.T) {
 		{"http://169.254.169.254./", `the endpoint's host "169.254.169.254." is the address 169.254.169.254: webhooks may not reach link-local (cloud metadata) hosts`},
 		{"http://0/", `the endpoint's host "0" is the address 0.0.0.0: webhooks may not reach special-purpose hosts`},
 		{"http://metadata.google.internal/", `the endpoint's host "metadata.google.internal" is the name of a cloud's instance metadata service: webhooks may not reach metadata hosts`},
+		{"http://vm/", `the endpoint's host "vm" is a name that resolves only to loopback addresses: webhooks may not reach loopback hosts`},
+		{"http://db.internal/", `the endpoint's host "db.internal" is a name that resolves only to private or loopback addresses: webhooks may not reach private or loopback hosts`},
 	}
+	rules := Rules{Resolver: fakeDNS{"vm": {"127.0.0.1"}, "db.internal": {"10.0.0.5", "fd00::5", "::1"}}}
 	for _, tt := range tests {
 		t.Run(tt.endpoint, func(t *testing.T) {
-			_, err := Rules{}.Parse([]byte(`{"endpoint":"` + tt.endpoint + `"}`))
+			_, err := rules.Parse(t.Context(), []byte(`{"endpoint":"`+tt.endpoint+`"}`))
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("Parse = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// fakeDNS is a Resolver that answers from its table as *net.Resolver
+// answers for network "ip" (an IPv4 address in its IPv4-mapped form), and
+// "no such host" for a name it lacks.
+type fakeDNS map[string][]string
+
+func (d fakeDNS) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	written, ok := d[host]
+	if !ok || network != "ip" {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	addrs := make([]netip.Addr, len(written))
+	for i, a := range written {
+		addrs[i] = netip.AddrFrom16(netip.MustParseAddr(a).As16())
+	}
+	return addrs, nil
+}
+
+// TestParseScreensResolvedNames: an HTTP(S) endpoint whose host is a name
+// is refused when every address the name resolves to is one the delivery
+// guard refuses, the operator's allow-list honoured, and accepted when one
+// address is allowed; a name that does not resolve is accepted
+// (docs/webhooks.md says why). The refusal names the rules, never the
+// addresses.
+func TestParseScreensResolvedNames(t *testing.T) {
+	t.Parallel()
+	dns := fakeDNS{
+		"vm":                            {"127.0.0.1"},
+		"runsc.":                        {"127.1.2.3"},
+		"v6.internal":                   {"::1"},
+		"db.internal":                   {"10.0.0.5"},
+		"ula.internal":                  {"fd00::5"},
+		"wire.internal":                 {"169.254.169.254"},
+		"cgnat.internal":                {"100.64.0.1"},
+		"xn--bcher-kva.internal":        {"192.168.1.1"},
+		"loopback-and-private.internal": {"127.0.0.1", "10.0.0.5"},
+		"half-public.example":           {"10.0.0.5", "93.184.215.14"},
+		"public.example":                {"93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"},
+	}
+	allowed := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("10.0.0.0/8")}
+	tests := []struct {
+		name, endpoint string
+		rule           string // that refuses it with no allow-list; "" when accepted
+		okIfAllowed    bool   // with loopback and 10/8 allowed
+	}{
+		{"loopback", "http://vm:9081/h", "loopback", true},
+		{"a trailing dot, looked up as delivery looks it up", "http://runsc./h", "loopback", true},
+		{"IPv6 loopback", "https://v6.internal/h", "loopback", true},
+		{"private", "https://db.internal/h", "private", true},
+		{"unique local IPv6", "https://ula.internal/h", "private", false},
+		{"metadata", "http://wire.internal/latest/meta-data/", "link-local (cloud metadata)", false},
+		{"shared address space", "https://cgnat.internal/h", "special-purpose", false},
+		{"an IDNA name, looked up in Punycode", "https://bücher.internal/h", "private", false},
+		{"loopback and private", "https://loopback-and-private.internal/h", "loopback or private", true},
+		{"private and public", "https://half-public.example/h", "", true},
+		{"public", "https://public.example/h", "", true},
+		{"no such host", "https://nowhere.example/h", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body := []byte(`{"endpoint":"` + tt.endpoint + `"}`)
+			_, err := Rules{Resolver: dns}.Parse(t.Context(), body)
+			switch {
+			case tt.rule == "" && err != nil:
+				t.Fatalf("Parse = %v, want it accepted", err)
+			case tt.rule != "" && (!errors.Is(err, ErrEndpointNotAllowed) || !strings.Contains(err.Error(), "resolves only to "+tt.rule+" addresses")):
+				t.Fatalf("Parse = %v, want it refused as resolving only to %s addresses", err, tt.rule)
+			}
+			for _, addrs := range dns {
+				for _, a := range addrs {
+					if err != nil && strings.Contains(err.Error(), a) {
+						t.Fatalf("the refusal %q gives the address %s", err, a)
+					}
+				}
+			}
+			if _, err := (Rules{AllowNets: allowed, Resolver: dns}).Parse(t.Context(), body); (err == nil) != tt.okIfAllowed {
+				t.Fatalf("with %v allowed: Parse = %v, want accepted %v", allowed, err, tt.okIfAllowed)
+			}
+		})
+	}
+}
+
+// slowDNS is a Resolver whose every look-up times out.
+type slowDNS struct{ t *testing.T }
+
+// LookupNetIP fails the test unless ctx ends within resolveTimeout, then
+// times out at once, as it would have at the deadline.
+func (d slowDNS) LookupNetIP(ctx context.Context, _, host string) ([]netip.Addr, error) {
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > resolveTimeout {
+		d.t.Errorf("the look-up of %s may last past %v", host, resolveTimeout)
+	}
+	return nil, &net.DNSError{Err: "i/o timeout", Name: host, IsTimeout: true}
+}
+
+// TestParseResolveTimeout: a name is looked up for resolveTimeout at most,
+// and one whose look-up times out is accepted as one that does not
+// resolve: a slow resolver is not the client's error, and the dial-time
+// guard checks each delivery still.
+func TestParseResolveTimeout(t *testing.T) {
+	t.Parallel()
+	if _, err := (Rules{Resolver: slowDNS{t}}).Parse(t.Context(), []byte(`{"endpoint":"https://slow.example/h"}`)); err != nil {
+		t.Fatalf("Parse = %v, want it accepted", err)
 	}
 }

@@ -75,7 +75,7 @@ func TestSQSDelivery(t *testing.T) {
 	}
 	// The queue URL passes registration with the emulator configured.
 	base, _ := url.Parse(srv.URL())
-	spec, err := webhook.Rules{SQSEndpoint: base, AWSAccounts: []string{"100010001000"}}.Parse([]byte(`{"endpoint":"` + *q.QueueUrl + `","protocol":"SQS endpoint"}`))
+	spec, err := webhook.Rules{SQSEndpoint: base, AWSAccounts: []string{"100010001000"}}.Parse(t.Context(), []byte(`{"endpoint":"`+*q.QueueUrl+`","protocol":"SQS endpoint"}`))
 	if err != nil {
 		t.Fatalf("queue URL %s refused: %v", *q.QueueUrl, err)
 	}
