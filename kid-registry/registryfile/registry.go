@@ -1,7 +1,8 @@
 // Package registryfile is the key registry file of a standalone edge:
-// which key id (kid) names which A128CBC-HS256 shared key string, which
-// client owns it, and where it is in its rotation (clientkey.Key), each
-// secret sealed under the file's data key, which a keeper wraps.
+// which key id (kid) names which shared key, of which content encryption
+// and freshness rule, which client owns it, and where it is in its
+// rotation (clientkey.Key), each secret sealed under the file's data key,
+// which a keeper wraps.
 //
 // The registry lives in one JSON file that operators change with the hdc CLI
 // (atomic writes under a lock) and that the edge polls and swaps in without a
@@ -57,7 +58,7 @@ func (f *File) Validate() error {
 func (k *Key) Validate() error {
 	err := k.Key.Validate()
 	if k.Secret == "" && k.sealed == "" {
-		err = errors.Join(err, fmt.Errorf("secret must be exactly %d bytes of UTF-8", clientkey.SecretSize))
+		err = errors.Join(err, errors.New("secret or sealed_secret is required"))
 	}
 	return err
 }

@@ -174,3 +174,59 @@ func TestReloadCallsTheKeeperOnce(t *testing.T) {
 		t.Fatalf("5 loads called the keeper %d times, want 1", got)
 	}
 }
+
+// TestUpdateKeepsKinds: kindsFile, sealed by a change and changed again,
+// keeps each key's enc and require_fresh beside its sealed secret, and
+// reads back as the file of plain secrets does, with the keeper and
+// without it (List).
+func TestUpdateKeepsKinds(t *testing.T) {
+	t.Parallel()
+	plain := filepath.Join(t.TempDir(), "keys.json")
+	writeFile(t, plain, kindsFile, 0o600)
+	sealed := filepath.Join(t.TempDir(), "keys.json")
+	writeFile(t, sealed, kindsFile, 0o600)
+	s := NewSealer(testkit.Keeper(t))
+	for _, change := range []func(*File) error{
+		func(*File) error { return nil },
+		func(f *File) error { return f.Retire("k-old", time.Now()) },
+	} {
+		if err := Update(sealed, s, change); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(sealed)
+	if strings.Contains(string(data), gcmSecret) {
+		t.Fatal("the sealed file holds an A256GCM secret in the clear")
+	}
+	want, err := Load(plain, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path string
+		sealer     *Sealer
+	}{{"plain secrets", plain, nil}, {"sealed secrets", sealed, s}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := Load(tt.path, tt.sealer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range want.Keys() {
+				k, ok := r.Lookup(w.Kid)
+				if !ok || k.Secret != w.Secret || kindOf(k) != kindsOf[w.Kid] {
+					t.Errorf("%s reads as %+v, want %+v of its secret", w.Kid, kindOf(k), kindsOf[w.Kid])
+				}
+			}
+		})
+	}
+	listed, err := List(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range listed {
+		if got := (kind{l.Enc, l.RequireFresh}); got != kindsOf[l.Kid] {
+			t.Errorf("List: %s is %+v, want %+v", l.Kid, got, kindsOf[l.Kid])
+		}
+	}
+}
