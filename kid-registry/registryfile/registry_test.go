@@ -123,9 +123,9 @@ func TestParseInvalid(t *testing.T) {
 	}{
 		{"not JSON", `{"keys":`, "not valid JSON"},
 		{"trailing data", key("{"+ok+"}") + "{}", "after the JSON object"},
-		{"a case variant of a member", key(`{` + strings.Replace(ok, `"active"`, `"retired","Status":"active"`, 1) + `}`), "unknown member in keys"},
-		{"a member twice", key(`{` + ok + `,"status":"retired"}`), `member "status" appears twice in keys`},
-		{"a secret twice, in another case", key(`{` + ok + `,"SECRET":"fedcba9876543210"}`), "unknown member in keys"},
+		{"a case variant of a member", key(`{` + strings.Replace(ok, `"active"`, `"retired","Status":"active"`, 1) + `}`), "key 0: unknown member"},
+		{"a member twice", key(`{` + ok + `,"status":"retired"}`), `key 0: member "status" appears twice`},
+		{"a secret twice, in another case", key(`{` + ok + `,"SECRET":"fedcba9876543210"}`), "key 0: unknown member"},
 		{"keys twice", `{"keys":[],"keys":[{` + ok + `}]}`, `member "keys" appears twice`},
 		{"no keys member", `{}`, `no "keys" member`},
 		{"null keys", `{"keys":null}`, `no "keys" member`},
@@ -149,6 +149,7 @@ func TestParseInvalid(t *testing.T) {
 		{"an A128CBC-HS256 key of an A256GCM secret", key(`{` + strings.Replace(ok, "0123456789abcdef", gcmSecret, 1) + `}`), "exactly 16 bytes"},
 		{"an A256GCM key without a secret", key(`{` + strings.Replace(ok, `"secret":"0123456789abcdef",`, `"enc":"A256GCM",`, 1) + `}`), `key 0 ("k1"): secret or sealed_secret is required`},
 		{"require_fresh is a string", key(`{` + ok + `,"require_fresh":"yes"}`), "wrong type"},
+		{"an unknown member names its entry", key(`{` + ok + `},{` + strings.Replace(ok, `"k1"`, `"k2"`, 1) + `,"fresh":true}`), "key 1: unknown member"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
