@@ -167,14 +167,14 @@ func TestParseInvalid(t *testing.T) {
 func TestEdits(t *testing.T) {
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var f File
-	k1, err := f.Add("c1", "", "", now)
+	k1, err := f.Add("c1", "", "", "", false, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !clientkey.ValidKid(k1.Kid) || len(k1.Secret) != clientkey.SecretSize || k1.Status != clientkey.Active {
 		t.Fatalf("generated key %+v", k1)
 	}
-	if _, err := f.Add("c2", k1.Kid, "", now); err == nil {
+	if _, err := f.Add("c2", k1.Kid, "", "", false, now); err == nil {
 		t.Fatal("Add accepted a duplicate kid")
 	}
 	if _, err := f.Rotate("nobody", now); err == nil {
