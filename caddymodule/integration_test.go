@@ -523,7 +523,7 @@ func TestEdgeAdminAndMetrics(t *testing.T) {
 
 	// A key added to the file shows up after a forced reload.
 	if err := registryfile.Update(e.registry, testSealer, func(f *registryfile.File) error {
-		_, err := f.Add("c3", "k-c3", "", time.Now())
+		_, err := f.Add("c3", "k-c3", "", "", false, time.Now())
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -590,7 +590,7 @@ func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
 	h := newTestJWE(t, false)
 	var added registryfile.Key
 	err := registryfile.Update(h.app.Keys.Registry, testSealer, func(f *registryfile.File) (err error) {
-		added, err = f.Add("c1", "", "", time.Now())
+		added, err = f.Add("c1", "", "", "", false, time.Now())
 		return err
 	})
 	if err != nil {

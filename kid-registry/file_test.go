@@ -27,7 +27,7 @@ func openTestFile(t *testing.T) (*Keys, string, *registryfile.Sealer) {
 	t.Cleanup(func() { k.Close() })
 	sealer, path := registryfile.NewSealer(k), filepath.Join(t.TempDir(), "keys.json")
 	if err := registryfile.Update(path, sealer, func(f *registryfile.File) error {
-		_, err := f.Add("c1", "k-c1", "", time.Now())
+		_, err := f.Add("c1", "k-c1", "", "", false, time.Now())
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestNewKeyFoundByConcurrentRequests(t *testing.T) {
 				keys, path, sealer := openTestFile(t)
 				kid := fmt.Sprintf("k-new-%d", round)
 				if err := registryfile.Update(path, sealer, func(f *registryfile.File) error {
-					_, err := f.Add("c1", kid, "", time.Now())
+					_, err := f.Add("c1", kid, "", "", false, time.Now())
 					return err
 				}); err != nil {
 					t.Fatal(err)

@@ -165,7 +165,7 @@ func (e *benchEnv) writeKeys() error {
 	}
 	defer k.Close()
 	return registryfile.Update(e.registry, registryfile.NewSealer(k), func(f *registryfile.File) error {
-		_, err := f.Add(benchClient, e.cbc.kid, e.cbc.secret, now)
+		_, err := f.Add(benchClient, e.cbc.kid, e.cbc.secret, "", false, now)
 		return err
 	})
 }

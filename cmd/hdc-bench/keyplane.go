@@ -20,8 +20,8 @@ import (
 // the backend sees it: testkit's KeyPlane (the two routes, PathKey and
 // PathKeyChanges, as the backend serves them) holding the bench's keys,
 // on a loopback listener of the hop's mutual TLS, with the certificates of
-// an authority made for the run. An A256GCM key lives only there: the
-// registry file holds A128CBC-HS256 keys alone.
+// an authority made for the run. The A256GCM key lives only there; the
+// bench's registry file holds the A128CBC-HS256 key.
 type keyPlane struct {
 	hop string // the hop's directory: the authority, the backend's and the edge's certificates
 	url string

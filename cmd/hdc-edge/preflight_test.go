@@ -29,7 +29,7 @@ func TestCheckConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := registryfile.Update(registry, registryfile.NewSealer(k), func(f *registryfile.File) error {
-		_, err := f.Add("c1", "", "", time.Now())
+		_, err := f.Add("c1", "", "", "", false, time.Now())
 		return err
 	}); err != nil {
 		t.Fatal(err)

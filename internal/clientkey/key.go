@@ -146,6 +146,15 @@ func (k *Key) Listed() Listed {
 		Status: k.Status, CreatedAt: k.CreatedAt, RetiringAt: TimeOrNil(k.RetiringAt), RetiredAt: TimeOrNil(k.RetiredAt)}
 }
 
+// Key returns the key l lists, its secret secret: the inverse of
+// Key.Listed, for a store that keeps keys in their listed form (the
+// registry file), so that every field it lists, enc and freshness too,
+// comes back. A listed form with no enc is of an A128CBC-HS256 key.
+func (l *Listed) Key(secret string) Key {
+	return Key{Kid: l.Kid, ClientID: l.ClientID, Secret: secret, Enc: l.Enc, RequireFresh: l.RequireFresh,
+		Status: l.Status, CreatedAt: l.CreatedAt, RetiringAt: TimeOf(l.RetiringAt), RetiredAt: TimeOf(l.RetiredAt)}
+}
+
 // TimeOrNil is t, or nil when t is zero: the form of an optional date in
 // JSON.
 func TimeOrNil(t time.Time) *time.Time {

@@ -1,6 +1,7 @@
 package clientkey
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,39 @@ func TestKind(t *testing.T) {
 			k := Key{Enc: tt.enc, RequireFresh: tt.requireFresh}
 			if k.ContentEncryption() != tt.wantEnc || k.NeedsFreshness() != tt.wantFresh {
 				t.Fatalf("%+v: enc %s, fresh %v", k, k.ContentEncryption(), k.NeedsFreshness())
+			}
+		})
+	}
+}
+
+// TestListedKey: a key's listed form, given its secret, is the key again,
+// every field of it: a field that Listed leaves out or Key forgets fails
+// here, before a registry file, which stores keys in their listed form,
+// loses it.
+func TestListedKey(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		key  Key
+	}{
+		{"every field", Key{Kid: "k1", ClientID: "c1", Secret: jwe.NewGCMSecret(), Enc: jwe.EncA256GCM, RequireFresh: true,
+			Status: Retired, CreatedAt: now, RetiringAt: now.Add(time.Hour), RetiredAt: now.Add(2 * time.Hour)}},
+		{"A128CBC-HS256 --require-fresh", New("c1", "k2", "", jwe.EncA128CBCHS256, true, now)},
+		{"A128CBC-HS256", New("c1", "k3", "", "", false, now)},
+	}
+	full := reflect.ValueOf(tests[0].key)
+	for i := range full.NumField() {
+		if full.Field(i).IsZero() {
+			t.Fatalf("%s is not set: its loss would go unseen", full.Type().Field(i).Name)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			listed := tt.key.Listed()
+			if got := listed.Key(tt.key.Secret); got != tt.key {
+				t.Fatalf("listed and back, %+v is %+v", tt.key, got)
 			}
 		})
 	}

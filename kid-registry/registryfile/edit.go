@@ -7,10 +7,11 @@ import (
 	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
-// Add appends an active key for clientID. An empty kid or secret is
-// generated. The new key is returned.
-func (f *File) Add(clientID, kid, secret string, now time.Time) (Key, error) {
-	k := clientkey.New(clientID, kid, secret, "", false, now)
+// Add appends an active key for clientID, of content encryption enc (""
+// for A128CBC-HS256) and requiring fresh envelopes when requireFresh. An
+// empty kid or secret is generated. The new key is returned.
+func (f *File) Add(clientID, kid, secret, enc string, requireFresh bool, now time.Time) (Key, error) {
+	k := clientkey.New(clientID, kid, secret, enc, requireFresh, now)
 	for _, e := range f.Keys {
 		if e.Kid == k.Kid {
 			return Key{}, fmt.Errorf("kid %q already exists", k.Kid)
@@ -37,7 +38,7 @@ func (f *File) Rotate(clientID string, now time.Time) (Key, error) {
 	for _, c := range changed {
 		f.key(c.Kid).Key = c
 	}
-	return f.Add(clientID, next.Kid, next.Secret, now)
+	return f.Add(clientID, next.Kid, next.Secret, next.Enc, next.RequireFresh, now)
 }
 
 // Retire moves the key kid to retired; requests encrypted with it are then

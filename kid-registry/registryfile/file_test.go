@@ -59,7 +59,7 @@ func TestUpdateWritesPrivateValidFile(t *testing.T) {
 	s := NewSealer(testkit.Keeper(t))
 	var added Key
 	err := Update(path, s, func(f *File) (err error) {
-		added, err = f.Add("c1", "", "", time.Now())
+		added, err = f.Add("c1", "", "", "", false, time.Now())
 		return err
 	})
 	if err != nil {
@@ -111,7 +111,7 @@ func TestConcurrentUpdates(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs <- Update(path, s, func(f *File) error {
-				_, err := f.Add(fmt.Sprintf("client-%d", i), "", "", time.Now())
+				_, err := f.Add(fmt.Sprintf("client-%d", i), "", "", "", false, time.Now())
 				return err
 			})
 		}()

@@ -1,7 +1,8 @@
 // Package registryfile is the key registry file of a standalone edge:
-// which key id (kid) names which A128CBC-HS256 shared key string, which
-// client owns it, and where it is in its rotation (clientkey.Key), each
-// secret sealed under the file's data key, which a keeper wraps.
+// which key id (kid) names which shared key, of which content encryption
+// and freshness rule, which client owns it, and where it is in its
+// rotation (clientkey.Key), each secret sealed under the file's data key,
+// which a keeper wraps.
 //
 // The registry lives in one JSON file that operators change with the hdc CLI
 // (atomic writes under a lock) and that the edge polls and swaps in without a
@@ -9,6 +10,7 @@
 package registryfile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -57,7 +59,7 @@ func (f *File) Validate() error {
 func (k *Key) Validate() error {
 	err := k.Key.Validate()
 	if k.Secret == "" && k.sealed == "" {
-		err = errors.Join(err, fmt.Errorf("secret must be exactly %d bytes of UTF-8", clientkey.SecretSize))
+		err = errors.Join(err, errors.New("secret or sealed_secret is required"))
 	}
 	return err
 }
@@ -95,12 +97,32 @@ func Parse(data []byte, s *Sealer) (*Registry, error) {
 func parseForm(data []byte) (*fileForm, error) {
 	var f fileForm
 	if err := strictjson.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("registry is not valid JSON of the expected shape: %w", err)
+		return nil, fmt.Errorf("registry is not valid JSON of the expected shape: %w", inEntry(data, err))
 	}
 	if f.Keys == nil {
 		return nil, errors.New(`registry has no "keys" member (an empty registry is {"keys":[]})`)
 	}
 	return &f, nil
+}
+
+// inEntry returns err, strictjson's refusal of the registry file data,
+// naming the entry at fault when one of the keys is on its own: strictjson
+// names a member, not which of the keys holds it. Only a refused file is
+// read again, entry by entry.
+func inEntry(data []byte, err error) error {
+	var f struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if json.Unmarshal(data, &f) != nil {
+		return err
+	}
+	for i, entry := range f.Keys {
+		var st storedKey
+		if e := strictjson.Unmarshal(entry, &st); e != nil {
+			return fmt.Errorf("key %d: %w", i, e)
+		}
+	}
+	return err
 }
 
 // New validates f and returns its registry.

@@ -15,6 +15,69 @@ const validFile = `{"keys":[
  {"kid":"k4","client_id":"c2","secret":"éééééééé","status":"retired","created_at":"2026-01-01T00:00:00Z"}
 ]}`
 
+// gcmSecret is an A256GCM key's secret: its 32 bytes (0 to 31) in unpadded
+// base64url, the JWK's k.
+const gcmSecret = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
+
+// kindsFile holds a key of each kind, in the clear: one of an earlier
+// version's file (no enc), an A128CBC-HS256 key that requires freshness,
+// and A256GCM keys with and without require_fresh.
+const kindsFile = `{"keys":[
+ {"kid":"k-old","client_id":"c1","secret":"0123456789abcdef","status":"active","created_at":"2026-01-01T00:00:00Z"},
+ {"kid":"k-strict","client_id":"c1","enc":"A128CBC-HS256","require_fresh":true,"secret":"fedcba9876543210","status":"active","created_at":"2026-01-01T00:00:00Z"},
+ {"kid":"k-gcm","client_id":"c2","enc":"A256GCM","require_fresh":true,"secret":"` + gcmSecret + `","status":"active","created_at":"2026-01-01T00:00:00Z"},
+ {"kid":"k-gcm-implied","client_id":"c2","enc":"A256GCM","secret":"` + gcmSecret + `","status":"retiring","created_at":"2026-01-01T00:00:00Z","retiring_at":"2026-02-01T00:00:00Z"}
+]}`
+
+// kind is what a key is besides its secret: its enc, and whether its
+// envelopes must name iat and jti.
+type kind struct {
+	enc   string
+	fresh bool
+}
+
+func kindOf(k *Key) kind { return kind{k.ContentEncryption(), k.NeedsFreshness()} }
+
+// kindsOf are kindsFile's keys as the file says they are.
+var kindsOf = map[string]kind{
+	"k-old":         {"A128CBC-HS256", false},
+	"k-strict":      {"A128CBC-HS256", true},
+	"k-gcm":         {"A256GCM", true},
+	"k-gcm-implied": {"A256GCM", true}, // an A256GCM key needs freshness, whatever require_fresh says
+}
+
+// TestParseKeepsKinds: a key is of the enc the file names, A128CBC-HS256
+// when it names none (a file of an earlier version), and requires iat and
+// jti when the file says so.
+func TestParseKeepsKinds(t *testing.T) {
+	t.Parallel()
+	r, err := Parse([]byte(kindsFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		kid     string
+		want    kind
+		require bool // RequireFresh, as the file has it
+	}{
+		{"k-old", kindsOf["k-old"], false},
+		{"k-strict", kindsOf["k-strict"], true},
+		{"k-gcm", kindsOf["k-gcm"], true},
+		{"k-gcm-implied", kindsOf["k-gcm-implied"], false},
+	} {
+		t.Run(tt.kid, func(t *testing.T) {
+			t.Parallel()
+			k, ok := r.Lookup(tt.kid)
+			if !ok || !k.Usable() {
+				t.Fatalf("Lookup(%q) = %+v, %v", tt.kid, k, ok)
+			}
+			if got := kindOf(k); got != tt.want || k.RequireFresh != tt.require {
+				t.Fatalf("%s is %+v (require_fresh %v), want %+v (%v)", tt.kid, got, k.RequireFresh, tt.want, tt.require)
+			}
+		})
+	}
+}
+
 func TestParseValid(t *testing.T) {
 	r, err := Parse([]byte(validFile), nil) // k4's secret is 8 two-byte runes: 16 bytes
 
@@ -60,9 +123,9 @@ func TestParseInvalid(t *testing.T) {
 	}{
 		{"not JSON", `{"keys":`, "not valid JSON"},
 		{"trailing data", key("{"+ok+"}") + "{}", "after the JSON object"},
-		{"a case variant of a member", key(`{` + strings.Replace(ok, `"active"`, `"retired","Status":"active"`, 1) + `}`), "unknown member in keys"},
-		{"a member twice", key(`{` + ok + `,"status":"retired"}`), `member "status" appears twice in keys`},
-		{"a secret twice, in another case", key(`{` + ok + `,"SECRET":"fedcba9876543210"}`), "unknown member in keys"},
+		{"a case variant of a member", key(`{` + strings.Replace(ok, `"active"`, `"retired","Status":"active"`, 1) + `}`), "key 0: unknown member"},
+		{"a member twice", key(`{` + ok + `,"status":"retired"}`), `key 0: member "status" appears twice`},
+		{"a secret twice, in another case", key(`{` + ok + `,"SECRET":"fedcba9876543210"}`), "key 0: unknown member"},
 		{"keys twice", `{"keys":[],"keys":[{` + ok + `}]}`, `member "keys" appears twice`},
 		{"no keys member", `{}`, `no "keys" member`},
 		{"null keys", `{"keys":null}`, `no "keys" member`},
@@ -80,6 +143,13 @@ func TestParseInvalid(t *testing.T) {
 		{"no client", key(`{` + strings.Replace(ok, `"c1"`, `""`, 1) + `}`), "client_id"},
 		{"no created_at", key(`{` + strings.Replace(ok, `,"created_at":"2026-01-01T00:00:00Z"`, "", 1) + `}`), "created_at"},
 		{"secret is a number", key(`{` + strings.Replace(ok, `"0123456789abcdef"`, `12`, 1) + `}`), "wrong type"},
+		{"an enc the transport does not know", key(`{` + ok + `},{` + strings.Replace(ok, `"k1"`, `"k2"`, 1) + `,"enc":"A128GCM"}`), `key 1 ("k2"): enc must be A128CBC-HS256 or A256GCM`},
+		{"an enc in another case", key(`{` + ok + `,"enc":"a256gcm"}`), `key 0 ("k1"): enc must be`},
+		{"an A256GCM key of a 16-byte secret", key(`{` + ok + `,"enc":"A256GCM"}`), `key 0 ("k1"): an A256GCM secret must be 32 bytes`},
+		{"an A128CBC-HS256 key of an A256GCM secret", key(`{` + strings.Replace(ok, "0123456789abcdef", gcmSecret, 1) + `}`), "exactly 16 bytes"},
+		{"an A256GCM key without a secret", key(`{` + strings.Replace(ok, `"secret":"0123456789abcdef",`, `"enc":"A256GCM",`, 1) + `}`), `key 0 ("k1"): secret or sealed_secret is required`},
+		{"require_fresh is a string", key(`{` + ok + `,"require_fresh":"yes"}`), "wrong type"},
+		{"an unknown member names its entry", key(`{` + ok + `},{` + strings.Replace(ok, `"k1"`, `"k2"`, 1) + `,"fresh":true}`), "key 1: unknown member"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,14 +167,14 @@ func TestParseInvalid(t *testing.T) {
 func TestEdits(t *testing.T) {
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var f File
-	k1, err := f.Add("c1", "", "", now)
+	k1, err := f.Add("c1", "", "", "", false, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !clientkey.ValidKid(k1.Kid) || len(k1.Secret) != clientkey.SecretSize || k1.Status != clientkey.Active {
 		t.Fatalf("generated key %+v", k1)
 	}
-	if _, err := f.Add("c2", k1.Kid, "", now); err == nil {
+	if _, err := f.Add("c2", k1.Kid, "", "", false, now); err == nil {
 		t.Fatal("Add accepted a duplicate kid")
 	}
 	if _, err := f.Rotate("nobody", now); err == nil {

@@ -106,8 +106,7 @@ func (f *fileForm) registry(s *Sealer) (*Registry, error) {
 	}
 	r := &Registry{keys: make([]Key, len(f.Keys)), dataKey: f.DataKey}
 	for i, st := range f.Keys {
-		k := Key{Key: clientkey.Key{Kid: st.Kid, ClientID: st.ClientID, Status: st.Status, CreatedAt: st.CreatedAt,
-			RetiringAt: clientkey.TimeOf(st.RetiringAt), RetiredAt: clientkey.TimeOf(st.RetiredAt), Secret: st.Secret}, sealed: st.SealedSecret}
+		k := Key{Key: st.Listed.Key(st.Secret), sealed: st.SealedSecret}
 		switch {
 		case st.Secret != "" && st.SealedSecret != "":
 			return nil, fmt.Errorf("key %d (%q): secret and sealed_secret are exclusive", i, k.Kid)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
@@ -120,7 +121,7 @@ func TestSealedSecretBoundToItsKey(t *testing.T) {
 	if !k2.Usable() || k3.Usable() || k3.Secret != "" || strings.Join(r.Unavailable(), ",") != "k3" {
 		t.Fatalf("k2 %+v, k3 %+v, unavailable %v", k2.Usable(), k3, r.Unavailable())
 	}
-	if err := Update(path, s, func(f *File) error { _, err := f.Add("c3", "", "", time.Now()); return err }); err != nil {
+	if err := Update(path, s, func(f *File) error { _, err := f.Add("c3", "", "", "", false, time.Now()); return err }); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(path)
@@ -172,5 +173,98 @@ func TestReloadCallsTheKeeperOnce(t *testing.T) {
 	}
 	if got := k.Calls() - calls; got != 1 {
 		t.Fatalf("5 loads called the keeper %d times, want 1", got)
+	}
+}
+
+// TestUpdateKeepsKinds: kindsFile, sealed by a change and changed again,
+// keeps each key's enc and require_fresh beside its sealed secret, and
+// reads back as the file of plain secrets does, with the keeper and
+// without it (List).
+func TestUpdateKeepsKinds(t *testing.T) {
+	t.Parallel()
+	plain := filepath.Join(t.TempDir(), "keys.json")
+	writeFile(t, plain, kindsFile, 0o600)
+	sealed := filepath.Join(t.TempDir(), "keys.json")
+	writeFile(t, sealed, kindsFile, 0o600)
+	s := NewSealer(testkit.Keeper(t))
+	for _, change := range []func(*File) error{
+		func(*File) error { return nil },
+		func(f *File) error { return f.Retire("k-old", time.Now()) },
+	} {
+		if err := Update(sealed, s, change); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(sealed)
+	if strings.Contains(string(data), gcmSecret) {
+		t.Fatal("the sealed file holds an A256GCM secret in the clear")
+	}
+	want, err := Load(plain, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path string
+		sealer     *Sealer
+	}{{"plain secrets", plain, nil}, {"sealed secrets", sealed, s}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := Load(tt.path, tt.sealer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range want.Keys() {
+				k, ok := r.Lookup(w.Kid)
+				if !ok || k.Secret != w.Secret || kindOf(k) != kindsOf[w.Kid] {
+					t.Errorf("%s reads as %+v, want %+v of its secret", w.Kid, kindOf(k), kindsOf[w.Kid])
+				}
+			}
+		})
+	}
+	listed, err := List(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range listed {
+		if got := (kind{l.Enc, l.RequireFresh}); got != kindsOf[l.Kid] {
+			t.Errorf("List: %s is %+v, want %+v", l.Kid, got, kindsOf[l.Kid])
+		}
+	}
+}
+
+// TestAddKeepsKinds: a key of each kind that hdc keys add --registry
+// makes is written, and read back, as it was made.
+func TestAddKeepsKinds(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "keys.json")
+	s := NewSealer(testkit.Keeper(t))
+	for _, tt := range []struct {
+		name         string
+		enc          string
+		requireFresh bool
+		want         kind
+	}{
+		{"the default", "", false, kind{jwe.EncA128CBCHS256, false}},
+		{"A128CBC-HS256 --require-fresh", jwe.EncA128CBCHS256, true, kind{jwe.EncA128CBCHS256, true}},
+		{"A256GCM", jwe.EncA256GCM, false, kind{jwe.EncA256GCM, true}},
+		{"A256GCM --require-fresh", jwe.EncA256GCM, true, kind{jwe.EncA256GCM, true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var added Key
+			if err := Update(path, s, func(f *File) (err error) {
+				added, err = f.Add("c1", "", "", tt.enc, tt.requireFresh, time.Now())
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Load(path, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k, ok := r.Lookup(added.Kid); !ok || k.Secret != added.Secret || kindOf(k) != tt.want {
+				t.Fatalf("the added key reads as %+v, want %+v of its secret", kindOf(k), tt.want)
+			}
+		})
 	}
 }

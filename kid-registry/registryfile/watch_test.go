@@ -44,7 +44,7 @@ func TestWatcher(t *testing.T) {
 	// the machine may be busy; the poll itself is what is tested).
 	var added Key
 	if err := Update(path, s, func(f *File) (err error) {
-		added, err = f.Add("c9", "", "", time.Now())
+		added, err = f.Add("c9", "", "", "", false, time.Now())
 		return err
 	}); err != nil {
 		t.Fatal(err)

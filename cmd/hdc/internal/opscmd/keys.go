@@ -98,17 +98,19 @@ func kindFlags(cmd *cobra.Command, kind *keyKind) {
 	cmd.Flags().BoolVar(&kind.requireFresh, "require-fresh", false, "every envelope must name iat and jti (always so for A256GCM)")
 }
 
-// check refuses a kind the registry file cannot hold when it is used (p
-// not empty), and an enc that is not the transport's.
-func (kind keyKind) check(p string) error {
-	switch {
-	case !jwe.ValidEnc(kind.enc):
+// check refuses an enc that is not the transport's.
+func (kind keyKind) check() error {
+	if !jwe.ValidEnc(kind.enc) {
 		return fmt.Errorf("--enc must be %s or %s", jwe.EncA128CBCHS256, jwe.EncA256GCM)
-	case p != "" && (kind.enc != jwe.EncA128CBCHS256 || kind.requireFresh):
-		return errors.New("A256GCM keys and --require-fresh are kept in the database (the key plane): a registry file holds A128CBC-HS256 keys only")
 	}
 	return nil
 }
+
+// errRotateKind refuses a kind that a rotation of a registry file does not
+// make (registryfile.File.Rotate), rather than make a key of another kind
+// than asked.
+var errRotateKind = errors.New("with --registry, rotate makes an A128CBC-HS256 key: give the client a key of another kind " +
+	"with hdc keys add --registry --enc … [--require-fresh], then retire its old key")
 
 func newKeysAddCmd(path func() string) *cobra.Command {
 	var client, kid, secret string
@@ -127,13 +129,13 @@ crypto/rand (16 characters for A128CBC-HS256, 32 bytes in base64url for
 A256GCM); without --kid a random kid is generated. Every envelope under an
 A256GCM key, or a key added with --require-fresh, must name iat and jti in
 its protected header. In the database, the client must be there; with
---registry (A128CBC-HS256 keys only), when the backend's database (--db,
+--registry, when the backend's database (--db,
 --data) is there and has no active client of that id, it warns.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := path()
-			if err := kind.check(p); err != nil {
+			if err := kind.check(); err != nil {
 				return err
 			}
 			if p == "" {
@@ -142,7 +144,7 @@ its protected header. In the database, the client must be there; with
 			}
 			sf.warnUnknownClient(cmd, client)
 			_, err := issueKey(cmd, &sf, p, audit.KeyAdd, func(f *registryfile.File) (registryfile.Key, error) {
-				return f.Add(client, kid, secret, time.Now())
+				return f.Add(client, kid, secret, kind.enc, kind.requireFresh, time.Now())
 			})
 			return err
 		},
@@ -169,15 +171,20 @@ the edge's metrics show a retiring key is no longer used, retire it. When the
 client is hdc up's demo client, the demo credentials in the data directory
 (beside the registry, with --registry) take the new key. The new key is of
 --enc and --require-fresh as for add, whatever the previous one was: a
-client moves to A256GCM keys by a rotation.
+client moves to A256GCM keys by a rotation. With --registry the new key is
+A128CBC-HS256: there, a client moves to another kind of key by hdc keys add
+and, once it has switched, hdc keys retire.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var k clientkey.Key
 			var err error
 			dir, p := sf.DataDir, path()
-			if err := kind.check(p); err != nil {
+			if err := kind.check(); err != nil {
 				return err
+			}
+			if p != "" && kind != (keyKind{enc: jwe.EncA128CBCHS256}) {
+				return errRotateKind
 			}
 			if p == "" {
 				k, err = issueInDatabase(cmd, &sf, client, "", "", true, kind)

@@ -362,8 +362,9 @@ func TestKeysInDatabase(t *testing.T) {
 
 // TestKeysOfEachKind: --enc A256GCM makes a 32-byte key, printed as a JWK
 // too, and --require-fresh a key whose envelopes need iat and jti; list
-// shows each key's enc; a kind the registry file cannot hold, or an enc
-// that is not the transport's, is refused and changes nothing.
+// shows each key's enc; an enc that is not the transport's, or a kind a
+// rotation of the registry file does not make, is refused and changes
+// nothing.
 func TestKeysOfEachKind(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -420,8 +421,9 @@ func TestKeysOfEachKind(t *testing.T) {
 		args []string
 	}{
 		{"an unknown enc", []string{"keys", "add", "--data", dir, "--client", c, "--enc", "A128GCM"}},
-		{"A256GCM in a registry file", []string{"keys", "add", "--registry", reg, "--client", c, "--enc", "A256GCM"}},
-		{"--require-fresh in a registry file", []string{"keys", "rotate", "--registry", reg, "--client", c, "--require-fresh"}},
+		{"an unknown enc in a registry file", []string{"keys", "add", "--registry", reg, "--client", c, "--enc", "A128GCM"}},
+		{"a rotation to A256GCM in a registry file", []string{"keys", "rotate", "--registry", reg, "--client", c, "--enc", "A256GCM"}},
+		{"a rotation with --require-fresh in a registry file", []string{"keys", "rotate", "--registry", reg, "--client", c, "--require-fresh"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if r := clitest.Run(t, nil, tt.args...); r.Err == nil {
@@ -461,5 +463,58 @@ func TestKeysAddHelpDescribesWhatItPrints(t *testing.T) {
 				t.Errorf("add's help does not name %q, which it prints for %s", name, k.Kid)
 			}
 		}
+	}
+}
+
+// TestRegistryKeysOfEachKind: hdc keys add --registry makes a key of each
+// kind, which list --registry shows as it was made, and which import
+// moves into the database as it is, enc and require_fresh included.
+func TestRegistryKeysOfEachKind(t *testing.T) {
+	t.Parallel()
+	dir, reg := t.TempDir(), filepath.Join(t.TempDir(), "keys.json")
+	type kind struct {
+		Enc          string
+		RequireFresh bool `json:"require_fresh"`
+	}
+	want := map[string]kind{}
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		want  kind
+	}{
+		{"the default", nil, kind{"A128CBC-HS256", false}},
+		{"--require-fresh", []string{"--require-fresh"}, kind{"A128CBC-HS256", true}},
+		{"A256GCM", []string{"--enc", "A256GCM"}, kind{"A256GCM", true}},
+		{"A256GCM --require-fresh", []string{"--enc", "A256GCM", "--require-fresh"}, kind{"A256GCM", true}},
+	} {
+		r := clitest.Run(t, nil, append([]string{"keys", "add", "--registry", reg, "--client", "c-file"}, tt.flags...)...)
+		if r.Err != nil {
+			t.Fatalf("add %s: %v %s", tt.name, r.Err, r.Stderr)
+		}
+		k := decode[issuedKey](t, string(r.Stdout))
+		if (kind{k.Enc, k.RequireFresh}) != tt.want || k.JWK.Enc != tt.want.Enc {
+			t.Fatalf("add %s printed %+v, want %+v", tt.name, k, tt.want)
+		}
+		want[k.Kid] = tt.want
+	}
+	listed := func(store ...string) map[string]kind {
+		r := clitest.Run(t, nil, append([]string{"keys", "list", "--json"}, store...)...)
+		if r.Err != nil {
+			t.Fatalf("list: %v %s", r.Err, r.Stderr)
+		}
+		got := map[string]kind{}
+		for _, k := range decode[[]clientkey.Listed](t, string(r.Stdout)) {
+			got[k.Kid] = kind{k.Enc, k.RequireFresh}
+		}
+		return got
+	}
+	if got := listed("--registry", reg); !maps.Equal(got, want) {
+		t.Fatalf("list --registry shows %v, want %v", got, want)
+	}
+	if got := decode[map[string]int](t, mustOut(hdc(t, dir, "keys", "import", reg))); got["keys"] != len(want) {
+		t.Fatalf("import printed %v", got)
+	}
+	if got := listed("--data", dir); !maps.Equal(got, want) {
+		t.Fatalf("after import, list shows %v, want %v", got, want)
 	}
 }

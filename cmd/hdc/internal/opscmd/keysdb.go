@@ -146,8 +146,10 @@ func (p *KeyPlane) ImportFile(ctx context.Context, path string, sealer *registry
 	return len(keys), nil
 }
 
-// storedKey is k of workspace ws as the store keeps it: a registry
-// file's keys are A128CBC-HS256.
+// storedKey is k, a registry file's key, of workspace ws as the store
+// keeps it: its enc and freshness as the file has them, the enc spelt
+// out, since an entry of an earlier version's file names none (and is
+// A128CBC-HS256).
 func storedKey(k clientkey.Key, ws string) store.ClientKey {
 	k.Enc = k.ContentEncryption()
 	return store.ClientKey{Key: k, WorkspaceID: ws}

@@ -298,7 +298,6 @@ Press Ctrl-C to stop.
 		call, call, call, call, publish, o.internalListen, creds.WorkspaceID)
 }
 
-
 func mustGetwd() string {
 	wd, err := os.Getwd()
 	if err != nil {
