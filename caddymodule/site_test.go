@@ -50,8 +50,8 @@ func TestOtherHosts(t *testing.T) {
 func TestSiteRefusesOtherHosts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		args     string // hdc_site's arguments
-		host     string // the request's Host
+		args        string // hdc_site's arguments
+		host        string // the request's Host
 		misdirected bool
 	}{
 		{"https://127.0.0.1:8443", "127.0.0.1:8443", false},

@@ -41,11 +41,11 @@ type cluster struct {
 	edges [2]*hdctest.Stack
 	// edgeMetrics are the edges' metrics listeners.
 	edgeMetrics [2]string
-	edgeProcs  [2]*hdctest.Process
-	backends   [2]*replica
-	database   string
-	s3         *s3.Client
-	kms        hdctest.KMS
+	edgeProcs   [2]*hdctest.Process
+	backends    [2]*replica
+	database    string
+	s3          *s3.Client
+	kms         hdctest.KMS
 }
 
 // replica is one hdc-backend process.
