@@ -34,12 +34,12 @@ func (j *JWE) responseOnly(ctx context.Context, r *http.Request, client string) 
 		return opened{}, errNeedsKidHeader
 	}
 	kid := kids[0]
-	k, err := j.usableKey(ctx, r, kid, client)
+	k, held, err := j.usableKey(ctx, r, kid, client)
 	switch {
 	case errors.Is(err, kidregistry.ErrBusy):
 		return opened{kid: kid}, errKeyLookupsBusy
 	case err != nil:
-		return opened{kid: kid}, errInvalidEncryption
+		return opened{kid: kid}, j.keyRefused(r, held)
 	}
 	key, err := j.app.keys.Cipher(k)
 	if err != nil {
@@ -93,17 +93,17 @@ func (j *JWE) decryptBody(ctx context.Context, r *http.Request, client string, s
 	// Unknown, retired and foreign keys, and a key of another enc than the
 	// envelope's, cost the same work as a real one: the tag is checked
 	// against a key nobody holds, and fails.
-	k, key, err := j.keyOrDummy(ctx, r, env.Kid, client, env.Header.Enc)
+	k, key, held, err := j.keyOrDummy(ctx, r, env.Kid, client, env.Header.Enc)
 	if errors.Is(err, kidregistry.ErrBusy) {
 		return o, errKeyLookupsBusy
 	}
 	body, size, err := open(env, key, sp)
 	if err != nil || k == nil {
-		return o, errInvalidEncryption
+		return o, j.keyRefused(r, held)
 	}
 	if j.Login {
 		if body, p = bindLogin(body, size, k.ClientID); p == errInvalidEncryption {
-			return o, p // a key of another client: the one answer of every key failure
+			return o, j.keyRefused(r, held) // a key of another client: the one answer of every key failure
 		}
 	}
 	// The key is established: a refusal from here on goes sealed.
@@ -144,12 +144,26 @@ func (j *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 }
 
 // keyOrDummy returns the key kid and its cipher when client may use it and
-// its enc is enc, and a nil key with the dummy cipher of enc otherwise.
-func (j *JWE) keyOrDummy(ctx context.Context, r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, error) {
-	ctx, span := j.startKeySpan(ctx, kid)
+// its enc is enc, and a nil key with the dummy cipher of enc otherwise;
+// and whether the edge held the key before (keyRefused).
+func (j *JWE) keyOrDummy(ctx context.Context, r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, bool, error) {
+	held := j.app.keys.Known(kid)
+	ctx, span := j.startKeySpan(ctx, kid, held)
 	k, key, err := j.app.keys.ForEnvelope(ctx, kid, clientAddr(r), client, !j.tokenBound(), enc)
 	endKeySpan(span, k, err)
-	return k, key, err
+	return k, key, held, err
+}
+
+// keyRefused is the answer to a request refused on its key, whose kid the
+// edge held before the request (held) or not: invalid_encryption, the one
+// answer of every key failure, unless the request's source has spent its
+// look-up ration, when it is key_lookups_busy, as for any kid the edge does
+// not hold (kidregistry.Keys.Refused).
+func (j *JWE) keyRefused(r *http.Request, held bool) *problem.Problem {
+	if j.app.keys.Refused(clientAddr(r), held) != nil {
+		return errKeyLookupsBusy
+	}
+	return errInvalidEncryption
 }
 
 // bindLogin checks that the decrypted login body names the key's client,
@@ -226,21 +240,22 @@ func readProblem(err error, limit int64) *problem.Problem {
 
 // usableKey returns the key kid if the request may use it: active or
 // retiring, and the token's client's (any client's in login and
-// any_client modes, where the body decides).
-func (j *JWE) usableKey(ctx context.Context, r *http.Request, kid, client string) (*clientkey.Key, error) {
-	ctx, span := j.startKeySpan(ctx, kid)
+// any_client modes, where the body decides); and whether the edge held
+// the key before (keyRefused).
+func (j *JWE) usableKey(ctx context.Context, r *http.Request, kid, client string) (*clientkey.Key, bool, error) {
+	held := j.app.keys.Known(kid)
+	ctx, span := j.startKeySpan(ctx, kid, held)
 	k, err := j.app.keys.Usable(ctx, kid, clientAddr(r), client, !j.tokenBound())
 	endKeySpan(span, k, err)
-	return k, err
+	return k, held, err
 }
 
 // startKeySpan starts the span of kid's look-up, saying whether the edge
 // held the key before it.
-func (j *JWE) startKeySpan(ctx context.Context, kid string) (context.Context, trace.Span) {
+func (j *JWE) startKeySpan(ctx context.Context, kid string, held bool) (context.Context, trace.Span) {
 	ctx, span := startSpan(ctx, "hdc_jwe key")
 	if span.IsRecording() {
-		known := j.app.keys.Known(kid)
-		span.SetAttributes(attrKid.String(j.kidLabel(kid)), attrCached.Bool(known))
+		span.SetAttributes(attrKid.String(j.kidLabel(kid)), attrCached.Bool(held))
 	}
 	return ctx, span
 }

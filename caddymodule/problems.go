@@ -39,9 +39,10 @@ var (
 	errResponseTooLarge = problem.New(http.StatusBadGateway, problem.CodeResponseTooLarge,
 		"The response exceeds the size the edge encrypts.")
 	// errKeyLookupsBusy: the key may exist, but this edge does not hold it
-	// and may not ask for it now; it answers with Retry-After.
+	// and may not ask for it now, or the client's address has had too many
+	// requests refused on their key; it answers with Retry-After.
 	errKeyLookupsBusy = problem.New(http.StatusServiceUnavailable, problem.CodeKeyLookupsBusy,
-		"This edge is asked for too many keys it does not hold, from this address or from all: retry after the seconds of Retry-After.")
+		"This edge is asked for too many keys it does not hold, or refuses too many requests on their key, from this address or from all: retry after the seconds of Retry-After.")
 	errUpstream = problem.New(http.StatusBadGateway, problem.CodeUpstreamError,
 		"The service behind the edge did not answer.")
 )

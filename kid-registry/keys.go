@@ -58,6 +58,10 @@ type source interface {
 	lookup(ctx context.Context, kid, from string) (*clientkey.Key, error)
 	// known reports whether kid is a key the edge holds, without asking.
 	known(kid string) bool
+	// refused counts a request from the address from refused on a key the
+	// edge held; its error is ErrBusy, once that address has spent its
+	// look-up ration.
+	refused(from string) error
 	// keys returns the keys the edge holds.
 	keys() []clientkey.Key
 	// reload re-reads the file, or empties the cache of the backend's
@@ -115,6 +119,20 @@ func (k *Keys) ForEnvelope(ctx context.Context, kid, from, client string, anyCli
 		}
 	}
 	return nil, k.dummies[enc], err
+}
+
+// Refused counts a request refused on its key (unknown, not the
+// request's to use, of another enc, or a tag that did not verify) against
+// the look-up ration of its source, the address from, unless the look-up
+// counted it already: a key the edge did not hold before the request
+// (held, Known before the look-up, false) cost one to look up. It returns
+// ErrBusy once that source's ration is spent: the source then gets that
+// one answer whether the kid exists or not.
+func (k *Keys) Refused(from string, held bool) error {
+	if !held {
+		return nil
+	}
+	return k.source.refused(from)
 }
 
 // Touch records that kid was used now, and returns now.

@@ -33,6 +33,8 @@ func (p planeSource) lookup(ctx context.Context, kid, from string) (*clientkey.K
 
 func (p planeSource) known(kid string) bool { return p.source.Cached(kid) }
 
+func (p planeSource) refused(from string) error { return p.source.Refused(from) }
+
 func (p planeSource) keys() []clientkey.Key { return p.source.Keys() }
 
 func (p planeSource) reload() (bool, int, error) {

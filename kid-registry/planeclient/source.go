@@ -34,9 +34,11 @@ type Config struct {
 	UnknownTTL  time.Duration
 	// LookupRate and LookupBurst bound the look-ups of kids in neither
 	// cache (default 100/s, burst 200); SourceRate and SourceBurst bound
-	// those of one source address (default 10/s, burst 20), of which
-	// Sources are remembered (default 10000, the least recent forgotten).
-	// Past them the look-up is not made, and Lookup returns ErrBusy.
+	// what one source address asks for of kids the edge does not hold,
+	// looked up or not, and its requests refused on a key the edge holds
+	// (default 10/s, burst 20), of which Sources are remembered (default
+	// 10000, the least recent forgotten). Past them the look-up is not
+	// made, and Lookup (and Refused) return ErrBusy.
 	LookupRate  float64
 	LookupBurst int
 	SourceRate  float64
@@ -161,16 +163,32 @@ var ErrBusy = errors.New("planeclient: too many look-ups of keys this edge does 
 // when the backend has no such key, or the kid filter rules it out (the
 // backend is not asked), or the backend cannot be asked; ErrBusy when the
 // look-ups of source, or of every source, are over their rate.
+//
+// Every kid the edge does not hold costs the request's source a ration,
+// whether it exists or not (the requests that share one look-up spend
+// one, the first one's source's), and none is asked for while the source
+// has no ration left, or every source's look-ups are spent: such a request
+// gets ErrBusy, whatever its kid, so that the answers to a source do not
+// tell a kid that exists from one the filter rules out (Refused does the
+// same for a kid the edge holds). Every source's look-ups are spent by
+// look-ups alone: a kid the filter rules out costs the backend nothing.
 func (s *Source) Lookup(ctx context.Context, kid, source string) (*clientkey.Key, error) {
 	if c, ok := s.keys.Get(kid); ok {
 		s.cfg.Observer.Lookup("cached")
 		return c.key, nil
 	}
+	ration := s.sourceRation(source)
+	if ration.Tokens() < 1 || s.limit.Tokens() < 1 {
+		s.cfg.Observer.Lookup("limited")
+		return nil, ErrBusy
+	}
 	if s.unknown.Contains(kid) {
+		ration.Allow()
 		s.cfg.Observer.Lookup("remembered")
 		return nil, ErrUnknown
 	}
 	if f := s.filter.Load(); f != nil && !f.MayHold(kid) {
+		ration.Allow()
 		s.cfg.Observer.Lookup("filtered")
 		return nil, ErrUnknown
 	}
@@ -178,9 +196,7 @@ func (s *Source) Lookup(ctx context.Context, kid, source string) (*clientkey.Key
 		if c, ok := s.keys.Get(kid); ok { // a look-up just finished
 			return c.key, nil
 		}
-		// The requests that share this look-up spend one ration, the
-		// first one's source's.
-		if !s.sourceRation(source).Allow() || !s.limit.Allow() {
+		if !ration.Allow() || !s.limit.Allow() {
 			s.cfg.Observer.Lookup("limited")
 			return nil, ErrBusy
 		}
@@ -190,6 +206,20 @@ func (s *Source) Lookup(ctx context.Context, kid, source string) (*clientkey.Key
 		return k, nil
 	}
 	return nil, cmp.Or(err, ErrUnknown)
+}
+
+// Refused spends a ration of source for a request refused on a key the
+// edge held (another client's, retired, of another enc, or a tag that did
+// not verify), and returns ErrBusy when source has none left: a source
+// that has spent its ration then gets that one answer for a kid the edge
+// holds as for any other (Lookup), and each request refused on its key
+// costs it one ration, whatever the kid.
+func (s *Source) Refused(source string) error {
+	if !s.sourceRation(source).Allow() {
+		s.cfg.Observer.Lookup("limited")
+		return ErrBusy
+	}
+	return nil
 }
 
 // sourceRation returns the look-up ration of the address addr.

@@ -207,6 +207,62 @@ func TestLookupRationedBySource(t *testing.T) {
 	}
 }
 
+// TestSpentRationOneAnswer (fourth review, finding 5): a source that has
+// spent its ration gets ErrBusy for every kid the edge does not hold, one
+// that exists, one the filter rules out and one remembered unknown alike,
+// and from Refused for a key the edge holds; each costs one ration while
+// it lasts. Another source is served meanwhile. While every source's
+// look-ups are spent, a kid the filter rules out is busy too.
+func TestSpentRationOneAnswer(t *testing.T) {
+	b, srv := newBackend(t)
+	for _, kid := range []string{"k-cached", "k-uncached"} {
+		set(b, kid, clientkey.Active)
+	}
+	s, rec := newSource(t, srv, Config{SourceRate: 0.0001, SourceBurst: 4, Wait: 50 * time.Millisecond})
+	if _, ok := lookup(s, "k-gone"); ok { // asked before the filter is loaded: remembered unknown
+		t.Fatal("k-gone found")
+	}
+	running(t, s, rec)
+	if _, ok := lookup(s, "k-cached"); !ok {
+		t.Fatal("k-cached not found")
+	}
+	const prober = "198.51.100.9"
+	ask := func(kid string) error { _, err := s.Lookup(t.Context(), kid, prober); return err }
+	for _, kid := range []string{"k-random-1", "k-gone", "k-random-2"} { // 3 of its 4
+		if err := ask(kid); !errors.Is(err, ErrUnknown) {
+			t.Fatalf("%s with rations left: %v, want ErrUnknown", kid, err)
+		}
+	}
+	if err := s.Refused(prober); err != nil { // the 4th
+		t.Fatalf("Refused with a ration left: %v", err)
+	}
+	for name, err := range map[string]error{
+		"an uncached key":      ask("k-uncached"),
+		"a random kid":         ask("k-random-3"),
+		"a remembered unknown": ask("k-gone"),
+		"a cached key refused": s.Refused(prober),
+	} {
+		if !errors.Is(err, ErrBusy) {
+			t.Errorf("%s, once the ration is spent: %v, want ErrBusy", name, err)
+		}
+	}
+	if k, err := s.Lookup(t.Context(), "k-cached", prober); err != nil || k.Kid != "k-cached" {
+		t.Fatalf("a cached key, asked by the source without rations: %v", err)
+	}
+	if k, err := s.Lookup(t.Context(), "k-uncached", "203.0.113.1"); err != nil || k.Kid != "k-uncached" {
+		t.Fatalf("another source's look-up: %v", err)
+	}
+
+	spent, rec := newSource(t, srv, Config{LookupRate: 0.0001, LookupBurst: 1, Wait: 50 * time.Millisecond})
+	running(t, spent, rec)
+	if _, err := spent.Lookup(t.Context(), "k-uncached", source); err != nil {
+		t.Fatalf("the one look-up of every source: %v", err)
+	}
+	if _, err := spent.Lookup(t.Context(), "k-random-4", "203.0.113.2"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a kid the filter rules out, every source's look-ups spent: %v, want ErrBusy", err)
+	}
+}
+
 // TestFilterRulesOutUnknownKids: once the feed has loaded the kid filter,
 // a kid it rules out is refused without asking the backend, however many
 // come; a key added later is found once the feed brings its change.
