@@ -437,7 +437,7 @@ func TestEdgeRotation(t *testing.T) {
 	testkit.Grows(t, &sent, 10, "10 requests before the rotation")
 	var rotated registryfile.Key
 	if err := registryfile.Update(e.registry, testSealer, func(f *registryfile.File) (err error) {
-		rotated, err = f.Rotate("c1", time.Now())
+		rotated, _, err = f.Rotate("c1", "", nil, false, time.Now())
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -49,8 +49,11 @@ type canonical struct {
 	Request   string           `json:"request,omitempty"`
 	Pruned    *canonicalPruned `json:"pruned,omitempty"`
 	// Count is left out at 0, so that records without one keep the form
-	// they had before it existed.
-	Count int64 `json:"count,omitempty"`
+	// they had before it existed; Replaced and Weakened likewise when
+	// empty.
+	Count    int64    `json:"count,omitempty"`
+	Replaced []string `json:"replaced,omitempty"`
+	Weakened []string `json:"weakened,omitempty"`
 }
 
 type canonicalEntity struct {
@@ -87,7 +90,7 @@ func (r Record) Canonical() []byte {
 			c.Pruned.Before = r.Pruned.Before.UTC().Format(timeLayout)
 		}
 	}
-	c.Count = r.Count
+	c.Count, c.Replaced, c.Weakened = r.Count, r.Replaced, r.Weakened
 	if r.Keyed {
 		c.V = formatKeyed
 	}
@@ -127,6 +130,7 @@ func (c canonical) record() (Record, error) {
 	r := Record{Seq: c.Seq, Keyed: c.V == formatKeyed, Event: Event{
 		Workspace: c.Workspace, Action: c.Action, Outcome: c.Outcome,
 		Client: c.Client, Grant: c.Grant, Kid: c.Kid, Request: c.Request, Count: c.Count,
+		Replaced: c.Replaced, Weakened: c.Weakened,
 	}}
 	var errs [5]error
 	r.Prev, errs[0] = parseHash(c.Prev)

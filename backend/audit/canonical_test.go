@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,15 @@ func TestCanonicalGolden(t *testing.T) {
 		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
 	}
 
+	k := mustNext(t, Link{}, Event{At: t0, Action: KeyRotate, Outcome: Success, Workspace: "clinic-1",
+		Entity: Entity{Kind: EntityKey, ID: "k2"}, Replaced: []string{"k1"}, Weakened: []string{"enc", "freshness"}})
+	want = `{"v":1,"workspace":"clinic-1","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z","action":"key_rotate","outcome":"success","entity":{"kind":"key","id":"k2"},` +
+		`"replaced":["k1"],"weakened":["enc","freshness"]}`
+	if got := string(k.Canonical()); got != want {
+		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
+	}
+
 	c := mustNext(t, Link{}, Event{At: t0, Action: LoginFailed, Outcome: Denied, Source: netip.MustParseAddr("203.0.113.9"), Count: 9})
 	want = `{"v":1,"workspace":"","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
 		`"at":"2026-03-14T15:09:26.535897Z","action":"login_failed","outcome":"denied","source":"203.0.113.9","count":9}`
@@ -54,7 +64,9 @@ func TestParseRoundTrip(t *testing.T) {
 	minimal := Event{At: t0, Action: Login, Outcome: Success, Workspace: "w"}
 	prune := Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: Pruned{From: 3, Last: Link{Seq: 8, Hash: Hash{9}}}}
 	repeated := Event{At: t0, Action: RecordRetrieve, Outcome: Denied, Workspace: "w", Count: 12}
-	for _, e := range []Event{retrieve(), minimal, prune, repeated} {
+	rotation := Event{At: t0, Action: KeyRotate, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityKey, ID: "k2"},
+		Replaced: []string{"k1", "k0"}, Weakened: []string{"freshness"}}
+	for _, e := range []Event{retrieve(), minimal, prune, repeated, rotation} {
 		t.Run(string(e.Action), func(t *testing.T) {
 			r := mustNext(t, Link{Seq: 41, Hash: Hash{4, 2}}, e)
 			got, err := Parse(r.Canonical())
@@ -65,7 +77,7 @@ func TestParseRoundTrip(t *testing.T) {
 				t.Fatalf("Parse(Canonical()) = %+v, want %+v", got, r)
 			}
 			got.At = r.At
-			if got != r {
+			if !reflect.DeepEqual(got, r) {
 				t.Fatalf("Parse(Canonical()) = %+v, want %+v", got, r)
 			}
 		})

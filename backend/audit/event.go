@@ -47,7 +47,19 @@ type Event struct {
 	// the first of a window, which the first record already shows
 	// (package audit/window). 0 is the one event.
 	Count int64
+	// Replaced are the kids of the keys a rotation moved to retiring
+	// (KeyRotate only), so that the record is found by the key it
+	// replaced as by the key it made (Entity).
+	Replaced []string
+	// Weakened is what a rotation's new key gives up against the key it
+	// replaced, which the operator allowed (KeyRotate only):
+	// clientkey.LostEnc, clientkey.LostFreshness.
+	Weakened []string
 }
+
+// MaxReplaced bounds the kids a rotation's record names: the active keys
+// of one client, of which there is one but after an import.
+const MaxReplaced = 64
 
 // EntityKind says what an entity's ID names.
 type EntityKind string
@@ -109,6 +121,9 @@ func (e Event) Validate() error {
 		{e.Pruned.valid(e.Action == RetentionPrune), "pruned range invalid, or on another action"},
 		{!e.Pruned.Before.After(e.At), "pruned to a bound after the prune"},
 		{e.Count == 0 || e.Count >= 2 && e.Outcome == Denied, "count below 2, or on no refusal"},
+		{e.Action == KeyRotate || e.Replaced == nil && e.Weakened == nil, "replaced or weakened keys on another action than a rotation"},
+		{validKids(e.Replaced), "replaced kids invalid, repeated or too many"},
+		{validLosses(e.Weakened), "weakened: unknown, repeated or empty"},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -116,6 +131,34 @@ func (e Event) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validKids reports whether kids may be a record's Replaced: nil, or 1 to
+// MaxReplaced distinct kids.
+func validKids(kids []string) bool {
+	if kids == nil {
+		return true
+	}
+	return len(kids) > 0 && len(kids) <= MaxReplaced && distinct(kids, clientkey.ValidKid)
+}
+
+// validLosses reports whether lost may be a record's Weakened: nil, or
+// distinct losses of clientkey's.
+func validLosses(lost []string) bool {
+	known := func(l string) bool { return l == clientkey.LostEnc || l == clientkey.LostFreshness }
+	return lost == nil || len(lost) > 0 && distinct(lost, known)
+}
+
+// distinct reports whether every one of list passes valid, once.
+func distinct(list []string, valid func(string) bool) bool {
+	seen := make(map[string]bool, len(list))
+	for _, s := range list {
+		if !valid(s) || seen[s] {
+			return false
+		}
+		seen[s] = true
+	}
+	return true
 }
 
 // optional reports whether s is empty or passes valid.

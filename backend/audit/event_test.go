@@ -54,6 +54,31 @@ func TestValidate(t *testing.T) {
 			*e = Event{At: t0, Action: ClientCreate, Outcome: Success, Entity: Entity{Kind: EntityClient, ID: client1}}
 		}, "workspace"},
 
+		{"a rotation's replaced and weakened keys", func(e *Event) {
+			e.Action, e.Entity, e.Replaced, e.Weakened = KeyRotate, Entity{Kind: EntityKey, ID: "k2"}, []string{"k1", "k0"}, []string{"enc", "freshness"}
+		}, ""},
+		{"replaced on another action", func(e *Event) {
+			e.Action, e.Entity, e.Replaced = KeyAdd, Entity{Kind: EntityKey, ID: "k2"}, []string{"k1"}
+		}, "another action than a rotation"},
+		{"weakened on another action", func(e *Event) { e.Weakened = []string{"enc"} }, "another action than a rotation"},
+		{"a replaced kid invalid", func(e *Event) {
+			e.Action, e.Entity, e.Replaced = KeyRotate, Entity{Kind: EntityKey, ID: "k2"}, []string{"k 1"}
+		}, "replaced kids"},
+		{"a replaced kid twice", func(e *Event) {
+			e.Action, e.Entity, e.Replaced = KeyRotate, Entity{Kind: EntityKey, ID: "k2"}, []string{"k1", "k1"}
+		}, "replaced kids"},
+		{"replaced, empty", func(e *Event) {
+			e.Action, e.Entity, e.Replaced = KeyRotate, Entity{Kind: EntityKey, ID: "k2"}, []string{}
+		}, "replaced kids"},
+		{"too many replaced", func(e *Event) {
+			e.Action, e.Entity = KeyRotate, Entity{Kind: EntityKey, ID: "k2"}
+			for i := range MaxReplaced + 1 {
+				e.Replaced = append(e.Replaced, "k-"+strings.Repeat("x", i+1))
+			}
+		}, "replaced kids"},
+		{"an unknown loss", func(e *Event) {
+			e.Action, e.Entity, e.Weakened = KeyRotate, Entity{Kind: EntityKey, ID: "k2"}, []string{"secret"}
+		}, "weakened"},
 		{"unknown action", func(e *Event) { e.Action = "read" }, "unknown action"},
 		{"unknown outcome", func(e *Event) { e.Outcome = "ok" }, "unknown outcome"},
 		{"refusal succeeding", func(e *Event) { e.Action, e.Entity = RefreshReuse, Entity{} }, "refusal"},

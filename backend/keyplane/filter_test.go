@@ -32,7 +32,7 @@ func TestFilter(t *testing.T) {
 	for i := range n {
 		addKey(t, st, fmt.Sprint("k", i))
 	}
-	if _, err := st.RetireClientKey(t.Context(), "k3", t0, audit.Event{At: t0, Action: audit.KeyRetire, Outcome: audit.Success,
+	if _, err := st.RetireClientKey(t.Context(), "k3", true, t0, audit.Event{At: t0, Action: audit.KeyRetire, Outcome: audit.Success,
 		Entity: audit.Entity{Kind: audit.EntityKey, ID: "k3"}}); err != nil {
 		t.Fatal(err)
 	}

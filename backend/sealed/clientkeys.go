@@ -16,8 +16,8 @@ func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Eve
 }
 
 // RotateClientKey implements store.Store: the secret is stored sealed.
-func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
-	k, err := s.Store.RotateClientKey(ctx, s.sealClientKey(k), e)
+func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, weaken bool, e audit.Event) (store.ClientKey, error) {
+	k, err := s.Store.RotateClientKey(ctx, s.sealClientKey(k), weaken, e)
 	k.Secret = ""
 	return k, err
 }
@@ -44,8 +44,8 @@ func (s *Store) ClientKey(ctx context.Context, kid string) (store.ClientKey, err
 }
 
 // RetireClientKey implements store.Store: the secret is not returned.
-func (s *Store) RetireClientKey(ctx context.Context, kid string, now time.Time, e audit.Event) (store.ClientKey, error) {
-	k, err := s.Store.RetireClientKey(ctx, kid, now, e)
+func (s *Store) RetireClientKey(ctx context.Context, kid string, force bool, now time.Time, e audit.Event) (store.ClientKey, error) {
+	k, err := s.Store.RetireClientKey(ctx, kid, force, now, e)
 	k.Secret = ""
 	return k, err
 }

@@ -291,17 +291,17 @@ func TestClientKeysSealed(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := t.Context()
-			ev := func(kid string) audit.Event {
-				return audit.Event{At: now, Action: audit.KeyAdd, Outcome: audit.Success, Workspace: "w1", Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
+			ev := func(kid string, a audit.Action) audit.Event {
+				return audit.Event{At: now, Action: a, Outcome: audit.Success, Workspace: "w1", Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
 			}
 			key := func(kid, secret string) store.ClientKey {
 				return store.ClientKey{Key: clientkey.Key{Kid: kid, ClientID: "c1", Secret: secret, Enc: "A128CBC-HS256", Status: clientkey.Active, CreatedAt: now}, WorkspaceID: "w1"}
 			}
-			added, err := s.AddClientKey(ctx, key("k1", "sixteen-byte-one"), ev("k1"))
+			added, err := s.AddClientKey(ctx, key("k1", "sixteen-byte-one"), ev("k1", audit.KeyAdd))
 			must(t, err)
-			_, err = s.RotateClientKey(ctx, key("k2", "sixteen-byte-two"), ev("k2"))
+			_, err = s.RotateClientKey(ctx, key("k2", "sixteen-byte-two"), false, ev("k2", audit.KeyRotate))
 			must(t, err)
-			must(t, s.ImportClientKeys(ctx, []store.ClientKey{key("k3", "sixteen-byte-3rd")}, []audit.Event{ev("k3")}))
+			must(t, s.ImportClientKeys(ctx, []store.ClientKey{key("k3", "sixteen-byte-3rd")}, []audit.Event{ev("k3", audit.KeyAdd)}))
 			if added.Secret != "" {
 				t.Fatalf("AddClientKey returned the secret")
 			}
@@ -319,7 +319,7 @@ func TestClientKeysSealed(t *testing.T) {
 			// k1's sealed secret, stored as k4's.
 			raw, _ := st.ClientKey(ctx, "k1")
 			must(t, st.ImportClientKeys(ctx, []store.ClientKey{{Key: clientkey.Key{Kid: "k4", ClientID: "c1", Secret: raw.Secret, Enc: "A128CBC-HS256", Status: clientkey.Active, CreatedAt: now}}},
-				[]audit.Event{ev("k4")}))
+				[]audit.Event{ev("k4", audit.KeyAdd)}))
 			if k, err := s.ClientKey(ctx, "k4"); err == nil || k.Secret != "" {
 				t.Fatalf("a secret moved to another kid opened: %q, %v", k.Secret, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
@@ -57,7 +58,8 @@ type AuditFilter struct {
 	// Since and Until bound the records' times: Since <= At < Until, a
 	// zero time being no bound.
 	Since, Until time.Time
-	// Entity, when set, is the id of the entity the records concern.
+	// Entity, when set, is the id of an entity the records concern: their
+	// Entity, or a key a rotation replaced (audit.Event.Replaced).
 	Entity string
 	// Agent, when set, is the client that acted.
 	Agent string
@@ -227,7 +229,7 @@ func (f AuditFilter) selects(seq int64, r audit.Record) bool {
 	since, until := f.Since.Truncate(time.Microsecond), f.Until.Truncate(time.Microsecond)
 	return r.Workspace == f.Workspace && r.Seq == seq && seq > f.After &&
 		(since.IsZero() || !r.At.Before(since)) && (until.IsZero() || r.At.Before(until)) &&
-		(f.Entity == "" || r.Entity.ID == f.Entity) && (f.Agent == "" || r.Client == f.Agent)
+		(f.Entity == "" || r.Entity.ID == f.Entity || slices.Contains(r.Replaced, f.Entity)) && (f.Agent == "" || r.Client == f.Agent)
 }
 
 // auditPage is how many records VerifyAudit reads at once.

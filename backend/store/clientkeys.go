@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
@@ -21,14 +22,18 @@ type ClientKeys interface {
 	// transaction, and returns k as stored (Seq set); ErrConflict when
 	// the kid is taken.
 	AddClientKey(ctx context.Context, k ClientKey, e audit.Event) (ClientKey, error)
-	// RotateClientKey applies the rotation rule (clientkey.Rotate) to
-	// the keys of k.ClientID at k.CreatedAt, k the new key, and appends e,
-	// in one transaction; ErrNotFound when the client has no key,
-	// ErrConflict when the kid is taken.
-	RotateClientKey(ctx context.Context, k ClientKey, e audit.Event) (ClientKey, error)
-	// RetireClientKey applies the retirement rule (clientkey.Retire) to
-	// the key kid at now and appends e, in one transaction; ErrNotFound.
-	RetireClientKey(ctx context.Context, kid string, now time.Time, e audit.Event) (ClientKey, error)
+	// RotateClientKey applies the rotation rule (Rotation: a new key
+	// weaker than the one it replaces only when weaken) to the keys of
+	// k.ClientID at k.CreatedAt, k the new key, and appends e, completed
+	// with what the rotation did, in one transaction; ErrNotFound when the
+	// client has no key, ErrConflict when the kid is taken, a
+	// *clientkey.WeakerError.
+	RotateClientKey(ctx context.Context, k ClientKey, weaken bool, e audit.Event) (ClientKey, error)
+	// RetireClientKey applies the retirement's guard, unless force, and
+	// rule (Retirement) to the key kid among its client's keys at now, and
+	// appends e, in one transaction; ErrNotFound, a
+	// *clientkey.LockOutError.
+	RetireClientKey(ctx context.Context, kid string, force bool, now time.Time, e audit.Event) (ClientKey, error)
 	// ImportClientKeys stores keys as they are (status and dates
 	// included) with events[i] for keys[i], in one transaction;
 	// ErrConflict when a kid is taken, and then nothing is stored.
@@ -63,9 +68,50 @@ type ClientKey struct {
 
 // ClientKeyFilter selects keys for ListClientKeys.
 type ClientKeyFilter struct {
+	Kid      string // the one key of that kid; "" for any
 	ClientID string // "" for every client
 	After    string // the kid the page starts after
 	Limit    int
+}
+
+// Rotation applies the rotation rule (clientkey.Rotate) to keys, the
+// client's as its transaction holds them, for the new key k, and completes
+// e, the rotation's record, with the kids it moves to retiring and what
+// k gives up that weaken allowed; ErrNotFound when the client has no key.
+func Rotation(keys []ClientKey, k ClientKey, weaken bool, e *audit.Event) (clientkey.Rotated, error) {
+	r, err := clientkey.Rotate(Keys(keys), k.Key, weaken, k.CreatedAt)
+	if errors.Is(err, clientkey.ErrNoKeys) {
+		return r, ErrNotFound
+	}
+	if err != nil {
+		return r, err
+	}
+	for _, c := range r.Changed {
+		e.Replaced = append(e.Replaced, c.Kid)
+	}
+	e.Weakened = r.Lost
+	return r, nil
+}
+
+// Retirement applies the retirement's guard (clientkey.CheckRetire), unless
+// force, and rule (clientkey.Retire) to the key kid among keys, its
+// client's as its transaction holds them, at now: the key as retired, and
+// whether it changed (a retired key stays as it was); ErrNotFound when
+// keys has no kid.
+func Retirement(keys []ClientKey, kid string, force bool, now time.Time) (ClientKey, bool, error) {
+	i := slices.IndexFunc(keys, func(k ClientKey) bool { return k.Kid == kid })
+	if i < 0 {
+		return ClientKey{}, false, ErrNotFound
+	}
+	if !force {
+		if err := clientkey.CheckRetire(Keys(keys), kid); err != nil {
+			return keys[i], false, err
+		}
+	}
+	k := keys[i]
+	var changed bool
+	k.Key, changed = clientkey.Retire(k.Key, now)
+	return k, changed, nil
 }
 
 // Keys returns the keys of rows.

@@ -1,6 +1,7 @@
 package registryfile
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,35 +22,60 @@ func (f *File) Add(clientID, kid, secret, enc string, requireFresh bool, now tim
 	return f.Keys[len(f.Keys)-1], nil
 }
 
-// Rotate gives clientID a new active key and moves its previous active keys
-// to retiring, where they are still accepted until an operator retires them
-// (clientkey.Rotate).
-func (f *File) Rotate(clientID string, now time.Time) (Key, error) {
+// Rotate gives clientID a new active key, of the kind of the key it
+// replaces unless enc or fresh name another ("" and nil keep it), and
+// moves its previous active keys to retiring, where they are still
+// accepted until an operator retires them (clientkey.NextKind,
+// clientkey.Rotate): a new key weaker than the one it replaces is refused
+// with a *clientkey.WeakerError unless weaken. It returns the new key and
+// what the rotation changed.
+func (f *File) Rotate(clientID, enc string, fresh *bool, weaken bool, now time.Time) (Key, clientkey.Rotated, error) {
+	keys := f.clientKeys(clientID)
+	kind, err := clientkey.NextKind(keys, enc, fresh)
+	if err != nil {
+		return Key{}, clientkey.Rotated{}, err
+	}
+	r, err := clientkey.Rotate(keys, clientkey.New(clientID, "", "", kind.Enc, kind.Fresh, now), weaken, now)
+	if errors.Is(err, clientkey.ErrNoKeys) {
+		return Key{}, r, fmt.Errorf("client %q has no keys: add one with hdc keys add", clientID)
+	}
+	if err != nil {
+		return Key{}, r, err
+	}
+	for _, c := range r.Changed {
+		f.key(c.Kid).Key = c
+	}
+	k, err := f.Add(clientID, r.Added.Kid, r.Added.Secret, r.Added.Enc, r.Added.RequireFresh, now)
+	return k, r, err
+}
+
+// Retire moves the key kid to retired; requests encrypted with it are then
+// refused (clientkey.Retire). The retirement of a client's last active key,
+// or of its last key, is refused with a *clientkey.LockOutError unless
+// force (clientkey.CheckRetire).
+func (f *File) Retire(kid string, force bool, now time.Time) error {
+	k := f.key(kid)
+	if k == nil {
+		return fmt.Errorf("no key with kid %q", kid)
+	}
+	if !force {
+		if err := clientkey.CheckRetire(f.clientKeys(k.ClientID), kid); err != nil {
+			return err
+		}
+	}
+	k.Key, _ = clientkey.Retire(k.Key, now)
+	return nil
+}
+
+// clientKeys returns the keys of clientID.
+func (f *File) clientKeys(clientID string) []clientkey.Key {
 	var keys []clientkey.Key
 	for _, k := range f.Keys {
 		if k.ClientID == clientID {
 			keys = append(keys, k.Key)
 		}
 	}
-	changed, next, err := clientkey.Rotate(keys, clientkey.New(clientID, "", "", "", false, now), now)
-	if err != nil {
-		return Key{}, fmt.Errorf("client %q has no keys: add one with hdc keys add", clientID)
-	}
-	for _, c := range changed {
-		f.key(c.Kid).Key = c
-	}
-	return f.Add(clientID, next.Kid, next.Secret, next.Enc, next.RequireFresh, now)
-}
-
-// Retire moves the key kid to retired; requests encrypted with it are then
-// refused (clientkey.Retire).
-func (f *File) Retire(kid string, now time.Time) error {
-	k := f.key(kid)
-	if k == nil {
-		return fmt.Errorf("no key with kid %q", kid)
-	}
-	k.Key, _ = clientkey.Retire(k.Key, now)
-	return nil
+	return keys
 }
 
 // key returns the entry of kid, nil when there is none.

@@ -1,6 +1,7 @@
 package registryfile
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -177,12 +178,16 @@ func TestEdits(t *testing.T) {
 	if _, err := f.Add("c2", k1.Kid, "", "", false, now); err == nil {
 		t.Fatal("Add accepted a duplicate kid")
 	}
-	if _, err := f.Rotate("nobody", now); err == nil {
+	if _, _, err := f.Rotate("nobody", "", nil, false, now); err == nil {
 		t.Fatal("Rotate accepted a client without keys")
 	}
-	k2, err := f.Rotate("c1", now.Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
+	var lock *clientkey.LockOutError
+	if err := f.Retire(k1.Kid, false, now); !errors.As(err, &lock) {
+		t.Fatalf("the retirement of c1's only key: %v, want a *clientkey.LockOutError", err)
+	}
+	k2, rotated, err := f.Rotate("c1", "", nil, false, now.Add(time.Hour))
+	if err != nil || len(rotated.Changed) != 1 || rotated.Changed[0].Kid != k1.Kid {
+		t.Fatalf("Rotate: %+v, %v", rotated, err)
 	}
 	r, err := New(f)
 	if err != nil {
@@ -194,10 +199,10 @@ func TestEdits(t *testing.T) {
 	if cur, _ := r.ActiveKey("c1"); cur.Kid != k2.Kid {
 		t.Fatalf("active key %s, want %s", cur.Kid, k2.Kid)
 	}
-	if err := f.Retire(k1.Kid, now); err != nil {
+	if err := f.Retire(k1.Kid, false, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Retire("missing", now); err == nil {
+	if err := f.Retire("missing", false, now); err == nil {
 		t.Fatal("Retire accepted an unknown kid")
 	}
 	r, _ = New(f)

@@ -85,7 +85,7 @@ func TestPlainFileIsReadThenSealed(t *testing.T) {
 		t.Fatalf("a plain file: %v, plain %d", err, r.Plain())
 	}
 	s := NewSealer(testkit.Keeper(t))
-	if err := Update(path, s, func(f *File) error { _, err := f.Rotate("c2", time.Now()); return err }); err != nil {
+	if err := Update(path, s, func(f *File) error { _, _, err := f.Rotate("c2", "", nil, false, time.Now()); return err }); err != nil {
 		t.Fatal(err)
 	}
 	r, err = Load(path, s)
@@ -189,7 +189,7 @@ func TestUpdateKeepsKinds(t *testing.T) {
 	s := NewSealer(testkit.Keeper(t))
 	for _, change := range []func(*File) error{
 		func(*File) error { return nil },
-		func(f *File) error { return f.Retire("k-old", time.Now()) },
+		func(f *File) error { return f.Retire("k-old", true, time.Now()) },
 	} {
 		if err := Update(sealed, s, change); err != nil {
 			t.Fatal(err)

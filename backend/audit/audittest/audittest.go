@@ -46,7 +46,7 @@ func Records(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.SharingGrant, Outcome: audit.Success, Entity: grant},
 		{Action: audit.SharingRevoke, Outcome: audit.Success, Entity: grant},
 		{Action: audit.KeyAdd, Outcome: audit.Success, Entity: key},
-		{Action: audit.KeyRotate, Outcome: audit.Success, Entity: key},
+		{Action: audit.KeyRotate, Outcome: audit.Success, Entity: key, Replaced: []string{"k_1"}, Weakened: []string{"enc", "freshness"}},
 		{Action: audit.KeyRetire, Outcome: audit.Success, Entity: key},
 		{Action: audit.KeeperRewrap, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityDataKey, ID: "0123456789abcdef"}},
 		{Action: audit.LoginFailed, Outcome: audit.Denied, Source: netip.MustParseAddr("2001:db8::1"), Count: 9},

@@ -210,15 +210,28 @@ func auditEventOf(r audit.Record) auditEvent {
 	return ev
 }
 
-// entitiesOf returns the entities of r: what it concerns, the kid of an
+// entitiesOf returns the entities of r: what it concerns (with what a
+// rotation's new key gave up), the keys a rotation replaced, the kid of an
 // encrypted request, the request's id, and what a prune removed.
 func entitiesOf(r audit.Record) []auditEntity {
 	var es []auditEntity
 	if r.Entity != (audit.Entity{}) {
-		es = append(es, auditEntity{
+		e := auditEntity{
 			What: &auditWho{Identifier: fhir.Identifier{System: entitySystems[r.Entity.Kind], Value: r.Entity.ID}},
 			Type: &fhir.Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
 			Role: ptr(entityRoles[r.Entity.Kind]),
+		}
+		for _, lost := range r.Weakened {
+			e.Detail = append(e.Detail, auditDetail{Type: "weakened", ValueString: lost})
+		}
+		es = append(es, e)
+	}
+	for _, kid := range r.Replaced {
+		es = append(es, auditEntity{
+			What:        &auditWho{Identifier: fhir.Identifier{System: KidSystem, Value: kid}},
+			Type:        &fhir.Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+			Role:        &fhir.Coding{System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+			Description: "a key the rotation moved to retiring",
 		})
 	}
 	if r.Kid != "" && r.Entity.Kind != audit.EntityKey {

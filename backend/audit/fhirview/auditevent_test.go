@@ -164,6 +164,26 @@ func TestAuditEventCarriesGrantKidAndRequest(t *testing.T) {
 	}
 }
 
+// TestAuditEventOfARotation: a rotation's AuditEvent names the key it made,
+// with what it gave up, and each key it moved to retiring.
+func TestAuditEventOfARotation(t *testing.T) {
+	r, err := audit.Next(audit.Link{}, audit.Event{At: tAt, Action: audit.KeyRotate, Outcome: audit.Success, Workspace: "ws-1",
+		Entity: audit.Entity{Kind: audit.EntityKey, ID: "k-new"}, Replaced: []string{"k-old"}, Weakened: []string{"enc", "freshness"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decode(t, r)
+	if dig(m, "entity", 0, "what", "identifier", "value") != "k-new" || dig(m, "entity", 1, "what", "identifier", "value") != "k-old" ||
+		dig(m, "entity", 1, "what", "identifier", "system") != KidSystem {
+		t.Fatalf("entities %v: want the new key, then the key it replaced", m["entity"])
+	}
+	for i, lost := range []string{"enc", "freshness"} {
+		if dig(m, "entity", 0, "detail", i, "type") != "weakened" || dig(m, "entity", 0, "detail", i, "valueString") != lost {
+			t.Fatalf("the new key's details %v: want weakened %s", dig(m, "entity", 0, "detail"), lost)
+		}
+	}
+}
+
 // TestAuditEventEveryAction: every action has a mapping, so no record
 // falls back to the default.
 func TestAuditEventEveryAction(t *testing.T) {

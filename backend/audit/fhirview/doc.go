@@ -41,8 +41,11 @@
 //   - source: the backend (type "4", application server, of
 //     http://terminology.hl7.org/CodeSystem/security-source-type);
 //   - entity: the Entity (what: an identifier with the care context,
-//     subscription, client or grant id, or the kid), and the kid and the
-//     request id of the request as identifiers of their own;
+//     subscription, client or grant id, or the kid; for a rotation to a
+//     weaker key, a detail "weakened" per thing it gave up, "enc" or
+//     "freshness"), each key a rotation moved to retiring (what: its kid),
+//     and the kid and the request id of the request as identifiers of
+//     their own;
 //   - id: derived from the workspace and the seq, so that exports are
 //     stable.
 package fhirview

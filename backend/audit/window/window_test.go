@@ -3,6 +3,7 @@ package window
 import (
 	"context"
 	"net/netip"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -162,7 +163,7 @@ func wantEvents(t *testing.T, what string, got, want []audit.Event) {
 		t.Fatalf("%s: %d records %+v, want %d %+v", what, len(got), got, len(want), want)
 	}
 	for i := range got {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Fatalf("%s: record %d = %+v, want %+v", what, i, got[i], want[i])
 		}
 	}

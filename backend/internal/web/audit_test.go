@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func TestAuditEvent(t *testing.T) {
 				r = r.WithContext(context.WithValue(r.Context(), callerKey{}, *tt.caller))
 			}
 			got := AuditEvent(r)
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("AuditEvent = %+v, want %+v", got, tt.want)
 			}
 			// Once the service sets the rest, the event may be recorded.

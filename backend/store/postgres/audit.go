@@ -30,7 +30,9 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 		SELECT `+auditColumns+` FROM audit_records
 		WHERE workspace_id = $1 AND seq > $2
 		AND ($3::timestamptz IS NULL OR recorded_at >= $3) AND ($4::timestamptz IS NULL OR recorded_at < $4)
-		AND ($5::text IS NULL OR entity_id = $5) AND ($6::text IS NULL OR client_id = $6)
+		AND ($5::text IS NULL OR entity_id = $5 OR EXISTS (SELECT 1 FROM audit_entities e
+			WHERE e.workspace_id = audit_records.workspace_id AND e.entity_id = $5 AND e.seq = audit_records.seq))
+		AND ($6::text IS NULL OR client_id = $6)
 		ORDER BY seq
 		LIMIT CASE WHEN $7 > 0 THEN $7::bigint END`,
 		f.Workspace, f.After, nullTS(f.Since), nullTS(f.Until), nullText(f.Entity), nullText(f.Agent), f.Limit)
@@ -134,6 +136,12 @@ func (a auditTx) InsertAudit(ctx context.Context, r audit.Record, body []byte, h
 	if err != nil {
 		return translate(err)
 	}
+	for _, id := range r.Replaced {
+		if _, err := a.tx.Exec(ctx, `INSERT INTO audit_entities (workspace_id, seq, entity_id) VALUES ($1, $2, $3)`,
+			r.Workspace, r.Seq, id); err != nil {
+			return err
+		}
+	}
 	_, err = a.tx.Exec(ctx, `UPDATE audit_heads SET seq = $1, hash = $2 WHERE workspace_id = $3`, r.Seq, h[:], r.Workspace)
 	return err
 }
@@ -145,6 +153,9 @@ func (a auditTx) AuditRows(ctx context.Context, workspace string, after int64, l
 }
 
 func (a auditTx) DeleteAudit(ctx context.Context, workspace string, last audit.Link) (int64, error) {
+	if _, err := a.tx.Exec(ctx, `DELETE FROM audit_entities WHERE workspace_id = $1 AND seq <= $2`, workspace, last.Seq); err != nil {
+		return 0, err
+	}
 	tag, err := a.tx.Exec(ctx, `DELETE FROM audit_records WHERE workspace_id = $1 AND seq <= $2`, workspace, last.Seq)
 	if err != nil {
 		return 0, err

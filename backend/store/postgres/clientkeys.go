@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,50 +21,56 @@ const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fre
 // AddClientKey implements store.Store.
 func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
 	k.Status = clientkey.Active
-	err := s.keyChange(ctx, e, func(tx pgx.Tx) error { return insertClientKey(ctx, tx, &k) })
+	err := s.keyChange(ctx, &e, func(tx pgx.Tx) error { return insertClientKey(ctx, tx, &k) })
 	return k, err
 }
 
 // RotateClientKey implements store.Store.
-func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
-	err := s.keyChange(ctx, e, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE client_id = $1 FOR UPDATE`, k.ClientID)
-		keys, err := collect(rows, err, func(r pgx.Row) (store.ClientKey, error) { return scanClientKey(r) })
+func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, weaken bool, e audit.Event) (store.ClientKey, error) {
+	err := s.keyChange(ctx, &e, func(tx pgx.Tx) error {
+		keys, err := clientKeysOf(ctx, tx, `client_id = $1`, k.ClientID)
 		if err != nil {
 			return err
 		}
-		changed, added, err := clientkey.Rotate(store.Keys(keys), k.Key, k.CreatedAt)
-		if errors.Is(err, clientkey.ErrNoKeys) {
-			return store.ErrNotFound
+		r, err := store.Rotation(keys, k, weaken, &e)
+		if err != nil {
+			return err
 		}
-		for _, c := range changed {
+		for _, c := range r.Changed {
 			if _, err := updateClientKey(ctx, tx, c); err != nil {
 				return err
 			}
 		}
-		k.Key = added
+		k.Key = r.Added
 		return insertClientKey(ctx, tx, &k)
 	})
 	return k, err
 }
 
 // RetireClientKey implements store.Store.
-func (s *Store) RetireClientKey(ctx context.Context, kid string, now time.Time, e audit.Event) (store.ClientKey, error) {
+func (s *Store) RetireClientKey(ctx context.Context, kid string, force bool, now time.Time, e audit.Event) (store.ClientKey, error) {
 	var k store.ClientKey
-	err := s.keyChange(ctx, e, func(tx pgx.Tx) error {
-		var err error
-		if k, err = scanClientKey(tx.QueryRow(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid = $1 FOR UPDATE`, kid)); err != nil {
+	err := s.keyChange(ctx, &e, func(tx pgx.Tx) error {
+		keys, err := clientKeysOf(ctx, tx, `client_id = (SELECT client_id FROM client_keys WHERE kid = $1)`, kid)
+		if err != nil {
 			return err
 		}
-		retired, changed := clientkey.Retire(k.Key, ts(now))
-		if !changed {
-			return nil
+		var changed bool
+		if k, changed, err = store.Retirement(keys, kid, force, ts(now)); err != nil || !changed {
+			return err
 		}
-		k.Key = retired
-		k.Seq, err = updateClientKey(ctx, tx, retired)
+		k.Seq, err = updateClientKey(ctx, tx, k.Key)
 		return err
 	})
 	return k, err
+}
+
+// clientKeysOf returns the keys of one client that where selects, locked
+// until tx ends, so that concurrent changes of the client's keys are
+// decided one after the other.
+func clientKeysOf(ctx context.Context, tx pgx.Tx, where string, arg any) ([]store.ClientKey, error) {
+	rows, err := tx.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+where+` FOR UPDATE`, arg)
+	return collect(rows, err, func(r pgx.Row) (store.ClientKey, error) { return scanClientKey(r) })
 }
 
 // ImportClientKeys implements store.Store.
@@ -90,13 +95,16 @@ func (s *Store) ClientKey(ctx context.Context, kid string) (store.ClientKey, err
 
 // ListClientKeys implements store.Store.
 func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]store.ClientKey, error) {
-	// Two statements, so that a client's keys are found by its index.
-	query, args := `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid > $1 ORDER BY kid LIMIT $2`, []any{f.After, f.Limit}
-	if f.ClientID != "" {
-		query = `SELECT ` + clientKeyColumns + ` FROM client_keys WHERE client_id = $3 AND kid > $1 ORDER BY kid LIMIT $2`
-		args = append(args, f.ClientID)
+	// A statement for each, so that a kid or a client's keys are found by
+	// their index.
+	where, args := `kid > $2`, []any{f.Limit, f.After}
+	switch {
+	case f.Kid != "":
+		where, args = `kid = $2`, []any{f.Limit, f.Kid}
+	case f.ClientID != "":
+		where, args = `client_id = $3 AND kid > $2`, []any{f.Limit, f.After, f.ClientID}
 	}
-	rows, err := s.pool.Query(ctx, query, args...)
+	rows, err := s.pool.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+where+` ORDER BY kid LIMIT $1`, args...)
 	keys, err := collect(rows, err, func(r pgx.Row) (store.ClientKey, error) { return scanClientKey(r) })
 	for i := range keys {
 		keys[i].Secret = ""
@@ -146,14 +154,14 @@ func (s *Store) ListenClientKeys(ctx context.Context, notify func()) error {
 	}
 }
 
-// keyChange runs change, appends e and notifies the followers, in one
-// transaction.
-func (s *Store) keyChange(ctx context.Context, e audit.Event, change func(pgx.Tx) error) error {
+// keyChange runs change, which may complete e, appends e and notifies the
+// followers, in one transaction.
+func (s *Store) keyChange(ctx context.Context, e *audit.Event, change func(pgx.Tx) error) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if err := change(tx); err != nil {
 			return err
 		}
-		if _, err := store.AppendAudit(ctx, s.auditTx(tx), e); err != nil {
+		if _, err := store.AppendAudit(ctx, s.auditTx(tx), *e); err != nil {
 			return err
 		}
 		return notifyKeys(ctx, tx)

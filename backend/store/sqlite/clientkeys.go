@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
@@ -16,50 +15,55 @@ const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fre
 // AddClientKey implements store.Store.
 func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
 	k.Status = clientkey.Active
-	err := s.keyChange(ctx, e, func(tx *sql.Tx) error { return insertClientKey(ctx, tx, &k) })
+	err := s.keyChange(ctx, &e, func(tx *sql.Tx) error { return insertClientKey(ctx, tx, &k) })
 	return k, err
 }
 
 // RotateClientKey implements store.Store.
-func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
-	err := s.keyChange(ctx, e, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE client_id = ?`, k.ClientID)
-		keys, err := collect(rows, err, func(r *sql.Rows) (store.ClientKey, error) { return scanClientKey(r) })
+func (s *Store) RotateClientKey(ctx context.Context, k store.ClientKey, weaken bool, e audit.Event) (store.ClientKey, error) {
+	err := s.keyChange(ctx, &e, func(tx *sql.Tx) error {
+		keys, err := clientKeysOf(ctx, tx, `client_id = ?`, k.ClientID)
 		if err != nil {
 			return err
 		}
-		changed, added, err := clientkey.Rotate(store.Keys(keys), k.Key, k.CreatedAt)
-		if errors.Is(err, clientkey.ErrNoKeys) {
-			return store.ErrNotFound
+		r, err := store.Rotation(keys, k, weaken, &e)
+		if err != nil {
+			return err
 		}
-		for _, c := range changed {
+		for _, c := range r.Changed {
 			if _, err := updateClientKey(ctx, tx, c); err != nil {
 				return err
 			}
 		}
-		k.Key = added
+		k.Key = r.Added
 		return insertClientKey(ctx, tx, &k)
 	})
 	return k, err
 }
 
 // RetireClientKey implements store.Store.
-func (s *Store) RetireClientKey(ctx context.Context, kid string, now time.Time, e audit.Event) (store.ClientKey, error) {
+func (s *Store) RetireClientKey(ctx context.Context, kid string, force bool, now time.Time, e audit.Event) (store.ClientKey, error) {
 	var k store.ClientKey
-	err := s.keyChange(ctx, e, func(tx *sql.Tx) error {
-		var err error
-		if k, err = scanClientKey(tx.QueryRowContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid = ?`, kid)); err != nil {
+	err := s.keyChange(ctx, &e, func(tx *sql.Tx) error {
+		keys, err := clientKeysOf(ctx, tx, `client_id = (SELECT client_id FROM client_keys WHERE kid = ?)`, kid)
+		if err != nil {
 			return err
 		}
-		retired, changed := clientkey.Retire(k.Key, now.Truncate(time.Microsecond))
-		if !changed {
-			return nil
+		var changed bool
+		if k, changed, err = store.Retirement(keys, kid, force, now.Truncate(time.Microsecond)); err != nil || !changed {
+			return err
 		}
-		k.Key = retired
-		k.Seq, err = updateClientKey(ctx, tx, retired)
+		k.Seq, err = updateClientKey(ctx, tx, k.Key)
 		return err
 	})
 	return k, err
+}
+
+// clientKeysOf returns the keys of one client that where selects, in tx
+// (whose writes SQLite serializes).
+func clientKeysOf(ctx context.Context, tx *sql.Tx, where string, arg any) ([]store.ClientKey, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+where, arg)
+	return collect(rows, err, func(r *sql.Rows) (store.ClientKey, error) { return scanClientKey(r) })
 }
 
 // ImportClientKeys implements store.Store.
@@ -84,13 +88,16 @@ func (s *Store) ClientKey(ctx context.Context, kid string) (store.ClientKey, err
 
 // ListClientKeys implements store.Store.
 func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]store.ClientKey, error) {
-	// Two statements, so that a client's keys are found by its index.
-	query, args := `SELECT `+clientKeyColumns+` FROM client_keys WHERE kid > ? ORDER BY kid LIMIT ?`, []any{f.After, f.Limit}
-	if f.ClientID != "" {
-		query = `SELECT ` + clientKeyColumns + ` FROM client_keys WHERE kid > ? AND client_id = ? ORDER BY kid LIMIT ?`
-		args = []any{f.After, f.ClientID, f.Limit}
+	// A statement for each, so that a kid or a client's keys are found by
+	// their index.
+	where, args := `kid > ?`, []any{f.After}
+	switch {
+	case f.Kid != "":
+		where, args = `kid = ?`, []any{f.Kid}
+	case f.ClientID != "":
+		where, args = `kid > ? AND client_id = ?`, []any{f.After, f.ClientID}
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+where+` ORDER BY kid LIMIT ?`, append(args, f.Limit)...)
 	keys, err := collect(rows, err, func(r *sql.Rows) (store.ClientKey, error) { return scanClientKey(r) })
 	for i := range keys {
 		keys[i].Secret = ""
@@ -116,13 +123,14 @@ func (s *Store) ClientKeyChanges(ctx context.Context, after int64, limit int) ([
 // (the CLI changes keys from another process), so followers poll.
 func (s *Store) ListenClientKeys(context.Context, func()) error { return store.ErrNoListen }
 
-// keyChange runs change and appends e in one transaction.
-func (s *Store) keyChange(ctx context.Context, e audit.Event, change func(*sql.Tx) error) error {
+// keyChange runs change, which may complete e, and appends e, in one
+// transaction.
+func (s *Store) keyChange(ctx context.Context, e *audit.Event, change func(*sql.Tx) error) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if err := change(tx); err != nil {
 			return err
 		}
-		_, err := store.AppendAudit(ctx, s.auditTx(tx), e)
+		_, err := store.AppendAudit(ctx, s.auditTx(tx), *e)
 		return err
 	})
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -46,26 +47,34 @@ func testClientKeys(t *testing.T, s Store) {
 	}
 	_, err = s.AddClientKey(ctx(t), clientKey("k1", "c2"), keyEvent(audit.KeyAdd, "k1"))
 	wantErr(t, err, store.ErrConflict)
-	_, err = s.RotateClientKey(ctx(t), clientKey("k9", "nobody"), keyEvent(audit.KeyRotate, "k9"))
+	_, err = s.RotateClientKey(ctx(t), clientKey("k9", "nobody"), false, keyEvent(audit.KeyRotate, "k9"))
 	wantErr(t, err, store.ErrNotFound)
+	// The last active key is not retired unforced.
+	var lock *clientkey.LockOutError
+	if _, err := s.RetireClientKey(ctx(t), "k1", false, at(30e9), keyEvent(audit.KeyRetire, "k1")); !errors.As(err, &lock) {
+		t.Fatalf("the retirement of c1's only key: %v, want a *clientkey.LockOutError", err)
+	}
 
 	rotated := clientKey("k2", "c1")
 	rotated.CreatedAt = at(60e9)
-	k2, err := s.RotateClientKey(ctx(t), rotated, keyEvent(audit.KeyRotate, "k2"))
+	k2, err := s.RotateClientKey(ctx(t), rotated, false, keyEvent(audit.KeyRotate, "k2"))
 	must(t, err)
+	if r := lastAudit(t, s, "w1"); r.Action != audit.KeyRotate || !slices.Equal(r.Replaced, []string{"k1"}) || r.Weakened != nil {
+		t.Fatalf("the rotation's record: %+v, want it to name k1, replaced", r)
+	}
 	got, err := s.ClientKey(ctx(t), "k1")
 	must(t, err)
 	if got.Status != clientkey.Retiring || !got.RetiringAt.Equal(at(60e9)) || got.Seq != 2 || k2.Seq != 3 {
 		t.Fatalf("after the rotation: k1 %+v, k2 %+v", got, k2)
 	}
-	retired, err := s.RetireClientKey(ctx(t), "k1", at(120e9), keyEvent(audit.KeyRetire, "k1"))
+	retired, err := s.RetireClientKey(ctx(t), "k1", false, at(120e9), keyEvent(audit.KeyRetire, "k1"))
 	must(t, err)
-	again, err := s.RetireClientKey(ctx(t), "k1", at(180e9), keyEvent(audit.KeyRetire, "k1"))
+	again, err := s.RetireClientKey(ctx(t), "k1", false, at(180e9), keyEvent(audit.KeyRetire, "k1"))
 	must(t, err)
 	if retired.Status != clientkey.Retired || !retired.RetiredAt.Equal(at(120e9)) || retired.Seq != 4 || again != retired {
 		t.Fatalf("retired: %+v, then %+v", retired, again)
 	}
-	_, err = s.RetireClientKey(ctx(t), "k9", at(0), keyEvent(audit.KeyRetire, "k9"))
+	_, err = s.RetireClientKey(ctx(t), "k9", false, at(0), keyEvent(audit.KeyRetire, "k9"))
 	wantErr(t, err, store.ErrNotFound)
 
 	got, err = s.ClientKey(ctx(t), "k2")
@@ -91,6 +100,53 @@ func testClientKeys(t *testing.T, s Store) {
 	}
 }
 
+// testClientKeyKinds: a rotation to a weaker kind is refused unless
+// allowed, and then recorded with what the key gave up; nothing changes
+// when it is refused.
+func testClientKeyKinds(t *testing.T, s Store) {
+	seed(t, s, "w1", "c1")
+	gcm := clientKey("k-gcm", "c1")
+	gcm.Enc = "A256GCM"
+	_, err := s.AddClientKey(ctx(t), gcm, keyEvent(audit.KeyAdd, "k-gcm"))
+	must(t, err)
+	weaker := clientKey("k-cbc", "c1")
+	weaker.CreatedAt = at(60e9)
+	var refused *clientkey.WeakerError
+	if _, err := s.RotateClientKey(ctx(t), weaker, false, keyEvent(audit.KeyRotate, "k-cbc")); !errors.As(err, &refused) {
+		t.Fatalf("a rotation from A256GCM to A128CBC-HS256: %v, want a *clientkey.WeakerError", err)
+	}
+	if k, err := s.ClientKey(ctx(t), "k-gcm"); err != nil || k.Status != clientkey.Active {
+		t.Fatalf("after the refused rotation: %+v, %v", k, err)
+	}
+	if _, err := s.ClientKey(ctx(t), "k-cbc"); err != store.ErrNotFound {
+		t.Fatalf("the refused rotation stored its key: %v", err)
+	}
+	_, err = s.RotateClientKey(ctx(t), weaker, true, keyEvent(audit.KeyRotate, "k-cbc"))
+	must(t, err)
+	r := lastAudit(t, s, "w1")
+	if r.Entity.ID != "k-cbc" || !slices.Equal(r.Replaced, []string{"k-gcm"}) ||
+		!slices.Equal(r.Weakened, []string{clientkey.LostEnc, clientkey.LostFreshness}) {
+		t.Fatalf("the weakening rotation's record: %+v", r)
+	}
+	// The rotation is found by either key.
+	for _, kid := range []string{"k-gcm", "k-cbc"} {
+		found := listAudit(t, s, store.AuditFilter{Workspace: "w1", Entity: kid})
+		if !slices.ContainsFunc(found, func(f audit.Record) bool { return f.Seq == r.Seq }) {
+			t.Fatalf("a search by %s: %+v, without the rotation", kid, found)
+		}
+	}
+}
+
+// lastAudit returns the last record of ws's chain.
+func lastAudit(t *testing.T, s Store, ws string) audit.Record {
+	t.Helper()
+	rs := listAudit(t, s, store.AuditFilter{Workspace: ws})
+	if len(rs) == 0 {
+		t.Fatalf("no record in %s's trail", ws)
+	}
+	return rs[len(rs)-1]
+}
+
 func testClientKeyList(t *testing.T, s Store) {
 	var keys []store.ClientKey
 	var events []audit.Event
@@ -105,6 +161,12 @@ func testClientKeyList(t *testing.T, s Store) {
 	wantErr(t, s.ImportClientKeys(ctx(t), dup, events[:2]), store.ErrConflict)
 	if _, err := s.ClientKey(ctx(t), "k5"); err != store.ErrNotFound {
 		t.Fatalf("a failed import stored k5: %v", err)
+	}
+	if one, err := s.ListClientKeys(ctx(t), store.ClientKeyFilter{Kid: "k3", Limit: 10}); err != nil || len(one) != 1 || one[0].Kid != "k3" || one[0].Secret != "" {
+		t.Fatalf("the key of kid k3: %+v, %v", one, err)
+	}
+	if none, err := s.ListClientKeys(ctx(t), store.ClientKeyFilter{Kid: "k-none", Limit: 10}); err != nil || len(none) != 0 {
+		t.Fatalf("the key of a kid nobody has: %+v, %v", none, err)
 	}
 	page, err := s.ListClientKeys(ctx(t), store.ClientKeyFilter{After: "k0", Limit: 2})
 	must(t, err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -128,7 +129,7 @@ func testOperatorAudit(t *testing.T, s Store) {
 			t.Fatalf("%s: %d records, want %d: %+v", ws, len(rs), len(events), rs)
 		}
 		for i, r := range rs {
-			if r.Event != events[i] || r.Seq != int64(i+1) {
+			if !reflect.DeepEqual(r.Event, events[i]) || r.Seq != int64(i+1) {
 				t.Errorf("%s record %d = %+v, want %+v", ws, i+1, r, events[i])
 			}
 		}

@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"DataKey", testDataKey},
 		{"Secrets", testSecrets},
 		{"ClientKeys", testClientKeys},
+		{"ClientKeyKinds", testClientKeyKinds},
 		{"ClientKeyList", testClientKeyList},
 		{"ClientKeyConcurrentChanges", testClientKeyConcurrentChanges},
 		{"ClientKeyNotices", testClientKeyNotices},
