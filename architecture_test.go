@@ -156,7 +156,7 @@ func TestImportRules(t *testing.T) {
 // backend/audit too).
 func operatorSurface(dep string) bool {
 	switch dep {
-	case "backend/operator", "backend/identity", "backend/store", "backend/sealed", "backend/fhir", "backend/webhook":
+	case "backend/operator", "backend/identity", "backend/keyadmin", "backend/store", "backend/sealed", "backend/fhir", "backend/webhook":
 		return true
 	}
 	return under(dep, "backend/audit")

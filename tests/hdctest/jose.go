@@ -303,8 +303,20 @@ func FreshRequests(t *testing.T, ops *Stack, a, b *Stack) {
 
 	// An A128CBC-HS256 key made with --require-fresh refuses an envelope
 	// without iat and jti, as the specification's clients send it.
-	g = ops.NewClientEnc("fresh-requests-strict", "", "--require-fresh") // post opens the answer with g's key
-	expectSealedProblem(t, post(b, LoginPath, goJose.Encrypt(t, g, FormJSON, LoginBody(g)), nil), 400, "freshness_required")
+	ExpectFreshnessRequired(t, b, ops.NewClientEnc("fresh-requests-strict", "", "--require-fresh"))
+}
+
+// ExpectFreshnessRequired checks that the edge e refuses c's login sealed
+// by go-jose under c's key without iat and jti, 400 freshness_required,
+// sealed: c's key is one whose envelopes must be fresh.
+func ExpectFreshnessRequired(t *testing.T, e *Stack, c *APIClient) {
+	t.Helper()
+	goJose := JoseClients[len(JoseClients)-1]
+	r := e.Do("POST", LoginPath, goJose.Encrypt(t, c, FormJSON, LoginBody(c)), map[string]string{"Content-Type": JSONType, JWEHeader: "JWE"})
+	if r.Header.Get(JWEHeader) == "JWE" {
+		r.Body, r.sealed = goJose.decrypt(t, c, FormJSON, r.Body), true
+	}
+	expectSealedProblem(t, r, 400, "freshness_required")
 }
 
 // expectSealedProblem checks a problem answer that came sealed under the

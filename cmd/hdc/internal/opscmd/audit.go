@@ -164,13 +164,15 @@ func newAuditListCmd(sf *storeFlags) *cobra.Command {
 		Short: "Print audit records as JSON lines, oldest first in each trail",
 		Long: `Print the audit records the filters select, one JSON object per line: the
 record's canonical form (v, workspace, seq, prev, at, action, outcome and the
-optional client, grant, entity, source, kid, request, pruned) followed by its
+optional client, grant, entity, source, kid, request, pruned, count, and a
+rotation's replaced and weakened) followed by its
 hash, the link the next record's prev holds: the HMAC-SHA-256 of that
 canonical form under the chain's key (v 2), or its SHA-256 for a record
 written before the chain had a key (v 1).
 Without --workspace every trail is listed, in workspace order; --workspace ""
 is the installation's trail. A date for --until means up to the end of that
-day (UTC).`,
+day (UTC). --entity finds a rotation by the key it made and by each key it
+replaced.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return q.print(cmd, sf, func(c *audit.Chain, r audit.Record) ([]byte, error) { return listedAudit(c, r) })

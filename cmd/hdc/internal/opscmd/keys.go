@@ -4,14 +4,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -92,6 +91,13 @@ func issued(k clientkey.Key) issuedKey {
 	return out
 }
 
+// keyKind is what add makes a key besides its secret: its content
+// encryption and whether its envelopes must be fresh.
+type keyKind struct {
+	enc          string
+	requireFresh bool
+}
+
 // kindFlags adds --enc and --require-fresh to cmd.
 func kindFlags(cmd *cobra.Command, kind *keyKind) {
 	cmd.Flags().StringVar(&kind.enc, "enc", jwe.EncA128CBCHS256, "the key's content encryption: A128CBC-HS256 (the specification's) or A256GCM")
@@ -105,12 +111,6 @@ func (kind keyKind) check() error {
 	}
 	return nil
 }
-
-// errRotateKind refuses a kind that a rotation of a registry file does not
-// make (registryfile.File.Rotate), rather than make a key of another kind
-// than asked.
-var errRotateKind = errors.New("with --registry, rotate makes an A128CBC-HS256 key: give the client a key of another kind " +
-	"with hdc keys add --registry --enc … [--require-fresh], then retire its old key")
 
 func newKeysAddCmd(path func() string) *cobra.Command {
 	var client, kid, secret string
@@ -139,14 +139,18 @@ its protected header. In the database, the client must be there; with
 				return err
 			}
 			if p == "" {
-				_, err := issueInDatabase(cmd, &sf, client, kid, secret, false, kind)
-				return err
+				return sf.withKeys(cmd, func(svc *keyadmin.Service) error {
+					k, err := svc.Add(cmd.Context(), keyadmin.AddRequest{Client: client, Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
+					if err != nil {
+						return keyError(err, client, k.Kid)
+					}
+					return cli.PrintJSON(cmd.OutOrStdout(), issued(k))
+				})
 			}
 			sf.warnUnknownClient(cmd, client)
-			_, err := issueKey(cmd, &sf, p, audit.KeyAdd, func(f *registryfile.File) (registryfile.Key, error) {
+			return addInRegistry(cmd, &sf, p, func(f *registryfile.File) (registryfile.Key, error) {
 				return f.Add(client, kid, secret, kind.enc, kind.requireFresh, time.Now())
 			})
-			return err
 		},
 	}
 	sf.register(cmd)
@@ -156,101 +160,6 @@ its protected header. In the database, the client must be there; with
 	kindFlags(cmd, &kind)
 	_ = cmd.MarkFlagRequired("client")
 	return cmd
-}
-
-func newKeysRotateCmd(path func() string) *cobra.Command {
-	var client string
-	var kind keyKind
-	var sf storeFlags
-	cmd := &cobra.Command{
-		Use:   "rotate --client ID [--enc A128CBC-HS256|A256GCM] [--require-fresh]",
-		Short: "Give a client a new active key; its previous active keys become retiring",
-		Long: `Add a new active key for the client and move its previous active keys to
-retiring: they are still accepted, so clients can switch at their pace. Once
-the edge's metrics show a retiring key is no longer used, retire it. When the
-client is hdc up's demo client, the demo credentials in the data directory
-(beside the registry, with --registry) take the new key. The new key is of
---enc and --require-fresh as for add, whatever the previous one was: a
-client moves to A256GCM keys by a rotation. With --registry the new key is
-A128CBC-HS256: there, a client moves to another kind of key by hdc keys add
-and, once it has switched, hdc keys retire.
-` + keysAuditHelp,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var k clientkey.Key
-			var err error
-			dir, p := sf.DataDir, path()
-			if err := kind.check(); err != nil {
-				return err
-			}
-			if p != "" && kind != (keyKind{enc: jwe.EncA128CBCHS256}) {
-				return errRotateKind
-			}
-			if p == "" {
-				k, err = issueInDatabase(cmd, &sf, client, "", "", true, kind)
-			} else {
-				dir = filepath.Dir(p)
-				k, err = issueKey(cmd, &sf, p, audit.KeyRotate, func(f *registryfile.File) (registryfile.Key, error) {
-					return f.Rotate(client, time.Now())
-				})
-			}
-			if err != nil {
-				return err
-			}
-			synced, err := syncDemoCredentials(dir, k)
-			if synced != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "hdc: %s now holds the new key\n", synced)
-			}
-			return err
-		},
-	}
-	sf.register(cmd)
-	cmd.Flags().StringVar(&client, "client", "", "client id (required)")
-	kindFlags(cmd, &kind)
-	_ = cmd.MarkFlagRequired("client")
-	return cmd
-}
-
-func newKeysRetireCmd(path func() string) *cobra.Command {
-	var kid string
-	var sf storeFlags
-	cmd := &cobra.Command{
-		Use:   "retire --kid KID",
-		Short: "Retire a key: requests encrypted with it are refused from then on",
-		Long:  "Retire a key: requests encrypted with it are refused from then on.\n" + keysAuditHelp,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := retireKey(cmd, &sf, path(), kid); err != nil {
-				return err
-			}
-			return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"kid": kid, "status": string(clientkey.Retired)})
-		},
-	}
-	sf.register(cmd)
-	cmd.Flags().StringVar(&kid, "kid", "", "key id (required)")
-	_ = cmd.MarkFlagRequired("kid")
-	return cmd
-}
-
-// retireKey retires kid in the database, or in the registry file p.
-func retireKey(cmd *cobra.Command, sf *storeFlags, p, kid string) error {
-	if p == "" {
-		kp, err := sf.keyPlane(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer kp.close()
-		return kp.retire(cmd.Context(), kid)
-	}
-	return sf.updateKeys(cmd, p, audit.KeyRetire, func(f *registryfile.File) (string, string, error) {
-		client := ""
-		for _, k := range f.Keys {
-			if k.Kid == kid {
-				client = k.ClientID
-			}
-		}
-		return kid, client, f.Retire(kid, time.Now())
-	})
 }
 
 func newKeysListCmd(path func() string) *cobra.Command {
@@ -302,12 +211,13 @@ func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey
 		}
 		return keys, err
 	}
-	kp, err := sf.keyPlane(cmd.Context())
-	if err != nil {
-		return nil, err
-	}
-	defer kp.close()
-	return kp.list(cmd.Context(), client)
+	var keys []clientkey.Listed
+	err := sf.withKeys(cmd, func(svc *keyadmin.Service) error {
+		var err error
+		keys, err = svc.List(cmd.Context(), client)
+		return err
+	})
+	return keys, err
 }
 
 func formatTime(t *time.Time) string {
@@ -370,12 +280,12 @@ Caddyfile does when HDC_KEY_REGISTRY is unset). Prints {"keys": n}.`,
 				return err
 			}
 			defer closeKeeper()
-			kp, err := sf.keyPlane(cmd.Context())
+			st, err := sf.Open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer kp.close()
-			n, err := kp.ImportFile(cmd.Context(), args[0], sealer)
+			defer st.Close()
+			n, err := ImportRegistry(cmd.Context(), st, args[0], sealer)
 			if err != nil {
 				return err
 			}

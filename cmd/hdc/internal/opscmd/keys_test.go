@@ -361,31 +361,44 @@ func TestKeysInDatabase(t *testing.T) {
 }
 
 // TestKeysOfEachKind: --enc A256GCM makes a 32-byte key, printed as a JWK
-// too, and --require-fresh a key whose envelopes need iat and jti; list
-// shows each key's enc; an enc that is not the transport's, or a kind a
-// rotation of the registry file does not make, is refused and changes
+// too, and --require-fresh a key whose envelopes need iat and jti; a
+// rotation keeps the kind of the key it replaces, and one to a weaker kind
+// needs --allow-weaker (the fourth review's finding 11: the runbook's
+// rotate turned an A256GCM key into an A128CBC-HS256 one without
+// freshness, silently); list shows each key's enc; an enc that is not the
+// transport's, or a weaker rotation not allowed, is refused and changes
 // nothing.
 func TestKeysOfEachKind(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	c := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
-	gcm := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c, "--enc", "A256GCM")))
+	first := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c, "--enc", "A256GCM")))
+	gcm := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c))) // the runbook's command
 	raw, err := base64.RawURLEncoding.DecodeString(gcm.Secret)
 	switch {
 	case err != nil || len(raw) != 32:
 		t.Fatalf("an A256GCM secret of %d bytes (%v)", len(raw), err)
 	case gcm.Enc != "A256GCM" || !gcm.RequireFresh:
-		t.Fatalf("add printed %+v", gcm)
+		t.Fatalf("the rotation of an A256GCM key printed %+v", gcm)
 	case gcm.JWK != (octJWK{Kty: "oct", Kid: gcm.Kid, Enc: "A256GCM", K: gcm.Secret}):
 		t.Fatalf("the JWK: %+v", gcm.JWK)
 	}
-	strict := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--require-fresh")))
+	mustOut(hdc(t, dir, "keys", "retire", "--kid", first.Kid))
+	for _, tt := range []struct{ flag, says string }{{"--enc=A128CBC-HS256", "--allow-weaker"}, {"--require-fresh=false", "always name iat and jti"}} {
+		r := clitest.Run(t, nil, "keys", "rotate", "--data", dir, "--client", c, tt.flag)
+		if r.Err == nil || !strings.Contains(string(r.Stderr), tt.says) {
+			t.Fatalf("rotate %s of an A256GCM key: %v %s, want a refusal saying %q", tt.flag, r.Err, r.Stderr, tt.says)
+		}
+	}
+	strict := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--enc", "A128CBC-HS256", "--allow-weaker")))
 	doubled := base64.RawURLEncoding.EncodeToString([]byte(strict.Secret + strict.Secret))
 	if strict.Enc != "A128CBC-HS256" || !strict.RequireFresh || len(strict.Secret) != 16 ||
 		strict.JWK != (octJWK{Kty: "oct", Kid: strict.Kid, Enc: "A128CBC-HS256", K: doubled}) {
-		t.Fatalf("rotate --require-fresh printed %+v", strict)
+		t.Fatalf("rotate --enc A128CBC-HS256 --allow-weaker (freshness kept) printed %+v", strict)
 	}
-	plain := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c)))
+	mustOut(hdc(t, dir, "keys", "retire", "--kid", gcm.Kid))
+	plain := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--require-fresh=false", "--allow-weaker")))
+	mustOut(hdc(t, dir, "keys", "retire", "--kid", strict.Kid))
 	type kind struct {
 		Enc   string
 		Fresh bool
@@ -401,7 +414,7 @@ func TestKeysOfEachKind(t *testing.T) {
 		}
 		kinds[k.Kid] = kind{k.Enc, *k.RequireFresh}
 	}
-	if want := map[string]kind{gcm.Kid: {"A256GCM", true}, strict.Kid: {"A128CBC-HS256", true}, plain.Kid: {"A128CBC-HS256", false}}; !maps.Equal(kinds, want) {
+	if want := map[string]kind{first.Kid: {"A256GCM", true}, gcm.Kid: {"A256GCM", true}, strict.Kid: {"A128CBC-HS256", true}, plain.Kid: {"A128CBC-HS256", false}}; !maps.Equal(kinds, want) {
 		t.Fatalf("list --json shows %v, want %v", kinds, want)
 	}
 	// The table says it too, in a column of its own.
@@ -422,8 +435,8 @@ func TestKeysOfEachKind(t *testing.T) {
 	}{
 		{"an unknown enc", []string{"keys", "add", "--data", dir, "--client", c, "--enc", "A128GCM"}},
 		{"an unknown enc in a registry file", []string{"keys", "add", "--registry", reg, "--client", c, "--enc", "A128GCM"}},
-		{"a rotation to A256GCM in a registry file", []string{"keys", "rotate", "--registry", reg, "--client", c, "--enc", "A256GCM"}},
-		{"a rotation with --require-fresh in a registry file", []string{"keys", "rotate", "--registry", reg, "--client", c, "--require-fresh"}},
+		{"an unknown enc in a rotation", []string{"keys", "rotate", "--data", dir, "--client", c, "--enc", "A128GCM"}},
+		{"the retirement of the last active key", []string{"keys", "retire", "--data", dir, "--kid", plain.Kid}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if r := clitest.Run(t, nil, tt.args...); r.Err == nil {
@@ -431,7 +444,7 @@ func TestKeysOfEachKind(t *testing.T) {
 			}
 		})
 	}
-	if n := len(decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 3 {
+	if n := len(decode[[]clientkey.Listed](t, mustOut(hdc(t, dir, "keys", "list", "--json")))); n != 4 {
 		t.Fatalf("%d keys after the refusals", n)
 	}
 	if _, err := os.Stat(reg); !errors.Is(err, fs.ErrNotExist) {

@@ -4,118 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/sealed"
-	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
-	"github.com/spf13/cobra"
 )
 
-// KeyPlane changes the keys in the backend's database, which the edges
-// read from the backend: each change is one transaction with its audit
-// record, and reaches every edge through the backend's change feed.
-type KeyPlane struct {
-	st *sealed.Store
-}
-
-// NewKeyPlane returns the key plane of st.
-func NewKeyPlane(st *sealed.Store) *KeyPlane { return &KeyPlane{st: st} }
-
-// keyPlane opens the database the flags locate, with its keeper.
-func (f *storeFlags) keyPlane(ctx context.Context) (*KeyPlane, error) {
-	st, err := f.Open(ctx)
+// withKeys runs fn with the key administration of the database the flags
+// locate, opened with its keeper (backend/keyadmin, which owns the rules).
+func (f *storeFlags) withKeys(cmd *cobra.Command, fn func(*keyadmin.Service) error) error {
+	st, err := f.Open(cmd.Context())
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return NewKeyPlane(st), nil
+	defer st.Close()
+	return fn(keyadmin.New(st))
 }
 
-func (p *KeyPlane) close() { p.st.Close() }
-
-// Ensure adds the key k of client unless its kid is there, whatever its
-// status: hdc up's demo key, added on the first run.
-func (p *KeyPlane) Ensure(ctx context.Context, client, kid, secret string) error {
-	_, err := p.st.ClientKey(ctx, kid)
-	if errors.Is(err, store.ErrNotFound) {
-		_, err = p.issue(ctx, client, kid, secret, false, keyKind{})
-	}
-	return err
-}
-
-// keyKind is what a new key is besides its secret: its content encryption
-// (A128CBC-HS256 when empty) and whether its envelopes must be fresh.
-type keyKind struct {
-	enc          string
-	requireFresh bool
-}
-
-// issue adds an active key of kind for client (rotating: its active keys
-// become retiring), with kid and secret, or generated ones when empty.
-func (p *KeyPlane) issue(ctx context.Context, client, kid, secret string, rotate bool, kind keyKind) (clientkey.Key, error) {
-	c, err := p.st.GetClient(ctx, client)
-	if err != nil {
-		return clientkey.Key{}, notFound(err, "client", client)
-	}
-	k := clientkey.New(client, kid, secret, kind.enc, kind.requireFresh, time.Now())
-	if err := k.Validate(); err != nil {
-		return k, err
-	}
-	action, change := audit.KeyAdd, p.st.AddClientKey
-	if rotate {
-		action, change = audit.KeyRotate, p.st.RotateClientKey
-	}
-	_, err = change(ctx, store.ClientKey{Key: k, WorkspaceID: c.WorkspaceID}, keyEvent(action, c.WorkspaceID, k.Kid, k.CreatedAt))
-	switch {
-	case errors.Is(err, store.ErrConflict):
-		return k, fmt.Errorf("kid %q already exists", k.Kid)
-	case rotate && errors.Is(err, store.ErrNotFound):
-		return k, fmt.Errorf("client %q has no keys: add one with hdc keys add", client)
-	}
-	return k, err
-}
-
-// retire retires the key kid.
-func (p *KeyPlane) retire(ctx context.Context, kid string) error {
-	k, err := p.st.Store.ClientKey(ctx, kid) // its workspace, for the record; the secret stays sealed
-	if err != nil {
-		return notFound(err, "key with kid", kid)
-	}
-	now := time.Now()
-	_, err = p.st.RetireClientKey(ctx, kid, now, keyEvent(audit.KeyRetire, k.WorkspaceID, kid, now))
-	return notFound(err, "key with kid", kid)
-}
-
-// listPage is how many keys list reads at a time.
-const listPage = 1000
-
-// list returns the keys, of client or of every client, without secrets.
-func (p *KeyPlane) list(ctx context.Context, client string) ([]clientkey.Listed, error) {
-	var out []clientkey.Listed
-	for after := ""; ; {
-		page, err := p.st.ListClientKeys(ctx, store.ClientKeyFilter{ClientID: client, After: after, Limit: listPage})
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range page {
-			out = append(out, k.Listed())
-		}
-		if len(page) < listPage {
-			return out, nil
-		}
-		after = page[len(page)-1].Kid
-	}
-}
-
-// ImportFile stores every key of the registry file at path, opened with
-// sealer, as it is (kid, secret, status and dates), in one transaction:
-// a kid the database has fails the import, and nothing is stored. Each
-// key's record is in its client's workspace's trail, the installation's
-// when the database has no such client.
-func (p *KeyPlane) ImportFile(ctx context.Context, path string, sealer *registryfile.Sealer) (int, error) {
+// ImportRegistry stores every key of the registry file at path, opened
+// with sealer, in the database st as it is (keyadmin.Service.Import), all
+// or none; it returns how many. hdc keys import and hdc up, which moves an
+// earlier version's registry into the database, share it.
+func ImportRegistry(ctx context.Context, st *sealed.Store, path string, sealer *registryfile.Sealer) (int, error) {
 	r, err := registryfile.Load(path, sealer)
 	if err != nil {
 		return 0, err
@@ -123,54 +36,35 @@ func (p *KeyPlane) ImportFile(ctx context.Context, path string, sealer *registry
 	if bad := r.Unavailable(); len(bad) > 0 {
 		return 0, fmt.Errorf("the secrets of %d keys do not open (%q…): nothing was imported", len(bad), bad[0])
 	}
-	now := time.Now()
-	workspaces := map[string]string{}
-	keys, events := make([]store.ClientKey, 0, r.Len()), make([]audit.Event, 0, r.Len())
+	keys := make([]clientkey.Key, 0, r.Len())
 	for _, k := range r.Keys() {
-		ws, ok := workspaces[k.ClientID]
-		if !ok {
-			if ws, err = clientWorkspace(ctx, p.st, k.ClientID); err != nil {
-				return 0, err
-			}
-			workspaces[k.ClientID] = ws
-		}
-		keys = append(keys, storedKey(k.Key, ws))
-		events = append(events, keyEvent(audit.KeyAdd, ws, k.Kid, now))
+		keys = append(keys, k.Key)
 	}
-	if err := p.st.ImportClientKeys(ctx, keys, events); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return 0, errors.New("a kid of the file is in the database already: nothing was imported")
-		}
-		return 0, err
+	n, err := keyadmin.New(st).Import(ctx, keys)
+	if errors.Is(err, keyadmin.ErrKidTaken) {
+		return 0, errors.New("a kid of the file is in the database already: nothing was imported")
 	}
-	return len(keys), nil
+	return n, err
 }
 
-// storedKey is k, a registry file's key, of workspace ws as the store
-// keeps it: its enc and freshness as the file has them, the enc spelt
-// out, since an entry of an earlier version's file names none (and is
-// A128CBC-HS256).
-func storedKey(k clientkey.Key, ws string) store.ClientKey {
-	k.Enc = k.ContentEncryption()
-	return store.ClientKey{Key: k, WorkspaceID: ws}
-}
-
-// keyEvent is the audit record of a key command.
-func keyEvent(action audit.Action, workspace, kid string, at time.Time) audit.Event {
-	return audit.Event{At: at, Action: action, Outcome: audit.Success, Workspace: workspace, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
-}
-
-// issueInDatabase adds (or, rotating, rotates to) a key of client in the
-// database and prints it.
-func issueInDatabase(cmd *cobra.Command, sf *storeFlags, client, kid, secret string, rotate bool, kind keyKind) (clientkey.Key, error) {
-	kp, err := sf.keyPlane(cmd.Context())
-	if err != nil {
-		return clientkey.Key{}, err
+// keyError says what a key command's refusal means and, where a flag
+// changes it, which.
+func keyError(err error, client, kid string) error {
+	var weaker *clientkey.WeakerError
+	var lockOut *clientkey.LockOutError
+	switch {
+	case errors.As(err, &weaker):
+		return fmt.Errorf("%w (--allow-weaker)", err)
+	case errors.As(err, &lockOut):
+		return fmt.Errorf("%w (hdc keys rotate --client %s, or --force)", err, lockOut.Client)
+	case errors.Is(err, keyadmin.ErrNoClient):
+		return fmt.Errorf("no client %q", client)
+	case errors.Is(err, keyadmin.ErrNoKeys):
+		return fmt.Errorf("client %q has no keys: add one with hdc keys add", client)
+	case errors.Is(err, keyadmin.ErrNoKey):
+		return fmt.Errorf("no key with kid %q", kid)
+	case errors.Is(err, keyadmin.ErrKidTaken):
+		return fmt.Errorf("kid %q already exists", kid)
 	}
-	defer kp.close()
-	k, err := kp.issue(cmd.Context(), client, kid, secret, rotate, kind)
-	if err != nil {
-		return k, err
-	}
-	return k, cli.PrintJSON(cmd.OutOrStdout(), issued(k))
+	return err
 }

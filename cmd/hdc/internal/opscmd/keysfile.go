@@ -15,20 +15,30 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// issueKey applies issue to the registry at p, recording it as action
-// (updateKeys), and prints the key it made.
-func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action, issue func(*registryfile.File) (registryfile.Key, error)) (clientkey.Key, error) {
+// keyChange is what a key command changed in a registry file, as its audit
+// record says it: the key, its client, and for a rotation the keys it
+// moved to retiring and what the new key gave up.
+type keyChange struct {
+	Kid, Client        string
+	Replaced, Weakened []string
+}
+
+// errDryRun ends an edit of a registry file that is only to say what it
+// would change: nothing is written.
+var errDryRun = errors.New("a dry run")
+
+// addInRegistry adds a key to the registry at p (updateKeys) and prints it.
+func addInRegistry(cmd *cobra.Command, sf *storeFlags, p string, add func(*registryfile.File) (registryfile.Key, error)) error {
 	var k clientkey.Key
-	err := sf.updateKeys(cmd, p, action, func(f *registryfile.File) (kid, client string, err error) {
-		var e registryfile.Key
-		e, err = issue(f)
+	err := sf.updateKeys(cmd, p, audit.KeyAdd, func(f *registryfile.File) (keyChange, error) {
+		e, err := add(f)
 		k = e.Key
-		return k.Kid, k.ClientID, err
+		return keyChange{Kid: k.Kid, Client: k.ClientID}, err
 	})
 	if err != nil {
-		return k, err
+		return err
 	}
-	return k, cli.PrintJSON(cmd.OutOrStdout(), issued(k))
+	return cli.PrintJSON(cmd.OutOrStdout(), issued(k))
 }
 
 // updateKeys applies change, a key command's edit of the registry at p, and
@@ -46,7 +56,7 @@ func issueKey(cmd *cobra.Command, sf *storeFlags, p string, action audit.Action,
 // unaudited and the command says so on standard error: the registry may be
 // kept where the backend's database is not. A database that is configured
 // but does not open fails the command, and the registry is unchanged.
-func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Action, change func(*registryfile.File) (kid, client string, err error)) error {
+func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Action, change func(*registryfile.File) (keyChange, error)) error {
 	ctx := cmd.Context()
 	sealer, closeKeeper, err := sf.sealer(ctx)
 	if err != nil {
@@ -65,18 +75,19 @@ func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Acti
 	var ev audit.Event
 	recorded := false
 	err = registryfile.Update(p, sealer, func(f *registryfile.File) error {
-		kid, client, err := change(f)
+		c, err := change(f)
 		if err == nil {
 			err = f.Validate()
 		}
 		if err != nil || st == nil {
 			return err
 		}
-		ws, err := clientWorkspace(ctx, st, client)
+		ws, err := clientWorkspace(ctx, st, c.Client)
 		if err != nil {
 			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
 		}
-		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
+		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: c.Kid},
+			Replaced: c.Replaced, Weakened: c.Weakened}
 		if _, err := st.AppendAudit(ctx, ev); err != nil {
 			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
 		}

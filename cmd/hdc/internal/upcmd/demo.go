@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -44,8 +45,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspa
 	}
 	creds.BaseURL = baseURL
 	// The database may be new: make sure the demo key is there.
-	kp := opscmd.NewKeyPlane(srv.Store())
-	if err := kp.Ensure(ctx, creds.ClientID, creds.Kid, creds.EncryptionKey); err != nil {
+	if err := keyadmin.New(srv.Store()).Ensure(ctx, creds.ClientID, creds.Kid, creds.EncryptionKey); err != nil {
 		return creds, fmt.Errorf("the demo key: %w", err)
 	}
 	return creds, creds.Save(path)
@@ -64,7 +64,7 @@ func importRegistry(ctx context.Context, srv *backend.Server, data, keeperURL st
 		return 0, fmt.Errorf("--keeper (%s): %w", opscmd.KeeperEnv, err)
 	}
 	defer k.Close()
-	n, err := opscmd.NewKeyPlane(srv.Store()).ImportFile(ctx, path, registryfile.NewSealer(k))
+	n, err := opscmd.ImportRegistry(ctx, srv.Store(), path, registryfile.NewSealer(k))
 	if err != nil {
 		return 0, fmt.Errorf("moving %s into the database: %w", path, err)
 	}

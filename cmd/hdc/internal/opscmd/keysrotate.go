@@ -1,0 +1,210 @@
+package opscmd
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/jwe"
+	"github.com/health-data-connect/hdc/kid-registry/registryfile"
+)
+
+func newKeysRotateCmd(path func() string) *cobra.Command {
+	var r keyadmin.RotateRequest
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "rotate --client ID [--enc A128CBC-HS256|A256GCM] [--require-fresh[=false]] [--allow-weaker] [--dry-run]",
+		Short: "Give a client a new active key; its previous active keys become retiring",
+		Long: `Add a new active key for the client and move its previous active keys to
+retiring: they are still accepted, so clients can switch at their pace. Once
+no edge has used a retiring key for a while (the edges' metrics), retire it.
+When the client is hdc up's demo client, the demo credentials in the data
+directory (beside the registry, with --registry) take the new key.
+
+The new key is of the kind of the key it replaces (the client's newest
+active key): its --enc, and whether its envelopes must name iat and jti
+(--require-fresh), unless the flags name another. A client moves to A256GCM
+keys by a rotation with --enc A256GCM. A kind weaker than the replaced
+key's (A128CBC-HS256 for A256GCM, or --require-fresh=false for a fresh key)
+is refused, saying what the client would lose, unless --allow-weaker: the
+rotation's audit record then names what the key gave up. The record names
+the new key and the keys it moved to retiring; hdc audit list --entity
+finds it by either. --dry-run prints what the rotation would do and
+changes nothing.
+` + keysAuditHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if r.Enc != "" && !jwe.ValidEnc(r.Enc) {
+				return fmt.Errorf("--enc must be %s or %s", jwe.EncA128CBCHS256, jwe.EncA256GCM)
+			}
+			if !cmd.Flags().Changed("require-fresh") {
+				r.RequireFresh = nil
+			}
+			if p := path(); p != "" {
+				return rotateInRegistry(cmd, &sf, p, r)
+			}
+			return sf.withKeys(cmd, func(svc *keyadmin.Service) error {
+				rot, err := svc.Rotate(cmd.Context(), r)
+				if err != nil {
+					return keyError(err, r.Client, "")
+				}
+				return printRotation(cmd, sf.DataDir, rot)
+			})
+		},
+	}
+	sf.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&r.Client, "client", "", "client id (required)")
+	f.StringVar(&r.Enc, "enc", "", "the new key's content encryption, A128CBC-HS256 or A256GCM (default: the replaced key's)")
+	r.RequireFresh = new(bool)
+	f.BoolVar(r.RequireFresh, "require-fresh", false, "every envelope must name iat and jti (default: as the replaced key; always so for A256GCM)")
+	f.BoolVar(&r.AllowWeaker, "allow-weaker", false, "allow a new key weaker than the one it replaces (A128CBC-HS256 for A256GCM, not fresh for fresh)")
+	f.BoolVar(&r.DryRun, "dry-run", false, "print what the rotation would do, and change nothing")
+	_ = cmd.MarkFlagRequired("client")
+	return cmd
+}
+
+// plannedRotation is what rotate --dry-run prints.
+type plannedRotation struct {
+	DryRun   bool     `json:"dry_run"`
+	ClientID string   `json:"client_id"`
+	NewKey   newKind  `json:"new_key"`
+	Retiring []string `json:"retiring"`
+	Weakened []string `json:"weakened,omitempty"`
+}
+
+// newKind is the kind of a key a dry run would make.
+type newKind struct {
+	Enc          string `json:"enc"`
+	RequireFresh bool   `json:"require_fresh"`
+}
+
+// printRotation prints what a rotation did (the new key, once) and, on
+// standard error, what it means; or, for a dry run, what it would do. dir
+// is the data directory whose demo credentials take the new key.
+func printRotation(cmd *cobra.Command, dir string, rot keyadmin.Rotation) error {
+	if rot.DryRun {
+		return cli.PrintJSON(cmd.OutOrStdout(), plannedRotation{DryRun: true, ClientID: rot.Key.ClientID,
+			NewKey: newKind{rot.Key.ContentEncryption(), rot.Key.NeedsFreshness()}, Retiring: nonNil(rot.Retiring), Weakened: rot.Lost})
+	}
+	if err := cli.PrintJSON(cmd.OutOrStdout(), issued(rot.Key)); err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	if len(rot.Lost) > 0 {
+		fmt.Fprintf(stderr, "hdc: warning: the new key is weaker than the one it replaces: %s\n", clientkey.LossText(rot.Lost))
+	}
+	for _, kid := range rot.Retiring {
+		fmt.Fprintf(stderr, "hdc: %s is retiring: retire it (hdc keys retire --kid %s) once no edge uses it\n", kid, kid)
+	}
+	synced, err := syncDemoCredentials(dir, rot.Key)
+	if synced != "" {
+		fmt.Fprintf(stderr, "hdc: %s now holds the new key\n", synced)
+	}
+	return err
+}
+
+// nonNil is list, or an empty list: JSON's [] rather than null.
+func nonNil(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
+}
+
+// rotateInRegistry rotates the client's keys in the registry file p, or
+// says what the rotation would do, and prints it as printRotation does.
+func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RotateRequest) error {
+	var rot keyadmin.Rotation
+	err := sf.updateKeys(cmd, p, audit.KeyRotate, func(f *registryfile.File) (keyChange, error) {
+		k, done, err := f.Rotate(r.Client, r.Enc, r.RequireFresh, r.AllowWeaker, time.Now())
+		if err != nil {
+			return keyChange{}, err
+		}
+		rot = keyadmin.Rotation{Key: k.Key, Lost: done.Lost, DryRun: r.DryRun}
+		for _, c := range done.Changed {
+			rot.Retiring = append(rot.Retiring, c.Kid)
+		}
+		if r.DryRun {
+			return keyChange{}, errDryRun
+		}
+		return keyChange{Kid: k.Kid, Client: k.ClientID, Replaced: rot.Retiring, Weakened: rot.Lost}, nil
+	})
+	if errors.Is(err, errDryRun) {
+		err = nil
+	}
+	if err != nil {
+		return keyError(err, r.Client, "")
+	}
+	return printRotation(cmd, filepath.Dir(p), rot)
+}
+
+func newKeysRetireCmd(path func() string) *cobra.Command {
+	var r keyadmin.RetireRequest
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "retire --kid KID [--force] [--dry-run]",
+		Short: "Retire a key: requests encrypted with it are refused from then on",
+		Long: `Retire a key: requests encrypted with it are refused from then on. The
+retirement of a client's last active key, which would leave the client
+nothing to encrypt with, is refused, saying what the client would lose:
+rotate first, or pass --force. --dry-run prints what the retirement would
+do and changes nothing.
+` + keysAuditHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ret, err := retireKey(cmd, &sf, path(), r)
+			if err != nil {
+				return keyError(err, "", r.Kid)
+			}
+			if r.DryRun {
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"dry_run": true, "kid": r.Kid,
+					"client_id": ret.Key.ClientID, "status": string(clientkey.Retired), "changed": ret.Changed})
+			}
+			return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"kid": r.Kid, "status": string(clientkey.Retired)})
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&r.Kid, "kid", "", "key id (required)")
+	cmd.Flags().BoolVar(&r.Force, "force", false, "retire a client's last active key, or its last key")
+	cmd.Flags().BoolVar(&r.DryRun, "dry-run", false, "print what the retirement would do, and change nothing")
+	_ = cmd.MarkFlagRequired("kid")
+	return cmd
+}
+
+// retireKey retires r.Kid in the database, or in the registry file p, or
+// says what its retirement would do.
+func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRequest) (keyadmin.Retirement, error) {
+	var ret keyadmin.Retirement
+	if p == "" {
+		err := sf.withKeys(cmd, func(svc *keyadmin.Service) error {
+			var err error
+			ret, err = svc.Retire(cmd.Context(), r)
+			return err
+		})
+		return ret, err
+	}
+	err := sf.updateKeys(cmd, p, audit.KeyRetire, func(f *registryfile.File) (keyChange, error) {
+		for _, k := range f.Keys {
+			if k.Kid == r.Kid {
+				ret = keyadmin.Retirement{Key: k.Listed(), Changed: k.Status != clientkey.Retired, DryRun: r.DryRun}
+			}
+		}
+		if err := f.Retire(r.Kid, r.Force, time.Now()); err != nil || r.DryRun {
+			return keyChange{}, cmp.Or(err, errDryRun)
+		}
+		return keyChange{Kid: r.Kid, Client: ret.Key.ClientID}, nil
+	})
+	if errors.Is(err, errDryRun) {
+		err = nil
+	}
+	return ret, err
+}
