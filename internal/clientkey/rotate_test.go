@@ -84,7 +84,7 @@ func TestRotationKeepsTheKind(t *testing.T) {
 		{"A256GCM kept", []Key{gcm}, "", nil, Kind{jwe.EncA256GCM, true}, nil, false},
 		{"fresh A128CBC-HS256 kept", []Key{cbcFresh}, "", nil, Kind{jwe.EncA128CBCHS256, true}, nil, false},
 		{"A128CBC-HS256 kept", []Key{cbc}, "", nil, Kind{jwe.EncA128CBCHS256, false}, nil, false},
-		{"the newest active key's", []Key{gcm, key("k-new", jwe.EncA128CBCHS256, false, Active, time.Hour), key("k-old", "", false, Retiring, 2 * time.Hour)},
+		{"the newest active key's", []Key{gcm, key("k-new", jwe.EncA128CBCHS256, false, Active, time.Hour), key("k-old", "", false, Retiring, 2*time.Hour)},
 			"", nil, Kind{jwe.EncA128CBCHS256, false}, nil, false},
 		{"the newest key's when none is active", []Key{key("k-a", "", false, Retiring, 0), key("k-b", jwe.EncA256GCM, false, Retired, time.Hour)},
 			"", nil, Kind{jwe.EncA256GCM, true}, nil, false},
