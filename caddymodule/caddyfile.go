@@ -156,7 +156,9 @@ func oneInt(d *caddyfile.Dispenser, dst *int) error {
 
 // parseCaddyfileTracing sets up the handler from:
 //
-//	hdc_tracing
+//	hdc_tracing {
+//		trust_parent none|trusted_proxies|all
+//	}
 func parseCaddyfileTracing(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	t := new(Tracing)
 	err := t.UnmarshalCaddyfile(h.Dispenser)
@@ -218,11 +220,23 @@ func parseCaddyfileForward(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens: it takes
-// no arguments; the environment configures the tracing.
+// no arguments, and a block of trust_parent alone; the environment
+// configures the tracing.
 func (t *Tracing) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
-	if d.NextArg() || d.NextBlock(0) {
+	if d.NextArg() {
 		return d.Errf("hdc_tracing takes no arguments: OTEL_* environment variables configure it")
+	}
+	for d.NextBlock(0) {
+		if d.Val() != "trust_parent" {
+			return d.Errf("unknown hdc_tracing subdirective %q", d.Val())
+		}
+		if err := oneString(d, &t.TrustParent); err != nil {
+			return err
+		}
+		if err := checkTrustParent(t.TrustParent); err != nil {
+			return d.Err(err.Error())
+		}
 	}
 	return nil
 }

@@ -144,6 +144,11 @@ func TestReferenceCaddyfile(t *testing.T) {
 	if got := dig(routes["/mr/api/v2/docs"][0], "body_limit"); got != "64MiB" {
 		t.Fatalf("upload body_limit = %v, which the 413 answer states", got)
 	}
+	// A client's sampled flag decides nothing unless the operator trusts
+	// it (HDC_TRACE_TRUST_PARENT).
+	if h := findHandler(cfg, "hdc_tracing"); dig(h, "trust_parent") != "none" {
+		t.Fatalf("hdc_tracing %v, want trust_parent none", h)
+	}
 	if dig(cfg, "apps", "http", "metrics") == nil {
 		t.Fatal("the HTTP metrics are off")
 	}
@@ -152,6 +157,29 @@ func TestReferenceCaddyfile(t *testing.T) {
 		dig(access, "fields", "request>uri", "filter") != "regexp" {
 		t.Fatalf("the access log keeps headers or query values: %v", access)
 	}
+}
+
+// findHandler returns the first handler named name anywhere in v, a
+// decoded configuration, or nil.
+func findHandler(v any, name string) map[string]any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["handler"] == name {
+			return v
+		}
+		for _, e := range v {
+			if h := findHandler(e, name); h != nil {
+				return h
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if h := findHandler(e, name); h != nil {
+				return h
+			}
+		}
+	}
+	return nil
 }
 
 // flatHandlers returns the handlers of routes in order, those of a
@@ -269,6 +297,21 @@ func TestCaddyfileDirectives(t *testing.T) {
 					}
 				}
 			}},
+		{"tracing trusts proxies", site("hdc_tracing {\n trust_parent trusted_proxies\n}"), "",
+			func(t *testing.T, cfg map[string]any) {
+				if h := findHandler(cfg, "hdc_tracing"); dig(h, "trust_parent") != "trusted_proxies" {
+					t.Fatalf("handler %v", h)
+				}
+			}},
+		{"tracing alone", site("hdc_tracing"), "",
+			func(t *testing.T, cfg map[string]any) {
+				if h := findHandler(cfg, "hdc_tracing"); h == nil || dig(h, "trust_parent") != nil {
+					t.Fatalf("handler %v", h)
+				}
+			}},
+		{"tracing unknown trust", site("hdc_tracing {\n trust_parent clients\n}"), `trust_parent "clients": none, trusted_proxies or all`, nil},
+		{"tracing unknown subdirective", site("hdc_tracing {\n sampler always_on\n}"), "unknown hdc_tracing subdirective", nil},
+		{"tracing argument", site("hdc_tracing on"), "takes no arguments", nil},
 		{"global unknown block", global("key {\n }"), "unknown hdc subdirective", nil},
 		{"global keys from the backends", global("keys {\n backend https://b:9081 https://c:9081\n tls_client_auth /e.pem /e-key.pem\n tls_ca /ca.pem\n tls_server_name hdc-backend\n cache_size 5000\n lookup_rate 50 80\n unknown_ttl 1m\n }"), "",
 			func(t *testing.T, cfg map[string]any) {

@@ -4,9 +4,11 @@ import "strings"
 
 // forwarded are the request headers of a client, besides the hop's own
 // (HeaderPrefix), that the backend reads: a body's type, the Client-Id of
-// the refresh routes, and the W3C trace context (the edge's span, when it
-// traces; the client's own otherwise), so that one trace runs from the
-// client through the edge to the backend.
+// the refresh routes, and the W3C trace context, so that one trace runs
+// from the client through the edge to the backend. The trace context is
+// what the edge's hdc_tracing put back in place of the client's: the
+// edge's span, when it traces; otherwise the client's as the edge parsed
+// it, or none.
 var forwarded = map[string]bool{"Content-Type": true, "Client-Id": true, HeaderTraceparent: true, HeaderTracestate: true}
 
 // The W3C trace context's headers (https://www.w3.org/TR/trace-context/),

@@ -8,10 +8,12 @@
 // "none" (for example "console", which writes spans to standard output).
 // OTEL_SDK_DISABLED=true turns it off whatever else is set. Otherwise the
 // tracer provider is OpenTelemetry's no-op one, which records nothing.
-// The SDK reads the rest itself: OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES (the resource), OTEL_TRACES_SAMPLER and
-// OTEL_TRACES_SAMPLER_ARG (sampling), OTEL_PROPAGATORS (the propagators,
-// W3C trace context and baggage by default), OTEL_BSP_* (batching).
+// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name the sampler, which
+// a request's remote parent decides only where the program trusts it
+// (NewSampler, DistrustParent). The SDK reads the rest itself:
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the resource),
+// OTEL_PROPAGATORS (the propagators, W3C trace context and baggage by
+// default), OTEL_BSP_* (batching).
 package telemetry
 
 import (
@@ -58,6 +60,10 @@ func Start(ctx context.Context, service string) (stop func() error, err error) {
 		otel.SetTracerProvider(noop.NewTracerProvider())
 		return func() error { return nil }, nil
 	}
+	sampler, err := NewSampler(os.Getenv("OTEL_TRACES_SAMPLER"), os.Getenv("OTEL_TRACES_SAMPLER_ARG"))
+	if err != nil {
+		return nil, err
+	}
 	exp, err := autoexport.NewSpanExporter(ctx)
 	if err != nil {
 		return nil, err
@@ -68,7 +74,7 @@ func Start(ctx context.Context, service string) (stop func() error, err error) {
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, err
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	return func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)

@@ -125,6 +125,10 @@ type site struct {
 	// over, after the stack's own (the reference Caddyfile's HDC_BACKEND):
 	// stand-ins of a test's that answer as a backend may.
 	StandIns []string
+	// StandInsOnly has the edge balance over the stand-ins alone: the
+	// stack's own backend then serves only the edge's own requests, the
+	// JWKS and the key plane, on its internal listener.
+	StandInsOnly bool
 	// registryFile has the edge read its keys from a registry file
 	// (HDC_KEY_REGISTRY), as a standalone edge does, and the operator's
 	// hdc keys change that file; else the keys are in the backend's
@@ -204,9 +208,12 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 		return resp.StatusCode == http.StatusOK
 	})
 	metricsFD := fmt.Sprintf("HDC_METRICS_BIND=fd/%d", 3+len(at.files))
-	backends := strings.Join(append([]string{public}, at.StandIns...), " ")
+	backends := append([]string{public}, at.StandIns...)
+	if at.StandInsOnly {
+		backends = at.StandIns
+	}
 	s.Start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(RepoRoot, "Caddyfile")}, append(append(
-		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(s.AdminSocket), metricsFD, "HDC_BACKEND=" + backends, "HDC_UPLOAD_MAX_BODY=128MiB"}, at.env...),
+		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(s.AdminSocket), metricsFD, "HDC_BACKEND=" + strings.Join(backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB"}, at.env...),
 		HopEnv(hop, "edge")...), edgeEnv...), append(at.files, metricsSock)...)
 	probe := s.HTTP
 	if at.probe != nil {

@@ -82,3 +82,17 @@ func StartStackWithStandIns(t *testing.T, edgeEnv []string, standIns ...*StandIn
 	}
 	return s
 }
+
+// StartStackBeforeStandIn starts a stack whose edge sends the API's
+// requests to the stand-in alone, with edgeEnv added to the edge's
+// environment, and waits until the edge's health check has found the
+// stand-in ready: a test sees there what crosses the hop.
+func StartStackBeforeStandIn(t *testing.T, edgeEnv []string, si *StandIn) *Stack {
+	t.Helper()
+	at := PlainSite(t)
+	at.StandIns, at.StandInsOnly = []string{si.Addr}, true
+	s := StartStackSite(t, at, nil, edgeEnv)
+	si.Trust(t, s.Hop)
+	s.WaitFor("the edge to check the stand-in's /readyz", func() bool { return si.Ready.Load() >= 2 })
+	return s
+}
