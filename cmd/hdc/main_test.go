@@ -36,6 +36,7 @@ var envValues = map[string]string{
 	"HDC_HOP_DIR":           "/etc/hdc/%s",
 	"HDC_UPLOAD_MAX_BODY":   "%s",
 	"HDC_UPLOAD_LIMIT":      "%s", // hdc up's, read as hdc-backend reads it
+	"HDC_BASE_URL":          "https://%s.invalid",
 }
 
 // envFlags are the flags that take their value from a variable when they
@@ -60,6 +61,7 @@ var envFlags = []struct {
 	{"events publish", "ca", "HDC_HOP_CA"},
 	{"tls init", "dir", "HDC_HOP_DIR"},
 	{"up", "upload-max-body", "HDC_UPLOAD_MAX_BODY"},
+	{"clients create", "base-url", "HDC_BASE_URL"},
 }
 
 // secret is the part of env's value that must never show.

@@ -9,7 +9,6 @@ package apiclient
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -81,14 +80,21 @@ type Response struct {
 // under the credentials' key, which it then needs, and asks for encrypted
 // answers. The token pair is cached per base URL, client and sharing key.
 func New(creds Credentials, sharingKey string, encrypt bool) (*Client, error) {
+	tlsConfig, err := creds.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{creds: creds, sharingKey: sharingKey, encrypt: encrypt,
-		http: &http.Client{Timeout: 10 * time.Minute, CheckRedirect: noRedirects}}
+		http: &http.Client{Timeout: 10 * time.Minute, CheckRedirect: noRedirects,
+			Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true}}}
 	if encrypt {
-		k, err := jwe.NewKeyFor(cmp.Or(creds.Enc, jwe.EncA128CBCHS256), creds.EncryptionKey)
-		if err != nil || creds.Kid == "" {
-			return nil, errors.New("--encrypt needs a kid and its key: 16 bytes for A128CBC-HS256, 32 bytes in base64url for A256GCM (--enc)")
+		enc, err := creds.KeyEnc()
+		if err != nil {
+			return nil, fmt.Errorf("--encrypt: %w", err)
 		}
-		c.key = k
+		if c.key, err = jwe.NewKeyFor(enc, creds.EncryptionKey); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {

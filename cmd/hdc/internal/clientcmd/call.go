@@ -22,7 +22,7 @@ const DefaultCredentials = "data/demo-credentials.json"
 
 // callOptions are the flags of hdc call.
 type callOptions struct {
-	credentials                            string
+	credentials, cacert                    string
 	base, clientID, clientSecret, kid, key string
 	enc                                    string
 	sharingKey                             string
@@ -39,7 +39,13 @@ request, decrypts an encrypted answer, and prints it. The exit status is
 non-zero on an answer other than 2xx, whose problem is printed.
 
 The client comes from --credentials (default ` + DefaultCredentials + `, written
-by hdc up) or from --base, --client-id, --client-secret, --kid and --key.
+by hdc up; an operator writes one with hdc clients create and hdc keys add
+--credentials-out, docs/clients.md) or from --base, --client-id,
+--client-secret, --kid and --key, which override the file's. The key's
+content encryption is --enc, or the file's, or what the key's form says
+(16 bytes: A128CBC-HS256; 32 bytes in base64url: A256GCM). Over HTTPS the
+edge's certificate must chain to the system's authorities, or to --cacert
+(curl's name), or to the file's ca.
 
 With --encrypt the body is sent as a JWE envelope under the client's key
 (a request without a body asks for an encrypted answer), and the login is
@@ -78,8 +84,9 @@ const callExample = `  # JSON inline, from a file, from standard input
   # --client-secret and --key, which the process list would show
   HDC_CLIENT_SECRET=… HDC_ENCRYPTION_KEY=… hdc call --base https://api.example.org --client-id <id> --kid <kid> --encrypt GET /notification/v1/connect/webhook/subscriptions
 
-  # Another credentials file
+  # Another credentials file; an edge whose certificate a private authority issued
   hdc call --credentials clinic/credentials.json GET /notification/v1/connect/webhook/subscriptions
+  hdc call --credentials clinic/credentials.json --cacert edge-ca.pem GET /notification/v1/connect/webhook/subscriptions
 
   # The workspace a sharing key opens
   hdc call --sharing-key <sharing_key> GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id>`
@@ -103,7 +110,8 @@ func newCallCmd() *cobra.Command {
 	cli.EnvStringVar(f, &o.clientSecret, "client-secret", "HDC_CLIENT_SECRET", "", "client secret")
 	f.StringVar(&o.kid, "kid", "", "key id of the encryption key")
 	cli.EnvStringVar(f, &o.key, "key", keyEnv, "", "encryption key: 16 bytes for A128CBC-HS256, the JWK's k for A256GCM")
-	f.StringVar(&o.enc, "enc", "", "the key's content encryption, A128CBC-HS256 (default) or A256GCM")
+	f.StringVar(&o.enc, "enc", "", "the key's content encryption, A128CBC-HS256 or A256GCM (default: the credentials file's, or the key's form)")
+	f.StringVar(&o.cacert, "cacert", "", "PEM `file` of the authority the edge's certificate chains to (default: the credentials file's ca, else the system's)")
 	f.StringVar(&o.sharingKey, "sharing-key", "", "log in to the workspace this sharing key opens")
 	f.BoolVar(&o.encrypt, "encrypt", false, "encrypt the request and ask for an encrypted answer")
 	f.StringVarP(&o.data, "data", "d", "", "JSON body; @FILE reads it from a file, - from standard input")
@@ -209,12 +217,9 @@ func (o callOptions) resolveCredentials() (apiclient.Credentials, error) {
 		path = DefaultCredentials
 	}
 	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return c, fmt.Errorf("reading credentials: %w (run hdc up, or pass --base, --client-id and --client-secret)", err)
-		}
-		if err := json.Unmarshal(b, &c); err != nil {
-			return c, fmt.Errorf("%s: %w", path, err)
+		var err error
+		if c, err = apiclient.ReadCredentials(path); err != nil {
+			return c, fmt.Errorf("reading credentials: %w (run hdc up, or pass --credentials, or --base, --client-id and --client-secret)", err)
 		}
 	}
 	for dst, v := range map[*string]string{&c.BaseURL: o.base, &c.ClientID: o.clientID,
@@ -223,10 +228,30 @@ func (o callOptions) resolveCredentials() (apiclient.Credentials, error) {
 			*dst = v
 		}
 	}
-	if c.BaseURL == "" || c.ClientID == "" || c.ClientSecret == "" {
-		return c, errors.New("a base URL, a client id and a client secret are needed")
+	if o.cacert != "" {
+		pem, err := os.ReadFile(o.cacert)
+		if err != nil {
+			return c, fmt.Errorf("--cacert: %w", err)
+		}
+		c.CA = string(pem)
 	}
-	return c, nil
+	return c, missing(c)
+}
+
+// missing names what c lacks for a call: a base URL, a client id, a
+// client secret.
+func missing(c apiclient.Credentials) error {
+	var lacks []string
+	for _, f := range []struct{ v, what string }{{c.BaseURL, "a base URL (--base, or base_url)"},
+		{c.ClientID, "a client id (--client-id, or client_id)"}, {c.ClientSecret, "a client secret (--client-secret, or client_secret)"}} {
+		if f.v == "" {
+			lacks = append(lacks, f.what)
+		}
+	}
+	if len(lacks) > 0 {
+		return fmt.Errorf("the call needs %s", strings.Join(lacks, " and "))
+	}
+	return nil
 }
 
 // printBody prints JSON indented and anything else as it is.

@@ -6,6 +6,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/apiclient"
 )
 
 func newClientsCmd() *cobra.Command {
@@ -26,12 +27,17 @@ only an HMAC-SHA-256 of it under a key of the installation.`,
 
 func newClientsCreateCmd(sf *storeFlags) *cobra.Command {
 	var workspace string
+	var out handover
 	cmd := &cobra.Command{
-		Use:   "create --workspace W",
+		Use:   "create --workspace W [--credentials-out FILE --base-url URL [--edge-ca FILE]]",
 		Short: "Create a client (and its workspace if needed) and print its credentials once",
 		Long: `Create a client in workspace W, creating the workspace when it does not exist,
 and print {"client_id", "client_secret", "workspace_id"}. Store the secret now:
-it cannot be shown again.`,
+it cannot be shown again. With --credentials-out the same go to a file (mode
+0600), with the API's base URL and, for an edge whose certificate a private
+authority issued, that authority's certificate: the file to hand the client,
+which hdc keys add --credentials-out completes with its key and hdc call
+--credentials reads (docs/clients.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.run(cmd, func(svc *identity.Service) error {
@@ -39,10 +45,16 @@ it cannot be shown again.`,
 				if err != nil {
 					return err
 				}
-				return cli.PrintJSON(cmd.OutOrStdout(), cred)
+				if err := cli.PrintJSON(cmd.OutOrStdout(), cred); err != nil {
+					return err
+				}
+				return out.write(cmd, cred.ClientID, func(c *apiclient.Credentials) {
+					c.ClientSecret, c.WorkspaceID = cred.ClientSecret, cred.WorkspaceID
+				})
 			})
 		},
 	}
+	out.register(cmd)
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace id (letters, digits, '.', '_', '-'; at most 64)")
 	cmd.MarkFlagRequired("workspace")
 	return cmd

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
+	"github.com/health-data-connect/hdc/internal/apiclient"
 )
 
 // hdc runs hdc with args against the database in dir and returns its
@@ -136,5 +139,43 @@ func TestHelp(t *testing.T) {
 				t.Errorf("%v: %v\n%s%s", args, res.Err, res.Stdout, res.Stderr)
 			}
 		})
+	}
+}
+
+// TestCredentialsOut (first deployment, finding 1): hdc clients create and
+// hdc keys add and rotate write the one file a client needs, mode 0600:
+// the base URL, the client's id and secret, its key (in both forms) and
+// the edge's private authority; a key of another client does not go into
+// it.
+func TestCredentialsOut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, ca := filepath.Join(t.TempDir(), "clinic.json"), filepath.Join(t.TempDir(), "edge-ca.pem")
+	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	created := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme",
+		"--credentials-out", out, "--base-url", "https://api.example.org", "--edge-ca", ca)))
+	key := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", created.ClientID, "--enc", "A256GCM", "--credentials-out", out)))
+	c, err := apiclient.ReadCredentials(out)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case c.BaseURL != "https://api.example.org" || c.ClientID != created.ClientID || c.ClientSecret != created.ClientSecret ||
+		c.WorkspaceID != created.WorkspaceID || !strings.Contains(c.CA, "BEGIN CERTIFICATE"):
+		t.Fatalf("the credentials file: %+v", c)
+	case c.Kid != key.Kid || c.EncryptionKey != key.Secret || c.Enc != "A256GCM" || c.JWK == nil || *c.JWK != key.JWK:
+		t.Fatalf("the file's key: %+v, want %+v", c, key)
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the file's mode: %v, %v", fi.Mode(), err)
+	}
+	rotated := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", created.ClientID, "--credentials-out", out)))
+	if c, _ := apiclient.ReadCredentials(out); c.Kid != rotated.Kid || c.ClientSecret != created.ClientSecret {
+		t.Fatalf("after the rotation, the file holds %+v, want key %s and the secret kept", c, rotated.Kid)
+	}
+	other := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme")))
+	if _, err := hdc(t, dir, "keys", "add", "--client", other.ClientID, "--credentials-out", out); err == nil || !strings.Contains(err.Error(), "not "+other.ClientID) {
+		t.Fatalf("another client's key into the file: %v", err)
 	}
 }

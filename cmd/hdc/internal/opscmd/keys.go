@@ -1,7 +1,6 @@
 package opscmd
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -65,30 +64,21 @@ type issuedKey struct {
 	RequireFresh bool `json:"require_fresh,omitempty"`
 	// JWK is the key as a JSON Web Key, which the JOSE libraries import
 	// as it is (the client-library table of docs/clients.md).
-	JWK octJWK `json:"jwk"`
+	JWK clientkey.JWK `json:"jwk"`
 }
 
-// octJWK is a symmetric key as a JSON Web Key (RFC 7517, RFC 7518 §6.4):
-// its content-encryption key in k, and the content encryption its
-// envelopes use in enc, beside the kid. It names no "alg": node-jose and
-// the jose CLI read "alg":"dir" on a key as ruling out content
-// encryption with it, and every library takes dir from the header.
-type octJWK struct {
-	Kty string `json:"kty"`
-	Kid string `json:"kid"`
-	Enc string `json:"enc"`
-	K   string `json:"k"`
+// printIssued prints k as add and rotate print it, and puts it in the
+// credentials file out names, if any.
+func printIssued(cmd *cobra.Command, k clientkey.Key, out handover) error {
+	if err := cli.PrintJSON(cmd.OutOrStdout(), issued(k)); err != nil {
+		return err
+	}
+	return out.writeKey(cmd, k)
 }
 
 // issued is k as add and rotate print it.
 func issued(k clientkey.Key) issuedKey {
-	out := issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()}
-	cek := k.Secret // A256GCM: the key's 32 bytes, in base64url already
-	if out.Enc == jwe.EncA128CBCHS256 {
-		cek = base64.RawURLEncoding.EncodeToString([]byte(k.Secret + k.Secret)) // the shared string written twice
-	}
-	out.JWK = octJWK{Kty: "oct", Kid: k.Kid, Enc: out.Enc, K: cek}
-	return out
+	return issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness(), JWK: k.JWK()}
 }
 
 // keyKind is what add makes a key besides its secret: its content
@@ -116,8 +106,9 @@ func newKeysAddCmd(path func() string) *cobra.Command {
 	var client, kid, secret string
 	var kind keyKind
 	var sf storeFlags
+	var out handover
 	cmd := &cobra.Command{
-		Use:   "add --client ID [--kid KID] [--secret S] [--enc A128CBC-HS256|A256GCM] [--require-fresh]",
+		Use:   "add --client ID [--kid KID] [--secret S] [--enc A128CBC-HS256|A256GCM] [--require-fresh] [--credentials-out FILE]",
 		Short: "Add an active key for a client and print it as JSON",
 		Long: `Add an active key for a client and print {"kid","client_id","secret","enc","jwk"},
 with "require_fresh": true for a key whose envelopes must name iat and jti.
@@ -130,7 +121,9 @@ A256GCM); without --kid a random kid is generated. Every envelope under an
 A256GCM key, or a key added with --require-fresh, must name iat and jti in
 its protected header. In the database, the client must be there; with
 --registry, when the backend's database (--db,
---data) is there and has no active client of that id, it warns.
+--data) is there and has no active client of that id, it warns. With
+--credentials-out the key goes into the client's credentials file too
+(hdc clients create --credentials-out writes the rest; docs/clients.md).
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -144,16 +137,17 @@ its protected header. In the database, the client must be there; with
 					if err != nil {
 						return keyError(err, client, k.Kid)
 					}
-					return cli.PrintJSON(cmd.OutOrStdout(), issued(k))
+					return printIssued(cmd, k, out)
 				})
 			}
 			sf.warnUnknownClient(cmd, client)
-			return addInRegistry(cmd, &sf, p, func(f *registryfile.File) (registryfile.Key, error) {
+			return addInRegistry(cmd, &sf, p, out, func(f *registryfile.File) (registryfile.Key, error) {
 				return f.Add(client, kid, secret, kind.enc, kind.requireFresh, time.Now())
 			})
 		},
 	}
 	sf.register(cmd)
+	out.register(cmd)
 	cmd.Flags().StringVar(&client, "client", "", "client id that owns the key (required)")
 	cmd.Flags().StringVar(&kid, "kid", "", "key id (default: generated)")
 	cmd.Flags().StringVar(&secret, "secret", "", "the secret: 16 bytes for A128CBC-HS256, 32 bytes in base64url for A256GCM (default: generated)")

@@ -36,7 +36,7 @@ func TestKeysLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The JWK's k is the shared string written twice, the key's 32 bytes.
-	jwkOne := octJWK{Kty: "oct", Kid: "k-one", Enc: "A128CBC-HS256", K: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}
+	jwkOne := clientkey.JWK{Kty: "oct", Kid: "k-one", Enc: "A128CBC-HS256", K: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}
 	if added != (issuedKey{Kid: "k-one", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256", JWK: jwkOne}) {
 		t.Fatalf("add printed %+v", added)
 	}
@@ -293,7 +293,7 @@ func TestKeysInDatabase(t *testing.T) {
 	c1 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	c2 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	added := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c1, "--kid", "k-one", "--secret", "0123456789abcdef")))
-	jwkOne := octJWK{Kty: "oct", Kid: "k-one", Enc: "A128CBC-HS256", K: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}
+	jwkOne := clientkey.JWK{Kty: "oct", Kid: "k-one", Enc: "A128CBC-HS256", K: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}
 	if added != (issuedKey{Kid: "k-one", ClientID: c1, Secret: "0123456789abcdef", Enc: "A128CBC-HS256", JWK: jwkOne}) {
 		t.Fatalf("add printed %+v", added)
 	}
@@ -380,7 +380,7 @@ func TestKeysOfEachKind(t *testing.T) {
 		t.Fatalf("an A256GCM secret of %d bytes (%v)", len(raw), err)
 	case gcm.Enc != "A256GCM" || !gcm.RequireFresh:
 		t.Fatalf("the rotation of an A256GCM key printed %+v", gcm)
-	case gcm.JWK != (octJWK{Kty: "oct", Kid: gcm.Kid, Enc: "A256GCM", K: gcm.Secret}):
+	case gcm.JWK != (clientkey.JWK{Kty: "oct", Kid: gcm.Kid, Enc: "A256GCM", K: gcm.Secret}):
 		t.Fatalf("the JWK: %+v", gcm.JWK)
 	}
 	mustOut(hdc(t, dir, "keys", "retire", "--kid", first.Kid))
@@ -393,7 +393,7 @@ func TestKeysOfEachKind(t *testing.T) {
 	strict := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--enc", "A128CBC-HS256", "--allow-weaker")))
 	doubled := base64.RawURLEncoding.EncodeToString([]byte(strict.Secret + strict.Secret))
 	if strict.Enc != "A128CBC-HS256" || !strict.RequireFresh || len(strict.Secret) != 16 ||
-		strict.JWK != (octJWK{Kty: "oct", Kid: strict.Kid, Enc: "A128CBC-HS256", K: doubled}) {
+		strict.JWK != (clientkey.JWK{Kty: "oct", Kid: strict.Kid, Enc: "A128CBC-HS256", K: doubled}) {
 		t.Fatalf("rotate --enc A128CBC-HS256 --allow-weaker (freshness kept) printed %+v", strict)
 	}
 	mustOut(hdc(t, dir, "keys", "retire", "--kid", gcm.Kid))

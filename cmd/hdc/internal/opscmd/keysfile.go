@@ -9,7 +9,6 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 	"github.com/spf13/cobra"
@@ -27,8 +26,9 @@ type keyChange struct {
 // would change: nothing is written.
 var errDryRun = errors.New("a dry run")
 
-// addInRegistry adds a key to the registry at p (updateKeys) and prints it.
-func addInRegistry(cmd *cobra.Command, sf *storeFlags, p string, add func(*registryfile.File) (registryfile.Key, error)) error {
+// addInRegistry adds a key to the registry at p (updateKeys) and prints it
+// (printIssued).
+func addInRegistry(cmd *cobra.Command, sf *storeFlags, p string, out handover, add func(*registryfile.File) (registryfile.Key, error)) error {
 	var k clientkey.Key
 	err := sf.updateKeys(cmd, p, audit.KeyAdd, func(f *registryfile.File) (keyChange, error) {
 		e, err := add(f)
@@ -38,7 +38,7 @@ func addInRegistry(cmd *cobra.Command, sf *storeFlags, p string, add func(*regis
 	if err != nil {
 		return err
 	}
-	return cli.PrintJSON(cmd.OutOrStdout(), issued(k))
+	return printIssued(cmd, k, out)
 }
 
 // updateKeys applies change, a key command's edit of the registry at p, and

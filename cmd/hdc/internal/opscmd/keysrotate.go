@@ -20,8 +20,9 @@ import (
 func newKeysRotateCmd(path func() string) *cobra.Command {
 	var r keyadmin.RotateRequest
 	var sf storeFlags
+	var out handover
 	cmd := &cobra.Command{
-		Use:   "rotate --client ID [--enc A128CBC-HS256|A256GCM] [--require-fresh[=false]] [--allow-weaker] [--dry-run]",
+		Use:   "rotate --client ID [--enc A128CBC-HS256|A256GCM] [--require-fresh[=false]] [--allow-weaker] [--dry-run] [--credentials-out FILE]",
 		Short: "Give a client a new active key; its previous active keys become retiring",
 		Long: `Add a new active key for the client and move its previous active keys to
 retiring: they are still accepted, so clients can switch at their pace. Once
@@ -38,7 +39,8 @@ is refused, saying what the client would lose, unless --allow-weaker: the
 rotation's audit record then names what the key gave up. The record names
 the new key and the keys it moved to retiring; hdc audit list --entity
 finds it by either. --dry-run prints what the rotation would do and
-changes nothing.
+changes nothing. With --credentials-out the new key goes into the client's
+credentials file too (docs/clients.md).
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -49,18 +51,19 @@ changes nothing.
 				r.RequireFresh = nil
 			}
 			if p := path(); p != "" {
-				return rotateInRegistry(cmd, &sf, p, r)
+				return rotateInRegistry(cmd, &sf, p, r, out)
 			}
 			return sf.withKeys(cmd, func(svc *keyadmin.Service) error {
 				rot, err := svc.Rotate(cmd.Context(), r)
 				if err != nil {
 					return keyError(err, r.Client, "")
 				}
-				return printRotation(cmd, sf.DataDir, rot)
+				return printRotation(cmd, sf.DataDir, rot, out)
 			})
 		},
 	}
 	sf.register(cmd)
+	out.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&r.Client, "client", "", "client id (required)")
 	f.StringVar(&r.Enc, "enc", "", "the new key's content encryption, A128CBC-HS256 or A256GCM (default: the replaced key's)")
@@ -87,15 +90,16 @@ type newKind struct {
 	RequireFresh bool   `json:"require_fresh"`
 }
 
-// printRotation prints what a rotation did (the new key, once) and, on
-// standard error, what it means; or, for a dry run, what it would do. dir
-// is the data directory whose demo credentials take the new key.
-func printRotation(cmd *cobra.Command, dir string, rot keyadmin.Rotation) error {
+// printRotation prints what a rotation did (the new key, once, into the
+// credentials file out names too) and, on standard error, what it means;
+// or, for a dry run, what it would do. dir is the data directory whose
+// demo credentials take the new key.
+func printRotation(cmd *cobra.Command, dir string, rot keyadmin.Rotation, out handover) error {
 	if rot.DryRun {
 		return cli.PrintJSON(cmd.OutOrStdout(), plannedRotation{DryRun: true, ClientID: rot.Key.ClientID,
 			NewKey: newKind{rot.Key.ContentEncryption(), rot.Key.NeedsFreshness()}, Retiring: nonNil(rot.Retiring), Weakened: rot.Lost})
 	}
-	if err := cli.PrintJSON(cmd.OutOrStdout(), issued(rot.Key)); err != nil {
+	if err := printIssued(cmd, rot.Key, out); err != nil {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
@@ -122,7 +126,7 @@ func nonNil(list []string) []string {
 
 // rotateInRegistry rotates the client's keys in the registry file p, or
 // says what the rotation would do, and prints it as printRotation does.
-func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RotateRequest) error {
+func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RotateRequest, out handover) error {
 	var rot keyadmin.Rotation
 	err := sf.updateKeys(cmd, p, audit.KeyRotate, func(f *registryfile.File) (keyChange, error) {
 		k, done, err := f.Rotate(r.Client, r.Enc, r.RequireFresh, r.AllowWeaker, time.Now())
@@ -144,7 +148,7 @@ func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.R
 	if err != nil {
 		return keyError(err, r.Client, "")
 	}
-	return printRotation(cmd, filepath.Dir(p), rot)
+	return printRotation(cmd, filepath.Dir(p), rot, out)
 }
 
 func newKeysRetireCmd(path func() string) *cobra.Command {
