@@ -356,3 +356,50 @@ func TestCaddyfileDirectives(t *testing.T) {
 		})
 	}
 }
+
+// TestReferenceCaddyfileTLS: where an HTTPS site's certificate comes from
+// (HDC_TLS): Caddy's by default, the operator's files with Caddy managing
+// none besides (auto_https disable_certs, which hdc-edge sets for files:
+// the site shares its names with the catch-all of its port), or Caddy's
+// local authority for a name too.
+func TestReferenceCaddyfileTLS(t *testing.T) {
+	src, err := os.ReadFile("../Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		want func(tlsApp, server map[string]any) bool
+	}{
+		{"auto", map[string]string{}, func(tlsApp, server map[string]any) bool {
+			return dig(tlsApp, "certificates", "load_files") == nil && fmt.Sprint(dig(tlsApp, "certificates", "automate")) == "[api.example.org]"
+		}},
+		{"files", map[string]string{"HDC_TLS": "files", "HDC_TLS_CERT": "/etc/hdc/site.pem", "HDC_TLS_KEY": "/etc/hdc/site-key.pem",
+			"HDC_AUTO_HTTPS": "disable_redirects disable_certs"}, func(tlsApp, server map[string]any) bool {
+			return dig(tlsApp, "certificates", "load_files", 0, "certificate") == "/etc/hdc/site.pem" &&
+				dig(tlsApp, "certificates", "automate") == nil && dig(server, "automatic_https", "disable_certificates") == true
+		}},
+		{"internal", map[string]string{"HDC_TLS": "internal"}, func(tlsApp, server map[string]any) bool {
+			return fmt.Sprint(dig(tlsApp, "automation", "policies", 0, "issuers", 0, "module")) == "internal"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("HDC_SITE", "api.example.org")
+			t.Setenv("HDC_SITE_OTHER_HOSTS", "https://")
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			cfg, err := adapt(t, string(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tlsApp, _ := dig(cfg, "apps", "tls").(map[string]any)
+			server, _ := dig(cfg, "apps", "http", "servers", "srv0").(map[string]any)
+			if !tt.want(tlsApp, server) {
+				t.Fatalf("the tls app %v, the server's automatic_https %v", tlsApp, server["automatic_https"])
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ func main() {
 		fmt.Printf("hdc-edge %s\nCaddy %s\n", version.Get(), caddyVersion)
 		return
 	}
-	if err := setOtherHosts(); err != nil {
+	if err := setSiteEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
 		os.Exit(1)
 	}
