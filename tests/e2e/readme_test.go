@@ -1,67 +1,20 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
-
-// docBlock returns the commands of the first sh block after heading in
-// file, a Markdown file of the repository (README.md, docs/deploy.md):
-// continuation lines joined, comments and blank lines dropped.
-func docBlock(t *testing.T, file, heading string) []string {
-	t.Helper()
-	return docBlocks(t, file, heading)[0]
-}
-
-// docBlocks returns the commands of each sh block of the section of file
-// under heading, up to the next heading of its level.
-func docBlocks(t *testing.T, file, heading string) [][]string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, filepath.FromSlash(file)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("%s has no %q", file, heading)
-	}
-	level, _, _ := strings.Cut(heading, " ")
-	section, _, _ = strings.Cut(section, "\n"+level+" ")
-	var blocks [][]string
-	for {
-		_, rest, ok := strings.Cut(section, "```sh\n")
-		if !ok {
-			break
-		}
-		block, after, _ := strings.Cut(rest, "\n```")
-		var cmds []string
-		for _, l := range strings.Split(strings.ReplaceAll(block, "\\\n", " "), "\n") {
-			if l, _, _ = strings.Cut(l, " # "); strings.TrimSpace(l) != "" && !strings.HasPrefix(strings.TrimSpace(l), "#") {
-				cmds = append(cmds, strings.TrimSpace(l))
-			}
-		}
-		blocks = append(blocks, cmds)
-		section = after
-	}
-	if len(blocks) == 0 {
-		t.Fatalf("%s has no sh block under %q", file, heading)
-	}
-	return blocks
-}
 
 // TestProductionSectionAsWritten runs the production deployment commands of
 // docs/deploy.md in their printed order on an empty machine, as an operator
@@ -86,14 +39,14 @@ func TestProductionSectionAsWritten(t *testing.T) {
 	paths := strings.NewReplacer("/usr/local/bin/", bin, "/etc/hdc", filepath.Join(root, "etc/hdc"),
 		"/var/lib/hdc", filepath.Join(root, "var/lib/hdc"),
 		"HDC_SITE=api.example.org", "HDC_SITE=http://"+site, "HDC_BIND=0.0.0.0", "HDC_BIND=127.0.0.1")
-	env := append(os.Environ(), goEnv(t)...)
+	env := append(os.Environ(), hdctest.GoEnv(t)...)
 	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+root,
 		"HDC_LISTEN="+backendAddr, "HDC_INTERNAL_LISTEN="+internal, "HDC_BACKEND="+backendAddr,
 		"HDC_BACKEND_INTERNAL=https://"+internal, "HDC_METRICS_PORT="+metricsPort)
 
 	ids := map[string]string{}  // "<W client id>" to the id
 	var clientID, secret string // the first client's
-	for _, line := range docBlock(t, "docs/deploy.md", "## Production deployment") {
+	for _, line := range hdctest.DocBlock(t, "docs/deploy.md", "## Production deployment") {
 		line = placeholder.ReplaceAllStringFunc(paths.Replace(line), func(p string) string { return ids[p] })
 		if name, value, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok && strings.HasPrefix(line, "export ") {
 			env = append(env, name+"="+value)
@@ -103,10 +56,10 @@ func TestProductionSectionAsWritten(t *testing.T) {
 			if ok {
 				line = bg
 			}
-			startBackground(t, hdctest.RepoRoot, line, env)
+			hdctest.StartBackground(t, hdctest.RepoRoot, line, env)
 			continue
 		}
-		out := runLine(t, line, env)
+		out := hdctest.RunLine(t, line, env)
 		if strings.Contains(line, "clients create") {
 			var c struct {
 				ClientID     string `json:"client_id"`
@@ -137,21 +90,6 @@ func TestProductionSectionAsWritten(t *testing.T) {
 	})
 }
 
-// goEnv pins the Go toolchain's caches, which default to places under
-// HOME, so that a test with a HOME of its own builds from the warm ones.
-func goEnv(t *testing.T) []string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOPATH", "GOMODCACHE", "GOCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(v) != 3 {
-		t.Fatalf("go env printed %q", out)
-	}
-	return []string{"GOPATH=" + v[0], "GOMODCACHE=" + v[1], "GOCACHE=" + v[2]}
-}
-
 var (
 	placeholder   = regexp.MustCompile(`<\S+ client id>`)
 	workspaceFlag = regexp.MustCompile(`--workspace (\S+)`)
@@ -175,9 +113,9 @@ func TestWalkthroughAsWritten(t *testing.T) {
 	}
 	careContext := regexp.MustCompile(`"care_context_id": "([^"]+)"`)
 	var id string
-	blocks := docBlocks(t, "README.md", "## A walkthrough with `hdc call`")
+	blocks := hdctest.DocBlocks(t, "README.md", "## A walkthrough with `hdc call`")
 	for _, line := range blocks[0] {
-		out := runLineIn(t, dir, strings.ReplaceAll(line, "<care_context_id>", id), env)
+		out := hdctest.RunLineIn(t, dir, strings.ReplaceAll(line, "<care_context_id>", id), env)
 		if m := careContext.FindStringSubmatch(out); m != nil {
 			id = m[1]
 		}
@@ -190,69 +128,14 @@ func TestWalkthroughAsWritten(t *testing.T) {
 	for _, line := range blocks[1] {
 		line = strings.ReplaceAll(line, "127.0.0.1:9999", hooks)
 		if strings.Contains(line, "webhooks listen") {
-			receiver = startBackground(t, dir, line, env)
+			receiver = hdctest.StartBackground(t, dir, line, env)
 			continue
 		}
-		runLineIn(t, dir, line, env)
+		hdctest.RunLineIn(t, dir, line, env)
 	}
 	testkit.Eventually(t, 30*time.Second, "the receiver to verify a delivery", func() bool {
 		return receiver != nil && strings.Contains(receiver.String(), "signature verified")
 	})
-}
-
-// runLine runs one command line with bash in the repository, and returns
-// its standard output; a failure ends the test with its output.
-func runLine(t *testing.T, line string, env []string) string {
-	t.Helper()
-	return runLineIn(t, hdctest.RepoRoot, line, env)
-}
-
-// runLineIn runs one command line with bash in dir.
-func runLineIn(t *testing.T, dir, line string, env []string) string {
-	t.Helper()
-	t.Log(line)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", line)
-	cmd.Dir, cmd.Env = dir, env
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s%s", line, err, out, stderr.String())
-	}
-	return string(out)
-}
-
-// startBackground runs a long-running command line until the test ends,
-// and fails the test if it exits early, with what it wrote, which it
-// returns. The line runs in a process group of its own, which the test's
-// end kills.
-func startBackground(t *testing.T, dir, line string, env []string) *hdctest.SyncBuffer {
-	t.Helper()
-	cmd := exec.Command("bash", "-c", line)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out hdctest.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-		if t.Failed() {
-			t.Logf("%s wrote:\n%s", line, hdctest.Tail(out.String(), 2000))
-		}
-	})
-	select {
-	case <-exited:
-		t.Fatalf("%s exited at once:\n%s", line, out.String())
-	case <-time.After(2 * time.Second):
-	}
-	return &out
 }
 
 // TestObservabilityAsWritten runs the README's Observability section as
@@ -267,14 +150,14 @@ func TestObservabilityAsWritten(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# a note to upload\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	lines := docBlock(t, "README.md", "## Observability")
+	lines := hdctest.DocBlock(t, "README.md", "## Observability")
 	if len(lines) != 2 || !strings.HasSuffix(lines[0], "hdc up") {
 		t.Fatalf("the section's commands changed: %q", lines)
 	}
-	up := startBackground(t, dir, lines[0]+" --listen "+testkit.FreeAddr(t)+" --metrics "+testkit.FreeAddr(t)+
+	up := hdctest.StartBackground(t, dir, lines[0]+" --listen "+testkit.FreeAddr(t)+" --metrics "+testkit.FreeAddr(t)+
 		" --backend-listen "+testkit.FreeAddr(t)+" --internal-listen "+testkit.FreeAddr(t), env)
 	testkit.Eventually(t, time.Minute, "hdc up's guide", func() bool { return strings.Contains(up.String(), "Ctrl-C") })
-	runLineIn(t, dir, lines[1], env)
+	hdctest.RunLineIn(t, dir, lines[1], env)
 	trace := regexp.MustCompile(`"TraceID":\s*"0af7651916cd43dd8448eb211c80319c"`)
 	testkit.Eventually(t, 30*time.Second, "the upload's spans on hdc up's output", func() bool {
 		out := up.String()
