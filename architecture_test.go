@@ -107,7 +107,7 @@ var importRules = []importRule{
 	{"The keeper imports only the private files and the redaction", is("internal/keeper"), is("internal/privatefile", "internal/redact")},
 	{"Sealing stands between the store and the keeper",
 		is("backend/sealed"), is("backend/store", "backend/audit", "internal/keeper")},
-	{"The checkpoints know only the audit record", is("backend/audit/checkpoint"), is("backend/audit", "internal/redact")},
+	{"The checkpoints know only the audit record", is("backend/audit/checkpoint"), is("backend/audit", "internal/redact", "backend/internal/s3url")},
 	{"The FHIR view of the trail knows no HTTP", is("backend/audit/fhirview"), is("backend/audit", "backend/fhir")},
 	{"The audit record imports only the contract and the client key",
 		is("backend/audit"), is("internal/contract", "internal/clientkey")},

@@ -1,12 +1,19 @@
 package backend
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/health-data-connect/hdc/backend/blob"
+	"github.com/health-data-connect/hdc/backend/blob/blobtest"
 )
 
 func TestOpenBlobs(t *testing.T) {
@@ -42,6 +49,39 @@ func TestOpenBlobs(t *testing.T) {
 				t.Errorf("OpenBlobs(%q) = %T, %v; want a %T", tt.url, got, err, tt.want)
 			case err != nil && strings.Contains(err.Error(), "secret"):
 				t.Errorf("OpenBlobs(%q): %v: the error quotes a credential", tt.url, err)
+			}
+		})
+	}
+}
+
+// TestOpenBlobsS3Spellings: a blob URL names a bucket of an S3-compatible
+// service, on loopback, with each spelling of path-style addressing that
+// checkpoint URLs take too, and a blob stored through it is read back.
+func TestOpenBlobsS3Spellings(t *testing.T) {
+	t.Parallel()
+	loadAWS := func(context.Context) (aws.Config, error) {
+		return aws.Config{Region: defaultAWSRegion, Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, nil
+	}
+	for _, pathStyle := range []string{"path_style=true", "use_path_style=true", "s3ForcePathStyle=true"} {
+		t.Run(pathStyle, func(t *testing.T) {
+			t.Parallel()
+			endpoint, _ := blobtest.S3Server(t, "records")
+			url := "s3://records/hdc?endpoint=" + blobtest.ByName(endpoint) + "&region=us-east-1&" + pathStyle
+			blobs, err := openBlobs(t.Context(), url, t.TempDir(), loadAWS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, _, err := blobs.Put(t.Context(), strings.NewReader("a record"))
+			if err != nil {
+				t.Fatalf("Put through %s: %v", url, err)
+			}
+			rc, err := blobs.Open(t.Context(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			if got, err := io.ReadAll(rc); err != nil || !bytes.Equal(got, []byte("a record")) {
+				t.Fatalf("read back %q, %v", got, err)
 			}
 		})
 	}

@@ -45,7 +45,9 @@ type Config struct {
 	Keeper string
 	// BlobURL selects the blob store: empty for the directory
 	// DataDir/blobs, a path for another directory, s3://bucket/prefix for
-	// an S3 bucket, which several replicas may share (see OpenBlobs).
+	// an S3 bucket (?endpoint=…&region=…&path_style=true for an
+	// S3-compatible service), which several replicas may share (see
+	// OpenBlobs).
 	BlobURL string
 	// HopCA, HopCert and HopKey are the PEM files of the edge–backend hop's
 	// mutual TLS (hdc tls init makes them): the authority whose edge
@@ -132,7 +134,7 @@ type Config struct {
 	// AuditCheckpoints is where the heads of the audit trails are
 	// checkpointed, signed, outside the database (package
 	// audit/checkpoint): "log", or a bucket's URL (file:///dir,
-	// s3://bucket?region=…).
+	// s3://bucket?region=…), an S3 bucket's query read as BlobURL's.
 	AuditCheckpoints string
 	// AuditCheckpointInterval is how often the heads are checkpointed
 	// when they changed; a stopping backend checkpoints too.

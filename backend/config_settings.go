@@ -77,7 +77,7 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("webhook-max-subscriptions", (*intValue)(&c.WebhookMaxSubscriptions), "most webhook subscriptions a workspace may have", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"),
 		setting("audit-retention", (*durationValue)(&c.AuditRetention), "how long audit records are kept (default 6 years); 0 keeps them", "HDC_AUDIT_RETENTION"),
 		setting("audit-refusal-window", (*durationValue)(&c.AuditRefusalWindow), "window in which repeated refusals of one kind, from one source and actor, are recorded once with their count (the first at once); 0 records each", "HDC_AUDIT_REFUSAL_WINDOW"),
-		setting("audit-checkpoints", (*stringValue)(&c.AuditCheckpoints), "where the audit trails' heads are checkpointed, signed: log, or a bucket `url` such as file:///dir or s3://bucket?region=…", "HDC_AUDIT_CHECKPOINTS"),
+		setting("audit-checkpoints", (*stringValue)(&c.AuditCheckpoints), "where the audit trails' heads are checkpointed, signed: log, or a bucket `url` such as file:///dir or s3://bucket[?endpoint=…&region=…&path_style=true]", "HDC_AUDIT_CHECKPOINTS"),
 		setting("audit-checkpoint-interval", (*durationValue)(&c.AuditCheckpointInterval), "how often the audit trails' heads are checkpointed when they changed (and when the backend stops)", "HDC_AUDIT_CHECKPOINT_INTERVAL"),
 	}
 	if level != nil {

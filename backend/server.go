@@ -114,7 +114,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 		log.Warn("the public listener is plain HTTP without the hop's mutual TLS: any local process can act as the edge")
 	}
 	log.Info("backend ready",
-		zap.String("data", cfg.DataDir), zap.Bool("hop_tls", hop != nil),
+		zap.String("data", cfg.DataDir), zap.String("database", describeStore(cfg.DatabaseURL, cfg.DataDir)),
+		zap.String("blobs", describeBlobs(cfg.BlobURL, cfg.DataDir)),
+		zap.String("audit_checkpoints", checkpoint.Describe(cfg.AuditCheckpoints)), zap.Bool("hop_tls", hop != nil),
 		zap.Duration("access_token_ttl", cfg.AccessTokenTTL), zap.Duration("refresh_token_ttl", cfg.RefreshTokenTTL),
 		zap.Int64("upload_limit", cfg.UploadLimit), zap.Int("webhook_workers", cfg.WebhookWorkers),
 		zap.Int("webhook_workspace_concurrency", cfg.WebhookWorkspaceConcurrency),

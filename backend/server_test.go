@@ -5,14 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -41,6 +46,82 @@ func TestNewGivesUpWhenItsContextEnds(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("New did not return after its context ended")
+	}
+}
+
+// TestReadyLineNamesTheStores: the "backend ready" line says which
+// database, blob store and checkpoint destination the backend uses, and
+// quotes none of the credentials their URLs may hold.
+func TestReadyLineNamesTheStores(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// config sets the URLs and returns the fields the line must have.
+		config func(t *testing.T, c *Config) map[string]string
+	}{
+		{"SQLite, a directory, the log", func(t *testing.T, c *Config) map[string]string {
+			return map[string]string{
+				"database":          "sqlite:" + filepath.Join(c.DataDir, "hdc.db"),
+				"blobs":             filepath.Join(c.DataDir, "blobs"),
+				"audit_checkpoints": "log",
+			}
+		}},
+		{"another SQLite file, S3-compatible buckets", func(t *testing.T, c *Config) map[string]string {
+			c.DatabaseURL = "sqlite:" + filepath.Join(c.DataDir, "other.db")
+			c.BlobURL = "s3://records/hdc?endpoint=http://minio:s3cret@127.0.0.1:9000&region=us-east-1&path_style=true&token=s3cret"
+			c.AuditCheckpoints = "s3://hdc:s3cret@audit?endpoint=https://127.0.0.1:9000&region=us-east-1&path_style=true&kmskeyid=s3cret"
+			return map[string]string{
+				"database":          c.DatabaseURL,
+				"blobs":             "s3://records/hdc at http://minio:xxxxx@127.0.0.1:9000",
+				"audit_checkpoints": "s3://hdc:xxxxx@audit at https://127.0.0.1:9000",
+			}
+		}},
+		{"PostgreSQL, a file bucket", func(t *testing.T, c *Config) map[string]string {
+			c.DatabaseURL = pgtest.URL(t)
+			c.AuditCheckpoints = "file://" + filepath.ToSlash(t.TempDir())
+			u, err := url.Parse(c.DatabaseURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{
+				"database":          "postgres://" + u.User.Username() + "@" + u.Host + u.Path,
+				"blobs":             filepath.Join(c.DataDir, "blobs"),
+				"audit_checkpoints": c.AuditCheckpoints,
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := DefaultConfig()
+			cfg.DataDir = t.TempDir()
+			cfg.Keeper = testKeeper
+			want := tt.config(t, &cfg)
+			core, logs := observer.New(zapcore.InfoLevel)
+			srv, err := New(t.Context(), cfg, zap.New(core))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			ready := logs.FilterMessage("backend ready").All()
+			if len(ready) != 1 {
+				t.Fatalf("%d lines say the backend is ready, want 1", len(ready))
+			}
+			fields := ready[0].ContextMap()
+			for k, v := range want {
+				if fields[k] != v {
+					t.Errorf("%s = %v, want %q", k, fields[k], v)
+				}
+			}
+			if line := fmt.Sprint(fields); strings.Contains(line, "s3cret") {
+				t.Errorf("the line quotes a credential: %s", line)
+			}
+			if u, err := url.Parse(cfg.DatabaseURL); err == nil {
+				if pw, ok := u.User.Password(); ok && strings.Contains(fmt.Sprint(fields["database"]), ":"+pw+"@") {
+					t.Errorf("database = %v: it quotes the password", fields["database"])
+				}
+			}
+		})
 	}
 }
 

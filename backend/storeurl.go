@@ -29,6 +29,17 @@ func OpenStore(ctx context.Context, databaseURL, dataDir string) (store.Store, e
 	return sqlite.Open(ctx, path)
 }
 
+// describeStore returns what the database URL of an open store names, as
+// the start-up log says it: PostgreSQL's user, hosts and database
+// (postgres.Describe), never its password; SQLite's file.
+func describeStore(databaseURL, dataDir string) string {
+	if sharedStore(databaseURL) {
+		return postgres.Describe(databaseURL)
+	}
+	path, _ := sqlitePath(databaseURL, dataDir) // the store opened: the URL names a file
+	return "sqlite:" + path
+}
+
 // ErrNoDatabase is OpenExistingStore's answer for a SQLite database file
 // that does not exist.
 var ErrNoDatabase = errors.New("no database")

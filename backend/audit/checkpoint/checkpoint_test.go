@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/blob/blobtest"
 )
 
 var (
@@ -85,6 +86,66 @@ func TestBucketKeepsEveryCheckpointAndLatestReadsTheNewest(t *testing.T) {
 	}
 	if _, err := Latest(ctx, url, []byte("another key")); !errors.Is(err, ErrSignature) {
 		t.Fatalf("Latest with another key: %v", err)
+	}
+}
+
+// TestS3URLs: a bucket of an S3-compatible service, on loopback, is named
+// as the blob store's URL names one (endpoint, region, path_style) and as
+// gocloud.dev's s3blob names one (use_path_style, s3ForcePathStyle), which
+// checkpoint URLs took before; a checkpoint written through each URL is
+// read back through it.
+func TestS3URLs(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, query string }{
+		{"the blob URL's spelling", "path_style=true"},
+		{"gocloud.dev's spelling", "use_path_style=true"},
+		{"gocloud.dev's older spelling", "s3ForcePathStyle=true"},
+		{"two spellings that agree", "path_style=true&use_path_style=true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			endpoint, _ := blobtest.S3Server(t, "audit")
+			// The service takes any request; anonymous spares the test
+			// credentials in the environment, which t.Parallel forbids.
+			url := "s3://audit?endpoint=" + blobtest.ByName(endpoint) + "&region=us-east-1&anonymous=true&" + tt.query
+			d, err := Open(t.Context(), url, zap.NewNop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if err := d.Write(t.Context(), New(timedHeads, t0, "r1", key)); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := Latest(t.Context(), url, key); err != nil || !c.At.Equal(t0) {
+				t.Fatalf("Latest = %+v, %v; want the checkpoint of %v", c, err, t0)
+			}
+		})
+	}
+}
+
+// TestS3URLRefusals: a bucket URL whose service parameters make no sense
+// is refused when it is opened, not when the first checkpoint fails, and
+// the refusal quotes no credential.
+func TestS3URLRefusals(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, url, want string }{
+		{"path_style not a boolean", "s3://audit?path_style=maybe", "path_style"},
+		{"an endpoint that is not HTTP", "s3://audit?endpoint=ftp://hdc:s3cret@127.0.0.1", "endpoint"},
+		{"an endpoint without a host", "s3://audit?endpoint=http://", "endpoint"},
+		{"two spellings that disagree", "s3://audit?path_style=true&s3ForcePathStyle=false", "s3ForcePathStyle"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, openErr := Open(t.Context(), tt.url, zap.NewNop())
+			_, latestErr := Latest(t.Context(), tt.url, key)
+			for _, err := range []error{openErr, latestErr} {
+				if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("%v; want an error naming %s, without the secret", err, tt.want)
+				}
+			}
+		})
 	}
 }
 

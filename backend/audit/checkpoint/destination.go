@@ -13,6 +13,7 @@ import (
 	_ "gocloud.dev/blob/fileblob" // file:///dir
 	_ "gocloud.dev/blob/s3blob"   // s3://bucket
 
+	"github.com/health-data-connect/hdc/backend/internal/s3url"
 	"github.com/health-data-connect/hdc/internal/redact"
 )
 
@@ -34,7 +35,10 @@ type Destination interface {
 	Close() error
 }
 
-// Open opens the destination url names: Log, or a bucket's URL.
+// Open opens the destination url names: Log, or a bucket's URL. An s3://
+// URL names its service as the blob store's URL does (package s3url):
+// endpoint, region and path_style, or gocloud.dev's use_path_style or
+// s3ForcePathStyle; its other parameters are gocloud.dev's s3blob's.
 func Open(ctx context.Context, url string, log *zap.Logger) (Destination, error) {
 	if url == Log {
 		return logDestination{log}, nil
@@ -46,9 +50,22 @@ func Open(ctx context.Context, url string, log *zap.Logger) (Destination, error)
 	return bucket{b}, nil
 }
 
+// Describe returns what the destination url names, as the start-up log
+// says it: Log, or the bucket without credentials (s3url.Describe).
+func Describe(url string) string {
+	if url == Log {
+		return Log
+	}
+	return s3url.Describe(url)
+}
+
 // openBucket opens the bucket url names. Its errors quote the URL without
 // its password and query: gocloud.dev's quote it whole.
 func openBucket(ctx context.Context, url string) (*blob.Bucket, error) {
+	url, err := s3url.Gocloud(url)
+	if err != nil {
+		return nil, err
+	}
 	b, err := blob.OpenBucket(ctx, url)
 	if err != nil {
 		return nil, redact.Error(err, url)

@@ -15,6 +15,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -70,6 +74,26 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Describe returns what the database URL url names, as a log may say it:
+// postgres://user@host:port/database, with every host pgx may try (the
+// URL's, else the PG* environment's), and never the password, wherever
+// the URL or the environment holds it.
+func Describe(url string) string {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return "postgres (a database URL that does not parse)"
+	}
+	c := cfg.ConnConfig
+	hosts := []string{net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port)))}
+	for _, f := range c.Fallbacks {
+		// sslmode=prefer and allow try a host twice, with TLS and without.
+		if h := net.JoinHostPort(f.Host, strconv.Itoa(int(f.Port))); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return "postgres://" + c.User + "@" + strings.Join(hosts, ",") + "/" + c.Database
 }
 
 // Ping implements store.Store.

@@ -93,3 +93,32 @@ func TestOpenHidesTheURL(t *testing.T) {
 		t.Fatalf("error %q reveals the password", msg)
 	}
 }
+
+// TestDescribe: what a database URL names, for the start-up log: the user,
+// every host and port pgx may try, and the database, never the password,
+// wherever the URL holds it.
+func TestDescribe(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, url, want string }{
+		{"the password in the user info", "postgres://hdc:s3cret@db.internal:5432/hdc?sslmode=verify-full",
+			"postgres://hdc@db.internal:5432/hdc"},
+		{"the password in the query, the default port", "postgresql://hdc@db.internal/hdc?password=s3cret&sslmode=require",
+			"postgres://hdc@db.internal:5432/hdc"},
+		{"TLS preferred: one host, tried twice", "postgres://hdc:s3cret@db.internal:6432/hdc?sslmode=prefer",
+			"postgres://hdc@db.internal:6432/hdc"},
+		{"several hosts", "postgres://hdc:s3cret@db1:5432,db2:5433/hdc?target_session_attrs=read-write",
+			"postgres://hdc@db1:5432,db2:5433/hdc"},
+		{"a unix socket", "postgres:///hdc?host=/run/postgresql&user=hdc&password=s3cret",
+			"postgres://hdc@/run/postgresql:5432/hdc"},
+		{"a URL that does not parse", "postgres://hdc:s3cret@db.internal:5432/hdc?sslmode=bogus",
+			"postgres (a database URL that does not parse)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Describe(tt.url); got != tt.want {
+				t.Errorf("Describe(%q) = %q, want %q", tt.url, got, tt.want)
+			}
+		})
+	}
+}
