@@ -103,7 +103,7 @@ func startLogged(t testing.TB, log *zap.Logger, mutate func(*Config)) *harness {
 		h.http = hopClient(t, dir, pki.Edge)
 		h.roles = map[contract.Role]*http.Client{}
 		for _, role := range []pki.Role{pki.Publisher, pki.Parser, pki.Scraper} {
-			if err := pki.IssueFromDir(dir, role, time.Hour); err != nil {
+			if _, err := pki.IssueFromDir(dir, pki.Leaf{Role: role}, time.Hour, true); err != nil {
 				t.Fatal(err)
 			}
 			h.roles[contract.Role(role)] = hopClient(t, dir, role)

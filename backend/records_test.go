@@ -432,7 +432,7 @@ func TestInternalRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, role := range []pki.Role{pki.Publisher, pki.Parser, pki.Scraper} {
-		if err := pki.IssueFromDir(other, role, time.Hour); err != nil {
+		if _, err := pki.IssueFromDir(other, pki.Leaf{Role: role}, time.Hour, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package pki
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -20,11 +22,52 @@ const (
 	CAKeyFile = "ca-key.pem" // the authority's key: only hdc tls issue needs it
 )
 
-// CertFile and KeyFile name the certificate and key files of role.
-func CertFile(role Role) string { return string(role) + ".pem" }
+// CertFile names the certificate file of role's own leaf.
+func CertFile(role Role) string { return Leaf{Role: role}.certFile() }
 
-// KeyFile names the private key file of role.
-func KeyFile(role Role) string { return string(role) + "-key.pem" }
+// KeyFile names the private key file of role's own leaf.
+func KeyFile(role Role) string { return Leaf{Role: role}.keyFile() }
+
+// Leaf is a certificate to issue into a hop directory.
+type Leaf struct {
+	Role Role
+	// Name names the leaf's files, Name.pem and Name-key.pem, and its
+	// subject (CN=Name), so that each edge or backend of a fleet has a
+	// certificate of its own; empty, the role's own files and subject. It
+	// is never read for authorization, which goes by the role alone.
+	Name string
+}
+
+// name is what the leaf's files are named after.
+func (l Leaf) name() string { return cmp.Or(l.Name, string(l.Role)) }
+
+func (l Leaf) certFile() string { return l.name() + ".pem" }
+
+func (l Leaf) keyFile() string { return l.name() + "-key.pem" }
+
+// maxName is the longest name of a leaf: a subject's common name holds 64
+// characters (RFC 5280, ub-common-name).
+const maxName = 64
+
+// checkName reports whether name may name a leaf: 1 to 64 ASCII letters,
+// digits, '@', '.', '-' and '_' (an operator's address will name one),
+// which leaves out path separators and control characters; not beginning
+// with '.' (a hidden file, "..") or '-' (read as a flag by the commands
+// that handle the files); and not "ca" nor ending in "-key", whose files
+// would be the authority's or another leaf's key.
+func checkName(name string) error {
+	ok := len(name) > 0 && len(name) <= maxName && name[0] != '.' && name[0] != '-' &&
+		name != "ca" && !strings.HasSuffix(name, "-key")
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("@.-_", c) >= 0
+	}
+	if !ok {
+		return fmt.Errorf("pki: the name %q is not a name of a leaf: 1 to %d ASCII letters, digits, '@', '.', '-' and '_', "+
+			"not beginning with '.' or '-', neither \"ca\" nor ending in \"-key\"", name, maxName)
+	}
+	return nil
+}
 
 // InitDir makes a new authority in dir (created 0700) and issues a
 // certificate for each role, valid for validity. It refuses to replace an
@@ -51,43 +94,65 @@ func InitDir(dir string, validity time.Duration, replace bool) error {
 		return err
 	}
 	for _, role := range []Role{Backend, Edge} {
-		if err := ca.issueTo(dir, role, validity); err != nil {
+		if err := ca.issueTo(dir, Leaf{Role: role}, validity, true); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// IssueFromDir issues a new certificate for role from the authority in dir
-// and writes it there, replacing the role's files.
-func IssueFromDir(dir string, role Role, validity time.Duration) error {
+// IssueFromDir issues a new certificate of leaf from the authority in dir
+// and writes it there. Unless replace is set, it writes nothing when
+// either of the leaf's files exists, and its error wraps fs.ErrExist. It
+// returns the names of the files it wrote, the certificate's first.
+func IssueFromDir(dir string, leaf Leaf, validity time.Duration, replace bool) ([]string, error) {
 	certPEM, err := os.ReadFile(filepath.Join(dir, CAFile))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	keyPEM, err := os.ReadFile(filepath.Join(dir, CAKeyFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s has no %s: certificates are issued where the authority's key is", dir, CAKeyFile)
+		return nil, fmt.Errorf("%s has no %s: certificates are issued where the authority's key is", dir, CAKeyFile)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ca, err := ParseCA(certPEM, keyPEM)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return ca.issueTo(dir, role, validity)
+	if err := ca.issueTo(dir, leaf, validity, replace); err != nil {
+		return nil, err
+	}
+	return []string{leaf.certFile(), leaf.keyFile()}, nil
 }
 
-func (ca *CA) issueTo(dir string, role Role, validity time.Duration) error {
-	certPEM, keyPEM, err := ca.Issue(role, validity)
+// issueTo issues a certificate of leaf and writes its files into dir,
+// replacing them only if replace is set.
+func (ca *CA) issueTo(dir string, leaf Leaf, validity time.Duration, replace bool) error {
+	certPEM, keyPEM, err := ca.Issue(leaf, validity)
 	if err != nil {
 		return err
 	}
-	if err := privatefile.Write(filepath.Join(dir, KeyFile(role)), keyPEM); err != nil {
+	key, cert := filepath.Join(dir, leaf.keyFile()), filepath.Join(dir, leaf.certFile())
+	write := privatefile.Write
+	if !replace {
+		// Both are checked first, so that neither is written when one
+		// exists; Create still refuses a file made since.
+		for _, f := range []string{key, cert} {
+			switch _, err := os.Lstat(f); {
+			case err == nil:
+				return fmt.Errorf("%s: %w", f, fs.ErrExist)
+			case !errors.Is(err, fs.ErrNotExist):
+				return err
+			}
+		}
+		write = privatefile.Create
+	}
+	if err := write(key, keyPEM); err != nil {
 		return err
 	}
-	return privatefile.Write(filepath.Join(dir, CertFile(role)), certPEM)
+	return write(cert, certPEM)
 }
 
 // ClientTLS returns the TLS configuration of a client of the backend's

@@ -92,9 +92,15 @@ func NewCA(validity time.Duration) (*CA, error) {
 	return &CA{Cert: cert, Key: key}, nil
 }
 
-// Issue makes a leaf certificate for role, valid for validity, and returns
-// it and its private key, PEM-encoded.
-func (ca *CA) Issue(role Role, validity time.Duration) (certPEM, keyPEM []byte, err error) {
+// Issue makes a certificate of leaf, valid for validity, and returns it
+// and its private key, PEM-encoded. The role is what the certificate
+// proves; a name, if any, is only its subject.
+func (ca *CA) Issue(leaf Leaf, validity time.Duration) (certPEM, keyPEM []byte, err error) {
+	if leaf.Name != "" {
+		if err := checkName(leaf.Name); err != nil {
+			return nil, nil, err
+		}
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -107,17 +113,20 @@ func (ca *CA) Issue(role Role, validity time.Duration) (certPEM, keyPEM []byte, 
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 	}
 	switch {
-	case role == Backend:
+	case leaf.Role == Backend:
 		tmpl.Subject = pkix.Name{CommonName: contract.BackendServerName}
 		tmpl.DNSNames = []string{contract.BackendServerName}
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	case slices.Contains(contract.Roles, contract.Role(role)):
-		uri, _ := url.Parse(contract.Role(role).URI())
-		tmpl.Subject = pkix.Name{CommonName: "hdc-" + string(role)}
+	case slices.Contains(contract.Roles, contract.Role(leaf.Role)):
+		uri, _ := url.Parse(contract.Role(leaf.Role).URI())
+		tmpl.Subject = pkix.Name{CommonName: "hdc-" + string(leaf.Role)}
 		tmpl.URIs = []*url.URL{uri}
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	default:
-		return nil, nil, fmt.Errorf("pki: unknown role %q", role)
+		return nil, nil, fmt.Errorf("pki: unknown role %q", leaf.Role)
+	}
+	if leaf.Name != "" {
+		tmpl.Subject = pkix.Name{CommonName: leaf.Name}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {

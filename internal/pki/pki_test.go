@@ -3,10 +3,14 @@ package pki
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,11 +37,11 @@ func TestHandshake(t *testing.T) {
 		}
 	}
 	for _, role := range []Role{Publisher, Parser, Scraper} {
-		if err := IssueFromDir(dir, role, time.Hour); err != nil {
+		if _, err := IssueFromDir(dir, Leaf{Role: role}, time.Hour, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := IssueFromDir(dir, "admin", time.Hour); err == nil {
+	if _, err := IssueFromDir(dir, Leaf{Role: "admin"}, time.Hour, false); err == nil {
 		t.Fatal("a certificate of an unknown role was issued")
 	}
 	tests := []struct {
@@ -56,7 +60,7 @@ func TestHandshake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			state, err := handshake(t, dir, tt.client, tt.role)
+			state, err := handshake(t, dir, tt.client, Leaf{Role: Backend}, Leaf{Role: tt.role})
 			if (err == nil) != tt.ok {
 				t.Fatalf("handshake: %v", err)
 			}
@@ -70,17 +74,17 @@ func TestHandshake(t *testing.T) {
 	if err := InitDir(dir, time.Hour, false); err == nil {
 		t.Fatal("InitDir replaced an authority")
 	}
-	if err := IssueFromDir(dir, Edge, time.Hour); err != nil {
+	if _, err := IssueFromDir(dir, Leaf{Role: Edge}, time.Hour, true); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// handshake runs a server with the backend's files of serverDir and a
-// client with role's files of clientDir, and returns the server's view.
-func handshake(t *testing.T, serverDir, clientDir string, role Role) (tls.ConnectionState, error) {
+// handshake runs a server with the files of server in serverDir and a
+// client with those of client in clientDir, and returns the server's view.
+func handshake(t *testing.T, serverDir, clientDir string, server, client Leaf) (tls.ConnectionState, error) {
 	t.Helper()
-	load := func(dir string, r Role) tls.Certificate {
-		c, err := tls.LoadX509KeyPair(filepath.Join(dir, CertFile(r)), filepath.Join(dir, KeyFile(r)))
+	load := func(dir string, l Leaf) tls.Certificate {
+		c, err := tls.LoadX509KeyPair(filepath.Join(dir, l.certFile()), filepath.Join(dir, l.keyFile()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,21 +97,116 @@ func handshake(t *testing.T, serverDir, clientDir string, role Role) (tls.Connec
 		return p
 	}
 	sc, cc := net.Pipe()
-	server := tls.Server(sc, &tls.Config{Certificates: []tls.Certificate{load(serverDir, Backend)},
+	srv := tls.Server(sc, &tls.Config{Certificates: []tls.Certificate{load(serverDir, server)},
 		ClientCAs: pool(serverDir), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13})
-	client := tls.Client(cc, &tls.Config{Certificates: []tls.Certificate{load(clientDir, role)},
+	cl := tls.Client(cc, &tls.Config{Certificates: []tls.Certificate{load(clientDir, client)},
 		RootCAs: pool(serverDir), ServerName: contract.BackendServerName, MinVersion: tls.VersionTLS13})
 	done := make(chan error, 1)
 	go func() {
-		err := client.Handshake()
+		err := cl.Handshake()
 		if err == nil {
-			_, err = io.ReadAll(client) // TLS 1.3 reports a refused certificate on the first read
+			_, err = io.ReadAll(cl) // TLS 1.3 reports a refused certificate on the first read
 		}
 		done <- err
 	}()
-	err := server.Handshake()
-	state := server.ConnectionState()
-	server.Close()
+	err := srv.Handshake()
+	state := srv.ConnectionState()
+	srv.Close()
 	<-done
 	return state, err
+}
+
+// TestNamedLeaves: a named leaf has files of its name and its name as
+// subject, and proves its role as the role's own files do: an edge's
+// named certificate is the edge's at the handshake, a backend's named
+// certificate is verified under the backend's server name.
+func TestNamedLeaves(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "tls")
+	if err := InitDir(dir, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, leaf := range []Leaf{{Role: Edge, Name: "edge-1"}, {Role: Backend, Name: "backend-2"}} {
+		files, err := IssueFromDir(dir, leaf, time.Hour, false)
+		if want := []string{leaf.Name + ".pem", leaf.Name + "-key.pem"}; err != nil || !slices.Equal(files, want) {
+			t.Fatalf("IssueFromDir(%+v) = %q, %v; want %q", leaf, files, err, want)
+		}
+		pair, err := tls.LoadX509KeyPair(filepath.Join(dir, files[0]), filepath.Join(dir, files[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cn := pair.Leaf.Subject.CommonName; cn != leaf.Name {
+			t.Fatalf("%s: the subject is %q", leaf.Name, cn)
+		}
+	}
+	state, err := handshake(t, dir, dir, Leaf{Role: Backend, Name: "backend-2"}, Leaf{Role: Edge, Name: "edge-1"})
+	if err != nil || !contract.HasRole(&state, contract.RoleEdge) {
+		t.Fatalf("the named edge at the named backend: %v, edge %v", err, contract.HasRole(&state, contract.RoleEdge))
+	}
+}
+
+// TestIssueRefuses: a leaf's files are not replaced unless asked, and
+// nothing is written under a name that is not a safe file name or that
+// would be another file of the directory.
+func TestIssueRefuses(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "tls")
+	if err := InitDir(dir, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	// Only the key of publisher-1 is there: its certificate is not written
+	// either.
+	if err := os.WriteFile(filepath.Join(dir, "publisher-1-key.pem"), []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		leaf Leaf
+		err  error // wrapped, if set
+	}{
+		{"the role's own files", Leaf{Role: Edge}, fs.ErrExist},
+		{"one of the files", Leaf{Role: Publisher, Name: "publisher-1"}, fs.ErrExist},
+		{"a path", Leaf{Role: Edge, Name: "../edge"}, nil},
+		{"a directory", Leaf{Role: Edge, Name: "a/b"}, nil},
+		{"dot", Leaf{Role: Edge, Name: "."}, nil},
+		{"dot dot", Leaf{Role: Edge, Name: ".."}, nil},
+		{"a hidden file", Leaf{Role: Edge, Name: ".edge"}, nil},
+		{"a leading dash", Leaf{Role: Edge, Name: "-edge"}, nil},
+		{"a NUL", Leaf{Role: Edge, Name: "edge\x00"}, nil},
+		{"a tab", Leaf{Role: Edge, Name: "edge\t1"}, nil},
+		{"DEL", Leaf{Role: Edge, Name: "edge\x7f"}, nil},
+		{"a letter beyond ASCII", Leaf{Role: Edge, Name: "ëdge"}, nil},
+		{"the authority's certificate", Leaf{Role: Edge, Name: "ca"}, nil},
+		{"a key's name", Leaf{Role: Edge, Name: "ca-key"}, nil},
+		{"65 characters", Leaf{Role: Edge, Name: strings.Repeat("a", 65)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			files, err := IssueFromDir(dir, tt.leaf, time.Hour, tt.err == nil)
+			if err == nil || (tt.err != nil && !errors.Is(err, tt.err)) || files != nil {
+				t.Fatalf("IssueFromDir(%+v) = %q, %v; want a refusal", tt.leaf, files, err)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		entries, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		want := []string{CAKeyFile, CAFile, KeyFile(Backend), CertFile(Backend), KeyFile(Edge), CertFile(Edge), "publisher-1-key.pem"}
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Errorf("the directory holds %q, want %q", names, want)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "publisher-1-key.pem")); string(b) != "mine" {
+			t.Error("publisher-1-key.pem was replaced")
+		}
+	})
+	for _, name := range []string{"edge-1", "alice@example.org", "A_b.c-9", strings.Repeat("a", 64)} {
+		if err := checkName(name); err != nil {
+			t.Errorf("checkName(%q): %v", name, err)
+		}
+	}
 }

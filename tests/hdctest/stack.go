@@ -269,11 +269,12 @@ func HopClient(t testing.TB, dir string, role pki.Role) *http.Client {
 	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: cfg}}
 }
 
-// HopEnv is the environment of role ("edge" or "backend") for the hop's
-// certificates in dir, as hdc tls init makes them.
-func HopEnv(dir, role string) []string {
+// HopEnv is the environment of a process whose hop certificate in dir is
+// name's: a role's own ("edge" or "backend", as hdc tls init makes them),
+// or one hdc tls issue --name made.
+func HopEnv(dir, name string) []string {
 	return []string{"HDC_HOP_CA=" + filepath.Join(dir, "ca.pem"),
-		"HDC_HOP_CERT=" + filepath.Join(dir, role+".pem"), "HDC_HOP_KEY=" + filepath.Join(dir, role+"-key.pem")}
+		"HDC_HOP_CERT=" + filepath.Join(dir, name+".pem"), "HDC_HOP_KEY=" + filepath.Join(dir, name+"-key.pem")}
 }
 
 // Start runs a binary of the stack, handing it files as fd/3, fd/4, …; it

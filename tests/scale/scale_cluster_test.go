@@ -87,6 +87,13 @@ func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cl
 	c.ops.Hop = hop
 	c.ops.HDC(nil, "tls", "init", "--dir", hop)
 	c.ops.HDC(nil, "tls", "issue", "--role", "scraper", "--dir", hop)
+	// Each backend and each edge has a certificate of its own, as the
+	// fleet's docs issue them.
+	for i := range 2 {
+		for _, role := range []string{"backend", "edge"} {
+			c.ops.HDC(nil, "tls", "issue", "--role", role, "--name", fmt.Sprint(role, "-", i+1), "--dir", hop)
+		}
+	}
 	blobURL := "s3://" + scaleBucket + "/records?path_style=true&region=us-east-1&endpoint=" + url.QueryEscape(s3Endpoint)
 	for i := range c.backends {
 		publicSock, public := testkit.ListenFile(t)
@@ -96,7 +103,7 @@ func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cl
 		r.env = append([]string{
 			"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4", "HDC_DATA=" + r.data,
 			"HDC_BLOB_URL=" + blobURL, "AWS_ACCESS_KEY_ID=hdc", "AWS_SECRET_ACCESS_KEY=hdc-test-secret",
-		}, append(append(hdctest.HopEnv(hop, "backend"), hdctest.WebhookEnv...), backendEnv...)...)
+		}, append(append(hdctest.HopEnv(hop, fmt.Sprint("backend-", i+1)), hdctest.WebhookEnv...), backendEnv...)...)
 		c.startReplica(r, publicSock, internalSock)
 		c.backends[i] = r
 	}
@@ -114,7 +121,7 @@ func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cl
 			"HDC_EDGE_ADMIN=" + hdctest.AdminAddress(filepath.Join(dir, fmt.Sprint("edge-", i+1, "-admin.sock"))),
 			"HDC_BACKEND=" + c.addresses(i, func(r *replica) string { return strings.TrimPrefix(r.public, "http://") }),
 			"HDC_BACKEND_INTERNAL=" + c.addresses(i, func(r *replica) string { return r.internal }),
-			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hdctest.HopEnv(hop, "edge"), edgeEnv[i]...)...), edgeSock, metricsSock)
+			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hdctest.HopEnv(hop, fmt.Sprint("edge-", i+1)), edgeEnv[i]...)...), edgeSock, metricsSock)
 		edgeSock.Close() // the edge alone holds its listeners, which close when it dies
 		metricsSock.Close()
 		e := &hdctest.Stack{T: t, Dir: dir, Edge: "http://" + edgeAddr, Env: c.ops.Env, HTTP: c.ops.HTTP}

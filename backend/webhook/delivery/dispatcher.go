@@ -237,11 +237,11 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 	switch {
 	case errors.Is(err, store.ErrLeaseLost):
 		d.metrics.leasesLost.Inc()
-		log.Warn("webhook attempt finished after its lease was lost", zap.String("outcome", r.Outcome), zap.Duration("duration", elapsed))
+		log.Warn("webhook attempt finished after its lease was lost", attemptFields(r, elapsed)...)
 		return
 	case err != nil:
 		// The lease expires and the delivery is attempted again.
-		log.Error("recording a webhook attempt failed", zap.String("outcome", r.Outcome), zap.Error(err))
+		log.Error("recording a webhook attempt failed", append(attemptFields(r, elapsed), zap.Error(err))...)
 		return
 	}
 	d.metrics.observe(protocol, r, elapsed, next)
@@ -259,15 +259,15 @@ func disabledEvent(sub store.Subscription, t time.Time) audit.Event {
 }
 
 // logAttempt logs how an attempt that took elapsed went (r) and what
-// follows it (next).
+// follows it (next): one line for each attempt, at info level, a delivery
+// included, so that the default level shows every attempt; at warn when
+// the delivery ends undelivered. log names the attempt (attempt's
+// fields).
 func logAttempt(log *zap.Logger, r Result, elapsed time.Duration, next store.Next) {
-	fields := []zap.Field{zap.String("outcome", r.Outcome), zap.Duration("duration", elapsed)}
-	if r.Err != nil {
-		fields = append(fields, zap.NamedError("cause", r.Err))
-	}
+	fields := attemptFields(r, elapsed)
 	switch {
 	case next.Status == store.DeliveryDelivered:
-		log.Debug("webhook delivered", fields...)
+		log.Info("webhook delivered", fields...)
 	case next.Status == store.DeliveryPending:
 		log.Info("webhook attempt failed; retrying", append(fields, zap.Time("retry_at", next.RetryAt))...)
 	case next.DisableSubscription:
@@ -275,6 +275,22 @@ func logAttempt(log *zap.Logger, r Result, elapsed time.Duration, next store.Nex
 	default:
 		log.Warn("webhook delivery given up", fields...)
 	}
+}
+
+// attemptFields say how an attempt that took elapsed went: its outcome
+// (for a failure with no answer, its class: timeout, dns_error, …), the
+// answer's status, and the failure, which a sender words without the
+// endpoint or the body (sender). Never the message: its payload is the
+// subscriber's, its signature made with the subscription's key.
+func attemptFields(r Result, elapsed time.Duration) []zap.Field {
+	fields := []zap.Field{zap.String("outcome", r.Outcome), zap.Duration("duration", elapsed)}
+	if r.StatusCode != 0 {
+		fields = append(fields, zap.Int("status", r.StatusCode))
+	}
+	if r.Err != nil {
+		fields = append(fields, zap.NamedError("cause", r.Err))
+	}
+	return fields
 }
 
 // send builds the message of an attempt at dl started at now and sends it

@@ -36,8 +36,12 @@ func newWebhooksListenCmd() *cobra.Command {
 with the Standard Webhooks library and answers 401 to a delivery that fails;
 otherwise it accepts everything. Stop it with Ctrl-C.
 
-Deliveries to loopback addresses are refused by the backend unless it allows
-them: run hdc up with --allow-loopback-webhooks.`,
+The backend refuses to deliver to loopback, private and other special
+addresses unless it allows them: run hdc up with --allow-loopback-webhooks for
+a receiver on this machine. A deployment's backend allows address prefixes
+with HDC_WEBHOOK_ALLOW_NETS (--webhook-allow-nets), comma-separated: for a
+receiver on loopback or a private network, say 127.0.0.0/8,::1 or
+10.1.2.0/24.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

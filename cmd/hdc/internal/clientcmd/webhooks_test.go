@@ -12,6 +12,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 )
 
 // lockedBuffer is an output the receiver and the test share.
@@ -95,5 +97,22 @@ func testWebhooksListen(t *testing.T, key string) {
 	got := out.String()
 	if !strings.Contains(got, "signature verified") || !strings.Contains(got, `"user.delete"`) || !strings.Contains(got, "REJECTED") {
 		t.Fatalf("output:\n%s", got)
+	}
+}
+
+// TestWebhooksListenHelp: the help of hdc webhooks listen names what lets
+// the backend deliver to its receiver, on this machine (hdc up's flag) and
+// in a deployment (HDC_WEBHOOK_ALLOW_NETS, for a receiver on loopback or a
+// private network).
+func TestWebhooksListenHelp(t *testing.T) {
+	t.Parallel()
+	res := clitest.Run(t, nil, "webhooks", "listen", "--help")
+	if res.Err != nil {
+		t.Fatalf("webhooks listen --help: %v: %s", res.Err, res.Stderr)
+	}
+	for _, want := range []string{"--allow-loopback-webhooks", "HDC_WEBHOOK_ALLOW_NETS", "private network"} {
+		if !bytes.Contains(res.Stdout, []byte(want)) {
+			t.Errorf("webhooks listen --help does not name %q:\n%s", want, res.Stdout)
+		}
 	}
 }

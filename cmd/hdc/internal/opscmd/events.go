@@ -9,9 +9,14 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,10 +28,11 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/redact"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
-// publishTimeout bounds a publication.
+// publishTimeout bounds a publication at one listener, connecting included.
 const publishTimeout = 30 * time.Second
 
 // maxAnswer bounds what is read of the backend's answer.
@@ -43,8 +49,10 @@ func newEventsCmd() *cobra.Command {
 
 // publication is what events publish sends, and where.
 type publication struct {
-	ev       webhook.Event
-	data     string
+	ev   webhook.Event
+	data string
+	// internal lists the backends' internal listeners, space-separated,
+	// as the edge's HDC_BACKEND_INTERNAL does.
 	internal string
 	hop      publisherTLS
 }
@@ -59,12 +67,23 @@ in workspace W, with data JSON (an object), on the backend's internal listener. 
 backend stores it with one delivery per matching subscription before answering, then
 delivers it at least once. Prints {"id", "deliveries"}.
 
+--backend-internal lists the backends' internal listeners, space-separated, as the
+edge's HDC_BACKEND_INTERNAL does. They are tried in order, the next one only when
+the one tried certainly did not publish the event: it could not be reached (no
+connection, or a TLS handshake that failed: nothing was sent), or it answered 500
+(its transaction failed) or 503 (it does not serve). Any other answer, a 4xx
+included, is the answer. A listener whose connection failed after the event was
+sent, or that answered another 5xx (a proxy's 502 or 504), may have published it:
+no other is tried, since publishing again would make a second event, of an id of
+its own, that no subscriber could tell from the first. Each listener that failed
+is named on standard error, with why.
+
 Over https, the listener requires a publisher's certificate of the hop's authority
 (hdc tls issue --role publisher): by default the one hdc up leaves in its data
 directory (--data-dir, HDC_DATA, else ./data), under tls/.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pub, err := p.send(cmd.Context())
+			pub, err := p.send(cmd.Context(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -76,7 +95,7 @@ directory (--data-dir, HDC_DATA, else ./data), under tls/.`,
 	f.StringVar(&p.ev.Type, "type", "", "event type: "+strings.Join(webhook.Events, ", "))
 	f.StringVar(&p.data, "data", "", "the event's data, a JSON object")
 	cli.EnvStringVar(f, &p.internal, "backend-internal", "HDC_BACKEND_INTERNAL", "https://127.0.0.1:9081",
-		"base URL of the backend's internal listener")
+		"base URLs of the backends' internal listeners, space-separated, tried in order")
 	p.hop.flags(f)
 	for _, name := range []string{"workspace", "type", "data"} {
 		cmd.MarkFlagRequired(name)
@@ -84,45 +103,132 @@ directory (--data-dir, HDC_DATA, else ./data), under tls/.`,
 	return cmd
 }
 
-// send posts the event to the internal listener and returns what the
-// backend published.
-func (p *publication) send(ctx context.Context) (webhook.Published, error) {
-	var pub webhook.Published
+// send posts the event to the internal listeners, one after the other
+// until one publishes it or may have (publishTo), and returns what the
+// backend published. It tells warn of each listener that did not.
+func (p *publication) send(ctx context.Context, warn io.Writer) (webhook.Published, error) {
 	if !json.Valid([]byte(p.data)) {
-		return pub, errors.New("--data is not JSON")
+		return webhook.Published{}, errors.New("--data is not JSON")
 	}
 	p.ev.Data = json.RawMessage(p.data)
 	body, err := json.Marshal(p.ev)
 	if err != nil {
-		return pub, err
+		return webhook.Published{}, err
 	}
-	url := strings.TrimSuffix(p.internal, "/") + contract.PathEvents
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	listeners, err := internalListeners(p.internal)
 	if err != nil {
-		return pub, fmt.Errorf("--backend-internal: %w", err)
+		return webhook.Published{}, err
+	}
+	client, err := p.hop.client(slices.ContainsFunc(listeners, func(l string) bool { return strings.HasPrefix(l, "https://") }))
+	if err != nil {
+		return webhook.Published{}, err
+	}
+	for i, l := range listeners {
+		var pub webhook.Published
+		if pub, err = publishTo(ctx, client, l, body); !errors.As(err, new(notPublished)) || ctx.Err() != nil {
+			return pub, err
+		}
+		if i < len(listeners)-1 {
+			fmt.Fprintf(warn, "hdc: %v; trying the next listener\n", err)
+		}
+	}
+	return webhook.Published{}, fmt.Errorf("no listener published the event: %w", err)
+}
+
+// internalListeners splits list, space-separated as the edge's Caddyfile
+// splits HDC_BACKEND_INTERNAL, and checks that each is an http or https
+// URL with a host before any is asked.
+func internalListeners(list string) ([]string, error) {
+	listeners := strings.Fields(list)
+	if len(listeners) == 0 {
+		return nil, errors.New("--backend-internal (HDC_BACKEND_INTERNAL) names no listener")
+	}
+	for i, l := range listeners {
+		if u, err := url.Parse(l); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--backend-internal (HDC_BACKEND_INTERNAL): listener %d, %s, is not an http or https URL "+
+				"with a host; the listeners are space-separated", i+1, redact.URL(l))
+		}
+	}
+	return listeners, nil
+}
+
+// notPublished is the failure of a listener that certainly did not
+// publish the event, so that another may.
+type notPublished struct{ error }
+
+// publishTo posts the event, body, to the internal listener at base. Its
+// error is a notPublished when the listener certainly did not publish the
+// event: it was not reached, its TLS handshake failed (a TLS 1.3 server
+// refuses a client's certificate after the client's side of the
+// handshake, so its alert comes once the request is written, unread), or
+// it answered 500 or 503. It names the listener, never its password or
+// query.
+func publishTo(ctx context.Context, client *http.Client, base string, body []byte) (webhook.Published, error) {
+	name := redact.URL(base)
+	var connected atomic.Bool
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost,
+		strings.TrimSuffix(base, "/")+contract.PathEvents, bytes.NewReader(body))
+	if err != nil {
+		return webhook.Published{}, fmt.Errorf("%s: %w", name, unquoted(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	telemetry.InjectEnv(req.Header)
-	client, err := p.hop.client(url)
-	if err != nil {
-		return pub, err
-	}
 	res, err := client.Do(req)
 	if err != nil {
-		return pub, err
+		if err = unquoted(err); !connected.Load() || refusedHandshake(err) {
+			return webhook.Published{}, notPublished{fmt.Errorf("%s: %w", name, err)}
+		}
+		return webhook.Published{}, mayHavePublished(name, fmt.Errorf("its connection failed once the event was sent: %w", err))
 	}
 	defer res.Body.Close()
+	return readPublished(name, res)
+}
+
+// readPublished reads the answer of the listener name to a publication.
+func readPublished(name string, res *http.Response) (webhook.Published, error) {
+	var pub webhook.Published
 	answer, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
-	if err != nil {
-		return pub, err
-	}
-	if res.StatusCode != http.StatusAccepted {
-		return pub, answerError(res, answer)
+	switch {
+	case res.StatusCode == http.StatusInternalServerError || res.StatusCode == http.StatusServiceUnavailable:
+		return pub, notPublished{fmt.Errorf("%s: %w", name, answerError(res, answer))}
+	case res.StatusCode >= 500:
+		return pub, mayHavePublished(name, answerError(res, answer))
+	case res.StatusCode != http.StatusAccepted:
+		return pub, fmt.Errorf("%s: %w", name, answerError(res, answer))
+	case err != nil:
+		return pub, fmt.Errorf("%s published the event, but its answer did not arrive whole: %w", name, err)
 	}
 	if err := json.Unmarshal(answer, &pub); err != nil {
-		return pub, fmt.Errorf("unexpected answer from the backend: %w", err)
+		return pub, fmt.Errorf("%s published the event, but its answer is not one: %w", name, err)
 	}
 	return pub, nil
+}
+
+// mayHavePublished is the error of a listener that may have published the
+// event, for why: no other is asked.
+func mayHavePublished(name string, why error) error {
+	return fmt.Errorf("%s may have published the event (%w): not trying another listener, "+
+		"which would publish it a second time", name, why)
+}
+
+// refusedHandshake reports whether err is a TLS alert from the server,
+// which crypto/tls reports as a *net.OpError of Op "remote error": a
+// server sends one when its side of the handshake fails, before it reads
+// a request.
+func refusedHandshake(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error"
+}
+
+// unquoted returns the error of a *url.Error without the URL it quotes,
+// which may hold a password or a query.
+func unquoted(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // publisherTLS are the files of a publisher's TLS to the internal
@@ -137,11 +243,12 @@ func (p *publisherTLS) flags(f *pflag.FlagSet) {
 	cli.EnvStringVar(f, &p.ca, "ca", "HDC_HOP_CA", "", "PEM `file` of the hop's authority; default <data>/tls/ca.pem")
 }
 
-// client returns the HTTP client of a publication to url: over https,
-// with the publisher's certificate, trusting the hop's authority alone.
-func (p *publisherTLS) client(url string) (*http.Client, error) {
+// client returns the HTTP client of a publication: with hop set, for
+// https with the publisher's certificate, trusting the hop's authority
+// alone.
+func (p *publisherTLS) client(hop bool) (*http.Client, error) {
 	client := &http.Client{Timeout: publishTimeout}
-	if !strings.HasPrefix(url, "https://") {
+	if !hop {
 		return client, nil
 	}
 	dir := filepath.Join(p.data, "tls")
@@ -163,5 +270,5 @@ func answerError(res *http.Response, body []byte) error {
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == problem.ContentType && json.Unmarshal(body, &p) == nil {
 		return fmt.Errorf("the backend refused the event (%d %s): %s", res.StatusCode, p.Code, p.Detail)
 	}
-	return fmt.Errorf("the backend answered %s", res.Status)
+	return fmt.Errorf("it answered %s", res.Status)
 }

@@ -2,6 +2,8 @@ package opscmd
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"time"
@@ -37,7 +39,8 @@ backend and the edge in a directory:
 
 Every file is mode 0600. hdc tls issue makes a new certificate from the
 authority: another role's (publisher.pem, parser.pem, scraper.pem and their
-keys), or one to renew before it expires.`,
+keys), one of each edge's or backend's own (--name edge-1: edge-1.pem,
+edge-1-key.pem), or, with --force, one to renew before it expires.`,
 	}
 	var dir string
 	cli.EnvStringVar(cmd.PersistentFlags(), &dir, "dir", hopDirEnv, "", "directory of the hop's files")
@@ -86,31 +89,56 @@ func newTLSInitCmd(dirOf func() (string, error)) *cobra.Command {
 
 func newTLSIssueCmd(dirOf func() (string, error)) *cobra.Command {
 	var (
-		role     string
+		leaf     pki.Leaf
 		validity time.Duration
+		force    bool
 	)
 	cmd := &cobra.Command{
-		Use:     "issue --role ROLE --dir DIR",
-		Short:   "Make a new certificate of a role (backend, edge, publisher, parser, scraper) from the hop's authority",
-		Example: "  hdc tls issue --role edge --dir /etc/hdc/tls\n  hdc tls issue --role publisher --dir /etc/hdc/tls",
-		Args:    cobra.NoArgs,
+		Use:   "issue --role ROLE [--name NAME] --dir DIR",
+		Short: "Make a new certificate of a role (backend, edge, publisher, parser, scraper) from the hop's authority",
+		Long: `Make a new certificate of a role from the authority in --dir. The role is what
+the certificate proves to the hop: the backend's server certificate, or a
+client certificate the backend's routes admit by role.
+
+--name NAME names the files (NAME.pem, NAME-key.pem) and the certificate's
+subject (CN=NAME), so that each edge and each backend of a fleet has a
+certificate of its own; without it they are the role's own (ROLE.pem,
+ROLE-key.pem). NAME is 1 to 64 ASCII letters, digits, '@', '.', '-' and '_',
+not beginning with '.' or '-', neither "ca" nor ending in "-key".
+
+An existing file is never replaced unless --force: renewing a certificate
+before it expires is issue --force with the same role and name. Prints the
+files it wrote.`,
+		Example: `  hdc tls issue --role edge --name edge-1 --dir /etc/hdc/tls
+  hdc tls issue --role backend --name backend-2 --dir /etc/hdc/tls
+  hdc tls issue --role publisher --dir /etc/hdc/tls
+  hdc tls issue --role edge --name edge-1 --force --dir /etc/hdc/tls   # renew`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := dirOf()
 			if err != nil {
 				return err
 			}
-			r := pki.Role(role)
-			if !slices.Contains(pki.Roles, r) {
+			if !slices.Contains(pki.Roles, leaf.Role) {
 				return errors.New("--role must be backend, edge, publisher, parser or scraper")
 			}
-			if err := pki.IssueFromDir(dir, r, validity); err != nil {
+			if cmd.Flags().Changed("name") && leaf.Name == "" {
+				return errors.New("--name is empty: name the certificate, or leave --name out for the role's own files")
+			}
+			files, err := pki.IssueFromDir(dir, leaf, validity, force)
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("%w: --force replaces it, or --name names another certificate", err)
+			}
+			if err != nil {
 				return err
 			}
-			return printHopFiles(cmd, dir, pki.CertFile(r), pki.KeyFile(r))
+			return printHopFiles(cmd, dir, files...)
 		},
 	}
-	cmd.Flags().StringVar(&role, "role", "", "backend, edge, publisher, parser or scraper")
+	cmd.Flags().StringVar((*string)(&leaf.Role), "role", "", "backend, edge, publisher, parser or scraper")
+	cmd.Flags().StringVar(&leaf.Name, "name", "", "name of the certificate's files and subject (default the role's)")
 	cmd.Flags().DurationVar(&validity, "validity", defaultHopValidity, "how long the certificate is valid")
+	cmd.Flags().BoolVar(&force, "force", false, "replace the files of a certificate the directory already holds")
 	return cmd
 }
 

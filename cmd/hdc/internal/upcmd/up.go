@@ -170,7 +170,7 @@ func (o *upOptions) prepareData(data string) (string, error) {
 	if err := pki.InitDir(hopDir, upHopValidity, true); err != nil {
 		return "", fmt.Errorf("making the hop's certificates: %w", err)
 	}
-	if err := pki.IssueFromDir(hopDir, pki.Publisher, upHopValidity); err != nil {
+	if _, err := pki.IssueFromDir(hopDir, pki.Leaf{Role: pki.Publisher}, upHopValidity, true); err != nil {
 		return "", fmt.Errorf("making the publisher's certificate: %w", err)
 	}
 	if o.backend.Keeper == "" {
