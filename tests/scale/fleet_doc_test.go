@@ -37,7 +37,8 @@ import (
 // service the test serves (gofakes3), the site's name api.example.org is
 // localhost (its certificate is made for that name) and each edge gets
 // ports of its own; <clinic-1 client id> and <clinic-1 kid> are what hdc
-// printed. An hdc call is tried again until the edges have the key the
+// printed. The lines run in the operator's directory, which holds the
+// repository's Caddyfile, as a checkout does. An hdc call is tried again until the edges have the key the
 // line before made (within a second: the key plane's change feed). Then,
 // as a client behind the load balancer would, the credentials file serves
 // through the other edge too.
@@ -82,6 +83,13 @@ func newFleetDoc(t *testing.T) *fleetDoc {
 	hdctest.Binary(t, "hdc-edge")
 	endpoint, s3c := blobtest.S3Server(t, "hdc-records")
 	if _, err := s3c.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String("hdc-audit")}); err != nil {
+		t.Fatal(err)
+	}
+	caddyfile, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "Caddyfile"), caddyfile, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f := &fleetDoc{t: t, root: root, ids: map[string]string{}}
