@@ -24,11 +24,23 @@ const (
 	RoleParser Role = "parser"
 	// RoleScraper: monitoring that reads the metrics.
 	RoleScraper Role = "scraper"
+	// RoleOperator: a person who runs the gateway through the Admin API,
+	// changing and reading its clients, keys, grants and subscriptions.
+	RoleOperator Role = "operator"
+	// RoleAuditor: a person who reads through the Admin API (the clients,
+	// keys, grants and fleet) and searches, exports and verifies the audit
+	// trail, and changes nothing.
+	RoleAuditor Role = "auditor"
 )
 
 // Roles are the roles of client certificates, in the order hdc tls
 // lists them.
-var Roles = []Role{RoleEdge, RolePublisher, RoleParser, RoleScraper}
+var Roles = []Role{RoleEdge, RolePublisher, RoleParser, RoleScraper, RoleOperator, RoleAuditor}
+
+// IsPerson reports whether r is a role of certificates that name a
+// person (PersonName), whom the audit trail records as the author of what
+// the certificate's requests do.
+func (r Role) IsPerson() bool { return r == RoleOperator || r == RoleAuditor }
 
 // URI returns the URI name of r's certificates.
 func (r Role) URI() string { return "tag:health-data-connect,2026:" + string(r) }

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -37,6 +38,28 @@ func ValidJTI(s string) bool {
 	}
 	for i := range len(s) {
 		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxPersonName is the longest name of a person: a certificate subject's
+// common name holds 64 characters (RFC 5280, ub-common-name).
+const MaxPersonName = 64
+
+// ValidPersonName reports whether s can name a person, an operator or an
+// auditor (an address such as alice@example.org, or user@host): 1 to
+// MaxPersonName ASCII letters, digits, '@', '.', '-', '_' and '+'. The
+// names are written in certificates, audit records and file names, so the
+// set leaves out spaces, path separators, quotes and control characters.
+func ValidPersonName(s string) bool {
+	if len(s) == 0 || len(s) > MaxPersonName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("@.-_+", c) >= 0) {
 			return false
 		}
 	}

@@ -34,7 +34,9 @@ type Leaf struct {
 	// Name names the leaf's files, Name.pem and Name-key.pem, and its
 	// subject (CN=Name), so that each edge or backend of a fleet has a
 	// certificate of its own; empty, the role's own files and subject. It
-	// is never read for authorization, which goes by the role alone.
+	// is never read for authorization, which goes by the role alone. A
+	// certificate of a person's role (contract.Role.IsPerson) must have
+	// one: it names the person, whom the audit trail records.
 	Name string
 }
 
@@ -45,26 +47,17 @@ func (l Leaf) certFile() string { return l.name() + ".pem" }
 
 func (l Leaf) keyFile() string { return l.name() + "-key.pem" }
 
-// maxName is the longest name of a leaf: a subject's common name holds 64
-// characters (RFC 5280, ub-common-name).
-const maxName = 64
-
-// checkName reports whether name may name a leaf: 1 to 64 ASCII letters,
-// digits, '@', '.', '-' and '_' (an operator's address will name one),
-// which leaves out path separators and control characters; not beginning
-// with '.' (a hidden file, "..") or '-' (read as a flag by the commands
-// that handle the files); and not "ca" nor ending in "-key", whose files
-// would be the authority's or another leaf's key.
+// checkName reports whether name may name a leaf: a person's name
+// (contract.ValidPersonName: 1 to 64 ASCII letters, digits, '@', '.',
+// '-', '_' and '+'; an operator's address will name one), which leaves out
+// path separators and control characters; not beginning with '.' (a
+// hidden file, "..") or '-' (read as a flag by the commands that handle
+// the files); and not "ca" nor ending in "-key", whose files would be the
+// authority's or another leaf's key.
 func checkName(name string) error {
-	ok := len(name) > 0 && len(name) <= maxName && name[0] != '.' && name[0] != '-' &&
-		name != "ca" && !strings.HasSuffix(name, "-key")
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i]
-		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("@.-_", c) >= 0
-	}
-	if !ok {
-		return fmt.Errorf("pki: the name %q is not a name of a leaf: 1 to %d ASCII letters, digits, '@', '.', '-' and '_', "+
-			"not beginning with '.' or '-', neither \"ca\" nor ending in \"-key\"", name, maxName)
+	if !contract.ValidPersonName(name) || name[0] == '.' || name[0] == '-' || name == "ca" || strings.HasSuffix(name, "-key") {
+		return fmt.Errorf("pki: the name %q is not a name of a leaf: 1 to %d ASCII letters, digits, '@', '.', '-', '_' and '+', "+
+			"not beginning with '.' or '-', neither \"ca\" nor ending in \"-key\"", name, contract.MaxPersonName)
 	}
 	return nil
 }

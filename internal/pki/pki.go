@@ -49,10 +49,14 @@ const (
 	Parser = Role(contract.RoleParser)
 	// Scraper reads the internal listener's metrics.
 	Scraper = Role(contract.RoleScraper)
+	// Operator is a person who changes and reads through the Admin API.
+	Operator = Role(contract.RoleOperator)
+	// Auditor is a person who reads through the Admin API and audits.
+	Auditor = Role(contract.RoleAuditor)
 )
 
 // Roles are every role, the backend's first.
-var Roles = []Role{Backend, Edge, Publisher, Parser, Scraper}
+var Roles = []Role{Backend, Edge, Publisher, Parser, Scraper, Operator, Auditor}
 
 // clockSkew backdates certificates, so that a machine whose clock is a
 // little behind accepts them at once.
@@ -100,6 +104,9 @@ func (ca *CA) Issue(leaf Leaf, validity time.Duration) (certPEM, keyPEM []byte, 
 		if err := checkName(leaf.Name); err != nil {
 			return nil, nil, err
 		}
+	}
+	if leaf.Name == "" && contract.Role(leaf.Role).IsPerson() {
+		return nil, nil, fmt.Errorf("pki: a certificate of the role %s names the person who holds it: give it a name (alice@example.org)", leaf.Role)
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -179,6 +179,9 @@ func TestIssueRefuses(t *testing.T) {
 		{"the authority's certificate", Leaf{Role: Edge, Name: "ca"}, nil},
 		{"a key's name", Leaf{Role: Edge, Name: "ca-key"}, nil},
 		{"65 characters", Leaf{Role: Edge, Name: strings.Repeat("a", 65)}, nil},
+		{"an operator without a name", Leaf{Role: Operator}, nil},
+		{"an auditor without a name", Leaf{Role: Auditor}, nil},
+		{"a space in a person's name", Leaf{Role: Operator, Name: "alice smith"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +207,7 @@ func TestIssueRefuses(t *testing.T) {
 			t.Error("publisher-1-key.pem was replaced")
 		}
 	})
-	for _, name := range []string{"edge-1", "alice@example.org", "A_b.c-9", strings.Repeat("a", 64)} {
+	for _, name := range []string{"edge-1", "alice@example.org", "alice+ops@example.org", "A_b.c-9", strings.Repeat("a", 64)} {
 		if err := checkName(name); err != nil {
 			t.Errorf("checkName(%q): %v", name, err)
 		}

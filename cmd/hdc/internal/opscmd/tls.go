@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 )
 
@@ -95,15 +96,18 @@ func newTLSIssueCmd(dirOf func() (string, error)) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "issue --role ROLE [--name NAME] --dir DIR",
-		Short: "Make a new certificate of a role (backend, edge, publisher, parser, scraper) from the hop's authority",
+		Short: "Make a new certificate of a role (backend, edge, publisher, parser, scraper, operator, auditor) from the hop's authority",
 		Long: `Make a new certificate of a role from the authority in --dir. The role is what
 the certificate proves to the hop: the backend's server certificate, or a
-client certificate the backend's routes admit by role.
+client certificate the backend's routes admit by role. An operator's or an
+auditor's certificate names a person (--name alice@example.org), whom the
+audit trail records as the author of every change and read made with it
+through the Admin API: issue one per person, never share one.
 
 --name NAME names the files (NAME.pem, NAME-key.pem) and the certificate's
 subject (CN=NAME), so that each edge and each backend of a fleet has a
 certificate of its own; without it they are the role's own (ROLE.pem,
-ROLE-key.pem). NAME is 1 to 64 ASCII letters, digits, '@', '.', '-' and '_',
+ROLE-key.pem). NAME is 1 to 64 ASCII letters, digits, '@', '.', '-', '_' and '+',
 not beginning with '.' or '-', neither "ca" nor ending in "-key".
 
 An existing file is never replaced unless --force: renewing a certificate
@@ -112,6 +116,7 @@ files it wrote.`,
 		Example: `  hdc tls issue --role edge --name edge-1 --dir /etc/hdc/tls
   hdc tls issue --role backend --name backend-2 --dir /etc/hdc/tls
   hdc tls issue --role publisher --dir /etc/hdc/tls
+  hdc tls issue --role operator --name alice@example.org --dir /etc/hdc/tls
   hdc tls issue --role edge --name edge-1 --force --dir /etc/hdc/tls   # renew`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -120,7 +125,10 @@ files it wrote.`,
 				return err
 			}
 			if !slices.Contains(pki.Roles, leaf.Role) {
-				return errors.New("--role must be backend, edge, publisher, parser or scraper")
+				return errors.New("--role must be backend, edge, publisher, parser, scraper, operator or auditor")
+			}
+			if contract.Role(leaf.Role).IsPerson() && leaf.Name == "" {
+				return fmt.Errorf("--role %s names a person: give --name (alice@example.org)", leaf.Role)
 			}
 			if cmd.Flags().Changed("name") && leaf.Name == "" {
 				return errors.New("--name is empty: name the certificate, or leave --name out for the role's own files")
@@ -135,7 +143,7 @@ files it wrote.`,
 			return printHopFiles(cmd, dir, files...)
 		},
 	}
-	cmd.Flags().StringVar((*string)(&leaf.Role), "role", "", "backend, edge, publisher, parser or scraper")
+	cmd.Flags().StringVar((*string)(&leaf.Role), "role", "", "backend, edge, publisher, parser, scraper, operator or auditor")
 	cmd.Flags().StringVar(&leaf.Name, "name", "", "name of the certificate's files and subject (default the role's)")
 	cmd.Flags().DurationVar(&validity, "validity", defaultHopValidity, "how long the certificate is valid")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the files of a certificate the directory already holds")
