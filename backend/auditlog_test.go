@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
@@ -77,7 +78,7 @@ func TestAuditEventRoute(t *testing.T) {
 	h := start(t, nil)
 	ctx := context.Background()
 	alice, bob, carol := h.client("alpha"), h.client("bravo"), h.client("charlie")
-	grant, err := h.srv.Identity().GrantSharing(ctx, "alpha", carol.ClientID)
+	grant, err := h.srv.Identity().GrantSharing(ctx, audittest.Operator, "alpha", carol.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestAuditEventRoute(t *testing.T) {
 	})
 
 	t.Run("invalid parameters", func(t *testing.T) {
-		for _, q := range []string{"date=yesterday", "entity=x", "agent=x", "_count=0", "_count=1000", "_cursor=x", "patient=1", "date=", "%zz"} {
+		for _, q := range []string{"date=yesterday", "entity=x", "agent=a%20b", "_count=0", "_count=1000", "_cursor=x", "patient=1", "date=", "%zz"} {
 			t.Run(q, func(t *testing.T) {
 				wantProblem(t, h.do("GET", h.public+contract.PathAuditEvents+"?"+q, nil, asAlice...), 400, "invalid_request")
 			})

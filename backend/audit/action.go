@@ -1,5 +1,7 @@
 package audit
 
+import "github.com/health-data-connect/hdc/internal/contract"
+
 // Action is what happened: one of the constants below, which are the
 // whole set.
 type Action string
@@ -29,6 +31,18 @@ const (
 	KeyRetire      Action = "key_retire"
 	RetentionPrune Action = "retention_prune" // retention removed a prefix of the chain
 	KeeperRewrap   Action = "keeper_rewrap"   // the store's data key wrapped under another keeper
+	// CertificateRevoke: an operator revoked a certificate of the hop's
+	// authority (its serial is the entity).
+	CertificateRevoke Action = "certificate_revoke"
+)
+
+// Reads of the audit trail through the Admin API, which the trail records
+// too: who searched, exported or verified it, and which workspace's trail
+// (the entity; none for every trail).
+const (
+	AuditSearch Action = "audit_search"
+	AuditExport Action = "audit_export"
+	AuditVerify Action = "audit_verify"
 )
 
 // rule is what an action's event may carry.
@@ -41,7 +55,18 @@ type rule struct {
 	// refusal: the action is itself a refusal, so its outcome is not
 	// Success.
 	refusal bool
+	// by are the roles of the persons who may be named as the action's
+	// author (Event.Person): an operator for a change, an operator or an
+	// auditor for a read of the trail; none for a client's action or the
+	// backend's own.
+	by []contract.Role
 }
+
+// Who may be an action's Person.
+var (
+	operators = []contract.Role{contract.RoleOperator}
+	readers   = []contract.Role{contract.RoleOperator, contract.RoleAuditor}
+)
 
 var rules = map[Action]rule{
 	Login:              {},
@@ -52,17 +77,21 @@ var rules = map[Action]rule{
 	RecordRetrieve:     {entity: EntityCareContext},
 	ResourcesSubmit:    {entity: EntityCareContext},
 	SubscriptionCreate: {entity: EntitySubscription},
-	SubscriptionDelete: {entity: EntitySubscription},
+	SubscriptionDelete: {entity: EntitySubscription, by: operators},
 	DeliveryDisabled:   {entity: EntitySubscription},
-	ClientCreate:       {entity: EntityClient},
-	ClientDisable:      {entity: EntityClient},
-	SharingGrant:       {entity: EntityGrant},
-	SharingRevoke:      {entity: EntityGrant},
-	KeyAdd:             {entity: EntityKey, anywhere: true}, // a key of a client the database does not know
-	KeyRotate:          {entity: EntityKey, anywhere: true},
-	KeyRetire:          {entity: EntityKey, anywhere: true},
+	ClientCreate:       {entity: EntityClient, by: operators},
+	ClientDisable:      {entity: EntityClient, by: operators},
+	SharingGrant:       {entity: EntityGrant, by: operators},
+	SharingRevoke:      {entity: EntityGrant, by: operators},
+	KeyAdd:             {entity: EntityKey, anywhere: true, by: operators}, // a key of a client the database does not know
+	KeyRotate:          {entity: EntityKey, anywhere: true, by: operators},
+	KeyRetire:          {entity: EntityKey, anywhere: true, by: operators},
 	RetentionPrune:     {anywhere: true},
-	KeeperRewrap:       {entity: EntityDataKey, anywhere: true},
+	KeeperRewrap:       {entity: EntityDataKey, anywhere: true, by: operators},
+	CertificateRevoke:  {entity: EntityCertificate, anywhere: true, by: operators},
+	AuditSearch:        {entity: EntityWorkspace, anywhere: true, by: readers},
+	AuditExport:        {entity: EntityWorkspace, anywhere: true, by: readers},
+	AuditVerify:        {entity: EntityWorkspace, anywhere: true, by: readers},
 }
 
 // Valid reports whether a is one of the actions.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/netip"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // The canonical form is JSON written by encoding/json from the struct
@@ -50,10 +52,18 @@ type canonical struct {
 	Pruned    *canonicalPruned `json:"pruned,omitempty"`
 	// Count is left out at 0, so that records without one keep the form
 	// they had before it existed; Replaced and Weakened likewise when
-	// empty.
-	Count    int64    `json:"count,omitempty"`
-	Replaced []string `json:"replaced,omitempty"`
-	Weakened []string `json:"weakened,omitempty"`
+	// empty, and Person when zero.
+	Count    int64            `json:"count,omitempty"`
+	Replaced []string         `json:"replaced,omitempty"`
+	Weakened []string         `json:"weakened,omitempty"`
+	Person   *canonicalPerson `json:"person,omitempty"`
+}
+
+type canonicalPerson struct {
+	Name   string        `json:"name"`
+	Serial string        `json:"serial,omitempty"`
+	Role   contract.Role `json:"role"`
+	Direct bool          `json:"direct,omitempty"`
 }
 
 type canonicalEntity struct {
@@ -91,6 +101,9 @@ func (r Record) Canonical() []byte {
 		}
 	}
 	c.Count, c.Replaced, c.Weakened = r.Count, r.Replaced, r.Weakened
+	if p := r.Person; p != (Person{}) {
+		c.Person = &canonicalPerson{Name: p.Name, Serial: p.Serial, Role: p.Role, Direct: p.Direct}
+	}
 	if r.Keyed {
 		c.V = formatKeyed
 	}
@@ -140,6 +153,9 @@ func (c canonical) record() (Record, error) {
 	}
 	if c.Entity != nil {
 		r.Entity = Entity{Kind: c.Entity.Kind, ID: c.Entity.ID}
+	}
+	if p := c.Person; p != nil {
+		r.Person = Person{Name: p.Name, Serial: p.Serial, Role: p.Role, Direct: p.Direct}
 	}
 	if p := c.Pruned; p != nil {
 		r.Pruned = Pruned{From: p.From, Last: Link{Seq: p.Through}}

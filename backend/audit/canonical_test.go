@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 func mustNext(t testing.TB, last Link, e Event) Record {
@@ -52,6 +54,15 @@ func TestCanonicalGolden(t *testing.T) {
 		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
 	}
 
+	a := mustNext(t, Link{}, Event{At: t0, Action: KeyRetire, Outcome: Success, Workspace: "clinic-1",
+		Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice})
+	want = `{"v":1,"workspace":"clinic-1","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z","action":"key_retire","outcome":"success","entity":{"kind":"key","id":"k1"},` +
+		`"person":{"name":"alice@example.org","serial":"0a1b2c","role":"operator"}}`
+	if got := string(a.Canonical()); got != want {
+		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
+	}
+
 	c := mustNext(t, Link{}, Event{At: t0, Action: LoginFailed, Outcome: Denied, Source: netip.MustParseAddr("203.0.113.9"), Count: 9})
 	want = `{"v":1,"workspace":"","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
 		`"at":"2026-03-14T15:09:26.535897Z","action":"login_failed","outcome":"denied","source":"203.0.113.9","count":9}`
@@ -66,7 +77,10 @@ func TestParseRoundTrip(t *testing.T) {
 	repeated := Event{At: t0, Action: RecordRetrieve, Outcome: Denied, Workspace: "w", Count: 12}
 	rotation := Event{At: t0, Action: KeyRotate, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityKey, ID: "k2"},
 		Replaced: []string{"k1", "k0"}, Weakened: []string{"freshness"}}
-	for _, e := range []Event{retrieve(), minimal, prune, repeated, rotation} {
+	direct := Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k2"},
+		Person: Person{Name: "root@host-1", Role: contract.RoleOperator, Direct: true}}
+	read := Event{At: t0, Action: AuditVerify, Outcome: Success, Person: Person{Name: "bob@example.org", Serial: "ff", Role: contract.RoleAuditor}}
+	for _, e := range []Event{retrieve(), minimal, prune, repeated, rotation, direct, read} {
 		t.Run(string(e.Action), func(t *testing.T) {
 			r := mustNext(t, Link{Seq: 41, Hash: Hash{4, 2}}, e)
 			got, err := Parse(r.Canonical())
@@ -112,6 +126,8 @@ func TestParseRefuses(t *testing.T) {
 		{"empty entity", strings.Replace(good, `{"kind":"care_context","id":"9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"}`, `{"kind":"","id":""}`, 1)},
 		{"null entity", strings.Replace(good, `{"kind":"care_context","id":"9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"}`, `null`, 1)},
 		{"trailing newline", good + "\n"},
+		{"an empty person", good[:len(good)-1] + `,"person":{"name":"","role":""}}`},
+		{"a person on a client's action", good[:len(good)-1] + `,"person":{"name":"alice@example.org","serial":"0a","role":"operator"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,6 +55,11 @@ type Event struct {
 	// replaced, which the operator allowed (KeyRotate only):
 	// clientkey.LostEnc, clientkey.LostFreshness.
 	Weakened []string
+	// Person is who made an operator's change or read the trail (the
+	// actions whose rule names the roles it may have); zero for a
+	// client's action, the backend's own, and the records written before
+	// persons were named.
+	Person Person
 }
 
 // MaxReplaced bounds the kids a rotation's record names: the active keys
@@ -70,15 +75,18 @@ const (
 	EntitySubscription EntityKind = "subscription"
 	EntityClient       EntityKind = "client"
 	EntityGrant        EntityKind = "grant"
-	EntityKey          EntityKind = "key"      // by its kid
-	EntityDataKey      EntityKind = "data_key" // a data key of the store (package keeper), by its id
+	EntityKey          EntityKind = "key"         // by its kid
+	EntityDataKey      EntityKind = "data_key"    // a data key of the store (package keeper), by its id
+	EntityWorkspace    EntityKind = "workspace"   // by its id: the trail a person read
+	EntityCertificate  EntityKind = "certificate" // a certificate of the hop's authority, by its serial in hex
 )
 
 // Entity is what an action concerned.
 type Entity struct {
 	Kind EntityKind
-	// ID is a UUID, or a kid for EntityKey, or a data key's id for
-	// EntityDataKey.
+	// ID is a UUID, or a kid for EntityKey, a data key's id for
+	// EntityDataKey, a workspace id for EntityWorkspace, a serial in
+	// lower-case hex for EntityCertificate.
 	ID string
 }
 
@@ -124,6 +132,8 @@ func (e Event) Validate() error {
 		{e.Action == KeyRotate || e.Replaced == nil && e.Weakened == nil, "replaced or weakened keys on another action than a rotation"},
 		{validKids(e.Replaced), "replaced kids invalid, repeated or too many"},
 		{validLosses(e.Weakened), "weakened: unknown, repeated or empty"},
+		{e.Person.valid(r.by), "person invalid, or of a role the action does not take"},
+		{e.Client == "" || e.Person == (Person{}), "both a client and a person"},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -174,6 +184,10 @@ func (x Entity) valid(kind EntityKind) bool {
 		return false
 	case kind == EntityKey, kind == EntityDataKey:
 		return clientkey.ValidKid(x.ID)
+	case kind == EntityWorkspace:
+		return contract.ValidID(x.ID)
+	case kind == EntityCertificate:
+		return validSerial(x.ID)
 	}
 	return contract.IsUUID(x.ID)
 }

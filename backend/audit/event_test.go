@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Ids of the fixtures.
@@ -14,6 +16,9 @@ const (
 	care1    = "9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"
 	request1 = "1f2e3d4c-5b6a-4798-8877-665544332204"
 )
+
+// alice is an operator, as her certificate names her.
+var alice = Person{Name: "alice@example.org", Serial: "0a1b2c", Role: contract.RoleOperator}
 
 // t0 has nanoseconds, which records drop.
 var t0 = time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
@@ -79,6 +84,48 @@ func TestValidate(t *testing.T) {
 		{"an unknown loss", func(e *Event) {
 			e.Action, e.Entity, e.Weakened = KeyRotate, Entity{Kind: EntityKey, ID: "k2"}, []string{"secret"}
 		}, "weakened"},
+		{"an operator's change names its author", func(e *Event) {
+			*e = Event{At: t0, Action: KeyRetire, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice}
+		}, ""},
+		{"a direct change names the local user", func(e *Event) {
+			*e = Event{At: t0, Action: ClientCreate, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityClient, ID: client1},
+				Person: Person{Name: "root@host-1", Role: contract.RoleOperator, Direct: true}}
+		}, ""},
+		{"an auditor's read of a trail", func(e *Event) {
+			*e = Event{At: t0, Action: AuditExport, Outcome: Success, Entity: Entity{Kind: EntityWorkspace, ID: "clinic-1"},
+				Person: Person{Name: "bob@example.org", Serial: "ff01", Role: contract.RoleAuditor}}
+		}, ""},
+		{"a revocation names the certificate", func(e *Event) {
+			*e = Event{At: t0, Action: CertificateRevoke, Outcome: Success, Entity: Entity{Kind: EntityCertificate, ID: "0a1b"}, Person: alice}
+		}, ""},
+		{"an auditor's change", func(e *Event) {
+			*e = Event{At: t0, Action: KeyRetire, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityKey, ID: "k1"},
+				Person: Person{Name: "bob@example.org", Serial: "ff01", Role: contract.RoleAuditor}}
+		}, "person"},
+		{"a person on a client's action", func(e *Event) { e.Client, e.Grant, e.Person = "", "", alice }, "person"},
+		{"a client and a person", func(e *Event) {
+			*e = Event{At: t0, Action: SubscriptionDelete, Outcome: Success, Workspace: "w", Client: client1,
+				Entity: Entity{Kind: EntitySubscription, ID: care1}, Person: alice}
+		}, "both"},
+		{"a person's name with a space", func(e *Event) {
+			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice}
+			e.Person.Name = "alice smith"
+		}, "person"},
+		{"a serial in upper case", func(e *Event) {
+			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice}
+			e.Person.Serial = "0A1B"
+		}, "person"},
+		{"a certificate's person without a serial", func(e *Event) {
+			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice}
+			e.Person.Serial = ""
+		}, "person"},
+		{"a direct person with a serial", func(e *Event) {
+			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice}
+			e.Person.Direct = true
+		}, "person"},
+		{"a certificate's serial as an entity, not hex", func(e *Event) {
+			*e = Event{At: t0, Action: CertificateRevoke, Outcome: Success, Entity: Entity{Kind: EntityCertificate, ID: "serial-1"}, Person: alice}
+		}, "entity"},
 		{"unknown action", func(e *Event) { e.Action = "read" }, "unknown action"},
 		{"unknown outcome", func(e *Event) { e.Outcome = "ok" }, "unknown outcome"},
 		{"refusal succeeding", func(e *Event) { e.Action, e.Entity = RefreshReuse, Entity{} }, "refusal"},

@@ -61,7 +61,8 @@ type AuditFilter struct {
 	// Entity, when set, is the id of an entity the records concern: their
 	// Entity, or a key a rotation replaced (audit.Event.Replaced).
 	Entity string
-	// Agent, when set, is the client that acted.
+	// Agent, when set, is who acted: the client of that id, or the person
+	// of that name (audit.Event.Person).
 	Agent string
 	// After is a cursor: only records with a greater Seq are selected.
 	After int64
@@ -190,15 +191,17 @@ func readExpired(ctx context.Context, tx PruneTx, workspace string, p *audit.Pru
 type AuditRow struct {
 	Seq  int64
 	Body []byte
-	// At, Client and Entity are the columns the searches read: the
-	// record's time, acting client and entity id ("" for none).
-	At             time.Time
-	Client, Entity string
+	// At, Client, Entity and Person are the columns the searches read:
+	// the record's time, acting client, entity id and person's name (""
+	// for none).
+	At                     time.Time
+	Client, Entity, Person string
 }
 
 // matches reports whether the row's columns are r's.
 func (row AuditRow) matches(r audit.Record) bool {
-	return row.Seq == r.Seq && row.At.Equal(r.At) && row.Client == r.Client && row.Entity == r.Entity.ID
+	return row.Seq == r.Seq && row.At.Equal(r.At) && row.Client == r.Client && row.Entity == r.Entity.ID &&
+		row.Person == r.Person.Name
 }
 
 // DecodeAudit parses the rows an engine listed for f, in order, for
@@ -212,7 +215,7 @@ func DecodeAudit(f AuditFilter, rows []AuditRow) ([]audit.Record, error) {
 		switch {
 		case err != nil:
 		case !row.matches(r):
-			err = errors.New("its row's columns are not the record's (recorded_at, client_id or entity_id was altered)")
+			err = errors.New("its row's columns are not the record's (recorded_at, client_id, entity_id or person was altered)")
 		case !f.selects(row.Seq, r):
 			err = errors.New("the record is not what its row's columns say")
 		}
@@ -229,7 +232,7 @@ func (f AuditFilter) selects(seq int64, r audit.Record) bool {
 	since, until := f.Since.Truncate(time.Microsecond), f.Until.Truncate(time.Microsecond)
 	return r.Workspace == f.Workspace && r.Seq == seq && seq > f.After &&
 		(since.IsZero() || !r.At.Before(since)) && (until.IsZero() || r.At.Before(until)) &&
-		(f.Entity == "" || r.Entity.ID == f.Entity || slices.Contains(r.Replaced, f.Entity)) && (f.Agent == "" || r.Client == f.Agent)
+		(f.Entity == "" || r.Entity.ID == f.Entity || slices.Contains(r.Replaced, f.Entity)) && (f.Agent == "" || r.Client == f.Agent || r.Person.Name == f.Agent)
 }
 
 // auditPage is how many records VerifyAudit reads at once.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Ids the sample audit records carry.
@@ -16,6 +17,14 @@ const (
 	CareContext  = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
 	Request      = "0f0f0f0f-1e1e-4d2d-8c3c-4b4b4b4b4b4b"
 	Subscription = "12345678-1234-4234-8234-123456789abc"
+)
+
+// Persons the sample records name: an operator and an auditor as their
+// certificates name them, and a local user of hdc's direct mode.
+var (
+	Operator = audit.Person{Name: "alice@example.org", Serial: "5e1f", Role: contract.RoleOperator}
+	Auditor  = audit.Person{Name: "bob@example.org", Serial: "a0b1", Role: contract.RoleAuditor}
+	Direct   = audit.Person{Name: "root@host-1", Role: contract.RoleOperator, Direct: true}
 )
 
 // Records returns a chain of the workspace's records at time at, one
@@ -47,9 +56,14 @@ func Records(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.SharingRevoke, Outcome: audit.Success, Entity: grant},
 		{Action: audit.KeyAdd, Outcome: audit.Success, Entity: key},
 		{Action: audit.KeyRotate, Outcome: audit.Success, Entity: key, Replaced: []string{"k_1"}, Weakened: []string{"enc", "freshness"}},
-		{Action: audit.KeyRetire, Outcome: audit.Success, Entity: key},
-		{Action: audit.KeeperRewrap, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityDataKey, ID: "0123456789abcdef"}},
+		{Action: audit.KeyRetire, Outcome: audit.Success, Entity: key, Person: Operator},
+		{Action: audit.KeeperRewrap, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityDataKey, ID: "0123456789abcdef"}, Person: Direct},
 		{Action: audit.LoginFailed, Outcome: audit.Denied, Source: netip.MustParseAddr("2001:db8::1"), Count: 9},
+		{Action: audit.SubscriptionDelete, Outcome: audit.Success, Entity: sub, Person: Operator},
+		{Action: audit.CertificateRevoke, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityCertificate, ID: "7f0e"}, Person: Operator},
+		{Action: audit.AuditSearch, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityWorkspace, ID: workspace}, Person: Auditor},
+		{Action: audit.AuditExport, Outcome: audit.Success, Person: Auditor},
+		{Action: audit.AuditVerify, Outcome: audit.Success, Person: Operator},
 	}
 	var recs []audit.Record
 	var last audit.Link

@@ -39,6 +39,25 @@ const (
 	GrantSystem = "tag:health-data-connect,2026:sharing-grant"
 	// KidSystem is the identifier system of shared-key ids (kids).
 	KidSystem = "tag:health-data-connect,2026:kid"
+	// PersonSystem is the identifier system of persons, operators and
+	// auditors, by the name their certificate gives them (or user@host
+	// for a command run against the database directly).
+	PersonSystem = "tag:health-data-connect,2026:person"
+	// WorkspaceSystem is the identifier system of workspace ids.
+	WorkspaceSystem = "tag:health-data-connect,2026:workspace"
+	// CertificateSystem is the identifier system of certificates of the
+	// hop's authority, by serial number in lower-case hex.
+	CertificateSystem = "tag:health-data-connect,2026:certificate"
+	// AdminRoleSystem holds the roles of persons: operator, auditor
+	// (contract.Role).
+	AdminRoleSystem = "tag:health-data-connect,2026:admin-role"
+	// ExtraSecurityRoleSystem is FHIR's extra security role types, which
+	// hold "humanuser".
+	ExtraSecurityRoleSystem = "http://terminology.hl7.org/CodeSystem/extra-security-role-type"
+	// DirectExtension marks, on an agent, a person who ran a command
+	// against the database directly (hdc's direct mode) rather than
+	// through the Admin API with a certificate.
+	DirectExtension = "tag:health-data-connect,2026:fhir:direct"
 	// DataKeySystem is the identifier system of the store's data keys'
 	// ids (package keeper).
 	DataKeySystem = "tag:health-data-connect,2026:data-key"
@@ -93,6 +112,7 @@ var (
 	restRead          = &fhir.Coding{System: RestfulInteractionSystem, Code: "read", Display: "read"}
 	restUpdate        = &fhir.Coding{System: RestfulInteractionSystem, Code: "update", Display: "update"}
 	restDelete        = &fhir.Coding{System: RestfulInteractionSystem, Code: "delete", Display: "delete"}
+	restSearch        = &fhir.Coding{System: RestfulInteractionSystem, Code: "search-type", Display: "search type"}
 	auditMappings     = map[audit.Action]auditMapping{
 		audit.Login:              {dcmUserAuth, dcmLogin, "E"},
 		audit.LoginFailed:        {dcmUserAuth, dcmLogin, "E"},
@@ -113,6 +133,10 @@ var (
 		audit.KeyRetire:          {dcmSecurity, dcmUserAttrs, "U"},
 		audit.RetentionPrune:     {dcmLogUsed, nil, "D"},
 		audit.KeeperRewrap:       {dcmSecurity, dcmSecurityConfig, "U"},
+		audit.CertificateRevoke:  {dcmSecurity, dcmUserAttrs, "U"},
+		audit.AuditSearch:        {dcmLogUsed, restSearch, "E"},
+		audit.AuditExport:        {dcmLogUsed, restRead, "R"},
+		audit.AuditVerify:        {dcmLogUsed, nil, "E"},
 	}
 )
 
@@ -134,6 +158,8 @@ var (
 		audit.EntityGrant:        GrantSystem,
 		audit.EntityKey:          KidSystem,
 		audit.EntityDataKey:      DataKeySystem,
+		audit.EntityWorkspace:    WorkspaceSystem,
+		audit.EntityCertificate:  CertificateSystem,
 	}
 	entityRoles = map[audit.EntityKind]fhir.Coding{
 		audit.EntityCareContext:  {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
@@ -142,6 +168,8 @@ var (
 		audit.EntityGrant:        {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 		audit.EntityKey:          {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 		audit.EntityDataKey:      {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+		audit.EntityWorkspace:    {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+		audit.EntityCertificate:  {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 	}
 )
 
@@ -261,11 +289,13 @@ func entitiesOf(r audit.Record) []auditEntity {
 	return es
 }
 
-// agentOf returns the agent of r: the client, or the operator or the
-// backend's own job when no client acted.
+// agentOf returns the agent of r: the client, the person, or the
+// operator or the backend's own job when neither acted.
 func agentOf(r audit.Record) auditAgent {
 	a := auditAgent{Requestor: true}
 	switch {
+	case r.Person != (audit.Person{}):
+		a = personAgent(r.Person)
 	case r.Client != "":
 		a.Who = &auditWho{Identifier: fhir.Identifier{System: ClientSystem, Value: r.Client}}
 	case r.Action == audit.ResourcesSubmit:
@@ -283,6 +313,24 @@ func agentOf(r audit.Record) auditAgent {
 	}
 	if r.Source.IsValid() {
 		a.Network = &auditNetwork{Address: r.Source.String(), Type: "2"}
+	}
+	return a
+}
+
+// personAgent returns p as an agent: a human user with the role of the
+// certificate, whose serial is the alternative identity, or marked as
+// direct.
+func personAgent(p audit.Person) auditAgent {
+	a := auditAgent{
+		Type:      &codeableConcept{Coding: []fhir.Coding{{System: ExtraSecurityRoleSystem, Code: "humanuser", Display: "human user"}}},
+		Role:      []codeableConcept{{Coding: []fhir.Coding{{System: AdminRoleSystem, Code: string(p.Role), Display: string(p.Role)}}}},
+		Who:       &auditWho{Identifier: fhir.Identifier{System: PersonSystem, Value: p.Name}, Display: p.Name},
+		AltID:     p.Serial,
+		Name:      p.Name,
+		Requestor: true,
+	}
+	if p.Direct {
+		a.Extension = []auditExtension{{URL: DirectExtension, ValueBoolean: true}}
 	}
 	return a
 }
@@ -317,6 +365,11 @@ type auditExtension struct {
 	URL              string `json:"url"`
 	ValueCode        string `json:"valueCode,omitempty"`
 	ValuePositiveInt int64  `json:"valuePositiveInt,omitempty"`
+	ValueBoolean     bool   `json:"valueBoolean,omitempty"`
+}
+
+type codeableConcept struct {
+	Coding []fhir.Coding `json:"coding"`
 }
 
 type auditWho struct {
@@ -325,10 +378,15 @@ type auditWho struct {
 }
 
 type auditAgent struct {
-	Who       *auditWho     `json:"who,omitempty"`
-	Requestor bool          `json:"requestor"`
-	Policy    []string      `json:"policy,omitempty"`
-	Network   *auditNetwork `json:"network,omitempty"`
+	Extension []auditExtension  `json:"extension,omitempty"`
+	Type      *codeableConcept  `json:"type,omitempty"`
+	Role      []codeableConcept `json:"role,omitempty"`
+	Who       *auditWho         `json:"who,omitempty"`
+	AltID     string            `json:"altId,omitempty"`
+	Name      string            `json:"name,omitempty"`
+	Requestor bool              `json:"requestor"`
+	Policy    []string          `json:"policy,omitempty"`
+	Network   *auditNetwork     `json:"network,omitempty"`
 }
 
 type auditNetwork struct {

@@ -80,7 +80,12 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[15], "110113", "110137", "C", "0", "", "", "k_2"},
 		{recs[18], "110113", "110129", "U", "0", "", "", "0123456789abcdef"},
 		{recs[19], "110114", "110122", "E", "4", "", "2001:db8::1", ""},
-		{recs[20], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[20], "rest", "delete", "D", "0", "alice@example.org", "", tSub},
+		{recs[21], "110113", "110137", "U", "0", "alice@example.org", "", "7f0e"},
+		{recs[22], "110101", "search-type", "E", "0", "bob@example.org", "", "ws-1"},
+		{recs[23], "110101", "read", "R", "0", "bob@example.org", "", ""},
+		{recs[24], "110101", "", "E", "0", "alice@example.org", "", ""},
+		{recs[25], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {
@@ -122,6 +127,47 @@ func TestAuditEventMapping(t *testing.T) {
 			}
 			if got, _ := dig(m, "entity", 0, "what", "identifier", "value").(string); tt.entity != "" && got != tt.entity {
 				t.Errorf("entity.what = %q, want %q", got, tt.entity)
+			}
+		})
+	}
+}
+
+// TestAuditEventOfAPerson: an operator's change names the person as a
+// human user with the certificate's role and serial; a direct one is
+// marked as such.
+func TestAuditEventOfAPerson(t *testing.T) {
+	recs := sampleRecords(t)
+	tests := []struct {
+		name       string
+		rec        audit.Record
+		person     audit.Person
+		wantDirect bool
+		wantAltID  any
+	}{
+		{"an operator's retirement", recs[17], audittest.Operator, false, audittest.Operator.Serial},
+		{"an auditor's search", recs[22], audittest.Auditor, false, audittest.Auditor.Serial},
+		{"a direct rewrap", recs[18], audittest.Direct, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := decode(t, tt.rec)
+			checks := []struct {
+				name      string
+				got, want any
+			}{
+				{"type", dig(m, "agent", 0, "type", "coding", 0, "code"), "humanuser"},
+				{"role", dig(m, "agent", 0, "role", 0, "coding", 0, "code"), string(tt.person.Role)},
+				{"who", dig(m, "agent", 0, "who", "identifier", "value"), tt.person.Name},
+				{"who's system", dig(m, "agent", 0, "who", "identifier", "system"), PersonSystem},
+				{"name", dig(m, "agent", 0, "name"), tt.person.Name},
+				{"altId", dig(m, "agent", 0, "altId"), tt.wantAltID},
+				{"requestor", dig(m, "agent", 0, "requestor"), true},
+				{"direct", dig(m, "agent", 0, "extension", 0, "valueBoolean") == true, tt.wantDirect},
+			}
+			for _, c := range checks {
+				if c.got != c.want {
+					t.Errorf("agent %s = %v, want %v", c.name, c.got, c.want)
+				}
 			}
 		})
 	}

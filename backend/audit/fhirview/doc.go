@@ -28,6 +28,11 @@
 //	key_add                 DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
 //	key_rotate, key_retire  DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
 //	retention_prune         DCM 110101 Audit Log Used        (none)                                       D
+//	keeper_rewrap           DCM 110113 Security Alert        DCM 110129 Security Configuration            U
+//	certificate_revoke      DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
+//	audit_search            DCM 110101 Audit Log Used        search-type                                  E
+//	audit_export            DCM 110101 Audit Log Used        read                                         R
+//	audit_verify            DCM 110101 Audit Log Used        (none)                                       E
 //
 // The other elements:
 //
@@ -36,8 +41,13 @@
 //   - recorded: At;
 //   - agent: the client (who: an identifier with the client id; requestor
 //     true; policy: urn:uuid:<grant id> for a sharing login; network: the
-//     source address, type "2", IP address), or the operator for the CLI's
-//     actions;
+//     source address, type "2", IP address); or the person, for an
+//     operator's change or a read of the trail (type humanuser of
+//     extra-security-role-type; role: operator or auditor in AdminRoleSystem;
+//     who: an identifier with the person's name; name: the same; altId:
+//     the certificate's serial; an extension DirectExtension true for a
+//     command that opened the database directly); or the operator (hdc
+//     CLI) for a record written before persons were named;
 //   - source: the backend (type "4", application server, of
 //     http://terminology.hl7.org/CodeSystem/security-source-type);
 //   - entity: the Entity (what: an identifier with the care context,

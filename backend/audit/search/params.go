@@ -48,7 +48,8 @@ var dateValue = regexp.MustCompile(`^([0-9]{4})(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0
 //     parameter must all hold.
 //   - entity, once: the care context (or subscription) id the records
 //     concern;
-//   - agent, once: the client id that acted;
+//   - agent, once: who acted: a client id, or the name of a person (an
+//     operator's change, a read of the trail);
 //   - _count, once: the page size, 1 to MaxCount (DefaultCount
 //     when absent);
 //   - _cursor, once: the position a next link carries.
@@ -91,8 +92,8 @@ func (s *Params) set(name string, vs []string) error {
 		}
 		s.Filter.Entity = vs[0]
 	case "agent":
-		if !contract.IsUUID(vs[0]) {
-			return errors.New("agent must be a client id (a UUID)")
+		if !contract.IsUUID(vs[0]) && !contract.ValidPersonName(vs[0]) {
+			return errors.New("agent must be a client id (a UUID) or a person's name (alice@example.org)")
 		}
 		s.Filter.Agent = vs[0]
 	case "_count":

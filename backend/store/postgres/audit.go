@@ -32,7 +32,7 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 		AND ($3::timestamptz IS NULL OR recorded_at >= $3) AND ($4::timestamptz IS NULL OR recorded_at < $4)
 		AND ($5::text IS NULL OR entity_id = $5 OR EXISTS (SELECT 1 FROM audit_entities e
 			WHERE e.workspace_id = audit_records.workspace_id AND e.entity_id = $5 AND e.seq = audit_records.seq))
-		AND ($6::text IS NULL OR client_id = $6)
+		AND ($6::text IS NULL OR client_id = $6 OR person = $6)
 		ORDER BY seq
 		LIMIT CASE WHEN $7 > 0 THEN $7::bigint END`,
 		f.Workspace, f.After, nullTS(f.Since), nullTS(f.Until), nullText(f.Entity), nullText(f.Agent), f.Limit)
@@ -44,16 +44,16 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 }
 
 // auditColumns are the columns of a store.AuditRow, for scanAuditRow.
-const auditColumns = `seq, body, recorded_at, client_id, entity_id`
+const auditColumns = `seq, body, recorded_at, client_id, entity_id, person`
 
 // scanAuditRow reads the auditColumns of a row.
 func scanAuditRow(row pgx.Row) (store.AuditRow, error) {
 	var (
-		r              store.AuditRow
-		client, entity pgtype.Text
+		r                      store.AuditRow
+		client, entity, person pgtype.Text
 	)
-	err := row.Scan(&r.Seq, &r.Body, &r.At, &client, &entity)
-	r.Client, r.Entity = client.String, entity.String
+	err := row.Scan(&r.Seq, &r.Body, &r.At, &client, &entity, &person)
+	r.Client, r.Entity, r.Person = client.String, entity.String, person.String
 	return r, err
 }
 
@@ -131,8 +131,8 @@ func (a auditTx) LockAuditHead(ctx context.Context, workspace string) (audit.Hea
 
 func (a auditTx) InsertAudit(ctx context.Context, r audit.Record, body []byte, h audit.Hash) error {
 	_, err := a.tx.Exec(ctx,
-		`INSERT INTO audit_records (workspace_id, seq, recorded_at, client_id, entity_id, body) VALUES ($1, $2, $3, $4, $5, $6)`,
-		r.Workspace, r.Seq, ts(r.At), nullText(r.Client), nullText(r.Entity.ID), body)
+		`INSERT INTO audit_records (workspace_id, seq, recorded_at, client_id, entity_id, person, body) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		r.Workspace, r.Seq, ts(r.At), nullText(r.Client), nullText(r.Entity.ID), nullText(r.Person.Name), body)
 	if err != nil {
 		return translate(err)
 	}

@@ -31,7 +31,7 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 		AND (?3 IS NULL OR recorded_at >= ?3) AND (?4 IS NULL OR recorded_at < ?4)
 		AND (?5 IS NULL OR entity_id = ?5 OR EXISTS (SELECT 1 FROM audit_entities e
 			WHERE e.workspace_id = audit_records.workspace_id AND e.entity_id = ?5 AND e.seq = audit_records.seq))
-		AND (?6 IS NULL OR client_id = ?6)
+		AND (?6 IS NULL OR client_id = ?6 OR person = ?6)
 		ORDER BY seq
 		LIMIT CASE WHEN ?7 > 0 THEN ?7 ELSE -1 END`,
 		f.Workspace, f.After, nullMicros(f.Since), nullMicros(f.Until), nullString(f.Entity), nullString(f.Agent), f.Limit)
@@ -43,17 +43,17 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 }
 
 // auditColumns are the columns of a store.AuditRow, for scanAuditRow.
-const auditColumns = `seq, body, recorded_at, client_id, entity_id`
+const auditColumns = `seq, body, recorded_at, client_id, entity_id, person`
 
 // scanAuditRow reads the auditColumns of a row.
 func scanAuditRow(rows *sql.Rows) (store.AuditRow, error) {
 	var (
-		r              store.AuditRow
-		at             sql.NullInt64
-		client, entity sql.NullString
+		r                      store.AuditRow
+		at                     sql.NullInt64
+		client, entity, person sql.NullString
 	)
-	err := rows.Scan(&r.Seq, &r.Body, &at, &client, &entity)
-	r.At, r.Client, r.Entity = fromMicros(at), client.String, entity.String
+	err := rows.Scan(&r.Seq, &r.Body, &at, &client, &entity, &person)
+	r.At, r.Client, r.Entity, r.Person = fromMicros(at), client.String, entity.String, person.String
 	return r, err
 }
 
@@ -140,8 +140,8 @@ func (a auditTx) LockAuditHead(ctx context.Context, workspace string) (audit.Hea
 
 func (a auditTx) InsertAudit(ctx context.Context, r audit.Record, body []byte, h audit.Hash) error {
 	_, err := a.tx.ExecContext(ctx,
-		`INSERT INTO audit_records (workspace_id, seq, recorded_at, client_id, entity_id, body) VALUES (?, ?, ?, ?, ?, ?)`,
-		r.Workspace, r.Seq, micros(r.At), nullString(r.Client), nullString(r.Entity.ID), string(body))
+		`INSERT INTO audit_records (workspace_id, seq, recorded_at, client_id, entity_id, person, body) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		r.Workspace, r.Seq, micros(r.At), nullString(r.Client), nullString(r.Entity.ID), nullString(r.Person.Name), string(body))
 	if err != nil {
 		return translate(err)
 	}

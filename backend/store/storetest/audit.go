@@ -13,6 +13,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Ids of the audit events.
@@ -22,6 +23,9 @@ const (
 	care1   = "9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"
 	care2   = "0f9e8d7c-6b5a-4493-8827-1a2b3c4d5e04"
 )
+
+// operatorAlice is an operator, as her certificate names her.
+var operatorAlice = audit.Person{Name: "alice@example.org", Serial: "0a1b", Role: contract.RoleOperator}
 
 // retrieval is client's read of care in ws, d after t0.
 func retrieval(ws, client, care string, d time.Duration) audit.Event {
@@ -128,6 +132,8 @@ func testAuditList(t *testing.T, s Store) {
 		retrieval("w1", clientA, care2, 2*time.Minute),
 		{At: at(3 * time.Minute), Action: audit.Login, Outcome: audit.Success, Workspace: "w1", Client: clientA},
 		retrieval("w2", clientA, care1, time.Minute),
+		{At: at(4 * time.Minute), Action: audit.ClientDisable, Outcome: audit.Success, Workspace: "w1",
+			Entity: audit.Entity{Kind: audit.EntityClient, ID: clientB}, Person: operatorAlice},
 	} {
 		_, err := s.AppendAudit(ctx(t), e)
 		must(t, err)
@@ -137,18 +143,22 @@ func testAuditList(t *testing.T, s Store) {
 		f    store.AuditFilter
 		want []int64
 	}{
-		{"all", store.AuditFilter{Workspace: "w1"}, []int64{1, 2, 3, 4}},
-		{"since", store.AuditFilter{Workspace: "w1", Since: at(time.Minute)}, []int64{2, 3, 4}},
-		{"since, in nanoseconds", store.AuditFilter{Workspace: "w1", Since: at(time.Minute).Add(500)}, []int64{2, 3, 4}},
+		{"all", store.AuditFilter{Workspace: "w1"}, []int64{1, 2, 3, 4, 5}},
+		{"since", store.AuditFilter{Workspace: "w1", Since: at(time.Minute)}, []int64{2, 3, 4, 5}},
+		{"since, in nanoseconds", store.AuditFilter{Workspace: "w1", Since: at(time.Minute).Add(500)}, []int64{2, 3, 4, 5}},
 		{"until", store.AuditFilter{Workspace: "w1", Until: at(2 * time.Minute)}, []int64{1, 2}},
+		{"since, to the end", store.AuditFilter{Workspace: "w1", Since: at(3 * time.Minute)}, []int64{4, 5}},
 		{"between", store.AuditFilter{Workspace: "w1", Since: at(time.Minute), Until: at(3 * time.Minute)}, []int64{2, 3}},
 		{"entity", store.AuditFilter{Workspace: "w1", Entity: care2}, []int64{2, 3}},
 		{"agent", store.AuditFilter{Workspace: "w1", Agent: clientA}, []int64{1, 3, 4}},
 		{"agent and entity", store.AuditFilter{Workspace: "w1", Agent: clientA, Entity: care1}, []int64{1}},
-		{"after", store.AuditFilter{Workspace: "w1", After: 2}, []int64{3, 4}},
+		{"a person as the agent", store.AuditFilter{Workspace: "w1", Agent: operatorAlice.Name}, []int64{5}},
+		{"a person and the entity", store.AuditFilter{Workspace: "w1", Agent: operatorAlice.Name, Entity: clientB}, []int64{5}},
+		{"another person", store.AuditFilter{Workspace: "w1", Agent: "bob@example.org"}, nil},
+		{"after", store.AuditFilter{Workspace: "w1", After: 2}, []int64{3, 4, 5}},
 		{"limit", store.AuditFilter{Workspace: "w1", Limit: 2}, []int64{1, 2}},
 		{"page", store.AuditFilter{Workspace: "w1", After: 1, Limit: 2}, []int64{2, 3}},
-		{"past the end", store.AuditFilter{Workspace: "w1", After: 4}, nil},
+		{"past the end", store.AuditFilter{Workspace: "w1", After: 5}, nil},
 		{"another workspace", store.AuditFilter{Workspace: "w2", Entity: care1}, []int64{1}},
 		{"no such workspace", store.AuditFilter{Workspace: "w3"}, nil},
 	}

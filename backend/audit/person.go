@@ -1,0 +1,57 @@
+package audit
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// Person is who made an operator's change, or read the trail: the Admin
+// API's caller, as its certificate names it, or the local user of a
+// command that opened the database itself (hdc's direct mode).
+type Person struct {
+	// Name is the certificate's subject (its common name), or user@host
+	// in direct mode: contract.ValidPersonName.
+	Name string
+	// Serial is the certificate's serial number in lower-case hex, which
+	// tells two certificates of one name apart; empty in direct mode.
+	Serial string
+	// Role is the certificate's role, contract.RoleOperator or
+	// contract.RoleAuditor; RoleOperator in direct mode.
+	Role contract.Role
+	// Direct marks a command that opened the database and the keeper
+	// itself, not through the Admin API: bootstrap and break-glass.
+	Direct bool
+}
+
+// ErrNoPerson is the answer of an operator's change that names no person:
+// every change an operator makes is recorded with its author.
+var ErrNoPerson = errors.New("audit: an operator's change names the person who makes it")
+
+// maxSerial is the longest serial in hex: RFC 5280 allows 20 octets.
+const maxSerial = 40
+
+// valid reports whether p may be the person of an action that persons
+// may carry: none, or a valid name with a role of roles, and a serial
+// exactly when it came through the API.
+func (p Person) valid(roles []contract.Role) bool {
+	if p == (Person{}) {
+		return true
+	}
+	return contract.ValidPersonName(p.Name) && slices.Contains(roles, p.Role) &&
+		(p.Direct && p.Serial == "" && p.Role == contract.RoleOperator || !p.Direct && validSerial(p.Serial))
+}
+
+// validSerial reports whether s is a serial number as Person holds it.
+func validSerial(s string) bool {
+	if len(s) == 0 || len(s) > maxSerial {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
