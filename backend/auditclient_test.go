@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
@@ -93,7 +94,7 @@ func testAuditClientActions(t *testing.T, database string) {
 	s := h.srv.store
 	alice := h.client("alpha")
 	bob := h.client("beta")
-	grant, err := h.srv.Identity().GrantSharing(context.Background(), "alpha", bob.ClientID)
+	grant, err := h.srv.Identity().GrantSharing(context.Background(), audittest.Operator, "alpha", bob.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}

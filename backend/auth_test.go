@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -45,7 +46,7 @@ func TestLogin(t *testing.T) {
 	wantProblem(t, long, 401, "invalid_client")
 
 	off := h.client("acme")
-	if err := h.srv.Identity().DisableClient(context.Background(), off.ClientID); err != nil {
+	if err := h.srv.Identity().DisableClient(context.Background(), audittest.Operator, off.ClientID); err != nil {
 		t.Fatal(err)
 	}
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": off.ClientID, "client_secret": off.ClientSecret}), 401, "invalid_client")
@@ -73,7 +74,7 @@ func TestLogin(t *testing.T) {
 func TestLoginWithSharingKey(t *testing.T) {
 	h := start(t, nil)
 	a, b := h.client("wa"), h.client("wb")
-	g, err := h.srv.Identity().GrantSharing(context.Background(), "wb", a.ClientID)
+	g, err := h.srv.Identity().GrantSharing(context.Background(), audittest.Operator, "wb", a.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestLoginWithSharingKey(t *testing.T) {
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": b.ClientID, "client_secret": b.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": b.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_client")
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": "hdc_sk_guess"}), 401, "invalid_sharing_key")
-	if err := h.srv.Identity().RevokeSharing(context.Background(), g.GrantID); err != nil {
+	if err := h.srv.Identity().RevokeSharing(context.Background(), audittest.Operator, g.GrantID); err != nil {
 		t.Fatal(err)
 	}
 	wantProblem(t, h.postJSON(contract.PathLogin, map[string]string{"client_id": a.ClientID, "client_secret": a.ClientSecret, "sharing_key": g.SharingKey}), 401, "invalid_sharing_key")
@@ -194,7 +195,7 @@ func TestRefreshRefusedForDisabledClientAndRevokedGrant(t *testing.T) {
 	h := start(t, nil)
 	a := h.client("wa")
 	h.client("wb")
-	g, err := h.srv.Identity().GrantSharing(context.Background(), "wb", a.ClientID)
+	g, err := h.srv.Identity().GrantSharing(context.Background(), audittest.Operator, "wb", a.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestRefreshRefusedForDisabledClientAndRevokedGrant(t *testing.T) {
 	refresh := func(p auth.TokenPair) response {
 		return h.postJSON(contract.PathRefresh, map[string]string{"refresh_token": p.RefreshToken}, append(h.as(p), "Client-Id", a.ClientID)...)
 	}
-	if err := h.srv.Identity().RevokeSharing(context.Background(), g.GrantID); err != nil {
+	if err := h.srv.Identity().RevokeSharing(context.Background(), audittest.Operator, g.GrantID); err != nil {
 		t.Fatal(err)
 	}
 	wantProblem(t, refresh(shared), 401, "invalid_sharing_key")
@@ -213,7 +214,7 @@ func TestRefreshRefusedForDisabledClientAndRevokedGrant(t *testing.T) {
 		t.Fatalf("own-workspace refresh: %d %s", res.StatusCode, res.body)
 	}
 	own2 := h.login(a, "")
-	if err := h.srv.Identity().DisableClient(context.Background(), a.ClientID); err != nil {
+	if err := h.srv.Identity().DisableClient(context.Background(), audittest.Operator, a.ClientID); err != nil {
 		t.Fatal(err)
 	}
 	wantProblem(t, refresh(own2), 401, "invalid_client")

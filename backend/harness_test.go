@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -238,7 +239,7 @@ func (h *harness) postJSON(path string, body any, headers ...string) response {
 // client creates a client in workspace.
 func (h *harness) client(workspace string) identity.Credentials {
 	h.t.Helper()
-	c, err := h.srv.Identity().CreateClient(context.Background(), workspace)
+	c, err := h.srv.Identity().CreateClient(context.Background(), audittest.Operator, workspace)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -20,7 +21,7 @@ func TestTenantIsolation(t *testing.T) {
 	alice := h.client("alpha") // workspace alpha
 	bob := h.client("bravo")   // workspace bravo
 	carol := h.client("charlie")
-	grant, err := h.srv.Identity().GrantSharing(ctx, "alpha", carol.ClientID)
+	grant, err := h.srv.Identity().GrantSharing(ctx, audittest.Operator, "alpha", carol.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
@@ -28,7 +29,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	h := startLogged(t, zap.New(core), withHop(t))
 	a := h.client("wa")
 	h.client("wb")
-	g, err := h.srv.Identity().GrantSharing(context.Background(), "wb", a.ClientID)
+	g, err := h.srv.Identity().GrantSharing(context.Background(), audittest.Operator, "wb", a.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/store"
 )
@@ -46,7 +47,7 @@ func newHandler(t *testing.T, f *fixture, trail store.Audit) *auth.Handler {
 // (500) instead of being answered.
 func TestLoginRefusalAudited(t *testing.T) {
 	f := newFixture(t)
-	c, err := f.ids.CreateClient(t.Context(), "wa")
+	c, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wa")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/identity"
@@ -132,14 +133,14 @@ func (f *fixture) post(t *testing.T, h http.Handler, body string, headers ...str
 // grant creates a client of "wa" with a sharing grant to "wb".
 func (f *fixture) grant(t *testing.T) (identity.Credentials, identity.Grant) {
 	t.Helper()
-	a, err := f.ids.CreateClient(t.Context(), "wa")
+	a, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wa")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ids.CreateClient(t.Context(), "wb"); err != nil {
+	if _, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wb"); err != nil {
 		t.Fatal(err)
 	}
-	g, err := f.ids.GrantSharing(t.Context(), "wb", a.ClientID)
+	g, err := f.ids.GrantSharing(t.Context(), audittest.Operator, "wb", a.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestRefreshKeepsFamilyOnStoreFailure(t *testing.T) {
 	}
 
 	pair = f.login(t, a, g)
-	if err := f.ids.RevokeSharing(t.Context(), g.GrantID); err != nil {
+	if err := f.ids.RevokeSharing(t.Context(), audittest.Operator, g.GrantID); err != nil {
 		t.Fatal(err)
 	}
 	if w := f.refresh(t, a.ClientID, pair); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "invalid_sharing_key") {

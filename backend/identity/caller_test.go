@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
@@ -15,7 +16,7 @@ import (
 // mustClient creates a client in workspace.
 func mustClient(t *testing.T, svc *Service, workspace string) Credentials {
 	t.Helper()
-	c, err := svc.CreateClient(t.Context(), workspace)
+	c, err := svc.CreateClient(t.Context(), audittest.Operator, workspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,18 +27,18 @@ func TestCheckCaller(t *testing.T) {
 	svc, _ := newService(t)
 	ctx := t.Context()
 	a, b, disabled := mustClient(t, svc, "ws-a"), mustClient(t, svc, "ws-b"), mustClient(t, svc, "ws-a")
-	if err := svc.DisableClient(ctx, disabled.ClientID); err != nil {
+	if err := svc.DisableClient(ctx, audittest.Operator, disabled.ClientID); err != nil {
 		t.Fatal(err)
 	}
-	grant, err := svc.GrantSharing(ctx, "ws-b", a.ClientID)
+	grant, err := svc.GrantSharing(ctx, audittest.Operator, "ws-b", a.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	revoked, err := svc.GrantSharing(ctx, "ws-b", a.ClientID)
+	revoked, err := svc.GrantSharing(ctx, audittest.Operator, "ws-b", a.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.RevokeSharing(ctx, revoked.GrantID); err != nil {
+	if err := svc.RevokeSharing(ctx, audittest.Operator, revoked.GrantID); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -118,7 +119,7 @@ func TestCallersRemember(t *testing.T) {
 	if err := callers.Check(ctx, caller); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.DisableClient(ctx, c.ClientID); err != nil {
+	if err := svc.DisableClient(ctx, audittest.Operator, c.ClientID); err != nil {
 		t.Fatal(err)
 	}
 	if err := callers.Check(ctx, caller); err != nil {

@@ -109,10 +109,14 @@ type Credentials struct {
 }
 
 // CreateClient creates a client in workspaceID, creating the workspace when
-// it does not exist, and returns its credentials.
-func (s *Service) CreateClient(ctx context.Context, workspaceID string) (Credentials, error) {
+// it does not exist, and returns its credentials; by is the operator the
+// audit record names.
+func (s *Service) CreateClient(ctx context.Context, by audit.Person, workspaceID string) (Credentials, error) {
 	if !contract.ValidID(workspaceID) {
 		return Credentials{}, ErrInvalidID
+	}
+	if by == (audit.Person{}) {
+		return Credentials{}, audit.ErrNoPerson
 	}
 	now := s.now()
 	if _, err := s.store.EnsureWorkspace(ctx, workspaceID, now); err != nil {
@@ -133,7 +137,7 @@ func (s *Service) CreateClient(ctx context.Context, workspaceID string) (Credent
 		SecretHash:  hash,
 		Status:      store.ClientActive,
 		CreatedAt:   now,
-	}, operatorEvent(now, audit.ClientCreate, workspaceID, audit.EntityClient, cred.ClientID))
+	}, operatorEvent(now, by, audit.ClientCreate, workspaceID, audit.EntityClient, cred.ClientID))
 	if err != nil {
 		return Credentials{}, err
 	}
@@ -162,21 +166,24 @@ func (s *Service) ListClients(ctx context.Context) ([]Client, error) {
 }
 
 // DisableClient stops the client from logging in and refreshing; access
-// tokens it holds stay valid until they expire.
-func (s *Service) DisableClient(ctx context.Context, clientID string) error {
+// tokens it holds stay valid until they expire. by is the operator the
+// audit record names.
+func (s *Service) DisableClient(ctx context.Context, by audit.Person, clientID string) error {
+	if by == (audit.Person{}) {
+		return audit.ErrNoPerson
+	}
 	c, err := s.store.GetClient(ctx, clientID)
 	if err != nil {
 		return err
 	}
 	return s.store.SetClientStatus(ctx, clientID, store.ClientDisabled,
-		operatorEvent(s.now(), audit.ClientDisable, c.WorkspaceID, audit.EntityClient, clientID))
+		operatorEvent(s.now(), by, audit.ClientDisable, c.WorkspaceID, audit.EntityClient, clientID))
 }
 
-// operatorEvent is the audit event of an operator's action on an entity
-// in workspace ws: the operator is no client (Client empty), and the CLI
-// has no source address or request id.
-func operatorEvent(at time.Time, a audit.Action, ws string, kind audit.EntityKind, id string) audit.Event {
-	return audit.Event{At: at, Action: a, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: kind, ID: id}}
+// operatorEvent is the audit event of operator by's action on an entity
+// in workspace ws: the operator is a person, no client (Client empty).
+func operatorEvent(at time.Time, by audit.Person, a audit.Action, ws string, kind audit.EntityKind, id string) audit.Event {
+	return audit.Event{At: at, Action: a, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: kind, ID: id}, Person: by}
 }
 
 // Grant is a new sharing grant with its key, shown once.
@@ -188,8 +195,12 @@ type Grant struct {
 }
 
 // GrantSharing lets clientID act in workspaceID with the returned key. Both
-// must exist, and the workspace must not be the client's own.
-func (s *Service) GrantSharing(ctx context.Context, workspaceID, clientID string) (Grant, error) {
+// must exist, and the workspace must not be the client's own. by is the
+// operator the audit record names.
+func (s *Service) GrantSharing(ctx context.Context, by audit.Person, workspaceID, clientID string) (Grant, error) {
+	if by == (audit.Person{}) {
+		return Grant{}, audit.ErrNoPerson
+	}
 	if _, err := s.store.GetWorkspace(ctx, workspaceID); err != nil {
 		return Grant{}, fmt.Errorf("workspace %q: %w", workspaceID, err)
 	}
@@ -213,7 +224,7 @@ func (s *Service) GrantSharing(ctx context.Context, workspaceID, clientID string
 		ClientID:    clientID,
 		KeyHash:     credential.TokenHash(g.SharingKey),
 		CreatedAt:   now,
-	}, operatorEvent(now, audit.SharingGrant, workspaceID, audit.EntityGrant, g.GrantID))
+	}, operatorEvent(now, by, audit.SharingGrant, workspaceID, audit.EntityGrant, g.GrantID))
 	if err != nil {
 		return Grant{}, err
 	}
@@ -243,15 +254,19 @@ func (s *Service) ListGrants(ctx context.Context) ([]GrantInfo, error) {
 }
 
 // RevokeSharing revokes the grant: its key no longer logs in, and refresh
-// tokens of logins made with it stop working.
-func (s *Service) RevokeSharing(ctx context.Context, grantID string) error {
+// tokens of logins made with it stop working. by is the operator the
+// audit record names.
+func (s *Service) RevokeSharing(ctx context.Context, by audit.Person, grantID string) error {
+	if by == (audit.Person{}) {
+		return audit.ErrNoPerson
+	}
 	g, err := s.store.GetSharingGrant(ctx, grantID)
 	if err != nil {
 		return err
 	}
 	now := s.now()
 	return s.store.RevokeSharingGrant(ctx, grantID, now,
-		operatorEvent(now, audit.SharingRevoke, g.WorkspaceID, audit.EntityGrant, grantID))
+		operatorEvent(now, by, audit.SharingRevoke, g.WorkspaceID, audit.EntityGrant, grantID))
 }
 
 // Principal is who a login authenticated, and where it acts.

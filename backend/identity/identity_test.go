@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/credential"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
@@ -29,10 +30,10 @@ func newService(t *testing.T) (*Service, store.Store) {
 
 func TestCreateClient(t *testing.T) {
 	svc, st := newService(t)
-	if _, err := svc.CreateClient(t.Context(), "bad id"); !errors.Is(err, ErrInvalidID) {
+	if _, err := svc.CreateClient(t.Context(), audittest.Operator, "bad id"); !errors.Is(err, ErrInvalidID) {
 		t.Fatalf("invalid workspace id: %v", err)
 	}
-	cred, err := svc.CreateClient(t.Context(), "acme")
+	cred, err := svc.CreateClient(t.Context(), audittest.Operator, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestCreateClient(t *testing.T) {
 		t.Fatalf("stored secret hash %q", c.SecretHash)
 	}
 	// A second client joins the existing workspace.
-	if _, err := svc.CreateClient(t.Context(), "acme"); err != nil {
+	if _, err := svc.CreateClient(t.Context(), audittest.Operator, "acme"); err != nil {
 		t.Fatal(err)
 	}
 	list, err := svc.ListClients(t.Context())
@@ -66,18 +67,18 @@ func TestCreateClient(t *testing.T) {
 func TestAuthenticate(t *testing.T) {
 	svc, _ := newService(t)
 	ctx := t.Context()
-	a, _ := svc.CreateClient(ctx, "wa")
-	b, _ := svc.CreateClient(ctx, "wb")
-	off, _ := svc.CreateClient(ctx, "wa")
-	if err := svc.DisableClient(ctx, off.ClientID); err != nil {
+	a, _ := svc.CreateClient(ctx, audittest.Operator, "wa")
+	b, _ := svc.CreateClient(ctx, audittest.Operator, "wb")
+	off, _ := svc.CreateClient(ctx, audittest.Operator, "wa")
+	if err := svc.DisableClient(ctx, audittest.Operator, off.ClientID); err != nil {
 		t.Fatal(err)
 	}
-	grant, err := svc.GrantSharing(ctx, "wb", a.ClientID)
+	grant, err := svc.GrantSharing(ctx, audittest.Operator, "wb", a.ClientID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	revoked, _ := svc.GrantSharing(ctx, "wb", a.ClientID)
-	if err := svc.RevokeSharing(ctx, revoked.GrantID); err != nil {
+	revoked, _ := svc.GrantSharing(ctx, audittest.Operator, "wb", a.ClientID)
+	if err := svc.RevokeSharing(ctx, audittest.Operator, revoked.GrantID); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -128,23 +129,23 @@ func TestAuthenticate(t *testing.T) {
 func TestGrantSharingErrors(t *testing.T) {
 	svc, _ := newService(t)
 	ctx := t.Context()
-	a, _ := svc.CreateClient(ctx, "wa")
-	if _, err := svc.CreateClient(ctx, "wb"); err != nil {
+	a, _ := svc.CreateClient(ctx, audittest.Operator, "wa")
+	if _, err := svc.CreateClient(ctx, audittest.Operator, "wb"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.GrantSharing(ctx, "nope", a.ClientID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := svc.GrantSharing(ctx, audittest.Operator, "nope", a.ClientID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown workspace: %v", err)
 	}
-	if _, err := svc.GrantSharing(ctx, "wb", "nobody"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := svc.GrantSharing(ctx, audittest.Operator, "wb", "nobody"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown client: %v", err)
 	}
-	if _, err := svc.GrantSharing(ctx, "wa", a.ClientID); err == nil {
+	if _, err := svc.GrantSharing(ctx, audittest.Operator, "wa", a.ClientID); err == nil {
 		t.Error("grant to the client's own workspace accepted")
 	}
-	if err := svc.RevokeSharing(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+	if err := svc.RevokeSharing(ctx, audittest.Operator, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("revoke unknown: %v", err)
 	}
-	if err := svc.DisableClient(ctx, "nobody"); !errors.Is(err, store.ErrNotFound) {
+	if err := svc.DisableClient(ctx, audittest.Operator, "nobody"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("disable unknown: %v", err)
 	}
 }
@@ -198,7 +199,7 @@ func TestLegacyVerificationsWaitBounded(t *testing.T) {
 	svc.wait = 50 * time.Millisecond
 	const secret = "hdc_cs_an-earlier-version-issued-this"
 	legacy := legacyClient(t, st, "legacy", secret)
-	current, err := svc.CreateClient(t.Context(), "current")
+	current, err := svc.CreateClient(t.Context(), audittest.Operator, "current")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,5 +211,56 @@ func TestLegacyVerificationsWaitBounded(t *testing.T) {
 	}
 	if _, err := svc.Authenticate(t.Context(), current.ClientID, current.ClientSecret, ""); err != nil {
 		t.Fatalf("a current login with every slot taken: %v", err)
+	}
+}
+
+// TestOperatorChangesNameTheirAuthor: each operator's change is recorded
+// with the person who made it, and a change that names nobody is refused
+// and changes nothing.
+func TestOperatorChangesNameTheirAuthor(t *testing.T) {
+	svc, st := newService(t)
+	ctx := t.Context()
+	a, err := svc.CreateClient(ctx, audittest.Operator, "wa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateClient(ctx, audittest.Direct, "wb"); err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.GrantSharing(ctx, audittest.Operator, "wb", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RevokeSharing(ctx, audittest.Operator, g.GrantID); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.DisableClient(ctx, audittest.Operator, a.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	refusals := map[string]error{
+		"create":  func() error { _, err := svc.CreateClient(ctx, audit.Person{}, "wc"); return err }(),
+		"disable": svc.DisableClient(ctx, audit.Person{}, a.ClientID),
+		"grant":   func() error { _, err := svc.GrantSharing(ctx, audit.Person{}, "wb", a.ClientID); return err }(),
+		"revoke":  svc.RevokeSharing(ctx, audit.Person{}, g.GrantID),
+	}
+	for name, err := range refusals {
+		if !errors.Is(err, audit.ErrNoPerson) {
+			t.Errorf("%s naming nobody: %v, want audit.ErrNoPerson", name, err)
+		}
+	}
+	want := map[string][]audit.Person{
+		"wa": {audittest.Operator, audittest.Operator},
+		"wb": {audittest.Direct, audittest.Operator, audittest.Operator},
+	}
+	for ws, persons := range want {
+		rs, err := st.ListAudit(ctx, store.AuditFilter{Workspace: ws})
+		if err != nil || len(rs) != len(persons) {
+			t.Fatalf("%s's trail: %d records, %v; want %d", ws, len(rs), err, len(persons))
+		}
+		for i, r := range rs {
+			if r.Person != persons[i] {
+				t.Errorf("%s's record %d (%s) names %+v, want %+v", ws, r.Seq, r.Action, r.Person, persons[i])
+			}
+		}
 	}
 }

@@ -51,6 +51,8 @@ var (
 
 // AddRequest asks for a new active key of a client.
 type AddRequest struct {
+	// By is the operator the audit record names.
+	By     audit.Person
 	Client string
 	// Kid and Secret of the key; "" for random ones.
 	Kid, Secret string
@@ -64,6 +66,9 @@ type AddRequest struct {
 // Add adds an active key for a client and returns it, its secret
 // included: the only time it is shown.
 func (s *Service) Add(ctx context.Context, r AddRequest) (clientkey.Key, error) {
+	if r.By == (audit.Person{}) {
+		return clientkey.Key{}, audit.ErrNoPerson
+	}
 	ws, err := s.workspace(ctx, r.Client)
 	if err != nil {
 		return clientkey.Key{}, err
@@ -72,7 +77,7 @@ func (s *Service) Add(ctx context.Context, r AddRequest) (clientkey.Key, error) 
 	if err := k.Validate(); err != nil {
 		return k, err
 	}
-	_, err = s.st.AddClientKey(ctx, store.ClientKey{Key: k, WorkspaceID: ws}, event(audit.KeyAdd, ws, k.Kid, k.CreatedAt))
+	_, err = s.st.AddClientKey(ctx, store.ClientKey{Key: k, WorkspaceID: ws}, event(audit.KeyAdd, r.By, ws, k.Kid, k.CreatedAt))
 	return k, taken(err)
 }
 
@@ -94,9 +99,10 @@ func taken(err error) error {
 	return err
 }
 
-// event is the audit record of a change of the key kid.
-func event(action audit.Action, workspace, kid string, at time.Time) audit.Event {
-	return audit.Event{At: at, Action: action, Outcome: audit.Success, Workspace: workspace, Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}}
+// event is the audit record of operator by's change of the key kid.
+func event(action audit.Action, by audit.Person, workspace, kid string, at time.Time) audit.Event {
+	return audit.Event{At: at, Action: action, Outcome: audit.Success, Workspace: workspace,
+		Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}, Person: by}
 }
 
 // List returns the keys of client (every client's when empty), in kid

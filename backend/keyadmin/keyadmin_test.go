@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -20,6 +21,9 @@ const (
 )
 
 var t0 = time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+
+// alice is the operator who makes the changes.
+var alice = audittest.Operator
 
 // service returns the service over a new SQLite store holding client1 and
 // client2 of workspace w1, and the store.
@@ -58,26 +62,27 @@ func lastRecord(t *testing.T, st store.Store) audit.Record {
 func TestAdd(t *testing.T) {
 	t.Parallel()
 	s, st := service(t)
-	k, err := s.Add(t.Context(), AddRequest{Client: client1, Enc: jwe.EncA256GCM})
+	k, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1, Enc: jwe.EncA256GCM})
 	if err != nil || k.Secret == "" || k.Kind() != (clientkey.Kind{Enc: jwe.EncA256GCM, Fresh: true}) {
 		t.Fatalf("Add: %+v, %v", k, err)
 	}
-	if r := lastRecord(t, st); r.Action != audit.KeyAdd || r.Entity.ID != k.Kid {
-		t.Fatalf("the record: %+v", r)
+	if r := lastRecord(t, st); r.Action != audit.KeyAdd || r.Entity.ID != k.Kid || r.Person != alice {
+		t.Fatalf("the record: %+v; want the key added by alice", r)
 	}
 	for _, tt := range []struct {
 		name string
 		r    AddRequest
 		want error
 	}{
-		{"no such client", AddRequest{Client: "nobody"}, ErrNoClient},
-		{"a kid taken", AddRequest{Client: client2, Kid: k.Kid}, ErrKidTaken},
+		{"no such client", AddRequest{By: alice, Client: "nobody"}, ErrNoClient},
+		{"a kid taken", AddRequest{By: alice, Client: client2, Kid: k.Kid}, ErrKidTaken},
+		{"nobody's change", AddRequest{Client: client2}, audit.ErrNoPerson},
 	} {
 		if _, err := s.Add(t.Context(), tt.r); !errors.Is(err, tt.want) {
 			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
 		}
 	}
-	if _, err := s.Add(t.Context(), AddRequest{Client: client1, Secret: "short"}); err == nil {
+	if _, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1, Secret: "short"}); err == nil {
 		t.Error("a secret of the wrong length was taken")
 	}
 }
@@ -89,16 +94,16 @@ func TestAdd(t *testing.T) {
 func TestRotateKeepsTheKind(t *testing.T) {
 	t.Parallel()
 	s, st := service(t)
-	old, err := s.Add(t.Context(), AddRequest{Client: client1, Enc: jwe.EncA256GCM})
+	old, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1, Enc: jwe.EncA256GCM})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rot, err := s.Rotate(t.Context(), RotateRequest{Client: client1})
+	rot, err := s.Rotate(t.Context(), RotateRequest{By: alice, Client: client1})
 	if err != nil || rot.Key.Kind() != old.Kind() || !slices.Equal(rot.Retiring, []string{old.Kid}) || rot.Key.Secret == "" {
 		t.Fatalf("Rotate: %+v, %v; want a key of %v replacing %s", rot, err, old.Kind(), old.Kid)
 	}
 	r := lastRecord(t, st)
-	if r.Action != audit.KeyRotate || r.Entity.ID != rot.Key.Kid || !slices.Equal(r.Replaced, []string{old.Kid}) || r.Weakened != nil {
+	if r.Action != audit.KeyRotate || r.Entity.ID != rot.Key.Kid || !slices.Equal(r.Replaced, []string{old.Kid}) || r.Weakened != nil || r.Person != alice {
 		t.Fatalf("the rotation's record: %+v", r)
 	}
 	for _, kid := range []string{old.Kid, rot.Key.Kid} {
@@ -109,7 +114,7 @@ func TestRotateKeepsTheKind(t *testing.T) {
 	}
 
 	var weaker *clientkey.WeakerError
-	cbc := RotateRequest{Client: client1, Enc: jwe.EncA128CBCHS256}
+	cbc := RotateRequest{By: alice, Client: client1, Enc: jwe.EncA128CBCHS256}
 	if _, err := s.Rotate(t.Context(), cbc); !errors.As(err, &weaker) || weaker.Replaced != rot.Key.Kid {
 		t.Fatalf("a rotation to A128CBC-HS256: %v, want a *clientkey.WeakerError naming %s", err, rot.Key.Kid)
 	}
@@ -121,8 +126,14 @@ func TestRotateKeepsTheKind(t *testing.T) {
 	if r := lastRecord(t, st); !slices.Equal(r.Weakened, []string{clientkey.LostEnc}) {
 		t.Fatalf("the weakening rotation's record: %+v", r)
 	}
-	if _, err := s.Rotate(t.Context(), RotateRequest{Client: client2}); !errors.Is(err, ErrNoKeys) {
+	if _, err := s.Rotate(t.Context(), RotateRequest{By: alice, Client: client2}); !errors.Is(err, ErrNoKeys) {
 		t.Fatalf("the rotation of a client with no key: %v, want ErrNoKeys", err)
+	}
+	if _, err := s.Rotate(t.Context(), RotateRequest{Client: client1}); !errors.Is(err, audit.ErrNoPerson) {
+		t.Fatalf("a rotation that names nobody: %v, want audit.ErrNoPerson", err)
+	}
+	if _, err := s.Retire(t.Context(), RetireRequest{Kid: old.Kid}); !errors.Is(err, audit.ErrNoPerson) {
+		t.Fatalf("a retirement that names nobody: %v, want audit.ErrNoPerson", err)
 	}
 }
 
@@ -131,20 +142,20 @@ func TestRotateKeepsTheKind(t *testing.T) {
 func TestDryRunsChangeNothing(t *testing.T) {
 	t.Parallel()
 	s, st := service(t)
-	k, err := s.Add(t.Context(), AddRequest{Client: client1})
+	k, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := lastRecord(t, st)
-	rot, err := s.Rotate(t.Context(), RotateRequest{Client: client1, Enc: jwe.EncA256GCM, DryRun: true})
+	rot, err := s.Rotate(t.Context(), RotateRequest{By: alice, Client: client1, Enc: jwe.EncA256GCM, DryRun: true})
 	if err != nil || !rot.DryRun || rot.Key.Secret != "" || rot.Key.ContentEncryption() != jwe.EncA256GCM || !slices.Equal(rot.Retiring, []string{k.Kid}) {
 		t.Fatalf("a dry rotation: %+v, %v", rot, err)
 	}
 	var lockOut *clientkey.LockOutError
-	if _, err := s.Retire(t.Context(), RetireRequest{Kid: k.Kid, DryRun: true}); !errors.As(err, &lockOut) {
+	if _, err := s.Retire(t.Context(), RetireRequest{By: alice, Kid: k.Kid, DryRun: true}); !errors.As(err, &lockOut) {
 		t.Fatalf("a dry retirement of the last active key: %v, want a *clientkey.LockOutError", err)
 	}
-	ret, err := s.Retire(t.Context(), RetireRequest{Kid: k.Kid, Force: true, DryRun: true})
+	ret, err := s.Retire(t.Context(), RetireRequest{By: alice, Kid: k.Kid, Force: true, DryRun: true})
 	if err != nil || !ret.Changed || ret.Key.Status != clientkey.Retired || ret.Key.ClientID != client1 {
 		t.Fatalf("a dry forced retirement: %+v, %v", ret, err)
 	}
@@ -163,21 +174,21 @@ func TestDryRunsChangeNothing(t *testing.T) {
 func TestRetireGuardsTheLastActiveKey(t *testing.T) {
 	t.Parallel()
 	s, _ := service(t)
-	k, err := s.Add(t.Context(), AddRequest{Client: client1})
+	k, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lockOut *clientkey.LockOutError
-	if _, err := s.Retire(t.Context(), RetireRequest{Kid: k.Kid}); !errors.As(err, &lockOut) || lockOut.Client != client1 {
+	if _, err := s.Retire(t.Context(), RetireRequest{By: alice, Kid: k.Kid}); !errors.As(err, &lockOut) || lockOut.Client != client1 {
 		t.Fatalf("the retirement of the only key: %v, want a *clientkey.LockOutError", err)
 	}
-	if _, err := s.Rotate(t.Context(), RotateRequest{Client: client1}); err != nil {
+	if _, err := s.Rotate(t.Context(), RotateRequest{By: alice, Client: client1}); err != nil {
 		t.Fatal(err)
 	}
-	if ret, err := s.Retire(t.Context(), RetireRequest{Kid: k.Kid}); err != nil || !ret.Changed || ret.Key.Status != clientkey.Retired {
+	if ret, err := s.Retire(t.Context(), RetireRequest{By: alice, Kid: k.Kid}); err != nil || !ret.Changed || ret.Key.Status != clientkey.Retired {
 		t.Fatalf("the retirement of the retiring key: %+v, %v", ret, err)
 	}
-	if _, err := s.Retire(t.Context(), RetireRequest{Kid: "k-none"}); !errors.Is(err, ErrNoKey) {
+	if _, err := s.Retire(t.Context(), RetireRequest{By: alice, Kid: "k-none"}); !errors.Is(err, ErrNoKey) {
 		t.Fatalf("the retirement of no key: %v, want ErrNoKey", err)
 	}
 }
@@ -189,10 +200,10 @@ func TestImportAndEnsure(t *testing.T) {
 		clientkey.New(client1, "k-a", "", jwe.EncA256GCM, false, t0),
 		clientkey.New("a-client-elsewhere", "k-b", "", "", true, t0),
 	}
-	if n, err := s.Import(t.Context(), keys); err != nil || n != 2 {
+	if n, err := s.Import(t.Context(), audittest.Operator, keys); err != nil || n != 2 {
 		t.Fatalf("Import: %d, %v", n, err)
 	}
-	if _, err := s.Import(t.Context(), keys[1:]); !errors.Is(err, ErrKidTaken) {
+	if _, err := s.Import(t.Context(), audittest.Operator, keys[1:]); !errors.Is(err, ErrKidTaken) {
 		t.Fatalf("an import of a kid taken: %v, want ErrKidTaken", err)
 	}
 	must := func(err error) {
@@ -201,8 +212,8 @@ func TestImportAndEnsure(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.Ensure(t.Context(), client2, "k-demo", "0123456789abcdef"))
-	must(s.Ensure(t.Context(), client2, "k-demo", "fedcba9876543210")) // there already: kept
+	must(s.Ensure(t.Context(), audittest.Operator, client2, "k-demo", "0123456789abcdef"))
+	must(s.Ensure(t.Context(), audittest.Operator, client2, "k-demo", "fedcba9876543210")) // there already: kept
 	listed, err := s.List(t.Context(), "")
 	must(err)
 	kinds := map[string]clientkey.Kind{}

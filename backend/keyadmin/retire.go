@@ -12,6 +12,8 @@ import (
 // RetireRequest asks for a key's retirement: its requests are refused from
 // then on.
 type RetireRequest struct {
+	// By is the operator the audit record names.
+	By  audit.Person
 	Kid string
 	// Force retires a client's last active key, or its last key, which
 	// the guard refuses otherwise (clientkey.CheckRetire).
@@ -34,6 +36,9 @@ type Retirement struct {
 // *clientkey.LockOutError, in a dry run too; the store holds the guard
 // again when it makes the change.
 func (s *Service) Retire(ctx context.Context, r RetireRequest) (Retirement, error) {
+	if r.By == (audit.Person{}) {
+		return Retirement{}, audit.ErrNoPerson
+	}
 	found, err := s.st.ListClientKeys(ctx, store.ClientKeyFilter{Kid: r.Kid, Limit: 1})
 	if err != nil {
 		return Retirement{}, err
@@ -51,7 +56,7 @@ func (s *Service) Retire(ctx context.Context, r RetireRequest) (Retirement, erro
 		return Retirement{}, err
 	}
 	if !r.DryRun {
-		plan, err = s.st.RetireClientKey(ctx, r.Kid, r.Force, now, event(audit.KeyRetire, found[0].WorkspaceID, r.Kid, now))
+		plan, err = s.st.RetireClientKey(ctx, r.Kid, r.Force, now, event(audit.KeyRetire, r.By, found[0].WorkspaceID, r.Kid, now))
 	}
 	return Retirement{Key: plan.Listed(), Changed: changed, DryRun: r.DryRun}, notFound(err)
 }

@@ -12,6 +12,8 @@ import (
 // RotateRequest asks for a rotation of a client's keys: a new active key,
 // and its active keys retiring.
 type RotateRequest struct {
+	// By is the operator the audit record names.
+	By     audit.Person
 	Client string
 	// Enc is the new key's content encryption, "" to keep the kind of the
 	// key it replaces (clientkey.NextKind); RequireFresh, when set,
@@ -45,6 +47,9 @@ type Rotation struct {
 // a *clientkey.WeakerError, in a dry run too; the store holds the rule
 // again when it makes the change.
 func (s *Service) Rotate(ctx context.Context, r RotateRequest) (Rotation, error) {
+	if r.By == (audit.Person{}) {
+		return Rotation{}, audit.ErrNoPerson
+	}
 	ws, err := s.workspace(ctx, r.Client)
 	if err != nil {
 		return Rotation{}, err
@@ -74,7 +79,7 @@ func (s *Service) Rotate(ctx context.Context, r RotateRequest) (Rotation, error)
 		return out, nil
 	}
 	_, err = s.st.RotateClientKey(ctx, store.ClientKey{Key: next, WorkspaceID: ws}, r.AllowWeaker,
-		event(audit.KeyRotate, ws, next.Kid, next.CreatedAt))
+		event(audit.KeyRotate, r.By, ws, next.Kid, next.CreatedAt))
 	if errors.Is(err, store.ErrNotFound) {
 		return Rotation{}, ErrNoKeys
 	}

@@ -8,14 +8,17 @@ package operator
 import (
 	"context"
 	"os"
+	"os/user"
 	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
 )
 
@@ -124,4 +127,35 @@ func Rewrap(ctx context.Context, st store.Store, from, to *keeper.Keeper) (*seal
 	}
 	trail, err := sealed.Open(ctx, st, to, zap.NewNop())
 	return trail, id, changed, err
+}
+
+// Person is the local operator whom a command run against the database
+// directly records as the author of its changes: user@host (the login
+// name, else $USER, and the host's name), marked direct. A character a
+// person's name may not hold (contract.ValidPersonName) becomes '_', and
+// the name is cut to its length.
+func Person() audit.Person {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	} else if v := os.Getenv("USER"); v != "" {
+		name = v
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return audit.Person{Name: personName(name + "@" + host), Role: contract.RoleOperator, Direct: true}
+}
+
+// personName returns s with every character a person's name may not hold
+// replaced by '_', cut to contract.MaxPersonName.
+func personName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !contract.ValidPersonName(string(c)) {
+			b[i] = '_'
+		}
+	}
+	return string(b[:min(len(b), contract.MaxPersonName)])
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -32,7 +33,7 @@ func (failingAudit) AppendAudit(context.Context, audit.Event) (audit.Record, err
 // with care context id cc in st, and returns the client's id.
 func seedRecord(tb testing.TB, st store.Store, cc string) string {
 	tb.Helper()
-	creds, err := identity.New(st, 1).CreateClient(tb.Context(), "w1")
+	creds, err := identity.New(st, 1).CreateClient(tb.Context(), audittest.Operator, "w1")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/apiclient"
@@ -41,7 +42,7 @@ which hdc keys add --credentials-out completes with its key and hdc call
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.run(cmd, func(svc *identity.Service) error {
-				cred, err := svc.CreateClient(cmd.Context(), workspace)
+				cred, err := svc.CreateClient(cmd.Context(), operator.Person(), workspace)
 				if err != nil {
 					return err
 				}
@@ -88,7 +89,7 @@ lifetime).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.run(cmd, func(svc *identity.Service) error {
-				if err := svc.DisableClient(cmd.Context(), client); err != nil {
+				if err := svc.DisableClient(cmd.Context(), operator.Person(), client); err != nil {
 					return notFound(err, "client", client)
 				}
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"client_id": client, "status": string(store.ClientDisabled)})

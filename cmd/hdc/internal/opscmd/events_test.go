@@ -11,6 +11,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
@@ -50,7 +51,7 @@ func TestEventsPublish(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	srv, internal := serveBackend(t, dir)
-	if _, err := srv.Identity().CreateClient(t.Context(), "acme"); err != nil {
+	if _, err := srv.Identity().CreateClient(t.Context(), audittest.Operator, "acme"); err != nil {
 		t.Fatal(err)
 	}
 	st, err := backend.OpenStore(t.Context(), "", dir)

@@ -144,7 +144,7 @@ func recordRewrap(ctx context.Context, trail store.AuditAppender, id string, cha
 	if !changed {
 		return nil
 	}
-	_, err := trail.AppendAudit(ctx, audit.Event{At: time.Now(), Action: audit.KeeperRewrap, Outcome: audit.Success,
+	_, err := trail.AppendAudit(ctx, audit.Event{At: time.Now(), Action: audit.KeeperRewrap, Outcome: audit.Success, Person: operator.Person(),
 		Entity: audit.Entity{Kind: audit.EntityDataKey, ID: id}})
 	if err != nil {
 		return errors.Join(fmt.Errorf("data key %s is rewrapped; recording it in the audit trail failed", id), err)

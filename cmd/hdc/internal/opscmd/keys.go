@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -133,7 +134,7 @@ its protected header. In the database, the client must be there; with
 			}
 			if p == "" {
 				return sf.withKeys(cmd, func(svc *keyadmin.Service) error {
-					k, err := svc.Add(cmd.Context(), keyadmin.AddRequest{Client: client, Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
+					k, err := svc.Add(cmd.Context(), keyadmin.AddRequest{By: operator.Person(), Client: client, Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
 					if err != nil {
 						return keyError(err, client, k.Kid)
 					}
@@ -279,7 +280,7 @@ Caddyfile does when HDC_KEY_REGISTRY is unset). Prints {"keys": n}.`,
 				return err
 			}
 			defer st.Close()
-			n, err := ImportRegistry(cmd.Context(), st, args[0], sealer)
+			n, err := ImportRegistry(cmd.Context(), operator.Person(), st, args[0], sealer)
 			if err != nil {
 				return err
 			}

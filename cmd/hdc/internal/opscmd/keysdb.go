@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -28,7 +29,7 @@ func (f *storeFlags) withKeys(cmd *cobra.Command, fn func(*keyadmin.Service) err
 // with sealer, in the database st as it is (keyadmin.Service.Import), all
 // or none; it returns how many. hdc keys import and hdc up, which moves an
 // earlier version's registry into the database, share it.
-func ImportRegistry(ctx context.Context, st *sealed.Store, path string, sealer *registryfile.Sealer) (int, error) {
+func ImportRegistry(ctx context.Context, by audit.Person, st *sealed.Store, path string, sealer *registryfile.Sealer) (int, error) {
 	r, err := registryfile.Load(path, sealer)
 	if err != nil {
 		return 0, err
@@ -40,7 +41,7 @@ func ImportRegistry(ctx context.Context, st *sealed.Store, path string, sealer *
 	for _, k := range r.Keys() {
 		keys = append(keys, k.Key)
 	}
-	n, err := keyadmin.New(st).Import(ctx, keys)
+	n, err := keyadmin.New(st).Import(ctx, by, keys)
 	if errors.Is(err, keyadmin.ErrKidTaken) {
 		return 0, errors.New("a kid of the file is in the database already: nothing was imported")
 	}

@@ -86,7 +86,7 @@ func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Acti
 		if err != nil {
 			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
 		}
-		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: c.Kid},
+		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: c.Kid}, Person: operator.Person(),
 			Replaced: c.Replaced, Weakened: c.Weakened}
 		if _, err := st.AppendAudit(ctx, ev); err != nil {
 			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)

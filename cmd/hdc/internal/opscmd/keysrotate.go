@@ -11,6 +11,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -54,6 +55,7 @@ credentials file too (docs/clients.md).
 				return rotateInRegistry(cmd, &sf, p, r, out)
 			}
 			return sf.withKeys(cmd, func(svc *keyadmin.Service) error {
+				r.By = operator.Person()
 				rot, err := svc.Rotate(cmd.Context(), r)
 				if err != nil {
 					return keyError(err, r.Client, "")
@@ -191,6 +193,7 @@ func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRe
 	if p == "" {
 		err := sf.withKeys(cmd, func(svc *keyadmin.Service) error {
 			var err error
+			r.By = operator.Person()
 			ret, err = svc.Retire(cmd.Context(), r)
 			return err
 		})

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
 
@@ -34,7 +35,7 @@ grant id to revoke the grant.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.run(cmd, func(svc *identity.Service) error {
-				g, err := svc.GrantSharing(cmd.Context(), workspace, client)
+				g, err := svc.GrantSharing(cmd.Context(), operator.Person(), workspace, client)
 				if err != nil {
 					return err
 				}
@@ -60,7 +61,7 @@ they expire.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.run(cmd, func(svc *identity.Service) error {
-				if err := svc.RevokeSharing(cmd.Context(), grant); err != nil {
+				if err := svc.RevokeSharing(cmd.Context(), operator.Person(), grant); err != nil {
 					return notFound(err, "grant", grant)
 				}
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"grant_id": grant, "status": "revoked"})
