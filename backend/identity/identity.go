@@ -152,9 +152,9 @@ type Client struct {
 	CreatedAt   time.Time          `json:"created_at"`
 }
 
-// ListClients returns every client.
-func (s *Service) ListClients(ctx context.Context) ([]Client, error) {
-	list, err := s.store.ListClients(ctx)
+// ListClients returns the clients f selects, in creation order.
+func (s *Service) ListClients(ctx context.Context, f store.ClientFilter) ([]Client, error) {
+	list, err := s.store.ListClients(ctx, f)
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func TestCreateClient(t *testing.T) {
 	if _, err := svc.CreateClient(t.Context(), audittest.Operator, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	list, err := svc.ListClients(t.Context())
+	list, err := svc.ListClients(t.Context(), store.ClientFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

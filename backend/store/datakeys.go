@@ -54,6 +54,10 @@ const (
 	// No version stored one in the clear, so it has no SecretColumns
 	// entry: Secrets does not read the key plane, however large.
 	SecretClientKey SecretKind = "client_key"
+	// SecretIdempotentAnswer is the body of an answer kept for an
+	// Idempotency-Key (Idempotent), which may hold a secret shown once;
+	// never stored in the clear either.
+	SecretIdempotentAnswer SecretKind = "idempotent_answer"
 )
 
 // SecretColumn is where a kind of secret is stored: its table, the

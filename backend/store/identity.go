@@ -21,8 +21,12 @@ type Identities interface {
 	CreateClient(ctx context.Context, c Client, e audit.Event) error
 	// GetClient returns the client or ErrNotFound.
 	GetClient(ctx context.Context, id string) (Client, error)
-	// ListClients returns every client ordered by creation time, then id.
-	ListClients(ctx context.Context) ([]Client, error)
+	// ListClients returns the clients f selects ordered by creation time,
+	// then id.
+	ListClients(ctx context.Context, f ClientFilter) ([]Client, error)
+	// ListWorkspaces returns up to limit workspaces (0: every one) whose
+	// id is after after, in id order.
+	ListWorkspaces(ctx context.Context, after string, limit int) ([]Workspace, error)
 	// SetClientStatus changes the client's status and appends e, its
 	// audit event (audit.ClientDisable), in the same transaction, or
 	// returns ErrNotFound and appends nothing.

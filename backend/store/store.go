@@ -52,6 +52,8 @@ type Store interface {
 	DataKeys
 	ClientKeys
 	Replays
+	Revocations
+	Idempotency
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

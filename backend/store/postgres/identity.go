@@ -65,9 +65,26 @@ func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) 
 }
 
 // ListClients implements store.Store.
-func (s *Store) ListClients(ctx context.Context) ([]store.Client, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id COLLATE "C"`)
+func (s *Store) ListClients(ctx context.Context, f store.ClientFilter) ([]store.Client, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+clientColumns+` FROM clients
+		WHERE ($1::text IS NULL OR workspace_id = $1) AND ($2::text IS NULL OR status = $2)
+		AND ($3::timestamptz IS NULL OR created_at > $3 OR created_at = $3 AND id COLLATE "C" > $4)
+		ORDER BY created_at, id COLLATE "C"
+		LIMIT CASE WHEN $5 > 0 THEN $5::bigint END`,
+		nullText(f.WorkspaceID), nullText(string(f.Status)), nullTS(f.After.CreatedAt), f.After.ID, f.Limit)
 	return collect(rows, err, scanClient)
+}
+
+// ListWorkspaces implements store.Store.
+func (s *Store) ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, created_at FROM workspaces WHERE id COLLATE "C" > $1
+		ORDER BY id COLLATE "C" LIMIT CASE WHEN $2 > 0 THEN $2::bigint END`, after, limit)
+	return collect(rows, err, func(row pgx.Row) (store.Workspace, error) {
+		var w store.Workspace
+		err := row.Scan(&w.ID, &w.CreatedAt)
+		w.CreatedAt = w.CreatedAt.UTC()
+		return w, err
+	})
 }
 
 // SetClientStatus implements store.Store.

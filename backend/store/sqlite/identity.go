@@ -66,9 +66,28 @@ func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) 
 }
 
 // ListClients implements store.Store.
-func (s *Store) ListClients(ctx context.Context) ([]store.Client, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id`)
+func (s *Store) ListClients(ctx context.Context, f store.ClientFilter) ([]store.Client, error) {
+	after := f.After.CreatedAt
+	rows, err := s.db.QueryContext(ctx, `SELECT `+clientColumns+` FROM clients
+		WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR status = ?2)
+		AND (?3 IS NULL OR created_at > ?3 OR created_at = ?3 AND id > ?4)
+		ORDER BY created_at, id
+		LIMIT CASE WHEN ?5 > 0 THEN ?5 ELSE -1 END`,
+		nullString(f.WorkspaceID), nullString(string(f.Status)), nullMicros(after), f.After.ID, f.Limit)
 	return collect(rows, err, func(rows *sql.Rows) (store.Client, error) { return scanClient(rows) })
+}
+
+// ListWorkspaces implements store.Store.
+func (s *Store) ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, created_at FROM workspaces WHERE id > ?
+		ORDER BY id LIMIT CASE WHEN ?2 > 0 THEN ?2 ELSE -1 END`, after, limit)
+	return collect(rows, err, func(rows *sql.Rows) (store.Workspace, error) {
+		var w store.Workspace
+		var created int64
+		err := rows.Scan(&w.ID, &created)
+		w.CreatedAt = time.UnixMicro(created).UTC()
+		return w, err
+	})
 }
 
 // SetClientStatus implements store.Store.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -48,10 +49,59 @@ func testClients(t *testing.T, s Store) {
 
 	must(t, s.SetClientStatus(ctx(t), "c1", store.ClientDisabled, operator(audit.ClientDisable, "w1")))
 	wantErr(t, s.SetClientStatus(ctx(t), "c3", store.ClientDisabled, operator(audit.ClientDisable, "w1")), store.ErrNotFound)
-	list, err := s.ListClients(ctx(t))
+	list, err := s.ListClients(ctx(t), store.ClientFilter{})
 	must(t, err)
 	if len(list) != 2 || list[0].ID != "c1" || list[1].ID != "c2" || list[0].Status != store.ClientDisabled {
 		t.Fatalf("ListClients = %+v", list)
+	}
+}
+
+// testClientPages: clients are listed a page at a time in creation order,
+// by workspace and status, each once.
+func testClientPages(t *testing.T, s Store) {
+	seed(t, s, "w1", "c0")
+	_, err := s.EnsureWorkspace(ctx(t), "w2", t0)
+	must(t, err)
+	for i, c := range []struct{ id, ws string }{{"c3", "w2"}, {"c1", "w1"}, {"c2", "w2"}, {"c4", "w1"}} {
+		// c2 and c4 share a creation time: the id orders them.
+		created := at(time.Duration(min(i, 2)+1) * time.Second)
+		must(t, s.CreateClient(ctx(t), store.Client{ID: c.id, WorkspaceID: c.ws, SecretHash: "h", Status: store.ClientActive, CreatedAt: created},
+			operator(audit.ClientCreate, c.ws)))
+	}
+	must(t, s.SetClientStatus(ctx(t), "c2", store.ClientDisabled, operator(audit.ClientDisable, "w2")))
+	tests := []struct {
+		name string
+		f    store.ClientFilter
+		want []string
+	}{
+		{"every client", store.ClientFilter{}, []string{"c0", "c3", "c1", "c2", "c4"}},
+		{"a page", store.ClientFilter{Limit: 2}, []string{"c0", "c3"}},
+		{"the next page", store.ClientFilter{After: store.ClientCursor{CreatedAt: at(time.Second), ID: "c3"}, Limit: 2}, []string{"c1", "c2"}},
+		{"within one time", store.ClientFilter{After: store.ClientCursor{CreatedAt: at(2 * time.Second), ID: "c1"}}, []string{"c2", "c4"}},
+		{"a workspace", store.ClientFilter{WorkspaceID: "w2"}, []string{"c3", "c2"}},
+		{"a status", store.ClientFilter{Status: store.ClientDisabled}, []string{"c2"}},
+		{"both", store.ClientFilter{WorkspaceID: "w1", Status: store.ClientActive, Limit: 5}, []string{"c0", "c1", "c4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			list, err := s.ListClients(ctx(t), tt.f)
+			must(t, err)
+			var got []string
+			for _, c := range list {
+				got = append(got, c.ID)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("ListClients(%+v) = %v, want %v", tt.f, got, tt.want)
+			}
+		})
+	}
+	ws, err := s.ListWorkspaces(ctx(t), "", 0)
+	must(t, err)
+	if len(ws) != 2 || ws[0].ID != "w1" || ws[1].ID != "w2" {
+		t.Fatalf("ListWorkspaces = %+v", ws)
+	}
+	if ws, err = s.ListWorkspaces(ctx(t), "w1", 1); err != nil || len(ws) != 1 || ws[0].ID != "w2" {
+		t.Fatalf("ListWorkspaces after w1 = %+v, %v", ws, err)
 	}
 }
 

@@ -27,6 +27,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	}{
 		{"Workspaces", testWorkspaces},
 		{"Clients", testClients},
+		{"ClientPages", testClientPages},
 		{"ReplaceSecretHash", testReplaceSecretHash},
 		{"HashKey", testHashKey},
 		{"SharingGrants", testSharingGrants},
@@ -70,6 +71,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ClientKeyNotices", testClientKeyNotices},
 		{"Replays", testReplays},
 		{"ReplaysConcurrent", testReplaysConcurrent},
+		{"Revocations", testRevocations},
+		{"Idempotency", testIdempotency},
 		{"PoolStats", testPoolStats},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+)
+
+// Revocations is the deny-list of the hop's certificates: a certificate of
+// the hop's authority whose serial is on it is refused on both listeners,
+// whatever its role, until it expires (package admin serves the list, the
+// backend's listeners read it).
+type Revocations interface {
+	// RevokeCertificate puts c on the list and appends e, its audit
+	// record (audit.CertificateRevoke), in one transaction. A serial on
+	// the list already keeps its first revocation, and e is appended
+	// again.
+	RevokeCertificate(ctx context.Context, c RevokedCertificate, e audit.Event) error
+	// RevokedCertificates returns the list, by serial.
+	RevokedCertificates(ctx context.Context) ([]RevokedCertificate, error)
+}
+
+// RevokedCertificate is a certificate on the deny-list.
+type RevokedCertificate struct {
+	// Serial is the certificate's serial number in lower-case hex.
+	Serial string
+	// Name and Role are the certificate's subject and role as the
+	// operator who revoked it gave them ("" when not given): what the
+	// list shows, never what the check reads.
+	Name, Role string
+	RevokedAt  time.Time
+	// RevokedBy is the name of the person who revoked it.
+	RevokedBy string
+}
+
+// Idempotency keeps the answers of the Admin API's changes made under an
+// Idempotency-Key, so that a change repeated with the same key is answered
+// as the first was and made once.
+type Idempotency interface {
+	// BeginIdempotent claims k for a request whose hash is hash at now,
+	// forgetting first every claim older than expire; it returns true when
+	// the claim is new, else false and the claim that holds k (its
+	// answer's Status is 0 while that request is under way).
+	BeginIdempotent(ctx context.Context, k IdempotencyKey, hash []byte, now, expire time.Time) (Idempotent, bool, error)
+	// FinishIdempotent stores the answer of k's request.
+	FinishIdempotent(ctx context.Context, k IdempotencyKey, status int, body []byte) error
+	// AbandonIdempotent forgets k's claim, whose request failed without an
+	// answer worth repeating: the key may be used again.
+	AbandonIdempotent(ctx context.Context, k IdempotencyKey) error
+}
+
+// IdempotencyKey names a claim: the person's own key, so that two persons'
+// keys never meet.
+type IdempotencyKey struct {
+	Person, Key string
+}
+
+// Idempotent is a claim of an Idempotency-Key and, once its request
+// answered, the answer. The body is stored sealed (package sealed): an
+// answer may hold a secret shown once.
+type Idempotent struct {
+	Hash      []byte
+	Status    int
+	Body      []byte
+	CreatedAt time.Time
+}
+
+// ClientFilter selects clients for ListClients, a page in creation order.
+type ClientFilter struct {
+	WorkspaceID string       // "" for every workspace
+	Status      ClientStatus // "" for any
+	// After is where the page starts: after the client created at
+	// After.CreatedAt with id After.ID (zero: from the first).
+	After ClientCursor
+	Limit int // 0 for no bound
+}
+
+// ClientCursor is a position in the order of ListClients.
+type ClientCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
