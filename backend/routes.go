@@ -80,6 +80,9 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 		if p != nil {
 			return r, p
 		}
+		if p := s.deny.Check(r); p != nil {
+			return r, p
+		}
 		return r, s.replays.Check(r)
 	}
 	return s.observe("public", m, mux, gate)
@@ -108,7 +111,11 @@ func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, h hand
 	// answer) leaves the others served: hdc_backend_ready says why.
 	metricsOpts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, ErrorLog: zap.NewStdLog(log)}
 	mux.Handle("GET", contract.PathMetrics, role(contract.RoleScraper, promhttp.HandlerFor(reg, metricsOpts)))
-	return s.observe("internal", m, mux, nil)
+	h.admin.Register(mux)
+	// A revoked certificate is refused on every route; the health routes
+	// need none, and a request without one passes to be refused by its
+	// route.
+	return s.observe("internal", m, mux, func(r *http.Request) (*http.Request, *problem.Problem) { return r, s.deny.Check(r) })
 }
 
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) error {

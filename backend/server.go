@@ -40,6 +40,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/audit/retention"
 	"github.com/health-data-connect/hdc/backend/audit/window"
@@ -67,6 +68,9 @@ type Server struct {
 	checkpoints *checkpoint.Job
 	// retention prunes the audit trails' expired records.
 	retention *retention.Job
+	// deny refuses the hop's certificates an operator revoked, on both
+	// listeners.
+	deny *admin.DenyList
 	// keyHub wakes the edges' requests for key changes.
 	keyHub *keyplane.Hub
 	// replays refuses a fresh request received before.

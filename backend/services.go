@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/audit/retention"
@@ -21,6 +22,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/blob"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/replay"
@@ -69,6 +71,7 @@ type handlers struct {
 	webhooks *webhook.Handler
 	events   *webhook.Ingress
 	keys     *keyplane.Handler
+	admin    *admin.Handler
 }
 
 // build makes the services over the open store, then the routes.
@@ -118,6 +121,9 @@ func (s *Server) build(ctx context.Context) error {
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
 	}
+	s.deny = admin.NewDenyList(s.store, admin.DenyListTTL)
+	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store)),
+		admin.HandlerConfig{HopTLS: s.hop != nil, Idempotency: s.store, DenyList: s.deny, Log: s.log.Named("admin")})
 	if s.retention, err = retention.New(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
 		return err
 	}

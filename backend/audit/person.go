@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"errors"
 	"slices"
 
@@ -54,4 +55,23 @@ func validSerial(s string) bool {
 		}
 	}
 	return true
+}
+
+type personKey struct{}
+
+// WithPerson returns ctx carrying p, the person a request or a command acts
+// for: the Admin API puts its caller there, hdc's direct mode the local
+// user, and the services that record an operator's change or a read take
+// it from there (PersonFrom).
+func WithPerson(ctx context.Context, p Person) context.Context {
+	return context.WithValue(ctx, personKey{}, p)
+}
+
+// PersonFrom returns the person ctx carries, ErrNoPerson when none.
+func PersonFrom(ctx context.Context) (Person, error) {
+	p, ok := ctx.Value(personKey{}).(Person)
+	if !ok || p == (Person{}) {
+		return Person{}, ErrNoPerson
+	}
+	return p, nil
 }

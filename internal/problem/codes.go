@@ -47,4 +47,6 @@ const (
 	CodeNonCanonicalPath        = "non_canonical_path"
 	CodeKeyLookupsBusy          = "key_lookups_busy"
 	CodeMisdirectedRequest      = "misdirected_request"
+	CodeIdempotencyKeyReused    = "idempotency_key_reused"
+	CodeIdempotencyKeyInUse     = "idempotency_key_in_use"
 )

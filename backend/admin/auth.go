@@ -1,0 +1,69 @@
+package admin
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/telemetry"
+)
+
+// Who may call a route: operators alone (a change), or operators and
+// auditors (a read).
+var (
+	operators = []contract.Role{contract.RoleOperator}
+	readers   = []contract.Role{contract.RoleOperator, contract.RoleAuditor}
+)
+
+// The refusals of requirePerson.
+var (
+	errNoHop = problem.New(http.StatusForbidden, problem.CodeForbidden,
+		"the Admin API needs the hop's mutual TLS (HDC_HOP_CA, HDC_HOP_CERT, HDC_HOP_KEY) and a person's certificate")
+	errNoPerson = problem.New(http.StatusForbidden, problem.CodeForbidden,
+		"this route needs a client certificate of the hop's authority that names a person, of the role operator or auditor")
+	errNotOperator = problem.New(http.StatusForbidden, problem.CodeForbidden,
+		"this route changes the gateway: it needs an operator's certificate")
+)
+
+// PersonOf returns the person the client certificate of r names: a
+// certificate of the hop's authority (the handshake verified it), of a
+// person's role, whose common name is a person's name. ok is false for any
+// other request.
+func PersonOf(r *http.Request) (p audit.Person, ok bool) {
+	i := slices.IndexFunc(readers, func(role contract.Role) bool { return contract.HasRole(r.TLS, role) })
+	if i < 0 {
+		return audit.Person{}, false
+	}
+	cert := r.TLS.VerifiedChains[0][0]
+	p = audit.Person{Name: cert.Subject.CommonName, Serial: cert.SerialNumber.Text(16), Role: readers[i]}
+	return p, contract.ValidPersonName(p.Name) && cert.SerialNumber.Sign() > 0 && !strings.HasPrefix(p.Serial, "-")
+}
+
+// requirePerson serves next to a person of one of roles, with the person
+// in the request's context (audit.WithPerson), and refuses anyone else
+// with 403, logging the refusal without the certificate.
+func (h *Handler) requirePerson(roles []contract.Role, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := PersonOf(r)
+		refusal := errNoPerson
+		switch {
+		case !h.HopTLS:
+			refusal = errNoHop
+		case ok && slices.Contains(roles, p.Role):
+			next.ServeHTTP(w, r.WithContext(audit.WithPerson(r.Context(), p)))
+			return
+		case ok:
+			refusal = errNotOperator
+		}
+		telemetry.Logger(r.Context(), h.Log).Warn("admin request refused",
+			zap.String("method", contract.Method(r.Method)), zap.String("route", h.mux.Pattern(r)),
+			zap.String("person", p.Name), zap.String("role", string(p.Role)), zap.String("source", web.SourceAddr(r)))
+		problem.Write(w, refusal)
+	})
+}

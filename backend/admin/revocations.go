@@ -1,0 +1,146 @@
+package admin
+
+import (
+	"context"
+	"math/big"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// Revocation is a certificate on the deny-list, as the API shows it and
+// as an operator asks for it (Serial, and optionally the Name and Role the
+// list then shows).
+type Revocation struct {
+	Serial    string    `json:"serial"`
+	Name      string    `json:"name,omitempty"`
+	Role      string    `json:"role,omitempty"`
+	RevokedAt time.Time `json:"revoked_at,omitzero"`
+	RevokedBy string    `json:"revoked_by,omitempty"`
+}
+
+// Serial returns a certificate serial number as the deny-list and the
+// audit trail hold it, lower-case hex without leading zeros, from the
+// forms tools print: hex in either case, with or without ':' between
+// bytes (openssl x509 -serial prints "serial=0A1B…"). ok is false for
+// anything else.
+func Serial(s string) (string, bool) {
+	s = strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(s, "serial="), "0x"), ":", "")
+	if s == "" || len(s) > 64 {
+		return "", false
+	}
+	n, ok := new(big.Int).SetString(s, 16)
+	if !ok || n.Sign() <= 0 {
+		return "", false
+	}
+	return n.Text(16), len(n.Text(16)) <= 40
+}
+
+// RevokeCertificate puts the certificate r.Serial on the deny-list: within
+// DenyListTTL every backend refuses it on both listeners, whatever its
+// role. A person may not revoke the certificate they call with (they would
+// lock themselves out mid-request; another operator can).
+func (s *Service) RevokeCertificate(ctx context.Context, r Revocation) (Revocation, error) {
+	by, err := audit.PersonFrom(ctx)
+	if err != nil {
+		return Revocation{}, err
+	}
+	serial, ok := Serial(r.Serial)
+	if !ok {
+		return Revocation{}, problem.New(400, problem.CodeInvalidRequest, "serial must be a certificate's serial number in hex (as openssl x509 -serial prints it)")
+	}
+	if r.Name != "" && !contract.ValidPersonName(r.Name) || r.Role != "" && !slices.Contains(contract.Roles, contract.Role(r.Role)) {
+		return Revocation{}, problem.New(400, problem.CodeInvalidRequest, "name must be a certificate's name (letters, digits, '@', '.', '-', '_', '+') and role one of the hop's roles")
+	}
+	if serial == by.Serial {
+		return Revocation{}, problem.New(409, problem.CodeConflict, "this is the certificate of the request: another operator revokes it")
+	}
+	now := s.now()
+	c := store.RevokedCertificate{Serial: serial, Name: r.Name, Role: r.Role, RevokedAt: now, RevokedBy: by.Name}
+	e := audit.Event{At: now, Action: audit.CertificateRevoke, Outcome: audit.Success,
+		Entity: audit.Entity{Kind: audit.EntityCertificate, ID: serial}, Person: by}
+	if err := s.st.RevokeCertificate(ctx, c, e); err != nil {
+		return Revocation{}, err
+	}
+	return s.revocation(ctx, serial)
+}
+
+// revocation returns the deny-list's entry of serial.
+func (s *Service) revocation(ctx context.Context, serial string) (Revocation, error) {
+	list, err := s.st.RevokedCertificates(ctx)
+	if err != nil {
+		return Revocation{}, err
+	}
+	i := slices.IndexFunc(list, func(c store.RevokedCertificate) bool { return c.Serial == serial })
+	if i < 0 {
+		return Revocation{}, store.ErrNotFound
+	}
+	return revocationOut(list[i]), nil
+}
+
+func revocationOut(c store.RevokedCertificate) Revocation {
+	return Revocation{Serial: c.Serial, Name: c.Name, Role: c.Role, RevokedAt: c.RevokedAt, RevokedBy: c.RevokedBy}
+}
+
+// ListRevocations returns a page of the deny-list, in serial order.
+func (s *Service) ListRevocations(ctx context.Context, q PageQuery) (Page[Revocation], error) {
+	var after string
+	if err := decodeCursor(q.Cursor, &after); err != nil {
+		return Page[Revocation]{}, err
+	}
+	list, err := s.st.RevokedCertificates(ctx)
+	if err != nil {
+		return Page[Revocation]{}, err
+	}
+	p := Page[Revocation]{Items: []Revocation{}}
+	for _, c := range list {
+		if c.Serial <= after && after != "" {
+			continue
+		}
+		if len(p.Items) == q.size() {
+			p.Next = encodeCursor(p.Items[len(p.Items)-1].Serial)
+			break
+		}
+		p.Items = append(p.Items, revocationOut(c))
+	}
+	return p, nil
+}
+
+func (h *Handler) listRevocations(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParsePageQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	p, err := h.svc.ListRevocations(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusOK, p)
+	return nil
+}
+
+func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) error {
+	var body Revocation
+	if p := web.DecodeRequest(w, r, &body); p != nil {
+		return p
+	}
+	if !body.RevokedAt.IsZero() || body.RevokedBy != "" {
+		return problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "revoked_at and revoked_by are the server's to say")
+	}
+	rev, err := h.svc.RevokeCertificate(r.Context(), body)
+	if err != nil {
+		return err
+	}
+	if h.DenyList != nil {
+		h.DenyList.Forget()
+	}
+	web.WriteJSON(w, http.StatusCreated, rev)
+	return nil
+}

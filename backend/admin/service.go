@@ -1,0 +1,55 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// Store is what the service reads itself, besides what its services own:
+// the workspaces and clients it lists, and the deny-list.
+type Store interface {
+	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
+	ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error)
+	GetClient(ctx context.Context, id string) (store.Client, error)
+	store.Revocations
+}
+
+// Service is the operator's and the auditor's side of the gateway: each
+// method is a route of the Admin API and a command of hdc, and takes the
+// person it acts for from ctx (audit.PersonFrom). The rules and the audit
+// records are those of the services it calls.
+type Service struct {
+	st       Store
+	identity *identity.Service
+	keys     *keyadmin.Service
+	now      func() time.Time
+}
+
+// New returns the service over st and the services that own the rules.
+func New(st Store, ids *identity.Service, keys *keyadmin.Service) *Service {
+	return &Service{st: st, identity: ids, keys: keys, now: time.Now}
+}
+
+// Whoami returns the person ctx acts for: who the API takes its caller
+// for.
+func (s *Service) Whoami(ctx context.Context) (Person, error) {
+	p, err := audit.PersonFrom(ctx)
+	return personOut(p), err
+}
+
+// Person is a person as the API shows one.
+type Person struct {
+	Name   string `json:"name"`
+	Role   string `json:"role"`
+	Serial string `json:"serial,omitempty"`
+	Direct bool   `json:"direct,omitempty"`
+}
+
+func personOut(p audit.Person) Person {
+	return Person{Name: p.Name, Role: string(p.Role), Serial: p.Serial, Direct: p.Direct}
+}
