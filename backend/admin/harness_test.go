@@ -200,3 +200,15 @@ func (r reply) problemCode() string {
 // roles of the matrix's callers.
 var matrixCallers = []string{string(contract.RoleOperator), string(contract.RoleAuditor), string(contract.RoleEdge),
 	string(contract.RolePublisher), string(contract.RoleParser), string(contract.RoleScraper), "foreign CA", "no certificate"}
+
+// StartAPI serves a new Admin API for the external tests (package
+// admin_test: the client's), and returns its URL, the TLS configuration
+// of each caller (by role, as in TestRoleMatrix) and its store.
+func StartAPI(t *testing.T) (url string, callers map[string]*tls.Config, st store.Store) {
+	a := newAPI(t)
+	callers = map[string]*tls.Config{}
+	for who, c := range a.clients {
+		callers[who] = c.Transport.(*http.Transport).TLSClientConfig
+	}
+	return a.url, callers, a.st
+}

@@ -89,9 +89,10 @@ func quote(s string) string {
 
 // All returns every item of a list, calling list with each page's cursor
 // in turn from the first: for the command line, which prints a whole list
-// whether it reads the database or the API.
+// whether it reads the database or the API. An empty list is empty, not
+// nil.
 func All[T any](ctx context.Context, list func(ctx context.Context, cursor string) (Page[T], error)) ([]T, error) {
-	var out []T
+	out := []T{}
 	for cursor := ""; ; {
 		p, err := list(ctx, cursor)
 		if err != nil {

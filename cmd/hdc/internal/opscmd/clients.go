@@ -1,11 +1,12 @@
 package opscmd
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/operator"
-	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 )
@@ -41,8 +42,8 @@ which hdc keys add --credentials-out completes with its key and hdc call
 --credentials reads (docs/clients.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.run(cmd, func(svc *identity.Service) error {
-				cred, err := svc.CreateClient(cmd.Context(), operator.Person(), workspace)
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				cred, err := p.CreateClient(ctx, workspace)
 				if err != nil {
 					return err
 				}
@@ -67,8 +68,10 @@ func newClientsListCmd(sf *storeFlags) *cobra.Command {
 		Short: "List clients as JSON (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.run(cmd, func(svc *identity.Service) error {
-				clients, err := svc.ListClients(cmd.Context())
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				clients, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[identity.Client], error) {
+					return p.ListClients(ctx, admin.ClientQuery{Cursor: cursor, Limit: admin.MaxLimit})
+				})
 				if err != nil {
 					return err
 				}
@@ -88,11 +91,12 @@ tokens it already holds stay valid until they expire (at most the access token
 lifetime).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.run(cmd, func(svc *identity.Service) error {
-				if err := svc.DisableClient(cmd.Context(), operator.Person(), client); err != nil {
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				c, err := p.DisableClient(ctx, client)
+				if err != nil {
 					return notFound(err, "client", client)
 				}
-				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"client_id": client, "status": string(store.ClientDisabled)})
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"client_id": c.ClientID, "status": string(c.Status)})
 			})
 		},
 	}

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
-	"github.com/spf13/cobra"
 )
 
 // keyChange is what a key command changed in a registry file, as its audit

@@ -13,6 +13,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/keeper"
+	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
@@ -24,7 +25,12 @@ const KeeperEnv = "HDC_KEEPER"
 // keeper its secrets are sealed under, shared by the command groups that
 // manage identities, keys and the audit trail: they open it through the
 // backend's operator surface.
-type storeFlags struct{ operator.Database }
+type storeFlags struct {
+	operator.Database
+	// Admin, when its URL is set, sends the commands that have a remote
+	// mode to the Admin API instead (withPlane).
+	Admin adminFlags
+}
 
 // register adds --db, --data and --keeper to cmd's persistent flags,
 // defaulting to HDC_DATABASE_URL, HDC_DATA and HDC_KEEPER like the server.
@@ -34,6 +40,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	cli.EnvStringVar(fs, &f.DataDir, "data", "HDC_DATA", operator.DefaultDataDir(), "backend data directory")
 	cli.EnvStringVar(fs, &f.Keeper, "keeper", KeeperEnv, "",
 		"`url` of the keeper the secrets are sealed under, the backend's; default the local key hdc up made, <data>/"+operator.LocalKeyFile+"; prefer the variable to the flag: a key in the URL shows in the process list")
+	f.Admin.register(fs)
 }
 
 // run opens the identity service, runs fn with it and closes the store.
@@ -93,7 +100,8 @@ func (f *storeFlags) warnUnknownClient(cmd *cobra.Command, client string) {
 
 // notFound words a store miss for an operator.
 func notFound(err error, kind, id string) error {
-	if errors.Is(err, store.ErrNotFound) {
+	var p *problem.Problem
+	if errors.Is(err, store.ErrNotFound) || errors.As(err, &p) && p.Code == problem.CodeNotFound {
 		return fmt.Errorf("no %s %q", kind, id)
 	}
 	return err

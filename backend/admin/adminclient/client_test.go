@@ -1,0 +1,53 @@
+package adminclient
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend/admin"
+)
+
+// TestChangeSentAgainUnderItsKey: a change whose connection fails before
+// the answer is sent again with the same Idempotency-Key; a read carries
+// none.
+func TestChangeSentAgainUnderItsKey(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	keys := map[string][]string{} // by path: the key of each request
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys[r.URL.Path] = append(keys[r.URL.Path], r.Header.Get(admin.HeaderIdempotencyKey))
+		first := len(keys[r.URL.Path]) == 1
+		mu.Unlock()
+		if first && r.Method == http.MethodPost { // the connection fails before any answer
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"client_id":"c1","client_secret":"s","workspace_id":"w1"}`))
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL, srv.Client().Transport.(*http.Transport).TLSClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.http.Transport.(*http.Transport).ForceAttemptHTTP2 = false // Hijack is HTTP/1.1's
+	if cred, err := c.CreateClient(t.Context(), "w1"); err != nil || cred.ClientID != "c1" {
+		t.Fatalf("CreateClient: %+v, %v", cred, err)
+	}
+	if _, err := c.GetClient(t.Context(), "c1"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	created := keys[admin.Prefix+"/clients"]
+	if len(created) != 2 || created[0] == "" || created[0] != created[1] {
+		t.Fatalf("the change's requests carried %q: want two under one key", created)
+	}
+	if got := keys[admin.Prefix+"/clients/c1"]; len(got) != 1 || got[0] != "" {
+		t.Fatalf("the read's requests carried %q: want one, without a key", got)
+	}
+}

@@ -1,0 +1,82 @@
+package opscmd
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminclient"
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/pki"
+)
+
+// plane is what an operator's command asks of the gateway: the Admin
+// API's service on the database directly (direct mode, admin.Service), or
+// the Admin API (remote mode, adminclient.Client). Both answer alike, so
+// that a command prints the same either way.
+type plane interface {
+	Whoami(ctx context.Context) (admin.Person, error)
+	CreateClient(ctx context.Context, workspace string) (identity.Credentials, error)
+	ListClients(ctx context.Context, q admin.ClientQuery) (admin.Page[identity.Client], error)
+	DisableClient(ctx context.Context, id string) (identity.Client, error)
+	ListWorkspaces(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Workspace], error)
+	RevokeCertificate(ctx context.Context, r admin.Revocation) (admin.Revocation, error)
+	ListRevocations(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Revocation], error)
+}
+
+var (
+	_ plane = (*admin.Service)(nil)
+	_ plane = (*adminclient.Client)(nil)
+)
+
+// adminFlags locate the Admin API and the person's certificate that
+// calls it: remote mode, when URL is set.
+type adminFlags struct {
+	URL, Cert, Key, CA string
+}
+
+// register adds --admin, --cert, --key and --ca to fs, defaulting to
+// HDC_ADMIN_URL, HDC_ADMIN_CERT, HDC_ADMIN_KEY and HDC_ADMIN_CA.
+func (f *adminFlags) register(fs *pflag.FlagSet) {
+	cli.EnvStringVar(fs, &f.URL, "admin", "HDC_ADMIN_URL", "",
+		"the Admin API's `url`, https://backend:9081 (the backend's internal listener): the command asks the API, with a person's certificate, instead of opening the database")
+	cli.EnvStringVar(fs, &f.Cert, "cert", "HDC_ADMIN_CERT", "", "PEM `file` of your certificate for the Admin API (hdc tls issue --role operator|auditor --name you@example.org)")
+	cli.EnvStringVar(fs, &f.Key, "key", "HDC_ADMIN_KEY", "", "PEM `file` of your certificate's private key")
+	cli.EnvStringVar(fs, &f.CA, "ca", "HDC_ADMIN_CA", "", "PEM `file` of the hop's authority, which issued the backend's certificate")
+}
+
+// remote returns the client of the Admin API the flags name.
+func (f *adminFlags) remote() (*adminclient.Client, error) {
+	cfg, err := pki.ClientTLS(f.Cert, f.Key, f.CA)
+	if err != nil {
+		return nil, err
+	}
+	return adminclient.New(f.URL, cfg)
+}
+
+// withPlane runs fn with the plane the flags choose: the Admin API when
+// --admin names it, else the database the store flags locate, opened here,
+// in the name of the local user (operator.Person).
+func (f *storeFlags) withPlane(cmd *cobra.Command, fn func(context.Context, plane) error) error {
+	if f.Admin.URL != "" {
+		c, err := f.Admin.remote()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return fn(cmd.Context(), c)
+	}
+	st, err := f.Open(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := admin.New(st, identity.New(st, 1), keyadmin.New(st))
+	return fn(audit.WithPerson(cmd.Context(), operator.Person()), svc)
+}
