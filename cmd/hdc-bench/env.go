@@ -111,7 +111,7 @@ func (e *benchEnv) serveUpstream(w http.ResponseWriter, r *http.Request) {
 	h := sha256.New()
 	var n int64
 	var err error
-	if r.URL.Path == "/upload" {
+	if r.URL.Path == uploadPath {
 		n, err = io.Copy(h, r.Body)
 	} else {
 		n, err = io.Copy(io.Discard, r.Body)
@@ -120,7 +120,7 @@ func (e *benchEnv) serveUpstream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if r.URL.Path == "/upload" {
+	if r.URL.Path == uploadPath {
 		select {
 		case e.lastHash <- uploadSeen{n, hex.EncodeToString(h.Sum(nil))}:
 		default:
@@ -222,7 +222,7 @@ http:// {
 }
 http:// {
 	hdc_tracing
-	handle /upload {
+	handle ` + uploadPath + ` {
 		hdc_auth
 		hdc_jwe {
 			max_body 1GiB
@@ -240,6 +240,14 @@ http:// {
 	}
 }
 `
+)
+
+// The paths the bench sends to: API routes as written, which the edge's
+// hdc_auth requires; the bench's upstream echoes one and takes uploads on
+// the other.
+const (
+	echoPath   = contract.PathSubscriptions
+	uploadPath = contract.PathUpload
 )
 
 // Configurations of the breakdown's stages: the edge's route, then with
@@ -490,7 +498,7 @@ func (r request) sealed() request {
 func (e *benchEnv) plainRequest(payload []byte) request {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
-	return request{path: "/echo", body: payload, header: h}
+	return request{path: echoPath, body: payload, header: h}
 }
 
 // encryptedRequest is payload sealed under k. Under an A256GCM key, every

@@ -117,7 +117,7 @@ func benchInstructions(ctx context.Context, env *benchEnv, o options) ([]instrRo
 			if err != nil {
 				return nil, err
 			}
-			edge, err := env.countOnce(ctx, client, counted, p.edge, size.name, env.encryptedRequest(*p.key, "/echo", payload), o.instrDir)
+			edge, err := env.countOnce(ctx, client, counted, p.edge, size.name, env.encryptedRequest(*p.key, echoPath, payload), o.instrDir)
 			if err != nil {
 				return nil, err
 			}

@@ -129,8 +129,8 @@ func newBreakdownRow(size string, cs []*contender) breakdownRow {
 func (e *benchEnv) contenders(eds []*edge, payload []byte) []*contender {
 	cs := []*contender{
 		{ed: eds[0], req: e.plainRequest(payload)},
-		{ed: eds[1], key: &e.cbc, req: e.encryptedRequest(e.cbc, "/echo", payload)},
-		{ed: eds[2], key: &e.gcm, req: e.encryptedRequest(e.gcm, "/echo", payload)},
+		{ed: eds[1], key: &e.cbc, req: e.encryptedRequest(e.cbc, echoPath, payload)},
+		{ed: eds[2], key: &e.gcm, req: e.encryptedRequest(e.gcm, echoPath, payload)},
 	}
 	for _, ed := range eds[3:] {
 		cs = append(cs, &contender{ed: ed, req: cs[1].req})

@@ -34,7 +34,7 @@ func benchUpload(ctx context.Context, env *benchEnv, fileMiB int) (*uploadResult
 	plaintext = base64.StdEncoding.AppendEncode(plaintext, file)
 	plaintext = append(plaintext, `"}`...)
 	want := sha256.Sum256(plaintext)
-	req := env.encryptedRequest(env.cbc, "/upload", plaintext)
+	req := env.encryptedRequest(env.cbc, uploadPath, plaintext)
 	plaintext, file = nil, nil
 
 	ed, err := env.startEdge(registryEdge, false)
@@ -44,7 +44,7 @@ func benchUpload(ctx context.Context, env *benchEnv, fileMiB int) (*uploadResult
 	defer ed.stop()
 	client := &http.Client{Timeout: 5 * time.Minute}
 	// Warm the edge with a small encrypted request, then let it settle.
-	if err := checkEncrypted(client, ed, env.encryptedRequest(env.cbc, "/echo", jsonPayload(1024)), env.cbc.key); err != nil {
+	if err := checkEncrypted(client, ed, env.encryptedRequest(env.cbc, echoPath, jsonPayload(1024)), env.cbc.key); err != nil {
 		return nil, err
 	}
 	time.Sleep(time.Second)
