@@ -52,6 +52,7 @@ type Store interface {
 	DataKeys
 	ClientKeys
 	Replays
+	Fleet
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

@@ -70,6 +70,10 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ClientKeyNotices", testClientKeyNotices},
 		{"Replays", testReplays},
 		{"ReplaysConcurrent", testReplaysConcurrent},
+		{"FleetBackends", testFleetBackends},
+		{"FleetEdges", testFleetEdges},
+		{"FleetKeyUses", testFleetKeyUses},
+		{"FleetConcurrentReports", testFleetConcurrentReports},
 		{"PoolStats", testPoolStats},
 	}
 	for _, tt := range tests {
