@@ -65,7 +65,8 @@ type Edge struct {
 	Name   string `json:"name"`
 	Serial string `json:"serial"`
 	// AppliedSeq is the number of the last key plane change the edge
-	// applied, and Lag how many numbers it is behind the newest.
+	// applied, as of its last report, and Lag how many numbers that is
+	// behind the newest now.
 	AppliedSeq int64 `json:"applied_seq"`
 	Lag        int64 `json:"lag"`
 	// LastContact is when a backend took its last report, and Source the

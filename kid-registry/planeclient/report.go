@@ -43,7 +43,7 @@ func (s *Source) Report(ctx context.Context, uses Uses) {
 		}
 		err := s.reportUses(ctx, uses)
 		switch {
-		case ctx.Err() != nil:
+		case ctx.Err() != nil: // stopping: the next turn reports once more
 		case err != nil && !failing:
 			s.cfg.Log.Warn("reporting to the backend failed; keeping the uses of keys for the next report", zap.Error(err))
 		case err == nil && failing:
