@@ -23,12 +23,12 @@ type Uses interface {
 // which edge this is (an instance id made at random with the Source, which
 // the edge logs here: it names the edge for as long as the process keeps
 // the Source, across Caddy's config reloads), the number of the last
-// change the feed applied, and
-// the kids of uses unreported (contract.PathEdgeReport). A report that
-// fails leaves them unreported, so that the next one carries them, each
-// once, with its latest use; the failures are logged when they start and
-// when they end. When ctx is done it reports once more, within
-// Config.LookupTimeout, so that an edge that stops keeps no use to itself.
+// change the feed applied, and the kids of uses unreported
+// (contract.PathEdgeReport). A report that fails leaves them unreported,
+// so that the next one carries them, each once, with its latest use; the
+// failures are logged when they start and when they end. When ctx is done
+// it reports once more, each request within Config.LookupTimeout, so that
+// an edge that stops keeps no use to itself.
 func (s *Source) Report(ctx context.Context, uses Uses) {
 	s.cfg.Log.Info("reporting to the backend", zap.String("instance", s.id), zap.Duration("every", s.cfg.ReportEvery))
 	t := time.NewTicker(s.cfg.ReportEvery)
