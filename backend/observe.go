@@ -37,11 +37,19 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 	return m, nil
 }
 
-// The patterns of the health routes (web.Mux).
+// The patterns of the health routes and the edges' reports (web.Mux).
 const (
 	healthRoute = http.MethodGet + " " + contract.PathHealth
 	readyRoute  = http.MethodGet + " " + contract.PathReady
+	reportRoute = http.MethodPost + " " + contract.PathEdgeReport
 )
+
+// routine reports whether route is asked at an interval by every edge (a
+// health check every second, a report every 5 s): no trace is made of
+// it, and an answer of 2xx is logged at debug, not to bury the requests.
+func routine(route string) bool {
+	return route == healthRoute || route == readyRoute || route == reportRoute
+}
 
 // observe serves mux's routes with panic recovery, metrics and an access
 // log line per request. A gate, when given, runs first and may refuse the
@@ -60,7 +68,7 @@ func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate fun
 			route = "redirect"
 		}
 		var span trace.Span
-		if s.tracing && route != healthRoute && route != readyRoute { // no trace a second per edge of a probe
+		if s.tracing && !routine(route) {
 			r, span = startSpan(r, listener, route)
 		}
 		serve, admitted := h, true
@@ -85,9 +93,7 @@ func (s *Server) observe(listener string, m *httpMetrics, mux *web.Mux, gate fun
 			fields = append(fields, identityFields(r.Header)...)
 		}
 		fields = append(fields, telemetry.LogFields(r.Context())...)
-		// A health check every second of every edge would bury the
-		// requests: an answer of 200 to one is logged at debug.
-		if (route == healthRoute || route == readyRoute) && mt.Code == http.StatusOK {
+		if routine(route) && mt.Code < 300 {
 			log.Debug("request", fields...)
 			return
 		}

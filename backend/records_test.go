@@ -421,6 +421,7 @@ func TestInternalRoles(t *testing.T) {
 		role               contract.Role // "" for anyone
 	}{
 		{"GET", contract.PathJWKS, "", contract.RoleEdge},
+		{"POST", contract.PathEdgeReport, `{"instance":"0f8fad5b-d9cb-469f-a165-70867728950e","applied_seq":0,"uses":[]}`, contract.RoleEdge},
 		{"POST", contract.PathEvents, `{"workspace_id":"acme","type":"appointment.created","data":{"appointment_id":"a-1"}}`, contract.RolePublisher},
 		{"POST", "/internal/v1/records/" + up.CareContextID + "/resources", parserResults, contract.RoleParser},
 		{"GET", contract.PathMetrics, "", contract.RoleScraper},

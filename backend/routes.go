@@ -88,7 +88,7 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	return s.observe("public", m, mux, gate)
 }
 
-// internalRoutes serve the edge (the JWKS and the key plane), parsers, the services that
+// internalRoutes serve the edge (the JWKS, the key plane and its reports), parsers, the services that
 // publish events, and monitoring, each route one role of client
 // certificate (web.RequireRole); the health routes serve anyone.
 func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, h handlers) http.Handler {
@@ -100,6 +100,7 @@ func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, h hand
 	mux.Handle("GET", contract.PathKeyChanges, role(contract.RoleEdge, http.HandlerFunc(h.keys.Changes)))
 	mux.Handle("GET", contract.PathKey, role(contract.RoleEdge, http.HandlerFunc(h.keys.Key)))
 	mux.Handle("GET", contract.PathKeyFilter, role(contract.RoleEdge, http.HandlerFunc(h.keys.Filter)))
+	mux.Handle("POST", contract.PathEdgeReport, role(contract.RoleEdge, http.HandlerFunc(h.reports.Report)))
 	mux.Handle("POST", contract.PathResources, role(contract.RoleParser, http.HandlerFunc(h.records.AddResources)))
 	mux.Handle("POST", contract.PathEvents, role(contract.RolePublisher, http.HandlerFunc(h.events.Publish)))
 	mux.Handle("GET", contract.PathHealth, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -44,6 +44,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/audit/retention"
 	"github.com/health-data-connect/hdc/backend/audit/window"
+	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/replay"
@@ -73,6 +74,8 @@ type Server struct {
 	deny *admin.DenyList
 	// keyHub wakes the edges' requests for key changes.
 	keyHub *keyplane.Hub
+	// fleet reads the backends' heartbeats and the edges' reports.
+	fleet *fleet.Service
 	// replays refuses a fresh request received before.
 	replays  *replay.Guard
 	public   http.Handler
@@ -137,11 +140,16 @@ func (s *Server) Identity() *identity.Service { return s.identity }
 // key to the key plane through it, as hdc keys add does.
 func (s *Server) Store() *sealed.Store { return s.store }
 
+// Fleet is the fleet as the backends see it: the backends running, the
+// edges following the key plane, and how far behind each is.
+func (s *Server) Fleet() *fleet.Service { return s.fleet }
+
 // Serve serves the public routes on public and the internal ones on
 // internal until ctx is done, then shuts both down gracefully (waiting at
 // most Config.ShutdownTimeout for requests in flight). It also rotates the
 // signing keys when due, delivers webhook events and prunes the audit
-// trails (Config.AuditRetention). It returns nil after a shutdown ctx asked
+// trails (Config.AuditRetention), and writes its heartbeat into the store
+// (package fleet). It returns nil after a shutdown ctx asked
 // for, and the error otherwise. Serve closes the listeners.
 func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -170,7 +178,9 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	background.Go(func() { s.checkpoints.Run(ctx) })
 	background.Go(func() { s.keyHub.Run(ctx) })
 	background.Go(func() { s.replays.Run(ctx) })
-	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()))
+	heartbeat := fleet.NewHeartbeat(s.store, internal.Addr().String(), s.log.Named("fleet"))
+	background.Go(func() { heartbeat.Run(ctx) })
+	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()), zap.String("fleet_id", heartbeat.ID()))
 
 	var err error
 	select {

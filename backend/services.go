@@ -21,6 +21,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/blob"
+	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/keyplane"
@@ -72,6 +73,7 @@ type handlers struct {
 	events   *webhook.Ingress
 	keys     *keyplane.Handler
 	admin    *admin.Handler
+	reports  *fleet.Handler
 }
 
 // build makes the services over the open store, then the routes.
@@ -118,6 +120,7 @@ func (s *Server) build(ctx context.Context) error {
 	if h.keys, err = keyplane.New(s.store, s.keyHub, s.log.Named("keyplane"), reg); err != nil {
 		return err
 	}
+	s.fleet, h.reports = fleet.New(s.store), fleet.NewHandler(s.store, s.log.Named("fleet"))
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
 	}

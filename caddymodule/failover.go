@@ -11,10 +11,12 @@ import (
 )
 
 // failover sends each request of the edge's own clients of the backends
-// (the key plane's look-ups and change feed, the JWKS) to the backend
-// that answered last, and on to the next of them when one does not answer
-// or answers 5xx: every backend serves the same data from the shared
-// database, and these requests are reads (GET), so any may answer. It is
+// (the key plane's look-ups and change feed, the JWKS, the edge's reports)
+// to the backend that answered last, and on to the next of them when one
+// does not answer or answers 5xx: every backend serves the same data from
+// the shared database, and these requests are reads (GET) or a report
+// (POST) that the backend may take twice, as it keeps the latest of each
+// use, so any may answer. It is
 // hand-written because it is a dozen lines over http.RoundTripper; the
 // API's traffic is balanced by Caddy's reverse_proxy, not by this.
 type failover struct {
@@ -45,7 +47,8 @@ func (f *failover) base(p string) string {
 	return strings.TrimSuffix(f.bases[0].String(), "/") + p
 }
 
-// RoundTrip implements http.RoundTripper for requests without a body.
+// RoundTrip implements http.RoundTripper for requests without a body, or
+// whose body GetBody gives again.
 func (f *failover) RoundTrip(r *http.Request) (*http.Response, error) {
 	first := int(f.good.Load())
 	var err error
@@ -53,6 +56,11 @@ func (f *failover) RoundTrip(r *http.Request) (*http.Response, error) {
 		n := (first + i) % len(f.bases)
 		req := r.Clone(r.Context())
 		req.URL.Scheme, req.URL.Host, req.Host = f.bases[n].Scheme, f.bases[n].Host, ""
+		if i > 0 && r.GetBody != nil {
+			if req.Body, err = r.GetBody(); err != nil {
+				return nil, err
+			}
+		}
 		var resp *http.Response
 		if resp, err = f.next.RoundTrip(req); err == nil && resp.StatusCode < 500 {
 			f.good.Store(int32(n))

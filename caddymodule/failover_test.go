@@ -17,7 +17,8 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
-// fakeBackend answers every request with status and its name, and counts them.
+// fakeBackend answers every request with status, its name, the path and
+// the body it read, and counts them.
 type fakeBackend struct {
 	*httptest.Server
 	hits atomic.Int32
@@ -27,8 +28,9 @@ func newFakeBackend(t *testing.T, name string, status int) *fakeBackend {
 	b := &fakeBackend{}
 	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.hits.Add(1)
+		body, _ := io.ReadAll(r.Body)
 		w.WriteHeader(status)
-		fmt.Fprint(w, name+" "+r.URL.Path)
+		fmt.Fprint(w, name+" "+r.URL.Path+string(body))
 	}))
 	t.Cleanup(b.Close)
 	return b
@@ -88,6 +90,25 @@ func TestFailover(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFailoverResendsTheBody: a report the first backend answers 5xx
+// reaches the next whole.
+func TestFailoverResendsTheBody(t *testing.T) {
+	t.Parallel()
+	first, next := newFakeBackend(t, "b0", http.StatusServiceUnavailable), newFakeBackend(t, "b1", http.StatusOK)
+	f, err := newFailover(http.DefaultTransport, []string{first.URL, next.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: f}).Post(f.base("/x"), "application/json", strings.NewReader(` {"uses":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got, _ := io.ReadAll(resp.Body); string(got) != `b1 /x {"uses":[]}` || first.hits.Load() != 1 {
+		t.Fatalf("answered %q after %d attempts at the first", got, first.hits.Load())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/keeper"
+	"github.com/health-data-connect/hdc/kid-registry/planeclient"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
@@ -128,7 +129,8 @@ func (f *fileSource) reload() (bool, int, error) {
 	return changed, f.watcher.Registry().Len(), err
 }
 
-func (f *fileSource) run(ctx context.Context) { f.watcher.Run(ctx, f.every) }
+// run polls the file; a standalone edge reports to no one.
+func (f *fileSource) run(ctx context.Context, _ planeclient.Uses) { f.watcher.Run(ctx, f.every) }
 
 func (f *fileSource) close() error {
 	if f.keeper != nil {

@@ -8,8 +8,6 @@ package kidregistry
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -35,7 +33,7 @@ const ciphersKept = 100_000
 // use and the last use of each kid. It is safe for concurrent use.
 type Keys struct {
 	source  source
-	lastUse sync.Map // kid → *atomic.Int64, Unix nanoseconds
+	uses    lastUses
 	ciphers *lru.Cache[string, *cachedKey]
 	// dummies stand in, by enc, for unknown, retired and foreign keys and
 	// for a key of another enc than the envelope's: checking a tag against
@@ -67,8 +65,9 @@ type source interface {
 	// reload re-reads the file, or empties the cache of the backend's
 	// keys; it returns whether the keys changed and how many it holds.
 	reload() (changed bool, n int, err error)
-	// run follows the source until ctx is done.
-	run(ctx context.Context)
+	// run follows the source until ctx is done, reporting used to it
+	// if it takes reports (the key plane does, a file does not).
+	run(ctx context.Context, used planeclient.Uses)
 	// close releases what the source holds.
 	close() error
 }
@@ -135,24 +134,21 @@ func (k *Keys) Refused(from string, held bool) error {
 	return k.source.refused(from)
 }
 
-// Touch records that kid was used now, and returns now.
+// Touch records that kid was used now, and returns now. It is on the path
+// of every encrypted request: a map read and an atomic store, no lock.
 func (k *Keys) Touch(kid string) time.Time {
 	now := time.Now()
-	v, ok := k.lastUse.Load(kid)
-	if !ok { // a new counter only for a kid's first use, not for every request
-		v, _ = k.lastUse.LoadOrStore(kid, new(atomic.Int64))
-	}
-	v.(*atomic.Int64).Store(now.UnixNano())
+	k.uses.of(kid).at.Store(now.UnixNano())
 	return now
 }
 
-// LastUse returns when kid was last used, or the zero time.
+// LastUse returns when kid was last used at this edge, or the zero time.
 func (k *Keys) LastUse(kid string) time.Time {
-	v, ok := k.lastUse.Load(kid)
+	v, ok := k.uses.m.Load(kid)
 	if !ok {
 		return time.Time{}
 	}
-	return time.Unix(0, v.(*atomic.Int64).Load())
+	return time.Unix(0, v.(*lastUse).at.Load())
 }
 
 // Known reports whether kid is a key the edge holds, without asking: only
@@ -167,8 +163,9 @@ func (k *Keys) List() []clientkey.Key { return k.source.keys() }
 // edge holds.
 func (k *Keys) Reload() (changed bool, n int, err error) { return k.source.reload() }
 
-// Run follows the source until ctx is done.
-func (k *Keys) Run(ctx context.Context) { k.source.run(ctx) }
+// Run follows the source until ctx is done; the backend's key plane is
+// told of the kids used (planeclient.Source.Report).
+func (k *Keys) Run(ctx context.Context) { k.source.run(ctx, &k.uses) }
 
 // Close releases what the source holds.
 func (k *Keys) Close() error { return k.source.close() }

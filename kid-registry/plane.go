@@ -2,6 +2,7 @@ package kidregistry
 
 import (
 	"context"
+	"sync"
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/kid-registry/planeclient"
@@ -42,6 +43,12 @@ func (p planeSource) reload() (bool, int, error) {
 	return true, 0, nil
 }
 
-func (p planeSource) run(ctx context.Context) { p.source.Run(ctx) }
+// run follows the feed and reports used, until ctx is done.
+func (p planeSource) run(ctx context.Context, used planeclient.Uses) {
+	var reporting sync.WaitGroup
+	reporting.Go(func() { p.source.Report(ctx, used) })
+	p.source.Run(ctx)
+	reporting.Wait()
+}
 
 func (p planeSource) close() error { return nil }

@@ -58,12 +58,15 @@ var ErrNoListen = errors.New("store: no notifications of key changes")
 
 // ClientKey is a client's shared encryption key as the store keeps it:
 // the key, its client's workspace ("" when the store has no such client),
-// and the sequence number of its last change. The secret is stored
-// sealed (package sealed).
+// the sequence number of its last change, and its last use at any edge
+// (the zero time for none reported; Fleet.ReportEdge raises it, and a
+// change leaves it as it is). The secret is stored sealed (package
+// sealed).
 type ClientKey struct {
 	clientkey.Key
 	WorkspaceID string
 	Seq         int64
+	LastUsedAt  time.Time
 }
 
 // ClientKeyFilter selects keys for ListClientKeys.

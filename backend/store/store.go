@@ -54,6 +54,7 @@ type Store interface {
 	Replays
 	Revocations
 	Idempotency
+	Fleet
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

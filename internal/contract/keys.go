@@ -18,6 +18,10 @@ const (
 	// PathKeyFilter answers a filter of every kid there is (KeyFilter),
 	// which an edge loads before it follows the changes after its Last.
 	PathKeyFilter = "/internal/v1/key-filter"
+	// PathEdgeReport takes an edge's report (EdgeReport), POST, and
+	// answers 204: which edge it is, the key plane's number it applied
+	// and the kids it used since its last report.
+	PathEdgeReport = "/internal/v1/edge-reports"
 )
 
 // MaxKeyChangesWait bounds how long the changes route holds a request.
@@ -67,3 +71,35 @@ type KeyFilter struct {
 // MaxKeyFilter bounds the size of a KeyFilter answer: a filter sized for
 // ten million kids, in base64.
 const MaxKeyFilter = 64 << 20
+
+// EdgeReportEvery is how often an edge reports to PathEdgeReport.
+const EdgeReportEvery = 5 * time.Second
+
+// MaxEdgeReportUses bounds the uses one EdgeReport carries: an edge that
+// has more sends the rest in the reports that follow at once.
+const MaxEdgeReportUses = 1000
+
+// MaxEdgeReport bounds the size of an EdgeReport's body: MaxEdgeReportUses
+// uses of kids of the longest, with room to spare.
+const MaxEdgeReport = 256 << 10
+
+// EdgeReport is what an edge tells the backends (PathEdgeReport) every
+// EdgeReportEvery. The backend names the edge by Instance and by the
+// subject and serial number of its client certificate.
+type EdgeReport struct {
+	// Instance is the edge's id (a UUID, IsUUID), made at random when it
+	// starts to follow the key plane and kept until it stops.
+	Instance string `json:"instance"`
+	// AppliedSeq is the number of the last key plane change the edge
+	// applied, 0 before its feed's first answer.
+	AppliedSeq int64 `json:"applied_seq"`
+	// Uses are the kids the edge used since the last report the backend
+	// took, each once, with its last use.
+	Uses []KidUse `json:"uses"`
+}
+
+// KidUse is a kid's last use at an edge.
+type KidUse struct {
+	Kid      string    `json:"kid"`
+	LastUsed time.Time `json:"last_used"`
+}

@@ -1,6 +1,7 @@
 package planeclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,6 +78,28 @@ func (c *client) filter(ctx context.Context) (*kidfilter.Filter, int64, error) {
 	}
 	f, err := kidfilter.FromWire(w)
 	return f, w.Last, err
+}
+
+// report posts r, an edge's report, and expects 204 No Content.
+func (c *client) report(ctx context.Context, r contract.EdgeReport) error {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+contract.PathEdgeReport, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("planeclient: the backend answered the report %s", resp.Status)
+	}
+	return nil
 }
 
 // get reads the JSON answer to a GET of path, of at most limit bytes.

@@ -123,5 +123,6 @@ func (f *feed) restored() {
 		f.s.cfg.Log.Info("the backend's key feed answers again; caught up", zap.Int64("applied", f.after))
 		f.up = true
 	}
+	f.s.applied.Store(max(f.after, 0))
 	f.s.cfg.Observer.Feed(true, f.after)
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"go.uber.org/zap"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/kidfilter"
 )
 
@@ -51,6 +53,9 @@ type Config struct {
 	// failure (default 1s): the feed's catch-up interval, and the longest
 	// its gauge may read 0 once a backend answers again.
 	Wait, Retry time.Duration
+	// ReportEvery is how often Report reports to the backend (default
+	// contract.EdgeReportEvery).
+	ReportEvery time.Duration
 	// Observer sees the look-ups and the feed; nil for none.
 	Observer Observer
 	Log      *zap.Logger
@@ -79,6 +84,7 @@ func (c *Config) defaults() {
 	orDefault(&c.LookupTimeout, 2*time.Second)
 	orDefault(&c.Wait, 25*time.Second)
 	orDefault(&c.Retry, time.Second)
+	orDefault(&c.ReportEvery, contract.EdgeReportEvery)
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
@@ -117,6 +123,11 @@ type Source struct {
 	mu         sync.Mutex
 	pending    map[string]int64
 	generation int64
+	// id is this edge's instance id in its reports; applied is the
+	// number of the last change the feed applied, 0 before its first
+	// answer.
+	id      string
+	applied atomic.Int64
 }
 
 // cached is a key with the number of its last change.
@@ -147,6 +158,7 @@ func New(cfg Config) (*Source, error) {
 		pending: map[string]int64{},
 		limit:   rate.NewLimiter(rate.Limit(cfg.LookupRate), cfg.LookupBurst),
 		sources: sources,
+		id:      uuid.NewString(),
 	}, nil
 }
 

@@ -19,7 +19,8 @@ import (
 // plain HTTP and another authority's certificate (at the handshake); the
 // health routes serve anyone over TLS. A stranger can no longer publish
 // an event into a tenant's workspace or post parser results into its
-// record, nor read a client's key from the key plane.
+// record, nor read a client's key from the key plane, nor report as an
+// edge.
 func TestInternalListenerRoles(t *testing.T) {
 	t.Parallel()
 	s := hdctest.StartStack(t)
@@ -32,6 +33,7 @@ func TestInternalListenerRoles(t *testing.T) {
 		{"GET", "/.well-known/jwks.json", "", pki.Edge},
 		{"GET", "/internal/v1/keys/" + url.PathEscape(c.Kid), "", pki.Edge}, // the client's key, its secret in the clear
 		{"GET", "/internal/v1/key-changes?after=0", "", pki.Edge},
+		{"POST", "/internal/v1/edge-reports", `{"instance":"0f8fad5b-d9cb-469f-a165-70867728950e","applied_seq":0,"uses":[]}`, pki.Edge},
 		{"POST", "/internal/v1/events", `{"workspace_id":"` + c.Workspace + `","type":"appointment.created","data":{"appointment_id":"a-1"}}`, pki.Publisher},
 		{"POST", "/internal/v1/records/" + url.PathEscape(record) + "/resources", hdctest.ParserResults, pki.Parser},
 		{"GET", "/metrics", "", pki.Scraper},

@@ -147,17 +147,33 @@ func CheckAuditBundle(t testing.TB, r *Response) map[string]any {
 	return b
 }
 
+// OpenStore opens the stack's backend's store (SQLite, in its data
+// directory), to read it as the backend does while it runs; it is closed
+// at the test's end.
+func (s *Stack) OpenStore() store.Store {
+	s.T.Helper()
+	st := s.openStore()
+	s.T.Cleanup(func() { st.Close() })
+	return st
+}
+
+// openStore opens the stack's backend's store; the caller closes it.
+func (s *Stack) openStore() store.Store {
+	s.T.Helper()
+	st, err := backend.OpenExistingStore(context.Background(), "", filepath.Join(s.Dir, "backend"))
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	return st
+}
+
 // StoredAudit returns the trail of workspace as the backend's store reads
 // it.
 func (s *Stack) StoredAudit(workspace string) []audit.Record {
 	s.T.Helper()
-	ctx := context.Background()
-	st, err := backend.OpenExistingStore(ctx, "", filepath.Join(s.Dir, "backend"))
-	if err != nil {
-		s.T.Fatal(err)
-	}
+	st := s.openStore()
 	defer st.Close()
-	rs, err := st.ListAudit(ctx, store.AuditFilter{Workspace: workspace})
+	rs, err := st.ListAudit(context.Background(), store.AuditFilter{Workspace: workspace})
 	if err != nil {
 		s.T.Fatalf("the trail of %q: %v", workspace, err)
 	}

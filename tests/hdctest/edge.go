@@ -85,10 +85,19 @@ var probes atomic.Int64
 // the status: 200 when the edge accepted c's key, 400 when it did not.
 func (s *Stack) EncryptedStatus(c *APIClient, tk Tokens) int {
 	s.T.Helper()
+	return s.EncryptedStatusAt(s.Edge, c, tk)
+}
+
+// EncryptedStatusAt is EncryptedStatus through the edge at base.
+func (s *Stack) EncryptedStatusAt(base string, c *APIClient, tk Tokens) int {
+	s.T.Helper()
 	probe := fmt.Sprintf(`{"endpoint":"https://example.org/probe-%d"}`, probes.Add(1))
 	body := JoseEncrypt(s.T, c, []byte(probe))
-	resp := s.Do("POST", "/notification/v1/connect/webhook/subscriptions", body, map[string]string{
+	resp, err := s.Request(base, "POST", "/notification/v1/connect/webhook/subscriptions", body, map[string]string{
 		"Authorization": "Bearer " + tk.AccessToken, JWEHeader: "JWE", "Content-Type": JSONType})
+	if err != nil {
+		s.T.Fatal(err)
+	}
 	return resp.Status
 }
 

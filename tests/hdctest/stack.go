@@ -46,6 +46,8 @@ type Stack struct {
 	// registry is the key registry file of an edge that reads one
 	// (site.registryFile); empty: the edge looks keys up in the backend.
 	registry string
+	// backends are the public listeners the stack's edges balance over.
+	backends []string
 	Keeper   string   // the URL of the keeper of the stack's secrets
 	Env      []string // the operator's environment for hdc commands
 	Procs    []*Process
@@ -146,7 +148,7 @@ func PlainSite(t *testing.T) site {
 // StartStackSite is startStackEnv with the edge serving at site.
 func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack {
 	t.Helper()
-	backendBin, edgeBin := Binary(t, "hdc-backend"), Binary(t, "hdc-edge")
+	backendBin := Binary(t, "hdc-backend")
 	dir := t.TempDir()
 	// Each process inherits its listening sockets (fd/3, fd/4): no port is
 	// closed and reused.
@@ -207,30 +209,58 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	metricsFD := fmt.Sprintf("HDC_METRICS_BIND=fd/%d", 3+len(at.files))
-	backends := append([]string{public}, at.StandIns...)
+	s.backends = append([]string{public}, at.StandIns...)
 	if at.StandInsOnly {
-		backends = at.StandIns
+		s.backends = at.StandIns
 	}
-	s.Start("hdc-edge", edgeBin, []string{"run", "--config", filepath.Join(RepoRoot, "Caddyfile")}, append(append(
-		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(s.AdminSocket), metricsFD, "HDC_BACKEND=" + strings.Join(backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB"}, at.env...),
-		HopEnv(hop, "edge")...), edgeEnv...), append(at.files, metricsSock)...)
+	s.startEdge("hdc-edge", "edge", at, s.AdminSocket, metricsSock, edgeEnv)
+	if at.ready != nil {
+		at.ready(s)
+	}
+	return s
+}
+
+// startEdge starts an edge of the stack's in front of its backends,
+// serving at: the process name, the name of its hop certificate, the
+// unix socket of its admin API, the listener of its metrics and more
+// environment. It waits until the edge answers.
+func (s *Stack) startEdge(name, cert string, at site, admin string, metricsSock *os.File, env []string) {
+	s.T.Helper()
+	metricsFD := fmt.Sprintf("HDC_METRICS_BIND=fd/%d", 3+len(at.files))
+	s.Start(name, Binary(s.T, "hdc-edge"), []string{"run", "--config", filepath.Join(RepoRoot, "Caddyfile")}, append(append(
+		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(admin), metricsFD, "HDC_BACKEND=" + strings.Join(s.backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB"}, at.env...),
+		HopEnv(s.Hop, cert)...), env...), append(at.files, metricsSock)...)
 	probe := s.HTTP
 	if at.probe != nil {
 		probe = at.probe
 	}
-	s.WaitFor("the edge", func() bool {
-		resp, err := probe.Get(s.Edge + "/no-such-route")
+	s.WaitFor(name, func() bool {
+		resp, err := probe.Get(at.base + "/no-such-route")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusNotFound && resp.Header.Get("Content-Type") == "application/problem+json"
 	})
-	if at.ready != nil {
-		at.ready(s)
-	}
-	return s
+}
+
+// StartEdge starts one more edge in front of the stack's backends, as an
+// operator adds an edge to a fleet: with a hop certificate of its own
+// (hdc tls issue --role edge --name name), its keys from the key plane,
+// plain HTTP on a socket of its own. It returns the edge's base URL and
+// its metrics listener's. WaitForKey waits for it too, and its answers
+// are checked as the stack's edge's are.
+func (s *Stack) StartEdge(name string) (base, metrics string) {
+	s.T.Helper()
+	s.HDC(nil, "tls", "issue", "--role", string(pki.Edge), "--name", name, "--dir", s.Hop)
+	s.Creds.NotePEMFile(s.T, "a private key of the hop", filepath.Join(s.Hop, name+"-key.pem"))
+	at := PlainSite(s.T)
+	metricsSock, metricsAddr := testkit.ListenFile(s.T)
+	s.startEdge("hdc-"+name, name, at, filepath.Join(s.Dir, name+"-admin.sock"), metricsSock, nil)
+	metrics = "http://" + metricsAddr
+	s.EdgeMetrics = append(s.EdgeMetrics, metrics)
+	s.HTTP.Transport.(*answerCheck).AddEdge(at.base)
+	return at.base, metrics
 }
 
 // keyring finds the stack's keys as its edge does: in the registry file,

@@ -53,14 +53,20 @@ func isEnvelope(data []byte) bool {
 // ReadJSON returns r's JSON body, at most MaxJSONBody bytes, or the problem
 // to answer with: 415 for another media type, 413 for a body too large.
 func ReadJSON(w http.ResponseWriter, r *http.Request) ([]byte, *problem.Problem) {
+	return ReadJSONUpTo(w, r, MaxJSONBody)
+}
+
+// ReadJSONUpTo is ReadJSON for a route of its own limit, of at most limit
+// bytes.
+func ReadJSONUpTo(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *problem.Problem) {
 	if p := requireJSON(r); p != nil {
 		return nil, p
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBody))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, TooLarge(fmt.Sprintf("JSON bodies are limited to %d bytes", MaxJSONBody))
+		return nil, TooLarge(fmt.Sprintf("JSON bodies are limited to %d bytes", limit))
 	case err != nil:
 		return nil, BadRequest("the body could not be read")
 	}

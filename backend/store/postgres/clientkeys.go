@@ -16,7 +16,7 @@ import (
 // notice carries nothing: a follower reads the changes by number.
 const keyChannel = "hdc_client_keys"
 
-const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fresh, status, created_at, retiring_at, retired_at, seq`
+const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fresh, status, created_at, retiring_at, retired_at, seq, last_used_at`
 
 // AddClientKey implements store.Store.
 func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
@@ -67,9 +67,11 @@ func (s *Store) RetireClientKey(ctx context.Context, kid string, force bool, now
 
 // clientKeysOf returns the keys of one client that where selects, locked
 // until tx ends, so that concurrent changes of the client's keys are
-// decided one after the other.
+// decided one after the other. The rows are locked in kid order, as an
+// edge's report locks those it raises (ReportEdge), so that neither waits
+// for the other in a cycle.
 func clientKeysOf(ctx context.Context, tx pgx.Tx, where string, arg any) ([]store.ClientKey, error) {
-	rows, err := tx.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+where+` FOR UPDATE`, arg)
+	rows, err := tx.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+where+` ORDER BY kid FOR UPDATE`, arg)
 	return collect(rows, err, func(r pgx.Row) (store.ClientKey, error) { return scanClientKey(r) })
 }
 
@@ -181,8 +183,9 @@ func insertClientKey(ctx context.Context, tx pgx.Tx, k *store.ClientKey) error {
 		return err
 	}
 	k.Seq = seq
-	_, err = tx.Exec(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, string(k.Status), ts(k.CreatedAt), nullTS(k.RetiringAt), nullTS(k.RetiredAt), seq)
+	_, err = tx.Exec(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, string(k.Status), ts(k.CreatedAt), nullTS(k.RetiringAt), nullTS(k.RetiredAt), seq,
+		nullTS(k.LastUsedAt))
 	return translate(err)
 }
 
@@ -208,8 +211,8 @@ func nextKeySeq(ctx context.Context, tx pgx.Tx) (int64, error) {
 
 func scanClientKey(row pgx.Row) (store.ClientKey, error) {
 	var k store.ClientKey
-	var created, retiring, retired pgtype.Timestamptz
-	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Enc, &k.RequireFresh, &k.Status, &created, &retiring, &retired, &k.Seq)
-	k.CreatedAt, k.RetiringAt, k.RetiredAt = fromTS(created), fromTS(retiring), fromTS(retired)
+	var created, retiring, retired, used pgtype.Timestamptz
+	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Enc, &k.RequireFresh, &k.Status, &created, &retiring, &retired, &k.Seq, &used)
+	k.CreatedAt, k.RetiringAt, k.RetiredAt, k.LastUsedAt = fromTS(created), fromTS(retiring), fromTS(retired), fromTS(used)
 	return k, notFound(err)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
-const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fresh, status, created_at, retiring_at, retired_at, seq`
+const clientKeyColumns = `kid, client_id, workspace_id, secret, enc, require_fresh, status, created_at, retiring_at, retired_at, seq, last_used_at`
 
 // AddClientKey implements store.Store.
 func (s *Store) AddClientKey(ctx context.Context, k store.ClientKey, e audit.Event) (store.ClientKey, error) {
@@ -142,8 +142,9 @@ func insertClientKey(ctx context.Context, tx *sql.Tx, k *store.ClientKey) error 
 		return err
 	}
 	k.Seq = seq
-	_, err = tx.ExecContext(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, k.Status, micros(k.CreatedAt), nullMicros(k.RetiringAt), nullMicros(k.RetiredAt), seq)
+	_, err = tx.ExecContext(ctx, `INSERT INTO client_keys (`+clientKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.Kid, k.ClientID, k.WorkspaceID, k.Secret, k.Enc, k.RequireFresh, k.Status, micros(k.CreatedAt), nullMicros(k.RetiringAt), nullMicros(k.RetiredAt), seq,
+		nullMicros(k.LastUsedAt))
 	return translate(err)
 }
 
@@ -169,8 +170,9 @@ func nextKeySeq(ctx context.Context, tx *sql.Tx) (int64, error) {
 func scanClientKey(row interface{ Scan(...any) error }) (store.ClientKey, error) {
 	var k store.ClientKey
 	var created int64
-	var retiring, retired sql.NullInt64
-	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Enc, &k.RequireFresh, &k.Status, &created, &retiring, &retired, &k.Seq)
+	var retiring, retired, used sql.NullInt64
+	err := row.Scan(&k.Kid, &k.ClientID, &k.WorkspaceID, &k.Secret, &k.Enc, &k.RequireFresh, &k.Status, &created, &retiring, &retired, &k.Seq, &used)
 	k.CreatedAt, k.RetiringAt, k.RetiredAt = time.UnixMicro(created).UTC(), fromMicros(retiring), fromMicros(retired)
+	k.LastUsedAt = fromMicros(used)
 	return k, notFound(err)
 }

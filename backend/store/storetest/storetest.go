@@ -73,6 +73,10 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ReplaysConcurrent", testReplaysConcurrent},
 		{"Revocations", testRevocations},
 		{"Idempotency", testIdempotency},
+		{"FleetBackends", testFleetBackends},
+		{"FleetEdges", testFleetEdges},
+		{"FleetKeyUses", testFleetKeyUses},
+		{"FleetConcurrentReports", testFleetConcurrentReports},
 		{"PoolStats", testPoolStats},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ package fakeplane
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,13 +17,15 @@ import (
 )
 
 // KeyPlane is a backend's key plane in memory, serving contract.PathKey
-// and contract.PathKeyChanges as the backend does: a request for changes
-// waits for one up to its wait.
+// and contract.PathKeyChanges as the backend does (a request for changes
+// waits for one up to its wait), and keeping the edges' reports
+// (contract.PathEdgeReport).
 type KeyPlane struct {
 	mu      sync.Mutex
 	keys    map[string]contract.ClientKey
 	last    int64
 	changed chan struct{}
+	reports []contract.EdgeReport
 	// Lookups counts the requests for a key.
 	Lookups atomic.Int64
 	// Down, while set, answers 503 to every request.
@@ -67,11 +70,19 @@ func (p *KeyPlane) Last() int64 {
 	return p.last
 }
 
-// ServeHTTP serves the key plane's three routes.
+// Reports returns the edges' reports taken, oldest first.
+func (p *KeyPlane) Reports() []contract.EdgeReport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.reports)
+}
+
+// ServeHTTP serves the key plane's routes and the edges' reports.
 func (p *KeyPlane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+contract.PathKey, p.key)
 	mux.HandleFunc("GET "+contract.PathKeyChanges, p.changes)
+	mux.HandleFunc("POST "+contract.PathEdgeReport, p.report)
 	if !p.NoFilter {
 		mux.HandleFunc("GET "+contract.PathKeyFilter, p.filter)
 	}
@@ -119,6 +130,18 @@ func (p *KeyPlane) changes(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+func (p *KeyPlane) report(w http.ResponseWriter, r *http.Request) {
+	var rep contract.EdgeReport
+	if err := json.NewDecoder(r.Body).Decode(&rep); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	p.mu.Lock()
+	p.reports = append(p.reports, rep)
+	p.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (p *KeyPlane) filter(w http.ResponseWriter, _ *http.Request) {
