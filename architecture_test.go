@@ -153,10 +153,12 @@ func TestImportRules(t *testing.T) {
 // operatorSurface reports whether dep is a package of the backend that the
 // hdc commands may import: the operator surface, and the packages of the
 // services, records and stores it hands them (the audit trail's under
-// backend/audit too).
+// backend/audit too), and the Admin API: its service, run in place in
+// direct mode, its client, and the fleet records it lists.
 func operatorSurface(dep string) bool {
 	switch dep {
-	case "backend/operator", "backend/identity", "backend/keyadmin", "backend/store", "backend/sealed", "backend/fhir", "backend/webhook":
+	case "backend/operator", "backend/identity", "backend/keyadmin", "backend/store", "backend/sealed", "backend/fhir", "backend/webhook",
+		"backend/admin", "backend/admin/adminclient", "backend/fleet":
 		return true
 	}
 	return under(dep, "backend/audit")

@@ -158,3 +158,25 @@ func (q PageQuery) size() int {
 	}
 	return q.Limit
 }
+
+// pageOf returns the page q asks of items, a whole list held in memory in
+// the order of key (the deny-list, the fleet: short lists), the cursor
+// being the key of the last item of the page before.
+func pageOf[T any](items []T, key func(T) string, q PageQuery) (Page[T], error) {
+	var after string
+	if err := decodeCursor(q.Cursor, &after); err != nil {
+		return Page[T]{}, err
+	}
+	p := Page[T]{Items: []T{}}
+	for _, it := range items {
+		if after != "" && key(it) <= after {
+			continue
+		}
+		if len(p.Items) == q.size() {
+			p.Next = encodeCursor(key(p.Items[len(p.Items)-1]))
+			break
+		}
+		p.Items = append(p.Items, it)
+	}
+	return p, nil
+}

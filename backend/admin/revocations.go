@@ -91,39 +91,19 @@ func revocationOut(c store.RevokedCertificate) Revocation {
 
 // ListRevocations returns a page of the deny-list, in serial order.
 func (s *Service) ListRevocations(ctx context.Context, q PageQuery) (Page[Revocation], error) {
-	var after string
-	if err := decodeCursor(q.Cursor, &after); err != nil {
-		return Page[Revocation]{}, err
-	}
 	list, err := s.st.RevokedCertificates(ctx)
 	if err != nil {
 		return Page[Revocation]{}, err
 	}
-	p := Page[Revocation]{Items: []Revocation{}}
+	out := make([]Revocation, 0, len(list))
 	for _, c := range list {
-		if c.Serial <= after && after != "" {
-			continue
-		}
-		if len(p.Items) == q.size() {
-			p.Next = encodeCursor(p.Items[len(p.Items)-1].Serial)
-			break
-		}
-		p.Items = append(p.Items, revocationOut(c))
+		out = append(out, revocationOut(c))
 	}
-	return p, nil
+	return pageOf(out, func(r Revocation) string { return r.Serial }, q)
 }
 
 func (h *Handler) listRevocations(w http.ResponseWriter, r *http.Request) error {
-	q, err := ParsePageQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	p, err := h.svc.ListRevocations(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return listed(w, r, h.svc.ListRevocations)
 }
 
 func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) error {

@@ -5,18 +5,20 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // Store is what the service reads itself, besides what its services own:
-// the workspaces and clients it lists, and the deny-list.
+// the workspaces and clients it lists, the deny-list, the fleet.
 type Store interface {
 	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
 	ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error)
 	GetClient(ctx context.Context, id string) (store.Client, error)
 	store.Revocations
+	fleet.Store
 }
 
 // Service is the operator's and the auditor's side of the gateway: each
@@ -27,12 +29,13 @@ type Service struct {
 	st       Store
 	identity *identity.Service
 	keys     *keyadmin.Service
+	fleet    *fleet.Service
 	now      func() time.Time
 }
 
 // New returns the service over st and the services that own the rules.
 func New(st Store, ids *identity.Service, keys *keyadmin.Service) *Service {
-	return &Service{st: st, identity: ids, keys: keys, now: time.Now}
+	return &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), now: time.Now}
 }
 
 // Whoami returns the person ctx acts for: who the API takes its caller

@@ -43,16 +43,7 @@ func (s *Service) GetWorkspace(ctx context.Context, id string) (Workspace, error
 }
 
 func (h *Handler) listWorkspaces(w http.ResponseWriter, r *http.Request) error {
-	q, err := ParsePageQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	p, err := h.svc.ListWorkspaces(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return listed(w, r, h.svc.ListWorkspaces)
 }
 
 func (h *Handler) getWorkspace(w http.ResponseWriter, r *http.Request) error {

@@ -37,6 +37,10 @@ var envValues = map[string]string{
 	"HDC_UPLOAD_MAX_BODY":   "%s",
 	"HDC_UPLOAD_LIMIT":      "%s", // hdc up's, read as hdc-backend reads it
 	"HDC_BASE_URL":          "https://%s.invalid",
+	"HDC_ADMIN_URL":         "https://%s.invalid:9444",
+	"HDC_ADMIN_CERT":        "/etc/hdc/%s-operator.pem",
+	"HDC_ADMIN_KEY":         "/etc/hdc/%s-operator-key.pem",
+	"HDC_ADMIN_CA":          "/etc/hdc/%s-admin-ca.pem",
 }
 
 // envFlags are the flags that take their value from a variable when they
@@ -62,6 +66,10 @@ var envFlags = []struct {
 	{"tls init", "dir", "HDC_HOP_DIR"},
 	{"up", "upload-max-body", "HDC_UPLOAD_MAX_BODY"},
 	{"clients create", "base-url", "HDC_BASE_URL"},
+	{"clients list", "admin", "HDC_ADMIN_URL"},
+	{"clients list", "cert", "HDC_ADMIN_CERT"},
+	{"clients list", "key", "HDC_ADMIN_KEY"},
+	{"clients list", "ca", "HDC_ADMIN_CA"},
 }
 
 // secret is the part of env's value that must never show.

@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
 )
 
@@ -51,4 +52,14 @@ func (c *Client) RevokeCertificate(ctx context.Context, r admin.Revocation) (adm
 // ListRevocations is admin.Service.ListRevocations.
 func (c *Client) ListRevocations(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Revocation], error) {
 	return get[admin.Page[admin.Revocation]](ctx, c, "/revocations", q.Values())
+}
+
+// ListBackends is admin.Service.ListBackends.
+func (c *Client) ListBackends(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Backend], error) {
+	return get[admin.Page[fleet.Backend]](ctx, c, "/fleet/backends", q.Values())
+}
+
+// ListEdges is admin.Service.ListEdges.
+func (c *Client) ListEdges(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Edge], error) {
+	return get[admin.Page[fleet.Edge]](ctx, c, "/fleet/edges", q.Values())
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/admin/adminclient"
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/operator"
@@ -28,6 +29,8 @@ type plane interface {
 	ListWorkspaces(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Workspace], error)
 	RevokeCertificate(ctx context.Context, r admin.Revocation) (admin.Revocation, error)
 	ListRevocations(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Revocation], error)
+	ListBackends(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Backend], error)
+	ListEdges(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Edge], error)
 }
 
 var (

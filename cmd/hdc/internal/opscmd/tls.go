@@ -41,7 +41,10 @@ backend and the edge in a directory:
 Every file is mode 0600. hdc tls issue makes a new certificate from the
 authority: another role's (publisher.pem, parser.pem, scraper.pem and their
 keys), one of each edge's or backend's own (--name edge-1: edge-1.pem,
-edge-1-key.pem), or, with --force, one to renew before it expires.`,
+edge-1-key.pem), a person's (--role operator|auditor --name
+alice@example.org: the Admin API's), or, with --force, one to renew before
+it expires. hdc tls revoke puts a certificate on the backends' deny-list:
+refused on both listeners, whatever its role, within 2 seconds.`,
 	}
 	var dir string
 	cli.EnvStringVar(cmd.PersistentFlags(), &dir, "dir", hopDirEnv, "", "directory of the hop's files")
@@ -51,7 +54,7 @@ edge-1-key.pem), or, with --force, one to renew before it expires.`,
 		}
 		return dir, nil
 	}
-	cmd.AddCommand(newTLSInitCmd(dirOf), newTLSIssueCmd(dirOf))
+	cmd.AddCommand(newTLSInitCmd(dirOf), newTLSIssueCmd(dirOf), newTLSRevokeCmd(), newTLSRevokedCmd())
 	return cmd
 }
 

@@ -1,0 +1,128 @@
+package opscmd
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/fleet"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+)
+
+// printAll prints every item of a list that takes a PageQuery alone, read
+// a page at a time through the plane the flags choose.
+func printAll[T any](cmd *cobra.Command, sf *storeFlags, list func(plane) func(context.Context, admin.PageQuery) (admin.Page[T], error)) error {
+	return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+		items, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[T], error) {
+			return list(p)(ctx, admin.PageQuery{Cursor: cursor, Limit: admin.MaxLimit})
+		})
+		if err != nil {
+			return err
+		}
+		return cli.PrintJSON(cmd.OutOrStdout(), items)
+	})
+}
+
+func newFleetCmd() *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "Show the backends and the edges of the fleet, as the backends see them",
+		Long: `Show the fleet as the backends see it: each backend writes a heartbeat every
+5 seconds, and each edge that follows the key plane reports every 5 seconds
+the change it applied and the kids it used. Processes not heard from for a
+day are left out; "current" is false for one not heard from for 15 seconds.`,
+	}
+	sf.register(cmd)
+	cmd.AddCommand(&cobra.Command{
+		Use:   "backends",
+		Short: "List the backends: host, version, address, start, last heartbeat",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printAll(cmd, &sf, func(p plane) func(context.Context, admin.PageQuery) (admin.Page[fleet.Backend], error) {
+				return p.ListBackends
+			})
+		},
+	}, &cobra.Command{
+		Use:   "edges",
+		Short: "List the edges: certificate, change applied, lag behind the newest, last contact",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printAll(cmd, &sf, func(p plane) func(context.Context, admin.PageQuery) (admin.Page[fleet.Edge], error) {
+				return p.ListEdges
+			})
+		},
+	})
+	return cmd
+}
+
+func newWhoamiCmd() *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "whoami",
+		Short: "Print who the operator commands act as: the Admin API's person, or the local user",
+		Long: `Print the person the operator commands act as, whom the audit trail records:
+with --admin, the person the Admin API takes the certificate for (its name,
+role and serial); without, the local user of direct mode, user@host.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				me, err := p.Whoami(ctx)
+				if err != nil {
+					return err
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), me)
+			})
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}
+
+func newTLSRevokeCmd() *cobra.Command {
+	var sf storeFlags
+	var r admin.Revocation
+	cmd := &cobra.Command{
+		Use:   "revoke --serial S [--name N] [--role R]",
+		Short: "Revoke a certificate of the hop's authority: every backend refuses it within 2 seconds",
+		Long: `Put the certificate of serial S on the backends' deny-list, in the database:
+every backend refuses it on both listeners, whatever its role, within 2
+seconds, until it expires. S is the serial in hex as openssl x509 -noout
+-serial -in FILE prints it (case and ':' do not matter). --name and --role
+only label the entry. The revocation is recorded in the audit trail with the
+person who made it. A person cannot revoke the certificate they call with.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				rev, err := p.RevokeCertificate(ctx, r)
+				if err != nil {
+					return err
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), rev)
+			})
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&r.Serial, "serial", "", "the certificate's serial number, hex")
+	cmd.Flags().StringVar(&r.Name, "name", "", "the certificate's name, for the list")
+	cmd.Flags().StringVar(&r.Role, "role", "", "the certificate's role, for the list")
+	_ = cmd.MarkFlagRequired("serial")
+	return cmd
+}
+
+func newTLSRevokedCmd() *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "revoked",
+		Short: "List the revoked certificates",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printAll(cmd, &sf, func(p plane) func(context.Context, admin.PageQuery) (admin.Page[admin.Revocation], error) {
+				return p.ListRevocations
+			})
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}
