@@ -240,6 +240,7 @@ func (c *cluster) operatorCommands(t *testing.T) {
 		t.Fatalf("bob, an auditor, disabled a client: %v", err)
 	}
 	a2.HDC(nil, "clients", "disable", "--client", listed[0].ClientID)
+	c.foundByAgent(t, alice, serialOf(t, c.ops.Hop, alice), "admin-fleet", "client_create", "client_disable")
 	// The edges report every contract.EdgeReportEvery.
 	testkit.Eventually(t, 3*contract.EdgeReportEvery, "hdc fleet, as bob, to list 2 backends and 2 edges", func() bool {
 		var backends, edges []map[string]any
@@ -247,6 +248,50 @@ func (c *cluster) operatorCommands(t *testing.T) {
 		b.HDC(&edges, "fleet", "edges")
 		return len(backends) == 2 && len(edges) == 2
 	})
+}
+
+// foundByAgent checks that a client of workspace finds, through an edge,
+// the audit events of the trail's FHIR route whose agent is the person
+// name: each a human user of that name with the certificate's serial as
+// its altId, and among them every one of actions.
+func (c *cluster) foundByAgent(t *testing.T, name, serial, workspace string, actions ...string) {
+	t.Helper()
+	reader := c.ops.NewClient(workspace)
+	e := c.edges[1]
+	tk := e.Login(reader, false, "")
+	bundle := hdctest.CheckAuditBundle(t, e.Send(reader, false, "GET", "/health/api/v1/fhir/AuditEvent?_count=200&agent="+name, nil, hdctest.Bearer(tk)))
+	seen := map[string]bool{}
+	entries, _ := bundle["entry"].([]any)
+	for _, en := range entries {
+		var ev struct {
+			Extension []struct{ URL, ValueCode string }
+			Agent     []struct {
+				Who   struct{ Identifier struct{ Value string } }
+				AltID string `json:"altId"`
+			}
+		}
+		b, _ := json.Marshal(en.(map[string]any)["resource"])
+		if err := json.Unmarshal(b, &ev); err != nil || len(ev.Agent) == 0 {
+			t.Fatalf("an AuditEvent: %s (%v)", b, err)
+		}
+		if ev.Agent[0].Who.Identifier.Value != name || ev.Agent[0].AltID != serial {
+			t.Fatalf("an AuditEvent found by agent %s names %+v", name, ev.Agent[0])
+		}
+		for _, x := range ev.Extension {
+			seen[x.ValueCode] = true
+		}
+	}
+	for _, a := range actions {
+		if !seen[a] {
+			t.Errorf("the FHIR AuditEvent search by agent %s lacks %s; found %v", name, a, seen)
+		}
+	}
+}
+
+// serialOf returns the serial, in hex, of name's certificate in the hop's
+// directory.
+func serialOf(t *testing.T, hop, name string) string {
+	return certSerial(t, filepath.Join(hop, name+".pem"))
 }
 
 // revocation revokes carol's certificate through backend 1, as alice;
