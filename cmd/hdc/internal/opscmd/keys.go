@@ -1,6 +1,7 @@
 package opscmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -55,31 +56,14 @@ database.`,
 	return cmd
 }
 
-// issuedKey is what add and rotate print: the only time a secret is shown.
-type issuedKey struct {
-	Kid      string `json:"kid"`
-	ClientID string `json:"client_id"`
-	Secret   string `json:"secret"`
-	Enc      string `json:"enc"`
-	// RequireFresh: the key's envelopes must name iat and jti.
-	RequireFresh bool `json:"require_fresh,omitempty"`
-	// JWK is the key as a JSON Web Key, which the JOSE libraries import
-	// as it is (the client-library table of docs/clients.md).
-	JWK clientkey.JWK `json:"jwk"`
-}
-
-// printIssued prints k as add and rotate print it, and puts it in the
-// credentials file out names, if any.
-func printIssued(cmd *cobra.Command, k clientkey.Key, out handover) error {
-	if err := cli.PrintJSON(cmd.OutOrStdout(), issued(k)); err != nil {
+// printIssued prints k as add and rotate print it (admin.IssuedKey, the
+// answer of the Admin API that makes it), and puts it in the credentials
+// file out names, if any.
+func printIssued(cmd *cobra.Command, k admin.IssuedKey, out handover) error {
+	if err := cli.PrintJSON(cmd.OutOrStdout(), k); err != nil {
 		return err
 	}
-	return out.writeKey(cmd, k)
-}
-
-// issued is k as add and rotate print it.
-func issued(k clientkey.Key) issuedKey {
-	return issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness(), JWK: k.JWK()}
+	return out.writeKey(cmd, k.Key())
 }
 
 // keyKind is what add makes a key besides its secret: its content
@@ -133,13 +117,16 @@ its protected header. In the database, the client must be there; with
 				return err
 			}
 			if p == "" {
-				return sf.withKeys(cmd, func(svc *keyadmin.Service) error {
-					k, err := svc.Add(cmd.Context(), keyadmin.AddRequest{By: operator.Person(), Client: client, Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
+				return sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
+					k, err := pl.AddKey(ctx, client, admin.AddKeyRequest{Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
 					if err != nil {
-						return keyError(err, client, k.Kid)
+						return keyError(err, client)
 					}
 					return printIssued(cmd, k, out)
 				})
+			}
+			if err := sf.registryOnly(); err != nil {
+				return err
 			}
 			sf.warnUnknownClient(cmd, client)
 			return addInRegistry(cmd, &sf, p, out, func(f *registryfile.File) (registryfile.Key, error) {
@@ -197,19 +184,27 @@ func yesNo(b bool) string {
 }
 
 // listKeys returns the keys of client (every client's when empty) in the
-// database, or in the registry file p, which list reads without a keeper.
+// database, through the plane, or in the registry file p, which list reads
+// without a keeper.
 func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey.Listed, error) {
 	if p != "" {
+		if err := sf.registryOnly(); err != nil {
+			return nil, err
+		}
 		keys, err := registryfile.List(p)
 		if client != "" {
 			keys = slices.DeleteFunc(keys, func(k clientkey.Listed) bool { return k.ClientID != client })
 		}
 		return keys, err
 	}
-	var keys []clientkey.Listed
-	err := sf.withKeys(cmd, func(svc *keyadmin.Service) error {
-		var err error
-		keys, err = svc.List(cmd.Context(), client)
+	var keys []clientkey.Listed // none is null, as before
+	err := sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
+		all, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[admin.Key], error) {
+			return pl.ListKeys(ctx, admin.KeyQuery{Client: client, Cursor: cursor, Limit: admin.MaxLimit})
+		})
+		for _, k := range all {
+			keys = append(keys, k.Listed)
+		}
 		return err
 	})
 	return keys, err
