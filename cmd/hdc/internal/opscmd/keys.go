@@ -46,7 +46,13 @@ HDC_KEY_REGISTRY) the commands change a registry file instead, for an edge
 that reads one (a standalone edge): changes are written atomically under a
 lock, a running edge picks them up within its poll interval, and the file
 must be mode 0600. hdc keys import moves a registry file into the
-database.`,
+database.
+
+add, list, rotate and retire on the database's keys work remotely too,
+through the backend's Admin API (--admin, --cert, --key, --ca), with
+nothing of the database or its keeper on this machine. A registry file
+(--registry), hdc keys import and hdc keys wrap are direct only: they read
+or write a file on this machine with the keeper.`,
 	}
 	var registry string
 	cli.EnvStringVar(cmd.PersistentFlags(), &registry, "registry", registryEnv, "", "registry file instead of the database")
@@ -125,7 +131,7 @@ its protected header. In the database, the client must be there; with
 					return printIssued(cmd, k, out)
 				})
 			}
-			if err := sf.registryOnly(); err != nil {
+			if err := sf.directOnly("--registry"); err != nil {
 				return err
 			}
 			sf.warnUnknownClient(cmd, client)
@@ -188,7 +194,7 @@ func yesNo(b bool) string {
 // without a keeper.
 func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey.Listed, error) {
 	if p != "" {
-		if err := sf.registryOnly(); err != nil {
+		if err := sf.directOnly("--registry"); err != nil {
 			return nil, err
 		}
 		keys, err := registryfile.List(p)
@@ -225,12 +231,16 @@ func newKeysWrapCmd(path func() string) *cobra.Command {
 		Long: `Seal every secret of the registry file that an earlier version wrote in the
 clear, under a data key the keeper (--keeper, HDC_KEEPER) wraps; the next
 change of the registry would do it too. The keys and their statuses stay.
-Prints {"keys": n}.`,
+Prints {"keys": n}. Direct only: the file and the keeper are on this
+machine (no --admin).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := path()
 			if p == "" {
 				return errors.New("--registry is required: the database's keys are sealed as they are written")
+			}
+			if err := sf.directOnly("hdc keys wrap"); err != nil {
+				return err
 			}
 			sealer, closeKeeper, err := sf.sealer(cmd.Context())
 			if err != nil {
@@ -259,11 +269,16 @@ the move. The file's secrets are opened with the keeper (--keeper,
 HDC_KEEPER), the registry's and the database's. All keys or none: a kid the
 database has already fails the import. Each key is recorded in the audit
 trail (key_add). Then point the edges at the backend (the reference
-Caddyfile does when HDC_KEY_REGISTRY is unset). Prints {"keys": n}.`,
+Caddyfile does when HDC_KEY_REGISTRY is unset). Prints {"keys": n}.
+Direct only: it reads FILE and opens the database on this machine (no
+--admin).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if path() != "" {
 				return errors.New("import reads FILE into the database: drop --registry (and HDC_KEY_REGISTRY)")
+			}
+			if err := sf.directOnly("hdc keys import"); err != nil {
+				return err
 			}
 			sealer, closeKeeper, err := sf.sealer(cmd.Context())
 			if err != nil {

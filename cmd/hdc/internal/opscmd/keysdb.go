@@ -58,11 +58,12 @@ func keyError(err error, client string) error {
 	return errors.New(cmp.Or(p.Detail, p.Code))
 }
 
-// registryOnly refuses --admin with a registry file (--registry), which
-// is on this machine: the Admin API knows the database's keys alone.
-func (f *storeFlags) registryOnly() error {
+// directOnly refuses --admin for what, which works on this machine's
+// files with the keeper: a registry file, an import, a wrap. The Admin
+// API knows the database's keys alone.
+func (f *storeFlags) directOnly(what string) error {
 	if f.Admin.URL != "" {
-		return errors.New("--registry changes a registry file on this machine, directly: drop --admin (HDC_ADMIN_URL), or --registry for the database's keys")
+		return fmt.Errorf("%s works on this machine's files, directly: drop --admin (HDC_ADMIN_URL)", what)
 	}
 	return nil
 }

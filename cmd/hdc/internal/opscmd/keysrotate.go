@@ -114,7 +114,7 @@ func nonNil(list []string) []string {
 // rotateInRegistry rotates the client's keys in the registry file p, or
 // says what the rotation would do, and prints it as printRotation does.
 func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RotateRequest, out handover) error {
-	if err := sf.registryOnly(); err != nil {
+	if err := sf.directOnly("--registry"); err != nil {
 		return err
 	}
 	var rot admin.Rotation
@@ -193,7 +193,7 @@ func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRe
 		})
 		return ret, err
 	}
-	if err := sf.registryOnly(); err != nil {
+	if err := sf.directOnly("--registry"); err != nil {
 		return ret, err
 	}
 	err := sf.updateKeys(cmd, p, audit.KeyRetire, func(f *registryfile.File) (keyChange, error) {
