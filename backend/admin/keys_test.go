@@ -39,29 +39,36 @@ func kidsOf(p Page[Key]) []string {
 	return kids
 }
 
-// TestKeys: an operator adds keys, whose records name her; both persons
-// list them a page at a time by client, workspace and status, and read
-// one, never with its secret; its last use at the edges shows once an
-// edge reports it.
-func TestKeys(t *testing.T) {
-	t.Parallel()
-	a := newAPI(t)
-	c1, c2 := a.clientOf("w1"), a.clientOf("w2")
+// seedKeys adds k1 (A256GCM) to a client of w1, k2 and k3 to a client of
+// w2, through the API, and an edge's use of k2 at used; it returns the
+// clients and the keys' secrets.
+func (a *api) seedKeys(used time.Time) (c1, c2 string, secrets []string) {
+	a.t.Helper()
+	c1, c2 = a.clientOf("w1"), a.clientOf("w2")
 	k1 := a.addKey(c1, AddKeyRequest{Kid: "k1", Enc: jwe.EncA256GCM})
 	if k1.Secret == "" || k1.JWK.K != k1.Secret || k1.Enc != jwe.EncA256GCM || !k1.RequireFresh || k1.ClientID != c1 {
-		t.Fatalf("added %+v", k1)
+		a.t.Fatalf("added %+v", k1)
 	}
-	secrets := []string{k1.Secret}
+	secrets = []string{k1.Secret}
 	for _, kid := range []string{"k2", "k3"} {
 		secrets = append(secrets, a.addKey(c2, AddKeyRequest{Kid: kid}).Secret)
 	}
+	if err := a.st.ReportEdge(a.t.Context(), store.FleetEdge{ID: "e1", LastContact: used}, []store.KeyUse{{Kid: "k2", At: used}}); err != nil {
+		a.t.Fatal(err)
+	}
+	return c1, c2, secrets
+}
+
+// TestKeys: an operator adds keys, whose records name her; both persons
+// list them a page at a time by client, workspace and status, never with
+// their secrets.
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	_, c2, secrets := a.seedKeys(time.Now())
 	rs, err := a.st.ListAudit(t.Context(), store.AuditFilter{Workspace: "w1", Agent: alice, Entity: "k1"})
 	if err != nil || len(rs) != 1 || rs[0].Action != audit.KeyAdd || rs[0].Person.Serial == "" {
 		t.Fatalf("k1's record by alice: %+v, %v", rs, err)
-	}
-	used := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
-	if err := a.st.ReportEdge(t.Context(), store.FleetEdge{ID: "e1", LastContact: used}, []store.KeyUse{{Kid: "k2", At: used}}); err != nil {
-		t.Fatal(err)
 	}
 	tests := []struct {
 		name, query string
@@ -70,6 +77,7 @@ func TestKeys(t *testing.T) {
 	}{
 		{"every key", "", []string{"k1", "k2", "k3"}, false},
 		{"a page", "?limit=2", []string{"k1", "k2"}, true},
+		{"the next page", "?limit=2&cursor=" + encodeCursor("k2"), []string{"k3"}, false},
 		{"a client's", "?client=" + c2, []string{"k2", "k3"}, false},
 		{"a workspace's", "?workspace=w1", []string{"k1"}, false},
 		{"a status", "?status=retiring", nil, false},
@@ -93,8 +101,17 @@ func TestKeys(t *testing.T) {
 	var rest Page[Key]
 	a.do("auditor", "GET", "/admin/v1/keys?limit=2&cursor="+firstPage(t, a).Next, nil).decode(t, 200, &rest)
 	if !slices.Equal(kidsOf(rest), []string{"k3"}) || rest.Next != "" {
-		t.Fatalf("the second page: %+v", rest)
+		t.Fatalf("the second page, by the first's cursor: %+v", rest)
 	}
+}
+
+// TestKeyLastUse: a key shows its last use at the edges once an edge
+// reports one, and none before; never its secret.
+func TestKeyLastUse(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	used := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, c2, secrets := a.seedKeys(used)
 	var k2 Key
 	r := a.do("auditor", "GET", "/admin/v1/keys/k2", nil)
 	r.decode(t, 200, &k2)
@@ -102,10 +119,10 @@ func TestKeys(t *testing.T) {
 		strings.Contains(string(r.body), secrets[1]) || strings.Contains(string(r.body), `"secret"`) {
 		t.Fatalf("k2: %s", r.body)
 	}
-	var k3 Key
-	a.do("auditor", "GET", "/admin/v1/keys/k3", nil).decode(t, 200, &k3)
-	if k3.LastUsedAt != nil {
-		t.Fatalf("k3, never used, shows a last use: %+v", k3)
+	var p Page[Key]
+	a.do("auditor", "GET", "/admin/v1/keys?client="+c2, nil).decode(t, 200, &p)
+	if len(p.Items) != 2 || p.Items[0].LastUsedAt == nil || p.Items[1].LastUsedAt != nil {
+		t.Fatalf("c2's keys: %+v; want k2's last use and none of k3", p.Items)
 	}
 }
 
