@@ -49,7 +49,10 @@ func TestInvalidKeys(t *testing.T) {
 			_, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1, Secret: "short-secret"})
 			return err
 		}, "exactly 16 bytes"},
-		{"a bad kid", func() error { _, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1, Kid: "k 1"}); return err }, "kid must be"},
+		{"a bad kid", func() error {
+			_, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1, Kid: "k 1"})
+			return err
+		}, "kid must be"},
 		{"an unknown enc", func() error {
 			_, err := s.Rotate(t.Context(), RotateRequest{By: alice, Client: client1, Enc: "A128GCM"})
 			return err
