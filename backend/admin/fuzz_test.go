@@ -75,3 +75,28 @@ func FuzzSerial(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseKeyQuery: whatever the query, ParseKeyQuery returns a query
+// within bounds or an error, and what it accepts its Values give back.
+func FuzzParseKeyQuery(f *testing.F) {
+	for _, s := range []string{"", "client=c1&workspace=w1&status=retiring&limit=2", "cursor=" + encodeCursor("k1"), "status=gone", "client=%ff", "limit=1001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		kq, err := ParseKeyQuery(q)
+		if err != nil {
+			return
+		}
+		if kq.Limit < 1 || kq.Limit > MaxLimit || kq.Status != "" && !kq.Status.Valid() {
+			t.Fatalf("%q: %+v accepted", raw, kq)
+		}
+		again, err := ParseKeyQuery(kq.Values())
+		if err != nil || again != kq {
+			t.Fatalf("%q: %+v, again %+v, %v", raw, kq, again, err)
+		}
+	})
+}

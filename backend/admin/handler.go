@@ -100,6 +100,11 @@ func (h *Handler) routes() []route {
 		r("POST", "/clients", operators, true, "clients.create", h.createClient),
 		r("GET", "/clients/{id}", readers, false, "clients.get", h.getClient),
 		r("POST", "/clients/{id}/disable", operators, false, "clients.disable", h.disableClient),
+		r("GET", "/keys", readers, false, "keys.list", h.listKeys),
+		r("GET", "/keys/{kid}", readers, false, "keys.get", h.getKey),
+		r("POST", "/keys/{kid}/retire", operators, false, "keys.retire", h.retireKey),
+		r("POST", "/clients/{id}/keys", operators, true, "keys.add", h.addKey),
+		r("POST", "/clients/{id}/keys/rotate", operators, true, "keys.rotate", h.rotateKey),
 		r("GET", "/revocations", readers, false, "revocations.list", h.listRevocations),
 		r("POST", "/revocations", operators, false, "revocations.create", h.revoke),
 	}

@@ -47,7 +47,30 @@ var (
 	ErrKidTaken = errors.New("keyadmin: the kid is taken")
 	// ErrNoKeys: a rotation of a client that has no key yet.
 	ErrNoKeys = errors.New("keyadmin: the client has no key to rotate; add one")
+	// ErrInvalidKey: the key asked for breaks a rule of a key
+	// (clientkey.Key.Validate: its kid, its enc, its secret's form), or
+	// an A256GCM key not fresh (clientkey.ErrStaleGCM). The error's text
+	// is the rule's, and never names the secret.
+	ErrInvalidKey = errors.New("keyadmin: the key is invalid")
 )
+
+// invalid is a key's breach of a rule: its text is the rule's, and it is
+// ErrInvalidKey.
+type invalid struct{ error }
+
+// Is makes an invalid ErrInvalidKey.
+func (e invalid) Is(target error) bool { return target == ErrInvalidKey }
+
+// Unwrap is the rule's error.
+func (e invalid) Unwrap() error { return e.error }
+
+// invalidOr returns err as an invalid, nil when nil.
+func invalidOr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return invalid{err}
+}
 
 // AddRequest asks for a new active key of a client.
 type AddRequest struct {
@@ -75,7 +98,7 @@ func (s *Service) Add(ctx context.Context, r AddRequest) (clientkey.Key, error) 
 	}
 	k := clientkey.New(r.Client, r.Kid, r.Secret, r.Enc, r.RequireFresh, s.now())
 	if err := k.Validate(); err != nil {
-		return k, err
+		return k, invalidOr(err)
 	}
 	_, err = s.st.AddClientKey(ctx, store.ClientKey{Key: k, WorkspaceID: ws}, event(audit.KeyAdd, r.By, ws, k.Kid, k.CreatedAt))
 	return k, taken(err)

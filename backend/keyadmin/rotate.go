@@ -60,9 +60,12 @@ func (s *Service) Rotate(ctx context.Context, r RotateRequest) (Rotation, error)
 	}
 	kind, err := clientkey.NextKind(keys, r.Enc, r.RequireFresh)
 	if err != nil {
-		return Rotation{}, err
+		return Rotation{}, invalidOr(err)
 	}
 	next := clientkey.New(r.Client, "", "", kind.Enc, kind.Fresh, s.now())
+	if err := next.Validate(); err != nil {
+		return Rotation{}, invalidOr(err)
+	}
 	plan, err := clientkey.Rotate(keys, next, r.AllowWeaker, next.CreatedAt)
 	if errors.Is(err, clientkey.ErrNoKeys) {
 		return Rotation{}, ErrNoKeys

@@ -40,7 +40,8 @@ type ClientKeys interface {
 	ImportClientKeys(ctx context.Context, keys []ClientKey, events []audit.Event) error
 	// ClientKey returns the key kid, or ErrNotFound.
 	ClientKey(ctx context.Context, kid string) (ClientKey, error)
-	// ListClientKeys returns keys in kid order, without their secrets.
+	// ListClientKeys returns the keys f selects in kid order, at most
+	// f.Limit, without their secrets, each with its last use.
 	ListClientKeys(ctx context.Context, f ClientKeyFilter) ([]ClientKey, error)
 	// ClientKeyChanges returns the kids changed after the sequence number
 	// after, oldest first, at most limit, each with the number of its last
@@ -69,12 +70,34 @@ type ClientKey struct {
 	LastUsedAt  time.Time
 }
 
-// ClientKeyFilter selects keys for ListClientKeys.
+// ClientKeyFilter selects keys for ListClientKeys: a page in kid order,
+// of a client, a workspace, a status, or any of them together, each
+// served by an index (schema version 16), whatever the number of keys.
 type ClientKeyFilter struct {
-	Kid      string // the one key of that kid; "" for any
-	ClientID string // "" for every client
-	After    string // the kid the page starts after
-	Limit    int
+	Kid         string           // the one key of that kid; "" for any
+	ClientID    string           // "" for every client
+	WorkspaceID string           // "" for every workspace
+	Status      clientkey.Status // "" for every status
+	After       string           // the kid the page starts after
+	Limit       int
+}
+
+// Where returns the conditions f sets, each "column op ?", and their
+// arguments in the same order: only those, so that the engine plans each
+// combination on its index. The engines keep or number the placeholders.
+func (f ClientKeyFilter) Where() (conds []string, args []any) {
+	if f.Kid != "" {
+		return []string{"kid = ?"}, []any{f.Kid}
+	}
+	conds, args = []string{"kid > ?"}, []any{f.After}
+	for _, c := range []struct{ column, value string }{
+		{"client_id", f.ClientID}, {"workspace_id", f.WorkspaceID}, {"status", string(f.Status)},
+	} {
+		if c.value != "" {
+			conds, args = append(conds, c.column+" = ?"), append(args, c.value)
+		}
+	}
+	return conds, args
 }
 
 // Rotation applies the rotation rule (clientkey.Rotate) to keys, the

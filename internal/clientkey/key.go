@@ -85,6 +85,10 @@ var kidPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // metric labels. Every source of keys refuses any other.
 func ValidKid(s string) bool { return kidPattern.MatchString(s) }
 
+// ValidClientID reports whether s may be the client id of a key: 1 to 256
+// bytes of UTF-8 (a key may name a client of another installation).
+func ValidClientID(s string) bool { return s != "" && len(s) <= 256 && utf8.ValidString(s) }
+
 // Validate checks the rules of one key, wherever it comes from. A key
 // without its secret (listed, or sealed and not opened) is checked for
 // the rest. Its errors never include the secret.
@@ -93,7 +97,7 @@ func (k *Key) Validate() error {
 	if !ValidKid(k.Kid) {
 		errs = append(errs, errors.New("kid must be 1 to 128 characters of A-Z a-z 0-9 . _ : -"))
 	}
-	if k.ClientID == "" || len(k.ClientID) > 256 || !utf8.ValidString(k.ClientID) {
+	if !ValidClientID(k.ClientID) {
 		errs = append(errs, errors.New("client_id must be 1 to 256 bytes of UTF-8"))
 	}
 	if err := k.validateSecret(); err != nil {

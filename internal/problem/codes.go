@@ -49,4 +49,7 @@ const (
 	CodeMisdirectedRequest      = "misdirected_request"
 	CodeIdempotencyKeyReused    = "idempotency_key_reused"
 	CodeIdempotencyKeyInUse     = "idempotency_key_in_use"
+	CodeWeakerKey               = "weaker_key"
+	CodeLastActiveKey           = "last_active_key"
+	CodeNoKeyToRotate           = "no_key_to_rotate"
 )

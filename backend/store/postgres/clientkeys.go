@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,16 +99,12 @@ func (s *Store) ClientKey(ctx context.Context, kid string) (store.ClientKey, err
 
 // ListClientKeys implements store.Store.
 func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]store.ClientKey, error) {
-	// A statement for each, so that a kid or a client's keys are found by
-	// their index.
-	where, args := `kid > $2`, []any{f.Limit, f.After}
-	switch {
-	case f.Kid != "":
-		where, args = `kid = $2`, []any{f.Limit, f.Kid}
-	case f.ClientID != "":
-		where, args = `client_id = $3 AND kid > $2`, []any{f.Limit, f.After, f.ClientID}
+	conds, args := f.Where()
+	for i := range conds {
+		conds[i] = strings.Replace(conds[i], "?", "$"+strconv.Itoa(i+2), 1)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+where+` ORDER BY kid LIMIT $1`, args...)
+	rows, err := s.pool.Query(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+strings.Join(conds, " AND ")+
+		` ORDER BY kid LIMIT $1`, append([]any{f.Limit}, args...)...)
 	keys, err := collect(rows, err, func(r pgx.Row) (store.ClientKey, error) { return scanClientKey(r) })
 	for i := range keys {
 		keys[i].Secret = ""

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
@@ -88,16 +89,9 @@ func (s *Store) ClientKey(ctx context.Context, kid string) (store.ClientKey, err
 
 // ListClientKeys implements store.Store.
 func (s *Store) ListClientKeys(ctx context.Context, f store.ClientKeyFilter) ([]store.ClientKey, error) {
-	// A statement for each, so that a kid or a client's keys are found by
-	// their index.
-	where, args := `kid > ?`, []any{f.After}
-	switch {
-	case f.Kid != "":
-		where, args = `kid = ?`, []any{f.Kid}
-	case f.ClientID != "":
-		where, args = `kid > ? AND client_id = ?`, []any{f.After, f.ClientID}
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+where+` ORDER BY kid LIMIT ?`, append(args, f.Limit)...)
+	conds, args := f.Where()
+	rows, err := s.db.QueryContext(ctx, `SELECT `+clientKeyColumns+` FROM client_keys WHERE `+strings.Join(conds, " AND ")+
+		` ORDER BY kid LIMIT ?`, append(args, f.Limit)...)
 	keys, err := collect(rows, err, func(r *sql.Rows) (store.ClientKey, error) { return scanClientKey(r) })
 	for i := range keys {
 		keys[i].Secret = ""

@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ClientKeys", testClientKeys},
 		{"ClientKeyKinds", testClientKeyKinds},
 		{"ClientKeyList", testClientKeyList},
+		{"ClientKeyPages", testClientKeyPages},
 		{"ClientKeyConcurrentChanges", testClientKeyConcurrentChanges},
 		{"ClientKeyNotices", testClientKeyNotices},
 		{"Replays", testReplays},

@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
@@ -293,7 +294,7 @@ func TestOperatorActionsAudited(t *testing.T) {
 	run("sharing", "revoke", "--grant", g.GrantID)
 	run("clients", "disable", "--client", b.ClientID)
 	run("keys", "add", "--registry", reg, "--client", a.ClientID, "--kid", "acme-1")
-	k := decode[issuedKey](t, run("keys", "rotate", "--registry", reg, "--client", a.ClientID))
+	k := decode[admin.IssuedKey](t, run("keys", "rotate", "--registry", reg, "--client", a.ClientID))
 	run("keys", "retire", "--registry", reg, "--kid", "acme-1")
 	run("keys", "add", "--registry", reg, "--client", "not-in-the-database", "--kid", "stray-1")
 

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 	"github.com/health-data-connect/hdc/internal/apiclient"
@@ -175,7 +176,7 @@ func TestCredentialsOut(t *testing.T) {
 	}
 	created := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme",
 		"--credentials-out", out, "--base-url", "https://api.example.org", "--edge-ca", ca)))
-	key := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", created.ClientID, "--enc", "A256GCM", "--credentials-out", out)))
+	key := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", created.ClientID, "--enc", "A256GCM", "--credentials-out", out)))
 	c, err := apiclient.ReadCredentials(out)
 	switch {
 	case err != nil:
@@ -189,7 +190,7 @@ func TestCredentialsOut(t *testing.T) {
 	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the file's mode: %v, %v", fi.Mode(), err)
 	}
-	rotated := decode[issuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", created.ClientID, "--credentials-out", out)))
+	rotated := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", created.ClientID, "--credentials-out", out)))
 	if c, _ := apiclient.ReadCredentials(out); c.Kid != rotated.Kid || c.ClientSecret != created.ClientSecret {
 		t.Fatalf("after the rotation, the file holds %+v, want key %s and the secret kept", c, rotated.Kid)
 	}

@@ -1,6 +1,7 @@
 package opscmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -45,7 +46,13 @@ HDC_KEY_REGISTRY) the commands change a registry file instead, for an edge
 that reads one (a standalone edge): changes are written atomically under a
 lock, a running edge picks them up within its poll interval, and the file
 must be mode 0600. hdc keys import moves a registry file into the
-database.`,
+database.
+
+add, list, rotate and retire on the database's keys work remotely too,
+through the backend's Admin API (--admin, --cert, --key, --ca), with
+nothing of the database or its keeper on this machine. A registry file
+(--registry), hdc keys import and hdc keys wrap are direct only: they read
+or write a file on this machine with the keeper.`,
 	}
 	var registry string
 	cli.EnvStringVar(cmd.PersistentFlags(), &registry, "registry", registryEnv, "", "registry file instead of the database")
@@ -55,31 +62,14 @@ database.`,
 	return cmd
 }
 
-// issuedKey is what add and rotate print: the only time a secret is shown.
-type issuedKey struct {
-	Kid      string `json:"kid"`
-	ClientID string `json:"client_id"`
-	Secret   string `json:"secret"`
-	Enc      string `json:"enc"`
-	// RequireFresh: the key's envelopes must name iat and jti.
-	RequireFresh bool `json:"require_fresh,omitempty"`
-	// JWK is the key as a JSON Web Key, which the JOSE libraries import
-	// as it is (the client-library table of docs/clients.md).
-	JWK clientkey.JWK `json:"jwk"`
-}
-
-// printIssued prints k as add and rotate print it, and puts it in the
-// credentials file out names, if any.
-func printIssued(cmd *cobra.Command, k clientkey.Key, out handover) error {
-	if err := cli.PrintJSON(cmd.OutOrStdout(), issued(k)); err != nil {
+// printIssued prints k as add and rotate print it (admin.IssuedKey, the
+// answer of the Admin API that makes it), and puts it in the credentials
+// file out names, if any.
+func printIssued(cmd *cobra.Command, k admin.IssuedKey, out handover) error {
+	if err := cli.PrintJSON(cmd.OutOrStdout(), k); err != nil {
 		return err
 	}
-	return out.writeKey(cmd, k)
-}
-
-// issued is k as add and rotate print it.
-func issued(k clientkey.Key) issuedKey {
-	return issuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness(), JWK: k.JWK()}
+	return out.writeKey(cmd, k.Key())
 }
 
 // keyKind is what add makes a key besides its secret: its content
@@ -133,13 +123,16 @@ its protected header. In the database, the client must be there; with
 				return err
 			}
 			if p == "" {
-				return sf.withKeys(cmd, func(svc *keyadmin.Service) error {
-					k, err := svc.Add(cmd.Context(), keyadmin.AddRequest{By: operator.Person(), Client: client, Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
+				return sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
+					k, err := pl.AddKey(ctx, client, admin.AddKeyRequest{Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
 					if err != nil {
-						return keyError(err, client, k.Kid)
+						return keyError(err, client)
 					}
 					return printIssued(cmd, k, out)
 				})
+			}
+			if err := sf.directOnly("--registry"); err != nil {
+				return err
 			}
 			sf.warnUnknownClient(cmd, client)
 			return addInRegistry(cmd, &sf, p, out, func(f *registryfile.File) (registryfile.Key, error) {
@@ -197,19 +190,27 @@ func yesNo(b bool) string {
 }
 
 // listKeys returns the keys of client (every client's when empty) in the
-// database, or in the registry file p, which list reads without a keeper.
+// database, through the plane, or in the registry file p, which list reads
+// without a keeper.
 func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey.Listed, error) {
 	if p != "" {
+		if err := sf.directOnly("--registry"); err != nil {
+			return nil, err
+		}
 		keys, err := registryfile.List(p)
 		if client != "" {
 			keys = slices.DeleteFunc(keys, func(k clientkey.Listed) bool { return k.ClientID != client })
 		}
 		return keys, err
 	}
-	var keys []clientkey.Listed
-	err := sf.withKeys(cmd, func(svc *keyadmin.Service) error {
-		var err error
-		keys, err = svc.List(cmd.Context(), client)
+	var keys []clientkey.Listed // none is null, as before
+	err := sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
+		all, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[admin.Key], error) {
+			return pl.ListKeys(ctx, admin.KeyQuery{Client: client, Cursor: cursor, Limit: admin.MaxLimit})
+		})
+		for _, k := range all {
+			keys = append(keys, k.Listed)
+		}
 		return err
 	})
 	return keys, err
@@ -230,12 +231,16 @@ func newKeysWrapCmd(path func() string) *cobra.Command {
 		Long: `Seal every secret of the registry file that an earlier version wrote in the
 clear, under a data key the keeper (--keeper, HDC_KEEPER) wraps; the next
 change of the registry would do it too. The keys and their statuses stay.
-Prints {"keys": n}.`,
+Prints {"keys": n}. Direct only: the file and the keeper are on this
+machine (no --admin).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := path()
 			if p == "" {
 				return errors.New("--registry is required: the database's keys are sealed as they are written")
+			}
+			if err := sf.directOnly("hdc keys wrap"); err != nil {
+				return err
 			}
 			sealer, closeKeeper, err := sf.sealer(cmd.Context())
 			if err != nil {
@@ -264,11 +269,16 @@ the move. The file's secrets are opened with the keeper (--keeper,
 HDC_KEEPER), the registry's and the database's. All keys or none: a kid the
 database has already fails the import. Each key is recorded in the audit
 trail (key_add). Then point the edges at the backend (the reference
-Caddyfile does when HDC_KEY_REGISTRY is unset). Prints {"keys": n}.`,
+Caddyfile does when HDC_KEY_REGISTRY is unset). Prints {"keys": n}.
+Direct only: it reads FILE and opens the database on this machine (no
+--admin).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if path() != "" {
 				return errors.New("import reads FILE into the database: drop --registry (and HDC_KEY_REGISTRY)")
+			}
+			if err := sf.directOnly("hdc keys import"); err != nil {
+				return err
 			}
 			sealer, closeKeeper, err := sf.sealer(cmd.Context())
 			if err != nil {

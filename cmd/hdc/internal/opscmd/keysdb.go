@@ -1,29 +1,19 @@
 package opscmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/spf13/cobra"
-
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
-
-// withKeys runs fn with the key administration of the database the flags
-// locate, opened with its keeper (backend/keyadmin, which owns the rules).
-func (f *storeFlags) withKeys(cmd *cobra.Command, fn func(*keyadmin.Service) error) error {
-	st, err := f.Open(cmd.Context())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return fn(keyadmin.New(st))
-}
 
 // ImportRegistry stores every key of the registry file at path, opened
 // with sealer, in the database st as it is (keyadmin.Service.Import), all
@@ -48,24 +38,32 @@ func ImportRegistry(ctx context.Context, by audit.Person, st *sealed.Store, path
 	return n, err
 }
 
-// keyError says what a key command's refusal means and, where a flag
-// changes it, which.
-func keyError(err error, client, kid string) error {
-	var weaker *clientkey.WeakerError
-	var lockOut *clientkey.LockOutError
-	switch {
-	case errors.As(err, &weaker):
-		return fmt.Errorf("%w (--allow-weaker)", err)
-	case errors.As(err, &lockOut):
-		return fmt.Errorf("%w (hdc keys rotate --client %s, or --force)", err, lockOut.Client)
-	case errors.Is(err, keyadmin.ErrNoClient):
-		return fmt.Errorf("no client %q", client)
-	case errors.Is(err, keyadmin.ErrNoKeys):
-		return fmt.Errorf("client %q has no keys: add one with hdc keys add", client)
-	case errors.Is(err, keyadmin.ErrNoKey):
-		return fmt.Errorf("no key with kid %q", kid)
-	case errors.Is(err, keyadmin.ErrKidTaken):
-		return fmt.Errorf("kid %q already exists", kid)
+// keyError words a refusal of the key administration for the command
+// line: the detail of its problem (admin.KeyProblem, which words a
+// registry file's refusals too), with the flag or command that changes it;
+// client is the key's client, for the advice.
+func keyError(err error, client string) error {
+	var p *problem.Problem
+	if !errors.As(admin.KeyProblem(err, client, ""), &p) {
+		return err
 	}
-	return err
+	switch p.Code {
+	case problem.CodeWeakerKey:
+		return fmt.Errorf("%s (--allow-weaker)", p.Detail)
+	case problem.CodeLastActiveKey:
+		return fmt.Errorf("%s (hdc keys rotate --client %s, or --force)", p.Detail, client)
+	case problem.CodeNoKeyToRotate:
+		return fmt.Errorf("%s with hdc keys add", p.Detail)
+	}
+	return errors.New(cmp.Or(p.Detail, p.Code))
+}
+
+// directOnly refuses --admin for what, which works on this machine's
+// files with the keeper: a registry file, an import, a wrap. The Admin
+// API knows the database's keys alone.
+func (f *storeFlags) directOnly(what string) error {
+	if f.Admin.URL != "" {
+		return fmt.Errorf("%s works on this machine's files, directly: drop --admin (HDC_ADMIN_URL)", what)
+	}
+	return nil
 }

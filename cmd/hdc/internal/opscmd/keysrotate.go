@@ -2,6 +2,7 @@ package opscmd
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
-	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -54,11 +55,11 @@ credentials file too (docs/clients.md).
 			if p := path(); p != "" {
 				return rotateInRegistry(cmd, &sf, p, r, out)
 			}
-			return sf.withKeys(cmd, func(svc *keyadmin.Service) error {
-				r.By = operator.Person()
-				rot, err := svc.Rotate(cmd.Context(), r)
+			return sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
+				rot, err := pl.RotateKey(ctx, r.Client, admin.RotateKeyRequest{Enc: r.Enc, RequireFresh: r.RequireFresh,
+					AllowWeaker: r.AllowWeaker, DryRun: r.DryRun})
 				if err != nil {
-					return keyError(err, r.Client, "")
+					return keyError(err, r.Client)
 				}
 				return printRotation(cmd, sf.DataDir, rot, out)
 			})
@@ -77,41 +78,25 @@ credentials file too (docs/clients.md).
 	return cmd
 }
 
-// plannedRotation is what rotate --dry-run prints.
-type plannedRotation struct {
-	DryRun   bool     `json:"dry_run"`
-	ClientID string   `json:"client_id"`
-	NewKey   newKind  `json:"new_key"`
-	Retiring []string `json:"retiring"`
-	Weakened []string `json:"weakened,omitempty"`
-}
-
-// newKind is the kind of a key a dry run would make.
-type newKind struct {
-	Enc          string `json:"enc"`
-	RequireFresh bool   `json:"require_fresh"`
-}
-
 // printRotation prints what a rotation did (the new key, once, into the
 // credentials file out names too) and, on standard error, what it means;
 // or, for a dry run, what it would do. dir is the data directory whose
 // demo credentials take the new key.
-func printRotation(cmd *cobra.Command, dir string, rot keyadmin.Rotation, out handover) error {
-	if rot.DryRun {
-		return cli.PrintJSON(cmd.OutOrStdout(), plannedRotation{DryRun: true, ClientID: rot.Key.ClientID,
-			NewKey: newKind{rot.Key.ContentEncryption(), rot.Key.NeedsFreshness()}, Retiring: nonNil(rot.Retiring), Weakened: rot.Lost})
+func printRotation(cmd *cobra.Command, dir string, rot admin.Rotation, out handover) error {
+	if rot.DryRun || rot.Key == nil {
+		return cli.PrintJSON(cmd.OutOrStdout(), rot)
 	}
-	if err := printIssued(cmd, rot.Key, out); err != nil {
+	if err := printIssued(cmd, *rot.Key, out); err != nil {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	if len(rot.Lost) > 0 {
-		fmt.Fprintf(stderr, "hdc: warning: the new key is weaker than the one it replaces: %s\n", clientkey.LossText(rot.Lost))
+	if len(rot.Weakened) > 0 {
+		fmt.Fprintf(stderr, "hdc: warning: the new key is weaker than the one it replaces: %s\n", clientkey.LossText(rot.Weakened))
 	}
 	for _, kid := range rot.Retiring {
 		fmt.Fprintf(stderr, "hdc: %s is retiring: retire it (hdc keys retire --kid %s) once no edge uses it\n", kid, kid)
 	}
-	synced, err := syncDemoCredentials(dir, rot.Key)
+	synced, err := syncDemoCredentials(dir, rot.Key.Key())
 	if synced != "" {
 		fmt.Fprintf(stderr, "hdc: %s now holds the new key\n", synced)
 	}
@@ -129,26 +114,32 @@ func nonNil(list []string) []string {
 // rotateInRegistry rotates the client's keys in the registry file p, or
 // says what the rotation would do, and prints it as printRotation does.
 func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RotateRequest, out handover) error {
-	var rot keyadmin.Rotation
+	if err := sf.directOnly("--registry"); err != nil {
+		return err
+	}
+	var rot admin.Rotation
 	err := sf.updateKeys(cmd, p, audit.KeyRotate, func(f *registryfile.File) (keyChange, error) {
 		k, done, err := f.Rotate(r.Client, r.Enc, r.RequireFresh, r.AllowWeaker, time.Now())
 		if err != nil {
 			return keyChange{}, err
 		}
-		rot = keyadmin.Rotation{Key: k.Key, Lost: done.Lost, DryRun: r.DryRun}
+		rot = admin.Rotation{DryRun: r.DryRun, ClientID: k.ClientID, NewKey: admin.KeyKind{Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()},
+			Retiring: []string{}, Weakened: done.Lost}
 		for _, c := range done.Changed {
 			rot.Retiring = append(rot.Retiring, c.Kid)
 		}
 		if r.DryRun {
 			return keyChange{}, errDryRun
 		}
-		return keyChange{Kid: k.Kid, Client: k.ClientID, Replaced: rot.Retiring, Weakened: rot.Lost}, nil
+		issued := admin.Issued(k.Key)
+		rot.Key = &issued
+		return keyChange{Kid: k.Kid, Client: k.ClientID, Replaced: rot.Retiring, Weakened: rot.Weakened}, nil
 	})
 	if errors.Is(err, errDryRun) {
 		err = nil
 	}
 	if err != nil {
-		return keyError(err, r.Client, "")
+		return keyError(err, r.Client)
 	}
 	return printRotation(cmd, filepath.Dir(p), rot, out)
 }
@@ -169,7 +160,7 @@ do and changes nothing.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ret, err := retireKey(cmd, &sf, path(), r)
 			if err != nil {
-				return keyError(err, "", r.Kid)
+				return err
 			}
 			if r.DryRun {
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"dry_run": true, "kid": r.Kid,
@@ -186,23 +177,29 @@ do and changes nothing.
 	return cmd
 }
 
-// retireKey retires r.Kid in the database, or in the registry file p, or
-// says what its retirement would do.
-func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRequest) (keyadmin.Retirement, error) {
-	var ret keyadmin.Retirement
+// retireKey retires r.Kid in the database, through the plane, or in the
+// registry file p, or says what its retirement would do; a refusal is
+// worded for the command line (keyError).
+func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRequest) (admin.Retirement, error) {
+	var ret admin.Retirement
 	if p == "" {
-		err := sf.withKeys(cmd, func(svc *keyadmin.Service) error {
+		err := sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
 			var err error
-			r.By = operator.Person()
-			ret, err = svc.Retire(cmd.Context(), r)
-			return err
+			if ret, err = pl.RetireKey(ctx, r.Kid, admin.RetireKeyRequest{Force: r.Force, DryRun: r.DryRun}); err != nil {
+				k, _ := pl.GetKey(ctx, r.Kid) // whose key it is, for the advice
+				return keyError(err, k.ClientID)
+			}
+			return nil
 		})
+		return ret, err
+	}
+	if err := sf.directOnly("--registry"); err != nil {
 		return ret, err
 	}
 	err := sf.updateKeys(cmd, p, audit.KeyRetire, func(f *registryfile.File) (keyChange, error) {
 		for _, k := range f.Keys {
 			if k.Kid == r.Kid {
-				ret = keyadmin.Retirement{Key: k.Listed(), Changed: k.Status != clientkey.Retired, DryRun: r.DryRun}
+				ret = admin.Retirement{Key: k.Listed(), Changed: k.Status != clientkey.Retired, DryRun: r.DryRun}
 			}
 		}
 		if err := f.Retire(r.Kid, r.Force, time.Now()); err != nil || r.DryRun {
@@ -213,5 +210,8 @@ func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRe
 	if errors.Is(err, errDryRun) {
 		err = nil
 	}
-	return ret, err
+	if err != nil {
+		return ret, keyError(err, ret.Key.ClientID)
+	}
+	return ret, nil
 }

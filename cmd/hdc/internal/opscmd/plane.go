@@ -31,6 +31,11 @@ type plane interface {
 	ListRevocations(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Revocation], error)
 	ListBackends(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Backend], error)
 	ListEdges(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Edge], error)
+	ListKeys(ctx context.Context, q admin.KeyQuery) (admin.Page[admin.Key], error)
+	GetKey(ctx context.Context, kid string) (admin.Key, error)
+	AddKey(ctx context.Context, client string, r admin.AddKeyRequest) (admin.IssuedKey, error)
+	RotateKey(ctx context.Context, client string, r admin.RotateKeyRequest) (admin.Rotation, error)
+	RetireKey(ctx context.Context, kid string, r admin.RetireKeyRequest) (admin.Retirement, error)
 }
 
 var (
