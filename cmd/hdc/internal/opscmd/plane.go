@@ -31,6 +31,12 @@ type plane interface {
 	ListRevocations(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Revocation], error)
 	ListBackends(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Backend], error)
 	ListEdges(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Edge], error)
+	CreateGrant(ctx context.Context, workspace, client string) (identity.Grant, error)
+	ListGrants(ctx context.Context, q admin.GrantQuery) (admin.Page[identity.GrantInfo], error)
+	RevokeGrant(ctx context.Context, id string) (identity.GrantInfo, error)
+	ListSubscriptions(ctx context.Context, q admin.SubscriptionQuery) (admin.Page[admin.Subscription], error)
+	GetSubscription(ctx context.Context, id string) (admin.Subscription, error)
+	DeleteSubscription(ctx context.Context, id string) (admin.Subscription, error)
 }
 
 var (
