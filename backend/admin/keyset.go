@@ -41,7 +41,10 @@ func sizeOf(limit int) int {
 // line's direct mode) gives out of bounds: 0 is the default.
 func checkLimit(limit int) error {
 	if limit < 0 || limit > MaxLimit {
-		return problem.New(400, problem.CodeInvalidRequest, "limit must be a whole number from 1 to "+strconv.Itoa(MaxLimit))
+		return errLimit
 	}
 	return nil
 }
+
+// errLimit answers a page size out of bounds.
+var errLimit = problem.New(400, problem.CodeInvalidRequest, "limit must be a whole number from 1 to "+strconv.Itoa(MaxLimit))
