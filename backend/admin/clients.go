@@ -73,25 +73,18 @@ func (s *Service) CreateClient(ctx context.Context, workspace string) (identity.
 
 // ListClients returns a page of the clients q selects.
 func (s *Service) ListClients(ctx context.Context, q ClientQuery) (Page[identity.Client], error) {
-	var after clientCursor
 	if err := q.check(); err != nil {
 		return Page[identity.Client]{}, err
 	}
-	if err := decodeCursor(q.Cursor, &after); err != nil {
+	after, err := afterCursor(q.Cursor)
+	if err != nil {
 		return Page[identity.Client]{}, err
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	list, err := s.identity.ListClients(ctx, store.ClientFilter{WorkspaceID: q.Workspace, Status: q.Status,
-		After: store.ClientCursor{CreatedAt: after.CreatedAt, ID: after.ID}, Limit: limit})
-	p := Page[identity.Client]{Items: list}
-	if err == nil && len(list) == limit {
-		last := list[len(list)-1]
-		p.Next = encodeCursor(clientCursor{CreatedAt: last.CreatedAt, ID: last.ClientID})
-	}
-	return p, err
+	limit := sizeOf(q.Limit)
+	list, err := s.identity.ListClients(ctx, store.ClientFilter{WorkspaceID: q.Workspace, Status: q.Status, After: after, Limit: limit})
+	return keysetPage(list, limit, func(c identity.Client) store.Cursor {
+		return store.Cursor{CreatedAt: c.CreatedAt, ID: c.ClientID}
+	}), err
 }
 
 // GetClient returns the client id, without its secret.

@@ -35,6 +35,54 @@ func FuzzParseClientQuery(f *testing.F) {
 	})
 }
 
+// FuzzParseGrantQuery: whatever the query, ParseGrantQuery returns a
+// query within bounds or an error, and what it accepts its Values give
+// back.
+func FuzzParseGrantQuery(f *testing.F) {
+	for _, s := range []string{"", "workspace=w1&client=c1&status=revoked&limit=2", "status=active", "client=a%2Fb", "limit=1001", "a=1&a=2", "%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		gq, err := ParseGrantQuery(q)
+		if err != nil {
+			return
+		}
+		if gq.Limit < 1 || gq.Limit > MaxLimit {
+			t.Fatalf("limit %d accepted", gq.Limit)
+		}
+		if again, err := ParseGrantQuery(gq.Values()); err != nil || again != gq {
+			t.Fatalf("%q: %+v, again %+v, %v", raw, gq, again, err)
+		}
+	})
+}
+
+// FuzzParseSubscriptionQuery: likewise for ParseSubscriptionQuery.
+func FuzzParseSubscriptionQuery(f *testing.F) {
+	for _, s := range []string{"", "workspace=w1&status=disabled&limit=2", "status=revoked", "workspace=..", "limit=-1", "a=1&a=2", "%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		sq, err := ParseSubscriptionQuery(q)
+		if err != nil {
+			return
+		}
+		if sq.Limit < 1 || sq.Limit > MaxLimit {
+			t.Fatalf("limit %d accepted", sq.Limit)
+		}
+		if again, err := ParseSubscriptionQuery(sq.Values()); err != nil || again != sq {
+			t.Fatalf("%q: %+v, again %+v, %v", raw, sq, again, err)
+		}
+	})
+}
+
 // FuzzCursor: a cursor the caller made up decodes or is refused, never
 // panics; what decodes encodes back to a cursor that decodes the same.
 func FuzzCursor(f *testing.F) {

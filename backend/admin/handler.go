@@ -59,6 +59,7 @@ func NewHandler(svc *Service, cfg HandlerConfig) *Handler {
 var knownErrors = web.ErrorMap{
 	{Err: identity.ErrInvalidID, Problem: problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, identity.ErrInvalidID.Error())},
 	{Err: store.ErrNotFound, Problem: problem.New(http.StatusNotFound, problem.CodeNotFound, "no such resource")},
+	{Err: identity.ErrOwnWorkspace, Problem: problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, identity.ErrOwnWorkspace.Error())},
 	{Err: store.ErrConflict, Problem: problem.New(http.StatusConflict, problem.CodeConflict, "the resource exists already")},
 }
 
@@ -107,6 +108,13 @@ func (h *Handler) routes() []route {
 		r("POST", "/clients/{id}/keys/rotate", operators, true, "keys.rotate", h.rotateKey),
 		r("GET", "/revocations", readers, false, "revocations.list", h.listRevocations),
 		r("POST", "/revocations", operators, false, "revocations.create", h.revoke),
+		r("GET", "/grants", readers, false, "grants.list", h.listGrants),
+		r("POST", "/grants", operators, true, "grants.create", h.createGrant),
+		r("GET", "/grants/{id}", readers, false, "grants.get", h.getGrant),
+		r("POST", "/grants/{id}/revoke", operators, false, "grants.revoke", h.revokeGrant),
+		r("GET", "/subscriptions", readers, false, "subscriptions.list", h.listSubscriptions),
+		r("GET", "/subscriptions/{id}", readers, false, "subscriptions.get", h.getSubscription),
+		r("DELETE", "/subscriptions/{id}", operators, false, "subscriptions.delete", h.deleteSubscription),
 	}
 }
 

@@ -58,7 +58,7 @@ func limitOf(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxLimit || strconv.Itoa(n) != s {
-		return 0, problem.New(400, problem.CodeInvalidRequest, "limit must be a whole number from 1 to "+strconv.Itoa(MaxLimit))
+		return 0, errLimit
 	}
 	return n, nil
 }

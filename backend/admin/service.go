@@ -9,16 +9,19 @@ import (
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 // Store is what the service reads itself, besides what its services own:
-// the workspaces and clients it lists, the deny-list, the fleet.
+// the workspaces and clients it lists, the deny-list, the fleet, the
+// webhook subscriptions.
 type Store interface {
 	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
 	ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error)
 	GetClient(ctx context.Context, id string) (store.Client, error)
 	store.Revocations
 	fleet.Store
+	store.Subscriptions
 }
 
 // Service is the operator's and the auditor's side of the gateway: each
@@ -30,12 +33,13 @@ type Service struct {
 	identity *identity.Service
 	keys     *keyadmin.Service
 	fleet    *fleet.Service
+	webhooks *webhook.Service
 	now      func() time.Time
 }
 
 // New returns the service over st and the services that own the rules.
 func New(st Store, ids *identity.Service, keys *keyadmin.Service) *Service {
-	return &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), now: time.Now}
+	return &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), webhooks: webhook.NewService(st), now: time.Now}
 }
 
 // Whoami returns the person ctx acts for: who the API takes its caller

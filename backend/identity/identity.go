@@ -37,6 +37,9 @@ var (
 	ErrInvalidSharingKey = errors.New("invalid sharing key")
 	// ErrInvalidID: a workspace id that does not match contract.ValidID.
 	ErrInvalidID = errors.New("identifiers are 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+	// ErrOwnWorkspace: a grant of a client's own workspace, which it acts
+	// in without one.
+	ErrOwnWorkspace = errors.New("a client is not granted its own workspace")
 )
 
 // secretsKey names the key of the keyed hash of client secrets
@@ -201,6 +204,9 @@ func (s *Service) GrantSharing(ctx context.Context, by audit.Person, workspaceID
 	if by == (audit.Person{}) {
 		return Grant{}, audit.ErrNoPerson
 	}
+	if !contract.ValidID(workspaceID) {
+		return Grant{}, ErrInvalidID
+	}
 	if _, err := s.store.GetWorkspace(ctx, workspaceID); err != nil {
 		return Grant{}, fmt.Errorf("workspace %q: %w", workspaceID, err)
 	}
@@ -209,7 +215,7 @@ func (s *Service) GrantSharing(ctx context.Context, by audit.Person, workspaceID
 		return Grant{}, fmt.Errorf("client %q: %w", clientID, err)
 	}
 	if c.WorkspaceID == workspaceID {
-		return Grant{}, fmt.Errorf("client %q already belongs to workspace %q", clientID, workspaceID)
+		return Grant{}, fmt.Errorf("client %q already belongs to workspace %q: %w", clientID, workspaceID, ErrOwnWorkspace)
 	}
 	g := Grant{
 		GrantID:     uuid.NewString(),
@@ -240,17 +246,33 @@ type GrantInfo struct {
 	RevokedAt   time.Time `json:"revoked_at,omitzero"`
 }
 
-// ListGrants returns every sharing grant.
-func (s *Service) ListGrants(ctx context.Context) ([]GrantInfo, error) {
-	list, err := s.store.ListSharingGrants(ctx)
+// ListGrants returns the sharing grants f selects, in creation order,
+// without their keys.
+func (s *Service) ListGrants(ctx context.Context, f store.GrantFilter) ([]GrantInfo, error) {
+	list, err := s.store.ListSharingGrants(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]GrantInfo, 0, len(list))
 	for _, g := range list {
-		out = append(out, GrantInfo{GrantID: g.ID, WorkspaceID: g.WorkspaceID, ClientID: g.ClientID, CreatedAt: g.CreatedAt, RevokedAt: g.RevokedAt})
+		out = append(out, grantInfo(g))
 	}
 	return out, nil
+}
+
+// GetGrant returns the sharing grant id, without its key, or
+// store.ErrNotFound.
+func (s *Service) GetGrant(ctx context.Context, id string) (GrantInfo, error) {
+	g, err := s.store.GetSharingGrant(ctx, id)
+	if err != nil {
+		return GrantInfo{}, err
+	}
+	return grantInfo(g), nil
+}
+
+// grantInfo is g without its key.
+func grantInfo(g store.SharingGrant) GrantInfo {
+	return GrantInfo{GrantID: g.ID, WorkspaceID: g.WorkspaceID, ClientID: g.ClientID, CreatedAt: g.CreatedAt, RevokedAt: g.RevokedAt}
 }
 
 // RevokeSharing revokes the grant: its key no longer logs in, and refresh

@@ -139,8 +139,11 @@ func TestGrantSharingErrors(t *testing.T) {
 	if _, err := svc.GrantSharing(ctx, audittest.Operator, "wb", "nobody"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown client: %v", err)
 	}
-	if _, err := svc.GrantSharing(ctx, audittest.Operator, "wa", a.ClientID); err == nil {
-		t.Error("grant to the client's own workspace accepted")
+	if _, err := svc.GrantSharing(ctx, audittest.Operator, "wa", a.ClientID); !errors.Is(err, ErrOwnWorkspace) {
+		t.Errorf("grant to the client's own workspace: %v", err)
+	}
+	if _, err := svc.GrantSharing(ctx, audittest.Operator, "a/b", a.ClientID); !errors.Is(err, ErrInvalidID) {
+		t.Errorf("grant of an invalid workspace id: %v", err)
 	}
 	if err := svc.RevokeSharing(ctx, audittest.Operator, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("revoke unknown: %v", err)

@@ -77,7 +77,11 @@ type ClientFilter struct {
 }
 
 // ClientCursor is a position in the order of ListClients.
-type ClientCursor struct {
+type ClientCursor = Cursor
+
+// Cursor is a position in a list ordered by creation time, then id: the
+// item created at CreatedAt with id ID.
+type Cursor struct {
 	CreatedAt time.Time
 	ID        string
 }

@@ -40,8 +40,9 @@ type Identities interface {
 	GetSharingGrantByKeyHash(ctx context.Context, keyHash []byte) (SharingGrant, error)
 	// GetSharingGrant returns the grant with this id or ErrNotFound.
 	GetSharingGrant(ctx context.Context, id string) (SharingGrant, error)
-	// ListSharingGrants returns every grant ordered by creation time, then id.
-	ListSharingGrants(ctx context.Context) ([]SharingGrant, error)
+	// ListSharingGrants returns the grants f selects ordered by creation
+	// time, then id.
+	ListSharingGrants(ctx context.Context, f GrantFilter) ([]SharingGrant, error)
 	// RevokeSharingGrant marks the grant revoked at now and appends e
 	// (audit.SharingRevoke) in the same transaction. Revoking a revoked
 	// grant keeps the first revocation time (and is recorded again).
@@ -96,4 +97,24 @@ type SharingGrant struct {
 	CreatedAt time.Time
 	// RevokedAt is zero while the grant is in force.
 	RevokedAt time.Time
+}
+
+// GrantStatus says whether a grant is in force.
+type GrantStatus string
+
+// Grant statuses: a grant is revoked once its RevokedAt is set.
+const (
+	GrantActive  GrantStatus = "active"
+	GrantRevoked GrantStatus = "revoked"
+)
+
+// GrantFilter selects sharing grants for ListSharingGrants, a page in
+// creation order.
+type GrantFilter struct {
+	WorkspaceID string      // "" for every workspace
+	ClientID    string      // "" for every client
+	Status      GrantStatus // "" for any
+	// After is where the page starts (zero: from the first).
+	After Cursor
+	Limit int // 0 for no bound
 }

@@ -15,13 +15,26 @@ type Subscriptions interface {
 	// and the insert are atomic: concurrent creations never exceed max.
 	// It appends e to the audit trail in the same transaction.
 	CreateSubscription(ctx context.Context, s Subscription, max int, e audit.Event) error
-	// ListSubscriptions returns the workspace's subscriptions ordered by
+	// ListSubscriptions returns the subscriptions f selects ordered by
 	// creation time, then id.
-	ListSubscriptions(ctx context.Context, workspaceID string) ([]Subscription, error)
+	ListSubscriptions(ctx context.Context, f SubscriptionFilter) ([]Subscription, error)
+	// GetSubscription returns the workspace's subscription id (of any
+	// workspace when workspaceID is "") or ErrNotFound.
+	GetSubscription(ctx context.Context, workspaceID, id string) (Subscription, error)
 	// DeleteSubscription removes the workspace's subscription, with its
 	// deliveries, or returns ErrNotFound.
 	// It appends e to the audit trail in the same transaction.
 	DeleteSubscription(ctx context.Context, workspaceID, id string, e audit.Event) error
+}
+
+// SubscriptionFilter selects subscriptions for ListSubscriptions, a page
+// in creation order.
+type SubscriptionFilter struct {
+	WorkspaceID string             // "" for every workspace
+	Status      SubscriptionStatus // "" for any
+	// After is where the page starts (zero: from the first).
+	After Cursor
+	Limit int // 0 for no bound
 }
 
 // SubscriptionStatus says whether events are delivered to a subscription.

@@ -12,7 +12,6 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
@@ -21,6 +20,7 @@ import (
 // caller's workspace only.
 type Handler struct {
 	store store.Subscriptions
+	svc   *Service
 	rules Rules
 	max   int
 	log   *zap.Logger
@@ -32,7 +32,7 @@ type Handler struct {
 // NewHandler returns a Handler that lets a workspace have at most max
 // subscriptions.
 func NewHandler(s store.Subscriptions, rules Rules, max int, log *zap.Logger) *Handler {
-	h := &Handler{store: s, rules: rules, max: max, log: log, now: time.Now}
+	h := &Handler{store: s, svc: NewService(s), rules: rules, max: max, log: log, now: time.Now}
 	problems := &web.Problems{
 		Known: web.ErrorMap{
 			{Err: store.ErrNotFound, Problem: web.NotFound()},
@@ -125,27 +125,13 @@ type List struct {
 
 func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
-	subs, err := h.store.ListSubscriptions(r.Context(), caller.WorkspaceID)
+	subs, err := h.store.ListSubscriptions(r.Context(), store.SubscriptionFilter{WorkspaceID: caller.WorkspaceID})
 	if err != nil {
 		return err
 	}
 	out := List{Subscriptions: make([]Summary, 0, len(subs))}
 	for _, s := range subs {
-		sum := Summary{
-			ID:             s.ID,
-			Endpoint:       s.Endpoint,
-			Protocol:       s.Protocol,
-			Status:         string(s.Status),
-			HasSigningKey:  s.SigningKey != "",
-			DeliveryFormat: s.Format(),
-			CreatedAt:      s.CreatedAt,
-		}
-		if !s.LastDeliveryAt.IsZero() {
-			sum.LastDeliveryAt = &s.LastDeliveryAt
-			sum.LastDeliveryOutcome = &s.LastDeliveryOutcome
-		}
-		sum.EventNames = canonical(s.EventNames)
-		out.Subscriptions = append(out.Subscriptions, sum)
+		out.Subscriptions = append(out.Subscriptions, SummaryOf(s))
 	}
 	web.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -154,12 +140,7 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
 	id := r.PathValue("id")
-	e := web.AuditEvent(r)
-	e.At, e.Action, e.Outcome = h.now(), audit.SubscriptionDelete, audit.Success
-	if contract.IsUUID(id) {
-		e.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: id}
-	}
-	if err := h.store.DeleteSubscription(r.Context(), caller.WorkspaceID, id, e); err != nil {
+	if err := h.svc.Delete(r.Context(), caller.WorkspaceID, id, web.AuditEvent(r)); err != nil {
 		return err
 	}
 	telemetry.Logger(r.Context(), h.log).Info("subscription deleted", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", id))

@@ -184,3 +184,10 @@ func post[T any](ctx context.Context, c *Client, path string, body any, idempote
 	err := c.call(ctx, http.MethodPost, path, nil, body, &out, idempotent)
 	return out, err
 }
+
+// del deletes path and reads the answer into a new T.
+func del[T any](ctx context.Context, c *Client, path string) (T, error) {
+	var out T
+	err := c.call(ctx, http.MethodDelete, path, nil, nil, &out, false)
+	return out, err
+}

@@ -138,8 +138,14 @@ func (s *Store) GetSharingGrant(ctx context.Context, id string) (store.SharingGr
 }
 
 // ListSharingGrants implements store.Store.
-func (s *Store) ListSharingGrants(ctx context.Context) ([]store.SharingGrant, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+grantColumns+` FROM sharing_grants ORDER BY created_at, id COLLATE "C"`)
+func (s *Store) ListSharingGrants(ctx context.Context, f store.GrantFilter) ([]store.SharingGrant, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+grantColumns+` FROM sharing_grants
+		WHERE ($1::text IS NULL OR workspace_id = $1) AND ($2::text IS NULL OR client_id = $2)
+		AND ($3::text IS NULL OR (revoked_at IS NULL) = ($3 = 'active'))
+		AND ($4::timestamptz IS NULL OR created_at > $4 OR created_at = $4 AND id COLLATE "C" > $5)
+		ORDER BY created_at, id COLLATE "C"
+		LIMIT CASE WHEN $6 > 0 THEN $6::bigint END`,
+		nullText(f.WorkspaceID), nullText(f.ClientID), nullText(string(f.Status)), nullTS(f.After.CreatedAt), f.After.ID, f.Limit)
 	return collect(rows, err, scanGrant)
 }
 

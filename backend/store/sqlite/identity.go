@@ -152,8 +152,14 @@ func (s *Store) GetSharingGrant(ctx context.Context, id string) (store.SharingGr
 }
 
 // ListSharingGrants implements store.Store.
-func (s *Store) ListSharingGrants(ctx context.Context) ([]store.SharingGrant, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+grantColumns+` FROM sharing_grants ORDER BY created_at, id`)
+func (s *Store) ListSharingGrants(ctx context.Context, f store.GrantFilter) ([]store.SharingGrant, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+grantColumns+` FROM sharing_grants
+		WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR client_id = ?2)
+		AND (?3 IS NULL OR (revoked_at IS NULL) = (?3 = 'active'))
+		AND (?4 IS NULL OR created_at > ?4 OR created_at = ?4 AND id > ?5)
+		ORDER BY created_at, id
+		LIMIT CASE WHEN ?6 > 0 THEN ?6 ELSE -1 END`,
+		nullString(f.WorkspaceID), nullString(f.ClientID), nullString(string(f.Status)), nullMicros(f.After.CreatedAt), f.After.ID, f.Limit)
 	return collect(rows, err, func(rows *sql.Rows) (store.SharingGrant, error) { return scanGrant(rows) })
 }
 

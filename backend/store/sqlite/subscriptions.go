@@ -45,13 +45,17 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 }
 
 // ListSubscriptions implements store.Store.
-func (s *Store) ListSubscriptions(ctx context.Context, workspaceID string) ([]store.Subscription, error) {
-	return s.subscriptions(ctx, `WHERE s.workspace_id = ?`, workspaceID)
+func (s *Store) ListSubscriptions(ctx context.Context, f store.SubscriptionFilter) ([]store.Subscription, error) {
+	return s.subscriptions(ctx, `WHERE s.id IN (SELECT id FROM subscriptions
+		WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR status = ?2)
+		AND (?3 IS NULL OR created_at > ?3 OR created_at = ?3 AND id > ?4)
+		ORDER BY created_at, id LIMIT CASE WHEN ?5 > 0 THEN ?5 ELSE -1 END)`,
+		nullString(f.WorkspaceID), nullString(string(f.Status)), nullMicros(f.After.CreatedAt), f.After.ID, f.Limit)
 }
 
-// GetSubscription implements storetest.Inspector.
+// GetSubscription implements store.Store.
 func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (store.Subscription, error) {
-	subs, err := s.subscriptions(ctx, `WHERE s.workspace_id = ? AND s.id = ?`, workspaceID, id)
+	subs, err := s.subscriptions(ctx, `WHERE (?1 = '' OR s.workspace_id = ?1) AND s.id = ?2`, workspaceID, id)
 	if err != nil {
 		return store.Subscription{}, err
 	}

@@ -153,7 +153,7 @@ func testAuditWired(t *testing.T, s Store) {
 	created := event(audit.SubscriptionCreate, 5*time.Hour)
 	created.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: sub1}
 	wantAppendFailed(t, s.CreateSubscription(ctx(t), sub, 0, unrecordable(created)))
-	if subs, err := s.ListSubscriptions(ctx(t), "w1"); err != nil || len(subs) != 0 {
+	if subs, err := s.ListSubscriptions(ctx(t), store.SubscriptionFilter{WorkspaceID: "w1"}); err != nil || len(subs) != 0 {
 		t.Fatalf("subscriptions after a failed record = %+v, %v", subs, err)
 	}
 	must(t, s.CreateSubscription(ctx(t), sub, 0, created))

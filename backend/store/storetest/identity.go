@@ -179,7 +179,7 @@ func testSharingGrants(t *testing.T, s Store) {
 	wantErr(t, s.RevokeSharingGrant(ctx(t), "g9", t0, operator(audit.SharingRevoke, "w2")), store.ErrNotFound)
 	_, err = s.GetSharingGrant(ctx(t), "g9")
 	wantErr(t, err, store.ErrNotFound)
-	list, err := s.ListSharingGrants(ctx(t))
+	list, err := s.ListSharingGrants(ctx(t), store.GrantFilter{})
 	must(t, err)
 	if len(list) != 1 || list[0].ID != "g1" {
 		t.Fatalf("ListSharingGrants = %+v", list)

@@ -11,9 +11,6 @@ import (
 // Inspector reads what only tests look at. Every engine implements it
 // beside store.Store; the backend itself never needs it.
 type Inspector interface {
-	// GetSubscription returns the workspace's subscription or
-	// store.ErrNotFound.
-	GetSubscription(ctx context.Context, workspaceID, id string) (store.Subscription, error)
 	// GetDelivery returns a delivery with its event and subscription, or
 	// store.ErrNotFound.
 	GetDelivery(ctx context.Context, id string) (store.Delivery, error)

@@ -31,6 +31,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ReplaceSecretHash", testReplaceSecretHash},
 		{"HashKey", testHashKey},
 		{"SharingGrants", testSharingGrants},
+		{"GrantPages", testGrantPages},
+		{"SubscriptionPages", testSubscriptionPages},
 		{"RefreshRotation", testRefreshRotation},
 		{"RefreshReuse", testRefreshReuse},
 		{"RefreshFamilyOf", testRefreshFamilyOf},

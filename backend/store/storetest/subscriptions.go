@@ -37,7 +37,7 @@ func testSubscriptions(t *testing.T, s Store) {
 	second.ID, second.Endpoint, second.Protocol, second.CreatedAt = "s4", "arn:aws:lambda:eu-west-1:123456789012:function:f", "lambda", at(time.Minute)
 	must(t, s.CreateSubscription(ctx(t), second, 0, ev(audit.SubscriptionCreate)))
 
-	list, err := s.ListSubscriptions(ctx(t), "w1")
+	list, err := s.ListSubscriptions(ctx(t), store.SubscriptionFilter{WorkspaceID: "w1"})
 	must(t, err)
 	if len(list) != 2 || list[0].ID != "s1" || list[1].ID != "s4" {
 		t.Fatalf("ListSubscriptions(w1) = %+v", list)
@@ -62,7 +62,7 @@ func testSubscriptions(t *testing.T, s Store) {
 	}
 	must(t, s.DeleteSubscription(ctx(t), "w1", "s1", ev(audit.SubscriptionDelete)))
 	wantErr(t, s.DeleteSubscription(ctx(t), "w1", "s1", ev(audit.SubscriptionDelete)), store.ErrNotFound)
-	list, err = s.ListSubscriptions(ctx(t), "w1")
+	list, err = s.ListSubscriptions(ctx(t), store.SubscriptionFilter{WorkspaceID: "w1"})
 	must(t, err)
 	if len(list) != 1 || list[0].ID != "s4" {
 		t.Fatalf("after delete: %+v", list)
@@ -88,7 +88,7 @@ func testSubscriptionLimit(t *testing.T, s Store) {
 	must(t, s.DeleteSubscription(ctx(t), "w1", "a", ev(audit.SubscriptionDelete)))
 	must(t, s.CreateSubscription(ctx(t), sub("c", "w1"), 2, ev(audit.SubscriptionCreate)))
 	must(t, s.CreateSubscription(ctx(t), sub("e", "w1"), 0, ev(audit.SubscriptionCreate))) // no limit
-	list, err := s.ListSubscriptions(ctx(t), "w1")
+	list, err := s.ListSubscriptions(ctx(t), store.SubscriptionFilter{WorkspaceID: "w1"})
 	must(t, err)
 	if len(list) != 3 {
 		t.Fatalf("%d subscriptions, want 3", len(list))
@@ -109,7 +109,7 @@ func testSubscriptionLimit(t *testing.T, s Store) {
 			t.Fatalf("unexpected error %v", err)
 		}
 	}
-	list, err = s.ListSubscriptions(ctx(t), "w2")
+	list, err = s.ListSubscriptions(ctx(t), store.SubscriptionFilter{WorkspaceID: "w2"})
 	must(t, err)
 	if len(list) != limit {
 		t.Fatalf("%d subscriptions after concurrent creations with a limit of %d", len(list), limit)

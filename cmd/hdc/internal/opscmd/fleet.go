@@ -13,9 +13,17 @@ import (
 // printAll prints every item of a list that takes a PageQuery alone, read
 // a page at a time through the plane the flags choose.
 func printAll[T any](cmd *cobra.Command, sf *storeFlags, list func(plane) func(context.Context, admin.PageQuery) (admin.Page[T], error)) error {
+	return printEvery(cmd, sf, func(ctx context.Context, p plane, cursor string) (admin.Page[T], error) {
+		return list(p)(ctx, admin.PageQuery{Cursor: cursor, Limit: admin.MaxLimit})
+	})
+}
+
+// printEvery prints every item of a list, read a page at a time through
+// the plane the flags choose: page asks p for the page at cursor.
+func printEvery[T any](cmd *cobra.Command, sf *storeFlags, page func(ctx context.Context, p plane, cursor string) (admin.Page[T], error)) error {
 	return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
 		items, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[T], error) {
-			return list(p)(ctx, admin.PageQuery{Cursor: cursor, Limit: admin.MaxLimit})
+			return page(ctx, p, cursor)
 		})
 		if err != nil {
 			return err

@@ -36,6 +36,12 @@ type plane interface {
 	AddKey(ctx context.Context, client string, r admin.AddKeyRequest) (admin.IssuedKey, error)
 	RotateKey(ctx context.Context, client string, r admin.RotateKeyRequest) (admin.Rotation, error)
 	RetireKey(ctx context.Context, kid string, r admin.RetireKeyRequest) (admin.Retirement, error)
+	CreateGrant(ctx context.Context, workspace, client string) (identity.Grant, error)
+	ListGrants(ctx context.Context, q admin.GrantQuery) (admin.Page[identity.GrantInfo], error)
+	RevokeGrant(ctx context.Context, id string) (identity.GrantInfo, error)
+	ListSubscriptions(ctx context.Context, q admin.SubscriptionQuery) (admin.Page[admin.Subscription], error)
+	GetSubscription(ctx context.Context, id string) (admin.Subscription, error)
+	DeleteSubscription(ctx context.Context, id string) (admin.Subscription, error)
 }
 
 var (

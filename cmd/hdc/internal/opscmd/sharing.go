@@ -1,10 +1,13 @@
 package opscmd
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
+	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
 
@@ -34,8 +37,8 @@ Give the sharing key to the client now: it cannot be shown again. Keep the
 grant id to revoke the grant.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.run(cmd, func(svc *identity.Service) error {
-				g, err := svc.GrantSharing(cmd.Context(), operator.Person(), workspace, client)
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				g, err := p.CreateGrant(ctx, workspace, client)
 				if err != nil {
 					return err
 				}
@@ -60,8 +63,8 @@ logins made with it are refused. Access tokens already issued stay valid until
 they expire.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.run(cmd, func(svc *identity.Service) error {
-				if err := svc.RevokeSharing(cmd.Context(), operator.Person(), grant); err != nil {
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				if _, err := p.RevokeGrant(ctx, grant); err != nil {
 					return notFound(err, "grant", grant)
 				}
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"grant_id": grant, "status": "revoked"})
@@ -74,18 +77,22 @@ they expire.`,
 }
 
 func newSharingListCmd(sf *storeFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
+	var q admin.GrantQuery
+	var status string
+	cmd := &cobra.Command{
+		Use:   "list [--workspace W] [--client C] [--status active|revoked]",
 		Short: "List sharing grants as JSON (never their keys)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.run(cmd, func(svc *identity.Service) error {
-				grants, err := svc.ListGrants(cmd.Context())
-				if err != nil {
-					return err
-				}
-				return cli.PrintJSON(cmd.OutOrStdout(), grants)
+			q.Status, q.Limit = store.GrantStatus(status), admin.MaxLimit
+			return printEvery(cmd, sf, func(ctx context.Context, p plane, cursor string) (admin.Page[identity.GrantInfo], error) {
+				q.Cursor = cursor
+				return p.ListGrants(ctx, q)
 			})
 		},
 	}
+	cmd.Flags().StringVar(&q.Workspace, "workspace", "", "only the grants of this workspace")
+	cmd.Flags().StringVar(&q.Client, "client", "", "only the grants of this client")
+	cmd.Flags().StringVar(&status, "status", "", "only the grants in force (active) or the revoked")
+	return cmd
 }

@@ -43,16 +43,6 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	f.Admin.register(fs)
 }
 
-// run opens the identity service, runs fn with it and closes the store.
-func (f *storeFlags) run(cmd *cobra.Command, fn func(*identity.Service) error) error {
-	st, err := f.Open(cmd.Context())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return fn(identity.New(st, 1))
-}
-
 // openKeeper opens the keeper, for the registry's sealer.
 func (f *storeFlags) openKeeper(ctx context.Context) (*keeper.Keeper, error) {
 	url := f.KeeperURL()

@@ -1,0 +1,134 @@
+package admin
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// signingKey is the subscriptions' signing key, which no answer shows.
+const signingKey = "whsec-0123456789abcdef"
+
+// seedSubscriptions gives w1 two subscriptions (the second disabled) and w2
+// one, in this order of creation, and returns their ids.
+func seedSubscriptions(t *testing.T, a *api) []string {
+	t.Helper()
+	var ids []string
+	for i, ws := range []string{"w1", "w2", "w1"} {
+		if _, err := a.st.EnsureWorkspace(t.Context(), ws, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		sub := store.Subscription{ID: uuid.NewString(), WorkspaceID: ws, Endpoint: "https://example.com/hook/" + ws, Protocol: "https",
+			EventNames: []string{"user.delete"}, SigningKey: signingKey, Status: store.SubscriptionActive,
+			CreatedAt: time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC)}
+		if i == 2 {
+			sub.Status, sub.Endpoint = store.SubscriptionDisabled, sub.Endpoint+"/2"
+		}
+		e := audit.Event{At: sub.CreatedAt, Action: audit.SubscriptionCreate, Outcome: audit.Success, Workspace: ws,
+			Entity: audit.Entity{Kind: audit.EntitySubscription, ID: sub.ID}}
+		if err := a.st.CreateSubscription(t.Context(), sub, 0, e); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sub.ID)
+	}
+	return ids
+}
+
+// TestSubscriptions: both persons list and read the subscriptions of every
+// workspace, a page at a time, by workspace and status, never a signing
+// key; an operator deletes one, and its audit record names her.
+func TestSubscriptions(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ids := seedSubscriptions(t, a)
+	tests := []struct {
+		name, query string
+		want        []string
+		next        bool
+	}{
+		{"every subscription", "", ids, false},
+		{"a page", "?limit=2", ids[:2], true},
+		{"a workspace", "?workspace=w1", []string{ids[0], ids[2]}, false},
+		{"a status", "?status=disabled", ids[2:], false},
+		{"both", "?workspace=w1&status=active", ids[:1], false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p Page[Subscription]
+			r := a.do("auditor", "GET", "/admin/v1/subscriptions"+tt.query, nil)
+			r.decode(t, 200, &p)
+			var got []string
+			for _, s := range p.Items {
+				got = append(got, s.ID)
+			}
+			if !slices.Equal(got, tt.want) || (p.Next != "") != tt.next || strings.Contains(string(r.body), signingKey) {
+				t.Fatalf("got %s, want %v (a next page: %v)", r.body, tt.want, tt.next)
+			}
+		})
+	}
+	var first, rest Page[Subscription]
+	a.do("auditor", "GET", "/admin/v1/subscriptions?limit=2", nil).decode(t, 200, &first)
+	a.do("auditor", "GET", "/admin/v1/subscriptions?limit=2&cursor="+first.Next, nil).decode(t, 200, &rest)
+	if len(rest.Items) != 1 || rest.Items[0].ID != ids[2] || rest.Next != "" {
+		t.Fatalf("the page after the first: %+v", rest)
+	}
+
+	var sub Subscription
+	r := a.do("auditor", "GET", "/admin/v1/subscriptions/"+ids[1], nil)
+	r.decode(t, 200, &sub)
+	if sub.WorkspaceID != "w2" || !sub.HasSigningKey || sub.Status != "active" || strings.Contains(string(r.body), signingKey) {
+		t.Fatalf("the subscription: %s", r.body)
+	}
+	a.do("operator", "DELETE", "/admin/v1/subscriptions/"+ids[1], nil).decode(t, 200, &sub)
+	if sub.ID != ids[1] || sub.WorkspaceID != "w2" {
+		t.Fatalf("deleted: %+v", sub)
+	}
+	if _, err := a.st.GetSubscription(t.Context(), "w2", ids[1]); err == nil {
+		t.Fatal("the subscription is still there")
+	}
+	rs, err := a.st.ListAudit(t.Context(), store.AuditFilter{Workspace: "w2", Agent: alice, Entity: ids[1]})
+	if err != nil || len(rs) != 1 || rs[0].Action != audit.SubscriptionDelete || rs[0].Person.Role != contract.RoleOperator || rs[0].Person.Serial == "" {
+		t.Fatalf("w2's deletion by alice: %+v, %v", rs, err)
+	}
+}
+
+// TestSubscriptionRefusals: bad input is a problem with a stable code and
+// deletes nothing.
+func TestSubscriptionRefusals(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ids := seedSubscriptions(t, a)
+	tests := []struct {
+		name, who, method, path string
+		status                  int
+		code                    string
+	}{
+		{"an auditor's deletion", "auditor", "DELETE", "/admin/v1/subscriptions/" + ids[0], 403, "forbidden"},
+		{"deleting nothing", "operator", "DELETE", "/admin/v1/subscriptions/5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01", 404, "not_found"},
+		{"an unknown subscription", "auditor", "GET", "/admin/v1/subscriptions/nothing", 404, "not_found"},
+		{"an id of the wrong syntax", "operator", "DELETE", "/admin/v1/subscriptions/..%2f", 404, "not_found"},
+		{"an unknown status", "auditor", "GET", "/admin/v1/subscriptions?status=revoked", 400, "invalid_request"},
+		{"an invalid workspace", "auditor", "GET", "/admin/v1/subscriptions?workspace=a%2Fb", 400, "invalid_request"},
+		{"an unknown parameter", "auditor", "GET", "/admin/v1/subscriptions?client=c1", 400, "invalid_request"},
+		{"a limit of nothing", "auditor", "GET", "/admin/v1/subscriptions?limit=0", 400, "invalid_request"},
+		{"another method", "operator", "POST", "/admin/v1/subscriptions", 405, "method_not_allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := a.do(tt.who, tt.method, tt.path, nil)
+			if r.status != tt.status || r.problemCode() != tt.code {
+				t.Fatalf("got %d %s, want %d %s", r.status, r.body, tt.status, tt.code)
+			}
+		})
+	}
+	if list, err := a.st.ListSubscriptions(t.Context(), store.SubscriptionFilter{}); err != nil || len(list) != len(ids) {
+		t.Fatalf("the refusals deleted: %d left, %v", len(list), err)
+	}
+}

@@ -1,0 +1,167 @@
+package opscmd
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
+	"github.com/health-data-connect/hdc/internal/pki"
+)
+
+// operatorName is the person of the remote mode's certificate.
+const operatorName = "alice@example.org"
+
+// serveAdmin runs a backend over the data directory dir with the hop's
+// mutual TLS, and returns it and the flags of hdc's remote mode as the
+// operator alice: --admin, --cert, --key, --ca.
+func serveAdmin(t *testing.T, dir string) (*backend.Server, []string) {
+	t.Helper()
+	hop := filepath.Join(t.TempDir(), "tls")
+	if err := pki.InitDir(hop, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pki.IssueFromDir(hop, pki.Leaf{Role: pki.Operator, Name: operatorName}, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	cfg := backend.DefaultConfig()
+	cfg.DataDir, cfg.Keeper, cfg.ShutdownTimeout = dir, clitest.KeeperURL, 5*time.Second
+	cfg.HopCA = filepath.Join(hop, pki.CAFile)
+	cfg.HopCert, cfg.HopKey = filepath.Join(hop, pki.CertFile(pki.Backend)), filepath.Join(hop, pki.KeyFile(pki.Backend))
+	srv, err := backend.New(t.Context(), cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls [2]net.Listener
+	for i := range ls {
+		if ls[i], err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.Serve(ctx, ls[0], ls[1]) })
+	t.Cleanup(func() { cancel(); wg.Wait(); srv.Close() })
+	return srv, []string{"--admin", "https://" + ls[1].Addr().String(), "--cert", filepath.Join(hop, operatorName+".pem"),
+		"--key", filepath.Join(hop, operatorName+"-key.pem"), "--ca", filepath.Join(hop, pki.CAFile)}
+}
+
+// remote runs hdc with args in remote mode, with a data directory of its
+// own that holds no database: what it does, it does through the API.
+func remote(t *testing.T, flags []string, args ...string) (string, error) {
+	t.Helper()
+	return hdc(t, t.TempDir(), append(args, flags...)...)
+}
+
+// TestSharingRemote: hdc sharing grant, list and revoke through the Admin
+// API print what they print in direct mode, and the audit records name
+// the operator of the certificate.
+func TestSharingRemote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, flags := serveAdmin(t, dir)
+	a := decode[struct {
+		ClientID string `json:"client_id"`
+	}](t, mustOut(remote(t, flags, "clients", "create", "--workspace", "acme")))
+	mustOut(remote(t, flags, "clients", "create", "--workspace", "globex"))
+	out, err := remote(t, flags, "sharing", "grant", "--workspace", "globex", "--client", a.ClientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := decode[struct {
+		GrantID    string `json:"grant_id"`
+		SharingKey string `json:"sharing_key"`
+	}](t, out)
+	if !strings.HasPrefix(g.SharingKey, "hdc_sk_") {
+		t.Fatalf("grant printed %s", out)
+	}
+	list := mustOut(remote(t, flags, "sharing", "list"))
+	if direct := mustOut(hdc(t, dir, "sharing", "list")); list != direct || strings.Contains(list, g.SharingKey) || !strings.Contains(list, g.GrantID) {
+		t.Fatalf("sharing list: remote %s, direct %s", list, direct)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the revocation", []string{"sharing", "revoke", "--grant", g.GrantID}, `{"grant_id":"` + g.GrantID + `","status":"revoked"}`},
+		{"the revoked", []string{"sharing", "list", "--status", "revoked", "--client", a.ClientID}, g.GrantID},
+		{"another workspace's", []string{"sharing", "list", "--workspace", "acme"}, "[]"},
+	}
+	for _, tt := range tests {
+		out, err := remote(t, flags, tt.args...)
+		if err != nil || !strings.Contains(strings.Join(strings.Fields(out), ""), tt.want) {
+			t.Fatalf("%s: %s, %v; want %s", tt.name, out, err, tt.want)
+		}
+	}
+	if _, err := remote(t, flags, "sharing", "revoke", "--grant", "nope"); err == nil || !strings.Contains(err.Error(), `no grant "nope"`) {
+		t.Fatalf("revoking nothing: %v", err)
+	}
+	rs, err := srv.Store().ListAudit(t.Context(), store.AuditFilter{Workspace: "globex", Agent: operatorName})
+	if err != nil || len(rs) != 3 || rs[1].Action != audit.SharingGrant || rs[2].Action != audit.SharingRevoke || rs[2].Person.Direct {
+		t.Fatalf("globex's records by %s: %+v, %v", operatorName, rs, err)
+	}
+}
+
+// TestSubscriptionsRemote: hdc subscriptions list, get and delete, through
+// the Admin API and directly, show any workspace's subscriptions without
+// their signing keys; a deletion names its author.
+func TestSubscriptionsRemote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, flags := serveAdmin(t, dir)
+	const key = "whsec-0123456789abcdef"
+	var ids []string
+	for _, ws := range []string{"acme", "globex"} {
+		if _, err := srv.Store().EnsureWorkspace(t.Context(), ws, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		sub := store.Subscription{ID: uuid.NewString(), WorkspaceID: ws, Endpoint: "https://example.com/" + ws, Protocol: "https",
+			EventNames: []string{"user.delete"}, SigningKey: key, Status: store.SubscriptionActive, CreatedAt: time.Now()}
+		if err := srv.Store().CreateSubscription(t.Context(), sub, 0, audit.Event{At: sub.CreatedAt, Action: audit.SubscriptionCreate,
+			Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntitySubscription, ID: sub.ID}}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sub.ID)
+	}
+	list := mustOut(remote(t, flags, "subscriptions", "list"))
+	if direct := mustOut(hdc(t, dir, "subscriptions", "list")); list != direct || strings.Contains(list, key) || !strings.Contains(list, ids[1]) {
+		t.Fatalf("subscriptions list: remote %s, direct %s", list, direct)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a workspace's", []string{"subscriptions", "list", "--workspace", "globex"}, `"workspace_id":"globex"`},
+		{"one", []string{"subscriptions", "get", "--subscription", ids[0]}, `"has_signing_key":true`},
+		{"its deletion", []string{"subscriptions", "delete", "--subscription", ids[0]}, `"status":"deleted"`},
+		{"the disabled", []string{"subscriptions", "list", "--status", "disabled"}, "[]"},
+	}
+	for _, tt := range tests {
+		out, err := remote(t, flags, tt.args...)
+		if err != nil || strings.Contains(out, key) || !strings.Contains(strings.Join(strings.Fields(out), ""), tt.want) {
+			t.Fatalf("%s: %s, %v; want %s", tt.name, out, err, tt.want)
+		}
+	}
+	if _, err := remote(t, flags, "subscriptions", "get", "--subscription", ids[0]); err == nil || !strings.Contains(err.Error(), "no subscription") {
+		t.Fatalf("the deleted one: %v", err)
+	}
+	if _, err := hdc(t, dir, "subscriptions", "list", "--status", "gone"); err == nil || !strings.Contains(err.Error(), "status must be") {
+		t.Fatalf("a status of nothing, directly: %v", err)
+	}
+	rs, err := srv.Store().ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: ids[0]})
+	if err != nil || len(rs) != 1 || rs[0].Action != audit.SubscriptionDelete || rs[0].Person.Role != "operator" {
+		t.Fatalf("acme's deletion by %s: %+v, %v", operatorName, rs, err)
+	}
+}

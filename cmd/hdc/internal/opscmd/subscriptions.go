@@ -1,0 +1,91 @@
+package opscmd
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+)
+
+func newSubscriptionsCmd() *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "subscriptions",
+		Short: "Show and delete the webhook subscriptions of any workspace",
+		Long: `Show and delete the webhook subscriptions of any workspace: the operators'
+view of what each workspace's clients registered through the notification API.
+A subscription's signing key is never shown, only whether it has one. A
+deletion is recorded in the workspace's audit trail under your name.`,
+	}
+	sf.register(cmd)
+	cmd.AddCommand(newSubscriptionsListCmd(&sf), newSubscriptionsGetCmd(&sf), newSubscriptionsDeleteCmd(&sf))
+	return cmd
+}
+
+func newSubscriptionsListCmd(sf *storeFlags) *cobra.Command {
+	var q admin.SubscriptionQuery
+	var status string
+	cmd := &cobra.Command{
+		Use:   "list [--workspace W] [--status active|disabled]",
+		Short: "List the subscriptions of every workspace (or one) as JSON, oldest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q.Status, q.Limit = store.SubscriptionStatus(status), admin.MaxLimit
+			return printEvery(cmd, sf, func(ctx context.Context, p plane, cursor string) (admin.Page[admin.Subscription], error) {
+				q.Cursor = cursor
+				return p.ListSubscriptions(ctx, q)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&q.Workspace, "workspace", "", "only the subscriptions of this workspace")
+	cmd.Flags().StringVar(&status, "status", "", "only the subscriptions delivered to (active) or given up (disabled)")
+	return cmd
+}
+
+func newSubscriptionsGetCmd(sf *storeFlags) *cobra.Command {
+	var id string
+	cmd := &cobra.Command{
+		Use:   "get --subscription S",
+		Short: "Print subscription S as JSON",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				sub, err := p.GetSubscription(ctx, id)
+				if err != nil {
+					return notFound(err, "subscription", id)
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), sub)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&id, "subscription", "", "subscription id, as list prints it")
+	cmd.MarkFlagRequired("subscription")
+	return cmd
+}
+
+func newSubscriptionsDeleteCmd(sf *storeFlags) *cobra.Command {
+	var id string
+	cmd := &cobra.Command{
+		Use:   "delete --subscription S",
+		Short: "Delete subscription S, of whatever workspace, with its pending deliveries",
+		Long: `Delete subscription S, of whatever workspace, with its pending deliveries: no
+event is delivered to its endpoint from now on. The workspace's audit trail
+records the deletion under your name.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+				sub, err := p.DeleteSubscription(ctx, id)
+				if err != nil {
+					return notFound(err, "subscription", id)
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"id": sub.ID, "workspace_id": sub.WorkspaceID, "status": "deleted"})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&id, "subscription", "", "subscription id, as list prints it")
+	cmd.MarkFlagRequired("subscription")
+	return cmd
+}
