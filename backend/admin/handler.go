@@ -102,6 +102,9 @@ func (h *Handler) routes() []route {
 		r("POST", "/clients/{id}/disable", operators, false, "clients.disable", h.disableClient),
 		r("GET", "/revocations", readers, false, "revocations.list", h.listRevocations),
 		r("POST", "/revocations", operators, false, "revocations.create", h.revoke),
+		r("GET", "/audit-events", readers, false, "audit.search", h.searchAudit),
+		r("GET", "/audit-events/export", readers, false, "audit.export", h.exportAudit),
+		r("GET", "/audit/verify", readers, false, "audit.verify", h.verifyAudit),
 	}
 }
 
