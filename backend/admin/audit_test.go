@@ -1,12 +1,22 @@
 package admin
 
 import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"go.uber.org/zap/zaptest"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
+	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // listedRecord is what the tests read of a listed audit record.
@@ -98,5 +108,49 @@ func TestAuditRefusals(t *testing.T) {
 	}
 	if heads, err := a.st.AuditHeads(t.Context()); err != nil || len(heads) != 0 {
 		t.Fatalf("the refusals were recorded: %+v, %v", heads, err)
+	}
+}
+
+// brokenTrail holds trail "a", which reads, and trail "b", which fails.
+type brokenTrail struct {
+	store.Audit
+	recs []audit.Record
+}
+
+func (b brokenTrail) AuditHeads(context.Context) ([]audit.Head, error) {
+	return []audit.Head{{Workspace: "a", Last: b.recs[len(b.recs)-1].Link()}, {Workspace: "b"}}, nil
+}
+
+func (b brokenTrail) ListAudit(_ context.Context, f store.AuditFilter) ([]audit.Record, error) {
+	if f.Workspace == "b" {
+		return nil, errors.New("database down")
+	}
+	return b.recs, nil
+}
+
+// TestExportBrokenOff: an export that fails once it has begun is broken
+// off, not ended as if whole; one that fails before is a problem.
+func TestExportBrokenOff(t *testing.T) {
+	t.Parallel()
+	recs, err := audittest.Records("a", time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(New(nil, nil, nil, WithTrail(trail.New(brokenTrail{recs: recs}, trail.Config{}))), HandlerConfig{Log: zaptest.NewLogger(t)})
+	w := httptest.NewRecorder()
+	func() {
+		defer func() {
+			if v := recover(); v != http.ErrAbortHandler {
+				t.Errorf("the export ended with %v, want it broken off", v)
+			}
+		}()
+		h.exportAudit(w, httptest.NewRequest("GET", Prefix+"/audit-events/export", nil))
+	}()
+	if w.Body.Len() == 0 || w.Header().Get("Content-Type") != ContentTypeNDJSON {
+		t.Errorf("nothing was sent before the failure: %d bytes", w.Body.Len())
+	}
+	w = httptest.NewRecorder()
+	if err := h.exportAudit(w, httptest.NewRequest("GET", Prefix+"/audit-events/export?workspace=b", nil)); err == nil || w.Body.Len() != 0 {
+		t.Errorf("a failure before anything was sent: %v, %d bytes sent", err, w.Body.Len())
 	}
 }

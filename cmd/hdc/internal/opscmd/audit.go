@@ -141,7 +141,7 @@ and reads by their name.`,
 func listAudit(ctx context.Context, p plane, q trail.Query, limit int, w io.Writer) error {
 	left := limit
 	for {
-		q.Limit = admin.MaxLimit
+		q.Limit = trail.MaxLimit
 		if limit > 0 {
 			q.Limit = min(q.Limit, left)
 		}
