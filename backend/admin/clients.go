@@ -31,14 +31,23 @@ func ParseClientQuery(q url.Values) (ClientQuery, error) {
 		return ClientQuery{}, err
 	}
 	cq := ClientQuery{Workspace: v["workspace"], Status: store.ClientStatus(v["status"]), Cursor: v["cursor"]}
-	if cq.Workspace != "" && !contract.ValidID(cq.Workspace) {
-		return cq, problem.New(400, problem.CodeInvalidRequest, "workspace is not a workspace id")
-	}
-	if cq.Status != "" && cq.Status != store.ClientActive && cq.Status != store.ClientDisabled {
-		return cq, problem.New(400, problem.CodeInvalidRequest, "status must be active or disabled")
+	if err := cq.check(); err != nil {
+		return cq, err
 	}
 	cq.Limit, err = limitOf(v["limit"])
 	return cq, err
+}
+
+// check refuses a filter no client can match: a workspace that is not a
+// workspace id, a status that is not one.
+func (q ClientQuery) check() error {
+	if q.Workspace != "" && !contract.ValidID(q.Workspace) {
+		return problem.New(400, problem.CodeInvalidRequest, "workspace is not a workspace id")
+	}
+	if q.Status != "" && q.Status != store.ClientActive && q.Status != store.ClientDisabled {
+		return problem.New(400, problem.CodeInvalidRequest, "status must be active or disabled")
+	}
+	return nil
 }
 
 // Values returns q as query parameters, ParseClientQuery's inverse.
@@ -65,6 +74,9 @@ func (s *Service) CreateClient(ctx context.Context, workspace string) (identity.
 // ListClients returns a page of the clients q selects.
 func (s *Service) ListClients(ctx context.Context, q ClientQuery) (Page[identity.Client], error) {
 	var after clientCursor
+	if err := q.check(); err != nil {
+		return Page[identity.Client]{}, err
+	}
 	if err := decodeCursor(q.Cursor, &after); err != nil {
 		return Page[identity.Client]{}, err
 	}

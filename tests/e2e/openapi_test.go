@@ -19,16 +19,27 @@ import (
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
-// TestOpenAPILint lints docs/openapi.yaml with Redocly CLI (npm
-// @redocly/cli, tests/interop) on its recommended rules, as
-// docs/redocly.yaml configures them: any error or warning fails.
+// TestOpenAPILint lints docs/openapi.yaml and docs/admin-openapi.yaml with
+// Redocly CLI (npm @redocly/cli, tests/interop) on its recommended rules,
+// as docs/redocly.yaml configures them: any error or warning fails.
 func TestOpenAPILint(t *testing.T) {
 	t.Parallel()
 	cli := filepath.Join(hdctest.RepoRoot, "tests", "interop", "node_modules", "@redocly", "cli", "bin", "cli.js")
 	if _, err := os.Stat(cli); err != nil {
 		t.Fatalf("Redocly CLI is not installed (npm ci --prefix tests/interop, as scripts/test.sh does): %v", err)
 	}
-	cmd := exec.Command("node", cli, "lint", "--format", "json", "--config", filepath.Join("docs", "redocly.yaml"), hdctest.APIDocPath)
+	for _, doc := range []string{hdctest.APIDocPath, hdctest.AdminAPIDocPath} {
+		t.Run(doc, func(t *testing.T) {
+			t.Parallel()
+			lint(t, cli, doc)
+		})
+	}
+}
+
+// lint runs Redocly CLI's lint on doc and fails t on any problem.
+func lint(t *testing.T, cli, doc string) {
+	t.Helper()
+	cmd := exec.Command("node", cli, "lint", "--format", "json", "--config", filepath.Join("docs", "redocly.yaml"), doc)
 	cmd.Dir = hdctest.RepoRoot
 	cmd.Env = append(os.Environ(), "REDOCLY_TELEMETRY=off", "REDOCLY_SUPPRESS_UPDATE_NOTICE=true", "NO_COLOR=1")
 	var stderr bytes.Buffer

@@ -38,7 +38,8 @@ func TestProductionSectionAsWritten(t *testing.T) {
 	_, metricsPort, _ := net.SplitHostPort(testkit.FreeAddr(t))
 	paths := strings.NewReplacer("/usr/local/bin/", bin, "/etc/hdc", filepath.Join(root, "etc/hdc"),
 		"/var/lib/hdc", filepath.Join(root, "var/lib/hdc"),
-		"HDC_SITE=api.example.org", "HDC_SITE=http://"+site, "HDC_BIND=0.0.0.0", "HDC_BIND=127.0.0.1")
+		"HDC_SITE=api.example.org", "HDC_SITE=http://"+site, "HDC_BIND=0.0.0.0", "HDC_BIND=127.0.0.1",
+		"HDC_ADMIN_URL=https://127.0.0.1:9081", "HDC_ADMIN_URL=https://"+internal)
 	env := append(os.Environ(), hdctest.GoEnv(t)...)
 	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+root,
 		"HDC_LISTEN="+backendAddr, "HDC_INTERNAL_LISTEN="+internal, "HDC_BACKEND="+backendAddr,

@@ -99,15 +99,41 @@ func TestUpGuideWorksWhenPasted(t *testing.T) {
 	trail := paste(hdc + " audit list --data data --workspace " + c["workspace_id"])
 	wantTrail(t, trail, "client_create", "key_add "+c["kid"], "login", "record_upload", "record_retrieve", "refresh")
 	paste(hdc + " audit verify --data data")
+	wantAdminAPI(t, paste, hdc, c["client_id"])
 
-	// Ctrl-C stops it cleanly; a second run reuses the data.
+	// Ctrl-C stops it cleanly, and takes its admin file away; a second run
+	// reuses the data.
 	stopUp(t, cmd)
+	if _, err := os.Stat(filepath.Join(dir, "data", "admin.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("hdc up left its admin file behind: %v", err)
+	}
 	_, guide2 := up()
 	if !strings.Contains(strings.Join(guide2, "\n"), c["client_id"]) {
 		t.Fatal("the second run did not reuse the demo client")
 	}
 	if out := paste(commands[1]); !strings.Contains(out, "hooks") {
 		t.Fatalf("the data did not survive a restart: %s", out)
+	}
+}
+
+// wantAdminAPI checks that the operator commands run on hdc up's data
+// directory go through its Admin API as the local user, an operator with a
+// certificate of the hop's authority (not direct mode), and that the guide's
+// clients list found the demo client there.
+func wantAdminAPI(t *testing.T, paste func(string) string, hdc, client string) {
+	t.Helper()
+	var me struct {
+		Name, Role, Serial string
+		Direct             bool
+	}
+	if out := paste(hdc + " whoami"); json.Unmarshal([]byte(out), &me) != nil || me.Role != "operator" || me.Serial == "" || me.Direct {
+		t.Fatalf("hdc whoami on hdc up's data printed %s: not the Admin API's operator", out)
+	}
+	if out := paste(hdc + " clients list"); !strings.Contains(out, client) {
+		t.Fatalf("hdc clients list through the Admin API printed %s, without the demo client", out)
+	}
+	if out := paste(hdc + " whoami --direct"); !strings.Contains(out, `"direct": true`) {
+		t.Fatalf("hdc whoami --direct printed %s", out)
 	}
 }
 

@@ -20,8 +20,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// APIDocPath is the document, relative to the repository's root.
-const APIDocPath = "docs/openapi.yaml"
+// The documents, relative to the repository's root: the public API's and
+// the Admin API's.
+const (
+	APIDocPath      = "docs/openapi.yaml"
+	AdminAPIDocPath = "docs/admin-openapi.yaml"
+)
 
 // docURL names the document for the schema compiler.
 const docURL = "file:///openapi.json"
@@ -45,6 +49,12 @@ type pathTemplate struct {
 // OpenAPI is the repository's document, read once.
 var OpenAPI = sync.OnceValues(func() (*APIDoc, error) {
 	return loadAPIDoc(filepath.Join(RepoRoot, APIDocPath))
+})
+
+// AdminOpenAPI is the Admin API's document, read once. Its paths are
+// relative to its server, /admin/v1.
+var AdminOpenAPI = sync.OnceValues(func() (*APIDoc, error) {
+	return loadAPIDoc(filepath.Join(RepoRoot, AdminAPIDocPath))
 })
 
 // loadAPIDoc reads an OpenAPI document in YAML.

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -79,17 +80,55 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 		key = uuid.NewString()
 	}
 	var err error
-	for range attempts {
+	deadline := time.Now().Add(dialPatience)
+	for tries := 0; tries < attempts; {
 		var resp *http.Response
 		resp, err = c.send(ctx, method, path, q, payload, key)
 		if err == nil {
 			return read(resp, out)
 		}
-		if key == "" || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			break
+		}
+		if notSent(err) && time.Now().Before(deadline) {
+			// Nothing reached the backend: it is starting or
+			// restarting. Any request may go again.
+			if pause(ctx, dialPause) != nil {
+				break
+			}
+			continue
+		}
+		if tries++; key == "" {
 			break
 		}
 	}
 	return fmt.Errorf("the Admin API at %s: %w", c.base.Host, err)
+}
+
+// While a backend refuses connections (it is starting, or restarting on
+// a fleet), a request is sent again every dialPause for dialPatience.
+const (
+	dialPatience = 15 * time.Second
+	dialPause    = 250 * time.Millisecond
+)
+
+// pause waits d, or less when ctx is done, and returns ctx's error.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// notSent reports whether err is a failure to connect: the request did
+// not leave.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // send sends one request.

@@ -1,6 +1,8 @@
 package adminclient
 
 import (
+	"crypto/tls"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -49,5 +51,47 @@ func TestChangeSentAgainUnderItsKey(t *testing.T) {
 	}
 	if got := keys[admin.Prefix+"/clients/c1"]; len(got) != 1 || got[0] != "" {
 		t.Fatalf("the read's requests carried %q: want one, without a key", got)
+	}
+}
+
+// TestWaitsForABackendThatStarts: a request to a backend that does not
+// listen yet (starting, or restarting on a fleet) is sent once it does,
+// read or change, since a refused connection sent nothing.
+func TestWaitsForABackendThatStarts(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // refused until the server below listens there
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"name":"alice@example.org","role":"operator"}`))
+	}))
+	defer srv.Close()
+	srv.StartTLS() // for its certificate; it moves to addr below
+	cfg := srv.Client().Transport.(*http.Transport).TLSClientConfig
+	srv.Listener.Close()
+	c, err := New("https://"+addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		p   admin.Person
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		p, err := c.Whoami(t.Context())
+		done <- answer{p, err}
+	}()
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	go srv.Config.Serve(tls.NewListener(l, srv.TLS))
+	if a := <-done; a.err != nil || a.p.Name != "alice@example.org" {
+		t.Fatalf("Whoami: %+v, %v", a.p, a.err)
 	}
 }

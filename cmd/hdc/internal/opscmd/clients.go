@@ -7,6 +7,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 )
@@ -63,14 +64,18 @@ which hdc keys add --credentials-out completes with its key and hdc call
 }
 
 func newClientsListCmd(sf *storeFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
+	var q admin.ClientQuery
+	var status string
+	cmd := &cobra.Command{
+		Use:   "list [--workspace W] [--status active|disabled]",
 		Short: "List clients as JSON (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			q.Status = store.ClientStatus(status)
 			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
 				clients, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[identity.Client], error) {
-					return p.ListClients(ctx, admin.ClientQuery{Cursor: cursor, Limit: admin.MaxLimit})
+					q.Cursor, q.Limit = cursor, admin.MaxLimit
+					return p.ListClients(ctx, q)
 				})
 				if err != nil {
 					return err
@@ -79,6 +84,9 @@ func newClientsListCmd(sf *storeFlags) *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().StringVar(&q.Workspace, "workspace", "", "only the clients of this workspace")
+	cmd.Flags().StringVar(&status, "status", "", "only the clients of this status: active or disabled")
+	return cmd
 }
 
 func newClientsDisableCmd(sf *storeFlags) *cobra.Command {

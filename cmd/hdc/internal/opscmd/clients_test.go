@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,23 @@ func TestClientsAndSharing(t *testing.T) {
 	}
 	if list := decode[[]identity.Client](t, out); len(list) != 2 || list[0].ClientID != a.ClientID || list[0].Status != "active" {
 		t.Fatalf("list = %s", out)
+	}
+	for _, f := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--workspace", "globex"}, []string{b.ClientID}},
+		{[]string{"--workspace", "acme", "--status", "active"}, []string{a.ClientID}},
+		{[]string{"--status", "disabled"}, nil},
+	} {
+		out, err = hdc(t, dir, append([]string{"clients", "list"}, f.args...)...)
+		var got []string
+		for _, c := range decode[[]identity.Client](t, out) {
+			got = append(got, c.ClientID)
+		}
+		if err != nil || !slices.Equal(got, f.want) {
+			t.Fatalf("list %v: %v, %s", f.args, err, out)
+		}
 	}
 
 	out, err = hdc(t, dir, "sharing", "grant", "--workspace", "globex", "--client", a.ClientID)
@@ -116,6 +134,7 @@ func TestCommandErrors(t *testing.T) {
 		{"revoke unknown grant", []string{"sharing", "revoke", "--grant", "nope"}, `no grant "nope"`},
 		{"grant unknown workspace", []string{"sharing", "grant", "--workspace", "nope", "--client", "x"}, "not found"},
 		{"unreachable database", []string{"clients", "list", "--db", "postgres://hdc@127.0.0.1:1/hdc"}, "failed to connect"},
+		{"list of an unknown status", []string{"clients", "list", "--status", "gone"}, "status must be active or disabled"},
 		{"malformed database URL", []string{"clients", "list", "--db", "postgres://hdc:pw@127.0.0.1:1/hdc?sslmode=bogus"}, "cannot be parsed"},
 	}
 	for _, tt := range tests {

@@ -49,6 +49,9 @@ var (
 // calls it: remote mode, when URL is set.
 type adminFlags struct {
 	URL, Cert, Key, CA string
+	// Direct opens the database even where hdc up's AdminFile names an
+	// API: break-glass, when the API does not answer.
+	Direct bool
 }
 
 // register adds --admin, --cert, --key and --ca to fs, defaulting to
@@ -59,6 +62,17 @@ func (f *adminFlags) register(fs *pflag.FlagSet) {
 	cli.EnvStringVar(fs, &f.Cert, "cert", "HDC_ADMIN_CERT", "", "PEM `file` of your certificate for the Admin API (hdc tls issue --role operator|auditor --name you@example.org)")
 	cli.EnvStringVar(fs, &f.Key, "key", "HDC_ADMIN_KEY", "", "PEM `file` of your certificate's private key")
 	cli.EnvStringVar(fs, &f.CA, "ca", "HDC_ADMIN_CA", "", "PEM `file` of the hop's authority, which issued the backend's certificate")
+	fs.BoolVar(&f.Direct, "direct", false, "open the database (--db, --data) even where a running hdc up left its "+AdminFile+" in --data: break-glass")
+}
+
+// chooseAdmin fills the Admin API's flags from the data directory's
+// AdminFile when neither --db nor --direct asks for direct mode.
+func (f *storeFlags) chooseAdmin() error {
+	if f.Admin.Direct || f.URL != "" {
+		return nil
+	}
+	_, err := f.Admin.discover(f.DataDir)
+	return err
 }
 
 // remote returns the client of the Admin API the flags name.
@@ -71,10 +85,15 @@ func (f *adminFlags) remote() (*adminclient.Client, error) {
 }
 
 // withPlane runs fn with the plane the flags choose: the Admin API when
-// --admin names it, else the database the store flags locate, opened here,
-// in the name of the local user (operator.Person).
+// --admin names it or, with no --db, --admin or --direct, when the data
+// directory holds a running hdc up's AdminFile; else the database the
+// store flags locate, opened here, in the name of the local user
+// (operator.Person).
 func (f *storeFlags) withPlane(cmd *cobra.Command, fn func(context.Context, plane) error) error {
-	if f.Admin.URL != "" {
+	if err := f.chooseAdmin(); err != nil {
+		return err
+	}
+	if f.Admin.URL != "" && !f.Admin.Direct {
 		c, err := f.Admin.remote()
 		if err != nil {
 			return err

@@ -149,12 +149,17 @@ func runUp(ctx context.Context, o upOptions, out io.Writer) error {
 	defer stopBackend()
 	go func() { backendDone <- srv.Serve(serveCtx, public, internal) }()
 
-	if err := startEdge(o, data, hopDir); err != nil {
+	person, removeAdmin, err := publishAdmin(data, hopDir, o.internalListen)
+	if err == nil {
+		defer removeAdmin()
+		err = startEdge(o, data, hopDir)
+	}
+	if err != nil {
 		stopBackend()
 		<-backendDone
 		return err
 	}
-	printGuide(out, o, data, creds)
+	printGuide(out, o, data, creds, person)
 
 	return wait(ctx, out, backendDone, stopBackend)
 }
@@ -257,7 +262,7 @@ func upLogger(level string) (*zap.Logger, error) {
 
 // printGuide tells a newcomer what is running and what to try, with
 // commands that work when pasted.
-func printGuide(w io.Writer, o upOptions, data string, creds apiclient.Credentials) {
+func printGuide(w io.Writer, o upOptions, data string, creds apiclient.Credentials, person string) {
 	hdcCmd := "hdc"
 	if exe := os.Args[0]; strings.Contains(exe, "go-build") {
 		hdcCmd = "go run ./cmd/hdc"
@@ -284,6 +289,7 @@ func printGuide(w io.Writer, o upOptions, data string, creds apiclient.Credentia
   edge metrics        http://%s/metrics
   demo client         %s in workspace %s, encryption key %s
   credentials         %s
+  Admin API           https://%s/admin/v1  (the operator commands, as you, %s: %s)
 
 Try, in another terminal:
 
@@ -292,10 +298,12 @@ Try, in another terminal:
   %s --encrypt POST /mr/api/v2/docs --file README.md
   %s --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id from the upload>
   %s --backend-internal https://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
+  %s clients list
 
 Press Ctrl-C to stop.
 `, creds.BaseURL, o.internalListen, adminGuide(o.admin), o.metrics, creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
-		call, call, call, call, publish, o.internalListen, creds.WorkspaceID)
+		dialable(o.internalListen), person, filepath.Join(data, opscmd.AdminFile),
+		call, call, call, call, publish, o.internalListen, creds.WorkspaceID, hdcCmd+dataFlag(data))
 }
 
 func mustGetwd() string {
