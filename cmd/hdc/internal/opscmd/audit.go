@@ -76,11 +76,14 @@ func (q *auditQuery) query() (trail.Query, error) {
 		Action: audit.Action(q.action), Since: since, Until: until}, nil
 }
 
-// withTrail is withPlane for the audit commands: in direct mode the
-// database must be there (they only read), and verify holds the trails to
-// cfg.
+// withTrail is withPlane for the audit commands, choosing the API alike:
+// in direct mode the database must be there (they only read), and verify
+// holds the trails to cfg.
 func (f *storeFlags) withTrail(cmd *cobra.Command, cfg trail.Config, fn func(context.Context, plane) error) error {
-	if f.Admin.URL != "" {
+	if err := f.chooseAdmin(); err != nil {
+		return err
+	}
+	if f.Admin.remoteMode() {
 		return f.withPlane(cmd, fn)
 	}
 	st, err := f.openAudit(cmd)

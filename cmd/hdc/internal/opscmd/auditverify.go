@@ -60,7 +60,7 @@ is wrong there.`,
 				if err != nil {
 					return err
 				}
-				noteCheckpoint(cmd.ErrOrStderr(), r.Checkpoint, sf.Admin.URL != "")
+				noteCheckpoint(cmd.ErrOrStderr(), r.Checkpoint, sf.Admin.remoteMode())
 				for _, s := range r.Trails {
 					if err := printLine(cmd.OutOrStdout(), s); err != nil {
 						return err

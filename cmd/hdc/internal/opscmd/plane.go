@@ -75,6 +75,9 @@ func (f *storeFlags) chooseAdmin() error {
 	return err
 }
 
+// remoteMode reports whether the flags ask the Admin API.
+func (f *adminFlags) remoteMode() bool { return f.URL != "" && !f.Direct }
+
 // remote returns the client of the Admin API the flags name.
 func (f *adminFlags) remote() (*adminclient.Client, error) {
 	cfg, err := pki.ClientTLS(f.Cert, f.Key, f.CA)
@@ -93,7 +96,7 @@ func (f *storeFlags) withPlane(cmd *cobra.Command, fn func(context.Context, plan
 	if err := f.chooseAdmin(); err != nil {
 		return err
 	}
-	if f.Admin.URL != "" && !f.Admin.Direct {
+	if f.Admin.remoteMode() {
 		c, err := f.Admin.remote()
 		if err != nil {
 			return err
