@@ -18,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/audit/retention"
+	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/auth"
 	"github.com/health-data-connect/hdc/backend/blob"
@@ -125,7 +126,8 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	s.deny = admin.NewDenyList(s.store, admin.DenyListTTL)
-	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store)),
+	trails := trail.New(s.store, trail.Config{Checkpoints: cfg.AuditCheckpoints, CheckpointKey: s.store.CheckpointKey(), Retention: cfg.AuditRetention})
+	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store), admin.WithTrail(trails)),
 		admin.HandlerConfig{HopTLS: s.hop != nil, Idempotency: s.store, DenyList: s.deny, Log: s.log.Named("admin")})
 	if s.retention, err = retention.New(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
 		return err

@@ -115,6 +115,9 @@ func (h *Handler) routes() []route {
 		r("GET", "/subscriptions", readers, false, "subscriptions.list", h.listSubscriptions),
 		r("GET", "/subscriptions/{id}", readers, false, "subscriptions.get", h.getSubscription),
 		r("DELETE", "/subscriptions/{id}", operators, false, "subscriptions.delete", h.deleteSubscription),
+		r("GET", "/audit-events", readers, false, "audit.search", h.searchAudit),
+		r("GET", "/audit-events/export", readers, false, "audit.export", h.exportAudit),
+		r("GET", "/audit/verify", readers, false, "audit.verify", h.verifyAudit),
 	}
 }
 

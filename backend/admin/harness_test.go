@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
@@ -52,7 +53,7 @@ func newAPI(t *testing.T) *api {
 	}
 	t.Cleanup(func() { st.Close() })
 	a := &api{t: t, st: st, hop: hopDir(t, true), deny: NewDenyList(st, time.Hour)}
-	h := NewHandler(New(st, identity.New(st, 1), keyadmin.New(st)),
+	h := NewHandler(New(st, identity.New(st, 1), keyadmin.New(st), WithTrail(trail.New(st, trail.Config{}))),
 		HandlerConfig{HopTLS: true, Idempotency: st, DenyList: a.deny, Log: zaptest.NewLogger(t)})
 	mux := web.NewMux()
 	h.Register(mux)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
@@ -34,12 +35,17 @@ type Service struct {
 	keys     *keyadmin.Service
 	fleet    *fleet.Service
 	webhooks *webhook.Service
+	trail    *trail.Service
 	now      func() time.Time
 }
 
 // New returns the service over st and the services that own the rules.
-func New(st Store, ids *identity.Service, keys *keyadmin.Service) *Service {
-	return &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), webhooks: webhook.NewService(st), now: time.Now}
+func New(st Store, ids *identity.Service, keys *keyadmin.Service, opts ...Option) *Service {
+	s := &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), webhooks: webhook.NewService(st), now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Whoami returns the person ctx acts for: who the API takes its caller

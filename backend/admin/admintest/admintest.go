@@ -1,12 +1,13 @@
-// Package admintest serves the Admin API for the tests of its callers (the
-// hdc commands in remote mode): over a store the test opened, on the
-// hop's mutual TLS, with an authority and an operator's certificate made
-// for the test.
+// Package admintest serves the Admin API for the tests of its callers
+// (hdc's remote mode), over the hop's mutual TLS as the backend's internal
+// listener serves it.
 package admintest
 
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"io"
+	"log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ import (
 	"github.com/health-data-connect/hdc/internal/pki"
 )
 
-// Operator is the name of the operator's certificate.
+// Operator is the name of the operator's certificate ServeStore makes.
 const Operator = "alice@example.org"
 
 // API is an Admin API a test serves: its URL, and the files of the
@@ -33,9 +34,15 @@ type API struct {
 	URL, Cert, Key, CA string
 }
 
-// Serve serves the Admin API over st (the store as the backend opens it,
-// sealed) until the test ends.
-func Serve(t testing.TB, st store.Store) API {
+// Args are the flags of hdc's remote mode that name the API.
+func (a API) Args() []string {
+	return []string{"--admin", a.URL, "--cert", a.Cert, "--key", a.Key, "--ca", a.CA}
+}
+
+// ServeStore serves the Admin API over st (the store as the backend opens
+// it, sealed) until the test ends, with an authority made for the test
+// and an operator's certificate of it.
+func ServeStore(t testing.TB, st store.Store) API {
 	t.Helper()
 	dir := t.TempDir()
 	if err := pki.InitDir(dir, time.Hour, false); err != nil {
@@ -44,25 +51,32 @@ func Serve(t testing.TB, st store.Store) API {
 	if _, err := pki.IssueFromDir(dir, pki.Leaf{Role: pki.Operator, Name: Operator}, time.Hour, false); err != nil {
 		t.Fatal(err)
 	}
-	h := admin.NewHandler(admin.New(st, identity.New(st, 1), keyadmin.New(st)),
-		admin.HandlerConfig{HopTLS: true, Idempotency: st, Log: zaptest.NewLogger(t)})
-	mux := web.NewMux()
-	h.Register(mux)
-	srv := httptest.NewUnstartedServer(mux)
-	srv.TLS = serverTLS(t, dir)
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	return API{URL: srv.URL, Cert: filepath.Join(dir, Operator+".pem"), Key: filepath.Join(dir, Operator+"-key.pem"),
+	url := Serve(t, admin.New(st, identity.New(st, 1), keyadmin.New(st)), admin.HandlerConfig{Idempotency: st}, dir)
+	return API{URL: url, Cert: filepath.Join(dir, Operator+".pem"), Key: filepath.Join(dir, Operator+"-key.pem"),
 		CA: filepath.Join(dir, pki.CAFile)}
 }
 
-// Args are the flags of hdc's remote mode that name the API.
-func (a API) Args() []string {
-	return []string{"--admin", a.URL, "--cert", a.Cert, "--key", a.Key, "--ca", a.CA}
+// Serve serves the API of svc until the test ends and returns its URL:
+// the backend's certificate of the hop's authority in dir (pki.InitDir),
+// a client certificate of that authority asked for. cfg's HopTLS is set.
+func Serve(t testing.TB, svc *admin.Service, cfg admin.HandlerConfig, dir string) string {
+	t.Helper()
+	cfg.HopTLS = true
+	if cfg.Log == nil {
+		cfg.Log = zaptest.NewLogger(t)
+	}
+	mux := web.NewMux()
+	admin.NewHandler(svc, cfg).Register(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.TLS = serverTLS(t, dir)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
-// serverTLS is the internal listener's TLS: the backend's certificate of
-// dir, and a client certificate of its authority if given.
+// serverTLS is the internal listener's TLS: the backend's certificate, a
+// client certificate of the hop's authority if given.
 func serverTLS(t testing.TB, dir string) *tls.Config {
 	t.Helper()
 	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, pki.CertFile(pki.Backend)), filepath.Join(dir, pki.KeyFile(pki.Backend)))
@@ -75,6 +89,6 @@ func serverTLS(t testing.TB, dir string) *tls.Config {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert}, ClientCAs: pool,
-		ClientAuth: tls.VerifyClientCertIfGiven}
+	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert}, ClientAuth: tls.VerifyClientCertIfGiven,
+		ClientCAs: pool}
 }

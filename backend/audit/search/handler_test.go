@@ -31,7 +31,21 @@ func (f *fakeTrail) ListAudit(_ context.Context, filter store.AuditFilter) ([]au
 
 func serve(t *testing.T, trail *fakeTrail, query string, grant string) *httptest.ResponseRecorder {
 	t.Helper()
-	h := New(trail, nil)
+	return serveAs(t, trail, query, grant)
+}
+
+// serveStore serves the search of query over the trail of st, to a client
+// of workspace alpha.
+func serveStore(t *testing.T, st store.Audit, query string) *httptest.ResponseRecorder {
+	t.Helper()
+	return serveAs(t, st, query, "")
+}
+
+// serveAs serves the search of query over st, to a client of workspace
+// alpha, logged in through grant when not "".
+func serveAs(t *testing.T, st store.Audit, query string, grant string) *httptest.ResponseRecorder {
+	t.Helper()
+	h := New(st, nil)
 	req := httptest.NewRequest("GET", contract.PathAuditEvents+query, nil)
 	req.Header.Set(contract.HeaderClientID, "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b")
 	req.Header.Set(contract.HeaderWorkspaceID, "alpha")

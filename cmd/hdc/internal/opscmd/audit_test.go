@@ -19,6 +19,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 )
@@ -237,7 +238,7 @@ func TestAuditVerify(t *testing.T) {
 			}
 			status := map[string]string{}
 			for line := range strings.Lines(out) {
-				s := decode[chainStatus](t, line)
+				s := decode[trail.Status](t, line)
 				status[s.Workspace] = s.Status
 			}
 			if !maps.Equal(status, tt.status) {

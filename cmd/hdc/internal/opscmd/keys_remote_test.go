@@ -26,7 +26,7 @@ func TestKeysRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	api := admintest.Serve(t, st)
+	api := admintest.ServeStore(t, st)
 	remote := func(args ...string) (string, error) { return hdc(t, dir, append(args, api.Args()...)...) }
 
 	added := decode[admin.IssuedKey](t, mustOut(remote("keys", "add", "--client", c, "--kid", "k-remote", "--enc", "A256GCM")))

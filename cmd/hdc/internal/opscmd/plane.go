@@ -2,6 +2,8 @@ package opscmd
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -9,10 +11,12 @@ import (
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/admin/adminclient"
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/pki"
 )
@@ -42,6 +46,9 @@ type plane interface {
 	ListSubscriptions(ctx context.Context, q admin.SubscriptionQuery) (admin.Page[admin.Subscription], error)
 	GetSubscription(ctx context.Context, id string) (admin.Subscription, error)
 	DeleteSubscription(ctx context.Context, id string) (admin.Subscription, error)
+	SearchAudit(ctx context.Context, q trail.Query) (admin.Page[json.RawMessage], error)
+	ExportAudit(ctx context.Context, q trail.Query, w io.Writer) error
+	VerifyAudit(ctx context.Context) (trail.Report, error)
 }
 
 var (
@@ -79,6 +86,9 @@ func (f *storeFlags) chooseAdmin() error {
 	return err
 }
 
+// remoteMode reports whether the flags ask the Admin API.
+func (f *adminFlags) remoteMode() bool { return f.URL != "" && !f.Direct }
+
 // remote returns the client of the Admin API the flags name.
 func (f *adminFlags) remote() (*adminclient.Client, error) {
 	cfg, err := pki.ClientTLS(f.Cert, f.Key, f.CA)
@@ -97,7 +107,7 @@ func (f *storeFlags) withPlane(cmd *cobra.Command, fn func(context.Context, plan
 	if err := f.chooseAdmin(); err != nil {
 		return err
 	}
-	if f.Admin.URL != "" && !f.Admin.Direct {
+	if f.Admin.remoteMode() {
 		c, err := f.Admin.remote()
 		if err != nil {
 			return err
@@ -110,6 +120,11 @@ func (f *storeFlags) withPlane(cmd *cobra.Command, fn func(context.Context, plan
 		return err
 	}
 	defer st.Close()
-	svc := admin.New(st, identity.New(st, 1), keyadmin.New(st))
-	return fn(audit.WithPerson(cmd.Context(), operator.Person()), svc)
+	return fn(direct(cmd.Context(), st))
+}
+
+// direct returns the plane of direct mode over st, and ctx in the name of
+// the local user (operator.Person).
+func direct(ctx context.Context, st *sealed.Store, opts ...admin.Option) (context.Context, *admin.Service) {
+	return audit.WithPerson(ctx, operator.Person()), admin.New(st, identity.New(st, 1), keyadmin.New(st), opts...)
 }

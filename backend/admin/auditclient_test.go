@@ -1,0 +1,53 @@
+package admin_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminclient"
+	"github.com/health-data-connect/hdc/backend/audit/trail"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// TestClientAudit: the client's audit methods get what the service
+// answers: a page of listed records, the export's lines, the report; a
+// refusal as its problem.
+func TestClientAudit(t *testing.T) {
+	t.Parallel()
+	url, callers, _ := admin.StartAPI(t)
+	op, err := adminclient.New(url, callers["operator"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	aud, err := adminclient.New(url, callers["auditor"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aud.Close()
+	ctx := t.Context()
+	if _, err := op.CreateClient(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := aud.SearchAudit(ctx, trail.Query{Workspace: "w1", Scoped: true})
+	if err != nil || len(p.Items) != 1 || !strings.Contains(string(p.Items[0]), `"action":"client_create"`) || p.Next != "" {
+		t.Fatalf("SearchAudit: %+v, %v", p, err)
+	}
+	var out strings.Builder
+	if err := aud.ExportAudit(ctx, trail.Query{Agent: "alice@example.org"}, &out); err != nil || strings.Count(out.String(), `"resourceType":"AuditEvent"`) != 1 {
+		t.Fatalf("ExportAudit: %q, %v", out.String(), err)
+	}
+	rep, err := aud.VerifyAudit(ctx)
+	if err != nil || rep.Err() != nil || len(rep.Trails) != 2 {
+		t.Fatalf("VerifyAudit: %+v, %v", rep, err)
+	}
+	var pr *problem.Problem
+	if _, err := aud.SearchAudit(ctx, trail.Query{Limit: 5000}); !errors.As(err, &pr) || pr.Status != 400 {
+		t.Fatalf("a page too large: %v, want 400", err)
+	}
+	if err := aud.ExportAudit(ctx, trail.Query{Agent: "no one"}, &out); !errors.As(err, &pr) || pr.Code != problem.CodeInvalidRequest {
+		t.Fatalf("an export of no one: %v, want invalid_request", err)
+	}
+}
