@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
@@ -57,9 +58,11 @@ func (c *cluster) personEnv(name string, i int) []string {
 		"HDC_ADMIN_CA=" + filepath.Join(hop, pki.CAFile)}
 }
 
-// person returns a stack whose hdc runs as name against backend i.
+// person returns a stack whose hdc runs as name against backend i, and
+// whose clients log in through edge 1.
 func (c *cluster) person(t *testing.T, name string, i int) *hdctest.Stack {
-	return &hdctest.Stack{T: t, Dir: c.ops.Dir, Env: c.personEnv(name, i), HTTP: c.ops.HTTP}
+	return &hdctest.Stack{T: t, Dir: c.ops.Dir, Env: c.personEnv(name, i), HTTP: c.ops.HTTP, Hop: c.ops.Hop,
+		Internal: c.ops.Internal, EdgeMetrics: c.ops.EdgeMetrics, Edge: c.edges[0].Edge}
 }
 
 // adminClient returns a client of the backends' internal listeners as who,
@@ -213,8 +216,11 @@ func (c *cluster) roleMatrix(t *testing.T, i int) {
 	t.Logf("the role matrix: %d routes × %d callers = %d cells on hdc-backend-%d", len(admin.Routes()), len(adminCallers), cells, i+1)
 }
 
-// operatorCommands runs the operator commands as alice, through either
-// backend, and as bob, who may read and not change.
+// operatorCommands runs the operator commands that are not bootstrap as
+// alice, with no database URL, keeper or data directory, through either
+// backend, and as bob, who may read and not change; then finds each change
+// by its author, in the Admin API's search and in the FHIR AuditEvent
+// route.
 func (c *cluster) operatorCommands(t *testing.T) {
 	a1, a2, b := c.person(t, alice, 0), c.person(t, alice, 1), c.person(t, bob, 1)
 	var me admin.Person
@@ -222,25 +228,23 @@ func (c *cluster) operatorCommands(t *testing.T) {
 	if me.Name != alice || me.Role != "operator" || me.Serial == "" || me.Direct {
 		t.Fatalf("hdc whoami as alice: %+v", me)
 	}
-	var cred struct {
-		ClientID    string `json:"client_id"`
-		WorkspaceID string `json:"workspace_id"`
+	owner := a1.NewClientEnc("admin-fleet", hdctest.EncGCM) // clients create and keys add, through backend 1
+	var other identity.Credentials
+	a2.HDC(&other, "clients", "create", "--workspace", "admin-fleet")
+	var listed []identity.Client
+	b.HDC(&listed, "clients", "list", "--workspace", "admin-fleet", "--status", "active")
+	if len(listed) != 2 {
+		t.Fatalf("hdc clients list as bob, through backend 2: %+v", listed)
 	}
-	a1.HDC(&cred, "clients", "create", "--workspace", "admin-fleet")
-	var listed []struct {
-		ClientID string `json:"client_id"`
-		Status   string
-	}
-	a2.HDC(&listed, "clients", "list", "--workspace", "admin-fleet")
-	b.HDC(&listed, "clients", "list", "--workspace", "admin-fleet")
-	if len(listed) != 1 || listed[0].ClientID != cred.ClientID || listed[0].Status != "active" {
-		t.Fatalf("hdc clients list through backend 2 as bob: %+v", listed)
-	}
-	if _, _, err := b.HDCRun("clients", "disable", "--client", listed[0].ClientID); err == nil || !strings.Contains(err.Error(), "operator") {
+	if _, _, err := b.HDCRun("clients", "disable", "--client", other.ClientID); err == nil || !strings.Contains(err.Error(), "operator") {
 		t.Fatalf("bob, an auditor, disabled a client: %v", err)
 	}
-	a2.HDC(nil, "clients", "disable", "--client", listed[0].ClientID)
-	c.foundByAgent(t, alice, serialOf(t, c.ops.Hop, alice), "admin-fleet", "client_create", "client_disable")
+	a2.HDC(nil, "clients", "disable", "--client", other.ClientID)
+	c.lastUseShown(t, b, owner)
+	c.sharingAndSubscriptions(t, a1, a2, b, owner)
+	var rot struct{ Retiring []string }
+	a2.HDC(&rot, "keys", "rotate", "--client", owner.ID)
+	a1.HDC(nil, "keys", "retire", "--kid", owner.Kid)
 	// The edges report every contract.EdgeReportEvery.
 	testkit.Eventually(t, 3*contract.EdgeReportEvery, "hdc fleet, as bob, to list 2 backends and 2 edges", func() bool {
 		var backends, edges []map[string]any
@@ -248,15 +252,106 @@ func (c *cluster) operatorCommands(t *testing.T) {
 		b.HDC(&edges, "fleet", "edges")
 		return len(backends) == 2 && len(edges) == 2
 	})
+	b.HDC(nil, "audit", "verify")
+	if out, _, err := b.HDCRun("audit", "export", "--workspace", "admin-fleet"); err != nil || !strings.Contains(out, `"resourceType":"AuditEvent"`) {
+		t.Fatalf("hdc audit export as bob: %v\n%.300s", err, out)
+	}
+	want := []string{"client_create", "key_add", "client_disable", "sharing_grant", "subscription_delete", "key_rotate", "key_retire"}
+	c.searchedByAgent(t, b, alice, want...)
+	c.searchedByAgent(t, a1, bob, "audit_search", "audit_verify", "audit_export")
+	c.foundByAgent(t, alice, serialOf(t, c.ops.Hop, alice), owner, "client_create", "key_add", "client_disable", "subscription_delete", "key_rotate", "key_retire")
 }
 
-// foundByAgent checks that a client of workspace finds, through an edge,
-// the audit events of the trail's FHIR route whose agent is the person
-// name: each a human user of that name with the certificate's serial as
-// its altId, and among them every one of actions.
-func (c *cluster) foundByAgent(t *testing.T, name, serial, workspace string, actions ...string) {
+// lastUseShown uses owner's key through edge 1, then at once through edge
+// 2, and waits until the Admin API, asked by who through backend 2, shows
+// the later use as the key's last: within 10 s.
+func (c *cluster) lastUseShown(t *testing.T, who *hdctest.Stack, owner *hdctest.APIClient) {
+	tk := c.edges[0].Login(owner, true, "")
+	if st := c.edges[0].EncryptedStatus(owner, tk); st != http.StatusOK {
+		t.Fatalf("through edge 1: %d", st)
+	}
+	before := time.Now()
+	if st := c.edges[1].EncryptedStatus(owner, tk); st != http.StatusOK {
+		t.Fatalf("through edge 2: %d", st)
+	}
+	after := time.Now()
+	const bound = 10 * time.Second
+	testkit.Eventually(t, bound, "hdc keys list to show the key's use through edge 2", func() bool {
+		var keys []struct {
+			Kid        string
+			LastUsedAt *time.Time `json:"last_used_at"`
+		}
+		who.HDC(&keys, "keys", "list", "--client", owner.ID, "--json")
+		return len(keys) == 1 && keys[0].LastUsedAt != nil && !keys[0].LastUsedAt.Before(before)
+	})
+	t.Logf("the key's last use through edge 2 shown by the Admin API %v after the request (bound %v)", time.Since(after).Round(time.Millisecond), bound)
+}
+
+// sharingAndSubscriptions grants owner's client a workspace of its own and
+// revokes the grant, as alice through either backend, and deletes the
+// subscription owner made through an edge; bob lists both and changes
+// neither.
+func (c *cluster) sharingAndSubscriptions(t *testing.T, a1, a2, b *hdctest.Stack, owner *hdctest.APIClient) {
+	a1.HDC(nil, "clients", "create", "--workspace", "admin-fleet-2")
+	var g identity.Grant
+	a1.HDC(&g, "sharing", "grant", "--workspace", "admin-fleet-2", "--client", owner.ID)
+	var grants []identity.GrantInfo
+	b.HDC(&grants, "sharing", "list", "--client", owner.ID)
+	if len(grants) != 1 || grants[0].GrantID != g.GrantID || strings.Contains(fmt.Sprint(grants), g.SharingKey) {
+		t.Fatalf("hdc sharing list as bob: %+v", grants)
+	}
+	a2.HDC(nil, "sharing", "revoke", "--grant", g.GrantID)
+
+	tk := c.edges[1].Login(owner, false, "")
+	r := c.edges[1].Send(owner, false, "POST", "/notification/v1/connect/webhook/subscriptions",
+		[]byte(`{"endpoint":"https://hooks.example.org/admin-fleet"}`), hdctest.WithBodyType(hdctest.Bearer(tk), []byte("{}")))
+	var sub struct{ ID string }
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &sub) != nil || sub.ID == "" {
+		t.Fatalf("a subscription through edge 2: %s", r)
+	}
+	var subs []admin.Subscription
+	b.HDC(&subs, "subscriptions", "list", "--workspace", "admin-fleet")
+	if len(subs) != 1 || subs[0].ID != sub.ID {
+		t.Fatalf("hdc subscriptions list as bob: %+v", subs)
+	}
+	if _, _, err := b.HDCRun("subscriptions", "delete", "--subscription", sub.ID); err == nil {
+		t.Fatal("bob, an auditor, deleted a subscription")
+	}
+	a1.HDC(nil, "subscriptions", "delete", "--subscription", sub.ID)
+}
+
+// searchedByAgent checks that hdc audit list --agent name, run by who,
+// finds the records of every one of actions, each naming the person.
+func (c *cluster) searchedByAgent(t *testing.T, who *hdctest.Stack, name string, actions ...string) {
 	t.Helper()
-	reader := c.ops.NewClient(workspace)
+	out, _, err := who.HDCRun("audit", "list", "--agent", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			Action string
+			Person struct{ Name, Role, Serial string }
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Person.Name != name || r.Person.Serial == "" {
+			t.Fatalf("hdc audit list --agent %s printed %q (%v)", name, line, err)
+		}
+		seen[r.Action] = true
+	}
+	for _, a := range actions {
+		if !seen[a] {
+			t.Errorf("hdc audit list --agent %s finds no %s; it finds %v", name, a, seen)
+		}
+	}
+}
+
+// foundByAgent checks that reader, a client, finds through an edge in its
+// workspace's trail
+// the audit events of the FHIR route whose agent is the person name: each a human user of that name with the certificate's serial as
+// its altId, and among them every one of actions.
+func (c *cluster) foundByAgent(t *testing.T, name, serial string, reader *hdctest.APIClient, actions ...string) {
+	t.Helper()
 	e := c.edges[1]
 	tk := e.Login(reader, false, "")
 	bundle := hdctest.CheckAuditBundle(t, e.Send(reader, false, "GET", "/health/api/v1/fhir/AuditEvent?_count=200&agent="+name, nil, hdctest.Bearer(tk)))

@@ -126,6 +126,12 @@ func (f *fleetDoc) run(line string) string {
 		}
 		return ""
 	}
+	if names, ok := strings.CutPrefix(line, "unset "); ok {
+		for _, name := range strings.Fields(names) {
+			f.env = append(f.env, name+"=") // the last of a name is the one exec passes
+		}
+		return ""
+	}
 	if bg, ok := strings.CutSuffix(line, "&"); ok {
 		out := hdctest.StartBackground(f.t, f.root, bg, f.env)
 		if strings.HasPrefix(bg, "hdc webhooks listen") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -167,10 +166,10 @@ func newKeysListCmd(path func() string) *cobra.Command {
 				return cli.PrintJSON(cmd.OutOrStdout(), keys)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KID\tCLIENT\tENC\tFRESH\tSTATUS\tCREATED\tRETIRING\tRETIRED")
+			fmt.Fprintln(tw, "KID\tCLIENT\tENC\tFRESH\tSTATUS\tCREATED\tRETIRING\tRETIRED\tLAST USED")
 			for _, k := range keys {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kid, k.ClientID, k.Enc, yesNo(k.RequireFresh), k.Status,
-					k.CreatedAt.Format(time.RFC3339), formatTime(k.RetiringAt), formatTime(k.RetiredAt))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kid, k.ClientID, k.Enc, yesNo(k.RequireFresh), k.Status,
+					k.CreatedAt.Format(time.RFC3339), formatTime(k.RetiringAt), formatTime(k.RetiredAt), formatTime(k.LastUsedAt))
 			}
 			return tw.Flush()
 		},
@@ -189,27 +188,37 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// listedKey is a key as hdc keys list prints it: with its last use
+// through any edge when it is the database's and was used (a registry
+// file knows of none).
+type listedKey struct {
+	clientkey.Listed
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+}
+
 // listKeys returns the keys of client (every client's when empty) in the
 // database, through the plane, or in the registry file p, which list reads
 // without a keeper.
-func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]clientkey.Listed, error) {
+func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]listedKey, error) {
+	var keys []listedKey // none is null, as before
 	if p != "" {
 		if err := sf.directOnly("--registry"); err != nil {
 			return nil, err
 		}
-		keys, err := registryfile.List(p)
-		if client != "" {
-			keys = slices.DeleteFunc(keys, func(k clientkey.Listed) bool { return k.ClientID != client })
+		listed, err := registryfile.List(p)
+		for _, k := range listed {
+			if client == "" || k.ClientID == client {
+				keys = append(keys, listedKey{Listed: k})
+			}
 		}
 		return keys, err
 	}
-	var keys []clientkey.Listed // none is null, as before
 	err := sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
 		all, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[admin.Key], error) {
 			return pl.ListKeys(ctx, admin.KeyQuery{Client: client, Cursor: cursor, Limit: admin.MaxLimit})
 		})
 		for _, k := range all {
-			keys = append(keys, k.Listed)
+			keys = append(keys, listedKey{Listed: k.Listed, LastUsedAt: k.LastUsedAt})
 		}
 		return err
 	})
