@@ -61,16 +61,7 @@ func (s *Service) VerifyAudit(ctx context.Context) (trail.Report, error) {
 }
 
 func (h *Handler) searchAudit(w http.ResponseWriter, r *http.Request) error {
-	q, err := trail.ParseQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	p, err := h.svc.SearchAudit(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return listedBy(w, r, trail.ParseQuery, h.svc.SearchAudit)
 }
 
 // exportAudit streams the export. An error once the answer has begun

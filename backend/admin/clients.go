@@ -128,40 +128,13 @@ func (h *Handler) createClient(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listClients(w http.ResponseWriter, r *http.Request) error {
-	q, err := ParseClientQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	p, err := h.svc.ListClients(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return listedBy(w, r, ParseClientQuery, h.svc.ListClients)
 }
 
 func (h *Handler) getClient(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	if !contract.ValidID(id) {
-		return store.ErrNotFound
-	}
-	c, err := h.svc.GetClient(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return byID(w, r, h.svc.GetClient)
 }
 
 func (h *Handler) disableClient(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	if !contract.ValidID(id) {
-		return store.ErrNotFound
-	}
-	c, err := h.svc.DisableClient(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return byID(w, r, h.svc.DisableClient)
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/health-data-connect/hdc/backend/fleet"
-	"github.com/health-data-connect/hdc/backend/internal/web"
 )
 
 // ListBackends returns a page of the backends that beat within a day, by
@@ -36,18 +35,4 @@ func (h *Handler) listBackends(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) listEdges(w http.ResponseWriter, r *http.Request) error {
 	return listed(w, r, h.svc.ListEdges)
-}
-
-// listed answers a list that takes a PageQuery alone.
-func listed[T any](w http.ResponseWriter, r *http.Request, list func(context.Context, PageQuery) (Page[T], error)) error {
-	q, err := ParsePageQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	p, err := list(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, p)
-	return nil
 }

@@ -125,16 +125,7 @@ func (h *Handler) createGrant(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listGrants(w http.ResponseWriter, r *http.Request) error {
-	q, err := ParseGrantQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	p, err := h.svc.ListGrants(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return listedBy(w, r, ParseGrantQuery, h.svc.ListGrants)
 }
 
 func (h *Handler) getGrant(w http.ResponseWriter, r *http.Request) error {
@@ -143,19 +134,4 @@ func (h *Handler) getGrant(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) error {
 	return byID(w, r, h.svc.RevokeGrant)
-}
-
-// byID answers a route on the resource {id} with what fn returns of it:
-// an id of the wrong syntax is no resource.
-func byID[T any](w http.ResponseWriter, r *http.Request, fn func(context.Context, string) (T, error)) error {
-	id := r.PathValue("id")
-	if !contract.ValidID(id) {
-		return store.ErrNotFound
-	}
-	v, err := fn(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, v)
-	return nil
 }

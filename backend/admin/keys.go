@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -100,27 +99,9 @@ func (s *Service) GetKey(ctx context.Context, kid string) (Key, error) {
 }
 
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) error {
-	q, err := ParseKeyQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	p, err := h.svc.ListKeys(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return listedBy(w, r, ParseKeyQuery, h.svc.ListKeys)
 }
 
 func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) error {
-	kid := r.PathValue("kid")
-	if !clientkey.ValidKid(kid) {
-		return store.ErrNotFound
-	}
-	k, err := h.svc.GetKey(r.Context(), kid)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, k)
-	return nil
+	return byPath(w, r, "kid", clientkey.ValidKid, h.svc.GetKey)
 }

@@ -6,7 +6,6 @@ import (
 	"net/url"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -116,16 +115,7 @@ func (s *Service) DeleteSubscription(ctx context.Context, id string) (Subscripti
 }
 
 func (h *Handler) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
-	q, err := ParseSubscriptionQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	p, err := h.svc.ListSubscriptions(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return listedBy(w, r, ParseSubscriptionQuery, h.svc.ListSubscriptions)
 }
 
 func (h *Handler) getSubscription(w http.ResponseWriter, r *http.Request) error {

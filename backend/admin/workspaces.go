@@ -4,10 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-
-	"github.com/health-data-connect/hdc/backend/internal/web"
-	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Workspace is a tenant as the API shows one.
@@ -47,14 +43,5 @@ func (h *Handler) listWorkspaces(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) getWorkspace(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	if !contract.ValidID(id) {
-		return store.ErrNotFound
-	}
-	ws, err := h.svc.GetWorkspace(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusOK, ws)
-	return nil
+	return byID(w, r, h.svc.GetWorkspace)
 }
