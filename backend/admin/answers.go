@@ -49,3 +49,18 @@ func byPath[T any](w http.ResponseWriter, r *http.Request, name string, valid fu
 	web.WriteJSON(w, http.StatusOK, v)
 	return nil
 }
+
+// created answers a route that creates a resource from its JSON body, B:
+// 201 and what make returns.
+func created[B, T any](w http.ResponseWriter, r *http.Request, make func(context.Context, B) (T, error)) error {
+	var body B
+	if p := web.DecodeRequest(w, r, &body); p != nil {
+		return p
+	}
+	v, err := make(r.Context(), body)
+	if err != nil {
+		return err
+	}
+	web.WriteJSON(w, http.StatusCreated, v)
+	return nil
+}

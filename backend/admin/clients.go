@@ -8,7 +8,6 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -115,16 +114,9 @@ type createClientRequest struct {
 }
 
 func (h *Handler) createClient(w http.ResponseWriter, r *http.Request) error {
-	var body createClientRequest
-	if p := web.DecodeRequest(w, r, &body); p != nil {
-		return p
-	}
-	cred, err := h.svc.CreateClient(r.Context(), body.WorkspaceID)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusCreated, cred)
-	return nil
+	return created(w, r, func(ctx context.Context, b createClientRequest) (identity.Credentials, error) {
+		return h.svc.CreateClient(ctx, b.WorkspaceID)
+	})
 }
 
 func (h *Handler) listClients(w http.ResponseWriter, r *http.Request) error {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -112,16 +111,9 @@ type createGrantRequest struct {
 }
 
 func (h *Handler) createGrant(w http.ResponseWriter, r *http.Request) error {
-	var body createGrantRequest
-	if p := web.DecodeRequest(w, r, &body); p != nil {
-		return p
-	}
-	g, err := h.svc.CreateGrant(r.Context(), body.WorkspaceID, body.ClientID)
-	if err != nil {
-		return err
-	}
-	web.WriteJSON(w, http.StatusCreated, g)
-	return nil
+	return created(w, r, func(ctx context.Context, b createGrantRequest) (identity.Grant, error) {
+		return h.svc.CreateGrant(ctx, b.WorkspaceID, b.ClientID)
+	})
 }
 
 func (h *Handler) listGrants(w http.ResponseWriter, r *http.Request) error {
