@@ -309,6 +309,11 @@ func (c *cluster) sharingAndSubscriptions(t *testing.T, a1, a2, b *hdctest.Stack
 	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &sub) != nil || sub.ID == "" {
 		t.Fatalf("a subscription through edge 2: %s", r)
 	}
+	var one admin.Subscription
+	b.HDC(&one, "subscriptions", "get", "--subscription", sub.ID)
+	if one.ID != sub.ID || one.WorkspaceID != "admin-fleet" {
+		t.Fatalf("hdc subscriptions get as bob: %+v", one)
+	}
 	var subs []admin.Subscription
 	b.HDC(&subs, "subscriptions", "list", "--workspace", "admin-fleet")
 	// The encrypted requests before made subscriptions of their own.
@@ -417,6 +422,12 @@ func (c *cluster) revocation(t *testing.T) {
 		})
 	}
 	t.Logf("carol's certificate refused by both backends %v after its revocation (bound %v)", time.Since(revoked), admin.DenyListTTL+time.Second)
+	var list []admin.Revocation
+	c.person(t, bob, 1).HDC(&list, "tls", "revoked")
+	if len(list) != 1 || list[0].Serial != rev.Serial || list[0].RevokedBy != alice {
+		t.Fatalf("hdc tls revoked as bob: %+v", list)
+	}
+	c.searchedByAgent(t, c.person(t, bob, 0), alice, "certificate_revoke")
 }
 
 // certSerial returns the serial of the certificate in the PEM file at
