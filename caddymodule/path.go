@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -15,8 +16,8 @@ var errNonCanonicalPath = problem.New(http.StatusBadRequest, problem.CodeNonCano
 	"The path must be one of the API's exactly as written: same case, no empty or dot segment, no percent-encoding, no character outside A-Z a-z 0-9 - . _ ~ and /.")
 
 // canonicalPath reports whether u's path, as the client sent it, is one of
-// the API's paths exactly (contract.Route), with a subscription's id of
-// unreserved characters (RFC 3986) only. Caddy chooses a route on the
+// the API's paths exactly (contract.Route), with a subscription's id and
+// a delivery's of unreserved characters (RFC 3986) only. Caddy chooses a route on the
 // path cleaned, case folded and decoded, while the hop carries it as
 // sent and the backend's mux matches it exactly: "//…/login", "/MR/api/v2/DOCS",
 // "…/log%C4%B0n", "…/x%00" or "…/..;" were routed by the edge and read
@@ -27,8 +28,8 @@ func canonicalPath(u *url.URL) bool {
 	if contract.Route(escaped) == "other" {
 		return false
 	}
-	id, ok := strings.CutPrefix(escaped, contract.PathSubscriptions+"/")
-	return !ok || unreservedSegment(id)
+	rest, ok := strings.CutPrefix(escaped, contract.PathSubscriptions+"/")
+	return !ok || !slices.ContainsFunc(strings.Split(rest, "/"), func(seg string) bool { return !unreservedSegment(seg) })
 }
 
 // unreservedSegment reports whether s is a path segment of RFC 3986's

@@ -35,6 +35,12 @@ func TestCanonicalPath(t *testing.T) {
 		{sub + "4b1c9f8e-1d2a-4c57-9a0e-3f1b2c3d4e5f", true},
 		{sub + "not-a-uuid", true}, // the backend answers 404, as it reads it
 		{sub + "a.b_c~d", true},
+		{sub + "s1/deliveries", true},
+		{sub + "s1/deliveries/d-1", true},
+		{sub + "s1/deliveries/d-1/redeliver", true},
+		{sub + "s1/recover", true},
+		{sub + "s1/test", true},
+		{sub + "s1/signing-key", true},
 		// Not a route as written: the backend would read another path.
 		{"/", false},
 		{"/mr/api/v2/docs%20x", false},
@@ -63,6 +69,12 @@ func TestCanonicalPath(t *testing.T) {
 		{sub + "%c0%ae%c0%ae", false},
 		{sub + "\uff0e\uff0e", false},
 		{sub + "x;y", false},
+		{sub + "s1/deliveries/..", false},
+		{sub + "../deliveries", false},
+		{sub + "s1/deliveries/d%2f1", false},
+		{sub + "s1/deliveries/d;1/redeliver", false},
+		{sub + "s1/Deliveries", false},
+		{sub + "s1/deliveries/", false},
 		{"/mr/api/v2/docs%", false},
 	}
 	for _, tt := range tests {
