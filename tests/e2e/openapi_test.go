@@ -208,9 +208,18 @@ func numbers(vs ...any) []int {
 	return out
 }
 
-// errorTable returns the error table of docs/errors.md, the rows of the
-// file before its first section: each code's statuses.
-func errorTable(t *testing.T) map[string][]int {
+// errorTable returns the public API's rows of the error table of
+// docs/errors.md, the rows of the file before its first section: each
+// code's statuses. The Admin API's own rows (from "backend (admin)") are
+// adminErrorTable's.
+func errorTable(t *testing.T) map[string][]int { return errorRows(t, false) }
+
+// adminErrorTable returns the Admin API's own rows of the error table.
+func adminErrorTable(t *testing.T) map[string][]int { return errorRows(t, true) }
+
+// errorRows returns the rows of the error table that are the Admin API's
+// own, or the others.
+func errorRows(t *testing.T, adminRows bool) map[string][]int {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "docs", "errors.md"))
 	if err != nil {
@@ -221,18 +230,37 @@ func errorTable(t *testing.T) map[string][]int {
 		t.Fatal("docs/errors.md does not start with its title, # Errors")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
-	row := regexp.MustCompile("(?m)^\\| ([0-9]{3}) \\| (`[a-z_]+`(?:, `[a-z_]+`)*) \\|")
+	row := regexp.MustCompile("(?m)^\\| ([0-9]{3}) \\| (`[a-z_]+`(?:, `[a-z_]+`)*) \\| ([^|]+) \\|")
 	codes := map[string][]int{}
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		if (m[3] == "backend (admin)") != adminRows {
+			continue
+		}
 		status, _ := strconv.Atoi(m[1])
 		for c := range strings.SplitSeq(m[2], ", ") {
 			codes[strings.Trim(c, "`")] = append(codes[strings.Trim(c, "`")], status)
 		}
 	}
-	if len(codes) < 20 {
-		t.Fatalf("the error table of docs/errors.md has %d codes", len(codes))
+	if len(codes) < 20 && !adminRows || len(codes) < 3 {
+		t.Fatalf("the error table of docs/errors.md has %d codes (admin: %v)", len(codes), adminRows)
 	}
 	return codes
+}
+
+// TestAdminOpenAPIProblemCodes: every code of the error table's Admin API
+// rows is one docs/admin-openapi.yaml's problems may carry.
+func TestAdminOpenAPIProblemCodes(t *testing.T) {
+	t.Parallel()
+	doc, err := hdctest.AdminOpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enum, _ := doc.At("/components/schemas/Problem/properties/code/enum").([]any)
+	for code := range adminErrorTable(t) {
+		if !slices.Contains(enum, any(code)) {
+			t.Errorf("docs/errors.md gives the Admin API %s; docs/admin-openapi.yaml's problems do not list it", code)
+		}
+	}
 }
 
 // TestOpenAPICheckRefuses shows that the check the end-to-end suite runs
