@@ -240,6 +240,7 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, 
 		AWS:            awsCfg,
 		SQSEndpoint:    cfg.SQSEndpoint,
 		Retention:      cfg.WebhookRetention,
+		KeepBodies:     cfg.WebhookKeepResponseBody,
 		Log:            s.log.Named("delivery"),
 		Metrics:        reg,
 	})
