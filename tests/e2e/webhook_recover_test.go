@@ -57,8 +57,10 @@ func TestE2EWebhookRecover(t *testing.T) {
 	logPath := hdctest.SubsPath + "/" + id + "/deliveries"
 	var page struct {
 		Deliveries []struct {
-			ID, EventID, Status string
-			Attempts            int
+			ID       string `json:"id"`
+			EventID  string `json:"event_id"`
+			Status   string `json:"status"`
+			Attempts int    `json:"attempts"`
 		}
 	}
 	testkit.Eventually(t, time.Minute, "the log shows 50 deliveries given up", func() bool {
@@ -73,10 +75,16 @@ func TestE2EWebhookRecover(t *testing.T) {
 		webhookIDs[d.EventID] = true
 	}
 	one := s.Send(a, true, "GET", logPath+"/"+page.Deliveries[0].ID, nil, hdctest.Bearer(ta))
-	if one.Status != 200 || !json.Valid(one.Body) {
+	var detail struct {
+		AttemptList []struct {
+			Outcome string `json:"outcome"`
+		} `json:"attempt_list"`
+	}
+	if one.Status != 200 || json.Unmarshal(one.Body, &detail) != nil || len(detail.AttemptList) != page.Deliveries[0].Attempts ||
+		detail.AttemptList[0].Outcome != "connection_error" {
 		t.Fatalf("a delivery with its attempts: %s", one)
 	}
-	t.Logf("a delivery while the receiver was down: %s", one.Body)
+	t.Logf("a delivery given up while the receiver was down: %d attempts, each connection_error", len(detail.AttemptList))
 	crossWorkspace(t, s, b, tb, id, page.Deliveries[0].ID)
 
 	got, mu := receiverOn(t, addr, key)
