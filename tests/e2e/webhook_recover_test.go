@@ -84,7 +84,7 @@ func TestE2EWebhookRecover(t *testing.T) {
 		detail.AttemptList[0].Outcome != "connection_error" {
 		t.Fatalf("a delivery with its attempts: %s", one)
 	}
-	t.Logf("a delivery given up while the receiver was down: %d attempts, each connection_error", len(detail.AttemptList))
+	t.Logf("a delivery given up while the receiver was down: %d attempts, the first connection_error", len(detail.AttemptList))
 	crossWorkspace(t, s, b, tb, id, page.Deliveries[0].ID)
 
 	got, mu := receiverOn(t, addr, key)
