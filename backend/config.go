@@ -112,6 +112,9 @@ type Config struct {
 	// WebhookRetention is how long finished deliveries and their events are
 	// kept; 0 keeps them.
 	WebhookRetention time.Duration
+	// WebhookKeepResponseBody: each attempt keeps the first KiB of the
+	// endpoint's answer, which the delivery log shows its client.
+	WebhookKeepResponseBody bool
 	// WebhookAllowNets are address prefixes that webhook deliveries may
 	// reach although the SSRF guard refuses them by default (loopback,
 	// private, link-local…); empty in production. hdc up allows loopback
@@ -171,6 +174,7 @@ func DefaultConfig() Config {
 		WebhookBackoffMax:           delivery.DefaultSchedule.Max,
 		WebhookGiveUpAfter:          delivery.DefaultSchedule.Horizon,
 		WebhookRetention:            7 * 24 * time.Hour,
+		WebhookKeepResponseBody:     true,
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
 		AuditRefusalWindow:          window.Default,

@@ -69,6 +69,10 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("POST", contract.PathSubscriptions, protected(wh.Register))
 	mux.Handle("GET", contract.PathSubscriptions, protected(wh.List))
 	mux.Handle("DELETE", contract.PathSubscriptions+"/{id}", protected(wh.Delete))
+	mux.Handle("GET", contract.PathSubscriptions+"/{id}/deliveries", protected(wh.Deliveries.List))
+	mux.Handle("GET", contract.PathSubscriptions+"/{id}/deliveries/{delivery_id}", protected(wh.Deliveries.Get))
+	mux.Handle("POST", contract.PathSubscriptions+"/{id}/deliveries/{delivery_id}/redeliver", protected(wh.Deliveries.Redeliver))
+	mux.Handle("POST", contract.PathSubscriptions+"/{id}/recover", protected(wh.Deliveries.Recover))
 	// The edges' load balancers ask each backend's public listener whether
 	// it is ready: their health checks carry no request's headers.
 	mux.Handle("GET", contract.PathReady, (&web.Problems{Log: s.log}).Handler("ready", s.ready))

@@ -222,6 +222,7 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, 
 	}
 	h.webhooks = webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, AllowNets: cfg.WebhookAllowNets, AWSAccounts: cfg.WebhookAWSAccounts},
 		cfg.WebhookMaxSubscriptions, s.log.Named("webhook"))
+	h.webhooks.Deliveries = webhook.NewDeliveryHandler(s.store, s.store, s.log.Named("webhook"))
 	awsCfg, err := aws()
 	if err != nil {
 		return err
@@ -240,6 +241,7 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, 
 		AWS:            awsCfg,
 		SQSEndpoint:    cfg.SQSEndpoint,
 		Retention:      cfg.WebhookRetention,
+		KeepBodies:     cfg.WebhookKeepResponseBody,
 		Log:            s.log.Named("delivery"),
 		Metrics:        reg,
 	})

@@ -34,9 +34,9 @@ type RevokedCertificate struct {
 	RevokedBy string
 }
 
-// Idempotency keeps the answers of the Admin API's changes made under an
-// Idempotency-Key, so that a change repeated with the same key is answered
-// as the first was and made once.
+// Idempotency keeps the answers of changes made under an Idempotency-Key
+// (the Admin API's, and the public API's redelivery), so that a change
+// repeated with the same key is answered as the first was and made once.
 type Idempotency interface {
 	// BeginIdempotent claims k for a request whose hash is hash at now,
 	// forgetting first every claim older than expire; it returns true when
@@ -50,8 +50,9 @@ type Idempotency interface {
 	AbandonIdempotent(ctx context.Context, k IdempotencyKey) error
 }
 
-// IdempotencyKey names a claim: the person's own key, so that two persons'
-// keys never meet.
+// IdempotencyKey names a claim: its owner's own key, so that two owners'
+// keys never meet. Person is the owner: a person of the Admin API, or a
+// client of the public API (web.Idempotent's Owner names it).
 type IdempotencyKey struct {
 	Person, Key string
 }

@@ -129,6 +129,9 @@ type Attempt struct {
 	Outcome string
 	// StatusCode is the HTTP status of the answer, 0 when there was none.
 	StatusCode int
+	// ResponseBody is at most the first MaxResponseBody bytes of the
+	// answer's body, valid UTF-8; "" when none was kept.
+	ResponseBody string
 }
 
 // Next says what becomes of a delivery after an attempt.

@@ -47,6 +47,7 @@ type Store interface {
 	Records
 	Subscriptions
 	Outbox
+	DeliveryLog
 	Throttle
 	Audit
 	DataKeys

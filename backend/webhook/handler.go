@@ -27,6 +27,9 @@ type Handler struct {
 	now   func() time.Time
 
 	register, list, delete http.Handler
+
+	// Deliveries serves the subscriptions' delivery logs and redelivery.
+	Deliveries *DeliveryHandler
 }
 
 // NewHandler returns a Handler that lets a workspace have at most max

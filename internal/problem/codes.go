@@ -52,4 +52,5 @@ const (
 	CodeWeakerKey               = "weaker_key"
 	CodeLastActiveKey           = "last_active_key"
 	CodeNoKeyToRotate           = "no_key_to_rotate"
+	CodeTooManyRequests         = "too_many_requests"
 )

@@ -133,9 +133,9 @@ func (t attemptTx) LockLeased(ctx context.Context, deliveryID, owner string) (st
 
 func (t attemptTx) InsertAttempt(ctx context.Context, a store.Attempt, n int) error {
 	_, err := t.tx.Exec(ctx, `
-		INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code)
-		VALUES ($1, $2, $3, $4, $5, $6)`,
-		a.DeliveryID, n, ts(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode)
+		INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code, response_body)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		a.DeliveryID, n, ts(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode, a.ResponseBody)
 	return err
 }
 
@@ -192,15 +192,16 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, err
 	return ds[0], nil
 }
 
-// ListAttempts implements storetest.Inspector.
+// ListAttempts implements storetest.Inspector; DeliveryAttempts reads
+// the attempts with it.
 func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]store.Attempt, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT number, started_at, duration_us, outcome, status_code FROM webhook_attempts
+		SELECT number, started_at, duration_us, outcome, status_code, response_body FROM webhook_attempts
 		WHERE delivery_id = $1 ORDER BY number`, deliveryID)
 	return collect(rows, err, func(row pgx.Row) (store.Attempt, error) {
 		a := store.Attempt{DeliveryID: deliveryID}
 		var duration int64
-		err := row.Scan(&a.Number, &a.StartedAt, &duration, &a.Outcome, &a.StatusCode)
+		err := row.Scan(&a.Number, &a.StartedAt, &duration, &a.Outcome, &a.StatusCode, &a.ResponseBody)
 		a.StartedAt = a.StartedAt.UTC()
 		a.Duration = time.Duration(duration) * time.Microsecond
 		return a, err

@@ -129,9 +129,9 @@ func (t attemptTx) LockLeased(ctx context.Context, deliveryID, owner string) (st
 
 func (t attemptTx) InsertAttempt(ctx context.Context, a store.Attempt, n int) error {
 	_, err := t.tx.ExecContext(ctx, `
-		INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code)
-		VALUES (?, ?, ?, ?, ?, ?)`,
-		a.DeliveryID, n, micros(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode)
+		INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_us, outcome, status_code, response_body)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		a.DeliveryID, n, micros(a.StartedAt), a.Duration.Microseconds(), a.Outcome, a.StatusCode, a.ResponseBody)
 	return err
 }
 
@@ -190,10 +190,11 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, err
 	return ds[0], nil
 }
 
-// ListAttempts implements storetest.Inspector.
+// ListAttempts implements storetest.Inspector; DeliveryAttempts reads
+// the attempts with it.
 func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]store.Attempt, error) {
 	rows, err := s.db.QueryContext(ctx, `
-		SELECT number, started_at, duration_us, outcome, status_code FROM webhook_attempts
+		SELECT number, started_at, duration_us, outcome, status_code, response_body FROM webhook_attempts
 		WHERE delivery_id = ? ORDER BY number`, deliveryID)
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]store.At
 	for rows.Next() {
 		a := store.Attempt{DeliveryID: deliveryID}
 		var started, duration int64
-		if err := rows.Scan(&a.Number, &started, &duration, &a.Outcome, &a.StatusCode); err != nil {
+		if err := rows.Scan(&a.Number, &started, &duration, &a.Outcome, &a.StatusCode, &a.ResponseBody); err != nil {
 			return nil, err
 		}
 		a.StartedAt = time.UnixMicro(started).UTC()

@@ -25,6 +25,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/XSAM/otelsql"
+
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/telemetry"

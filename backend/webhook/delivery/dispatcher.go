@@ -83,7 +83,10 @@ type Config struct {
 	// Retention is how long finished deliveries, their attempts and their
 	// events are kept; 0 keeps them forever.
 	Retention time.Duration
-	Log       *zap.Logger
+	// KeepBodies: each attempt keeps the first KiB of the endpoint's
+	// answer for the delivery log.
+	KeepBodies bool
+	Log        *zap.Logger
 	// Metrics receives the dispatcher's metrics.
 	Metrics prometheus.Registerer
 }
@@ -127,6 +130,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), process: uuid.NewString()}
 	h := newHTTPSender(cfg.AllowNets, cfg.ConnectTimeout)
+	h.keepBody = cfg.KeepBodies
 	d.senders = map[string]sender{
 		webhook.ProtocolHTTP:   h,
 		webhook.ProtocolHTTPS:  h,
@@ -229,7 +233,7 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 	}
 	elapsed := end.Sub(start)
 	next := d.cfg.Schedule.Next(dl, r, start, end)
-	a := store.Attempt{DeliveryID: dl.ID, StartedAt: start, Duration: elapsed, Outcome: r.Outcome, StatusCode: r.StatusCode}
+	a := store.Attempt{DeliveryID: dl.ID, StartedAt: start, Duration: elapsed, Outcome: r.Outcome, StatusCode: r.StatusCode, ResponseBody: r.Body}
 	if next.DisableSubscription {
 		next.Disabled = disabledEvent(dl.Subscription, end)
 	}

@@ -33,6 +33,8 @@ const maxDrain = 64 << 10
 // never follows a redirect (the answer is the result).
 type httpSender struct {
 	client *http.Client
+	// keepBody: the result keeps the first KiB of the answer's body.
+	keepBody bool
 }
 
 // newHTTPSender returns an httpSender whose guard lets allow through and
@@ -74,9 +76,9 @@ func (h *httpSender) send(ctx context.Context, sub store.Subscription, m Message
 	if err != nil {
 		return failure(err)
 	}
+	r := Result{Outcome: httpOutcome(res.StatusCode), StatusCode: res.StatusCode, Body: h.excerpt(res.Body)}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxDrain))
 	res.Body.Close()
-	r := Result{Outcome: httpOutcome(res.StatusCode), StatusCode: res.StatusCode}
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
 		r.Outcome, r.Delivered = OutcomeDelivered, true
@@ -86,6 +88,17 @@ func (h *httpSender) send(ctx context.Context, sub store.Subscription, m Message
 		r.RetryAfter = RetryAfter(res.Header.Get("Retry-After"), time.Now())
 	}
 	return r
+}
+
+// excerpt reads the start of an answer's body for the delivery log (at
+// most store.MaxResponseBody bytes, as valid UTF-8), or nothing unless the
+// sender keeps bodies.
+func (h *httpSender) excerpt(body io.Reader) string {
+	if !h.keepBody {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(body, store.MaxResponseBody))
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // maxRetryAfter bounds a parsed Retry-After before the schedule caps it,

@@ -8,6 +8,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -44,7 +45,7 @@ type Message struct {
 }
 
 // MessageID is the webhook-id of a delivery.
-func MessageID(deliveryID string) string { return "msg_" + deliveryID }
+func MessageID(deliveryID string) string { return webhook.MessageID(deliveryID) }
 
 // NewMessage builds and signs the request of an attempt at d made at now,
 // in the subscription's delivery format. The body depends on the event

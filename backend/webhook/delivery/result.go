@@ -46,6 +46,8 @@ type Result struct {
 	Outcome string
 	// StatusCode is the HTTP status of the answer, 0 when there was none.
 	StatusCode int
+	// Body is the start of the answer's body (store.Attempt.ResponseBody).
+	Body string
 	// Delivered: the subscriber accepted the message.
 	Delivered bool
 	// Gone: the subscriber answered 410; its subscription is disabled.

@@ -1,0 +1,5 @@
+-- Schema version 18: the delivery log a client reads (a subscription's
+-- deliveries, newest first, a page at a time: keyset paging on this index)
+-- and the first KiB of each attempt's answer body, valid UTF-8.
+CREATE INDEX webhook_deliveries_log ON webhook_deliveries (subscription_id, created_at, id);
+ALTER TABLE webhook_attempts ADD COLUMN response_body text NOT NULL DEFAULT '';
