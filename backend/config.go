@@ -112,6 +112,9 @@ type Config struct {
 	// WebhookRetention is how long finished deliveries and their events are
 	// kept; 0 keeps them.
 	WebhookRetention time.Duration
+	// WebhookKeyGrace is how long after a signing-key rotation deliveries
+	// also carry the previous key's signature.
+	WebhookKeyGrace time.Duration
 	// WebhookAllowNets are address prefixes that webhook deliveries may
 	// reach although the SSRF guard refuses them by default (loopback,
 	// private, link-local…); empty in production. hdc up allows loopback
@@ -171,6 +174,7 @@ func DefaultConfig() Config {
 		WebhookBackoffMax:           delivery.DefaultSchedule.Max,
 		WebhookGiveUpAfter:          delivery.DefaultSchedule.Horizon,
 		WebhookRetention:            7 * 24 * time.Hour,
+		WebhookKeyGrace:             24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
 		AuditRefusalWindow:          window.Default,
@@ -205,6 +209,7 @@ func (c *Config) checkPositive() error {
 		{"webhook-connect-timeout", c.WebhookConnectTimeout > 0},
 		{"webhook-backoff-base", c.WebhookBackoffBase > 0},
 		{"webhook-give-up-after", c.WebhookGiveUpAfter > 0},
+		{"webhook-key-grace", c.WebhookKeyGrace > 0},
 		{"webhook-max-subscriptions", c.WebhookMaxSubscriptions > 0},
 		{"audit-checkpoint-interval", c.AuditCheckpointInterval > 0},
 	} {

@@ -69,6 +69,11 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("POST", contract.PathSubscriptions, protected(wh.Register))
 	mux.Handle("GET", contract.PathSubscriptions, protected(wh.List))
 	mux.Handle("DELETE", contract.PathSubscriptions+"/{id}", protected(wh.Delete))
+	whLog := s.log.Named("webhook")
+	mux.Handle("POST", contract.PathSubscriptions+"/{id}/test",
+		protected(webhook.NewTestEvents(s.store, s.store.OpenKeys, s.delivery, whLog).ServeHTTP))
+	mux.Handle("POST", contract.PathSubscriptions+"/{id}/signing-key",
+		protected(webhook.NewKeyRotation(s.store, s.cfg.WebhookKeyGrace, whLog).ServeHTTP))
 	// The edges' load balancers ask each backend's public listener whether
 	// it is ready: their health checks carry no request's headers.
 	mux.Handle("GET", contract.PathReady, (&web.Problems{Log: s.log}).Handler("ready", s.ready))
