@@ -151,7 +151,8 @@ func TestWebhookKeyRotation(t *testing.T) {
 	testkit.Eventually(t, time.Minute, "deliveries verified with the old key", func() bool { return rc.count(oldKey, start) >= 5 })
 
 	rotated := time.Now()
-	r := s.Send(c, false, "POST", hdctest.SubsPath+"/"+id+"/signing-key", []byte(`{}`), hdctest.Bearer(tk))
+	// Encrypted, as a client keeping its new key from the network would.
+	r := s.Send(c, true, "POST", hdctest.SubsPath+"/"+id+"/signing-key", []byte(`{}`), hdctest.Bearer(tk))
 	var answer struct {
 		SigningKey           string    `json:"signing_key"`
 		PreviousKeyExpiresAt time.Time `json:"previous_key_expires_at"`

@@ -75,6 +75,12 @@ func TestWebhookTestEvent(t *testing.T) {
 		}
 	}
 
+	// Encrypted: the answer is sealed and opens to the same form.
+	sealed := s.Send(c, true, "POST", hdctest.SubsPath+"/"+okID+"/test", nil, hdctest.Bearer(tk))
+	var again testEventAnswer
+	if sealed.Status != 200 || json.Unmarshal(sealed.Body, &again) != nil || again.Outcome != "delivered" || again.EventID == a.EventID {
+		t.Fatalf("an encrypted test event: %s", sealed)
+	}
 	if r, a, took := test(subscribe(unavailable.URL), tk); r.Status != 200 || a.Outcome != "http_503" || a.Status != 503 || took > timeout {
 		t.Fatalf("an endpoint answering 503: %s in %v", r, took)
 	}
