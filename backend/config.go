@@ -115,6 +115,9 @@ type Config struct {
 	// WebhookKeepResponseBody: each attempt keeps the first KiB of the
 	// endpoint's answer, which the delivery log shows its client.
 	WebhookKeepResponseBody bool
+	// WebhookKeyGrace is how long after a signing-key rotation deliveries
+	// also carry the previous key's signature.
+	WebhookKeyGrace time.Duration
 	// WebhookAllowNets are address prefixes that webhook deliveries may
 	// reach although the SSRF guard refuses them by default (loopback,
 	// private, link-local…); empty in production. hdc up allows loopback
@@ -175,6 +178,7 @@ func DefaultConfig() Config {
 		WebhookGiveUpAfter:          delivery.DefaultSchedule.Horizon,
 		WebhookRetention:            7 * 24 * time.Hour,
 		WebhookKeepResponseBody:     true,
+		WebhookKeyGrace:             24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
 		AuditRefusalWindow:          window.Default,
@@ -209,6 +213,7 @@ func (c *Config) checkPositive() error {
 		{"webhook-connect-timeout", c.WebhookConnectTimeout > 0},
 		{"webhook-backoff-base", c.WebhookBackoffBase > 0},
 		{"webhook-give-up-after", c.WebhookGiveUpAfter > 0},
+		{"webhook-key-grace", c.WebhookKeyGrace > 0},
 		{"webhook-max-subscriptions", c.WebhookMaxSubscriptions > 0},
 		{"audit-checkpoint-interval", c.AuditCheckpointInterval > 0},
 	} {

@@ -73,6 +73,7 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("webhook-give-up-after", (*durationValue)(&c.WebhookGiveUpAfter), "age of an event at which its deliveries are given up", "HDC_WEBHOOK_GIVE_UP_AFTER"),
 		setting("webhook-retention", (*durationValue)(&c.WebhookRetention), "how long finished deliveries and their events are kept; 0 keeps them", "HDC_WEBHOOK_RETENTION"),
 		setting("webhook-keep-response-body", (*boolValue)(&c.WebhookKeepResponseBody), "keep the first KiB of each endpoint's answer for the delivery log", "HDC_WEBHOOK_KEEP_RESPONSE_BODY"),
+		setting("webhook-key-grace", (*durationValue)(&c.WebhookKeyGrace), "how long after a signing-key rotation deliveries also carry the previous key's signature", "HDC_WEBHOOK_KEY_GRACE"),
 		setting("webhook-allow-nets", (*prefixList)(&c.WebhookAllowNets), "comma-separated address prefixes webhook deliveries may reach despite the SSRF guard, such as 127.0.0.0/8,::1", "HDC_WEBHOOK_ALLOW_NETS"),
 		setting("webhook-aws-accounts", (*accountList)(&c.WebhookAWSAccounts), "comma-separated AWS account ids whose SQS queues and Lambda functions subscriptions may name; none by default, which turns both protocols off", "HDC_WEBHOOK_AWS_ACCOUNTS"),
 		setting("webhook-max-subscriptions", (*intValue)(&c.WebhookMaxSubscriptions), "most webhook subscriptions a workspace may have", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"),

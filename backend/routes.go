@@ -73,6 +73,11 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("GET", contract.PathSubscriptions+"/{id}/deliveries/{delivery_id}", protected(wh.Deliveries.Get))
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/deliveries/{delivery_id}/redeliver", protected(wh.Deliveries.Redeliver))
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/recover", protected(wh.Deliveries.Recover))
+	whLog := s.log.Named("webhook")
+	mux.Handle("POST", contract.PathSubscriptions+"/{id}/test",
+		protected(webhook.NewTestEvents(s.store, s.store.OpenKeys, s.delivery, whLog).ServeHTTP))
+	mux.Handle("POST", contract.PathSubscriptions+"/{id}/signing-key",
+		protected(webhook.NewKeyRotation(s.store, s.cfg.WebhookKeyGrace, whLog).ServeHTTP))
 	// The edges' load balancers ask each backend's public listener whether
 	// it is ready: their health checks carry no request's headers.
 	mux.Handle("GET", contract.PathReady, (&web.Problems{Log: s.log}).Handler("ready", s.ready))

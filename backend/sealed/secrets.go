@@ -48,18 +48,12 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 	return s.Store.CreateSubscription(ctx, sub, max, e)
 }
 
-// ClaimDeliveries implements store.Store: each delivery's signing key
-// opened. A key that does not open leaves the delivery with
-// Subscription.SigningKeyErr set, to be given up.
+// ClaimDeliveries implements store.Store: each delivery's signing keys
+// opened (OpenKeys).
 func (s *Store) ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Delivery, error) {
 	ds, err := s.Store.ClaimDeliveries(ctx, c)
 	for i := range ds {
-		sub := &ds[i].Subscription
-		if sub.SigningKey == "" {
-			continue
-		}
-		plain, err := s.open(store.SecretWebhookKey, sub.ID, sub.SigningKey)
-		sub.SigningKey, sub.SigningKeyErr = string(plain), err
+		ds[i].Subscription = s.OpenKeys(ds[i].Subscription)
 	}
 	return ds, err
 }

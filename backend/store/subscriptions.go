@@ -25,6 +25,12 @@ type Subscriptions interface {
 	// deliveries, or returns ErrNotFound.
 	// It appends e to the audit trail in the same transaction.
 	DeleteSubscription(ctx context.Context, workspaceID, id string, e audit.Event) error
+	// RotateSigningKey makes key the workspace's subscription id's signing
+	// key and its current key, if any, the previous key until
+	// previousUntil (a previous key still in its grace is dropped), or
+	// returns ErrNotFound. The keys are stored as given: package sealed
+	// seals key, and moves the current key, sealed, as it is.
+	RotateSigningKey(ctx context.Context, workspaceID, id, key string, previousUntil time.Time) error
 }
 
 // SubscriptionFilter selects subscriptions for ListSubscriptions, a page
@@ -77,7 +83,14 @@ type Subscription struct {
 	// delivery claimed through package sealed: the delivery is then given
 	// up, never sent unsigned. It is not stored.
 	SigningKeyErr error
-	Status        SubscriptionStatus
+	// PreviousSigningKey is the key SigningKey replaced (RotateSigningKey),
+	// sealed and opened as SigningKey is, and PreviousKeyExpiresAt the
+	// end of its grace: until then Standard Webhooks deliveries carry its
+	// signature after the current key's. Both are empty when no rotation
+	// is in its grace, or the last one replaced no key.
+	PreviousSigningKey   string
+	PreviousKeyExpiresAt time.Time
+	Status               SubscriptionStatus
 	// DeliveryFormat is how its deliveries are written and signed:
 	// FormatStandardWebhooks ("" too), or FormatEka.
 	DeliveryFormat string

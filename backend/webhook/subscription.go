@@ -153,14 +153,10 @@ func (r Rules) Parse(ctx context.Context, body []byte) (Spec, error) {
 		return Spec{}, err
 	}
 	if req.SigningKey != nil {
-		k := *req.SigningKey
-		if utf8.RuneCountInString(k) < minSigningKeyLen || len(k) > maxSigningKeySize {
-			return Spec{}, fmt.Errorf("signing_key must have at least %d characters and at most %d bytes", minSigningKeyLen, maxSigningKeySize)
-		}
-		if _, err := contract.SigningKeyBytes(k); err != nil {
+		if err := CheckSigningKey(*req.SigningKey); err != nil {
 			return Spec{}, err
 		}
-		spec.SigningKey = k
+		spec.SigningKey = *req.SigningKey
 	}
 	spec.DeliveryFormat = store.FormatStandardWebhooks
 	if req.DeliveryFormat != nil {
@@ -286,4 +282,15 @@ func canonical(names []string) []string {
 		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
 	return slices.Compact(out)
+}
+
+// CheckSigningKey validates a signing key a client gives: its length, and
+// a whsec_ key's base64 (contract.SigningKeyBytes). Its error, safe to
+// show, never quotes the key.
+func CheckSigningKey(k string) error {
+	if utf8.RuneCountInString(k) < minSigningKeyLen || len(k) > maxSigningKeySize {
+		return fmt.Errorf("signing_key must have at least %d characters and at most %d bytes", minSigningKeyLen, maxSigningKeySize)
+	}
+	_, err := contract.SigningKeyBytes(k)
+	return err
 }

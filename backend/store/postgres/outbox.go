@@ -252,7 +252,7 @@ func queryDeliveries(ctx context.Context, q querier, with, order string, args ..
 		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
 			e.id, e.workspace_id, e.type, e.data, e.created_at, e.trace_parent,
 			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at
 		FROM d
 			JOIN webhook_events e ON e.id = d.event_id
 			JOIN subscriptions s ON s.id = d.subscription_id
@@ -263,11 +263,13 @@ func queryDeliveries(ctx context.Context, q querier, with, order string, args ..
 			status, subStatus          string
 			owner, key, outcome        pgtype.Text
 			leaseUntil, finished, last pgtype.Timestamptz
+			prev                       previousKey
 		)
 		err := row.Scan(&d.ID, &status, &d.Attempts, &d.CreatedAt, &d.NextAttemptAt, &owner, &leaseUntil, &finished,
 			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &d.Event.Data, &d.Event.CreatedAt, &d.Event.TraceParent,
 			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
-			&key, &subStatus, &d.Subscription.CreatedAt, &last, &outcome, &d.Subscription.DeliveryFormat)
+			&key, &subStatus, &d.Subscription.CreatedAt, &last, &outcome, &d.Subscription.DeliveryFormat,
+			&prev.key, &prev.until)
 		if err != nil {
 			return store.Delivery{}, err
 		}
@@ -283,6 +285,7 @@ func queryDeliveries(ctx context.Context, q querier, with, order string, args ..
 		d.Subscription.CreatedAt = d.Subscription.CreatedAt.UTC()
 		d.Subscription.LastDeliveryAt = fromTS(last)
 		d.Subscription.LastDeliveryOutcome = outcome.String
+		prev.set(&d.Subscription)
 		return d, nil
 	})
 }

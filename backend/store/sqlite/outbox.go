@@ -259,7 +259,7 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
 			e.id, e.workspace_id, e.type, e.data, e.created_at, e.trace_parent,
 			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at
 		FROM webhook_deliveries d
 			JOIN webhook_events e ON e.id = d.event_id
 			JOIN subscriptions s ON s.id = d.subscription_id
@@ -276,11 +276,12 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 			created, due, evCreated, sub int64
 			owner, key, outcome          sql.NullString
 			leaseUntil, finished, last   sql.NullInt64
+			prev                         previousKey
 		)
 		err := rows.Scan(&d.ID, &status, &d.Attempts, &created, &due, &owner, &leaseUntil, &finished,
 			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &data, &evCreated, &d.Event.TraceParent,
 			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
-			&key, &subStatus, &sub, &last, &outcome, &d.Subscription.DeliveryFormat)
+			&key, &subStatus, &sub, &last, &outcome, &d.Subscription.DeliveryFormat, &prev.key, &prev.until)
 		if err != nil {
 			return nil, err
 		}
@@ -297,6 +298,7 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 		d.Subscription.CreatedAt = time.UnixMicro(sub).UTC()
 		d.Subscription.LastDeliveryAt = fromMicros(last)
 		d.Subscription.LastDeliveryOutcome = outcome.String
+		prev.set(&d.Subscription)
 		out = append(out, d)
 	}
 	return out, rows.Err()

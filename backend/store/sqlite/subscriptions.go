@@ -70,7 +70,8 @@ func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (st
 func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([]store.Subscription, error) {
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, e.event_name
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at,
+			e.event_name
 		FROM subscriptions s LEFT JOIN subscription_events e ON e.subscription_id = s.id
 		`+where+`
 		ORDER BY s.created_at, s.id, e.event_name`, args...)
@@ -86,9 +87,10 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 			status             string
 			created            int64
 			last               sql.NullInt64
+			prev               previousKey
 		)
 		err := rows.Scan(&sub.ID, &sub.WorkspaceID, &sub.Endpoint, &sub.Protocol, &key, &status, &created,
-			&last, &outcome, &sub.DeliveryFormat, &name)
+			&last, &outcome, &sub.DeliveryFormat, &prev.key, &prev.until, &name)
 		if err != nil {
 			return nil, err
 		}
@@ -98,6 +100,7 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 			sub.CreatedAt = time.UnixMicro(created).UTC()
 			sub.LastDeliveryAt = fromMicros(last)
 			sub.LastDeliveryOutcome = outcome.String
+			prev.set(&sub)
 			out = append(out, sub)
 		}
 		if name.Valid {

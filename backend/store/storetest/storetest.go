@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"RecordAliases", testRecordAliases},
 		{"Subscriptions", testSubscriptions},
 		{"SubscriptionLimit", testSubscriptionLimit},
+		{"RotateSigningKey", testRotateSigningKey},
 		{"OutboxPublish", testOutboxPublish},
 		{"OutboxClaim", testOutboxClaim},
 		{"OutboxClaimTurns", testOutboxClaimTurns},

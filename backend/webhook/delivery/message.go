@@ -3,6 +3,7 @@ package delivery
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -37,7 +38,8 @@ type Message struct {
 	Timestamp time.Time
 	Body      []byte
 	// Signature is the webhook-signature (Eka-Webhook-Signature in the
-	// eka format), empty when the subscription has no signing key.
+	// eka format), empty when the subscription has no signing key; during
+	// a key rotation's grace it holds two, the new key's first (SignWith).
 	Signature string
 	// Format is the subscription's delivery format, which decides the
 	// body's form and the headers.
@@ -59,16 +61,47 @@ func NewMessage(d store.Delivery, now time.Time) (Message, error) {
 		return Message{}, err
 	}
 	m := Message{ID: MessageID(d.ID), Timestamp: now, Body: body, Format: store.FormatStandardWebhooks}
-	if key := d.Subscription.SigningKey; key != "" {
-		raw, err := contract.SigningKeyBytes(key)
-		if err != nil {
-			return Message{}, err
-		}
-		if m.Signature, err = Sign(raw, m.ID, now, body); err != nil {
-			return Message{}, err
-		}
+	m.Signature, err = SignWith(SigningKeys(d.Subscription, now), m.ID, now, body)
+	if err != nil {
+		return Message{}, err
 	}
 	return m, nil
+}
+
+// SigningKeys are the keys a Standard Webhooks message of sub sent at now
+// is signed with: its signing key, then its previous key while that is in
+// its grace (store.Subscription.PreviousKeyExpiresAt); none when it has
+// no signing key.
+func SigningKeys(sub store.Subscription, now time.Time) []string {
+	if sub.SigningKey == "" {
+		return nil
+	}
+	keys := []string{sub.SigningKey}
+	if sub.PreviousSigningKey != "" && now.Before(sub.PreviousKeyExpiresAt) {
+		keys = append(keys, sub.PreviousSigningKey)
+	}
+	return keys
+}
+
+// SignWith returns the webhook-signature of id.timestamp.body under each
+// of keys (contract.SigningKeyBytes forms), space-separated in their
+// order, as Standard Webhooks lets a rotation carry several: a verifier
+// accepts the message when any one matches its key. It is empty when
+// keys is.
+func SignWith(keys []string, id string, timestamp time.Time, body []byte) (string, error) {
+	sigs := make([]string, 0, len(keys))
+	for _, key := range keys {
+		raw, err := contract.SigningKeyBytes(key)
+		if err != nil {
+			return "", err
+		}
+		sig, err := Sign(raw, id, timestamp, body)
+		if err != nil {
+			return "", err
+		}
+		sigs = append(sigs, sig)
+	}
+	return strings.Join(sigs, " "), nil
 }
 
 // Sign returns the Standard Webhooks signature "v1,<base64 HMAC-SHA256>"
