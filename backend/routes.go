@@ -69,6 +69,7 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("POST", contract.PathSubscriptions, protected(wh.Register))
 	mux.Handle("GET", contract.PathSubscriptions, protected(wh.List))
 	mux.Handle("DELETE", contract.PathSubscriptions+"/{id}", protected(wh.Delete))
+	mux.Handle("PATCH", contract.PathSubscriptions+"/{id}", protected(wh.Patch))
 	// The edges' load balancers ask each backend's public listener whether
 	// it is ready: their health checks carry no request's headers.
 	mux.Handle("GET", contract.PathReady, (&web.Problems{Log: s.log}).Handler("ready", s.ready))

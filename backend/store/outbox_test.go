@@ -43,11 +43,11 @@ func TestNextValidate(t *testing.T) {
 // fakeAttempts is an AttemptTx over one delivery, recording what was done.
 type fakeAttempts struct {
 	fakeAudit
-	leased   LeasedDelivery
-	lost     bool
-	number   int
-	update   *DeliveryUpdate
-	last     time.Time
+	leased LeasedDelivery
+	lost   bool
+	number int
+	update *DeliveryUpdate
+	last   time.Time
 	// failing is the subscription's failing-since; inactive says it is
 	// disabled, reason why.
 	failing   time.Time

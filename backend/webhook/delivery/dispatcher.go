@@ -88,7 +88,9 @@ type Config struct {
 	// DisableAfter disables a subscription whose attempts have all failed
 	// for that long (store.Next.FailingFor); 0 never does.
 	DisableAfter time.Duration
-	Log       *zap.Logger
+	// Clock, when set, is the dispatcher's clock instead of time.Now (tests).
+	Clock func() time.Time
+	Log   *zap.Logger
 	// Metrics receives the dispatcher's metrics.
 	Metrics prometheus.Registerer
 }
@@ -131,6 +133,9 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), process: uuid.NewString()}
+	if cfg.Clock != nil {
+		d.now = cfg.Clock
+	}
 	h := newHTTPSender(cfg.AllowNets, cfg.ConnectTimeout)
 	d.senders = map[string]sender{
 		webhook.ProtocolHTTP:   h,
@@ -249,21 +254,23 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 		return
 	}
 	d.metrics.observe(protocol, r, elapsed, next)
-	logAttempt(log, r, elapsed, next)
 	if disabled != "" {
 		d.metrics.disabled.WithLabelValues(disabled).Inc()
-		log.Warn("webhook subscription disabled", zap.String("reason", disabled))
 	}
+	logAttempt(log, r, elapsed, next, disabled)
 }
 
 // logAttempt logs how an attempt that took elapsed went (r) and what
-// follows it (next): one line for each attempt, at info level, a delivery
-// included, so that the default level shows every attempt; at warn when
-// the delivery ends undelivered. log names the attempt (attempt's
-// fields).
-func logAttempt(log *zap.Logger, r Result, elapsed time.Duration, next store.Next) {
+// follows it (next, and the reason it disabled its subscription for):
+// one line for each attempt, at info level, a delivery included, so that
+// the default level shows every attempt; at warn when the delivery ends
+// undelivered or the subscription is disabled. log names the attempt
+// (attempt's fields).
+func logAttempt(log *zap.Logger, r Result, elapsed time.Duration, next store.Next, disabled string) {
 	fields := attemptFields(r, elapsed)
 	switch {
+	case disabled == store.DisabledFailing:
+		log.Warn("webhook attempts failed for the disable period: the subscription is disabled, its pending deliveries kept", fields...)
 	case next.Status == store.DeliveryDelivered:
 		log.Info("webhook delivered", fields...)
 	case next.Status == store.DeliveryPending:
