@@ -112,6 +112,12 @@ type Config struct {
 	// WebhookRetention is how long finished deliveries and their events are
 	// kept; 0 keeps them.
 	WebhookRetention time.Duration
+	// WebhookAttemptRetention is how long delivery attempts and their
+	// answer excerpts are kept; 0 keeps them as long as their delivery.
+	WebhookAttemptRetention time.Duration
+	// WebhookDisableAfter disables a subscription whose attempts have all
+	// failed for that long; 0 never does.
+	WebhookDisableAfter time.Duration
 	// WebhookAllowNets are address prefixes that webhook deliveries may
 	// reach although the SSRF guard refuses them by default (loopback,
 	// private, link-local…); empty in production. hdc up allows loopback
@@ -171,6 +177,8 @@ func DefaultConfig() Config {
 		WebhookBackoffMax:           delivery.DefaultSchedule.Max,
 		WebhookGiveUpAfter:          delivery.DefaultSchedule.Horizon,
 		WebhookRetention:            7 * 24 * time.Hour,
+		WebhookAttemptRetention:     30 * 24 * time.Hour,
+		WebhookDisableAfter:         5 * 24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
 		AuditRefusalWindow:          window.Default,
@@ -278,6 +286,10 @@ func (c *Config) checkWebhooks() error {
 			new(durationValue(c.WebhookBackoffMax)), new(durationValue(c.WebhookBackoffBase)))
 	case c.WebhookRetention < 0:
 		return fmt.Errorf("%s must not be negative (0 keeps them)", named("webhook-retention"))
+	case c.WebhookAttemptRetention < 0:
+		return fmt.Errorf("%s must not be negative (0 keeps them)", named("webhook-attempt-retention"))
+	case c.WebhookDisableAfter < 0:
+		return fmt.Errorf("%s must not be negative (0 never disables)", named("webhook-disable-after"))
 	case c.AuditRetention < 0:
 		return fmt.Errorf("%s must not be negative (0 keeps them)", named("audit-retention"))
 	case c.AuditRefusalWindow < 0:

@@ -48,6 +48,11 @@ func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time
 	if err := hdcmetrics.Register(reg, m.attempts, m.deliveries, m.retries, m.duration, m.leasesLost, m.inFlight, m.disabled, queue); err != nil {
 		return nil, err
 	}
+	// Both reasons are scraped from the start, at 0, so that an alert's
+	// increase sees the first disabling.
+	for _, reason := range []string{store.DisabledGone, store.DisabledFailing} {
+		m.disabled.WithLabelValues(reason)
+	}
 	return m, nil
 }
 
