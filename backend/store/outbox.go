@@ -47,7 +47,8 @@ type Outbox interface {
 	// attempt, so that it can be claimed at once (a worker shutting down
 	// mid-attempt). ErrLeaseLost as for FinishAttempt.
 	ReleaseDelivery(ctx context.Context, owner, deliveryID string) error
-	// OutboxStats describes the pending deliveries.
+	// OutboxStats describes the pending deliveries of active
+	// subscriptions (a disabled one's are kept, not waiting).
 	OutboxStats(ctx context.Context) (OutboxStats, error)
 	// PruneOutbox deletes the deliveries that finished before before, with
 	// their attempts, and the events created before before that have no

@@ -238,7 +238,8 @@ func (s *Store) OutboxStats(ctx context.Context) (store.OutboxStats, error) {
 		oldest sql.NullInt64
 	)
 	err := s.db.QueryRowContext(ctx,
-		`SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&st.Pending, &oldest)
+		`SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries
+			WHERE status = 'pending' AND subscription_id IN (SELECT id FROM subscriptions WHERE status = 'active')`).Scan(&st.Pending, &oldest)
 	st.OldestPending = fromMicros(oldest)
 	return st, err
 }

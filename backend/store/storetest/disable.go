@@ -67,6 +67,10 @@ func testSubscriptionDisable(t *testing.T, s Store) {
 	if d := getDelivery(t, s, e1); d.Status != store.DeliveryPending {
 		t.Fatalf("the failing delivery was not kept: %+v", d)
 	}
+	// Kept is not waiting: the outbox's backlog leaves it out.
+	if st := stats(t, s); st.Pending != 1 || !st.OldestPending.Equal(at(hour+3*time.Minute)) {
+		t.Fatalf("stats with a disabled subscription's delivery kept = %+v, want the notice only", st)
+	}
 	got := claim(t, s, "b", at(3*hour), 10)
 	if len(got) != 1 || got[0].Subscription.ID != "s2" || got[0].Event.Type != store.EventSubscriptionDisabled {
 		t.Fatalf("claimed after the disabling: %+v", got)
