@@ -118,6 +118,12 @@ type Config struct {
 	// WebhookKeyGrace is how long after a signing-key rotation deliveries
 	// also carry the previous key's signature.
 	WebhookKeyGrace time.Duration
+	// WebhookAttemptRetention is how long delivery attempts and their
+	// answer excerpts are kept; 0 keeps them as long as their delivery.
+	WebhookAttemptRetention time.Duration
+	// WebhookDisableAfter disables a subscription whose attempts have all
+	// failed for that long; 0 never does.
+	WebhookDisableAfter time.Duration
 	// WebhookAllowNets are address prefixes that webhook deliveries may
 	// reach although the SSRF guard refuses them by default (loopback,
 	// private, link-local…); empty in production. hdc up allows loopback
@@ -179,6 +185,8 @@ func DefaultConfig() Config {
 		WebhookRetention:            7 * 24 * time.Hour,
 		WebhookKeepResponseBody:     true,
 		WebhookKeyGrace:             24 * time.Hour,
+		WebhookAttemptRetention:     30 * 24 * time.Hour,
+		WebhookDisableAfter:         5 * 24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
 		AuditRetention:              DefaultAuditRetention,
 		AuditRefusalWindow:          window.Default,
@@ -287,6 +295,10 @@ func (c *Config) checkWebhooks() error {
 			new(durationValue(c.WebhookBackoffMax)), new(durationValue(c.WebhookBackoffBase)))
 	case c.WebhookRetention < 0:
 		return fmt.Errorf("%s must not be negative (0 keeps them)", named("webhook-retention"))
+	case c.WebhookAttemptRetention < 0:
+		return fmt.Errorf("%s must not be negative (0 keeps them)", named("webhook-attempt-retention"))
+	case c.WebhookDisableAfter < 0:
+		return fmt.Errorf("%s must not be negative (0 never disables)", named("webhook-disable-after"))
 	case c.AuditRetention < 0:
 		return fmt.Errorf("%s must not be negative (0 keeps them)", named("audit-retention"))
 	case c.AuditRefusalWindow < 0:

@@ -74,6 +74,8 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("webhook-retention", (*durationValue)(&c.WebhookRetention), "how long finished deliveries and their events are kept; 0 keeps them", "HDC_WEBHOOK_RETENTION"),
 		setting("webhook-keep-response-body", (*boolValue)(&c.WebhookKeepResponseBody), "keep the first KiB of each endpoint's answer for the delivery log", "HDC_WEBHOOK_KEEP_RESPONSE_BODY"),
 		setting("webhook-key-grace", (*durationValue)(&c.WebhookKeyGrace), "how long after a signing-key rotation deliveries also carry the previous key's signature", "HDC_WEBHOOK_KEY_GRACE"),
+		setting("webhook-attempt-retention", (*durationValue)(&c.WebhookAttemptRetention), "how long delivery attempts and their answer excerpts are kept; 0 keeps them as long as their delivery", "HDC_WEBHOOK_ATTEMPT_RETENTION"),
+		setting("webhook-disable-after", (*durationValue)(&c.WebhookDisableAfter), "how long all of a subscription's attempts may fail before it is disabled; 0 never disables (a 410 always does)", "HDC_WEBHOOK_DISABLE_AFTER"),
 		setting("webhook-allow-nets", (*prefixList)(&c.WebhookAllowNets), "comma-separated address prefixes webhook deliveries may reach despite the SSRF guard, such as 127.0.0.0/8,::1", "HDC_WEBHOOK_ALLOW_NETS"),
 		setting("webhook-aws-accounts", (*accountList)(&c.WebhookAWSAccounts), "comma-separated AWS account ids whose SQS queues and Lambda functions subscriptions may name; none by default, which turns both protocols off", "HDC_WEBHOOK_AWS_ACCOUNTS"),
 		setting("webhook-max-subscriptions", (*intValue)(&c.WebhookMaxSubscriptions), "most webhook subscriptions a workspace may have", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"),

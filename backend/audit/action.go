@@ -17,7 +17,11 @@ const (
 	ResourcesSubmit    Action = "resources_submit" // a parser attached resources to a record
 	SubscriptionCreate Action = "subscription_create"
 	SubscriptionDelete Action = "subscription_delete"
-	DeliveryDisabled   Action = "delivery_disabled" // a subscriber answered 410 Gone
+	DeliveryDisabled   Action = "delivery_disabled" // the backend disabled a subscription (Event.Reason: gone, failing)
+	// SubscriptionEnable and SubscriptionDisable: a client turned its
+	// subscription on or off (PATCH).
+	SubscriptionEnable  Action = "subscription_enable"
+	SubscriptionDisable Action = "subscription_disable"
 )
 
 // Actions of operators (the hdc CLI) and of the backend's own jobs.
@@ -69,29 +73,31 @@ var (
 )
 
 var rules = map[Action]rule{
-	Login:              {},
-	LoginFailed:        {anywhere: true, refusal: true},
-	Refresh:            {},
-	RefreshReuse:       {refusal: true},
-	RecordUpload:       {entity: EntityCareContext},
-	RecordRetrieve:     {entity: EntityCareContext},
-	ResourcesSubmit:    {entity: EntityCareContext},
-	SubscriptionCreate: {entity: EntitySubscription},
-	SubscriptionDelete: {entity: EntitySubscription, by: operators},
-	DeliveryDisabled:   {entity: EntitySubscription},
-	ClientCreate:       {entity: EntityClient, by: operators},
-	ClientDisable:      {entity: EntityClient, by: operators},
-	SharingGrant:       {entity: EntityGrant, by: operators},
-	SharingRevoke:      {entity: EntityGrant, by: operators},
-	KeyAdd:             {entity: EntityKey, anywhere: true, by: operators}, // a key of a client the database does not know
-	KeyRotate:          {entity: EntityKey, anywhere: true, by: operators},
-	KeyRetire:          {entity: EntityKey, anywhere: true, by: operators},
-	RetentionPrune:     {anywhere: true},
-	KeeperRewrap:       {entity: EntityDataKey, anywhere: true, by: operators},
-	CertificateRevoke:  {entity: EntityCertificate, anywhere: true, by: operators},
-	AuditSearch:        {entity: EntityWorkspace, anywhere: true, by: readers},
-	AuditExport:        {entity: EntityWorkspace, anywhere: true, by: readers},
-	AuditVerify:        {entity: EntityWorkspace, anywhere: true, by: readers},
+	Login:               {},
+	LoginFailed:         {anywhere: true, refusal: true},
+	Refresh:             {},
+	RefreshReuse:        {refusal: true},
+	RecordUpload:        {entity: EntityCareContext},
+	RecordRetrieve:      {entity: EntityCareContext},
+	ResourcesSubmit:     {entity: EntityCareContext},
+	SubscriptionCreate:  {entity: EntitySubscription},
+	SubscriptionDelete:  {entity: EntitySubscription, by: operators},
+	DeliveryDisabled:    {entity: EntitySubscription},
+	SubscriptionEnable:  {entity: EntitySubscription},
+	SubscriptionDisable: {entity: EntitySubscription},
+	ClientCreate:        {entity: EntityClient, by: operators},
+	ClientDisable:       {entity: EntityClient, by: operators},
+	SharingGrant:        {entity: EntityGrant, by: operators},
+	SharingRevoke:       {entity: EntityGrant, by: operators},
+	KeyAdd:              {entity: EntityKey, anywhere: true, by: operators}, // a key of a client the database does not know
+	KeyRotate:           {entity: EntityKey, anywhere: true, by: operators},
+	KeyRetire:           {entity: EntityKey, anywhere: true, by: operators},
+	RetentionPrune:      {anywhere: true},
+	KeeperRewrap:        {entity: EntityDataKey, anywhere: true, by: operators},
+	CertificateRevoke:   {entity: EntityCertificate, anywhere: true, by: operators},
+	AuditSearch:         {entity: EntityWorkspace, anywhere: true, by: readers},
+	AuditExport:         {entity: EntityWorkspace, anywhere: true, by: readers},
+	AuditVerify:         {entity: EntityWorkspace, anywhere: true, by: readers},
 }
 
 // Valid reports whether a is one of the actions.

@@ -57,6 +57,7 @@ type canonical struct {
 	Replaced []string         `json:"replaced,omitempty"`
 	Weakened []string         `json:"weakened,omitempty"`
 	Person   *canonicalPerson `json:"person,omitempty"`
+	Reason   string           `json:"reason,omitempty"`
 }
 
 type canonicalPerson struct {
@@ -100,7 +101,7 @@ func (r Record) Canonical() []byte {
 			c.Pruned.Before = r.Pruned.Before.UTC().Format(timeLayout)
 		}
 	}
-	c.Count, c.Replaced, c.Weakened = r.Count, r.Replaced, r.Weakened
+	c.Count, c.Replaced, c.Weakened, c.Reason = r.Count, r.Replaced, r.Weakened, r.Reason
 	if p := r.Person; p != (Person{}) {
 		c.Person = &canonicalPerson{Name: p.Name, Serial: p.Serial, Role: p.Role, Direct: p.Direct}
 	}
@@ -143,7 +144,7 @@ func (c canonical) record() (Record, error) {
 	r := Record{Seq: c.Seq, Keyed: c.V == formatKeyed, Event: Event{
 		Workspace: c.Workspace, Action: c.Action, Outcome: c.Outcome,
 		Client: c.Client, Grant: c.Grant, Kid: c.Kid, Request: c.Request, Count: c.Count,
-		Replaced: c.Replaced, Weakened: c.Weakened,
+		Replaced: c.Replaced, Weakened: c.Weakened, Reason: c.Reason,
 	}}
 	var errs [5]error
 	r.Prev, errs[0] = parseHash(c.Prev)

@@ -60,6 +60,9 @@ type Event struct {
 	// client's action, the backend's own, and the records written before
 	// persons were named.
 	Person Person
+	// Reason is why a subscription was disabled (DeliveryDisabled: "gone",
+	// "failing"); empty for any other action.
+	Reason string
 }
 
 // MaxReplaced bounds the kids a rotation's record names: the active keys
@@ -134,6 +137,7 @@ func (e Event) Validate() error {
 		{validLosses(e.Weakened), "weakened: unknown, repeated or empty"},
 		{e.Person.valid(r.by), "person invalid, or of a role the action does not take"},
 		{e.Client == "" || e.Person == (Person{}), "both a client and a person"},
+		{e.Reason == "" || e.Action == DeliveryDisabled && (e.Reason == "gone" || e.Reason == "failing"), "reason unknown, or on another action"},
 	}
 	for _, c := range checks {
 		if !c.ok {

@@ -32,9 +32,14 @@ type Outbox interface {
 	// applies next, atomically: the attempt gets the next Number, the
 	// delivery's status and due time follow next and its lease ends, and the
 	// subscription's LastDeliveryAt and LastDeliveryOutcome become a's
-	// start and outcome. With next.DisableSubscription the subscription is
-	// disabled, its other pending deliveries are canceled and next.Disabled
-	// is appended to the audit trail, in the same transaction. ErrLeaseLost
+	// start and outcome, and its FailingSince is cleared by a delivery or
+	// set by the first failure since. With next.DisableSubscription (410)
+	// or once it has been failing for next.FailingFor, an active
+	// subscription is disabled with its reason (its other pending
+	// deliveries are kept, not claimed until it is enabled again),
+	// next.Disabled is appended to the audit trail and next.Notice, when
+	// it has an id, is published to the workspace's active subscriptions,
+	// all in the same transaction. ErrLeaseLost
 	// when the delivery is not pending under owner's lease; nothing changes
 	// then.
 	FinishAttempt(ctx context.Context, owner string, a Attempt, next Next) error
@@ -42,12 +47,18 @@ type Outbox interface {
 	// attempt, so that it can be claimed at once (a worker shutting down
 	// mid-attempt). ErrLeaseLost as for FinishAttempt.
 	ReleaseDelivery(ctx context.Context, owner, deliveryID string) error
-	// OutboxStats describes the pending deliveries.
+	// OutboxStats describes the pending deliveries of active
+	// subscriptions (a disabled one's are kept, not waiting).
 	OutboxStats(ctx context.Context) (OutboxStats, error)
 	// PruneOutbox deletes the deliveries that finished before before, with
 	// their attempts, and the events created before before that have no
 	// delivery left. It returns the number of deliveries deleted.
+	// The pending deliveries of a subscription disabled since before
+	// before are deleted too.
 	PruneOutbox(ctx context.Context, before time.Time) (int64, error)
+	// PruneAttempts deletes the attempts started before before, answer
+	// excerpts and all, and returns how many.
+	PruneAttempts(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Claim describes a claim of due deliveries (Outbox.ClaimDeliveries).
@@ -143,10 +154,25 @@ type Next struct {
 	// DisableSubscription, with DeliveryFailed, disables the subscription
 	// (it answered 410 Gone).
 	DisableSubscription bool
+	// FailingFor, when positive, disables the subscription after a failed
+	// attempt that ends FailingFor or more after its FailingSince.
+	FailingFor time.Duration
 	// Disabled is the audit event (audit.DeliveryDisabled) FinishAttempt
-	// appends with DisableSubscription.
+	// appends, with its reason, when it disables the subscription.
 	Disabled audit.Event
+	// Notice, when its ID is set, is the event (EventSubscriptionDisabled)
+	// FinishAttempt publishes when it disables the subscription; its Data
+	// is DisabledData's.
+	Notice Event
+	// Reported, when not nil, receives the reason FinishAttempt disabled
+	// the subscription for (DisabledGone, DisabledFailing), for metrics;
+	// it is left alone when it did not.
+	Reported *string
 }
+
+// EventSubscriptionDisabled is the event telling a workspace that one of
+// its subscriptions was disabled.
+const EventSubscriptionDisabled = "subscription.disabled"
 
 // OutboxStats describes the pending deliveries of all workspaces.
 type OutboxStats struct {
@@ -165,7 +191,9 @@ func (n Next) Validate() error {
 		return fmt.Errorf("store: a delivery cannot move to %q after an attempt", n.Status)
 	case n.DisableSubscription && n.Status != DeliveryFailed:
 		return errors.New("store: disabling the subscription fails the delivery")
-	case n.DisableSubscription != (n.Disabled.Action == audit.DeliveryDisabled):
+	case n.FailingFor < 0:
+		return errors.New("store: the failing period must not be negative")
+	case (n.DisableSubscription || n.FailingFor > 0) != (n.Disabled.Action == audit.DeliveryDisabled):
 		return errors.New("store: disabling the subscription is audited as delivery_disabled, and only it")
 	}
 	return nil
@@ -203,9 +231,15 @@ type AttemptTx interface {
 	// NoteLastDelivery sets the subscription's last delivery to the
 	// attempt started at start, unless a later-started one is recorded.
 	NoteLastDelivery(ctx context.Context, subscriptionID string, start time.Time, outcome string) error
-	// DisableSubscription disables the subscription and cancels its
-	// pending deliveries, finished at now.
-	DisableSubscription(ctx context.Context, subscriptionID string, now time.Time) error
+	// NoteFailing clears the subscription's failing-since after a
+	// delivery, or sets it to start after a failure unless it is set, and
+	// returns it (zero when cleared).
+	NoteFailing(ctx context.Context, subscriptionID string, start time.Time, failed bool) (time.Time, error)
+	// DisableSubscription disables the subscription with reason if it is
+	// active, and reports whether it was; its deliveries are unchanged.
+	DisableSubscription(ctx context.Context, subscriptionID, reason string) (bool, error)
+	// Publish stores e and its deliveries as Outbox.PublishEvent does.
+	Publish(ctx context.Context, e Event) error
 }
 
 // Finish is the decision of Store.FinishAttempt, for engines to run in
@@ -235,14 +269,7 @@ func Finish(ctx context.Context, tx AttemptTx, owner string, a Attempt, next Nex
 	if err := tx.NoteLastDelivery(ctx, d.SubscriptionID, a.StartedAt, a.Outcome); err != nil {
 		return err
 	}
-	if next.DisableSubscription {
-		if err := tx.DisableSubscription(ctx, d.SubscriptionID, finished); err != nil {
-			return err
-		}
-		_, err := AppendAudit(ctx, tx, next.Disabled)
-		return err
-	}
-	return nil
+	return disableFailing(ctx, tx, d.SubscriptionID, a.StartedAt, finished, next)
 }
 
 // ClaimEngine is an engine's side of ClaimDeliveries.

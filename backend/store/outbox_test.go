@@ -27,6 +27,9 @@ func TestNextValidate(t *testing.T) {
 		{"canceled", Next{Status: DeliveryCanceled}, false},
 		{"empty", Next{}, false},
 		{"disable without failing", Next{Status: DeliveryPending, DisableSubscription: true}, false},
+		{"failing period", Next{Status: DeliveryPending, RetryAt: time.Now(), FailingFor: time.Hour, Disabled: disabled}, true},
+		{"failing period, unaudited", Next{Status: DeliveryPending, RetryAt: time.Now(), FailingFor: time.Hour}, false},
+		{"negative failing period", Next{Status: DeliveryDelivered, FailingFor: -1, Disabled: disabled}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,12 +43,17 @@ func TestNextValidate(t *testing.T) {
 // fakeAttempts is an AttemptTx over one delivery, recording what was done.
 type fakeAttempts struct {
 	fakeAudit
-	leased   LeasedDelivery
-	lost     bool
-	number   int
-	update   *DeliveryUpdate
-	last     time.Time
-	disabled time.Time
+	leased LeasedDelivery
+	lost   bool
+	number int
+	update *DeliveryUpdate
+	last   time.Time
+	// failing is the subscription's failing-since; inactive says it is
+	// disabled, reason why.
+	failing   time.Time
+	inactive  bool
+	reason    string
+	published []Event
 }
 
 func (f *fakeAttempts) LockLeased(context.Context, string, string) (LeasedDelivery, error) {
@@ -70,8 +78,26 @@ func (f *fakeAttempts) NoteLastDelivery(_ context.Context, _ string, start time.
 	return nil
 }
 
-func (f *fakeAttempts) DisableSubscription(_ context.Context, _ string, now time.Time) error {
-	f.disabled = now
+func (f *fakeAttempts) NoteFailing(_ context.Context, _ string, start time.Time, failed bool) (time.Time, error) {
+	switch {
+	case !failed:
+		f.failing = time.Time{}
+	case f.failing.IsZero():
+		f.failing = start
+	}
+	return f.failing, nil
+}
+
+func (f *fakeAttempts) DisableSubscription(_ context.Context, _, reason string) (bool, error) {
+	if f.inactive {
+		return false, nil
+	}
+	f.inactive, f.reason = true, reason
+	return true, nil
+}
+
+func (f *fakeAttempts) Publish(_ context.Context, e Event) error {
+	f.published = append(f.published, e)
 	return nil
 }
 
@@ -110,8 +136,8 @@ func TestFinish(t *testing.T) {
 				}
 				return
 			}
-			if tx.number != 3 || *tx.update != tt.update || !tx.last.Equal(start) || tx.disabled.Equal(end) != tt.disabled {
-				t.Fatalf("attempt %d, update %+v, last %v, disabled %v", tx.number, *tx.update, tx.last, tx.disabled)
+			if tx.number != 3 || *tx.update != tt.update || !tx.last.Equal(start) || (tx.reason == DisabledGone) != tt.disabled {
+				t.Fatalf("attempt %d, update %+v, last %v, disabled %q", tx.number, *tx.update, tx.last, tx.reason)
 			}
 			if got := tx.actions(); tt.disabled != (len(got) == 1 && got[0] == audit.DeliveryDisabled) || !tt.disabled && len(got) != 0 {
 				t.Fatalf("audited %v", got)

@@ -31,7 +31,33 @@ type Subscriptions interface {
 	// returns ErrNotFound. The keys are stored as given: package sealed
 	// seals key, and moves the current key, sealed, as it is.
 	RotateSigningKey(ctx context.Context, workspaceID, id, key string, previousUntil time.Time) error
+	// SetSubscriptionEnabled enables or disables the workspace's
+	// subscription id as c says and returns it as it then is, or
+	// ErrNotFound. Enabling clears its disabled reason and failing-since
+	// and makes its kept pending deliveries due at c.At; disabling sets
+	// the reason DisabledByClient. It appends c.Event in the same
+	// transaction.
+	SetSubscriptionEnabled(ctx context.Context, workspaceID, id string, c Enablement) (Subscription, error)
 }
+
+// Enablement is a client's choice to turn its subscription on or off
+// (Subscriptions.SetSubscriptionEnabled).
+type Enablement struct {
+	Enabled bool
+	At      time.Time
+	// Event is the audit event appended with the change.
+	Event audit.Event
+}
+
+// Why a subscription is disabled (Subscription.DisabledReason).
+const (
+	// DisabledGone: its endpoint answered 410 Gone.
+	DisabledGone = "gone"
+	// DisabledFailing: every attempt failed for the disable period.
+	DisabledFailing = "failing"
+	// DisabledByClient: its client disabled it.
+	DisabledByClient = "client"
+)
 
 // SubscriptionFilter selects subscriptions for ListSubscriptions, a page
 // in creation order.
@@ -99,6 +125,12 @@ type Subscription struct {
 	// delivery attempt; zero and empty before the first one.
 	LastDeliveryAt      time.Time
 	LastDeliveryOutcome string
+	// DisabledReason says why a disabled subscription is (DisabledGone,
+	// DisabledFailing, DisabledByClient); empty while it is active.
+	DisabledReason string
+	// FailingSince is the start of the first failed attempt since the
+	// last success, zero while the last attempt succeeded.
+	FailingSince time.Time
 }
 
 // Format is the subscription's delivery format, FormatStandardWebhooks

@@ -26,7 +26,7 @@ type Handler struct {
 	log   *zap.Logger
 	now   func() time.Time
 
-	register, list, delete http.Handler
+	register, list, delete, patch http.Handler
 
 	// Deliveries serves the subscriptions' delivery logs and redelivery.
 	Deliveries *DeliveryHandler
@@ -49,6 +49,7 @@ func NewHandler(s store.Subscriptions, rules Rules, max int, log *zap.Logger) *H
 	h.register = problems.Handler("register", h.serveRegister)
 	h.list = problems.Handler("list", h.serveList)
 	h.delete = problems.Handler("delete", h.serveDelete)
+	h.patch = problems.Handler("patch", h.servePatch)
 	return h
 }
 
@@ -119,6 +120,9 @@ type Summary struct {
 	CreatedAt           time.Time  `json:"created_at"`
 	LastDeliveryAt      *time.Time `json:"last_delivery_at"`
 	LastDeliveryOutcome *string    `json:"last_delivery_outcome"`
+	// DisabledReason says why a disabled subscription is: gone (410),
+	// failing (for the disable period), client (PATCH); null while active.
+	DisabledReason *string `json:"disabled_reason"`
 }
 
 // List is the answer of GET: the workspace's subscriptions, oldest first.

@@ -65,5 +65,8 @@ func SummaryOf(sub store.Subscription) Summary {
 		out.LastDeliveryAt = &sub.LastDeliveryAt
 		out.LastDeliveryOutcome = &sub.LastDeliveryOutcome
 	}
+	if sub.Status == store.SubscriptionDisabled && sub.DisabledReason != "" {
+		out.DisabledReason = &sub.DisabledReason
+	}
 	return out
 }

@@ -35,6 +35,16 @@ var Events = []string{
 	"user.delete",
 }
 
+// SystemEvents are the events the backend itself publishes about a
+// workspace's subscriptions. A subscription receives them only when its
+// event_names ask for them: they are not among the events a subscription
+// that omits event_names selects, and the internal listener refuses them.
+var SystemEvents = []string{store.EventSubscriptionDisabled}
+
+// knownEvents are the names a subscription may select, in the canonical
+// order.
+var knownEvents = slices.Concat(Events, SystemEvents)
+
 // Delivery protocols, as stored.
 const (
 	ProtocolHTTP   = "http"
@@ -261,21 +271,21 @@ func eventNames(names *[]string) ([]string, error) {
 		return nil, errors.New("event_names must not be empty; omit it to subscribe to every event")
 	}
 	for _, n := range *names {
-		if !slices.Contains(Events, n) {
-			return nil, fmt.Errorf("unknown event name; known events: %s", strings.Join(Events, ", "))
+		if !slices.Contains(knownEvents, n) {
+			return nil, fmt.Errorf("unknown event name; known events: %s", strings.Join(knownEvents, ", "))
 		}
 	}
 	return canonical(*names), nil
 }
 
-// canonical returns names once each, in the order of Events; names Events
-// does not know (stored by a later version) come last, sorted.
+// canonical returns names once each, in the order of knownEvents; names
+// it does not know (stored by a later version) come last, sorted.
 func canonical(names []string) []string {
 	rank := func(n string) int {
-		if i := slices.Index(Events, n); i >= 0 {
+		if i := slices.Index(knownEvents, n); i >= 0 {
 			return i
 		}
-		return len(Events)
+		return len(knownEvents)
 	}
 	out := slices.Clone(names)
 	slices.SortFunc(out, func(a, b string) int {

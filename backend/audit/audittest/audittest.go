@@ -64,6 +64,9 @@ func Records(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.AuditSearch, Outcome: audit.Success, Entity: audit.Entity{Kind: audit.EntityWorkspace, ID: workspace}, Person: Auditor},
 		{Action: audit.AuditExport, Outcome: audit.Success, Person: Auditor},
 		{Action: audit.AuditVerify, Outcome: audit.Success, Person: Operator},
+		{Action: audit.SubscriptionEnable, Outcome: audit.Success, Client: Client, Entity: sub},
+		{Action: audit.SubscriptionDisable, Outcome: audit.Success, Client: Client, Entity: sub},
+		{Action: audit.DeliveryDisabled, Outcome: audit.Success, Entity: sub, Reason: "failing"},
 	}
 	var recs []audit.Record
 	var last audit.Link

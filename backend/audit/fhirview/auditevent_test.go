@@ -85,7 +85,10 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[22], "110101", "search-type", "E", "0", "bob@example.org", "", "ws-1"},
 		{recs[23], "110101", "read", "R", "0", "bob@example.org", "", ""},
 		{recs[24], "110101", "", "E", "0", "alice@example.org", "", ""},
-		{recs[25], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[25], "rest", "update", "U", "0", tClient, "", tSub},
+		{recs[26], "rest", "update", "U", "0", tClient, "", tSub},
+		{recs[27], "110100", "", "U", "0", "hdc-backend", "", tSub},
+		{recs[28], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {

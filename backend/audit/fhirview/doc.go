@@ -21,6 +21,8 @@
 //	subscription_create     rest                             create                                       C
 //	subscription_delete     rest                             delete                                       D
 //	delivery_disabled       DCM 110100 Application Activity  (none)                                       U
+//	subscription_enable     rest                             update                                       U
+//	subscription_disable    rest                             update                                       U
 //	client_create           DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
 //	client_disable          DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
 //	sharing_grant           DCM 110113 Security Alert        DCM 110136 Security Roles Changed            C

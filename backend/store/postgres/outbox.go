@@ -16,30 +16,35 @@ import (
 // subscriptions that exist when the transaction commits.
 func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, error) {
 	var ids []string
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx,
-			`INSERT INTO webhook_events (id, workspace_id, type, data, created_at, trace_parent) VALUES ($1, $2, $3, $4, $5, $6)`,
-			e.ID, e.WorkspaceID, e.Type, e.Data, ts(e.CreatedAt), e.TraceParent)
-		if err != nil {
-			return translate(err)
-		}
-		rows, err := tx.Query(ctx, `
-			INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempts, created_at, next_attempt_at)
-			SELECT replace(gen_random_uuid()::text, '-', ''), $1, s.id, 'pending', 0, $2, $2
-			FROM subscriptions s JOIN subscription_events se ON se.subscription_id = s.id
-			WHERE s.workspace_id = $3 AND s.status = 'active' AND se.event_name = $4
-			RETURNING id`,
-			e.ID, ts(e.CreatedAt), e.WorkspaceID, e.Type)
-		if err != nil {
-			return err
-		}
-		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
+		ids, err = publish(ctx, tx, e)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return ids, nil
+}
+
+// publish stores e and its deliveries in tx.
+func publish(ctx context.Context, tx pgx.Tx, e store.Event) ([]string, error) {
+	_, err := tx.Exec(ctx,
+		`INSERT INTO webhook_events (id, workspace_id, type, data, created_at, trace_parent) VALUES ($1, $2, $3, $4, $5, $6)`,
+		e.ID, e.WorkspaceID, e.Type, e.Data, ts(e.CreatedAt), e.TraceParent)
+	if err != nil {
+		return nil, translate(err)
+	}
+	rows, err := tx.Query(ctx, `
+		INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempts, created_at, next_attempt_at)
+		SELECT replace(gen_random_uuid()::text, '-', ''), $1, s.id, 'pending', 0, $2, $2
+		FROM subscriptions s JOIN subscription_events se ON se.subscription_id = s.id
+		WHERE s.workspace_id = $3 AND s.status = 'active' AND se.event_name = $4
+		RETURNING id`,
+		e.ID, ts(e.CreatedAt), e.WorkspaceID, e.Type)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // ClaimDeliveries implements store.Store with store.ClaimDue.
@@ -81,7 +86,8 @@ const claimLock = 0x6864632d636c61
 // anyDueSQL tells whether a delivery is due at $1 and not under lease.
 const anyDueSQL = `
 	SELECT EXISTS (SELECT 1 FROM webhook_deliveries
-		WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_expires_at IS NULL OR lease_expires_at <= $1))`
+		WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
+			AND subscription_id IN (SELECT id FROM subscriptions WHERE status = 'active'))`
 
 // claimSQL leases ($1 until $2) the deliveries due at $3 in turns across
 // workspaces: turn is a delivery's rank among its workspace's due ones,
@@ -95,6 +101,7 @@ const claimSQL = `
 			SELECT d.id, d.next_attempt_at, e.workspace_id,
 				ROW_NUMBER() OVER (PARTITION BY e.workspace_id ORDER BY d.next_attempt_at, d.id) AS turn
 			FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+				JOIN subscriptions s ON s.id = d.subscription_id AND s.status = 'active'
 			WHERE d.status = 'pending' AND d.next_attempt_at <= $3
 				AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $3)
 		) due LEFT JOIN (
@@ -156,15 +163,22 @@ func (t attemptTx) NoteLastDelivery(ctx context.Context, subscriptionID string, 
 	return err
 }
 
-func (t attemptTx) DisableSubscription(ctx context.Context, subscriptionID string, now time.Time) error {
-	if _, err := t.tx.Exec(ctx, `UPDATE subscriptions SET status = 'disabled' WHERE id = $1`, subscriptionID); err != nil {
-		return err
-	}
-	_, err := t.tx.Exec(ctx, `
-		UPDATE webhook_deliveries
-		SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, finished_at = $1
-		WHERE subscription_id = $2 AND status = 'pending'`,
-		ts(now), subscriptionID)
+func (t attemptTx) NoteFailing(ctx context.Context, subscriptionID string, start time.Time, failed bool) (time.Time, error) {
+	var since pgtype.Timestamptz
+	err := t.tx.QueryRow(ctx, `
+		UPDATE subscriptions SET failing_since = CASE WHEN $1 THEN COALESCE(failing_since, $2) END
+		WHERE id = $3 RETURNING failing_since`, failed, ts(start), subscriptionID).Scan(&since)
+	return fromTS(since), err
+}
+
+func (t attemptTx) DisableSubscription(ctx context.Context, subscriptionID, reason string) (bool, error) {
+	tag, err := t.tx.Exec(ctx,
+		`UPDATE subscriptions SET status = 'disabled', disabled_reason = $1 WHERE id = $2 AND status = 'active'`, reason, subscriptionID)
+	return tag.RowsAffected() == 1, err
+}
+
+func (t attemptTx) Publish(ctx context.Context, e store.Event) error {
+	_, err := publish(ctx, t.tx, e)
 	return err
 }
 
@@ -215,7 +229,8 @@ func (s *Store) OutboxStats(ctx context.Context) (store.OutboxStats, error) {
 		oldest pgtype.Timestamptz
 	)
 	err := s.pool.QueryRow(ctx,
-		`SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&st.Pending, &oldest)
+		`SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries
+			WHERE status = 'pending' AND subscription_id IN (SELECT id FROM subscriptions WHERE status = 'active')`).Scan(&st.Pending, &oldest)
 	st.OldestPending = fromTS(oldest)
 	return st, err
 }
@@ -224,8 +239,10 @@ func (s *Store) OutboxStats(ctx context.Context) (store.OutboxStats, error) {
 func (s *Store) PruneOutbox(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx,
-			`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < $1`, ts(before))
+		tag, err := tx.Exec(ctx, `
+			DELETE FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < $1
+				OR status = 'pending' AND created_at < $1
+					AND subscription_id IN (SELECT id FROM subscriptions WHERE status = 'disabled')`, ts(before))
 		if err != nil {
 			return err
 		}
@@ -237,6 +254,12 @@ func (s *Store) PruneOutbox(ctx context.Context, before time.Time) (int64, error
 		return err
 	})
 	return n, err
+}
+
+// PruneAttempts implements store.Store.
+func (s *Store) PruneAttempts(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_attempts WHERE started_at < $1`, ts(before))
+	return tag.RowsAffected(), err
 }
 
 // querier is what the pool and a transaction share.
@@ -252,7 +275,7 @@ func queryDeliveries(ctx context.Context, q querier, with, order string, args ..
 		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
 			e.id, e.workspace_id, e.type, e.data, e.created_at, e.trace_parent,
 			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at, s.disabled_reason, s.failing_since
 		FROM d
 			JOIN webhook_events e ON e.id = d.event_id
 			JOIN subscriptions s ON s.id = d.subscription_id
@@ -264,12 +287,13 @@ func queryDeliveries(ctx context.Context, q querier, with, order string, args ..
 			owner, key, outcome        pgtype.Text
 			leaseUntil, finished, last pgtype.Timestamptz
 			prev                       previousKey
+			failing                    pgtype.Timestamptz
 		)
 		err := row.Scan(&d.ID, &status, &d.Attempts, &d.CreatedAt, &d.NextAttemptAt, &owner, &leaseUntil, &finished,
 			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &d.Event.Data, &d.Event.CreatedAt, &d.Event.TraceParent,
 			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
 			&key, &subStatus, &d.Subscription.CreatedAt, &last, &outcome, &d.Subscription.DeliveryFormat,
-			&prev.key, &prev.until)
+			&prev.key, &prev.until, &d.Subscription.DisabledReason, &failing)
 		if err != nil {
 			return store.Delivery{}, err
 		}
@@ -286,6 +310,7 @@ func queryDeliveries(ctx context.Context, q querier, with, order string, args ..
 		d.Subscription.LastDeliveryAt = fromTS(last)
 		d.Subscription.LastDeliveryOutcome = outcome.String
 		prev.set(&d.Subscription)
+		d.Subscription.FailingSince = fromTS(failing)
 		return d, nil
 	})
 }

@@ -78,21 +78,21 @@ func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (st
 func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([]store.Subscription, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at,
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at, s.disabled_reason, s.failing_since,
 			ARRAY(SELECT e.event_name FROM subscription_events e WHERE e.subscription_id = s.id ORDER BY e.event_name COLLATE "C")
 		FROM subscriptions s
 		`+where+`
 		ORDER BY s.created_at, s.id COLLATE "C"`, args...)
 	return collect(rows, err, func(row pgx.Row) (store.Subscription, error) {
 		var (
-			sub          store.Subscription
-			key, outcome pgtype.Text
-			status       string
-			last         pgtype.Timestamptz
-			prev         previousKey
+			sub           store.Subscription
+			key, outcome  pgtype.Text
+			status        string
+			last, failing pgtype.Timestamptz
+			prev          previousKey
 		)
 		err := row.Scan(&sub.ID, &sub.WorkspaceID, &sub.Endpoint, &sub.Protocol, &key, &status, &sub.CreatedAt,
-			&last, &outcome, &sub.DeliveryFormat, &prev.key, &prev.until, &sub.EventNames)
+			&last, &outcome, &sub.DeliveryFormat, &prev.key, &prev.until, &sub.DisabledReason, &failing, &sub.EventNames)
 		if err != nil {
 			return store.Subscription{}, err
 		}
@@ -105,6 +105,7 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 		sub.LastDeliveryAt = fromTS(last)
 		sub.LastDeliveryOutcome = outcome.String
 		prev.set(&sub)
+		sub.FailingSince = fromTS(failing)
 		return sub, nil
 	})
 }

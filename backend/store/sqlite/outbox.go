@@ -14,30 +14,35 @@ import (
 // subscriptions that exist when the transaction commits.
 func (s *Store) PublishEvent(ctx context.Context, e store.Event) ([]string, error) {
 	var ids []string
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx,
-			`INSERT INTO webhook_events (id, workspace_id, type, data, created_at, trace_parent) VALUES (?, ?, ?, ?, ?, ?)`,
-			e.ID, e.WorkspaceID, e.Type, string(e.Data), micros(e.CreatedAt), e.TraceParent)
-		if err != nil {
-			return translate(err)
-		}
-		rows, err := tx.QueryContext(ctx, `
-			INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempts, created_at, next_attempt_at)
-			SELECT lower(hex(randomblob(16))), ?, s.id, 'pending', 0, ?, ?
-			FROM subscriptions s JOIN subscription_events se ON se.subscription_id = s.id
-			WHERE s.workspace_id = ? AND s.status = 'active' AND se.event_name = ?
-			RETURNING id`,
-			e.ID, micros(e.CreatedAt), micros(e.CreatedAt), e.WorkspaceID, e.Type)
-		if err != nil {
-			return err
-		}
-		ids, err = scanStrings(rows)
+	err := s.tx(ctx, func(tx *sql.Tx) (err error) {
+		ids, err = publish(ctx, tx, e)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return ids, nil
+}
+
+// publish stores e and its deliveries in tx.
+func publish(ctx context.Context, tx *sql.Tx, e store.Event) ([]string, error) {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO webhook_events (id, workspace_id, type, data, created_at, trace_parent) VALUES (?, ?, ?, ?, ?, ?)`,
+		e.ID, e.WorkspaceID, e.Type, string(e.Data), micros(e.CreatedAt), e.TraceParent)
+	if err != nil {
+		return nil, translate(err)
+	}
+	rows, err := tx.QueryContext(ctx, `
+		INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempts, created_at, next_attempt_at)
+		SELECT lower(hex(randomblob(16))), ?, s.id, 'pending', 0, ?, ?
+		FROM subscriptions s JOIN subscription_events se ON se.subscription_id = s.id
+		WHERE s.workspace_id = ? AND s.status = 'active' AND se.event_name = ?
+		RETURNING id`,
+		e.ID, micros(e.CreatedAt), micros(e.CreatedAt), e.WorkspaceID, e.Type)
+	if err != nil {
+		return nil, err
+	}
+	return scanStrings(rows)
 }
 
 // ClaimDeliveries implements store.Store with store.ClaimDue.
@@ -77,7 +82,8 @@ func (cl claimer) ClaimLocked(ctx context.Context, c store.Claim) ([]store.Deliv
 // anyDueSQL tells whether a delivery is due at ?1 and not under lease.
 const anyDueSQL = `
 	SELECT EXISTS (SELECT 1 FROM webhook_deliveries
-		WHERE status = 'pending' AND next_attempt_at <= ?1 AND (lease_expires_at IS NULL OR lease_expires_at <= ?1))`
+		WHERE status = 'pending' AND next_attempt_at <= ?1 AND (lease_expires_at IS NULL OR lease_expires_at <= ?1)
+			AND subscription_id IN (SELECT id FROM subscriptions WHERE status = 'active'))`
 
 // claimSQL leases (?1 until ?2) the deliveries due at ?3 in turns across
 // workspaces: turn is a delivery's rank among its workspace's due ones,
@@ -90,6 +96,7 @@ const claimSQL = `
 			SELECT d.id, d.next_attempt_at, e.workspace_id,
 				ROW_NUMBER() OVER (PARTITION BY e.workspace_id ORDER BY d.next_attempt_at, d.id) AS turn
 			FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+				JOIN subscriptions s ON s.id = d.subscription_id AND s.status = 'active'
 			WHERE d.status = 'pending' AND d.next_attempt_at <= ?3
 				AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?3)
 		) due LEFT JOIN (
@@ -152,15 +159,26 @@ func (t attemptTx) NoteLastDelivery(ctx context.Context, subscriptionID string, 
 	return err
 }
 
-func (t attemptTx) DisableSubscription(ctx context.Context, subscriptionID string, now time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, `UPDATE subscriptions SET status = 'disabled' WHERE id = ?`, subscriptionID); err != nil {
-		return err
+func (t attemptTx) NoteFailing(ctx context.Context, subscriptionID string, start time.Time, failed bool) (time.Time, error) {
+	var since sql.NullInt64
+	err := t.tx.QueryRowContext(ctx, `
+		UPDATE subscriptions SET failing_since = CASE WHEN ?1 THEN COALESCE(failing_since, ?2) END
+		WHERE id = ?3 RETURNING failing_since`, failed, micros(start), subscriptionID).Scan(&since)
+	return fromMicros(since), err
+}
+
+func (t attemptTx) DisableSubscription(ctx context.Context, subscriptionID, reason string) (bool, error) {
+	res, err := t.tx.ExecContext(ctx,
+		`UPDATE subscriptions SET status = 'disabled', disabled_reason = ? WHERE id = ? AND status = 'active'`, reason, subscriptionID)
+	if err != nil {
+		return false, err
 	}
-	_, err := t.tx.ExecContext(ctx, `
-		UPDATE webhook_deliveries
-		SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, finished_at = ?
-		WHERE subscription_id = ? AND status = 'pending'`,
-		micros(now), subscriptionID)
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (t attemptTx) Publish(ctx context.Context, e store.Event) error {
+	_, err := publish(ctx, t.tx, e)
 	return err
 }
 
@@ -221,7 +239,8 @@ func (s *Store) OutboxStats(ctx context.Context) (store.OutboxStats, error) {
 		oldest sql.NullInt64
 	)
 	err := s.db.QueryRowContext(ctx,
-		`SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&st.Pending, &oldest)
+		`SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries
+			WHERE status = 'pending' AND subscription_id IN (SELECT id FROM subscriptions WHERE status = 'active')`).Scan(&st.Pending, &oldest)
 	st.OldestPending = fromMicros(oldest)
 	return st, err
 }
@@ -230,8 +249,10 @@ func (s *Store) OutboxStats(ctx context.Context) (store.OutboxStats, error) {
 func (s *Store) PruneOutbox(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ?`, micros(before))
+		res, err := tx.ExecContext(ctx, `
+			DELETE FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ?1
+				OR status = 'pending' AND created_at < ?1
+					AND subscription_id IN (SELECT id FROM subscriptions WHERE status = 'disabled')`, micros(before))
 		if err != nil {
 			return err
 		}
@@ -247,6 +268,15 @@ func (s *Store) PruneOutbox(ctx context.Context, before time.Time) (int64, error
 	return n, err
 }
 
+// PruneAttempts implements store.Store.
+func (s *Store) PruneAttempts(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM webhook_attempts WHERE started_at < ?`, micros(before))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // querier is what *sql.DB and *sql.Tx share.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -259,7 +289,7 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 		SELECT d.id, d.status, d.attempts, d.created_at, d.next_attempt_at, d.lease_owner, d.lease_expires_at, d.finished_at,
 			e.id, e.workspace_id, e.type, e.data, e.created_at, e.trace_parent,
 			s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at, s.disabled_reason, s.failing_since
 		FROM webhook_deliveries d
 			JOIN webhook_events e ON e.id = d.event_id
 			JOIN subscriptions s ON s.id = d.subscription_id
@@ -277,11 +307,12 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 			owner, key, outcome          sql.NullString
 			leaseUntil, finished, last   sql.NullInt64
 			prev                         previousKey
+			failing                      sql.NullInt64
 		)
 		err := rows.Scan(&d.ID, &status, &d.Attempts, &created, &due, &owner, &leaseUntil, &finished,
 			&d.Event.ID, &d.Event.WorkspaceID, &d.Event.Type, &data, &evCreated, &d.Event.TraceParent,
 			&d.Subscription.ID, &d.Subscription.WorkspaceID, &d.Subscription.Endpoint, &d.Subscription.Protocol,
-			&key, &subStatus, &sub, &last, &outcome, &d.Subscription.DeliveryFormat, &prev.key, &prev.until)
+			&key, &subStatus, &sub, &last, &outcome, &d.Subscription.DeliveryFormat, &prev.key, &prev.until, &d.Subscription.DisabledReason, &failing)
 		if err != nil {
 			return nil, err
 		}
@@ -299,6 +330,7 @@ func queryDeliveries(ctx context.Context, q querier, where string, args ...any) 
 		d.Subscription.LastDeliveryAt = fromMicros(last)
 		d.Subscription.LastDeliveryOutcome = outcome.String
 		prev.set(&d.Subscription)
+		d.Subscription.FailingSince = fromMicros(failing)
 		out = append(out, d)
 	}
 	return out, rows.Err()

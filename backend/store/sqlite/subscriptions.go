@@ -70,7 +70,7 @@ func (s *Store) GetSubscription(ctx context.Context, workspaceID, id string) (st
 func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([]store.Subscription, error) {
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT s.id, s.workspace_id, s.endpoint, s.protocol, s.signing_key, s.status, s.created_at,
-			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at,
+			s.last_delivery_at, s.last_delivery_outcome, s.delivery_format, s.previous_signing_key, s.previous_key_expires_at, s.disabled_reason, s.failing_since,
 			e.event_name
 		FROM subscriptions s LEFT JOIN subscription_events e ON e.subscription_id = s.id
 		`+where+`
@@ -86,11 +86,11 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 			key, outcome, name sql.NullString
 			status             string
 			created            int64
-			last               sql.NullInt64
+			last, failing      sql.NullInt64
 			prev               previousKey
 		)
 		err := rows.Scan(&sub.ID, &sub.WorkspaceID, &sub.Endpoint, &sub.Protocol, &key, &status, &created,
-			&last, &outcome, &sub.DeliveryFormat, &prev.key, &prev.until, &name)
+			&last, &outcome, &sub.DeliveryFormat, &prev.key, &prev.until, &sub.DisabledReason, &failing, &name)
 		if err != nil {
 			return nil, err
 		}
@@ -101,6 +101,7 @@ func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([
 			sub.LastDeliveryAt = fromMicros(last)
 			sub.LastDeliveryOutcome = outcome.String
 			prev.set(&sub)
+			sub.FailingSince = fromMicros(failing)
 			out = append(out, sub)
 		}
 		if name.Valid {

@@ -338,22 +338,25 @@ func testOutboxTransitions(t *testing.T, s Store) {
 		t.Fatalf("s1 after giving up an older attempt = %+v", sub)
 	}
 
-	// 410: the subscription is disabled and its other deliveries canceled,
-	// including one leased to a worker whose result then comes too late.
-	gone, leased := bySub["s2"][0], bySub["s2"][1]
+	// 410: the subscription is disabled with the reason "gone"; its other
+	// deliveries are kept pending and not claimed while it is disabled.
+	gone := bySub["s2"][0]
 	must(t, s.FinishAttempt(ctx(t), "a", attempt(gone, at(3*time.Second), "http_410", 410),
 		store.Next{Status: store.DeliveryFailed, DisableSubscription: true, Disabled: ev(audit.DeliveryDisabled)}))
 	sub, err = s.GetSubscription(ctx(t), "w1", "s2")
 	must(t, err)
-	if sub.Status != store.SubscriptionDisabled || sub.LastDeliveryOutcome != "http_410" || !sub.LastDeliveryAt.Equal(at(3*time.Second)) {
+	if sub.Status != store.SubscriptionDisabled || sub.DisabledReason != store.DisabledGone ||
+		sub.LastDeliveryOutcome != "http_410" || !sub.LastDeliveryAt.Equal(at(3*time.Second)) {
 		t.Fatalf("s2 after 410 = %+v", sub)
 	}
 	for _, id := range bySub["s2"][1:] {
-		if d := getDelivery(t, s, id); d.Status != store.DeliveryCanceled || d.FinishedAt.IsZero() || d.LeaseOwner != "" {
-			t.Fatalf("delivery of the disabled subscription = %+v", d)
+		if d := getDelivery(t, s, id); d.Status != store.DeliveryPending || !d.FinishedAt.IsZero() {
+			t.Fatalf("kept delivery of the disabled subscription = %+v", d)
 		}
 	}
-	wantErr(t, s.FinishAttempt(ctx(t), "a", attempt(leased, at(3*time.Second), "delivered", 200), store.Next{Status: store.DeliveryDelivered}), store.ErrLeaseLost)
+	if got := claim(t, s, "c", at(time.Hour), 10); len(got) != 0 {
+		t.Fatalf("claimed %q of a disabled subscription", deliveryIDs(got))
+	}
 	if ids := publish(t, s, "e-after", "w1", "receipt.created", at(time.Hour)); len(ids) != 1 {
 		t.Fatalf("an event after the 410 got %d deliveries, want 1 (s1 only)", len(ids))
 	}

@@ -30,10 +30,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
@@ -81,12 +79,21 @@ type Config struct {
 	// VPC endpoint); registration accepts queue URLs on its host.
 	SQSEndpoint string
 	// Retention is how long finished deliveries, their attempts and their
-	// events are kept; 0 keeps them forever.
+	// events are kept, and the pending deliveries of a disabled
+	// subscription; 0 keeps them forever.
 	Retention time.Duration
 	// KeepBodies: each attempt keeps the first KiB of the endpoint's
 	// answer for the delivery log.
 	KeepBodies bool
-	Log        *zap.Logger
+	// AttemptRetention is how long attempts (and their answer excerpts)
+	// are kept, whatever their delivery; 0 keeps them as long as it.
+	AttemptRetention time.Duration
+	// DisableAfter disables a subscription whose attempts have all failed
+	// for that long (store.Next.FailingFor); 0 never does.
+	DisableAfter time.Duration
+	// Clock, when set, is the dispatcher's clock instead of time.Now (tests).
+	Clock func() time.Time
+	Log   *zap.Logger
 	// Metrics receives the dispatcher's metrics.
 	Metrics prometheus.Registerer
 }
@@ -104,8 +111,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("delivery: the lease (%v) must exceed the attempt timeout (%v)", c.Lease, c.Timeout)
 	case c.Schedule.Base <= 0 || c.Schedule.Max < c.Schedule.Base || c.Schedule.Horizon <= 0:
 		return errors.New("delivery: the retry schedule needs 0 < base ≤ max and a positive horizon")
-	case c.Retention < 0:
-		return errors.New("delivery: the retention must not be negative")
+	case c.Retention < 0 || c.AttemptRetention < 0 || c.DisableAfter < 0:
+		return errors.New("delivery: the retentions and the disable period must not be negative")
 	}
 	return nil
 }
@@ -129,6 +136,9 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), process: uuid.NewString()}
+	if cfg.Clock != nil {
+		d.now = cfg.Clock
+	}
 	h := newHTTPSender(cfg.AllowNets, cfg.ConnectTimeout)
 	h.keepBody = cfg.KeepBodies
 	d.senders = map[string]sender{
@@ -162,7 +172,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	poll := time.NewTicker(d.cfg.PollInterval)
 	defer poll.Stop()
 	var prune <-chan time.Time
-	if d.cfg.Retention > 0 {
+	if d.cfg.Retention > 0 || d.cfg.AttemptRetention > 0 {
 		t := time.NewTicker(pruneInterval)
 		defer t.Stop()
 		prune = t.C
@@ -234,9 +244,8 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 	elapsed := end.Sub(start)
 	next := d.cfg.Schedule.Next(dl, r, start, end)
 	a := store.Attempt{DeliveryID: dl.ID, StartedAt: start, Duration: elapsed, Outcome: r.Outcome, StatusCode: r.StatusCode, ResponseBody: r.Body}
-	if next.DisableSubscription {
-		next.Disabled = disabledEvent(dl.Subscription, end)
-	}
+	var disabled string
+	d.disabling(&next, dl.Subscription, end, &disabled)
 	err := d.cfg.Store.FinishAttempt(sctx, owner, a, next)
 	switch {
 	case errors.Is(err, store.ErrLeaseLost):
@@ -249,27 +258,23 @@ func (d *Dispatcher) attempt(ctx context.Context, owner string, dl store.Deliver
 		return
 	}
 	d.metrics.observe(protocol, r, elapsed, next)
-	logAttempt(log, r, elapsed, next)
-}
-
-// disabledEvent is the audit event of subscription sub disabled at t by a
-// 410. The backend acts on its own: no client, source or request.
-func disabledEvent(sub store.Subscription, t time.Time) audit.Event {
-	e := audit.Event{At: t, Action: audit.DeliveryDisabled, Outcome: audit.Success, Workspace: sub.WorkspaceID}
-	if contract.IsUUID(sub.ID) {
-		e.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: sub.ID}
+	if disabled != "" {
+		d.metrics.disabled.WithLabelValues(disabled).Inc()
 	}
-	return e
+	logAttempt(log, r, elapsed, next, disabled)
 }
 
 // logAttempt logs how an attempt that took elapsed went (r) and what
-// follows it (next): one line for each attempt, at info level, a delivery
-// included, so that the default level shows every attempt; at warn when
-// the delivery ends undelivered. log names the attempt (attempt's
-// fields).
-func logAttempt(log *zap.Logger, r Result, elapsed time.Duration, next store.Next) {
+// follows it (next, and the reason it disabled its subscription for):
+// one line for each attempt, at info level, a delivery included, so that
+// the default level shows every attempt; at warn when the delivery ends
+// undelivered or the subscription is disabled. log names the attempt
+// (attempt's fields).
+func logAttempt(log *zap.Logger, r Result, elapsed time.Duration, next store.Next, disabled string) {
 	fields := attemptFields(r, elapsed)
 	switch {
+	case disabled == store.DisabledFailing:
+		log.Warn("webhook attempts failed for the disable period: the subscription is disabled, its pending deliveries kept", fields...)
 	case next.Status == store.DeliveryDelivered:
 		log.Info("webhook delivered", fields...)
 	case next.Status == store.DeliveryPending:
@@ -318,15 +323,4 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery, now time.Time)
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	return s.send(ctx, dl.Subscription, m)
-}
-
-// prune deletes what the retention lets go.
-func (d *Dispatcher) prune(ctx context.Context) {
-	n, err := d.cfg.Store.PruneOutbox(ctx, d.now().Add(-d.cfg.Retention))
-	switch {
-	case err != nil && ctx.Err() == nil:
-		d.cfg.Log.Error("pruning the webhook outbox failed", zap.Error(err))
-	case n > 0:
-		d.cfg.Log.Info("pruned finished webhook deliveries", zap.Int64("deliveries", n))
-	}
 }

@@ -389,8 +389,10 @@ func TestRetries(t *testing.T) {
 		if d, attempts := h.finished(first); d.Status != store.DeliveryFailed || !slices.Equal(outcomes(attempts), []string{"http_410"}) {
 			t.Fatalf("first delivery %+v, attempts %q", d, outcomes(attempts))
 		}
-		if d, _ := h.finished(second); d.Status != store.DeliveryCanceled && d.Status != store.DeliveryFailed {
-			t.Fatalf("second delivery %+v", d)
+		// The other delivery is kept, pending and unclaimed (one worker:
+		// it was not claimed before the 410).
+		if d, err := h.store.GetDelivery(t.Context(), second); err != nil || d.Status != store.DeliveryPending || d.Attempts != 0 {
+			t.Fatalf("second delivery %+v %v", d, err)
 		}
 		sub, err := h.store.GetSubscription(t.Context(), "w1", subID)
 		if err != nil || sub.Status != store.SubscriptionDisabled || sub.LastDeliveryOutcome != "http_410" {
@@ -410,6 +412,9 @@ func TestRetries(t *testing.T) {
 		}
 		if got := testutil.ToFloat64(h.d.metrics.deliveries.WithLabelValues("http", "disabled")); got != 1 {
 			t.Fatalf("disabled metric = %v, want 1", got)
+		}
+		if got := testutil.ToFloat64(h.d.metrics.disabled.WithLabelValues(store.DisabledGone)); got != 1 || rs[1].Reason != store.DisabledGone {
+			t.Fatalf("subscriptions disabled (gone) = %v, reason %q", got, rs[1].Reason)
 		}
 	})
 

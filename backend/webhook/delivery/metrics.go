@@ -23,6 +23,7 @@ type metrics struct {
 	duration   *prometheus.HistogramVec
 	leasesLost prometheus.Counter
 	inFlight   prometheus.Gauge
+	disabled   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time) (*metrics, error) {
@@ -33,6 +34,8 @@ func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time
 		duration:   prometheus.NewHistogramVec(hdcmetrics.Histogram("webhook_attempt_duration_seconds", "Durations of webhook delivery attempts by protocol.", []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 15}), []string{"protocol"}),
 		leasesLost: prometheus.NewCounter(hdcmetrics.Counter("webhook_leases_lost_total", "Attempts whose result came after their delivery's lease was lost (the delivery is attempted again: raise the lease if this grows).")),
 		inFlight:   prometheus.NewGauge(hdcmetrics.Gauge("webhook_attempts_in_flight", "Webhook delivery attempts this process is making now.")),
+		disabled: prometheus.NewCounterVec(hdcmetrics.Counter("webhook_subscriptions_disabled_total",
+			"Webhook subscriptions the backend disabled, by reason: gone (the endpoint answered 410), failing (every attempt failed for HDC_WEBHOOK_DISABLE_AFTER)."), []string{"reason"}),
 	}
 	queue := &queueCollector{
 		store: st,
@@ -42,8 +45,13 @@ func newMetrics(reg prometheus.Registerer, st store.Outbox, now func() time.Time
 		age: prometheus.NewDesc(hdcmetrics.Name("webhook_oldest_pending_age_seconds"),
 			"Age of the oldest undelivered event (pending delivery); 0 when none is pending.", nil, nil),
 	}
-	if err := hdcmetrics.Register(reg, m.attempts, m.deliveries, m.retries, m.duration, m.leasesLost, m.inFlight, queue); err != nil {
+	if err := hdcmetrics.Register(reg, m.attempts, m.deliveries, m.retries, m.duration, m.leasesLost, m.inFlight, m.disabled, queue); err != nil {
 		return nil, err
+	}
+	// Both reasons are scraped from the start, at 0, so that an alert's
+	// increase sees the first disabling.
+	for _, reason := range []string{store.DisabledGone, store.DisabledFailing} {
+		m.disabled.WithLabelValues(reason)
 	}
 	return m, nil
 }
