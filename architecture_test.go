@@ -118,7 +118,7 @@ var importRules = []importRule{
 	{"Web is plumbing",
 		is("backend/internal/web"),
 		is("internal/contract", "internal/problem", "internal/strictjson", "internal/clientkey", "internal/telemetry",
-			"backend/audit")},
+			"backend/audit", "backend/store")},
 	{"The hdc commands reach the backend through its operator surface",
 		func(p string) bool { return under(p, "cmd/hdc") && p != "cmd/hdc/internal/upcmd" },
 		func(d string) bool { return !under(d, "backend") || operatorSurface(d) }},
