@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -21,6 +22,9 @@ type DeliveryHandler struct {
 	now func() time.Time
 
 	list, get, redeliver, recover http.Handler
+
+	// Due is told when a redelivery or a recovery made deliveries due.
+	Due Wake
 }
 
 // NewDeliveryHandler returns a DeliveryHandler reading and redelivering
@@ -95,10 +99,13 @@ func (h *DeliveryHandler) serveGet(w http.ResponseWriter, r *http.Request) error
 
 func (h *DeliveryHandler) serveRedeliver(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
-	d, err := h.log.Redeliver(r.Context(), caller.WorkspaceID, r.PathValue("id"), r.PathValue("delivery_id"), h.now())
+	id := r.PathValue("id")
+	e := SubscriptionEvent(web.AuditEvent(r), audit.DeliveryRedeliver, id, h.now())
+	d, err := h.log.Redeliver(r.Context(), caller.WorkspaceID, id, r.PathValue("delivery_id"), e)
 	if err != nil {
 		return err
 	}
+	h.Due.due()
 	telemetry.Logger(r.Context(), h.out).Info("delivery redelivered", zap.String("workspace_id", caller.WorkspaceID),
 		zap.String("subscription_id", d.SubscriptionID), zap.String("delivery_id", d.ID))
 	web.WriteJSON(w, http.StatusAccepted, DeliveryOf(d))
@@ -126,10 +133,12 @@ func (h *DeliveryHandler) serveRecover(w http.ResponseWriter, r *http.Request) e
 		return web.BadRequest(err.Error())
 	}
 	id := r.PathValue("id")
-	n, err := h.log.RecoverDeliveries(r.Context(), caller.WorkspaceID, id, since, h.now())
+	e := SubscriptionEvent(web.AuditEvent(r), audit.DeliveryRecover, id, h.now())
+	n, err := h.log.RecoverDeliveries(r.Context(), caller.WorkspaceID, id, since, e)
 	if err != nil {
 		return err
 	}
+	h.Due.due()
 	telemetry.Logger(r.Context(), h.out).Info("deliveries recovered", zap.String("workspace_id", caller.WorkspaceID),
 		zap.String("subscription_id", id), zap.Int("deliveries", n))
 	web.WriteJSON(w, http.StatusAccepted, Recovered{Recovered: n})
