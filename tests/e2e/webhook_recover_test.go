@@ -169,7 +169,10 @@ func verifyRecovered(t *testing.T, all []recorded, webhookIDs map[string]bool) {
 }
 
 // crossWorkspace: another workspace's client gets 404 not_found on every
-// route of the log for this subscription and delivery.
+// route under this subscription (its log, the delivery, redelivery,
+// recovery, a test event, a new signing key, PATCH, DELETE); that none
+// changed it shows in what follows: the recovery would be 409 on a
+// disabled subscription, and a new key would fail the verification.
 func crossWorkspace(t *testing.T, s *hdctest.Stack, other *hdctest.APIClient, tk hdctest.Tokens, sub, delivery string) {
 	t.Helper()
 	base := hdctest.SubsPath + "/" + url.PathEscape(sub)
@@ -178,6 +181,10 @@ func crossWorkspace(t *testing.T, s *hdctest.Stack, other *hdctest.APIClient, tk
 		{"GET", base + "/deliveries/" + delivery, ""},
 		{"POST", base + "/deliveries/" + delivery + "/redeliver", ""},
 		{"POST", base + "/recover", `{"since":"2000-01-01T00:00:00Z"}`},
+		{"POST", base + "/test", ""},
+		{"POST", base + "/signing-key", `{}`},
+		{"PATCH", base, `{"enabled":false}`},
+		{"DELETE", base, ""},
 	} {
 		var body []byte
 		if c.body != "" {
