@@ -73,6 +73,7 @@ type handlers struct {
 	webhooks *webhook.Handler
 	events   *webhook.Ingress
 	keys     *keyplane.Handler
+	limits   *keyplane.LimitsHandler // nil while the store holds no clients' limits
 	admin    *admin.Handler
 	reports  *fleet.Handler
 }
@@ -120,6 +121,9 @@ func (s *Server) build(ctx context.Context) error {
 	s.keyHub = keyplane.NewHub(s.store, keyPlanePoll, keyPlaneFastPoll, s.log.Named("keyplane"))
 	if h.keys, err = keyplane.New(s.store, s.keyHub, s.log.Named("keyplane"), reg); err != nil {
 		return err
+	}
+	if ls, ok := any(s.store).(keyplane.LimitsStore); ok { // once the store holds them (issue 50)
+		h.limits = keyplane.NewLimits(ls, s.log.Named("keyplane"))
 	}
 	s.fleet, h.reports = fleet.New(s.store), fleet.NewHandler(s.store, s.log.Named("fleet"))
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
