@@ -110,6 +110,8 @@ func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, h hand
 	mux.Handle("GET", contract.PathKeyChanges, role(contract.RoleEdge, http.HandlerFunc(h.keys.Changes)))
 	mux.Handle("GET", contract.PathKey, role(contract.RoleEdge, http.HandlerFunc(h.keys.Key)))
 	mux.Handle("GET", contract.PathKeyFilter, role(contract.RoleEdge, http.HandlerFunc(h.keys.Filter)))
+	mux.Handle("GET", contract.PathClientLimits, role(contract.RoleEdge, http.HandlerFunc(h.limits.List)))
+	mux.Handle("GET", contract.PathClientLimits+"/{client_id}", role(contract.RoleEdge, http.HandlerFunc(h.limits.One)))
 	mux.Handle("POST", contract.PathEdgeReport, role(contract.RoleEdge, http.HandlerFunc(h.reports.Report)))
 	mux.Handle("POST", contract.PathResources, role(contract.RoleParser, http.HandlerFunc(h.records.AddResources)))
 	mux.Handle("POST", contract.PathEvents, role(contract.RolePublisher, http.HandlerFunc(h.events.Publish)))

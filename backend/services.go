@@ -73,6 +73,7 @@ type handlers struct {
 	webhooks *webhook.Handler
 	events   *webhook.Ingress
 	keys     *keyplane.Handler
+	limits   *keyplane.LimitsHandler
 	admin    *admin.Handler
 	reports  *fleet.Handler
 }
@@ -121,6 +122,7 @@ func (s *Server) build(ctx context.Context) error {
 	if h.keys, err = keyplane.New(s.store, s.keyHub, s.log.Named("keyplane"), reg); err != nil {
 		return err
 	}
+	h.limits = keyplane.NewLimits(s.store, s.log.Named("keyplane"))
 	s.fleet, h.reports = fleet.New(s.store), fleet.NewHandler(s.store, s.log.Named("fleet"))
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err

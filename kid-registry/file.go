@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/kid-registry/planeclient"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
@@ -114,6 +115,10 @@ func (f *fileSource) known(kid string) bool {
 // refused is nil: a registry file's kids are never looked up, so its
 // answers say nothing of which exist beyond the one refusal.
 func (f *fileSource) refused(string) error { return nil }
+
+// clientLimits: a registry file holds no client's limits; the defaults
+// apply to every client.
+func (f *fileSource) clientLimits(string) (contract.Limits, bool) { return contract.Limits{}, false }
 
 func (f *fileSource) keys() []clientkey.Key {
 	entries := f.watcher.Registry().Keys()

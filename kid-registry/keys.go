@@ -13,6 +13,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/kid-registry/planeclient"
 )
@@ -70,6 +71,9 @@ type source interface {
 	run(ctx context.Context, used planeclient.Uses)
 	// close releases what the source holds.
 	close() error
+	// clientLimits returns the overrides of a client's limits the source
+	// holds (the key plane's; a file holds none).
+	clientLimits(client string) (contract.Limits, bool)
 }
 
 // newKeys returns the keys of src.
@@ -166,6 +170,10 @@ func (k *Keys) Reload() (changed bool, n int, err error) { return k.source.reloa
 // Run follows the source until ctx is done; the backend's key plane is
 // told of the kids used (planeclient.Source.Report).
 func (k *Keys) Run(ctx context.Context) { k.source.run(ctx, &k.uses) }
+
+// ClientLimits returns the overrides of client's limits, and whether it
+// has any: the key plane's, followed by its feed; none from a file.
+func (k *Keys) ClientLimits(client string) (contract.Limits, bool) { return k.source.clientLimits(client) }
 
 // Close releases what the source holds.
 func (k *Keys) Close() error { return k.source.close() }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/kid-registry/planeclient"
 )
 
@@ -52,3 +53,7 @@ func (p planeSource) run(ctx context.Context, used planeclient.Uses) {
 }
 
 func (p planeSource) close() error { return nil }
+
+func (p planeSource) clientLimits(client string) (contract.Limits, bool) {
+	return p.source.ClientLimits(client)
+}

@@ -15,7 +15,7 @@ import (
 
 // Store is what the service reads itself, besides what its services own:
 // the workspaces and clients it lists, the deny-list, the fleet, the
-// webhook subscriptions and their delivery logs.
+// webhook subscriptions and their delivery logs, the clients' limits.
 type Store interface {
 	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
 	ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error)
@@ -24,6 +24,7 @@ type Store interface {
 	fleet.Store
 	store.Subscriptions
 	store.DeliveryLog
+	store.ClientLimits
 }
 
 // Service is the operator's and the auditor's side of the gateway: each

@@ -97,7 +97,7 @@ func (h *Handler) serveChanges(w http.ResponseWriter, r *http.Request) error {
 		if len(cs) > 0 || last > after || left <= 0 || !waiting || r.Context().Err() != nil {
 			out := contract.KeyChanges{Changes: make([]clientkey.Change, len(cs)), Last: last}
 			for i, c := range cs {
-				out.Changes[i] = clientkey.Change{Kid: c.Kid, Seq: c.Seq}
+				out.Changes[i] = clientkey.Change{Kid: c.Kid, Seq: c.Seq, Client: c.Client}
 			}
 			web.WriteJSON(w, http.StatusOK, out)
 			return nil

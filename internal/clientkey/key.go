@@ -182,4 +182,7 @@ func TimeOf(t *time.Time) time.Time {
 type Change struct {
 	Kid string `json:"kid"`
 	Seq int64  `json:"seq"`
+	// Client set with Kid empty says that this client's limits changed:
+	// the edge reads them again (contract.PathClientLimits/{client}).
+	Client string `json:"client,omitempty"`
 }

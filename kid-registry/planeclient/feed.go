@@ -12,8 +12,10 @@ import (
 )
 
 // Run follows the backend's changes until ctx is done, dropping each
-// changed kid from the caches and adding it to the kid filter. It starts
-// by loading the filter, whose number it follows from, emptying the caches
+// changed kid from the caches and adding it to the kid filter, and reading
+// again the limits of each client a change names (limits.go). It starts
+// by loading the filter, whose number it follows from, and every client's
+// limits, emptying the caches
 // once there (what was looked up before may predate it); from the newest
 // number, without a filter, when the backend serves none. After a failure
 // it asks again, after a pause that doubles up to Config.Retry, from the
@@ -66,6 +68,9 @@ func (f *feed) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := f.s.limitsChanged(ctx, ch.Changes); err != nil {
+		return err
+	}
 	switch {
 	case ch.Last < f.after:
 		f.after = -1 // the numbers went back: start over
@@ -94,6 +99,9 @@ func (f *feed) start(ctx context.Context) error {
 		last = ch.Last
 	}
 	if err != nil {
+		return err
+	}
+	if err := f.s.loadLimits(ctx); err != nil {
 		return err
 	}
 	f.s.Forget()

@@ -128,6 +128,10 @@ type Source struct {
 	// answer.
 	id      string
 	applied atomic.Int64
+	// limits are the clients' overrides of their limits, as the feed
+	// left them (limits.go); limitsMu orders their updates.
+	limits   atomic.Pointer[map[string]contract.Limits]
+	limitsMu sync.Mutex
 }
 
 // cached is a key with the number of its last change.
@@ -317,6 +321,9 @@ func (s *Source) changed(changes []clientkey.Change) (full bool) {
 	defer s.mu.Unlock()
 	filter := s.filter.Load()
 	for _, c := range changes {
+		if c.Kid == "" { // a client's limits changed (limits.go)
+			continue
+		}
 		if filter != nil {
 			filter.Add(c.Kid)
 		}

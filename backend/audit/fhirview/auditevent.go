@@ -136,6 +136,7 @@ var (
 		audit.KeyAdd:              {dcmSecurity, dcmUserAttrs, "C"},
 		audit.KeyRotate:           {dcmSecurity, dcmUserAttrs, "U"},
 		audit.KeyRetire:           {dcmSecurity, dcmUserAttrs, "U"},
+		audit.ClientLimitsSet:     {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.RetentionPrune:      {dcmLogUsed, nil, "D"},
 		audit.KeeperRewrap:        {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.CertificateRevoke:   {dcmSecurity, dcmUserAttrs, "U"},

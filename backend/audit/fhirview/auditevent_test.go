@@ -91,7 +91,8 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[28], "110113", "110129", "U", "0", tClient, "", tSub},
 		{recs[29], "110100", "", "E", "0", tClient, "", tSub},
 		{recs[30], "110100", "", "E", "0", "alice@example.org", "", tSub},
-		{recs[31], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[31], "110113", "110129", "U", "0", "alice@example.org", "", tClient},
+		{recs[32], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {

@@ -32,6 +32,7 @@
 //	sharing_revoke          DCM 110113 Security Alert        DCM 110136 Security Roles Changed            U
 //	key_add                 DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
 //	key_rotate, key_retire  DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
+//	client_limits_set       DCM 110113 Security Alert        DCM 110129 Security Configuration            U
 //	retention_prune         DCM 110101 Audit Log Used        (none)                                       D
 //	keeper_rewrap           DCM 110113 Security Alert        DCM 110129 Security Configuration            U
 //	certificate_revoke      DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U

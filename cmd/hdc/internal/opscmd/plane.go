@@ -21,6 +21,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 )
 
@@ -33,6 +34,9 @@ type plane interface {
 	CreateClient(ctx context.Context, workspace string) (identity.Credentials, error)
 	ListClients(ctx context.Context, q admin.ClientQuery) (admin.Page[identity.Client], error)
 	DisableClient(ctx context.Context, id string) (identity.Client, error)
+	ClientLimits(ctx context.Context, id string) (contract.ClientLimits, error)
+	SetClientLimits(ctx context.Context, id string, l contract.Limits) (contract.ClientLimits, error)
+	ClearClientLimits(ctx context.Context, id string) (contract.ClientLimits, error)
 	ListWorkspaces(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Workspace], error)
 	RevokeCertificate(ctx context.Context, r admin.Revocation) (admin.Revocation, error)
 	ListRevocations(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Revocation], error)

@@ -2,6 +2,7 @@ package opscmd
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"path/filepath"
 	"strings"
@@ -231,6 +232,42 @@ func TestDeliveriesRemote(t *testing.T) {
 	}
 	rs, err := st.ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: sub.ID})
 	if err != nil || len(rs) != 2 || rs[0].Action != audit.DeliveryRedeliver || rs[1].Action != audit.DeliveryRecover {
+		t.Fatalf("acme's records by %s: %+v, %v", operatorName, rs, err)
+	}
+}
+
+// TestClientLimitsRemote: hdc clients limits set, show and clear, through
+// the Admin API and directly, hold a client's overrides; a change names
+// its author; a rate of no known form changes nothing.
+func TestClientLimitsRemote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, flags := serveAdmin(t, dir)
+	var c struct {
+		ClientID string `json:"client_id"`
+	}
+	if err := json.Unmarshal([]byte(mustOut(remote(t, flags, "clients", "create", "--workspace", "acme"))), &c); err != nil {
+		t.Fatal(err)
+	}
+	set := mustOut(remote(t, flags, "clients", "limits", "set", "--client", c.ClientID, "--rate", "writes=100:20", "--rate", "reads=none",
+		"--upload-bytes-per-day", "10485760"))
+	if direct := mustOut(hdc(t, dir, "clients", "limits", "show", "--client", c.ClientID)); direct != set ||
+		!strings.Contains(strings.Join(strings.Fields(set), ""), `"writes":{"per_second":100,"burst":20}`) {
+		t.Fatalf("limits set %s; shown directly %s", set, direct)
+	}
+	for _, bad := range []string{"writes=100", "deletes=1:1", "reads=-1:1"} {
+		if _, err := remote(t, flags, "clients", "limits", "set", "--client", c.ClientID, "--rate", bad); err == nil {
+			t.Fatalf("--rate %s was taken", bad)
+		}
+	}
+	if _, err := remote(t, flags, "clients", "limits", "show", "--client", "nobody"); err == nil || !strings.Contains(err.Error(), `no client "nobody"`) {
+		t.Fatalf("an unknown client: %v", err)
+	}
+	if out := mustOut(remote(t, flags, "clients", "limits", "clear", "--client", c.ClientID)); strings.Contains(out, "writes") {
+		t.Fatalf("cleared: %s", out)
+	}
+	rs, err := srv.Store().ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: c.ClientID})
+	if err != nil || len(rs) != 3 || rs[1].Action != audit.ClientLimitsSet || rs[2].Action != audit.ClientLimitsSet {
 		t.Fatalf("acme's records by %s: %+v, %v", operatorName, rs, err)
 	}
 }
