@@ -299,11 +299,12 @@ Try, in another terminal:
   %s --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id from the upload>
   %s --backend-internal https://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
   %s clients list
+  %s console   (the operator console in your browser)
 
 Press Ctrl-C to stop.
 `, creds.BaseURL, o.internalListen, adminGuide(o.admin), o.metrics, creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
 		dialable(o.internalListen), person, filepath.Join(data, opscmd.AdminFile),
-		call, call, call, call, publish, o.internalListen, creds.WorkspaceID, hdcCmd+dataFlag(data))
+		call, call, call, call, publish, o.internalListen, creds.WorkspaceID, hdcCmd+dataFlag(data), hdcCmd+dataFlag(data))
 }
 
 func mustGetwd() string {
