@@ -49,7 +49,12 @@ func (s *Server) auditPage(r *http.Request) (view, error) {
 	}
 	av := auditView{Form: form}
 	for _, raw := range p.Items {
-		av.Events = append(av.Events, eventView{Sentence: Sentence(raw), JSON: indent(raw)})
+		rec, err := RecordOf(raw)
+		if err != nil {
+			av.Events = append(av.Events, eventView{Sentence: "A record the console cannot read: " + err.Error(), JSON: indent(raw)})
+			continue
+		}
+		av.Events = append(av.Events, eventView{Sentence: Sentence(rec), JSON: fhirJSON(rec)})
 	}
 	if p.Next != "" {
 		av.Next = "/audit?" + pageLink(v, p.Next)

@@ -63,7 +63,11 @@ func (s *Server) rotateKey(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	rot, err := s.api.RotateKey(r.Context(), r.PathValue("id"), admin.RotateKeyRequest{Enc: enc, RequireFresh: &fresh})
+	req := admin.RotateKeyRequest{Enc: enc}
+	if fresh { // else as the client's keys
+		req.RequireFresh = &fresh
+	}
+	rot, err := s.api.RotateKey(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		return view{}, err
 	}

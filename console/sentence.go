@@ -1,41 +1,24 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
-	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 )
 
-// auditEvent is what a sentence reads of a FHIR AuditEvent.
-type auditEvent struct {
-	Extension []struct {
-		URL       string `json:"url"`
-		ValueCode string `json:"valueCode"`
-	} `json:"extension"`
-	Recorded string `json:"recorded"`
-	Outcome  string `json:"outcome"`
-	Source   struct {
-		Site string `json:"site"`
-	} `json:"source"`
-	Agent []struct {
-		Name string `json:"name"`
-		Who  *struct {
-			Identifier struct {
-				Value string `json:"value"`
-			} `json:"identifier"`
-			Display string `json:"display"`
-		} `json:"who"`
-	} `json:"agent"`
-	Entity []struct {
-		What *struct {
-			Identifier struct {
-				Value string `json:"value"`
-			} `json:"identifier"`
-		} `json:"what"`
-	} `json:"entity"`
+// RecordOf reads a record as the audit search lists it (trail.Listing: its
+// canonical form with its "hash" added as the last member), checked as the
+// store's canonical form is.
+func RecordOf(listed json.RawMessage) (audit.Record, error) {
+	i := bytes.LastIndex(listed, []byte(`,"hash":"`))
+	if i < 0 {
+		return audit.Record{}, errors.New("console: not a listed audit record")
+	}
+	return audit.Parse(append(listed[:i:i], '}'))
 }
 
 // verbs words each action of the trail, %s its entity.
@@ -48,64 +31,65 @@ var verbs = map[audit.Action]string{
 	audit.SubscriptionDisable: "disabled the subscription %s", audit.ClientCreate: "created the client %s",
 	audit.ClientDisable: "disabled the client %s", audit.SharingGrant: "granted sharing %s",
 	audit.SharingRevoke: "revoked the sharing grant %s", audit.KeyAdd: "added the key %s",
-	audit.KeyRotate: "rotated the keys of %s", audit.KeyRetire: "retired the key %s",
+	audit.KeyRotate: "rotated to the new key %s", audit.KeyRetire: "retired the key %s",
 	audit.RetentionPrune: "pruned the trail", audit.KeeperRewrap: "rewrapped the data key under another keeper",
 	audit.CertificateRevoke: "revoked the certificate %s", audit.AuditSearch: "searched the audit trail",
 	audit.AuditExport: "exported the audit trail", audit.AuditVerify: "verified the audit trail",
 }
 
-// Sentence reads a FHIR AuditEvent as a sentence: who did what to which
-// entity, in which workspace, when ("alice@example.org rotated the keys of
-// clinic-7 in acme at 2026-03-15 14:02:00 UTC"), and whether it was refused or failed.
-func Sentence(raw json.RawMessage) string {
-	var ev auditEvent
-	if json.Unmarshal(raw, &ev) != nil {
-		return "an audit event the console cannot read"
-	}
-	var action audit.Action
-	for _, x := range ev.Extension {
-		if x.URL == fhirview.AuditActionExtension {
-			action = audit.Action(x.ValueCode)
-		}
-	}
-	verb, ok := verbs[action]
+// Sentence reads a record as a sentence: who did what to which entity, in
+// which workspace, when ("alice@example.org rotated to the new key k-2,
+// retiring k-1 in acme at 2026-03-15 14:02:00 UTC"), and whether it was refused or
+// failed.
+func Sentence(r audit.Record) string {
+	verb, ok := verbs[r.Action]
 	if !ok {
-		verb = string(action) + " %s"
+		verb = string(r.Action) + " %s"
 	}
-	entity := ""
-	if len(ev.Entity) > 0 && ev.Entity[0].What != nil {
-		entity = ev.Entity[0].What.Identifier.Value
+	s := agentName(r) + " " + trimEntity(verb, r.Entity.ID)
+	if len(r.Replaced) > 0 {
+		s += ", retiring " + strings.Join(r.Replaced, ", ")
 	}
-	s := agentName(ev) + " " + strings.TrimSpace(strings.ReplaceAll(verb, "%s", entity))
-	if ev.Source.Site != "" && ev.Source.Site != "installation" {
-		s += " in " + strings.TrimPrefix(ev.Source.Site, "workspace ")
+	if r.Workspace != "" {
+		s += " in " + r.Workspace
 	}
-	if t, err := time.Parse(time.RFC3339Nano, ev.Recorded); err == nil {
-		s += " at " + when(t)
-	}
-	switch ev.Outcome {
-	case "4":
+	s += " at " + when(r.At)
+	switch r.Outcome {
+	case audit.Denied:
 		s += " (refused)"
-	case "8":
+	case audit.Failed:
 		s += " (failed)"
 	}
 	return s
 }
 
-// agentName names who acted: the person, the client, or what the record
-// displays.
-func agentName(ev auditEvent) string {
-	if len(ev.Agent) == 0 {
-		return "someone"
-	}
-	a := ev.Agent[0]
+// trimEntity puts id in verb's place for it, or drops the place.
+func trimEntity(verb, id string) string {
+	out := bytes.ReplaceAll([]byte(verb), []byte("%s"), []byte(id))
+	return string(bytes.TrimSpace(out))
+}
+
+// agentName names who acted: the person, the client, or the backend.
+func agentName(r audit.Record) string {
 	switch {
-	case a.Name != "":
-		return a.Name
-	case a.Who != nil && a.Who.Identifier.Value != "":
-		return "the client " + a.Who.Identifier.Value
-	case a.Who != nil && a.Who.Display != "":
-		return a.Who.Display
+	case r.Person.Name != "":
+		return r.Person.Name
+	case r.Client != "":
+		return "the client " + r.Client
+	case r.Action == audit.ResourcesSubmit:
+		return "a parser"
+	case r.Action == audit.LoginFailed:
+		return "an unknown client"
 	}
-	return "someone"
+	return "the backend"
+}
+
+// fhirJSON is r as a FHIR AuditEvent, indented: as the audit export
+// writes it.
+func fhirJSON(r audit.Record) string {
+	b, err := fhirview.AuditEvent(r)
+	if err != nil {
+		return ""
+	}
+	return indent(b)
 }
