@@ -299,7 +299,8 @@ Try, in another terminal:
   %s --encrypt GET /health/api/v1/fhir/retrieve --query identifier=<care_context_id from the upload>
   %s --backend-internal https://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
   %s clients list
-  %s console   (the operator console in your browser)
+
+The operator console, in your browser (it prints the URL to open): %s console
 
 Press Ctrl-C to stop.
 `, creds.BaseURL, o.internalListen, adminGuide(o.admin), o.metrics, creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
