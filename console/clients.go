@@ -54,19 +54,23 @@ func pageLink(q url.Values, next string) string {
 type clientView struct {
 	Client   identity.Client
 	Keys     []admin.Key
-	KeysMore bool
+	KeysNext string // the link to the next page of keys
 	Grants   []identity.GrantInfo
 }
 
-// clientPage shows a client with its keys (their last use at any edge)
-// and its sharing grants.
+// keysPage is the keys a client's page shows at a time: the API's
+// default page.
+const keysPage = admin.DefaultLimit
+
+// clientPage shows a client with a page of its keys (their last use at any
+// edge; the query's keys is the page's cursor) and its sharing grants.
 func (s *Server) clientPage(r *http.Request) (view, error) {
 	id := r.PathValue("id")
 	c, err := s.api.GetClient(r.Context(), id)
 	if err != nil {
 		return view{}, err
 	}
-	keys, err := s.api.ListKeys(r.Context(), admin.KeyQuery{Client: id, Limit: admin.MaxLimit})
+	keys, err := s.api.ListKeys(r.Context(), admin.KeyQuery{Client: id, Cursor: r.URL.Query().Get("keys"), Limit: keysPage})
 	if err != nil {
 		return view{}, err
 	}
@@ -74,7 +78,10 @@ func (s *Server) clientPage(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	cv := clientView{Client: c, Keys: keys.Items, KeysMore: keys.Next != "", Grants: grants.Items}
+	cv := clientView{Client: c, Keys: keys.Items, Grants: grants.Items}
+	if keys.Next != "" {
+		cv.KeysNext = "/clients/" + url.PathEscape(id) + "?" + url.Values{"keys": {keys.Next}}.Encode()
+	}
 	return view{Template: "client", Title: "Client " + id, Nav: "clients", Data: cv}, nil
 }
 

@@ -58,6 +58,12 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return newStackOn(t, st)
+}
+
+// newStackOn is newStack over the store st.
+func newStackOn(t *testing.T, st store.Store) *stack {
+	t.Helper()
 	hop := t.TempDir()
 	if err := pki.InitDir(hop, time.Hour, false); err != nil {
 		t.Fatal(err)
