@@ -29,6 +29,9 @@ a session cookie. It listens on loopback only, unless --allow-remote.`,
   hdc console --listen 127.0.0.1:0 --admin https://backend:9081 --cert me.pem --key me-key.pem --ca ca.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := console.CheckListen(listen, allowRemote); err != nil {
+				return err
+			}
 			if err := sf.chooseAdmin(); err != nil {
 				return err
 			}
