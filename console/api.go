@@ -29,6 +29,7 @@ type API interface {
 	ListGrants(ctx context.Context, q admin.GrantQuery) (admin.Page[identity.GrantInfo], error)
 	ListSubscriptions(ctx context.Context, q admin.SubscriptionQuery) (admin.Page[admin.Subscription], error)
 	GetSubscription(ctx context.Context, id string) (admin.Subscription, error)
+	DeleteSubscription(ctx context.Context, id string) (admin.Subscription, error)
 	SearchAudit(ctx context.Context, q trail.Query) (admin.Page[json.RawMessage], error)
 	VerifyAudit(ctx context.Context) (trail.Report, error)
 }

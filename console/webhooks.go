@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -48,4 +49,16 @@ func (s *Server) subscriptionPage(r *http.Request) (view, error) {
 }
 
 // webhookChanges registers the changes of the webhooks' pages.
-func (s *Server) webhookChanges(change func(string, changeFunc)) {}
+func (s *Server) webhookChanges(change func(string, changeFunc)) {
+	change("POST /webhooks/{id}/delete", s.deleteSubscription)
+}
+
+// deleteSubscription deletes the subscription of the path, and goes back
+// to its workspace's subscriptions.
+func (s *Server) deleteSubscription(r *http.Request) (view, error) {
+	sub, err := s.api.DeleteSubscription(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return view{}, err
+	}
+	return view{Redirect: "/webhooks?" + url.Values{"workspace": {sub.WorkspaceID}}.Encode()}, nil
+}

@@ -1,4 +1,4 @@
-package console
+package hdctest
 
 import (
 	"context"
@@ -14,16 +14,14 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
-	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
-// browser is a headless Chromium tab, the errors its console showed, and
+// Browser is a headless Chromium tab, the errors its console showed, and
 // where its screenshots go.
-type browser struct {
-	t    *testing.T
+type Browser struct {
+	t    testing.TB
 	ctx  context.Context
-	base string // the console's http://127.0.0.1:port
+	Base string // the console's http://127.0.0.1:port
 
 	mu     sync.Mutex
 	errors []string
@@ -41,30 +39,30 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// newBrowser starts a headless Chromium for the console at login (its
+// NewBrowser starts a headless Chromium for the console at login (its
 // URL with the one-time token) and signs in.
-func newBrowser(t *testing.T, login string) *browser {
+func NewBrowser(t *testing.T, login string) *Browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 900), chromedp.Flag("headless", "new"), chromedp.UserDataDir(t.TempDir()))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx, base: strings.SplitN(login, "/login", 2)[0]}
+	b := &Browser{t: t, ctx: ctx, Base: strings.SplitN(login, "/login", 2)[0]}
 	if err := chromedp.Do(ctx); err != nil { // the tab opens, and with it the browser's log
 		t.Fatalf("starting chromium: %v", err)
 	}
 	if err := chromedp.Listen(ctx, b.listen); err != nil {
 		t.Fatal(err)
 	}
-	b.run(chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	b.Run(chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS("main h1")))
 	return b
 }
 
 // listen notes what the browser's console shows as an error: an uncaught
 // exception, console.error, and the browser's own errors (a refused
 // script, a resource that failed to load, a violated policy).
-func (b *browser) listen(ev any) {
+func (b *Browser) listen(ev any) {
 	var msg string
 	switch e := ev.(type) {
 	case *runtime.EventExceptionThrown:
@@ -85,16 +83,16 @@ func (b *browser) listen(ev any) {
 	}
 }
 
-// run runs steps in the tab, failing the test on an error; each step
+// Run runs steps in the tab, failing the test on an error; each step
 // has a minute.
-func (b *browser) run(steps ...chromedp.Action[chromedp.Void]) {
+func (b *Browser) Run(steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	get(b, chromedp.Steps(steps...))
 }
 
 // get runs a in the tab and returns its value, failing the test on an
 // error.
-func get[T any](b *browser, a chromedp.Action[T]) T {
+func get[T any](b *Browser, a chromedp.Action[T]) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 	defer cancel()
@@ -105,24 +103,24 @@ func get[T any](b *browser, a chromedp.Action[T]) T {
 	return v
 }
 
-// open navigates to path and waits for its heading.
-func (b *browser) open(path string) {
+// Open navigates to path and waits for its heading.
+func (b *Browser) Open(path string) {
 	b.t.Helper()
-	b.run(chromedp.Navigate(b.base+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	b.Run(chromedp.Navigate(b.Base+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
 }
 
-// text returns the text of the element sel.
-func (b *browser) text(sel string) string {
+// Text returns the text of the element sel.
+func (b *Browser) Text(sel string) string {
 	b.t.Helper()
 	return strings.TrimSpace(get(b, chromedp.Text(chromedp.CSS(sel))))
 }
 
-// check holds the page open to axe-core (no violation of impact serious or
+// Check holds the page open to axe-core (no violation of impact serious or
 // critical) and to the console's errors (none since the last check), and
 // writes its screenshot as docs/console/<name>.png when name is set.
-func (b *browser) check(name string) {
+func (b *Browser) Check(name string) {
 	b.t.Helper()
-	src, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "tests", "interop", "node_modules", "axe-core", "axe.min.js"))
+	src, err := os.ReadFile(filepath.Join(RepoRoot, "tests", "interop", "node_modules", "axe-core", "axe.min.js"))
 	if err != nil {
 		b.t.Fatalf("axe-core (npm ci in tests/interop): %v", err)
 	}
@@ -146,26 +144,26 @@ func (b *browser) check(name string) {
 		return
 	}
 	png := get(b, chromedp.FullScreenshot(100))
-	if err := os.WriteFile(filepath.Join(hdctest.RepoRoot, "docs", "console", name+".png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(RepoRoot, "docs", "console", name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
 }
 
-// changes returns what on the page could change something: forms that
+// Changes returns what on the page could change something: forms that
 // post, and buttons but the copy buttons.
-func (b *browser) changes() []string {
+func (b *Browser) Changes() []string {
 	b.t.Helper()
 	return get(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll('form[method="post"], button:not(.copy):not([type="submit"]), form[method="post"] button')]
 		.map(e => e.outerHTML.slice(0, 120))`))
 }
 
-// startConsole runs hdc console as the person name of the stack's hop
+// StartConsole runs hdc console as the person name of the stack's hop
 // directory, and returns its login URL.
-func startConsole(t *testing.T, s *hdctest.Stack, name string) string {
+func StartConsole(t *testing.T, s *Stack, name string) string {
 	t.Helper()
 	args := []string{"console", "--listen", "127.0.0.1:0", "--admin", s.Internal, "--cert", filepath.Join(s.Hop, name+".pem"),
 		"--key", filepath.Join(s.Hop, name+"-key.pem"), "--ca", filepath.Join(s.Hop, "ca.pem"), "--data", t.TempDir()}
-	p := s.Start("hdc console "+name, hdctest.Binary(t, "hdc"), args, nil)
+	p := s.Start("hdc console "+name, Binary(t, "hdc"), args, nil)
 	var login string
 	s.WaitFor("hdc console's login URL", func() bool {
 		login = loginURL.FindString(p.Out.String())
