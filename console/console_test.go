@@ -162,7 +162,8 @@ func TestAuditor(t *testing.T) {
 		}
 	}
 	csrf := b.sessionCSRF() // the auditor's pages have no form that carries it
-	for _, tc := range []struct{ path string }{{"/clients"}, {"/clients/" + creds.ClientID + "/keys"}, {"/clients/" + creds.ClientID + "/disable"}} {
+	for _, tc := range []struct{ path string }{{"/clients"}, {"/clients/" + creds.ClientID + "/keys"}, {"/clients/" + creds.ClientID + "/disable"},
+		{"/webhooks/00000000-0000-4000-8000-000000000000/delete"}} {
 		status, body := b.post(tc.path, url.Values{"csrf": {csrf}, "workspace": {"acme"}})
 		if status != http.StatusForbidden || !strings.Contains(body, `id="detail"`) {
 			t.Errorf("POST %s as the auditor: %d, want the API's 403", tc.path, status)
@@ -194,6 +195,7 @@ func TestBadInput(t *testing.T) {
 		{"no such page", "GET", "/nowhere", nil, 404},
 		{"no workspace", "POST", "/clients", url.Values{"csrf": {csrf}}, 400},
 		{"a key of no client", "POST", "/clients/no-such-client/keys", url.Values{"csrf": {csrf}}, 404},
+		{"no such subscription", "POST", "/webhooks/00000000-0000-4000-8000-000000000000/delete", url.Values{"csrf": {csrf}}, 404},
 		{"a checkbox's odd value", "POST", "/clients/c/keys", url.Values{"csrf": {csrf}, "require_fresh": {"maybe"}}, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
