@@ -77,7 +77,7 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/test",
 		protected(webhook.NewTestEvents(s.store, s.store.OpenKeys, s.delivery, whLog).ServeHTTP))
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/signing-key",
-		protected(webhook.NewKeyRotation(s.store, s.cfg.WebhookKeyGrace, whLog).ServeHTTP))
+		protected(webhook.NewKeyRotation(s.store, s.store, s.cfg.WebhookKeyGrace, whLog).ServeHTTP))
 	mux.Handle("PATCH", contract.PathSubscriptions+"/{id}", protected(wh.Patch))
 	// The edges' load balancers ask each backend's public listener whether
 	// it is ready: their health checks carry no request's headers.

@@ -250,6 +250,7 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, 
 	if err != nil {
 		return err
 	}
+	h.webhooks.Due, h.webhooks.Deliveries.Due = s.delivery.Notify, s.delivery.Notify
 	h.events, err = webhook.NewIngress(s.store, s.delivery.Notify, s.log.Named("events"), reg)
 	return err
 }

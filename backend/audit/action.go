@@ -22,6 +22,14 @@ const (
 	// subscription on or off (PATCH).
 	SubscriptionEnable  Action = "subscription_enable"
 	SubscriptionDisable Action = "subscription_disable"
+	// SigningKeyRotate: a client set its subscription's signing key (the
+	// replaced one signs on for a grace).
+	SigningKeyRotate Action = "signing_key_rotate"
+	// DeliveryRedeliver and DeliveryRecover: a client, or an operator
+	// through the Admin API, sent one delivery of a subscription again, or
+	// every one that failed since a time.
+	DeliveryRedeliver Action = "delivery_redeliver"
+	DeliveryRecover   Action = "delivery_recover"
 )
 
 // Actions of operators (the hdc CLI) and of the backend's own jobs.
@@ -85,6 +93,9 @@ var rules = map[Action]rule{
 	DeliveryDisabled:    {entity: EntitySubscription},
 	SubscriptionEnable:  {entity: EntitySubscription},
 	SubscriptionDisable: {entity: EntitySubscription},
+	SigningKeyRotate:    {entity: EntitySubscription},
+	DeliveryRedeliver:   {entity: EntitySubscription, by: operators},
+	DeliveryRecover:     {entity: EntitySubscription, by: operators},
 	ClientCreate:        {entity: EntityClient, by: operators},
 	ClientDisable:       {entity: EntityClient, by: operators},
 	SharingGrant:        {entity: EntityGrant, by: operators},

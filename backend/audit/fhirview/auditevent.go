@@ -126,6 +126,9 @@ var (
 		audit.DeliveryDisabled:    {dcmAppActive, nil, "U"},
 		audit.SubscriptionEnable:  {rest, restUpdate, "U"},
 		audit.SubscriptionDisable: {rest, restUpdate, "U"},
+		audit.SigningKeyRotate:    {dcmSecurity, dcmSecurityConfig, "U"},
+		audit.DeliveryRedeliver:   {dcmAppActive, nil, "E"},
+		audit.DeliveryRecover:     {dcmAppActive, nil, "E"},
 		audit.ClientCreate:        {dcmSecurity, dcmUserAttrs, "C"},
 		audit.ClientDisable:       {dcmSecurity, dcmUserAttrs, "U"},
 		audit.SharingGrant:        {dcmSecurity, dcmRoles, "C"},
@@ -253,6 +256,9 @@ func entitiesOf(r audit.Record) []auditEntity {
 		}
 		for _, lost := range r.Weakened {
 			e.Detail = append(e.Detail, auditDetail{Type: "weakened", ValueString: lost})
+		}
+		if r.Reason != "" {
+			e.Detail = append(e.Detail, auditDetail{Type: "reason", ValueString: r.Reason})
 		}
 		es = append(es, e)
 	}
