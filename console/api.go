@@ -3,12 +3,15 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/admin/adminclient"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 // API is what the console asks of the Admin API: the methods of its client
@@ -30,6 +33,10 @@ type API interface {
 	ListSubscriptions(ctx context.Context, q admin.SubscriptionQuery) (admin.Page[admin.Subscription], error)
 	GetSubscription(ctx context.Context, id string) (admin.Subscription, error)
 	DeleteSubscription(ctx context.Context, id string) (admin.Subscription, error)
+	ListDeliveries(ctx context.Context, id string, f store.DeliveryFilter) (webhook.DeliveryPage, error)
+	GetDelivery(ctx context.Context, id, deliveryID string) (webhook.DeliveryDetail, error)
+	Redeliver(ctx context.Context, id, deliveryID string) (webhook.Delivery, error)
+	RecoverDeliveries(ctx context.Context, id string, since time.Time) (webhook.Recovered, error)
 	SearchAudit(ctx context.Context, q trail.Query) (admin.Page[json.RawMessage], error)
 	VerifyAudit(ctx context.Context) (trail.Report, error)
 }

@@ -33,6 +33,8 @@ var verbs = map[audit.Action]string{
 	audit.SharingRevoke: "revoked the sharing grant %s", audit.KeyAdd: "added the key %s",
 	audit.KeyRotate: "rotated to the new key %s", audit.KeyRetire: "retired the key %s",
 	audit.RetentionPrune: "pruned the trail", audit.KeeperRewrap: "rewrapped the data key under another keeper",
+	audit.SigningKeyRotate: "set the signing key of the subscription %s", audit.DeliveryRedeliver: "redelivered a delivery of the subscription %s",
+	audit.DeliveryRecover:   "recovered the failed deliveries of the subscription %s",
 	audit.CertificateRevoke: "revoked the certificate %s", audit.AuditSearch: "searched the audit trail",
 	audit.AuditExport: "exported the audit trail", audit.AuditVerify: "verified the audit trail",
 }

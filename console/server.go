@@ -60,6 +60,7 @@ func (s *Server) routes() http.Handler {
 	page("GET /clients/{id}/confirm", s.confirmPage)
 	page("GET /webhooks", s.webhooksPage)
 	page("GET /webhooks/{id}", s.subscriptionPage)
+	page("GET /webhooks/{id}/deliveries/{delivery}", s.deliveryPage)
 	page("GET /audit", s.auditPage)
 	page("GET /audit/verify", s.verifyPage)
 	change("POST /clients", s.createClient)

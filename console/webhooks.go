@@ -33,24 +33,11 @@ func (s *Server) webhooksPage(r *http.Request) (view, error) {
 	return view{Template: "webhooks", Title: "Webhooks", Nav: "webhooks", Data: wv}, nil
 }
 
-// subscriptionView is a subscription's page.
-type subscriptionView struct {
-	Subscription admin.Subscription
-}
-
-// subscriptionPage shows a subscription.
-func (s *Server) subscriptionPage(r *http.Request) (view, error) {
-	sub, err := s.api.GetSubscription(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return view{}, err
-	}
-	return view{Template: "subscription", Title: "Subscription " + sub.ID, Nav: "webhooks",
-		Data: subscriptionView{Subscription: sub}}, nil
-}
-
 // webhookChanges registers the changes of the webhooks' pages.
 func (s *Server) webhookChanges(change func(string, changeFunc)) {
 	change("POST /webhooks/{id}/delete", s.deleteSubscription)
+	change("POST /webhooks/{id}/recover", s.recoverDeliveries)
+	change("POST /webhooks/{id}/deliveries/{delivery}/redeliver", s.redeliver)
 }
 
 // deleteSubscription deletes the subscription of the path, and goes back
