@@ -15,12 +15,13 @@ const (
 // TestConsole: alice, an operator, creates a client in her browser, adds
 // a key and reads its secret, rotates it, retires the old key once a
 // request through the edge shows its last use, and finds her changes in
-// the audit search by her name; bob, an auditor, sees the same pages with
+// the audit search by her name; she watches a failing receiver's delivery
+// given up and recovers it (recoverInConsole); bob, an auditor, sees the same pages with
 // nothing that changes anything. Every page passes axe-core with no
 // serious or critical violation and shows no error in the browser's
 // console; the pages' screenshots are docs/console's.
 func TestConsole(t *testing.T) {
-	s := hdctest.StartStack(t)
+	s := hdctest.StartStack(t, webhookEnv...)
 	for _, p := range []struct{ role, name string }{{"operator", alice}, {"auditor", bob}} {
 		s.HDC(nil, "tls", "issue", "--role", p.role, "--name", p.name, "--dir", s.Hop)
 	}
@@ -31,15 +32,16 @@ func TestConsole(t *testing.T) {
 	}
 
 	client := hdctest.ConsoleTasks(t, b, s, "clinic-7", true)
-	t.Run("auditor", func(t *testing.T) { auditor(t, s, client) })
+	sub := recoverInConsole(t, b, s)
+	t.Run("auditor", func(t *testing.T) { auditor(t, s, client, sub) })
 }
 
 // auditor: bob's console shows every page, with no form that posts and no
 // button but the copy buttons.
-func auditor(t *testing.T, s *hdctest.Stack, client string) {
+func auditor(t *testing.T, s *hdctest.Stack, client, sub string) {
 	b := hdctest.NewBrowser(t, hdctest.StartConsole(t, s, bob))
 	for _, path := range []string{"/fleet", "/clients", "/clients/" + client, "/clients/" + client + "/confirm?action=rotate",
-		"/webhooks", "/audit?agent=" + alice, "/audit/verify"} {
+		"/webhooks", "/webhooks/" + sub, "/audit?agent=" + alice, "/audit/verify"} {
 		b.Open(path)
 		if got := b.Changes(); len(got) != 0 {
 			t.Errorf("%s shows the auditor changes: %v", path, got)
