@@ -70,6 +70,13 @@ func (s *Server) routes() http.Handler {
 	change("POST /keys/{kid}/retire", s.retireKey)
 	s.webhookChanges(change)
 	mux.Handle("/", s.session(s.page(func(*http.Request) (view, error) { return view{}, errNoPage })))
+	// net/http's CrossOriginProtection is the maintained library for the
+	// cross-origin check (Sec-Fetch-Site, then Origin against Host): it
+	// refuses any change another origin's page sends. It lets through a
+	// request with neither header, as a non-browser client sends, which
+	// the session cookie would then authorize; the session's CSRF token
+	// (checkCSRF) closes that gap, as gorilla/csrf's token would, without
+	// a dependency that has been archived.
 	return secureHeaders(s.logged(http.NewCrossOriginProtection().Handler(mux)))
 }
 
