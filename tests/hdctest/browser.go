@@ -158,12 +158,19 @@ func (b *Browser) Changes() []string {
 }
 
 // StartConsole runs hdc console as the person name of the stack's hop
-// directory, and returns its login URL.
+// directory, against the stack's Admin API, and returns its login URL.
 func StartConsole(t *testing.T, s *Stack, name string) string {
 	t.Helper()
-	args := []string{"console", "--listen", "127.0.0.1:0", "--admin", s.Internal, "--cert", filepath.Join(s.Hop, name+".pem"),
-		"--key", filepath.Join(s.Hop, name+"-key.pem"), "--ca", filepath.Join(s.Hop, "ca.pem"), "--data", t.TempDir()}
-	p := s.Start("hdc console "+name, Binary(t, "hdc"), args, nil)
+	return StartConsoleArgs(t, s, "console", "--listen", "127.0.0.1:0", "--admin", s.Internal,
+		"--cert", filepath.Join(s.Hop, name+".pem"), "--key", filepath.Join(s.Hop, name+"-key.pem"),
+		"--ca", filepath.Join(s.Hop, "ca.pem"), "--data", t.TempDir())
+}
+
+// StartConsoleArgs runs hdc with args, a console command line, as a
+// process of s, and returns the login URL it prints.
+func StartConsoleArgs(t *testing.T, s *Stack, args ...string) string {
+	t.Helper()
+	p := s.Start("hdc console", Binary(t, "hdc"), args, nil)
 	var login string
 	s.WaitFor("hdc console's login URL", func() bool {
 		login = loginURL.FindString(p.Out.String())
