@@ -14,13 +14,12 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	_ "modernc.org/sqlite" // the driver the backend's SQLite store uses
-
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/pki"
+	_ "modernc.org/sqlite" // the driver the backend's SQLite store uses
 )
 
 // ListedRecord is a line of hdc audit list: a record's canonical form with

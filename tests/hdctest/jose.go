@@ -15,10 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"go.step.sm/crypto/jose"
-
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/testkit"
+	"go.step.sm/crypto/jose"
 )
 
 // The serializations a client may use for a request.

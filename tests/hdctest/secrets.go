@@ -17,12 +17,11 @@ import (
 	"syscall"
 	"testing"
 
-	"go.uber.org/zap"
-
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"go.uber.org/zap"
 )
 
 // credentialMembers are the JSON members, in requests, answers and the
