@@ -20,6 +20,7 @@ type API interface {
 	Whoami(ctx context.Context) (admin.Person, error)
 	ListBackends(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Backend], error)
 	ListEdges(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Edge], error)
+	FleetStatus(ctx context.Context) (admin.FleetStatus, error)
 	ListClients(ctx context.Context, q admin.ClientQuery) (admin.Page[identity.Client], error)
 	GetClient(ctx context.Context, id string) (identity.Client, error)
 	CreateClient(ctx context.Context, workspace string) (identity.Credentials, error)

@@ -34,8 +34,9 @@ func TestSession(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
 		t.Fatalf("sign in: %d %+v; want 303 and an HttpOnly SameSite=Strict cookie", resp.StatusCode, cookies)
 	}
-	if status, body := b.get("/fleet"); status != http.StatusOK || !strings.Contains(body, alice) {
-		t.Fatalf("/fleet signed in: %d", status)
+	if status, body := b.get("/fleet"); status != http.StatusOK || !strings.Contains(body, alice) ||
+		!strings.Contains(body, "Deliveries pending") || !strings.Contains(body, "none pending") {
+		t.Fatalf("/fleet signed in: %d %s", status, body)
 	}
 	other := serve(t, nil) // a second browser with the spent token: the first console's
 	other.url = b.url

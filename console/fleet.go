@@ -9,16 +9,18 @@ import (
 )
 
 // fleetView is the fleet page: the backends with their readiness (a
-// current heartbeat) and the edges following the key plane with their lag.
+// current heartbeat), the edges following the key plane with their lag,
+// the webhook outbox's queue and the newest audit checkpoint.
 type fleetView struct {
 	Backends []fleet.Backend
 	Edges    []fleet.Edge
 	Ready    int
 	Behind   int
+	Status   admin.FleetStatus
 }
 
-// fleetPage shows the fleet as GET /admin/v1/fleet/backends and
-// /fleet/edges give it.
+// fleetPage shows the fleet as GET /admin/v1/fleet/backends,
+// /fleet/edges and /fleet/status give it.
 func (s *Server) fleetPage(r *http.Request) (view, error) {
 	ctx := r.Context()
 	bs, err := admin.All(ctx, func(ctx2 context.Context, cursor string) (admin.Page[fleet.Backend], error) {
@@ -33,7 +35,11 @@ func (s *Server) fleetPage(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	fv := fleetView{Backends: bs, Edges: es}
+	st, err := s.api.FleetStatus(ctx)
+	if err != nil {
+		return view{}, err
+	}
+	fv := fleetView{Backends: bs, Edges: es, Status: st}
 	for _, b := range bs {
 		if b.Current {
 			fv.Ready++

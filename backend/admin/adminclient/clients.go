@@ -63,3 +63,8 @@ func (c *Client) ListBackends(ctx context.Context, q admin.PageQuery) (admin.Pag
 func (c *Client) ListEdges(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Edge], error) {
 	return get[admin.Page[fleet.Edge]](ctx, c, "/fleet/edges", q.Values())
 }
+
+// FleetStatus is admin.Service.FleetStatus.
+func (c *Client) FleetStatus(ctx context.Context) (admin.FleetStatus, error) {
+	return get[admin.FleetStatus](ctx, c, "/fleet/status", nil)
+}
