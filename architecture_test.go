@@ -122,6 +122,10 @@ var importRules = []importRule{
 	{"The hdc commands reach the backend through its operator surface",
 		func(p string) bool { return under(p, "cmd/hdc") && p != "cmd/hdc/internal/upcmd" },
 		func(d string) bool { return !under(d, "backend") || operatorSurface(d) }},
+	{"The console speaks only the Admin API",
+		func(p string) bool { return under(p, "console") },
+		is("backend/admin", "backend/admin/adminclient", "backend/fleet", "backend/identity", "backend/store", "backend/webhook",
+			"backend/audit", "backend/audit/trail", "backend/audit/fhirview", "internal/clientkey", "internal/problem")},
 	{"The clients' commands import nothing of the backend or the edge",
 		is("cmd/hdc/internal/clientcmd"),
 		func(d string) bool {

@@ -18,8 +18,10 @@
 # files, the systemd units with systemd-analyze (Debian's systemd,
 # installed here when missing), the alert rules with promtool and the
 # metrics they and the dashboard name with the PromQL parser (both from
-# tests/promcheck, a module of its own). tests/e2e, tests/interop and tests/deploy
-# run side by side; tests/scale, whose tests time things, runs after them
+# tests/promcheck, a module of its own); and the operator console in
+# Debian's headless Chromium with axe-core (tests/console, which writes
+# docs/console's screenshots). tests/e2e, tests/interop, tests/deploy and
+# tests/console run side by side; tests/scale, whose tests time things, runs after them
 # with the machine to itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +55,8 @@ done
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v curl >/dev/null || missing+=(curl)
 command -v jose >/dev/null || missing+=(jose)
+# tests/console drives the operator console in Debian's headless Chromium.
+command -v chromium >/dev/null || missing+=(chromium)
 # tests/interop/JdkClient.java runs from source, which needs the compiler.
 javac -version >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -79,7 +83,7 @@ export HDC_TEST_BIN
 trap 'rm -rf "$HDC_TEST_BIN"' EXIT
 
 echo "== end-to-end, interop and deployment tests, side by side"
-go test -count=1 -timeout 20m -parallel "${HDC_TEST_PARALLEL:-4}" ./tests/e2e ./tests/interop ./tests/deploy
+go test -count=1 -timeout 20m -parallel "${HDC_TEST_PARALLEL:-4}" ./tests/e2e ./tests/interop ./tests/deploy ./tests/console
 
 echo "== the fleet and the timed tests, one at a time"
 go test -count=1 -timeout 20m -p 1 ./tests/scale

@@ -123,3 +123,25 @@ func TestDeliveryRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetStatus: both persons read the outbox's queue (the pending
+// deliveries of active subscriptions, and the oldest one's creation) and
+// the newest checkpoint, none here.
+func TestFleetStatus(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	var st FleetStatus
+	a.do("auditor", "GET", "/admin/v1/fleet/status", nil).decode(t, 200, &st)
+	if st.Outbox.Pending != 0 || st.Outbox.OldestPendingAt != nil || st.Checkpoint != nil {
+		t.Fatalf("an empty fleet: %+v", st)
+	}
+	seedSubscriptions(t, a)
+	created := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := a.st.PublishEvent(t.Context(), store.Event{ID: "e1", WorkspaceID: "w1", Type: "user.delete", Data: []byte(`{}`), CreatedAt: created}); err != nil {
+		t.Fatal(err)
+	}
+	a.do("operator", "GET", "/admin/v1/fleet/status", nil).decode(t, 200, &st)
+	if st.Outbox.Pending != 1 || st.Outbox.OldestPendingAt == nil || !st.Outbox.OldestPendingAt.Equal(created) {
+		t.Fatalf("one pending delivery (w1's active subscription; the disabled one keeps none): %+v", st.Outbox)
+	}
+}

@@ -95,6 +95,7 @@ func (h *Handler) routes() []route {
 		r("GET", "/whoami", readers, false, "whoami", h.whoami),
 		r("GET", "/fleet/backends", readers, false, "fleet.backends", h.listBackends),
 		r("GET", "/fleet/edges", readers, false, "fleet.edges", h.listEdges),
+		r("GET", "/fleet/status", readers, false, "fleet.status", h.fleetStatus),
 		r("GET", "/workspaces", readers, false, "workspaces.list", h.listWorkspaces),
 		r("GET", "/workspaces/{id}", readers, false, "workspaces.get", h.getWorkspace),
 		r("GET", "/clients", readers, false, "clients.list", h.listClients),

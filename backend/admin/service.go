@@ -23,6 +23,7 @@ type Store interface {
 	store.Revocations
 	fleet.Store
 	store.Subscriptions
+	OutboxStats(ctx context.Context) (store.OutboxStats, error)
 	store.DeliveryLog
 	store.ClientLimits
 }

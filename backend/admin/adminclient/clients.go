@@ -66,6 +66,11 @@ func (c *Client) ListEdges(ctx context.Context, q admin.PageQuery) (admin.Page[f
 	return get[admin.Page[fleet.Edge]](ctx, c, "/fleet/edges", q.Values())
 }
 
+// FleetStatus is admin.Service.FleetStatus.
+func (c *Client) FleetStatus(ctx context.Context) (admin.FleetStatus, error) {
+	return get[admin.FleetStatus](ctx, c, "/fleet/status", nil)
+}
+
 // limitsPath is the path of the client id's limits.
 func limitsPath(id string) string { return "/clients/" + url.PathEscape(id) + "/limits" }
 

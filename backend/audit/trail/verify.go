@@ -106,6 +106,14 @@ func (s *Service) Verify(ctx context.Context) (Report, error) {
 	return r, s.recordRead(ctx, audit.AuditVerify, Query{})
 }
 
+// LastCheckpoint returns the newest checkpoint's time and bucket, nil
+// when none is written to a bucket. Reading it is not reading the trail:
+// it is not recorded.
+func (s *Service) LastCheckpoint(ctx context.Context) (*Checkpointed, error) {
+	_, at, err := s.checkpointed(ctx)
+	return at, err
+}
+
 // checkpointed returns what the newest checkpoint saw of each trail, and
 // which checkpoint that is; nothing when there is none to read.
 func (s *Service) checkpointed(ctx context.Context) (map[string]checkpoint.Seen, *Checkpointed, error) {

@@ -10,5 +10,5 @@ import "github.com/spf13/cobra"
 // Commands returns the operators' commands.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{newKeysCmd(), newClientsCmd(), newSharingCmd(), newAuditCmd(), newEventsCmd(),
-		newTLSCmd(), newKeeperCmd(), newFleetCmd(), newWhoamiCmd(), newSubscriptionsCmd()}
+		newTLSCmd(), newKeeperCmd(), newFleetCmd(), newWhoamiCmd(), newSubscriptionsCmd(), newConsoleCmd()}
 }

@@ -300,10 +300,12 @@ Try, in another terminal:
   %s --backend-internal https://%s --workspace %s --type appointment.created --data '{"appointment_id":"a-1"}'
   %s clients list
 
+The operator console, in your browser (it prints the URL to open): %s console
+
 Press Ctrl-C to stop.
 `, creds.BaseURL, o.internalListen, adminGuide(o.admin), o.metrics, creds.ClientID, creds.WorkspaceID, creds.Kid, credsPath,
 		dialable(o.internalListen), person, filepath.Join(data, opscmd.AdminFile),
-		call, call, call, call, publish, o.internalListen, creds.WorkspaceID, hdcCmd+dataFlag(data))
+		call, call, call, call, publish, o.internalListen, creds.WorkspaceID, hdcCmd+dataFlag(data), hdcCmd+dataFlag(data))
 }
 
 func mustGetwd() string {

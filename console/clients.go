@@ -1,0 +1,109 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// pageSize is the rows of a list page.
+const pageSize = 50
+
+// clientsView is a page of clients, the filter that selected them, and the
+// link to the next page.
+type clientsView struct {
+	Workspace, Status string
+	Clients           []identity.Client
+	Next              string
+}
+
+// clientsPage lists the clients a page at a time, of a workspace and a
+// status; a client id sends to that client's page.
+func (s *Server) clientsPage(r *http.Request) (view, error) {
+	q := r.URL.Query()
+	if id := q.Get("id"); id != "" {
+		return view{Redirect: "/clients/" + url.PathEscape(id)}, nil
+	}
+	cq := admin.ClientQuery{Workspace: q.Get("workspace"), Status: store.ClientStatus(q.Get("status")), Cursor: q.Get("cursor"), Limit: pageSize}
+	p, err := s.api.ListClients(r.Context(), cq)
+	if err != nil {
+		return view{}, err
+	}
+	cv := clientsView{Workspace: cq.Workspace, Status: string(cq.Status), Clients: p.Items}
+	if p.Next != "" {
+		cv.Next = "/clients?" + pageLink(q, p.Next)
+	}
+	return view{Template: "clients", Title: "Clients", Nav: "clients", Data: cv}, nil
+}
+
+// pageLink returns q's query with the cursor of the next page.
+func pageLink(q url.Values, next string) string {
+	out := url.Values{}
+	for k, v := range q {
+		out[k] = v
+	}
+	out.Set("cursor", next)
+	return out.Encode()
+}
+
+// clientView is a client's page: the client, its keys, its sharing
+// grants.
+type clientView struct {
+	Client   identity.Client
+	Keys     []admin.Key
+	KeysNext string // the link to the next page of keys
+	Grants   []identity.GrantInfo
+}
+
+// keysPage is the keys a client's page shows at a time: the API's
+// default page.
+const keysPage = admin.DefaultLimit
+
+// clientPage shows a client with a page of its keys (their last use at any
+// edge; the query's keys is the page's cursor) and its sharing grants.
+func (s *Server) clientPage(r *http.Request) (view, error) {
+	id := r.PathValue("id")
+	c, err := s.api.GetClient(r.Context(), id)
+	if err != nil {
+		return view{}, err
+	}
+	keys, err := s.api.ListKeys(r.Context(), admin.KeyQuery{Client: id, Cursor: r.URL.Query().Get("keys"), Limit: keysPage})
+	if err != nil {
+		return view{}, err
+	}
+	grants, err := s.api.ListGrants(r.Context(), admin.GrantQuery{Client: id, Limit: admin.MaxLimit})
+	if err != nil {
+		return view{}, err
+	}
+	cv := clientView{Client: c, Keys: keys.Items, Grants: grants.Items}
+	if keys.Next != "" {
+		cv.KeysNext = "/clients/" + url.PathEscape(id) + "?" + url.Values{"keys": {keys.Next}}.Encode()
+	}
+	return view{Template: "client", Title: "Client " + id, Nav: "clients", Data: cv}, nil
+}
+
+// createClient creates a client in the form's workspace and shows its
+// secret once.
+func (s *Server) createClient(r *http.Request) (view, error) {
+	ws := r.PostFormValue("workspace")
+	if ws == "" {
+		return view{}, invalid("Name the workspace of the new client.")
+	}
+	cred, err := s.api.CreateClient(r.Context(), ws)
+	if err != nil {
+		return view{}, err
+	}
+	return view{Template: "secret", Title: "Client created", Nav: "clients", Data: secretView{Credentials: &cred}}, nil
+}
+
+// disableClient disables the client of the path.
+func (s *Server) disableClient(r *http.Request) (view, error) {
+	c, err := s.api.DisableClient(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return view{}, err
+	}
+	return view{Redirect: "/clients/" + url.PathEscape(c.ClientID)}, nil
+}

@@ -1,0 +1,249 @@
+package console
+
+import (
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// TestSession: the token admits one browser once, with an HttpOnly,
+// SameSite=Strict cookie; without it every page is refused.
+func TestSession(t *testing.T) {
+	t.Parallel()
+	b := newStack(t).consoles[alice]
+	if status, _ := b.get("/fleet"); status != http.StatusUnauthorized {
+		t.Fatalf("/fleet without a session: %d, want 401", status)
+	}
+	if status, _ := b.get("/login?token=wrong"); status != http.StatusUnauthorized {
+		t.Fatalf("a wrong token: %d, want 401", status)
+	}
+	resp, err := b.http.Get(b.url + "/login?token=" + b.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("sign in: %d %+v; want 303 and an HttpOnly SameSite=Strict cookie", resp.StatusCode, cookies)
+	}
+	if status, body := b.get("/fleet"); status != http.StatusOK || !strings.Contains(body, alice) ||
+		!strings.Contains(body, "Deliveries pending") || !strings.Contains(body, "none pending") {
+		t.Fatalf("/fleet signed in: %d %s", status, body)
+	}
+	other := serve(t, nil) // a second browser with the spent token: the first console's
+	other.url = b.url
+	if status, _ := other.get("/login?token=" + b.token); status != http.StatusUnauthorized {
+		t.Fatalf("the token used again: %d, want 401", status)
+	}
+}
+
+// TestHeaders: every answer carries a strict policy, no inline script,
+// and is not cached.
+func TestHeaders(t *testing.T) {
+	t.Parallel()
+	b := newStack(t).consoles[alice].signIn()
+	for _, path := range []string{"/fleet", "/login?token=spent", "/static/console.css", "/nowhere"} {
+		t.Run(path, func(t *testing.T) {
+			resp, err := b.http.Get(b.url + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			csp := resp.Header.Get("Content-Security-Policy")
+			if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") || resp.Header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("headers: %v", resp.Header)
+			}
+		})
+	}
+}
+
+// TestCSRF: a change without the session's token, or from another
+// origin, is refused before it reaches the API.
+func TestCSRF(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.consoles[alice].signIn()
+	token := b.csrf()
+	for _, tc := range []struct {
+		name   string
+		form   url.Values
+		site   string
+		status int
+	}{
+		{"no token", url.Values{"workspace": {"acme"}}, "same-origin", http.StatusForbidden},
+		{"a wrong token", url.Values{"workspace": {"acme"}, "csrf": {"x" + token}}, "same-origin", http.StatusForbidden},
+		{"another site", url.Values{"workspace": {"acme"}, "csrf": {token}}, "cross-site", http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, b.url+"/clients", strings.NewReader(tc.form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Sec-Fetch-Site", tc.site)
+			resp, err := b.http.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d, want %d", resp.StatusCode, tc.status)
+			}
+		})
+	}
+	if cs, err := s.st.ListClients(t.Context(), store.ClientFilter{}); err != nil || len(cs) != 0 {
+		t.Fatalf("clients after the refusals: %v, %v; want none", cs, err)
+	}
+}
+
+// TestOperator: alice creates a client, adds a key, rotates, retires the
+// old key after confirming, and finds her changes in the audit search as
+// sentences naming her.
+func TestOperator(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.consoles[alice].signIn()
+	csrf := b.csrf()
+	status, body := b.post("/clients", url.Values{"csrf": {csrf}, "workspace": {"acme"}})
+	client := find(t, body, `id="new-client" href="/clients/([^"]+)"`)
+	if status != http.StatusOK || !strings.Contains(body, `id="secret"`) {
+		t.Fatalf("create: %d", status)
+	}
+	status, body = b.post("/clients/"+client+"/keys", url.Values{"csrf": {csrf}, "kid": {"k-old"}, "enc": {"A256GCM"}})
+	if status != http.StatusOK || !strings.Contains(body, `&#34;jwk&#34;`) || !strings.Contains(body, `id="kid">k-old<`) {
+		t.Fatalf("add key: %d\n%s", status, body)
+	}
+	if _, body = b.get("/clients/" + client + "/confirm?action=rotate"); !strings.Contains(body, "k-old") || !strings.Contains(body, "never") {
+		t.Fatalf("the rotation's confirmation does not show k-old's last use:\n%s", body)
+	}
+	status, body = b.post("/clients/"+client+"/keys/rotate", url.Values{"csrf": {csrf}})
+	newKid := find(t, body, `id="kid">([^<]+)<`)
+	if status != http.StatusOK || !strings.Contains(body, "k-old") {
+		t.Fatalf("rotate: %d", status)
+	}
+	if _, body = b.get("/clients/" + client + "/confirm?action=retire&kid=k-old"); !strings.Contains(body, `action="/keys/k-old/retire"`) {
+		t.Fatalf("the retirement's confirmation:\n%s", body)
+	}
+	if status, _ = b.post("/keys/k-old/retire", url.Values{"csrf": {csrf}}); status != http.StatusSeeOther {
+		t.Fatalf("retire: %d", status)
+	}
+	_, body = b.get("/clients/" + client)
+	if !strings.Contains(body, newKid) || !regexp.MustCompile(`data-kid="k-old">.*class="status">retired<`).MatchString(body) {
+		t.Fatalf("the client's page:\n%s", body)
+	}
+	_, body = b.get("/audit?agent=" + url.QueryEscape(alice))
+	for _, want := range []string{alice + " created the client " + client + " in acme at ", alice + " rotated to the new key " + newKid + ", retiring k-old in acme",
+		alice + " retired the key k-old"} {
+		if !strings.Contains(html.UnescapeString(body), want) {
+			t.Errorf("the audit search shows no %q:\n%s", want, body)
+		}
+	}
+}
+
+// TestAuditor: bob's pages show no change, and a change he forges with
+// his session's CSRF token is refused by the API, which records nothing.
+func TestAuditor(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	creds, err := identity.New(s.st, 1).CreateClient(t.Context(), audit.Person{Name: alice, Role: contract.RoleOperator, Direct: true}, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.consoles[bob].signIn()
+	for _, path := range []string{"/fleet", "/clients", "/clients/" + creds.ClientID, "/clients/" + creds.ClientID + "/confirm?action=rotate",
+		"/webhooks", "/audit", "/audit/verify"} {
+		status, body := b.get(path)
+		if status != http.StatusOK || strings.Contains(body, `method="post"`) || !strings.Contains(body, "(read only)") {
+			t.Errorf("%s as the auditor: %d, or a change offered", path, status)
+		}
+	}
+	csrf := b.sessionCSRF() // the auditor's pages have no form that carries it
+	for _, tc := range []struct{ path string }{{"/clients"}, {"/clients/" + creds.ClientID + "/keys"}, {"/clients/" + creds.ClientID + "/disable"},
+		{"/webhooks/00000000-0000-4000-8000-000000000000/delete"}} {
+		status, body := b.post(tc.path, url.Values{"csrf": {csrf}, "workspace": {"acme"}})
+		if status != http.StatusForbidden || !strings.Contains(body, `id="detail"`) {
+			t.Errorf("POST %s as the auditor: %d, want the API's 403", tc.path, status)
+		}
+	}
+	if cs, _ := s.st.ListClients(t.Context(), store.ClientFilter{}); len(cs) != 1 || cs[0].Status != store.ClientActive {
+		t.Fatalf("clients after the auditor's posts: %+v", cs)
+	}
+}
+
+// TestBadInput: what a person typed wrong is a 4xx problem page, never a
+// 5xx.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.consoles[alice].signIn()
+	csrf := b.csrf()
+	for _, tc := range []struct {
+		name, method, path string
+		form               url.Values
+		status             int
+	}{
+		{"a time that is not one", "GET", "/audit?since=yesterday", nil, 400},
+		{"an unknown agent's syntax", "GET", "/audit?agent=" + url.QueryEscape("not a name"), nil, 400},
+		{"a status that is not one", "GET", "/clients?status=sleeping", nil, 400},
+		{"a cursor the API did not give", "GET", "/clients?cursor=xyz", nil, 400},
+		{"no such client", "GET", "/clients/no-such-client", nil, 404},
+		{"an unknown confirmation", "GET", "/clients/c/confirm?action=nuke", nil, 400},
+		{"no such page", "GET", "/nowhere", nil, 404},
+		{"no workspace", "POST", "/clients", url.Values{"csrf": {csrf}}, 400},
+		{"a key of no client", "POST", "/clients/no-such-client/keys", url.Values{"csrf": {csrf}}, 404},
+		{"no such subscription", "POST", "/webhooks/00000000-0000-4000-8000-000000000000/delete", url.Values{"csrf": {csrf}}, 404},
+		{"a checkbox's odd value", "POST", "/clients/c/keys", url.Values{"csrf": {csrf}, "require_fresh": {"maybe"}}, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var status int
+			var body string
+			if tc.method == "GET" {
+				status, body = b.get(tc.path)
+			} else {
+				status, body = b.post(tc.path, tc.form)
+			}
+			if status != tc.status || !strings.Contains(body, `id="detail"`) {
+				t.Fatalf("%d, want %d and a problem page:\n%s", status, tc.status, body)
+			}
+		})
+	}
+}
+
+// TestNoSecretInLogs: the log names paths and statuses, never the token,
+// a query, a form or a secret the page showed.
+func TestNoSecretInLogs(t *testing.T) {
+	t.Parallel()
+	b := newStack(t).consoles[alice].signIn()
+	_, body := b.post("/clients", url.Values{"csrf": {b.csrf()}, "workspace": {"acme"}})
+	secret := find(t, body, `id="secret">([^<]+)<`)
+	b.get("/audit?agent=" + url.QueryEscape(alice))
+	for _, e := range b.logs.All() {
+		line := e.Message
+		for _, f := range e.Context {
+			line += " " + f.String
+		}
+		for _, bad := range []string{b.token, secret, "csrf", "agent="} {
+			if strings.Contains(line, bad) {
+				t.Fatalf("a log line carries %q: %s", bad, line)
+			}
+		}
+	}
+	if b.logs.Len() == 0 {
+		t.Fatal("nothing logged")
+	}
+}
+
+// find returns the first group of pattern in body.
+func find(t *testing.T, body, pattern string) string {
+	t.Helper()
+	m := regexp.MustCompile(pattern).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no %s in:\n%s", pattern, body)
+	}
+	return m[1]
+}

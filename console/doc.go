@@ -1,0 +1,14 @@
+// Package console is the operator console: web pages over the Admin API
+// that hdc console serves on the operator's machine. It holds no rule and
+// no credential of its own: every page is a call of the Admin API's client
+// made with the operator's own certificate, so that the API decides, and
+// audits, what the person may do; an auditor's certificate gets the same
+// refusals through the console as on the command line, and its pages show
+// no button that changes anything.
+//
+// The browser is admitted once: hdc console prints a URL with a one-time
+// token, which the browser exchanges for a session cookie (HttpOnly,
+// SameSite=Strict). Every change is a POST that carries the session's
+// CSRF token and passes net/http's CrossOriginProtection; every page sends
+// a strict Content-Security-Policy (no inline script or style).
+package console

@@ -1,0 +1,51 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/store"
+)
+
+// webhooksView is a page of subscriptions, the filter that selected them,
+// and the link to the next page.
+type webhooksView struct {
+	Workspace, Status string
+	Subscriptions     []admin.Subscription
+	Next              string
+}
+
+// webhooksPage lists the webhook subscriptions with their state, of a
+// workspace and a status, a page at a time.
+func (s *Server) webhooksPage(r *http.Request) (view, error) {
+	q := r.URL.Query()
+	sq := admin.SubscriptionQuery{Workspace: q.Get("workspace"), Status: store.SubscriptionStatus(q.Get("status")),
+		Cursor: q.Get("cursor"), Limit: pageSize}
+	p, err := s.api.ListSubscriptions(r.Context(), sq)
+	if err != nil {
+		return view{}, err
+	}
+	wv := webhooksView{Workspace: sq.Workspace, Status: string(sq.Status), Subscriptions: p.Items}
+	if p.Next != "" {
+		wv.Next = "/webhooks?" + pageLink(q, p.Next)
+	}
+	return view{Template: "webhooks", Title: "Webhooks", Nav: "webhooks", Data: wv}, nil
+}
+
+// webhookChanges registers the changes of the webhooks' pages.
+func (s *Server) webhookChanges(change func(string, changeFunc)) {
+	change("POST /webhooks/{id}/delete", s.deleteSubscription)
+	change("POST /webhooks/{id}/recover", s.recoverDeliveries)
+	change("POST /webhooks/{id}/deliveries/{delivery}/redeliver", s.redeliver)
+}
+
+// deleteSubscription deletes the subscription of the path, and goes back
+// to its workspace's subscriptions.
+func (s *Server) deleteSubscription(r *http.Request) (view, error) {
+	sub, err := s.api.DeleteSubscription(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return view{}, err
+	}
+	return view{Redirect: "/webhooks?" + url.Values{"workspace": {sub.WorkspaceID}}.Encode()}, nil
+}
