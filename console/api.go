@@ -12,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // API is what the console asks of the Admin API: the methods of its client
@@ -25,6 +26,7 @@ type API interface {
 	GetClient(ctx context.Context, id string) (identity.Client, error)
 	CreateClient(ctx context.Context, workspace string) (identity.Credentials, error)
 	DisableClient(ctx context.Context, id string) (identity.Client, error)
+	ClientLimits(ctx context.Context, id string) (contract.ClientLimits, error)
 	ListKeys(ctx context.Context, q admin.KeyQuery) (admin.Page[admin.Key], error)
 	GetKey(ctx context.Context, kid string) (admin.Key, error)
 	AddKey(ctx context.Context, client string, r admin.AddKeyRequest) (admin.IssuedKey, error)

@@ -7,6 +7,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // pageSize is the rows of a list page.
@@ -56,6 +57,17 @@ type clientView struct {
 	Keys     []admin.Key
 	KeysNext string // the link to the next page of keys
 	Grants   []identity.GrantInfo
+	// Limits are the client's overrides of the edges' default limits,
+	// by class in the documents' order.
+	Limits []classLimit
+	// UploadBytesPerDay is its daily upload quota, 0 for the default's.
+	UploadBytesPerDay int64
+}
+
+// classLimit is a route class's rate as a client's page shows it.
+type classLimit struct {
+	Class contract.RouteClass
+	Rate  contract.Rate
 }
 
 // keysPage is the keys a client's page shows at a time: the API's
@@ -78,7 +90,16 @@ func (s *Server) clientPage(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	cv := clientView{Client: c, Keys: keys.Items, Grants: grants.Items}
+	limits, err := s.api.ClientLimits(r.Context(), id)
+	if err != nil {
+		return view{}, err
+	}
+	cv := clientView{Client: c, Keys: keys.Items, Grants: grants.Items, UploadBytesPerDay: limits.Limits.UploadBytesPerDay}
+	for _, class := range contract.RouteClasses {
+		if rate, ok := limits.Limits.Rates[class]; ok {
+			cv.Limits = append(cv.Limits, classLimit{Class: class, Rate: rate})
+		}
+	}
 	if keys.Next != "" {
 		cv.KeysNext = "/clients/" + url.PathEscape(id) + "?" + url.Values{"keys": {keys.Next}}.Encode()
 	}
