@@ -63,7 +63,9 @@ func TestFailingBackendIsLeftOut(t *testing.T) {
 // that takes a request and never answers costs that request the edge's
 // answer timeout (HDC_BACKEND_ANSWER_TIMEOUT), a 504 problem, not as long as
 // it stalls; and it counts as failed, so that it is left out after
-// maxFails of them.
+// maxFails of them. Every request counts, the logins too: when the first
+// logins meet the stalled backend maxFails times, it is left out before
+// the loop begins.
 func TestStalledBackendCostsTheTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 2 * time.Second
@@ -74,29 +76,35 @@ func TestStalledBackendCostsTheTimeout(t *testing.T) {
 	s.HTTP.Timeout = 30 * time.Second // the stall's length without the timeout
 	waitInRotation(t, s, stalled)
 	c := s.NewClient("stalled-backend")
-	tk := loginPast(t, s, c)
 
 	start, timeouts := time.Now(), 0
-	for range 40 {
+	send := func(method, path string, body []byte, h map[string]string) *hdctest.Response {
 		began := time.Now()
-		r := s.Send(c, false, "GET", hdctest.SubsPath, nil, map[string]string{hdctest.Authorization: "Bearer " + tk.AccessToken})
-		took := time.Since(began)
-		switch r.Status {
-		case http.StatusOK:
-		case http.StatusGatewayTimeout:
+		r := s.Send(c, false, method, path, body, h)
+		if took := time.Since(began); r.Status == http.StatusGatewayTimeout {
 			timeouts++
 			testkit.WantProblem(t, r.Status, r.Header, r.Body, http.StatusGatewayTimeout, problem.CodeUpstreamError)
 			if took < timeout || took > timeout+time.Second {
 				t.Fatalf("a request the stalled backend took was answered after %v, want the timeout, %v", took, timeout)
 			}
-		default:
+		}
+		return r
+	}
+	var tk hdctest.Tokens
+	testkit.Eventually(t, time.Minute, "a login through the healthy backend", func() bool {
+		r := send("POST", hdctest.LoginPath, []byte(`{"client_id":"`+c.ID+`","client_secret":"`+c.Secret+`"}`), nil)
+		return r.Status == http.StatusOK && json.Unmarshal(r.Body, &tk) == nil
+	})
+	for range 40 {
+		r := send("GET", hdctest.SubsPath, nil, map[string]string{hdctest.Authorization: "Bearer " + tk.AccessToken})
+		if r.Status != http.StatusOK && r.Status != http.StatusGatewayTimeout {
 			t.Fatalf("GET subscriptions: %s", r)
 		}
 	}
 	bound := maxFails * int(math.Ceil(time.Since(start).Seconds()/failWindow.Seconds()))
-	t.Logf("40 requests: %d answered 504 after the timeout (bound %d)", timeouts, bound)
-	if timeouts == 0 || timeouts > bound {
-		t.Fatalf("%d requests timed out on the stalled backend, want 1 to %d", timeouts, bound)
+	t.Logf("a login and 40 requests: %d answered 504 after the timeout (bound %d); the stalled backend took %d", timeouts, bound, stalled.Served.Load())
+	if timeouts == 0 || timeouts > bound || int64(timeouts) != stalled.Served.Load() {
+		t.Fatalf("%d requests timed out, the stalled backend took %d; want 1 to %d, all of them", timeouts, stalled.Served.Load(), bound)
 	}
 }
 
