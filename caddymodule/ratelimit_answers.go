@@ -47,14 +47,14 @@ func (a *answer) write(w http.ResponseWriter) {
 // rateLimited is the problem of a request over rate, and its Retry-After.
 func rateLimited(class contract.RouteClass, rate contract.Rate, res ratelimit.Result) (*problem.Problem, int64) {
 	return problem.New(http.StatusTooManyRequests, problem.CodeRateLimited, fmt.Sprintf("Over the limit of %s requests a second (burst %d) on %s routes; retry after %d s.",
-			strconv.FormatFloat(rate.PerSecond, 'f', -1, 64), rate.Burst, class, retryAfter(res.RetryAfter))), retryAfter(res.RetryAfter)
+		strconv.FormatFloat(rate.PerSecond, 'f', -1, 64), rate.Burst, class, retryAfter(res.RetryAfter))), retryAfter(res.RetryAfter)
 }
 
 // quotaExceeded is the problem of an upload that would pass the quota,
 // and its Retry-After: when the quota starts again.
 func quotaExceeded(quota, n int64, s ratelimit.Spent) (*problem.Problem, int64) {
 	return problem.New(http.StatusTooManyRequests, problem.CodeQuotaExceeded, fmt.Sprintf("This upload of %s would pass the daily upload quota of %s (%s left today); it starts again at midnight UTC.",
-			humanize.IBytes(uint64(n)), humanize.IBytes(uint64(quota)), humanize.IBytes(uint64(s.Remaining)))), retryAfter(s.ResetAfter)
+		humanize.IBytes(uint64(n)), humanize.IBytes(uint64(quota)), humanize.IBytes(uint64(s.Remaining)))), retryAfter(s.ResetAfter)
 }
 
 // retryAfter is d in whole seconds for Retry-After: at least 1.

@@ -146,4 +146,3 @@ func (a *App) limitsOf(client string) contract.Limits {
 	}
 	return l
 }
-
