@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/version"
 )
 
@@ -92,6 +93,10 @@ func newMetrics() *edgeMetrics {
 			Help: "1, labelled with what the edge was built from: module version, VCS revision, Go version.", ConstLabels: buildInfoLabels()}),
 	}
 	m.tokenHits, m.tokenMisses = m.tokenCache.WithLabelValues("hit"), m.tokenCache.WithLabelValues("miss")
+	for _, class := range knownClasses { // every series at 0 from the start, for rate() and the alerts
+		m.rateLimited.WithLabelValues(string(class), "rate")
+	}
+	m.rateLimited.WithLabelValues(string(contract.ClassUploads), "quota")
 	m.buildInfo.Set(1)
 	return m
 }
