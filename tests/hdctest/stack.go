@@ -255,11 +255,19 @@ func (s *Stack) startEdge(name, cert string, at site, admin string, metricsSock 
 // are checked as the stack's edge's are.
 func (s *Stack) StartEdge(name string) (base, metrics string) {
 	s.T.Helper()
+	return s.StartEdgeEnv(name)
+}
+
+// StartEdgeEnv is StartEdge with more environment, as the stack's first
+// edge was given (StartStackEnv's edgeEnv): a fleet's edges share their
+// settings.
+func (s *Stack) StartEdgeEnv(name string, env ...string) (base, metrics string) {
+	s.T.Helper()
 	s.HDC(nil, "tls", "issue", "--role", string(pki.Edge), "--name", name, "--dir", s.Hop)
 	s.Creds.NotePEMFile(s.T, "a private key of the hop", filepath.Join(s.Hop, name+"-key.pem"))
 	at := PlainSite(s.T)
 	metricsSock, metricsAddr := testkit.ListenFile(s.T)
-	s.startEdge("hdc-"+name, name, at, filepath.Join(s.Dir, name+"-admin.sock"), metricsSock, nil)
+	s.startEdge("hdc-"+name, name, at, filepath.Join(s.Dir, name+"-admin.sock"), metricsSock, env)
 	metrics = "http://" + metricsAddr
 	s.EdgeMetrics = append(s.EdgeMetrics, metrics)
 	s.HTTP.Transport.(*answerCheck).AddEdge(at.base)
