@@ -168,5 +168,11 @@ func (h *RateLimit) refuse(w http.ResponseWriter, r *http.Request, client string
 			zap.String("class", string(class)), zap.String("reason", reason))
 	}
 	w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+	if r.ProtoMajor == 1 && r.ContentLength != 0 {
+		// The body stays unread: net/http would otherwise read up to
+		// 256 KiB of it, waiting for a client that waits for the answer
+		// (Expect: 100-continue), before answering.
+		w.Header().Set("Connection", "close")
+	}
 	problem.Write(w, p)
 }
