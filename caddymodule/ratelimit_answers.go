@@ -13,6 +13,13 @@ import (
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
+// The fields of draft-ietf-httpapi-ratelimit-headers-11, as net/http
+// spells their keys.
+var (
+	fieldPolicy = http.CanonicalHeaderKey("RateLimit-Policy")
+	fieldStatus = http.CanonicalHeaderKey("RateLimit")
+)
+
 // answer collects the policies a request was counted under, for the
 // RateLimit-Policy and RateLimit fields of its answer.
 type answer struct {
@@ -40,8 +47,8 @@ func (a *answer) write(w http.ResponseWriter) {
 		return
 	}
 	h := w.Header()
-	h.Set("RateLimit-Policy", policy)
-	h.Set("RateLimit", status)
+	h[fieldPolicy] = []string{policy} // canonical keys: no canonicalizing on every answer
+	h[fieldStatus] = []string{status}
 }
 
 // rateLimited is the problem of a request over rate, and its Retry-After.

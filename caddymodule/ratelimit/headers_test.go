@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dunglas/httpsfv"
+
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -38,5 +40,25 @@ func TestFields(t *testing.T) {
 				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestStatusFieldParses: what StatusField writes, httpsfv reads back.
+func TestStatusFieldParses(t *testing.T) {
+	t.Parallel()
+	v, err := StatusField(Status{Name: "reads", Remaining: 7, Reset: 1500 * time.Millisecond}, Status{Name: "upload-bytes", Remaining: 1 << 30, Reset: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := httpsfv.UnmarshalList([]string{v})
+	if err != nil || len(l) != 2 {
+		t.Fatalf("%q: %v, %v", v, l, err)
+	}
+	item := l[1].(httpsfv.Item)
+	if r, _ := item.Params.Get("r"); item.Value != "upload-bytes" || r != int64(1<<30) {
+		t.Fatalf("%q: %+v", v, item)
+	}
+	if _, err := StatusField(Status{Name: `a"b`}); err == nil {
+		t.Fatal(`a name with '"' was written`)
 	}
 }
