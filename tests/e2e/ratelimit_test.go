@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,23 +45,51 @@ func TestRateLimitFleet(t *testing.T) {
 	alone := drive(s, edges, otherTk, "reads", 20, 5*time.Second)
 	checkNoneRefused(t, "the other client alone", alone)
 
+	refused := 0
 	for _, tc := range []struct {
 		name  string
 		bases []string
-	}{{"spread over both edges", edges}, {"all on one edge", edges[:1]}} {
+		procs []string
+	}{{"spread over both edges", edges, []string{"hdc-edge", "hdc-edge-2"}}, {"all on one edge", edges[:1], []string{"hdc-edge"}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := s.NewClient("rl-" + tc.name[:3])
 			tk := s.Login(c, false, "")
+			defer func() { checkLimitedLogged(t, s, c.ID, tc.procs) }()
 			var beside *load
 			done := make(chan struct{})
 			go func() { defer close(done); beside = drive(s, edges, otherTk, "reads", 20, 10*time.Second) }()
 			l := drive(s, tc.bases, tk, "reads", 150, 10*time.Second)
 			<-done
 			checkLimited(t, l, testReadRate, testReadBurst)
+			refused += l.statuses[http.StatusTooManyRequests]
 			checkNoneRefused(t, "the other client beside it", beside)
 			t.Logf("the other client's p99: %v alone, %v beside the limited one (%.2f×)", alone.p99(), beside.p99(),
 				float64(beside.p99())/float64(max(alone.p99(), 1)))
 		})
+	}
+	counted := 0
+	for _, m := range s.EdgeMetrics {
+		counted += hdctest.ScrapeMetric(http.DefaultClient, m+"/metrics", `hdc_edge_rate_limited_requests_total{class="reads",reason="rate"}`)
+	}
+	if counted != refused {
+		t.Errorf("the edges count %d requests limited, the clients got %d refusals", counted, refused)
+	}
+}
+
+// checkLimitedLogged checks that each edge of procs logged client's
+// refusals in one line (at most one a minute for a client).
+func checkLimitedLogged(t *testing.T, s *hdctest.Stack, client string, procs []string) {
+	t.Helper()
+	for _, p := range procs {
+		n := 0
+		for _, line := range strings.Split(s.Output(p), "\n") {
+			if strings.Contains(line, "client over its limit") && strings.Contains(line, client) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s logged %d lines naming the limited client, want 1", p, n)
+		}
 	}
 }
 
