@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -98,5 +99,30 @@ func TestFleetFallsBack(t *testing.T) {
 	}
 	if s, err := f.Spend(context.Background(), "k", 1000, 600); err != nil || s.Allowed {
 		t.Fatalf("spend 600 of a half share of 1000: %+v, %v", s, err)
+	}
+}
+
+// TestFleetComesBack: a Fleet counting alone turns back to Redis at the
+// first ping that answers, and says so.
+func TestFleetComesBack(t *testing.T) {
+	t.Parallel()
+	m, _ := newTestMemory(t)
+	shared := make(chan bool, 4)
+	f := NewFleet(NewRedis(testRedis(t)), m, FleetConfig{ProbeEvery: 20 * time.Millisecond, Shared: func(s bool) { shared <- s }})
+	<-shared // true at the start
+	f.fail(context.Background(), errors.New("a failure"))
+	if <-shared || f.Shared() {
+		t.Fatal("still shared after a failure")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.Run(ctx)
+	select {
+	case s := <-shared:
+		if !s || !f.Shared() {
+			t.Fatal("not shared again")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("not back to Redis within 5 s of its answering")
 	}
 }
