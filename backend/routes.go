@@ -77,7 +77,7 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/test",
 		protected(webhook.NewTestEvents(s.store, s.store.OpenKeys, s.delivery, whLog).ServeHTTP))
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/signing-key",
-		protected(webhook.NewKeyRotation(s.store, s.cfg.WebhookKeyGrace, whLog).ServeHTTP))
+		protected(webhook.NewKeyRotation(s.store, s.store, s.cfg.WebhookKeyGrace, whLog).ServeHTTP))
 	mux.Handle("PATCH", contract.PathSubscriptions+"/{id}", protected(wh.Patch))
 	// The edges' load balancers ask each backend's public listener whether
 	// it is ready: their health checks carry no request's headers.
@@ -110,10 +110,8 @@ func (s *Server) internalRoutes(m *httpMetrics, reg *prometheus.Registry, h hand
 	mux.Handle("GET", contract.PathKeyChanges, role(contract.RoleEdge, http.HandlerFunc(h.keys.Changes)))
 	mux.Handle("GET", contract.PathKey, role(contract.RoleEdge, http.HandlerFunc(h.keys.Key)))
 	mux.Handle("GET", contract.PathKeyFilter, role(contract.RoleEdge, http.HandlerFunc(h.keys.Filter)))
-	if h.limits != nil {
-		mux.Handle("GET", contract.PathClientLimits, role(contract.RoleEdge, http.HandlerFunc(h.limits.List)))
-		mux.Handle("GET", contract.PathClientLimits+"/{client_id}", role(contract.RoleEdge, http.HandlerFunc(h.limits.One)))
-	}
+	mux.Handle("GET", contract.PathClientLimits, role(contract.RoleEdge, http.HandlerFunc(h.limits.List)))
+	mux.Handle("GET", contract.PathClientLimits+"/{client_id}", role(contract.RoleEdge, http.HandlerFunc(h.limits.One)))
 	mux.Handle("POST", contract.PathEdgeReport, role(contract.RoleEdge, http.HandlerFunc(h.reports.Report)))
 	mux.Handle("POST", contract.PathResources, role(contract.RoleParser, http.HandlerFunc(h.records.AddResources)))
 	mux.Handle("POST", contract.PathEvents, role(contract.RolePublisher, http.HandlerFunc(h.events.Publish)))

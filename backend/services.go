@@ -73,7 +73,7 @@ type handlers struct {
 	webhooks *webhook.Handler
 	events   *webhook.Ingress
 	keys     *keyplane.Handler
-	limits   *keyplane.LimitsHandler // nil while the store holds no clients' limits
+	limits   *keyplane.LimitsHandler
 	admin    *admin.Handler
 	reports  *fleet.Handler
 }
@@ -122,9 +122,7 @@ func (s *Server) build(ctx context.Context) error {
 	if h.keys, err = keyplane.New(s.store, s.keyHub, s.log.Named("keyplane"), reg); err != nil {
 		return err
 	}
-	if ls, ok := any(s.store).(keyplane.LimitsStore); ok { // once the store holds them (issue 50)
-		h.limits = keyplane.NewLimits(ls, s.log.Named("keyplane"))
-	}
+	h.limits = keyplane.NewLimits(s.store, s.log.Named("keyplane"))
 	s.fleet, h.reports = fleet.New(s.store), fleet.NewHandler(s.store, s.log.Named("fleet"))
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
@@ -254,6 +252,7 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, 
 	if err != nil {
 		return err
 	}
+	h.webhooks.Due, h.webhooks.Deliveries.Due = s.delivery.Notify, s.delivery.Notify
 	h.events, err = webhook.NewIngress(s.store, s.delivery.Notify, s.log.Named("events"), reg)
 	return err
 }

@@ -2,11 +2,14 @@ package admin
 
 import (
 	"net/url"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/audittest"
+	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // FuzzParseClientQuery: whatever the query, ParseClientQuery returns a
@@ -145,6 +148,45 @@ func FuzzParseKeyQuery(f *testing.F) {
 		again, err := ParseKeyQuery(kq.Values())
 		if err != nil || again != kq {
 			t.Fatalf("%q: %+v, again %+v, %v", raw, kq, again, err)
+		}
+	})
+}
+
+// FuzzParseRate: whatever the flag, ParseRate returns a rate that
+// SetClientLimits takes, or an error.
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"writes=100:20", "reads=none", "login=0.5:1", "uploads=1e9:1", "x=1:1", "reads=NaN:1", "reads=:", "="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		class, r, err := ParseRate(s)
+		if err != nil {
+			return
+		}
+		if err := (contract.Limits{Rates: map[contract.RouteClass]contract.Rate{class: r}}).Check(); err != nil {
+			t.Fatalf("ParseRate(%q) = %s %+v, which Check refuses: %v", s, class, r, err)
+		}
+	})
+}
+
+// FuzzParseDeliveryQuery: whatever the query, ParseDeliveryQuery returns a
+// filter whose query parameters read back the same, or a problem.
+func FuzzParseDeliveryQuery(f *testing.F) {
+	for _, s := range []string{"", "status=given_up&limit=2", "since=2026-01-01T00:00:00Z&until=2026-02-01T00:00:00Z", "event_type=user.delete", "cursor=x", "limit=0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		df, err := ParseDeliveryQuery(q)
+		if err != nil {
+			return
+		}
+		again, err := ParseDeliveryQuery(webhook.DeliveryQueryValues(df))
+		if err != nil || !reflect.DeepEqual(again, df) {
+			t.Fatalf("%q read back as %+v (%v), was %+v", raw, again, err, df)
 		}
 	})
 }

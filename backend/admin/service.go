@@ -15,7 +15,7 @@ import (
 
 // Store is what the service reads itself, besides what its services own:
 // the workspaces and clients it lists, the deny-list, the fleet, the
-// webhook subscriptions.
+// webhook subscriptions and their delivery logs, the clients' limits.
 type Store interface {
 	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
 	ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error)
@@ -23,6 +23,8 @@ type Store interface {
 	store.Revocations
 	fleet.Store
 	store.Subscriptions
+	store.DeliveryLog
+	store.ClientLimits
 }
 
 // Service is the operator's and the auditor's side of the gateway: each
@@ -35,13 +37,14 @@ type Service struct {
 	keys     *keyadmin.Service
 	fleet    *fleet.Service
 	webhooks *webhook.Service
+	log      *webhook.Log
 	trail    *trail.Service
 	now      func() time.Time
 }
 
 // New returns the service over st and the services that own the rules.
 func New(st Store, ids *identity.Service, keys *keyadmin.Service, opts ...Option) *Service {
-	s := &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), webhooks: webhook.NewService(st), now: time.Now}
+	s := &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), webhooks: webhook.NewService(st), log: webhook.NewLog(st), now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}

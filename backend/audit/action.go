@@ -22,19 +22,29 @@ const (
 	// subscription on or off (PATCH).
 	SubscriptionEnable  Action = "subscription_enable"
 	SubscriptionDisable Action = "subscription_disable"
+	// SigningKeyRotate: a client set its subscription's signing key (the
+	// replaced one signs on for a grace).
+	SigningKeyRotate Action = "signing_key_rotate"
+	// DeliveryRedeliver and DeliveryRecover: a client, or an operator
+	// through the Admin API, sent one delivery of a subscription again, or
+	// every one that failed since a time.
+	DeliveryRedeliver Action = "delivery_redeliver"
+	DeliveryRecover   Action = "delivery_recover"
 )
 
 // Actions of operators (the hdc CLI) and of the backend's own jobs.
 const (
-	ClientCreate   Action = "client_create"
-	ClientDisable  Action = "client_disable"
-	SharingGrant   Action = "sharing_grant"
-	SharingRevoke  Action = "sharing_revoke"
-	KeyAdd         Action = "key_add"
-	KeyRotate      Action = "key_rotate"
-	KeyRetire      Action = "key_retire"
-	RetentionPrune Action = "retention_prune" // retention removed a prefix of the chain
-	KeeperRewrap   Action = "keeper_rewrap"   // the store's data key wrapped under another keeper
+	ClientCreate  Action = "client_create"
+	ClientDisable Action = "client_disable"
+	SharingGrant  Action = "sharing_grant"
+	SharingRevoke Action = "sharing_revoke"
+	KeyAdd        Action = "key_add"
+	KeyRotate     Action = "key_rotate"
+	KeyRetire     Action = "key_retire"
+	// ClientLimitsSet: an operator set or cleared a client's limits.
+	ClientLimitsSet Action = "client_limits_set"
+	RetentionPrune  Action = "retention_prune" // retention removed a prefix of the chain
+	KeeperRewrap    Action = "keeper_rewrap"   // the store's data key wrapped under another keeper
 	// CertificateRevoke: an operator revoked a certificate of the hop's
 	// authority (its serial is the entity).
 	CertificateRevoke Action = "certificate_revoke"
@@ -85,6 +95,9 @@ var rules = map[Action]rule{
 	DeliveryDisabled:    {entity: EntitySubscription},
 	SubscriptionEnable:  {entity: EntitySubscription},
 	SubscriptionDisable: {entity: EntitySubscription},
+	SigningKeyRotate:    {entity: EntitySubscription},
+	DeliveryRedeliver:   {entity: EntitySubscription, by: operators},
+	DeliveryRecover:     {entity: EntitySubscription, by: operators},
 	ClientCreate:        {entity: EntityClient, by: operators},
 	ClientDisable:       {entity: EntityClient, by: operators},
 	SharingGrant:        {entity: EntityGrant, by: operators},
@@ -92,6 +105,7 @@ var rules = map[Action]rule{
 	KeyAdd:              {entity: EntityKey, anywhere: true, by: operators}, // a key of a client the database does not know
 	KeyRotate:           {entity: EntityKey, anywhere: true, by: operators},
 	KeyRetire:           {entity: EntityKey, anywhere: true, by: operators},
+	ClientLimitsSet:     {entity: EntityClient, by: operators},
 	RetentionPrune:      {anywhere: true},
 	KeeperRewrap:        {entity: EntityDataKey, anywhere: true, by: operators},
 	CertificateRevoke:   {entity: EntityCertificate, anywhere: true, by: operators},

@@ -47,7 +47,9 @@ func allKids(ctx context.Context, s store.ClientKeys) ([]string, int64, error) {
 			return nil, 0, err
 		}
 		for _, c := range cs {
-			kids = append(kids, c.Kid)
+			if c.Kid != "" { // not a client's limits
+				kids = append(kids, c.Kid)
+			}
 		}
 		if len(cs) < filterPage {
 			return kids, max(last, after), nil

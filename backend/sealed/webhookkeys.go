@@ -2,7 +2,6 @@ package sealed
 
 import (
 	"context"
-	"time"
 
 	"github.com/health-data-connect/hdc/backend/store"
 )
@@ -10,11 +9,11 @@ import (
 // RotateSigningKey implements store.Store: the new key is stored sealed;
 // the current one, sealed for the same place, becomes the previous key
 // as it is.
-func (s *Store) RotateSigningKey(ctx context.Context, workspaceID, id, key string, previousUntil time.Time) error {
-	if key != "" {
-		key = s.seal(store.SecretWebhookKey, id, []byte(key))
+func (s *Store) RotateSigningKey(ctx context.Context, workspaceID, id string, r store.SigningKeyChange) error {
+	if r.Key != "" {
+		r.Key = s.seal(store.SecretWebhookKey, id, []byte(r.Key))
 	}
-	return s.Store.RotateSigningKey(ctx, workspaceID, id, key, previousUntil)
+	return s.Store.RotateSigningKey(ctx, workspaceID, id, r)
 }
 
 // OpenKeys returns sub, read from the store, with its signing key and

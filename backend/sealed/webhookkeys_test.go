@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
@@ -24,7 +25,8 @@ func TestRotatedKeysSealed(t *testing.T) {
 	ctx := t.Context()
 	const next = "whsec_the-rotated-subscription-key"
 	until := now.Add(24 * time.Hour)
-	must(t, s.RotateSigningKey(ctx, "w1", "s1", next, until))
+	must(t, s.RotateSigningKey(ctx, "w1", "s1", store.SigningKeyChange{Key: next, PreviousUntil: until,
+		Event: audit.Event{At: now, Action: audit.SigningKeyRotate, Outcome: audit.Success, Workspace: "w1"}}))
 	raw, err := st.GetSubscription(ctx, "w1", "s1")
 	must(t, err)
 	for _, v := range []string{raw.SigningKey, raw.PreviousSigningKey} {

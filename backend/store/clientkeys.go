@@ -45,7 +45,9 @@ type ClientKeys interface {
 	ListClientKeys(ctx context.Context, f ClientKeyFilter) ([]ClientKey, error)
 	// ClientKeyChanges returns the kids changed after the sequence number
 	// after, oldest first, at most limit, each with the number of its last
-	// change, and the newest number there is.
+	// change, and the newest number there is. A change of a client's
+	// limits (ClientLimits) is among them, naming the client instead of a
+	// kid.
 	ClientKeyChanges(ctx context.Context, after int64, limit int) ([]clientkey.Change, int64, error)
 	// ListenClientKeys calls notify after each key change any process
 	// commits, until ctx is done (nil) or the listening fails; notices

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/health-data-connect/hdc/backend/audit"
 )
 
 // DeliveryLog is what a client reads and asks of its subscriptions'
@@ -18,16 +20,17 @@ type DeliveryLog interface {
 	// DeliveryAttempts returns one delivery of the subscription with its
 	// attempts, in order.
 	DeliveryAttempts(ctx context.Context, workspaceID, subscriptionID, deliveryID string) (LoggedDelivery, []Attempt, error)
-	// Redeliver makes the delivery pending and due at now, its attempts
-	// kept (the next one continues their count), and returns it.
-	// ErrConflict when the subscription is not active.
-	Redeliver(ctx context.Context, workspaceID, subscriptionID, deliveryID string, now time.Time) (LoggedDelivery, error)
+	// Redeliver makes the delivery pending and due at e.At, its attempts
+	// kept (the next one continues their count), appends e (who asked) in
+	// the same transaction, and returns it. ErrConflict when the
+	// subscription is not active.
+	Redeliver(ctx context.Context, workspaceID, subscriptionID, deliveryID string, e audit.Event) (LoggedDelivery, error)
 	// RecoverDeliveries makes every delivery of the subscription created at
 	// or after since whose log status is DeliveryLogFailed or
-	// DeliveryLogGivenUp pending again, due from now on in creation order
-	// (one microsecond apart), and returns how many. ErrConflict when the
-	// subscription is not active.
-	RecoverDeliveries(ctx context.Context, workspaceID, subscriptionID string, since, now time.Time) (int, error)
+	// DeliveryLogGivenUp pending again, due from e.At on in creation order
+	// (one microsecond apart), appends e in the same transaction, and
+	// returns how many. ErrConflict when the subscription is not active.
+	RecoverDeliveries(ctx context.Context, workspaceID, subscriptionID string, since time.Time, e audit.Event) (int, error)
 }
 
 // DeliveryLogStatus is a delivery's status as the log shows it.

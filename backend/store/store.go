@@ -52,6 +52,7 @@ type Store interface {
 	Audit
 	DataKeys
 	ClientKeys
+	ClientLimits
 	Replays
 	Revocations
 	Idempotency

@@ -25,12 +25,13 @@ type Subscriptions interface {
 	// deliveries, or returns ErrNotFound.
 	// It appends e to the audit trail in the same transaction.
 	DeleteSubscription(ctx context.Context, workspaceID, id string, e audit.Event) error
-	// RotateSigningKey makes key the workspace's subscription id's signing
-	// key and its current key, if any, the previous key until
-	// previousUntil (a previous key still in its grace is dropped), or
+	// RotateSigningKey makes r.Key the workspace's subscription id's
+	// signing key and its current key, if any, the previous key until
+	// r.PreviousUntil (a previous key still in its grace is dropped), or
 	// returns ErrNotFound. The keys are stored as given: package sealed
-	// seals key, and moves the current key, sealed, as it is.
-	RotateSigningKey(ctx context.Context, workspaceID, id, key string, previousUntil time.Time) error
+	// seals r.Key, and moves the current key, sealed, as it is. It
+	// appends r.Event in the same transaction.
+	RotateSigningKey(ctx context.Context, workspaceID, id string, r SigningKeyChange) error
 	// SetSubscriptionEnabled enables or disables the workspace's
 	// subscription id as c says and returns it as it then is, or
 	// ErrNotFound. Enabling clears its disabled reason and failing-since
@@ -38,6 +39,16 @@ type Subscriptions interface {
 	// the reason DisabledByClient. It appends c.Event in the same
 	// transaction.
 	SetSubscriptionEnabled(ctx context.Context, workspaceID, id string, c Enablement) (Subscription, error)
+}
+
+// SigningKeyChange is a new signing key of a subscription
+// (Subscriptions.RotateSigningKey).
+type SigningKeyChange struct {
+	Key string
+	// PreviousUntil is when the replaced key stops signing.
+	PreviousUntil time.Time
+	// Event is the audit event appended with the change.
+	Event audit.Event
 }
 
 // Enablement is a client's choice to turn its subscription on or off

@@ -16,18 +16,20 @@ import (
 // the caller's workspace only: another workspace's subscription or
 // delivery is not found, as a missing one.
 type DeliveryHandler struct {
-	log store.DeliveryLog
+	log *Log
 	out *zap.Logger
-	now func() time.Time
 
 	list, get, redeliver, recover http.Handler
+
+	// Due is told when a redelivery or a recovery made deliveries due.
+	Due Wake
 }
 
 // NewDeliveryHandler returns a DeliveryHandler reading and redelivering
 // through l; redelivery keeps its Idempotency-Key answers in idem and is
 // rate limited per client.
 func NewDeliveryHandler(l store.DeliveryLog, idem store.Idempotency, log *zap.Logger) *DeliveryHandler {
-	h := &DeliveryHandler{log: l, out: log, now: time.Now}
+	h := &DeliveryHandler{log: NewLog(l), out: log}
 	problems := &web.Problems{
 		Known: web.ErrorMap{
 			{Err: store.ErrNotFound, Problem: web.NotFound()},
@@ -73,35 +75,35 @@ func (h *DeliveryHandler) serveList(w http.ResponseWriter, r *http.Request) erro
 		return web.BadRequest(err.Error())
 	}
 	f.WorkspaceID, f.SubscriptionID = caller.WorkspaceID, r.PathValue("id")
-	limit := f.Limit
-	f.Limit++ // one more tells whether a next page exists
-	ds, err := h.log.ListDeliveries(r.Context(), f)
+	p, err := h.log.List(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	web.WriteJSON(w, http.StatusOK, deliveryPage(ds, limit))
+	web.WriteJSON(w, http.StatusOK, p)
 	return nil
 }
 
 func (h *DeliveryHandler) serveGet(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
-	d, as, err := h.log.DeliveryAttempts(r.Context(), caller.WorkspaceID, r.PathValue("id"), r.PathValue("delivery_id"))
+	d, err := h.log.Get(r.Context(), caller.WorkspaceID, r.PathValue("id"), r.PathValue("delivery_id"))
 	if err != nil {
 		return err
 	}
-	web.WriteJSON(w, http.StatusOK, DeliveryDetailOf(d, as))
+	web.WriteJSON(w, http.StatusOK, d)
 	return nil
 }
 
 func (h *DeliveryHandler) serveRedeliver(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
-	d, err := h.log.Redeliver(r.Context(), caller.WorkspaceID, r.PathValue("id"), r.PathValue("delivery_id"), h.now())
+	id := r.PathValue("id")
+	d, err := h.log.Redeliver(r.Context(), caller.WorkspaceID, id, r.PathValue("delivery_id"), web.AuditEvent(r))
 	if err != nil {
 		return err
 	}
+	h.Due.due()
 	telemetry.Logger(r.Context(), h.out).Info("delivery redelivered", zap.String("workspace_id", caller.WorkspaceID),
-		zap.String("subscription_id", d.SubscriptionID), zap.String("delivery_id", d.ID))
-	web.WriteJSON(w, http.StatusAccepted, DeliveryOf(d))
+		zap.String("subscription_id", id), zap.String("delivery_id", d.ID))
+	web.WriteJSON(w, http.StatusAccepted, d)
 	return nil
 }
 
@@ -109,6 +111,9 @@ func (h *DeliveryHandler) serveRedeliver(w http.ResponseWriter, r *http.Request)
 type RecoverRequest struct {
 	Since string `json:"since"`
 }
+
+// SinceTime is r's since, an RFC 3339 time.
+func (r RecoverRequest) SinceTime() (time.Time, error) { return parseTime("since", r.Since) }
 
 // Recovered is the answer of a recovery.
 type Recovered struct {
@@ -121,17 +126,18 @@ func (h *DeliveryHandler) serveRecover(w http.ResponseWriter, r *http.Request) e
 	if p := web.DecodeRequest(w, r, &req); p != nil {
 		return p
 	}
-	since, err := parseTime("since", req.Since)
+	since, err := req.SinceTime()
 	if err != nil {
 		return web.BadRequest(err.Error())
 	}
 	id := r.PathValue("id")
-	n, err := h.log.RecoverDeliveries(r.Context(), caller.WorkspaceID, id, since, h.now())
+	n, err := h.log.Recover(r.Context(), caller.WorkspaceID, id, since, web.AuditEvent(r))
 	if err != nil {
 		return err
 	}
+	h.Due.due()
 	telemetry.Logger(r.Context(), h.out).Info("deliveries recovered", zap.String("workspace_id", caller.WorkspaceID),
-		zap.String("subscription_id", id), zap.Int("deliveries", n))
-	web.WriteJSON(w, http.StatusAccepted, Recovered{Recovered: n})
+		zap.String("subscription_id", id), zap.Int("deliveries", n.Recovered))
+	web.WriteJSON(w, http.StatusAccepted, n)
 	return nil
 }

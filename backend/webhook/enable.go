@@ -10,7 +10,6 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/strictjson"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
@@ -44,13 +43,11 @@ func ParsePatch(body []byte) (bool, error) {
 // its pending deliveries are kept. store.ErrNotFound when the workspace
 // has no such subscription.
 func (s *Service) SetEnabled(ctx context.Context, workspaceID, id string, enabled bool, e audit.Event) (store.Subscription, error) {
-	e.At, e.Action, e.Outcome = s.now(), audit.SubscriptionDisable, audit.Success
+	action := audit.SubscriptionDisable
 	if enabled {
-		e.Action = audit.SubscriptionEnable
+		action = audit.SubscriptionEnable
 	}
-	if contract.IsUUID(id) {
-		e.Entity = audit.Entity{Kind: audit.EntitySubscription, ID: id}
-	}
+	e = SubscriptionEvent(e, action, id, s.now())
 	return s.store.SetSubscriptionEnabled(ctx, workspaceID, id, store.Enablement{Enabled: enabled, At: e.At, Event: e})
 }
 
@@ -71,6 +68,9 @@ func (h *Handler) servePatch(w http.ResponseWriter, r *http.Request) error {
 	sub, err := h.svc.SetEnabled(r.Context(), caller.WorkspaceID, id, enabled, web.AuditEvent(r))
 	if err != nil {
 		return err
+	}
+	if enabled {
+		h.due()
 	}
 	telemetry.Logger(r.Context(), h.log).Info("subscription enabled or disabled by its client", zap.String("workspace_id", caller.WorkspaceID),
 		zap.String("subscription_id", id), zap.Bool("enabled", enabled))

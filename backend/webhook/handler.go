@@ -30,7 +30,13 @@ type Handler struct {
 
 	// Deliveries serves the subscriptions' delivery logs and redelivery.
 	Deliveries *DeliveryHandler
+	// Due is told when a subscription is turned back on, its kept
+	// deliveries due at once.
+	Due Wake
 }
+
+// due tells h.Due that deliveries are due.
+func (h *Handler) due() { h.Due.due() }
 
 // NewHandler returns a Handler that lets a workspace have at most max
 // subscriptions.

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -31,11 +32,15 @@ type KeyRotation struct {
 }
 
 // NewKeyRotation returns the handler over st whose previous keys sign for
-// grace after a rotation.
-func NewKeyRotation(st store.Subscriptions, grace time.Duration, log *zap.Logger) *KeyRotation {
+// grace after a rotation. A rotation sent with an Idempotency-Key is made
+// once: a client whose answer was lost sends it again and reads the same
+// generated key, instead of replacing the key it never saw (which would
+// drop its old key from the signatures at once).
+func NewKeyRotation(st store.Subscriptions, idem store.Idempotency, grace time.Duration, log *zap.Logger) *KeyRotation {
 	k := &KeyRotation{store: st, grace: grace, log: log, now: time.Now}
 	problems := &web.Problems{Known: web.ErrorMap{{Err: store.ErrNotFound, Problem: web.NotFound()}}, Log: log}
-	k.http = problems.Handler("rotate_key", k.serve)
+	once := web.Idempotent{Store: idem, Problems: problems, Owner: clientOwner}
+	k.http = once.Wrap(problems.Handler("rotate_key", k.serve))
 	return k
 }
 
@@ -77,7 +82,9 @@ func (k *KeyRotation) serve(w http.ResponseWriter, r *http.Request) error {
 	if sub.SigningKey != "" {
 		out.PreviousKeyExpiresAt = &until
 	}
-	if err := k.store.RotateSigningKey(r.Context(), caller.WorkspaceID, id, key, until); err != nil {
+	change := store.SigningKeyChange{Key: key, PreviousUntil: until,
+		Event: SubscriptionEvent(web.AuditEvent(r), audit.SigningKeyRotate, id, now)}
+	if err := k.store.RotateSigningKey(r.Context(), caller.WorkspaceID, id, change); err != nil {
 		return err
 	}
 	telemetry.Logger(r.Context(), k.log).Info("subscription signing key rotated", zap.String("workspace_id", caller.WorkspaceID),

@@ -25,6 +25,8 @@ const (
 	keyedSub = "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01"
 	bareSub  = "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a02"
 	firstKey = "first-key-0123456789"
+	// routeClient is the client calling in serveAs.
+	routeClient = "0e5b7d3a-9c41-4f2e-8a6d-3b1c2d4e5f60"
 )
 
 // routeStore is a SQLite store with keyedSub and bareSub in w1, and w2.
@@ -52,12 +54,16 @@ func routeStore(t *testing.T) store.Store {
 }
 
 // serveAs serves body to h as the caller of workspace ws, on the
-// subscription id, as the backend's route does.
-func serveAs(h http.Handler, ws, id, body string) *httptest.ResponseRecorder {
+// subscription id, as the backend's route does; headers are name, value
+// pairs to add.
+func serveAs(h http.Handler, ws, id, body string, headers ...string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest("POST", "/", strings.NewReader(body))
 	r.SetPathValue("id", id)
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set(contract.HeaderClientID, "c1")
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Add(headers[i], headers[i+1])
+	}
+	r.Header.Set(contract.HeaderClientID, routeClient)
 	r.Header.Set(contract.HeaderWorkspaceID, ws)
 	w := httptest.NewRecorder()
 	web.RequireCaller(h).ServeHTTP(w, r)
@@ -82,7 +88,7 @@ func TestKeyRotationRoute(t *testing.T) {
 	t.Parallel()
 	st := routeStore(t)
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	k := NewKeyRotation(st, 24*time.Hour, zap.NewNop())
+	k := NewKeyRotation(st, st, 24*time.Hour, zap.NewNop())
 	k.now = func() time.Time { return now }
 	for _, tt := range []struct {
 		name, ws, id, body string
@@ -131,6 +137,57 @@ func TestKeyRotationRoute(t *testing.T) {
 	first := serveAs(k, "w1", bareSub, `{}`)
 	if !strings.Contains(first.Body.String(), `"previous_key_expires_at":null`) || first.Code != http.StatusOK {
 		t.Fatalf("a first key: %d %s", first.Code, first.Body)
+	}
+	wantRotations(t, st, 3)
+}
+
+// TestKeyRotationOnce: a rotation sent again with its Idempotency-Key
+// (its answer lost) is answered with the same generated key and changes
+// nothing more, so the key the client last saw stays the previous one.
+func TestKeyRotationOnce(t *testing.T) {
+	t.Parallel()
+	st := routeStore(t)
+	k := NewKeyRotation(st, st, 24*time.Hour, zap.NewNop())
+	const idem = "rotate-2026-11-29"
+	a := serveAs(k, "w1", keyedSub, `{}`, "Idempotency-Key", idem)
+	b := serveAs(k, "w1", keyedSub, `{}`, "Idempotency-Key", idem)
+	if a.Code != http.StatusOK || b.Code != http.StatusOK || a.Body.String() != b.Body.String() || b.Header().Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("first %d %s; again %d %s %v", a.Code, a.Body, b.Code, b.Body, b.Header())
+	}
+	var out KeyRotated
+	if err := json.Unmarshal(a.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := st.GetSubscription(t.Context(), "w1", keyedSub)
+	if sub.SigningKey != out.SigningKey || sub.PreviousSigningKey != firstKey {
+		t.Fatalf("keys after a repeated rotation: %q, previous %q; want %q, previous %q", sub.SigningKey, sub.PreviousSigningKey, out.SigningKey, firstKey)
+	}
+	if other := serveAs(k, "w1", keyedSub, `{"signing_key":"second-key-0123456789"}`, "Idempotency-Key", idem); other.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("another request under the key: %d %s", other.Code, other.Body)
+	}
+	wantRotations(t, st, 1)
+}
+
+// wantRotations fails unless w1's trail holds n signing_key_rotate
+// records, each naming the client and the subscription.
+func wantRotations(t *testing.T, st store.Store, n int) {
+	t.Helper()
+	rs, err := st.ListAudit(t.Context(), store.AuditFilter{Workspace: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, r := range rs {
+		if r.Action != audit.SigningKeyRotate {
+			continue
+		}
+		got++
+		if r.Client != routeClient || r.Entity.Kind != audit.EntitySubscription || !contract.IsUUID(r.Entity.ID) {
+			t.Errorf("a rotation's record: %+v", r.Event)
+		}
+	}
+	if got != n {
+		t.Fatalf("%d rotation records, want %d", got, n)
 	}
 }
 

@@ -4,12 +4,18 @@ import "strings"
 
 // forwarded are the request headers of a client, besides the hop's own
 // (HeaderPrefix), that the backend reads: a body's type, the Client-Id of
-// the refresh routes, and the W3C trace context, so that one trace runs
+// the refresh routes, the Idempotency-Key of the webhook routes that take
+// one (redelivery, recovery, a signing key's rotation: the backend keeps
+// their answers under it, per client), and the W3C trace context, so that one trace runs
 // from the client through the edge to the backend. The trace context is
 // what the edge's hdc_tracing put back in place of the client's: the
 // edge's span, when it traces; otherwise the client's as the edge parsed
 // it, or none.
-var forwarded = map[string]bool{"Content-Type": true, "Client-Id": true, HeaderTraceparent: true, HeaderTracestate: true}
+var forwarded = map[string]bool{"Content-Type": true, "Client-Id": true, HeaderIdempotencyKey: true, HeaderTraceparent: true, HeaderTracestate: true}
+
+// HeaderIdempotencyKey is the Idempotency-Key request header
+// (draft-ietf-httpapi-idempotency-key-header).
+const HeaderIdempotencyKey = "Idempotency-Key"
 
 // The W3C trace context's headers (https://www.w3.org/TR/trace-context/),
 // canonical.

@@ -23,6 +23,8 @@ func TestForwards(t *testing.T) {
 		{PathUpload, "Traceparent", true},
 		{PathUpload, "Tracestate", true},
 		{PathUpload, "Baggage", false}, // the trace context only: baggage is the client's to keep
+		{PathSubscriptions + "/s1/recover", "Idempotency-Key", true},
+		{PathSubscriptions + "/s1/signing-key", "Idempotency-Key", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+" "+tt.name, func(t *testing.T) {

@@ -105,6 +105,12 @@ func TestE2EWebhookRecover(t *testing.T) {
 		return len(seen) == events
 	})
 	elapsed := time.Since(start)
+	// The same call again under its Idempotency-Key is answered as the
+	// first was, and sends nothing more.
+	again := s.Send(a, true, "POST", hdctest.SubsPath+"/"+id+"/recover", []byte(`{"since":"`+since+`"}`), h)
+	if again.Status != 202 || again.JSON(t)["recovered"] != float64(events) || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("recover again under its Idempotency-Key: %s %v", again, again.Header)
+	}
 	mu.Lock()
 	all := append([]recorded(nil), *got...)
 	mu.Unlock()

@@ -151,8 +151,12 @@ func TestWebhookKeyRotation(t *testing.T) {
 	testkit.Eventually(t, time.Minute, "deliveries verified with the old key", func() bool { return rc.count(oldKey, start) >= 5 })
 
 	rotated := time.Now()
-	// Encrypted, as a client keeping its new key from the network would.
-	r := s.Send(c, true, "POST", hdctest.SubsPath+"/"+id+"/signing-key", []byte(`{}`), hdctest.Bearer(tk))
+	// Encrypted, as a client keeping its new key from the network would,
+	// and sent twice under one Idempotency-Key, as a client whose first
+	// answer was lost would: the repeat gets the same key.
+	h := hdctest.Bearer(tk)
+	h["Idempotency-Key"] = "rotate-" + id
+	r := s.Send(c, true, "POST", hdctest.SubsPath+"/"+id+"/signing-key", []byte(`{}`), h)
 	var answer struct {
 		SigningKey           string    `json:"signing_key"`
 		PreviousKeyExpiresAt time.Time `json:"previous_key_expires_at"`
@@ -160,6 +164,10 @@ func TestWebhookKeyRotation(t *testing.T) {
 	if r.Status != 200 || json.Unmarshal(r.Body, &answer) != nil || !strings.HasPrefix(answer.SigningKey, "whsec_") ||
 		answer.PreviousKeyExpiresAt.Before(rotated.Add(rotationGrace-time.Second)) {
 		t.Fatalf("rotate: %s", r)
+	}
+	if again := s.Send(c, true, "POST", hdctest.SubsPath+"/"+id+"/signing-key", []byte(`{}`), h); again.Status != 200 ||
+		!strings.Contains(string(again.Body), answer.SigningKey) || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the rotation repeated under its Idempotency-Key: %s", again)
 	}
 	newKey := answer.SigningKey
 	testkit.Eventually(t, time.Minute, "deliveries after the rotation, the old key still used", func() bool {

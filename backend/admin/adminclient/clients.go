@@ -2,11 +2,13 @@ package adminclient
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // Whoami is admin.Service.Whoami.
@@ -62,4 +64,24 @@ func (c *Client) ListBackends(ctx context.Context, q admin.PageQuery) (admin.Pag
 // ListEdges is admin.Service.ListEdges.
 func (c *Client) ListEdges(ctx context.Context, q admin.PageQuery) (admin.Page[fleet.Edge], error) {
 	return get[admin.Page[fleet.Edge]](ctx, c, "/fleet/edges", q.Values())
+}
+
+// limitsPath is the path of the client id's limits.
+func limitsPath(id string) string { return "/clients/" + url.PathEscape(id) + "/limits" }
+
+// ClientLimits is admin.Service.ClientLimits.
+func (c *Client) ClientLimits(ctx context.Context, id string) (contract.ClientLimits, error) {
+	return get[contract.ClientLimits](ctx, c, limitsPath(id), nil)
+}
+
+// SetClientLimits is admin.Service.SetClientLimits.
+func (c *Client) SetClientLimits(ctx context.Context, id string, l contract.Limits) (contract.ClientLimits, error) {
+	var out contract.ClientLimits
+	err := c.call(ctx, http.MethodPut, limitsPath(id), nil, l, &out, false)
+	return out, err
+}
+
+// ClearClientLimits is admin.Service.ClearClientLimits.
+func (c *Client) ClearClientLimits(ctx context.Context, id string) (contract.ClientLimits, error) {
+	return del[contract.ClientLimits](ctx, c, limitsPath(id))
 }

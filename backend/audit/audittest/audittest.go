@@ -67,6 +67,10 @@ func Records(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.SubscriptionEnable, Outcome: audit.Success, Client: Client, Entity: sub},
 		{Action: audit.SubscriptionDisable, Outcome: audit.Success, Client: Client, Entity: sub},
 		{Action: audit.DeliveryDisabled, Outcome: audit.Success, Entity: sub, Reason: "failing"},
+		{Action: audit.SigningKeyRotate, Outcome: audit.Success, Client: Client, Entity: sub},
+		{Action: audit.DeliveryRedeliver, Outcome: audit.Success, Client: Client, Entity: sub},
+		{Action: audit.DeliveryRecover, Outcome: audit.Success, Entity: sub, Person: Operator},
+		{Action: audit.ClientLimitsSet, Outcome: audit.Success, Entity: client, Person: Operator},
 	}
 	var recs []audit.Record
 	var last audit.Link

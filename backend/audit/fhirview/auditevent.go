@@ -126,6 +126,9 @@ var (
 		audit.DeliveryDisabled:    {dcmAppActive, nil, "U"},
 		audit.SubscriptionEnable:  {rest, restUpdate, "U"},
 		audit.SubscriptionDisable: {rest, restUpdate, "U"},
+		audit.SigningKeyRotate:    {dcmSecurity, dcmSecurityConfig, "U"},
+		audit.DeliveryRedeliver:   {dcmAppActive, nil, "E"},
+		audit.DeliveryRecover:     {dcmAppActive, nil, "E"},
 		audit.ClientCreate:        {dcmSecurity, dcmUserAttrs, "C"},
 		audit.ClientDisable:       {dcmSecurity, dcmUserAttrs, "U"},
 		audit.SharingGrant:        {dcmSecurity, dcmRoles, "C"},
@@ -133,6 +136,7 @@ var (
 		audit.KeyAdd:              {dcmSecurity, dcmUserAttrs, "C"},
 		audit.KeyRotate:           {dcmSecurity, dcmUserAttrs, "U"},
 		audit.KeyRetire:           {dcmSecurity, dcmUserAttrs, "U"},
+		audit.ClientLimitsSet:     {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.RetentionPrune:      {dcmLogUsed, nil, "D"},
 		audit.KeeperRewrap:        {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.CertificateRevoke:   {dcmSecurity, dcmUserAttrs, "U"},
@@ -253,6 +257,9 @@ func entitiesOf(r audit.Record) []auditEntity {
 		}
 		for _, lost := range r.Weakened {
 			e.Detail = append(e.Detail, auditDetail{Type: "weakened", ValueString: lost})
+		}
+		if r.Reason != "" {
+			e.Detail = append(e.Detail, auditDetail{Type: "reason", ValueString: r.Reason})
 		}
 		es = append(es, e)
 	}

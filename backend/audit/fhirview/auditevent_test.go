@@ -88,7 +88,11 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[25], "rest", "update", "U", "0", tClient, "", tSub},
 		{recs[26], "rest", "update", "U", "0", tClient, "", tSub},
 		{recs[27], "110100", "", "U", "0", "hdc-backend", "", tSub},
-		{recs[28], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[28], "110113", "110129", "U", "0", tClient, "", tSub},
+		{recs[29], "110100", "", "E", "0", tClient, "", tSub},
+		{recs[30], "110100", "", "E", "0", "alice@example.org", "", tSub},
+		{recs[31], "110113", "110129", "U", "0", "alice@example.org", "", tClient},
+		{recs[32], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {
@@ -230,6 +234,24 @@ func TestAuditEventOfARotation(t *testing.T) {
 		if dig(m, "entity", 0, "detail", i, "type") != "weakened" || dig(m, "entity", 0, "detail", i, "valueString") != lost {
 			t.Fatalf("the new key's details %v: want weakened %s", dig(m, "entity", 0, "detail"), lost)
 		}
+	}
+}
+
+// TestAuditEventOfADisabling: the record of a subscription the backend
+// disabled says why, as a detail of the subscription.
+func TestAuditEventOfADisabling(t *testing.T) {
+	for _, reason := range []string{"gone", "failing"} {
+		t.Run(reason, func(t *testing.T) {
+			r, err := audit.Next(audit.Link{}, audit.Event{At: tAt, Action: audit.DeliveryDisabled, Outcome: audit.Success, Workspace: "ws-1",
+				Entity: audit.Entity{Kind: audit.EntitySubscription, ID: tSub}, Reason: reason})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := decode(t, r)
+			if dig(m, "entity", 0, "detail", 0, "type") != "reason" || dig(m, "entity", 0, "detail", 0, "valueString") != reason {
+				t.Fatalf("the subscription's details %v: want reason %s", dig(m, "entity", 0, "detail"), reason)
+			}
+		})
 	}
 }
 

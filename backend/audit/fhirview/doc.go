@@ -23,12 +23,16 @@
 //	delivery_disabled       DCM 110100 Application Activity  (none)                                       U
 //	subscription_enable     rest                             update                                       U
 //	subscription_disable    rest                             update                                       U
+//	signing_key_rotate      DCM 110113 Security Alert        DCM 110129 Security Configuration            U
+//	delivery_redeliver      DCM 110100 Application Activity  (none)                                       E
+//	delivery_recover        DCM 110100 Application Activity  (none)                                       E
 //	client_create           DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
 //	client_disable          DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
 //	sharing_grant           DCM 110113 Security Alert        DCM 110136 Security Roles Changed            C
 //	sharing_revoke          DCM 110113 Security Alert        DCM 110136 Security Roles Changed            U
 //	key_add                 DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
 //	key_rotate, key_retire  DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
+//	client_limits_set       DCM 110113 Security Alert        DCM 110129 Security Configuration            U
 //	retention_prune         DCM 110101 Audit Log Used        (none)                                       D
 //	keeper_rewrap           DCM 110113 Security Alert        DCM 110129 Security Configuration            U
 //	certificate_revoke      DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
@@ -55,7 +59,8 @@
 //   - entity: the Entity (what: an identifier with the care context,
 //     subscription, client or grant id, or the kid; for a rotation to a
 //     weaker key, a detail "weakened" per thing it gave up, "enc" or
-//     "freshness"), each key a rotation moved to retiring (what: its kid),
+//     "freshness"; for a subscription the backend disabled, a detail
+//     "reason", "gone" or "failing"), each key a rotation moved to retiring (what: its kid),
 //     and the kid and the request id of the request as identifiers of
 //     their own;
 //   - id: derived from the workspace and the seq, so that exports are

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -20,7 +21,7 @@ import (
 // secret shown once). Written here because the draft is a header and a
 // store, and no library keeps its answers in our store, sealed, per owner.
 const (
-	HeaderIdempotencyKey = "Idempotency-Key"
+	HeaderIdempotencyKey = contract.HeaderIdempotencyKey
 	HeaderReplayed       = "Idempotent-Replayed"
 	IdempotencyTTL       = 24 * time.Hour
 	maxIdempotencyKey    = 255

@@ -120,10 +120,13 @@ func (s *Store) ClientKeyChanges(ctx context.Context, after int64, limit int) ([
 		if err := tx.QueryRow(ctx, `SELECT seq FROM key_plane`).Scan(&last); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT kid, seq FROM client_keys WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+		rows, err := tx.Query(ctx, `
+			SELECT kid, '', seq FROM client_keys WHERE seq > $1
+			UNION ALL SELECT '', client_id, seq FROM client_limits WHERE seq > $1
+			ORDER BY seq LIMIT $2`, after, limit)
 		changes, err = collect(rows, err, func(r pgx.Row) (clientkey.Change, error) {
 			var c clientkey.Change
-			return c, r.Scan(&c.Kid, &c.Seq)
+			return c, r.Scan(&c.Kid, &c.Client, &c.Seq)
 		})
 		return err
 	})

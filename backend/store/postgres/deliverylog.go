@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -36,24 +37,27 @@ func (s *Store) DeliveryAttempts(ctx context.Context, workspaceID, subscriptionI
 }
 
 // Redeliver implements store.Store.
-func (s *Store) Redeliver(ctx context.Context, workspaceID, subscriptionID, deliveryID string, now time.Time) (store.LoggedDelivery, error) {
+func (s *Store) Redeliver(ctx context.Context, workspaceID, subscriptionID, deliveryID string, e audit.Event) (store.LoggedDelivery, error) {
 	var d store.LoggedDelivery
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		if err := s.subscriptionOf(ctx, tx, workspaceID, subscriptionID, true); err != nil {
 			return err
 		}
-		if err := oneRow(tx.Exec(ctx, logQuery.RedeliverSQL(), ts(now), deliveryID, subscriptionID)); err != nil {
+		if err := oneRow(tx.Exec(ctx, logQuery.RedeliverSQL(), ts(e.At), deliveryID, subscriptionID)); err != nil {
 			return err
 		}
 		var err error
-		d, err = s.logged(ctx, tx, workspaceID, subscriptionID, deliveryID)
+		if d, err = s.logged(ctx, tx, workspaceID, subscriptionID, deliveryID); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 	return d, err
 }
 
 // RecoverDeliveries implements store.Store.
-func (s *Store) RecoverDeliveries(ctx context.Context, workspaceID, subscriptionID string, since, now time.Time) (int, error) {
+func (s *Store) RecoverDeliveries(ctx context.Context, workspaceID, subscriptionID string, since time.Time, e audit.Event) (int, error) {
 	var n int64
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		if err := s.subscriptionOf(ctx, tx, workspaceID, subscriptionID, true); err != nil {
@@ -69,8 +73,12 @@ func (s *Store) RecoverDeliveries(ctx context.Context, workspaceID, subscription
 					LEFT JOIN webhook_attempts a ON a.delivery_id = d.id AND a.number = d.attempts
 				WHERE d.subscription_id = $1 AND d.created_at >= $2 AND `+store.RecoverableSQL+`
 			) r
-			WHERE w.id = r.id`, subscriptionID, ts(since), ts(now))
+			WHERE w.id = r.id`, subscriptionID, ts(since), ts(e.At))
+		if err != nil {
+			return err
+		}
 		n = tag.RowsAffected()
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 	return int(n), err

@@ -105,10 +105,13 @@ func (s *Store) ClientKeyChanges(ctx context.Context, after int64, limit int) ([
 	if err := s.db.QueryRowContext(ctx, `SELECT seq FROM key_plane`).Scan(&last); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT kid, seq FROM client_keys WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, after, last, limit)
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT kid, '', seq FROM client_keys WHERE seq > ?1 AND seq <= ?2
+		UNION ALL SELECT '', client_id, seq FROM client_limits WHERE seq > ?1 AND seq <= ?2
+		ORDER BY seq LIMIT ?3`, after, last, limit)
 	changes, err := collect(rows, err, func(r *sql.Rows) (clientkey.Change, error) {
 		var c clientkey.Change
-		return c, r.Scan(&c.Kid, &c.Seq)
+		return c, r.Scan(&c.Kid, &c.Client, &c.Seq)
 	})
 	return changes, last, err
 }

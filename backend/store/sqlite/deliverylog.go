@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -38,27 +39,30 @@ func (s *Store) DeliveryAttempts(ctx context.Context, workspaceID, subscriptionI
 }
 
 // Redeliver implements store.Store.
-func (s *Store) Redeliver(ctx context.Context, workspaceID, subscriptionID, deliveryID string, now time.Time) (store.LoggedDelivery, error) {
+func (s *Store) Redeliver(ctx context.Context, workspaceID, subscriptionID, deliveryID string, e audit.Event) (store.LoggedDelivery, error) {
 	var d store.LoggedDelivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := subscriptionOf(ctx, tx, workspaceID, subscriptionID, true); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, logQuery.RedeliverSQL(), micros(now), deliveryID, subscriptionID)
+		res, err := tx.ExecContext(ctx, logQuery.RedeliverSQL(), micros(e.At), deliveryID, subscriptionID)
 		if err != nil {
 			return err
 		}
 		if err := oneRow(res); err != nil {
 			return err
 		}
-		d, err = logged(ctx, tx, workspaceID, subscriptionID, deliveryID)
+		if d, err = logged(ctx, tx, workspaceID, subscriptionID, deliveryID); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 	return d, err
 }
 
 // RecoverDeliveries implements store.Store.
-func (s *Store) RecoverDeliveries(ctx context.Context, workspaceID, subscriptionID string, since, now time.Time) (int, error) {
+func (s *Store) RecoverDeliveries(ctx context.Context, workspaceID, subscriptionID string, since time.Time, e audit.Event) (int, error) {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := subscriptionOf(ctx, tx, workspaceID, subscriptionID, true); err != nil {
@@ -74,11 +78,14 @@ func (s *Store) RecoverDeliveries(ctx context.Context, workspaceID, subscription
 					LEFT JOIN webhook_attempts a ON a.delivery_id = d.id AND a.number = d.attempts
 				WHERE d.subscription_id = ? AND d.created_at >= ? AND `+store.RecoverableSQL+`
 			) AS r
-			WHERE w.id = r.id`, micros(now), subscriptionID, micros(since))
+			WHERE w.id = r.id`, micros(e.At), subscriptionID, micros(since))
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 	return int(n), err

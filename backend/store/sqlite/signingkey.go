@@ -3,23 +3,28 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"time"
 
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
 // RotateSigningKey implements store.Store. The right-hand sides read the
 // row as it was, so the current key becomes the previous one.
-func (s *Store) RotateSigningKey(ctx context.Context, workspaceID, id, key string, previousUntil time.Time) error {
-	res, err := s.db.ExecContext(ctx, `
-		UPDATE subscriptions SET previous_signing_key = signing_key,
-			previous_key_expires_at = CASE WHEN signing_key IS NULL THEN NULL ELSE ? END,
-			signing_key = ?
-		WHERE workspace_id = ? AND id = ?`, nullMicros(previousUntil), nullString(key), workspaceID, id)
-	if err != nil {
+func (s *Store) RotateSigningKey(ctx context.Context, workspaceID, id string, r store.SigningKeyChange) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE subscriptions SET previous_signing_key = signing_key,
+				previous_key_expires_at = CASE WHEN signing_key IS NULL THEN NULL ELSE ? END,
+				signing_key = ?
+			WHERE workspace_id = ? AND id = ?`, nullMicros(r.PreviousUntil), nullString(r.Key), workspaceID, id)
+		if err != nil {
+			return err
+		}
+		if err := oneRow(res); err != nil {
+			return err
+		}
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), r.Event)
 		return err
-	}
-	return oneRow(res)
+	})
 }
 
 // previousKey scans a subscription's previous signing key and its expiry.

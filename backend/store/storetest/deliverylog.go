@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -114,28 +115,38 @@ func testDeliveryLogAttempts(t *testing.T, s Store) {
 	for _, c := range [][3]string{{"w2", "s1", d[1]}, {"w2", "s2", d[1]}, {"w1", "s1", "nope"}} {
 		_, _, err := s.DeliveryAttempts(ctx(t), c[0], c[1], c[2])
 		wantErr(t, err, store.ErrNotFound)
-		_, err = s.Redeliver(ctx(t), c[0], c[1], c[2], at(time.Hour))
+		_, err = s.Redeliver(ctx(t), c[0], c[1], c[2], atEvent(audit.DeliveryRedeliver, at(time.Hour)))
 		wantErr(t, err, store.ErrNotFound)
 	}
-	_, err = s.RecoverDeliveries(ctx(t), "w2", "s1", at(0), at(time.Hour))
+	_, err = s.RecoverDeliveries(ctx(t), "w2", "s1", at(0), atEvent(audit.DeliveryRecover, at(time.Hour)))
 	wantErr(t, err, store.ErrNotFound)
 }
 
 func testDeliveryLogRedeliver(t *testing.T, s Store) {
 	d := logFixture(t, s)
 	now := at(2 * time.Minute)
-	l, err := s.Redeliver(ctx(t), "w1", "s1", d[0], now)
+	trail := listAudit(t, s, store.AuditFilter{Workspace: "w1"})
+	before := fmt.Sprint(getDelivery(t, s, d[0]), getDelivery(t, s, d[1]), getDelivery(t, s, d[2]))
+	_, err := s.Redeliver(ctx(t), "w1", "s1", d[0], unrecordable(atEvent(audit.DeliveryRedeliver, now)))
+	wantAppendFailed(t, err)
+	_, err = s.RecoverDeliveries(ctx(t), "w1", "s1", at(time.Second), unrecordable(atEvent(audit.DeliveryRecover, now)))
+	wantAppendFailed(t, err)
+	if after := fmt.Sprint(getDelivery(t, s, d[0]), getDelivery(t, s, d[1]), getDelivery(t, s, d[2])); after != before {
+		t.Fatalf("a redelivery or recovery whose record failed changed the deliveries:\n%s\nwas\n%s", after, before)
+	}
+	l, err := s.Redeliver(ctx(t), "w1", "s1", d[0], atEvent(audit.DeliveryRedeliver, now))
 	must(t, err)
 	if l.Status != store.DeliveryLogPending || !l.NextAttemptAt.Equal(now) || l.Attempts != 1 || !l.DeliveredAt.IsZero() {
 		t.Fatalf("redelivered = %+v", l)
 	}
 	// Recovery takes the failed and the given-up ones since d[1], in
 	// creation order.
-	n, err := s.RecoverDeliveries(ctx(t), "w1", "s1", at(time.Second), now)
+	n, err := s.RecoverDeliveries(ctx(t), "w1", "s1", at(time.Second), atEvent(audit.DeliveryRecover, now))
 	must(t, err)
 	if n != 2 {
 		t.Fatalf("recovered %d, want 2", n)
 	}
+	wantTrail(t, s, "w1", trail[len(trail)-1].Seq, audit.DeliveryRedeliver, audit.DeliveryRecover)
 	// (d[3] and d[4], claimed by a, are claimed again: a's lease expired.)
 	got := claim(t, s, "b", now.Add(time.Microsecond), 10)
 	if ids := deliveryIDs(got); !slices.Equal(ids, sorted(d)) {
@@ -152,4 +163,11 @@ func testDeliveryLogRedeliver(t *testing.T, s Store) {
 	if len(as) != 2 || as[1].Number != 2 {
 		t.Fatalf("attempts after recovery = %+v", as)
 	}
+}
+
+// atEvent is w1's event of action at t.
+func atEvent(action audit.Action, t time.Time) audit.Event {
+	e := ev(action)
+	e.At = t
+	return e
 }

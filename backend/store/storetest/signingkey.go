@@ -11,7 +11,9 @@ import (
 // testRotateSigningKey: a rotation makes the current key the previous one
 // until the given time, read back by GetSubscription and in claimed
 // deliveries; a second rotation drops the oldest; a subscription without
-// a key gets no previous one; another workspace's id is not found.
+// a key gets no previous one; another workspace's id is not found; each
+// rotation is a record of the trail, and one whose record cannot be
+// written changes nothing.
 func testRotateSigningKey(t *testing.T, s Store) {
 	seed(t, s, "w1", "c1")
 	seed(t, s, "w2", "c2")
@@ -22,16 +24,20 @@ func testRotateSigningKey(t *testing.T, s Store) {
 	must(t, s.CreateSubscription(ctx(t), keyed, 0, ev(audit.SubscriptionCreate)))
 	must(t, s.CreateSubscription(ctx(t), bare, 0, ev(audit.SubscriptionCreate)))
 
-	wantErr(t, s.RotateSigningKey(ctx(t), "w2", "s1", "stolen-key-012345", at(time.Hour)), store.ErrNotFound)
-	wantErr(t, s.RotateSigningKey(ctx(t), "w1", "nope", "second-key-012345", at(time.Hour)), store.ErrNotFound)
+	wantErr(t, s.RotateSigningKey(ctx(t), "w2", "s1", rotation("stolen-key-012345", at(time.Hour))), store.ErrNotFound)
+	wantErr(t, s.RotateSigningKey(ctx(t), "w1", "nope", rotation("second-key-012345", at(time.Hour))), store.ErrNotFound)
 	wantKeys(t, s, "s1", "first-key-0123456", "", time.Time{})
+	wantAppendFailed(t, s.RotateSigningKey(ctx(t), "w1", "s1", store.SigningKeyChange{Key: "unrecorded-key-01", Event: unrecordable(ev(audit.SigningKeyRotate))}))
+	wantKeys(t, s, "s1", "first-key-0123456", "", time.Time{})
+	trail := listAudit(t, s, store.AuditFilter{Workspace: "w1"})
 
-	must(t, s.RotateSigningKey(ctx(t), "w1", "s1", "second-key-012345", at(time.Hour)))
+	must(t, s.RotateSigningKey(ctx(t), "w1", "s1", rotation("second-key-012345", at(time.Hour))))
 	wantKeys(t, s, "s1", "second-key-012345", "first-key-0123456", at(time.Hour))
-	must(t, s.RotateSigningKey(ctx(t), "w1", "s1", "third-key-0123456", at(2*time.Hour)))
+	must(t, s.RotateSigningKey(ctx(t), "w1", "s1", rotation("third-key-0123456", at(2*time.Hour))))
 	wantKeys(t, s, "s1", "third-key-0123456", "second-key-012345", at(2*time.Hour))
-	must(t, s.RotateSigningKey(ctx(t), "w1", "s2", "fresh-key-0123456", at(time.Hour)))
+	must(t, s.RotateSigningKey(ctx(t), "w1", "s2", rotation("fresh-key-0123456", at(time.Hour))))
 	wantKeys(t, s, "s2", "fresh-key-0123456", "", time.Time{})
+	wantTrail(t, s, "w1", trail[len(trail)-1].Seq, audit.SigningKeyRotate, audit.SigningKeyRotate, audit.SigningKeyRotate)
 
 	publish(t, s, "e1", "w1", "user.delete", at(0))
 	for _, d := range claim(t, s, "o", at(time.Minute), 10) {
@@ -40,6 +46,11 @@ func testRotateSigningKey(t *testing.T, s Store) {
 			t.Fatalf("claimed delivery's previous key: %q until %v", d.Subscription.PreviousSigningKey, d.Subscription.PreviousKeyExpiresAt)
 		}
 	}
+}
+
+// rotation is a change to key, the replaced one signing until until.
+func rotation(key string, until time.Time) store.SigningKeyChange {
+	return store.SigningKeyChange{Key: key, PreviousUntil: until, Event: ev(audit.SigningKeyRotate)}
 }
 
 // wantKeys checks subscription id's keys as w1 reads it.

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"SubscriptionDisable", testSubscriptionDisable},
 		{"SubscriptionEnable", testSubscriptionEnable},
 		{"AttemptRetention", testAttemptRetention},
+		{"ClientLimits", testClientLimits},
 		{"Throttle", testThrottle},
 		{"ThrottleConcurrentTakes", testThrottleConcurrentTakes},
 		{"AuditAppend", testAuditAppend},

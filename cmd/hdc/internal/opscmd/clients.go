@@ -24,7 +24,7 @@ The secret is shown once, when the client is created; the database keeps
 only an HMAC-SHA-256 of it under a key of the installation.`,
 	}
 	sf.register(cmd)
-	cmd.AddCommand(newClientsCreateCmd(&sf), newClientsListCmd(&sf), newClientsDisableCmd(&sf))
+	cmd.AddCommand(newClientsCreateCmd(&sf), newClientsListCmd(&sf), newClientsDisableCmd(&sf), newClientsLimitsCmd(&sf))
 	return cmd
 }
 

@@ -152,7 +152,9 @@ func TestHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"clients", "--help"}, {"clients", "create", "--help"}, {"clients", "list", "--help"}, {"clients", "disable", "--help"},
 		{"sharing", "--help"}, {"sharing", "grant", "--help"}, {"sharing", "revoke", "--help"}, {"sharing", "list", "--help"},
-		{"subscriptions", "--help"}, {"subscriptions", "list", "--help"}, {"subscriptions", "get", "--help"}, {"subscriptions", "delete", "--help"},
+		{"subscriptions", "--help"}, {"subscriptions", "list", "--help"}, {"subscriptions", "get", "--help"}, {"subscriptions", "delete", "--help"}, {"clients", "limits", "--help"}, {"clients", "limits", "show", "--help"},
+		{"clients", "limits", "set", "--help"}, {"clients", "limits", "clear", "--help"}, {"subscriptions", "deliveries", "--help"}, {"subscriptions", "delivery", "--help"},
+		{"subscriptions", "redeliver", "--help"}, {"subscriptions", "recover", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			res := clitest.Run(t, nil, args...)

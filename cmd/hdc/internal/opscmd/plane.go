@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,7 +18,10 @@ import (
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/sealed"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 )
 
@@ -30,6 +34,9 @@ type plane interface {
 	CreateClient(ctx context.Context, workspace string) (identity.Credentials, error)
 	ListClients(ctx context.Context, q admin.ClientQuery) (admin.Page[identity.Client], error)
 	DisableClient(ctx context.Context, id string) (identity.Client, error)
+	ClientLimits(ctx context.Context, id string) (contract.ClientLimits, error)
+	SetClientLimits(ctx context.Context, id string, l contract.Limits) (contract.ClientLimits, error)
+	ClearClientLimits(ctx context.Context, id string) (contract.ClientLimits, error)
 	ListWorkspaces(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Workspace], error)
 	RevokeCertificate(ctx context.Context, r admin.Revocation) (admin.Revocation, error)
 	ListRevocations(ctx context.Context, q admin.PageQuery) (admin.Page[admin.Revocation], error)
@@ -46,6 +53,10 @@ type plane interface {
 	ListSubscriptions(ctx context.Context, q admin.SubscriptionQuery) (admin.Page[admin.Subscription], error)
 	GetSubscription(ctx context.Context, id string) (admin.Subscription, error)
 	DeleteSubscription(ctx context.Context, id string) (admin.Subscription, error)
+	ListDeliveries(ctx context.Context, id string, f store.DeliveryFilter) (webhook.DeliveryPage, error)
+	GetDelivery(ctx context.Context, id, deliveryID string) (webhook.DeliveryDetail, error)
+	Redeliver(ctx context.Context, id, deliveryID string) (webhook.Delivery, error)
+	RecoverDeliveries(ctx context.Context, id string, since time.Time) (webhook.Recovered, error)
 	SearchAudit(ctx context.Context, q trail.Query) (admin.Page[json.RawMessage], error)
 	ExportAudit(ctx context.Context, q trail.Query, w io.Writer) error
 	VerifyAudit(ctx context.Context) (trail.Report, error)

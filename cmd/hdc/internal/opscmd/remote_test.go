@@ -2,6 +2,7 @@ package opscmd
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"path/filepath"
 	"strings"
@@ -163,5 +164,110 @@ func TestSubscriptionsRemote(t *testing.T) {
 	rs, err := srv.Store().ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: ids[0]})
 	if err != nil || len(rs) != 1 || rs[0].Action != audit.SubscriptionDelete || rs[0].Person.Role != "operator" {
 		t.Fatalf("acme's deletion by %s: %+v, %v", operatorName, rs, err)
+	}
+}
+
+// TestDeliveriesRemote: hdc subscriptions deliveries and delivery, through
+// the Admin API and directly, read a delivery's attempts; redeliver and
+// recover make failed deliveries due again, each recorded under its
+// author's name.
+func TestDeliveriesRemote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, flags := serveAdmin(t, dir)
+	st := srv.Store()
+	if _, err := st.EnsureWorkspace(t.Context(), "acme", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	sub := store.Subscription{ID: uuid.NewString(), WorkspaceID: "acme", Endpoint: "https://example.com/acme", Protocol: "https",
+		EventNames: []string{"user.delete"}, Status: store.SubscriptionActive, CreatedAt: now}
+	if err := st.CreateSubscription(t.Context(), sub, 0, audit.Event{At: now, Action: audit.SubscriptionCreate,
+		Outcome: audit.Success, Workspace: "acme", Entity: audit.Entity{Kind: audit.EntitySubscription, ID: sub.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ev := range []string{"e1", "e2"} {
+		ds, err := st.PublishEvent(t.Context(), store.Event{ID: ev, WorkspaceID: "acme", Type: "user.delete", Data: []byte(`{}`), CreatedAt: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ds...)
+	}
+	claimed, err := st.ClaimDeliveries(t.Context(), store.Claim{Owner: "t", Now: now.Add(time.Second), LeaseUntil: now.Add(time.Minute), Limit: 10})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claimed %d, %v", len(claimed), err)
+	}
+	for _, id := range ids {
+		if err := st.FinishAttempt(t.Context(), "t", store.Attempt{DeliveryID: id, StartedAt: now.Add(time.Second), Outcome: "timeout"},
+			store.Next{Status: store.DeliveryFailed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := mustOut(remote(t, flags, "subscriptions", "deliveries", "--subscription", sub.ID, "--status", "given_up"))
+	if direct := mustOut(hdc(t, dir, "subscriptions", "deliveries", "--subscription", sub.ID, "--status", "given_up")); list != direct ||
+		!strings.Contains(list, ids[0]) || !strings.Contains(list, ids[1]) {
+		t.Fatalf("deliveries: remote %s, direct %s", list, direct)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"one delivery", []string{"subscriptions", "delivery", "--subscription", sub.ID, "--delivery", ids[0]}, `"outcome":"timeout"`},
+		{"a redelivery", []string{"subscriptions", "redeliver", "--subscription", sub.ID, "--delivery", ids[0]}, `"id":"` + ids[0] + `"`},
+		{"a recovery", []string{"subscriptions", "recover", "--subscription", sub.ID, "--since", now.Add(-time.Minute).Format(time.RFC3339)}, `"recovered":2`},
+	}
+	for _, tt := range tests {
+		out, err := remote(t, flags, tt.args...)
+		if err != nil || !strings.Contains(strings.Join(strings.Fields(out), ""), tt.want) {
+			t.Fatalf("%s: %s, %v; want %s", tt.name, out, err, tt.want)
+		}
+	}
+	if _, err := remote(t, flags, "subscriptions", "recover", "--subscription", sub.ID, "--since", "yesterday"); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Fatalf("a since of nothing: %v", err)
+	}
+	if _, err := remote(t, flags, "subscriptions", "deliveries", "--subscription", sub.ID, "--status", "lost"); err == nil || !strings.Contains(err.Error(), "status must be") {
+		t.Fatalf("a status of nothing: %v", err)
+	}
+	rs, err := st.ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: sub.ID})
+	if err != nil || len(rs) != 2 || rs[0].Action != audit.DeliveryRedeliver || rs[1].Action != audit.DeliveryRecover {
+		t.Fatalf("acme's records by %s: %+v, %v", operatorName, rs, err)
+	}
+}
+
+// TestClientLimitsRemote: hdc clients limits set, show and clear, through
+// the Admin API and directly, hold a client's overrides; a change names
+// its author; a rate of no known form changes nothing.
+func TestClientLimitsRemote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, flags := serveAdmin(t, dir)
+	var c struct {
+		ClientID string `json:"client_id"`
+	}
+	if err := json.Unmarshal([]byte(mustOut(remote(t, flags, "clients", "create", "--workspace", "acme"))), &c); err != nil {
+		t.Fatal(err)
+	}
+	set := mustOut(remote(t, flags, "clients", "limits", "set", "--client", c.ClientID, "--rate", "writes=100:20", "--rate", "reads=none",
+		"--upload-bytes-per-day", "10485760"))
+	if direct := mustOut(hdc(t, dir, "clients", "limits", "show", "--client", c.ClientID)); direct != set ||
+		!strings.Contains(strings.Join(strings.Fields(set), ""), `"writes":{"per_second":100,"burst":20}`) {
+		t.Fatalf("limits set %s; shown directly %s", set, direct)
+	}
+	for _, bad := range []string{"writes=100", "deletes=1:1", "reads=-1:1"} {
+		if _, err := remote(t, flags, "clients", "limits", "set", "--client", c.ClientID, "--rate", bad); err == nil {
+			t.Fatalf("--rate %s was taken", bad)
+		}
+	}
+	if _, err := remote(t, flags, "clients", "limits", "show", "--client", "nobody"); err == nil || !strings.Contains(err.Error(), `no client "nobody"`) {
+		t.Fatalf("an unknown client: %v", err)
+	}
+	if out := mustOut(remote(t, flags, "clients", "limits", "clear", "--client", c.ClientID)); strings.Contains(out, "writes") {
+		t.Fatalf("cleared: %s", out)
+	}
+	rs, err := srv.Store().ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: c.ClientID})
+	if err != nil || len(rs) != 3 || rs[1].Action != audit.ClientLimitsSet || rs[2].Action != audit.ClientLimitsSet {
+		t.Fatalf("acme's records by %s: %+v, %v", operatorName, rs, err)
 	}
 }

@@ -1,0 +1,88 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/problem"
+)
+
+// ClientLimits returns the client id's overrides of the edges' default
+// limits: none (empty limits) when it has none.
+func (s *Service) ClientLimits(ctx context.Context, id string) (contract.ClientLimits, error) {
+	if _, err := s.st.GetClient(ctx, id); err != nil {
+		return contract.ClientLimits{}, err
+	}
+	l, _, err := s.st.ClientLimits(ctx, id)
+	return contract.ClientLimits{ClientID: id, Limits: l}, err
+}
+
+// SetClientLimits makes l the client id's overrides, which every edge
+// enforces within a second (the key plane's change feed); the audit
+// record names the person. Empty l clears them.
+func (s *Service) SetClientLimits(ctx context.Context, id string, l contract.Limits) (contract.ClientLimits, error) {
+	if err := l.Check(); err != nil {
+		return contract.ClientLimits{}, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, err.Error())
+	}
+	by, err := audit.PersonFrom(ctx)
+	if err != nil {
+		return contract.ClientLimits{}, err
+	}
+	c, err := s.st.GetClient(ctx, id)
+	if err != nil {
+		return contract.ClientLimits{}, err
+	}
+	e := audit.Event{At: s.now(), Action: audit.ClientLimitsSet, Outcome: audit.Success, Workspace: c.WorkspaceID,
+		Person: by, Entity: audit.Entity{Kind: audit.EntityClient, ID: id}}
+	if err := s.st.SetClientLimits(ctx, id, l, e); err != nil {
+		return contract.ClientLimits{}, err
+	}
+	return contract.ClientLimits{ClientID: id, Limits: l}, nil
+}
+
+// ClearClientLimits removes the client id's overrides: the edges'
+// defaults apply to it again.
+func (s *Service) ClearClientLimits(ctx context.Context, id string) (contract.ClientLimits, error) {
+	return s.SetClientLimits(ctx, id, contract.Limits{})
+}
+
+func (h *Handler) getClientLimits(w http.ResponseWriter, r *http.Request) error {
+	return byID(w, r, h.svc.ClientLimits)
+}
+
+func (h *Handler) setClientLimits(w http.ResponseWriter, r *http.Request) error {
+	return keyChange(w, r, r.PathValue("id"), contract.ValidID, h.svc.SetClientLimits,
+		func(contract.ClientLimits) int { return http.StatusOK })
+}
+
+func (h *Handler) clearClientLimits(w http.ResponseWriter, r *http.Request) error {
+	return byID(w, r, h.svc.ClearClientLimits)
+}
+
+// ParseRate reads a rate as hdc clients limits set takes one,
+// CLASS=PER_SECOND:BURST (writes=100:20), or CLASS=none for no limit, and
+// checks it as SetClientLimits does.
+func ParseRate(s string) (contract.RouteClass, contract.Rate, error) {
+	class, value, ok := strings.Cut(s, "=")
+	if !ok {
+		return "", contract.Rate{}, errors.New("a rate is CLASS=PER_SECOND:BURST (writes=100:20) or CLASS=none")
+	}
+	var r contract.Rate
+	if value != "none" {
+		perSecond, burst, ok := strings.Cut(value, ":")
+		var errs [2]error
+		r.PerSecond, errs[0] = strconv.ParseFloat(perSecond, 64)
+		r.Burst, errs[1] = strconv.Atoi(burst)
+		if !ok || errs[0] != nil || errs[1] != nil {
+			return "", contract.Rate{}, fmt.Errorf("rate %q: want PER_SECOND:BURST, such as 100:20", value)
+		}
+	}
+	l := contract.Limits{Rates: map[contract.RouteClass]contract.Rate{contract.RouteClass(class): r}}
+	return contract.RouteClass(class), r, l.Check()
+}

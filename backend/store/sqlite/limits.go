@@ -1,0 +1,58 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// SetClientLimits implements store.Store.
+func (s *Store) SetClientLimits(ctx context.Context, clientID string, l contract.Limits, e audit.Event) error {
+	return s.keyChange(ctx, &e, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM clients WHERE id = ?`, clientID).Scan(&one); err != nil {
+			return notFound(err)
+		}
+		seq, err := nextKeySeq(ctx, tx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `
+			INSERT INTO client_limits (client_id, limits, seq, updated_at) VALUES (?1, ?2, ?3, ?4)
+			ON CONFLICT (client_id) DO UPDATE SET limits = ?2, seq = ?3, updated_at = ?4`,
+			clientID, store.LimitsJSON(l), seq, micros(e.At))
+		return err
+	})
+}
+
+// ClientLimits implements store.Store.
+func (s *Store) ClientLimits(ctx context.Context, clientID string) (contract.Limits, bool, error) {
+	var raw string
+	err := s.db.QueryRowContext(ctx, `SELECT limits FROM client_limits WHERE client_id = ?`, clientID).Scan(&raw)
+	if err == sql.ErrNoRows {
+		return contract.Limits{}, false, nil
+	}
+	if err != nil {
+		return contract.Limits{}, false, err
+	}
+	return store.ParseLimitsJSON(raw)
+}
+
+// ListClientLimits implements store.Store.
+func (s *Store) ListClientLimits(ctx context.Context, after string, limit int) ([]contract.ClientLimits, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT client_id, limits FROM client_limits WHERE client_id > ? AND limits <> '{}'
+		ORDER BY client_id LIMIT ?`, after, limit)
+	return collect(rows, err, func(r *sql.Rows) (contract.ClientLimits, error) {
+		var c contract.ClientLimits
+		var raw string
+		if err := r.Scan(&c.ClientID, &raw); err != nil {
+			return c, err
+		}
+		c.Limits, _, err = store.ParseLimitsJSON(raw)
+		return c, err
+	})
+}
