@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -25,10 +26,14 @@ type App struct {
 	Tokens TokensConfig `json:"tokens,omitempty"`
 	// Fresh configures the check of the iat and jti of envelopes.
 	Fresh FreshConfig `json:"fresh,omitempty"`
+	// RateLimits are the clients' default limits and where they are
+	// counted (hdc_ratelimit).
+	RateLimits RateLimitConfig `json:"rate_limits,omitempty"`
 
 	keys     pooledKeys
 	fresh    *freshness
 	verifier *tokenauth.Verifier // nil when no tokens are configured
+	limiter  *rateLimiter
 	logger   *zap.Logger
 	stop     context.CancelFunc
 	polled   chan struct{} // closed when the follower Start started returns
@@ -79,6 +84,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.keys = v.(pooledKeys)
 	a.fresh = newFreshness(a.Fresh)
+	if err := a.provisionRateLimits(repl); err != nil {
+		return err
+	}
 	return a.provisionTokens(ctx)
 }
 
@@ -89,7 +97,10 @@ func (a *App) Start() error {
 	a.polled = make(chan struct{})
 	go func() {
 		defer close(a.polled)
+		var limits sync.WaitGroup
+		limits.Go(func() { a.limiter.run(ctx) })
 		a.keys.Run(ctx)
+		limits.Wait()
 	}()
 	return nil
 }
@@ -107,6 +118,9 @@ func (a *App) Stop() error {
 
 // Cleanup releases this config's use of the shared state.
 func (a *App) Cleanup() error {
+	if err := a.limiter.close(); err != nil {
+		a.logger.Warn("closing the connections to Redis", zap.Error(err))
+	}
 	if a.keys.Keys != nil {
 		_, err := keyPool.Delete(a.keys.poolKey)
 		return err

@@ -17,6 +17,7 @@ func init() {
 	httpcaddyfile.RegisterHandlerDirective("hdc_forward", parseCaddyfileForward)
 	httpcaddyfile.RegisterHandlerDirective("hdc_tracing", parseCaddyfileTracing)
 	httpcaddyfile.RegisterHandlerDirective("hdc_site", parseCaddyfileSite)
+	httpcaddyfile.RegisterHandlerDirective("hdc_ratelimit", parseCaddyfileRateLimit)
 	// Identity first, then decryption (it binds the key to the identity),
 	// then the headers the backend does not read removed, all before the
 	// request is proxied, whether by a reverse_proxy of the route or by a
@@ -24,6 +25,9 @@ func init() {
 	// Registered together so their relative order does not depend on file
 	// order.
 	httpcaddyfile.RegisterDirectiveOrder("hdc_auth", httpcaddyfile.Before, "invoke")
+	// The limits count right after the identity, before the body is read
+	// (each is put right before invoke, so in the order registered).
+	httpcaddyfile.RegisterDirectiveOrder("hdc_ratelimit", httpcaddyfile.Before, "invoke")
 	httpcaddyfile.RegisterDirectiveOrder("hdc_jwe", httpcaddyfile.Before, "invoke")
 	httpcaddyfile.RegisterDirectiveOrder("hdc_forward", httpcaddyfile.Before, "invoke")
 	// The trace holds the whole request, where Caddy puts its own tracing;

@@ -44,6 +44,7 @@ import (
 //			window   <duration>
 //			remember <count>
 //		}
+//		rate_limits { … }             # caddyfile_ratelimit.go
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 	var app App
@@ -71,6 +72,10 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "fresh":
 			if err := a.Fresh.unmarshalCaddyfile(d); err != nil {
+				return err
+			}
+		case "rate_limits":
+			if err := a.RateLimits.unmarshalCaddyfile(d); err != nil {
 				return err
 			}
 		default:

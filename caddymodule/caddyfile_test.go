@@ -103,16 +103,17 @@ func TestReferenceCaddyfile(t *testing.T) {
 		order    string
 		authMode string
 		jweMode  string
+		class    string // hdc_ratelimit's: a class, or by_method
 	}{
-		"/connect-auth/v1/account/login":                   {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "public", "login"},
-		"/connect-auth/v1/account/refresh-token":           {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "refresh", ""},
-		"/connect-auth/v1/account/refresh":                 {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "public", "any_client"},
-		"/.well-known/jwks.json":                           {"hdc_auth hdc_forward reverse_proxy", "public", ""},
-		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
-		"/health/api/v1/fhir/AuditEvent":                   {"hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
-		"/notification/v1/connect/webhook/subscriptions":   {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
-		"/notification/v1/connect/webhook/subscriptions/*": {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
-		"/mr/api/v2/docs":                                  {"vars request_body hdc_auth hdc_jwe hdc_forward reverse_proxy", "", ""},
+		"/connect-auth/v1/account/login":                   {"vars request_body hdc_auth hdc_ratelimit hdc_jwe hdc_forward reverse_proxy", "public", "login", "login"},
+		"/connect-auth/v1/account/refresh-token":           {"vars request_body hdc_auth hdc_ratelimit hdc_jwe hdc_forward reverse_proxy", "refresh", "", "login"},
+		"/connect-auth/v1/account/refresh":                 {"vars request_body hdc_auth hdc_ratelimit hdc_jwe hdc_forward reverse_proxy", "public", "any_client", "login"},
+		"/.well-known/jwks.json":                           {"hdc_auth hdc_forward reverse_proxy", "public", "", ""},
+		"/health/api/v1/fhir/retrieve":                     {"hdc_auth hdc_ratelimit hdc_jwe hdc_forward reverse_proxy", "", "", "reads"},
+		"/health/api/v1/fhir/AuditEvent":                   {"hdc_auth hdc_ratelimit hdc_jwe hdc_forward reverse_proxy", "", "", "reads"},
+		"/notification/v1/connect/webhook/subscriptions":   {"vars request_body hdc_auth hdc_ratelimit hdc_jwe hdc_forward reverse_proxy", "", "", "by_method"},
+		"/notification/v1/connect/webhook/subscriptions/*": {"vars request_body hdc_auth hdc_ratelimit hdc_jwe hdc_forward reverse_proxy", "", "", "by_method"},
+		"/mr/api/v2/docs":                                  {"vars request_body hdc_auth hdc_ratelimit hdc_jwe hdc_forward reverse_proxy", "", "", "uploads"},
 	}
 	for path, w := range want {
 		hs := routes[path]
@@ -130,6 +131,14 @@ func TestReferenceCaddyfile(t *testing.T) {
 						t.Fatalf("%s: hdc_jwe %s = %v", path, mode, on)
 					}
 				}
+			case "hdc_ratelimit":
+				class, _ := h["class"].(string)
+				if by, _ := h["by_method"].(bool); by {
+					class = "by_method"
+				}
+				if class != w.class {
+					t.Fatalf("%s: hdc_ratelimit class %q, want %q", path, class, w.class)
+				}
 			case "reverse_proxy":
 				checkBalancing(t, path, h)
 			}
@@ -138,7 +147,7 @@ func TestReferenceCaddyfile(t *testing.T) {
 			t.Fatalf("%s: handlers %q, want %q", path, got, w.order)
 		}
 	}
-	if got := dig(routes["/mr/api/v2/docs"][3], "max_body"); got != float64(64<<20) {
+	if got := dig(routes["/mr/api/v2/docs"][4], "max_body"); got != float64(64<<20) {
 		t.Fatalf("upload max_body = %v", got)
 	}
 	if got := dig(routes["/mr/api/v2/docs"][0], "body_limit"); got != "64MiB" {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/version"
 )
 
@@ -36,6 +37,12 @@ type edgeMetrics struct {
 	keyFeedApplied *prometheus.GaugeVec
 	tokenCache     *prometheus.CounterVec
 	buildInfo      prometheus.Gauge
+	// rateLimited counts the requests hdc_ratelimit refused, by route
+	// class and reason (rate, quota); no client id: the log names it.
+	rateLimited *prometheus.CounterVec
+	// rateLimitShared has no labels, a vector only so that an edge
+	// without Redis never exports it.
+	rateLimitShared *prometheus.GaugeVec
 
 	tokenHits, tokenMisses prometheus.Counter // tokenCache's two series
 	series                 seriesCache
@@ -78,10 +85,18 @@ func newMetrics() *edgeMetrics {
 			"The number of the last key plane change this edge applied; behind the backend's hdc_backend_key_plane_sequence by the feed's lag."),
 		tokenCache: counter("token_cache_lookups_total",
 			"Access tokens looked up in the cache of verified tokens, by result: hit (not verified again) or miss.", "result"),
+		rateLimited: counter("rate_limited_requests_total",
+			"Requests refused 429 over a client's limits, by route class (login, reads, writes, uploads) and reason (rate, quota).", "class", "reason"),
+		rateLimitShared: gauge("rate_limit_shared",
+			"1 while this edge counts rate limits in Redis with the fleet, 0 while Redis does not answer and it counts alone at its share of each limit."),
 		buildInfo: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNS, Subsystem: metricsSub, Name: "build_info",
 			Help: "1, labelled with what the edge was built from: module version, VCS revision, Go version.", ConstLabels: buildInfoLabels()}),
 	}
 	m.tokenHits, m.tokenMisses = m.tokenCache.WithLabelValues("hit"), m.tokenCache.WithLabelValues("miss")
+	for _, class := range knownClasses { // every series at 0 from the start, for rate() and the alerts
+		m.rateLimited.WithLabelValues(string(class), "rate")
+	}
+	m.rateLimited.WithLabelValues(string(contract.ClassUploads), "quota")
 	m.buildInfo.Set(1)
 	return m
 }
@@ -100,7 +115,7 @@ func (m *edgeMetrics) register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{
 		m.jweRequests, m.jweDecryptedBytes, m.jweEncryptedResponses, m.keyLastUsed,
 		m.authRequests, m.registryReloads, m.registryKeys, m.requestDuration, m.framingRefusals,
-		m.keyLookups, m.keyFeedUp, m.keyFeedApplied, m.tokenCache, m.buildInfo,
+		m.keyLookups, m.keyFeedUp, m.keyFeedApplied, m.tokenCache, m.buildInfo, m.rateLimited, m.rateLimitShared,
 	} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError

@@ -173,7 +173,9 @@ func (k *Keys) Run(ctx context.Context) { k.source.run(ctx, &k.uses) }
 
 // ClientLimits returns the overrides of client's limits, and whether it
 // has any: the key plane's, followed by its feed; none from a file.
-func (k *Keys) ClientLimits(client string) (contract.Limits, bool) { return k.source.clientLimits(client) }
+func (k *Keys) ClientLimits(client string) (contract.Limits, bool) {
+	return k.source.clientLimits(client)
+}
 
 // Close releases what the source holds.
 func (k *Keys) Close() error { return k.source.close() }

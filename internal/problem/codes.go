@@ -53,4 +53,6 @@ const (
 	CodeLastActiveKey           = "last_active_key"
 	CodeNoKeyToRotate           = "no_key_to_rotate"
 	CodeTooManyRequests         = "too_many_requests"
+	CodeRateLimited             = "rate_limited"
+	CodeQuotaExceeded           = "quota_exceeded"
 )

@@ -898,7 +898,8 @@ func TestDeployEnvironmentNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range regexp.MustCompile(`\{\$(HDC_[A-Z0-9_]+)`).FindAllStringSubmatch(readRepoFile(t, "Caddyfile"), -1) {
+	// {$X} is read when the Caddyfile is adapted, {env.X} when the edge starts.
+	for _, m := range regexp.MustCompile(`\{(?:\$|env\.)(HDC_[A-Z0-9_]+)`).FindAllStringSubmatch(readRepoFile(t, "Caddyfile"), -1) {
 		known[m[1]] = true
 	}
 

@@ -228,7 +228,10 @@ func (s *Stack) startEdge(name, cert string, at site, admin string, metricsSock 
 	s.T.Helper()
 	metricsFD := fmt.Sprintf("HDC_METRICS_BIND=fd/%d", 3+len(at.files))
 	s.Start(name, Binary(s.T, "hdc-edge"), []string{"run", "--config", filepath.Join(RepoRoot, "Caddyfile")}, append(append(
-		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(admin), metricsFD, "HDC_BACKEND=" + strings.Join(s.backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB"}, at.env...),
+		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(admin), metricsFD, "HDC_BACKEND=" + strings.Join(s.backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB",
+			// The fleet's Redis (scripts/redis.sh), as a fleet's edges count in; a
+			// test may name none (HDC_RATELIMIT_REDIS=) to count in memory.
+			"HDC_RATELIMIT_REDIS=" + os.Getenv(RedisURLEnv)}, at.env...),
 		HopEnv(s.Hop, cert)...), env...), append(at.files, metricsSock)...)
 	probe := s.HTTP
 	if at.probe != nil {
@@ -252,11 +255,19 @@ func (s *Stack) startEdge(name, cert string, at site, admin string, metricsSock 
 // are checked as the stack's edge's are.
 func (s *Stack) StartEdge(name string) (base, metrics string) {
 	s.T.Helper()
+	return s.StartEdgeEnv(name)
+}
+
+// StartEdgeEnv is StartEdge with more environment, as the stack's first
+// edge was given (StartStackEnv's edgeEnv): a fleet's edges share their
+// settings.
+func (s *Stack) StartEdgeEnv(name string, env ...string) (base, metrics string) {
+	s.T.Helper()
 	s.HDC(nil, "tls", "issue", "--role", string(pki.Edge), "--name", name, "--dir", s.Hop)
 	s.Creds.NotePEMFile(s.T, "a private key of the hop", filepath.Join(s.Hop, name+"-key.pem"))
 	at := PlainSite(s.T)
 	metricsSock, metricsAddr := testkit.ListenFile(s.T)
-	s.startEdge("hdc-"+name, name, at, filepath.Join(s.Dir, name+"-admin.sock"), metricsSock, nil)
+	s.startEdge("hdc-"+name, name, at, filepath.Join(s.Dir, name+"-admin.sock"), metricsSock, env)
 	metrics = "http://" + metricsAddr
 	s.EdgeMetrics = append(s.EdgeMetrics, metrics)
 	s.HTTP.Transport.(*answerCheck).AddEdge(at.base)

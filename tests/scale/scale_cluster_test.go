@@ -121,7 +121,10 @@ func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cl
 			"HDC_EDGE_ADMIN=" + hdctest.AdminAddress(filepath.Join(dir, fmt.Sprint("edge-", i+1, "-admin.sock"))),
 			"HDC_BACKEND=" + c.addresses(i, func(r *replica) string { return strings.TrimPrefix(r.public, "http://") }),
 			"HDC_BACKEND_INTERNAL=" + c.addresses(i, func(r *replica) string { return r.internal }),
-			"HDC_UPLOAD_MAX_BODY=16MiB"}, append(hdctest.HopEnv(hop, fmt.Sprint("edge-", i+1)), edgeEnv[i]...)...), edgeSock, metricsSock)
+			"HDC_UPLOAD_MAX_BODY=16MiB",
+			// The fleet counts rate limits in the test Redis, when there is one.
+			"HDC_RATELIMIT_REDIS=" + os.Getenv(hdctest.RedisURLEnv), fmt.Sprint("HDC_RATELIMIT_EDGES=", len(c.edges)),
+		}, append(hdctest.HopEnv(hop, fmt.Sprint("edge-", i+1)), edgeEnv[i]...)...), edgeSock, metricsSock)
 		edgeSock.Close() // the edge alone holds its listeners, which close when it dies
 		metricsSock.Close()
 		e := &hdctest.Stack{T: t, Dir: dir, Edge: "http://" + edgeAddr, Env: c.ops.Env, HTTP: c.ops.HTTP}

@@ -16,13 +16,14 @@ import (
 	"github.com/health-data-connect/hdc/internal/kidfilter"
 )
 
-// KeyPlane is a backend's key plane in memory, serving contract.PathKey
-// and contract.PathKeyChanges as the backend does (a request for changes
+// KeyPlane is a backend's key plane in memory, serving contract.PathKey,
+// contract.PathKeyChanges and contract.PathClientLimits as the backend does (a request for changes
 // waits for one up to its wait), and keeping the edges' reports
 // (contract.PathEdgeReport).
 type KeyPlane struct {
 	mu      sync.Mutex
 	keys    map[string]contract.ClientKey
+	limits  map[string]clientLimits // by client; nil limits: removed
 	last    int64
 	changed chan struct{}
 	reports []contract.EdgeReport
@@ -39,7 +40,49 @@ type KeyPlane struct {
 
 // NewKeyPlane returns an empty key plane.
 func NewKeyPlane() *KeyPlane {
-	return &KeyPlane{keys: map[string]contract.ClientKey{}, changed: make(chan struct{})}
+	return &KeyPlane{keys: map[string]contract.ClientKey{}, limits: map[string]clientLimits{}, changed: make(chan struct{})}
+}
+
+// clientLimits are a client's limits and the number of their last change.
+type clientLimits struct {
+	limits *contract.Limits
+	seq    int64
+}
+
+// SetLimits sets client's limits (nil: removes them), giving the change
+// the next number, as hdc clients limits does.
+func (p *KeyPlane) SetLimits(client string, l *contract.Limits) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last++
+	p.limits[client] = clientLimits{limits: l, seq: p.last}
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// serveLimits serves contract.PathClientLimits: every client's limits in
+// one page, or one client's (404 when it has none).
+func (p *KeyPlane) serveLimits(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if id := r.PathValue("client_id"); id != "" {
+		if c, ok := p.limits[id]; ok && c.limits != nil {
+			_ = json.NewEncoder(w).Encode(contract.ClientLimits{ClientID: id, Limits: *c.limits})
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
+	page := struct {
+		Limits []contract.ClientLimits `json:"limits"`
+		Next   string                  `json:"next"`
+	}{Limits: []contract.ClientLimits{}}
+	for id, c := range p.limits {
+		if c.limits != nil {
+			page.Limits = append(page.Limits, contract.ClientLimits{ClientID: id, Limits: *c.limits})
+		}
+	}
+	_ = json.NewEncoder(w).Encode(page)
 }
 
 // Set adds or changes the A128CBC-HS256 key kid of client, as hdc keys
@@ -83,6 +126,8 @@ func (p *KeyPlane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux.HandleFunc("GET "+contract.PathKey, p.key)
 	mux.HandleFunc("GET "+contract.PathKeyChanges, p.changes)
 	mux.HandleFunc("POST "+contract.PathEdgeReport, p.report)
+	mux.HandleFunc("GET "+contract.PathClientLimits, p.serveLimits)
+	mux.HandleFunc("GET "+contract.PathClientLimits+"/{client_id}", p.serveLimits)
 	if !p.NoFilter {
 		mux.HandleFunc("GET "+contract.PathKeyFilter, p.filter)
 	}
@@ -127,6 +172,11 @@ func (p *KeyPlane) changes(w http.ResponseWriter, r *http.Request) {
 	for _, k := range p.keys {
 		if k.Seq > after {
 			out.Changes = append(out.Changes, clientkey.Change{Kid: k.Kid, Seq: k.Seq})
+		}
+	}
+	for client, c := range p.limits {
+		if c.seq > after {
+			out.Changes = append(out.Changes, clientkey.Change{Client: client, Seq: c.seq})
 		}
 	}
 	_ = json.NewEncoder(w).Encode(out)

@@ -1,0 +1,8 @@
+// Package ratelimit counts a client's requests against its limits: a rate
+// per route class (GCRA: a rate a second on average, a burst at once) and
+// a daily quota of upload bytes. Memory counts on one edge; Redis counts
+// for a fleet, on a GCRA script of a maintained library; Fleet counts in
+// Redis and, while Redis does not answer, in memory at this edge's share
+// of each limit. It knows nothing of HTTP: caddymodule's hdc_ratelimit
+// handler asks it and answers.
+package ratelimit

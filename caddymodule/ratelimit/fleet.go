@@ -1,0 +1,126 @@
+package ratelimit
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/internal/contract"
+)
+
+// Fleet counts in Redis and, while Redis does not answer, in memory at
+// this edge's share of each limit, never failing a request for it. It
+// turns to memory at the first request Redis fails (within Timeout), and
+// back to Redis at the first Ping that answers after; Run pings every
+// ProbeEvery meanwhile.
+type Fleet struct {
+	redis *Redis
+	local *Memory
+	cfg   FleetConfig
+	down  atomic.Bool
+}
+
+// FleetConfig configures a Fleet.
+type FleetConfig struct {
+	// Share is this edge's share of each limit while it counts alone
+	// (1/number of edges; default 1).
+	Share float64
+	// Timeout bounds a call to Redis (default 250ms).
+	Timeout time.Duration
+	// ProbeEvery is how often Redis is pinged while it does not answer
+	// (default 500ms).
+	ProbeEvery time.Duration
+	// Shared is told whether the fleet counts in Redis (true) or alone
+	// (false), at each change and at the start; nil for none.
+	Shared func(bool)
+	Log    *zap.Logger
+}
+
+// NewFleet returns a Fleet over redis, falling back to local.
+func NewFleet(redis *Redis, local *Memory, cfg FleetConfig) *Fleet {
+	if cfg.Share <= 0 || cfg.Share > 1 {
+		cfg.Share = 1
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 250 * time.Millisecond
+	}
+	if cfg.ProbeEvery <= 0 {
+		cfg.ProbeEvery = 500 * time.Millisecond
+	}
+	if cfg.Shared == nil {
+		cfg.Shared = func(bool) {}
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	cfg.Shared(true)
+	return &Fleet{redis: redis, local: local, cfg: cfg}
+}
+
+// Allow implements Engine.
+func (f *Fleet) Allow(ctx context.Context, key string, r contract.Rate) (Result, error) {
+	if !f.down.Load() {
+		c, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+		res, err := f.redis.Allow(c, key, r)
+		cancel()
+		if err == nil {
+			return res, nil
+		}
+		f.fail(ctx, err)
+	}
+	return f.local.Allow(ctx, key, Share(r, f.cfg.Share))
+}
+
+// Spend implements Engine.
+func (f *Fleet) Spend(ctx context.Context, key string, quota, n int64) (Spent, error) {
+	if !f.down.Load() {
+		c, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+		res, err := f.redis.Spend(c, key, quota, n)
+		cancel()
+		if err == nil {
+			return res, nil
+		}
+		f.fail(ctx, err)
+	}
+	return f.local.Spend(ctx, key, max(1, int64(float64(quota)*f.cfg.Share)), n)
+}
+
+// fail turns to counting alone after Redis failed with err, unless the
+// request itself ended (its client left).
+func (f *Fleet) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil || !f.down.CompareAndSwap(false, true) {
+		return
+	}
+	f.cfg.Shared(false)
+	f.cfg.Log.Error("redis does not answer: counting rate limits on this edge alone, at its share of each limit, until it does",
+		zap.Float64("share", f.cfg.Share), zap.Error(err))
+}
+
+// Run pings Redis while it does not answer, and turns back to it at the
+// first answer, until ctx is done.
+func (f *Fleet) Run(ctx context.Context) {
+	t := time.NewTicker(f.cfg.ProbeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !f.down.Load() {
+			continue
+		}
+		c, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+		err := f.redis.Ping(c)
+		cancel()
+		if err == nil && f.down.CompareAndSwap(true, false) {
+			f.cfg.Shared(true)
+			f.cfg.Log.Info("redis answers again: counting rate limits for the whole fleet")
+		}
+	}
+}
+
+// Shared reports whether the fleet counts in Redis now.
+func (f *Fleet) Shared() bool { return !f.down.Load() }

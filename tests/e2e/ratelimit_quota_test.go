@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
+	"github.com/health-data-connect/hdc/tests/hdctest"
+)
+
+// TestUploadQuota: with a daily upload quota of 10 MiB, one edge counting
+// in memory (hdc up's shape), three uploads of 3 MiB are stored; the
+// fourth, whose declared length would pass the quota, is refused 429
+// quota_exceeded before its body is read (the edge answers a request that
+// has sent its headers only), with Retry-After and the quota's RateLimit
+// fields.
+func TestUploadQuota(t *testing.T) {
+	t.Parallel()
+	s := hdctest.StartStackEnv(t, nil, []string{"HDC_RATELIMIT_REDIS=", "HDC_RATELIMIT_UPLOAD_BYTES_PER_DAY=10MiB"})
+	c := s.NewClient("rl-quota")
+	tk := s.Login(c, false, "")
+	file := testkit.RandomBytes(3 << 20)
+	for range 3 {
+		s.Upload(c, tk, false, file, "")
+	}
+	body, ctype := hdctest.MultipartUpload(file)
+	status, head := headersOnly(t, s.Edge, hdctest.UploadPath, len(body), map[string]string{
+		"Authorization": "Bearer " + tk.AccessToken, "Content-Type": ctype})
+	if status != http.StatusTooManyRequests || !strings.Contains(head, "quota_exceeded") {
+		t.Fatalf("the fourth upload, its body not sent: %d\n%s", status, head)
+	}
+	h := hdctest.Bearer(tk)
+	h["Content-Type"] = ctype
+	r := s.Send(c, false, "POST", hdctest.UploadPath, body, h)
+	hdctest.ExpectProblem(t, r, http.StatusTooManyRequests, "quota_exceeded")
+	if r.Header.Get("Retry-After") == "" || !strings.Contains(r.Header.Get("RateLimit-Policy"), `"upload-bytes";q=10485760;w=86400;qu="content-bytes"`) ||
+		!strings.HasPrefix(r.Header.Get("RateLimit"), `"upload-bytes";r=`) {
+		t.Fatalf("the quota's fields: Retry-After %q, RateLimit-Policy %q, RateLimit %q", r.Header.Get("Retry-After"),
+			r.Header.Get("RateLimit-Policy"), r.Header.Get("RateLimit"))
+	}
+}
+
+// headersOnly sends a POST of path to the edge at base declaring a body of
+// n bytes, sends none of it, and returns the status and header block of
+// the answer, which must come within 10 s.
+func headersOnly(t *testing.T, base, path string, n int, header map[string]string) (int, string) {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var req strings.Builder
+	fmt.Fprintf(&req, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", path, u.Host, n)
+	for k, v := range header {
+		fmt.Fprintf(&req, "%s: %s\r\n", k, v)
+	}
+	req.WriteString("\r\n")
+	if _, err := conn.Write([]byte(req.String())); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a request whose body was not sent: %v", err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_ = resp.Header.Write(&b)
+	buf := make([]byte, 4096)
+	k, _ := resp.Body.Read(buf)
+	return resp.StatusCode, b.String() + string(buf[:k])
+}
