@@ -125,7 +125,7 @@ var importRules = []importRule{
 	{"The console speaks only the Admin API",
 		func(p string) bool { return under(p, "console") },
 		is("backend/admin", "backend/admin/adminclient", "backend/fleet", "backend/identity", "backend/store", "backend/webhook",
-			"backend/audit", "backend/audit/trail", "backend/audit/fhirview", "internal/clientkey", "internal/problem")},
+			"backend/audit", "backend/audit/trail", "backend/audit/fhirview", "internal/clientkey", "internal/contract", "internal/problem")},
 	{"The clients' commands import nothing of the backend or the edge",
 		is("cmd/hdc/internal/clientcmd"),
 		func(d string) bool {
