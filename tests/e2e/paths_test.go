@@ -75,13 +75,15 @@ func TestNonCanonicalPathsAreRefused(t *testing.T) {
 
 // served counts the requests the stack's backend logged, but the edge's
 // own, which go on meanwhile: of the key plane (its kid filter, its long
-// polls of the change feed) and its load balancer's health checks.
+// polls of the change feed, the clients' limits), its reports and its load
+// balancer's health checks.
 func served(s *hdctest.Stack) int {
 	n := 0
 	for _, line := range strings.Split(s.Output("hdc-backend"), "\n") {
 		if strings.Contains(line, `"msg":"request"`) && !slices.ContainsFunc(
-			[]string{contract.PathKeyChanges, contract.PathKeyFilter, contract.PathReady, contract.PathHealth},
-			func(own string) bool { return strings.Contains(line, `"route":"GET `+own+`"`) }) {
+			[]string{"GET " + contract.PathKeyChanges, "GET " + contract.PathKeyFilter, "GET " + contract.PathClientLimits,
+				"GET " + contract.PathReady, "GET " + contract.PathHealth, "POST " + contract.PathEdgeReport},
+			func(own string) bool { return strings.Contains(line, `"route":"`+own+`"`) }) {
 			n++
 		}
 	}
