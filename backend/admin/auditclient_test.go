@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/admin/adminclient"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -17,16 +16,8 @@ import (
 func TestClientAudit(t *testing.T) {
 	t.Parallel()
 	url, callers, _ := admin.StartAPI(t)
-	op, err := adminclient.New(url, callers["operator"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
-	aud, err := adminclient.New(url, callers["auditor"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer aud.Close()
+	op := dial(t, url, callers["operator"])
+	aud := dial(t, url, callers["auditor"])
 	ctx := t.Context()
 	if _, err := op.CreateClient(ctx, "w1"); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/admin/adminclient"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -20,11 +19,7 @@ import (
 func TestClientGrantsAndSubscriptions(t *testing.T) {
 	t.Parallel()
 	url, callers, st := admin.StartAPI(t)
-	op, err := adminclient.New(url, callers["operator"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
+	op := dial(t, url, callers["operator"])
 	ctx := t.Context()
 	a, err := op.CreateClient(ctx, "w1")
 	if err != nil {

@@ -18,11 +18,7 @@ import (
 func TestClient(t *testing.T) {
 	t.Parallel()
 	url, callers, st := admin.StartAPI(t)
-	op, err := adminclient.New(url, callers["operator"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
+	op := dial(t, url, callers["operator"])
 	ctx := t.Context()
 	me, err := op.Whoami(ctx)
 	if err != nil || me.Name != "alice@example.org" || me.Role != "operator" {
@@ -51,11 +47,7 @@ func TestClient(t *testing.T) {
 	if _, err := op.GetClient(ctx, "nobody"); !errors.As(err, &p) || p.Code != problem.CodeNotFound {
 		t.Fatalf("GetClient of nobody: %v, want the problem not_found", err)
 	}
-	aud, err := adminclient.New(url, callers["auditor"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer aud.Close()
+	aud := dial(t, url, callers["auditor"])
 	if _, err := aud.CreateClient(ctx, "w1"); !errors.As(err, &p) || p.Status != 403 {
 		t.Fatalf("an auditor's CreateClient: %v, want 403", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/admin/adminclient"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -16,11 +15,7 @@ import (
 func TestClientKeys(t *testing.T) {
 	t.Parallel()
 	url, callers, _ := admin.StartAPI(t)
-	op, err := adminclient.New(url, callers["operator"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
+	op := dial(t, url, callers["operator"])
 	ctx := t.Context()
 	c, err := op.CreateClient(ctx, "w1")
 	if err != nil {
@@ -55,11 +50,7 @@ func TestClientKeys(t *testing.T) {
 	if _, err := op.RetireKey(ctx, rot.Key.Kid, admin.RetireKeyRequest{}); !errors.As(err, &p) || p.Code != problem.CodeLastActiveKey {
 		t.Fatalf("RetireKey of the last active key: %v, want last_active_key", err)
 	}
-	aud, err := adminclient.New(url, callers["auditor"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer aud.Close()
+	aud := dial(t, url, callers["auditor"])
 	if _, err := aud.AddKey(ctx, c.ClientID, admin.AddKeyRequest{}); !errors.As(err, &p) || p.Status != 403 {
 		t.Fatalf("an auditor's AddKey: %v, want 403", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/admin/adminclient"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -20,16 +19,8 @@ import (
 func TestClientLimits(t *testing.T) {
 	t.Parallel()
 	url, callers, st := admin.StartAPI(t)
-	op, err := adminclient.New(url, callers["operator"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
-	aud, err := adminclient.New(url, callers["auditor"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer aud.Close()
+	op := dial(t, url, callers["operator"])
+	aud := dial(t, url, callers["auditor"])
 	ctx := t.Context()
 	c, err := op.CreateClient(ctx, "w1")
 	if err != nil {
