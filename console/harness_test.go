@@ -124,8 +124,15 @@ func (b *browser) get(path string) (int, string) {
 	return read(b.t, resp)
 }
 
+// answer is the console's answer to a request: its status, its body, and
+// where a 303 sends the browser.
+type answer struct {
+	status         int
+	body, location string
+}
+
 // post posts form to path, as a same-origin page's form does.
-func (b *browser) post(path string, form url.Values) (int, string) {
+func (b *browser) post(path string, form url.Values) answer {
 	b.t.Helper()
 	req, err := http.NewRequestWithContext(b.t.Context(), http.MethodPost, b.url+path, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -137,7 +144,30 @@ func (b *browser) post(path string, form url.Values) (int, string) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return read(b.t, resp)
+	location := resp.Header.Get("Location")
+	status, body := read(b.t, resp)
+	return answer{status: status, body: body, location: location}
+}
+
+// submit posts form to path as the console's own form does: with the
+// session's CSRF token and a new one-time key, unless form names them.
+func (b *browser) submit(path string, form url.Values) answer {
+	b.t.Helper()
+	f := url.Values{"csrf": {b.sessionCSRF()}, "once": {formKey()}}
+	for k, v := range form {
+		f[k] = v
+	}
+	return b.post(path, f)
+}
+
+// follow reads the page a change's 303 sends to, as the browser does.
+func (b *browser) follow(a answer) answer {
+	b.t.Helper()
+	if a.status != http.StatusSeeOther || !strings.HasPrefix(a.location, "/") {
+		b.t.Fatalf("the change answered %d (Location %q), want 303 to a page of the console:\n%s", a.status, a.location, a.body)
+	}
+	status, body := b.get(a.location)
+	return answer{status: status, body: body}
 }
 
 // csrf returns the CSRF token of the session, read from a page's form.
