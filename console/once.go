@@ -30,6 +30,10 @@ const (
 	// formKeyLen is the length of a formKey: rand.Text's, 128 random
 	// bits in base32.
 	formKeyLen = 26
+	// maxOutcomes bounds the outcomes a session keeps: past it, the
+	// oldest settled ones are forgotten, and their forms sent again would
+	// make their changes again.
+	maxOutcomes = 1000
 )
 
 // formKey returns a new one-time key for a form.
@@ -60,10 +64,11 @@ type outcome struct {
 }
 
 // results are a session's outcomes by form key, kept for the session's
-// life (the secrets they show, far less).
+// life (the secrets they show, far less), the newest maxOutcomes of them.
 type results struct {
 	mu         sync.Mutex
 	byKey      map[string]*outcome
+	order      []string // the keys of byKey, oldest first
 	secretLife time.Duration
 }
 
@@ -81,7 +86,30 @@ func (rs *results) claim(key string, hash [sha256.Size]byte) (*outcome, bool) {
 	}
 	o := &outcome{hash: hash, done: make(chan struct{})}
 	rs.byKey[key] = o
+	rs.order = append(rs.order, key)
+	rs.forgetOldest()
 	return o, true
+}
+
+// forgetOldest drops the oldest settled outcomes past maxOutcomes, and
+// the keys of outcomes already forgotten. One under way stays: a form
+// sent again waits on it.
+func (rs *results) forgetOldest() {
+	kept := rs.order[:0]
+	excess := len(rs.byKey) - maxOutcomes
+	for _, k := range rs.order {
+		o, ok := rs.byKey[k]
+		if !ok {
+			continue
+		}
+		if excess > 0 && o.location != "" {
+			delete(rs.byKey, k)
+			excess--
+			continue
+		}
+		kept = append(kept, k)
+	}
+	rs.order = kept
 }
 
 // settle records the change v made for the form key: where its redirect

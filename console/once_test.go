@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -195,4 +196,39 @@ func (b *browser) secretHeld(key string) bool {
 		b.t.Fatalf("no result of the form %s", key)
 	}
 	return o.once != nil
+}
+
+// TestOutcomesBounded: a session keeps the newest maxOutcomes settled
+// outcomes and forgets the oldest, but never one under way.
+func TestOutcomesBounded(t *testing.T) {
+	t.Parallel()
+	rs := newResults(time.Minute)
+	pending, _ := rs.claim("pending", [32]byte{})
+	for i := range maxOutcomes + 10 {
+		key := fmt.Sprintf("k%04d", i)
+		o, first := rs.claim(key, [32]byte{})
+		if !first {
+			t.Fatalf("%s claimed twice", key)
+		}
+		rs.settle(key, o, view{Redirect: "/clients"}, nil)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if n := len(rs.byKey); n != maxOutcomes {
+		t.Errorf("the session keeps %d outcomes, want %d", n, maxOutcomes)
+	}
+	if rs.byKey["pending"] != pending {
+		t.Error("the outcome under way was forgotten")
+	}
+	for _, tc := range []struct {
+		key  string
+		kept bool
+	}{{"k0000", false}, {"k0010", false}, {"k0011", true}, {fmt.Sprintf("k%04d", maxOutcomes+9), true}} {
+		if _, ok := rs.byKey[tc.key]; ok != tc.kept {
+			t.Errorf("%s kept: %v, want %v", tc.key, ok, tc.kept)
+		}
+	}
+	if len(rs.order) != len(rs.byKey) {
+		t.Errorf("%d keys in order for %d outcomes", len(rs.order), len(rs.byKey))
+	}
 }
