@@ -21,7 +21,9 @@ type Redis struct {
 	now     func() time.Time
 }
 
-// keyPrefix names this gateway's keys in a Redis it may share.
+// keyPrefix names this gateway's keys in a Redis it may share: the
+// quotas' are hdc:rl:q:*, the rates' rate:hdc:rl:* (redis_rate puts its
+// own prefix first), the two patterns an ACL user of the edges is given.
 const keyPrefix = "hdc:rl:"
 
 // NewRedis returns a Redis engine on client.
