@@ -24,18 +24,21 @@ import (
 // TestForwardSpoolsMeteredBody: hdc_forward reads a metered body whole
 // before the next handler (reverse_proxy) gets any of it, which then gets
 // it with its length, in memory or from a file past 2 MiB; a body that
-// passes its quota is refused there, and the next handler never runs.
+// passes its quota is refused there, and one past the route's limit
+// (request_body's) answered 413, and the next handler never runs.
 func TestForwardSpoolsMeteredBody(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
 		size   int
 		quota  int64
+		limit  int64 // the route's, request_body's
 		passed bool
 	}{
-		{"in memory", 100 << 10, 10 << 20, false},
-		{"on disk", 3 << 20, 10 << 20, false},
-		{"past the quota", 3 << 20, 2 << 20, true},
+		{"in memory", 100 << 10, 10 << 20, 64 << 20, false},
+		{"on disk", 3 << 20, 10 << 20, 64 << 20, false},
+		{"past the quota", 3 << 20, 2 << 20, 64 << 20, true},
+		{"past the route's limit", 3 << 20, 10 << 20, 1 << 20, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,7 +53,9 @@ func TestForwardSpoolsMeteredBody(t *testing.T) {
 			}
 			body := testkit.RandomBytes(tt.size)
 			r := httptest.NewRequest("POST", "/mr/api/v2/docs", nil)
-			r.Body = &meteredBody{ReadCloser: io.NopCloser(bytes.NewReader(body)), ctx: context.Background(), meter: m, logger: zap.NewNop()}
+			w := httptest.NewRecorder()
+			r.Body = &meteredBody{ReadCloser: http.MaxBytesReader(w, io.NopCloser(bytes.NewReader(body)), tt.limit),
+				ctx: context.Background(), meter: m, logger: zap.NewNop()}
 			r.ContentLength = -1
 			var got []byte
 			var length int64
@@ -60,7 +65,13 @@ func TestForwardSpoolsMeteredBody(t *testing.T) {
 				r.Body.Close()
 				return err
 			})
-			err = Forward{}.ServeHTTP(httptest.NewRecorder(), r, next)
+			err = Forward{}.ServeHTTP(w, r, next)
+			if tt.limit < int64(tt.size) {
+				if err != nil || w.Code != http.StatusRequestEntityTooLarge || got != nil || !strings.Contains(w.Body.String(), `"code":"payload_too_large"`) {
+					t.Fatalf("a body past the route's limit: %v, %d %s, and the next handler read %d bytes", err, w.Code, w.Body, len(got))
+				}
+				return
+			}
 			if tt.passed {
 				if !errors.Is(err, errQuotaPassed) || got != nil {
 					t.Fatalf("a body past its quota: %v, and the next handler read %d bytes", err, len(got))

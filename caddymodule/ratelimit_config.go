@@ -21,7 +21,7 @@ type RateLimitConfig struct {
 	// or of no rate, is not limited.
 	Rates map[contract.RouteClass]contract.Rate `json:"rates,omitempty"`
 	// UploadBytesPerDay is the default daily quota of upload bytes (the
-	// request bodies of the uploads route as sent); 0: none.
+	// request bodies of the uploads route as the edge reads them); 0: none.
 	UploadBytesPerDay int64 `json:"upload_bytes_per_day,omitempty"`
 	// Redis is the URL (redis://, rediss:// or unix://) of the Redis the
 	// fleet's edges count in, placeholders replaced; it may name the ACL
