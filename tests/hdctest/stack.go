@@ -227,11 +227,11 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 func (s *Stack) startEdge(name, cert string, at site, admin string, metricsSock *os.File, env []string) {
 	s.T.Helper()
 	metricsFD := fmt.Sprintf("HDC_METRICS_BIND=fd/%d", 3+len(at.files))
+	// The fleet's Redis (scripts/redis.sh), as a fleet's edges count in; a
+	// test may name none (HDC_RATELIMIT_REDIS=) to count in memory.
 	s.Start(name, Binary(s.T, "hdc-edge"), []string{"run", "--config", filepath.Join(RepoRoot, "Caddyfile")}, append(append(
-		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(admin), metricsFD, "HDC_BACKEND=" + strings.Join(s.backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB",
-			// The fleet's Redis (scripts/redis.sh), as a fleet's edges count in; a
-			// test may name none (HDC_RATELIMIT_REDIS=) to count in memory.
-			"HDC_RATELIMIT_REDIS=" + os.Getenv(RedisURLEnv)}, at.env...),
+		append(append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(admin), metricsFD, "HDC_BACKEND=" + strings.Join(s.backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB"},
+			s.SharedRedisEnv()...), at.env...),
 		HopEnv(s.Hop, cert)...), env...), append(at.files, metricsSock)...)
 	probe := s.HTTP
 	if at.probe != nil {
