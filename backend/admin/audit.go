@@ -68,7 +68,7 @@ func (h *Handler) searchAudit(w http.ResponseWriter, r *http.Request) error {
 // cannot be a problem: the connection is broken off, so that the caller
 // sees a truncated export fail.
 func (h *Handler) exportAudit(w http.ResponseWriter, r *http.Request) error {
-	q, err := trail.ParseExportQuery(r.URL.Query())
+	q, err := trail.ParseQuery(r.URL.Query())
 	if err != nil {
 		return err
 	}

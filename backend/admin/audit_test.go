@@ -92,6 +92,8 @@ func TestAuditRefusals(t *testing.T) {
 		{"a parameter twice", "/admin/v1/audit-events?agent=" + alice + "&agent=" + bob},
 		{"a limit too large", "/admin/v1/audit-events?limit=1001"},
 		{"a limit of nothing", "/admin/v1/audit-events/export?limit=0"},
+		{"an export's limit beyond a page's", "/admin/v1/audit-events/export?limit=1001"},
+		{"an export's limit out of all range", "/admin/v1/audit-events/export?limit=99999999999"},
 		{"a cursor not given", "/admin/v1/audit-events?cursor=AAAA"},
 		{"an unknown action", "/admin/v1/audit-events?action=drop"},
 		{"an agent that is no one", "/admin/v1/audit-events?agent=a%20b"},
