@@ -44,7 +44,7 @@ func (s *Service) ListEdges(ctx context.Context, q PageQuery) (Page[fleet.Edge],
 type FleetStatus struct {
 	Outbox OutboxStatus `json:"outbox"`
 	// Checkpoint is the newest audit checkpoint, null when the backends
-	// write none to a bucket.
+	// write none to a bucket, or none yet.
 	Checkpoint *trail.Checkpointed `json:"checkpoint"`
 }
 
