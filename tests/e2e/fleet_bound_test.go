@@ -198,6 +198,11 @@ func TestFleetForgetsSilentInstances(t *testing.T) {
 	if !ok || e.ID != gone || !e.LeavesAt.Equal(e.LastContact.Add(forgetAfter)) {
 		t.Fatalf("the reported edge: %+v (listed %v); want it to leave the view %v after its last contact", e, ok, forgetAfter)
 	}
+	for _, path := range []string{"/fleet/backends", "/fleet/edges"} { // the lists as docs/admin-openapi.yaml has them
+		if a := adminGet(t, op, path); a.Status != http.StatusOK || !bytes.Contains(a.Body, []byte(`"leaves_at":`)) {
+			t.Errorf("GET %s: %d %.300s", path, a.Status, a.Body)
+		}
+	}
 	testkit.Eventually(t, forgetAfter+time.Minute, "the silent edge to leave the view", func() bool {
 		_, listed := edgeNamed(fleetEdges(op), "edge-gone")
 		return !listed
