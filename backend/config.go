@@ -13,6 +13,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/audit/window"
+	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
 
@@ -151,6 +152,10 @@ type Config struct {
 	// AuditCheckpointInterval is how often the heads are checkpointed
 	// when they changed; a stopping backend checkpoints too.
 	AuditCheckpointInterval time.Duration
+	// FleetForgetAfter is how long a backend or an edge not heard from
+	// stays in the fleet's view (package fleet), at least
+	// fleet.MinForgetAfter; then the heartbeats remove its row.
+	FleetForgetAfter time.Duration
 }
 
 // DefaultAuditRetention is how long audit records are kept by default: six
@@ -192,13 +197,14 @@ func DefaultConfig() Config {
 		AuditRefusalWindow:          window.Default,
 		AuditCheckpoints:            checkpoint.Log,
 		AuditCheckpointInterval:     5 * time.Minute,
+		FleetForgetAfter:            fleet.DefaultForgetAfter,
 	}
 }
 
 // validate reports the first unusable setting, naming its flag and
 // environment variable (see Settings).
 func (c *Config) validate() error {
-	for _, check := range []func() error{c.checkPositive, c.checkTokens, c.checkFiles, c.checkWebhooks, c.checkAddrs} {
+	for _, check := range []func() error{c.checkPositive, c.checkTokens, c.checkFiles, c.checkWebhooks, c.checkAddrs, c.checkFleet} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -235,6 +241,15 @@ func (c *Config) checkPositive() error {
 		return errors.New("the shutdown timeout must be positive")
 	case c.LoginFailuresPerClient <= 0 || c.LoginFailuresPerAddress <= 0 || c.LoginFailureWindow <= 0:
 		return errors.New("login throttling settings must be positive")
+	}
+	return nil
+}
+
+// checkFleet refuses a bound of the fleet's view under which a process
+// would leave it while still current.
+func (c *Config) checkFleet() error {
+	if c.FleetForgetAfter < fleet.MinForgetAfter {
+		return fmt.Errorf("%s must be at least %v, the time a process stays current", named("fleet-forget-after"), fleet.MinForgetAfter)
 	}
 	return nil
 }

@@ -77,6 +77,8 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"no data directory", func(c *Config) { c.DataDir = "" }, false, []string{"--data", "HDC_DATA"}},
 		{"bad SQS endpoint", func(c *Config) { c.SQSEndpoint = "127.0.0.1:4100" }, false,
 			[]string{"--sqs-endpoint", "AWS_ENDPOINT_URL_SQS"}},
+		{"fleet forgotten while current", func(c *Config) { c.FleetForgetAfter = 14 * time.Second }, false,
+			[]string{"--fleet-forget-after", "HDC_FLEET_FORGET_AFTER", "15s"}},
 		{"no subscriptions", func(c *Config) { c.WebhookMaxSubscriptions = 0 }, false,
 			[]string{"--webhook-max-subscriptions", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"}},
 		{"no workers", func(c *Config) { c.WebhookWorkers = 0 }, false, []string{"--webhook-workers", "HDC_WEBHOOK_WORKERS"}},

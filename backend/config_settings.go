@@ -83,6 +83,7 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("audit-refusal-window", (*durationValue)(&c.AuditRefusalWindow), "window in which repeated refusals of one kind, from one source and actor, are recorded once with their count (the first at once); 0 records each", "HDC_AUDIT_REFUSAL_WINDOW"),
 		setting("audit-checkpoints", (*stringValue)(&c.AuditCheckpoints), "where the audit trails' heads are checkpointed, signed: log, or a bucket `url` such as file:///dir or s3://bucket[?endpoint=…&region=…&path_style=true]", "HDC_AUDIT_CHECKPOINTS"),
 		setting("audit-checkpoint-interval", (*durationValue)(&c.AuditCheckpointInterval), "how often the audit trails' heads are checkpointed when they changed (and when the backend stops)", "HDC_AUDIT_CHECKPOINT_INTERVAL"),
+		setting("fleet-forget-after", (*durationValue)(&c.FleetForgetAfter), "how long a backend or an edge not heard from stays in the fleet's view (hdc fleet, the console), at least 15s; set the same on every backend", "HDC_FLEET_FORGET_AFTER"),
 	}
 	if level != nil {
 		s = append(s, setting("log-level", levelValue{level}, "log level: debug, info, warn or error; no level logs a credential", "HDC_LOG_LEVEL"))

@@ -178,7 +178,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	background.Go(func() { s.checkpoints.Run(ctx) })
 	background.Go(func() { s.keyHub.Run(ctx) })
 	background.Go(func() { s.replays.Run(ctx) })
-	heartbeat := fleet.NewHeartbeat(s.store, internal.Addr().String(), s.log.Named("fleet"))
+	heartbeat := fleet.NewHeartbeat(s.store, internal.Addr().String(), s.cfg.FleetForgetAfter, s.log.Named("fleet"))
 	background.Go(func() { heartbeat.Run(ctx) })
 	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()), zap.String("fleet_id", heartbeat.ID()))
 

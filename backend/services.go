@@ -123,13 +123,13 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	h.limits = keyplane.NewLimits(s.store, s.log.Named("keyplane"))
-	s.fleet, h.reports = fleet.New(s.store), fleet.NewHandler(s.store, s.log.Named("fleet"))
+	s.fleet, h.reports = fleet.New(s.store, cfg.FleetForgetAfter), fleet.NewHandler(s.store, s.log.Named("fleet"))
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
 	}
 	s.deny = admin.NewDenyList(s.store, admin.DenyListTTL)
 	trails := trail.New(s.store, trail.Config{Checkpoints: cfg.AuditCheckpoints, CheckpointKey: s.store.CheckpointKey(), Retention: cfg.AuditRetention})
-	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store), admin.WithTrail(trails)),
+	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store), admin.WithTrail(trails), admin.WithFleet(s.fleet)),
 		admin.HandlerConfig{HopTLS: s.hop != nil, Idempotency: s.store, DenyList: s.deny, Log: s.log.Named("admin")})
 	if s.retention, err = retention.New(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
 		return err

@@ -53,16 +53,22 @@ type browser struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackWith(t, trail.Config{})
+}
+
+// newStackWith is newStack whose audit trail verifies against cfg.
+func newStackWith(t *testing.T, cfg trail.Config) *stack {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return newStackOn(t, st)
+	return newStackOn(t, st, cfg)
 }
 
-// newStackOn is newStack over the store st.
-func newStackOn(t *testing.T, st store.Store) *stack {
+// newStackOn is newStackWith over the store st.
+func newStackOn(t *testing.T, st store.Store, cfg trail.Config) *stack {
 	t.Helper()
 	hop := t.TempDir()
 	if err := pki.InitDir(hop, time.Hour, false); err != nil {
@@ -73,7 +79,7 @@ func newStackOn(t *testing.T, st store.Store) *stack {
 			t.Fatal(err)
 		}
 	}
-	svc := admin.New(st, identity.New(st, 1), keyadmin.New(st), admin.WithTrail(trail.New(st, trail.Config{})))
+	svc := admin.New(st, identity.New(st, 1), keyadmin.New(st), admin.WithTrail(trail.New(st, cfg)))
 	apiURL := admintest.Serve(t, svc, admin.HandlerConfig{Idempotency: st}, hop)
 	s := &stack{st: st, consoles: map[string]*browser{}}
 	for _, who := range []string{alice, bob} {

@@ -45,7 +45,7 @@ type Service struct {
 
 // New returns the service over st and the services that own the rules.
 func New(st Store, ids *identity.Service, keys *keyadmin.Service, opts ...Option) *Service {
-	s := &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), webhooks: webhook.NewService(st), log: webhook.NewLog(st), now: time.Now}
+	s := &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st, fleet.DefaultForgetAfter), webhooks: webhook.NewService(st), log: webhook.NewLog(st), now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}

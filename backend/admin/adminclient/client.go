@@ -165,7 +165,12 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, pa
 	return c.http.Do(req)
 }
 
-// read reads resp's answer into out, or its problem as the error.
+// extended is an answer that some problems carry extension members of
+// (RFC 9457 §3.2): read decodes such a problem into it too.
+type extended interface{ extends(code string) bool }
+
+// read reads resp's answer into out, or its problem as the error (and
+// into out too when out is extended by its code).
 func read(resp *http.Response, out any) error {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
@@ -178,6 +183,11 @@ func read(resp *http.Response, out any) error {
 		var p problem.Problem
 		if json.Unmarshal(b, &p) != nil || p.Code == "" {
 			return fmt.Errorf("the Admin API answered %s", resp.Status)
+		}
+		if x, ok := out.(extended); ok && x.extends(p.Code) {
+			if err := json.Unmarshal(b, out); err != nil {
+				return err
+			}
 		}
 		return &p
 	case out == nil:
