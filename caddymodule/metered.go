@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -23,7 +22,7 @@ var errQuotaPassed = errors.New("the upload passed its client's daily upload quo
 // its client's daily quota as it is read. Once its bytes would pass the
 // quota, Read returns errQuotaPassed and none of them, and reads nothing
 // more from the client. It is never streamed to the backend, which would
-// get a body cut short: hdc_forward reads it whole first (spool).
+// get a body cut short: hdc_forward reads it whole first (spoolBody).
 type meteredBody struct {
 	io.ReadCloser
 	ctx    context.Context
@@ -47,25 +46,6 @@ func (b *meteredBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// spool reads the rest of the body into a spool, past 2 MiB an unlinked
-// temporary file, and makes it r's body, of its length: the backend gets
-// the whole upload, or nothing of it. The spool is the caller's to close
-// once the request is served.
-func (b *meteredBody) spool(r *http.Request) (*spool, error) {
-	sp := newSpool(defaultSpoolThreshold, os.TempDir(), 0)
-	if _, err := io.Copy(sp, b); err != nil {
-		sp.Close()
-		return nil, err
-	}
-	if mem, ok := sp.inMemory(); ok {
-		r.Body = newPlainBody(mem, sp.takeMemory())
-	} else {
-		r.Body = io.NopCloser(io.NewSectionReader(sp, 0, sp.size))
-	}
-	r.ContentLength, r.TransferEncoding, r.GetBody = sp.size, nil, nil
-	return sp, nil
 }
 
 // serveMetered serves an upload of unknown length with its body counted
