@@ -91,8 +91,9 @@ func destinationKey(d Destination) string {
 }
 
 // GrantDestination grants the workspace id the destination r names: its
-// webhooks may reach it from then on, on every backend within
-// webhook.GrantsTTL. The audit record names the person.
+// webhooks may reach it from then on, on every backend (a registration
+// and a refused delivery read the grants afresh). The audit record names
+// the person.
 func (s *Service) GrantDestination(ctx context.Context, id string, r DestinationRequest) (Destination, error) {
 	by, err := audit.PersonFrom(ctx)
 	if err != nil {
@@ -113,8 +114,8 @@ func (s *Service) GrantDestination(ctx context.Context, id string, r Destination
 
 // RevokeDestination revokes the workspace id's grant destination (a
 // revoked one keeps its first revocation) and returns it as it is now:
-// its webhooks no longer reach it, on every backend within
-// webhook.GrantsTTL.
+// its webhooks no longer reach it, at once on this backend, on every other
+// within webhook.GrantsTTL.
 func (s *Service) RevokeDestination(ctx context.Context, id, destination string) (Destination, error) {
 	by, err := audit.PersonFrom(ctx)
 	if err != nil {

@@ -10,9 +10,10 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
-// GrantsTTL is how old a backend's copy of the grants may be: a grant or
-// a revocation made on another backend, or in the database directly, is
-// in force on every backend's deliveries within it.
+// GrantsTTL is how old a backend's copy of the grants may be: a
+// revocation made on another backend, or in the database directly, is in
+// force on every backend's deliveries within it. (A grant is at once: a
+// delivery the copy refuses reads the grants afresh.)
 const GrantsTTL = 2 * time.Second
 
 // GrantStore is what Grants reads: the destinations granted, and the

@@ -120,8 +120,7 @@ func (g *Guard) policy(ctx context.Context, workspace string, fresh bool) (Polic
 func (p Policy) Granted() bool { return len(p.grants) > 0 }
 
 // Admit returns nil when a webhook under p may reach ap, and otherwise an
-// error wrapping ErrDestinationRefused, or an *EndpointError for the
-// gateway's listeners.
+// error wrapping ErrDestinationRefused.
 func (p Policy) Admit(ap netip.AddrPort) error {
 	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	for _, d := range p.refused {

@@ -76,11 +76,12 @@ func sendAs(t *testing.T, h *httpSender, workspace, endpoint string) Result {
 }
 
 // TestGrantedDestinations: a private receiver granted to one workspace is
-// delivered to for that workspace alone, on a connection of each delivery
-// (none kept that another workspace, or the same after a revocation,
-// could reuse); another port of it, another workspace and the workspace
-// once the grant is revoked are refused without a connection; the answer
-// is never kept, whatever keepBody says.
+// delivered to for that workspace alone, at once although the copy of
+// the grants is older than the grant (a refusal reads them afresh), on a
+// connection of each delivery (none kept that another workspace, or the
+// same after a revocation, could reuse); another port of it, another
+// workspace and the workspace once the grant is revoked are refused
+// without a connection; the answer is never kept, whatever keepBody says.
 func TestGrantedDestinations(t *testing.T) {
 	t.Parallel()
 	srv, port, reqs, conns := connServer(t)
@@ -88,8 +89,11 @@ func TestGrantedDestinations(t *testing.T) {
 	grants := webhook.NewGrants(table, time.Hour)
 	h := newHTTPSender(webhook.NewGuard(webhook.GuardConfig{Grants: grants}), time.Second)
 	h.keepBody = true
+	if r := sendAs(t, h, "w1", srv.URL); r.Outcome != OutcomeAddressRefused {
+		t.Fatalf("w1 before its grant: %+v", r)
+	}
 	granted := store.WebhookDestination{WorkspaceID: "w1", Prefix: netip.MustParsePrefix("127.0.0.1/32"), Port: port}
-	table.set(granted)
+	table.set(granted) // the copy, read above, lives an hour
 	for i := range 3 {
 		if r := sendAs(t, h, "w1", srv.URL); !r.Delivered || r.Body != "" {
 			t.Fatalf("delivery %d to w1's granted receiver: %+v", i, r)

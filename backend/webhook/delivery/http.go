@@ -56,7 +56,7 @@ func newHTTPSender(guard *webhook.Guard, connect time.Duration) *httpSender {
 	h := &httpSender{guard: guard, public: guard.Public}
 	shared := &http.Transport{
 		Proxy:                  nil,
-		DialContext:            h.dialer(connect, func(ctx context.Context) (webhook.Policy, error) { return guard.Policy(ctx, "") }),
+		DialContext:            dialer(connect, func(ctx context.Context) (webhook.Policy, error) { return guard.Policy(ctx, "") }),
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           100,
 		MaxIdleConnsPerHost:    4,
@@ -66,7 +66,7 @@ func newHTTPSender(guard *webhook.Guard, connect time.Duration) *httpSender {
 	}
 	private := &http.Transport{
 		Proxy:                  nil,
-		DialContext:            h.dialer(connect, policyOf),
+		DialContext:            dialer(connect, policyOf),
 		DisableKeepAlives:      true,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1: no connection shared by requests
 		TLSHandshakeTimeout:    connect,
@@ -80,7 +80,7 @@ func newHTTPSender(guard *webhook.Guard, connect time.Duration) *httpSender {
 
 // dialer returns a DialContext that dials under the policy policy finds
 // for the dial's context, within connect.
-func (h *httpSender) dialer(connect time.Duration, policy func(context.Context) (webhook.Policy, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func dialer(connect time.Duration, policy func(context.Context) (webhook.Policy, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		p, err := policy(ctx)
 		if err != nil {
@@ -104,12 +104,28 @@ func policyOf(ctx context.Context) (webhook.Policy, error) {
 }
 
 // send implements sender: 2xx is delivered, 410 is gone, any other answer
-// (3xx included: redirects are not followed) or failure is retried.
+// (3xx included: redirects are not followed) or failure is retried. An
+// attempt the copy of the grants refuses before any connection is made
+// once more under the workspace's grants read afresh, when it has any: a
+// grant made on another backend a moment before is in force at once
+// (a revocation, within the copy's TTL).
 func (h *httpSender) send(ctx context.Context, sub store.Subscription, m Message) Result {
 	p, err := h.guard.Policy(ctx, sub.WorkspaceID)
 	if err != nil {
 		return Result{Outcome: OutcomeConnectionError, Err: err}
 	}
+	r := h.sendUnder(ctx, p, sub, m)
+	if r.Outcome != OutcomeAddressRefused {
+		return r
+	}
+	if fresh, err := h.guard.FreshPolicy(ctx, sub.WorkspaceID); err == nil && fresh.Granted() {
+		return h.sendUnder(ctx, fresh, sub, m)
+	}
+	return r
+}
+
+// sendUnder makes the attempt under p.
+func (h *httpSender) sendUnder(ctx context.Context, p webhook.Policy, sub store.Subscription, m Message) Result {
 	client := h.shared
 	if p.Granted() {
 		client, ctx = h.private, context.WithValue(ctx, policyKey{}, p)

@@ -2,10 +2,12 @@ package opscmd
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
 
@@ -17,8 +19,9 @@ func newDestinationsCmd(sf *storeFlags) *cobra.Command {
 (and a port, or every port) that the SSRF guard refuses to every other
 workspace, such as a receiver on the deployment's private network. W's
 subscriptions may then name it, and their deliveries reach it; no other
-workspace's may. Every backend applies a change within 2 seconds (at once
-the backend whose Admin API made it). The gateway's own listeners stay
+workspace's may. A grant is in force at once, a revocation on every backend
+within 2 seconds (at once on the backend whose Admin API made it). The
+gateway's own listeners stay
 refused whatever is granted, and a delivery to a granted receiver keeps its
 status, never its answer, in W's delivery log. Each grant and revocation is
 recorded in W's audit trail under your name.`,
@@ -46,57 +49,59 @@ func newDestinationsListCmd(sf *storeFlags) *cobra.Command {
 }
 
 func newDestinationsGrantCmd(sf *storeFlags) *cobra.Command {
-	var (
-		workspace string
-		r         admin.DestinationRequest
-		port      int
-	)
+	var workspace, destination string
 	cmd := &cobra.Command{
-		Use:   "grant --workspace W --prefix ADDRESS|PREFIX [--port N]",
-		Short: "Let workspace W's webhooks reach an address or network (a port, or every port) and print the grant",
-		Example: `  hdc subscriptions destinations grant --workspace clinic-1 --prefix 10.0.0.31 --port 9999
-  hdc subscriptions destinations grant --workspace clinic-1 --prefix 10.0.7.0/28`,
+		Use:   "grant --workspace W --destination ADDRESS[:PORT]|PREFIX",
+		Short: "Let workspace W's webhooks reach an address (on a port, or every port) or a network, and print the grant",
+		Example: `  hdc subscriptions destinations grant --workspace clinic-1 --destination 10.0.0.31:9999
+  hdc subscriptions destinations grant --workspace clinic-1 --destination [fd00::31]:443
+  hdc subscriptions destinations grant --workspace clinic-1 --destination 10.0.7.0/28    # every port`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("port") {
+			d, err := webhook.ParseDestination(destination)
+			if err != nil {
+				return fmt.Errorf("--destination: %w", err)
+			}
+			r := admin.DestinationRequest{Prefix: d.Prefix.String()}
+			if d.Port != 0 {
+				port := int(d.Port)
 				r.Port = &port
 			}
 			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
-				d, err := p.GrantDestination(ctx, workspace, r)
+				g, err := p.GrantDestination(ctx, workspace, r)
 				if err != nil {
 					return notFound(err, "workspace", workspace)
 				}
-				return cli.PrintJSON(cmd.OutOrStdout(), d)
+				return cli.PrintJSON(cmd.OutOrStdout(), g)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace id")
-	cmd.Flags().StringVar(&r.Prefix, "prefix", "", "the receiver's address (10.0.0.31, fd00::31) or its network (10.0.7.0/28)")
-	cmd.Flags().IntVar(&port, "port", 0, "the receiver's port (default every port)")
+	cmd.Flags().StringVar(&destination, "destination", "", "the receiver: an address and port (10.0.0.31:9999, [fd00::31]:443), an address (every port) or a network (10.0.7.0/28)")
 	cmd.MarkFlagRequired("workspace")
-	cmd.MarkFlagRequired("prefix")
+	cmd.MarkFlagRequired("destination")
 	return cmd
 }
 
 func newDestinationsRevokeCmd(sf *storeFlags) *cobra.Command {
 	var workspace, id string
 	cmd := &cobra.Command{
-		Use:   "revoke --workspace W --destination D",
-		Short: "Revoke grant D of workspace W and print it",
+		Use:   "revoke --workspace W --grant G",
+		Short: "Revoke grant G of workspace W and print it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
 				d, err := p.RevokeDestination(ctx, workspace, id)
 				if err != nil {
-					return notFound(err, "destination", id)
+					return notFound(err, "grant", id)
 				}
 				return cli.PrintJSON(cmd.OutOrStdout(), d)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace id")
-	cmd.Flags().StringVar(&id, "destination", "", "the grant's id, as list prints it")
+	cmd.Flags().StringVar(&id, "grant", "", "the grant's id, as grant and list print it")
 	cmd.MarkFlagRequired("workspace")
-	cmd.MarkFlagRequired("destination")
+	cmd.MarkFlagRequired("grant")
 	return cmd
 }
