@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/fleet"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
 
@@ -125,11 +127,18 @@ type Config struct {
 	// WebhookDisableAfter disables a subscription whose attempts have all
 	// failed for that long; 0 never does.
 	WebhookDisableAfter time.Duration
-	// WebhookAllowNets are address prefixes that webhook deliveries may
-	// reach although the SSRF guard refuses them by default (loopback,
-	// private, link-local…); empty in production. hdc up allows loopback
-	// here.
+	// WebhookAllowNets are loopback prefixes that every workspace's
+	// webhooks may reach although the SSRF guard refuses them by default:
+	// hdc up's demo, a receiver on the backend's own machine; empty in
+	// production, where operators grant each workspace its own private
+	// receivers (webhook.Grants, the Admin API). Only loopback is taken.
 	WebhookAllowNets []netip.Prefix
+	// WebhookRefusedDestinations are the gateway's own listeners that no
+	// webhook may reach, whatever the allow-list or a grant says: the
+	// edges' sites and metrics, the other backends' listeners. The
+	// backend refuses its own listeners, and those of the fleet's
+	// heartbeats, by itself; hdc up adds its edge's.
+	WebhookRefusedDestinations []webhook.Destination
 	// WebhookAWSAccounts are the AWS accounts whose SQS queues and Lambda
 	// functions subscriptions may name (webhook.Rules.AWSAccounts); none
 	// by default, which turns both protocols off.
@@ -319,8 +328,18 @@ func (c *Config) checkWebhooks() error {
 	case c.AuditRefusalWindow < 0:
 		return fmt.Errorf("%s must not be negative (0 records each refusal)", named("audit-refusal-window"))
 	}
+	for _, p := range c.WebhookAllowNets {
+		if !slices.ContainsFunc(loopbackNets, func(q netip.Prefix) bool { return q.Bits() <= p.Bits() && q.Contains(p.Addr()) }) {
+			return fmt.Errorf("%s: %s is not loopback; the allow-list admits a receiver on the backend's own machine to every workspace, "+
+				"while a private network's receivers are granted to their workspace (hdc subscriptions destinations grant)",
+				named("webhook-allow-nets"), p)
+		}
+	}
 	return nil
 }
+
+// loopbackNets are the prefixes an allow-list may hold.
+var loopbackNets = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 // checkAddrs checks the listen addresses: their syntax, then what they
 // would expose.

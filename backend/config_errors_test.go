@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,10 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 			[]string{"--sqs-endpoint", "AWS_ENDPOINT_URL_SQS"}},
 		{"fleet forgotten while current", func(c *Config) { c.FleetForgetAfter = 14 * time.Second }, false,
 			[]string{"--fleet-forget-after", "HDC_FLEET_FORGET_AFTER", "15s"}},
+		{"a private network for every workspace", func(c *Config) { c.WebhookAllowNets = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} }, false,
+			[]string{"--webhook-allow-nets", "HDC_WEBHOOK_ALLOW_NETS", "10.0.0.0/8", "not loopback"}},
+		{"more than loopback", func(c *Config) { c.WebhookAllowNets = []netip.Prefix{netip.MustParsePrefix("126.0.0.0/7")} }, false,
+			[]string{"--webhook-allow-nets", "HDC_WEBHOOK_ALLOW_NETS", "126.0.0.0/7"}},
 		{"no subscriptions", func(c *Config) { c.WebhookMaxSubscriptions = 0 }, false,
 			[]string{"--webhook-max-subscriptions", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"}},
 		{"no workers", func(c *Config) { c.WebhookWorkers = 0 }, false, []string{"--webhook-workers", "HDC_WEBHOOK_WORKERS"}},

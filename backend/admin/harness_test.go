@@ -22,6 +22,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -43,6 +44,9 @@ type api struct {
 	deny    *DenyList
 	clients map[string]*http.Client // by who: a role, "foreign CA", "no certificate"
 	hop     string                  // the hop's directory
+	// grants is the copy of the webhook destinations granted, which the
+	// service tells of its changes.
+	grants *webhook.Grants
 }
 
 func newAPI(t *testing.T) *api {
@@ -58,8 +62,8 @@ func newAPIWith(t *testing.T, cfg trail.Config) *api {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a := &api{t: t, st: st, hop: hopDir(t, true), deny: NewDenyList(st, time.Hour)}
-	h := NewHandler(New(st, identity.New(st, 1), keyadmin.New(st), WithTrail(trail.New(st, cfg))),
+	a := &api{t: t, st: st, hop: hopDir(t, true), deny: NewDenyList(st, time.Hour), grants: webhook.NewGrants(st, time.Hour)}
+	h := NewHandler(New(st, identity.New(st, 1), keyadmin.New(st), WithTrail(trail.New(st, cfg)), WithGrants(a.grants)),
 		HandlerConfig{HopTLS: true, Idempotency: st, DenyList: a.deny, Log: zaptest.NewLogger(t)})
 	mux := web.NewMux()
 	h.Register(mux)

@@ -121,10 +121,11 @@ func deleteInConsole(t *testing.T, b *hdctest.Browser, s *hdctest.Stack) {
 
 // recoverInConsole: a client of the stack subscribes a receiver that
 // fails; alice watches the event's delivery given up in the delivery log,
-// reads its attempts, and once the receiver is fixed recovers it from the
-// subscription's page; the receiver gets it, the log shows it delivered,
-// and the audit search shows her recovery. It returns the subscription's
-// id.
+// reads its attempts (their status, never the answer of a receiver on
+// loopback, which only the allow-list admits), and once the receiver is
+// fixed recovers it from the subscription's page; the receiver gets it,
+// the log shows it delivered, and the audit search shows her recovery. It
+// returns the subscription's id.
 func recoverInConsole(t *testing.T, b *hdctest.Browser, s *hdctest.Stack) string {
 	rc := newFailingReceiver(t)
 	c, id := subscribe(t, s, "clinic-hooks", rc.srv.URL+"/hook")
@@ -135,7 +136,7 @@ func recoverInConsole(t *testing.T, b *hdctest.Browser, s *hdctest.Stack) string
 	})
 	b.Check("deliveries")
 	b.Run(chromedp.Click(chromedp.CSS("#deliveries tbody a")), chromedp.WaitVisible(chromedp.CSS("#attempts")))
-	if attempts := b.Text("#attempts"); !strings.Contains(attempts, "503") || !strings.Contains(attempts, "the receiver is down") {
+	if attempts := b.Text("#attempts"); !strings.Contains(attempts, "503") || strings.Contains(attempts, "the receiver is down") {
 		t.Fatalf("the delivery's attempts: %s", attempts)
 	}
 	b.Check("delivery")
