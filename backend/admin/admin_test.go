@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -24,7 +25,7 @@ func TestRoleMatrix(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	pathID := regexp.MustCompile(`\{[a-z_]+\}`)
-	for _, rt := range Routes() {
+	for _, rt := range adminapi.Routes() {
 		path := pathID.ReplaceAllString(rt.Path, "none")
 		for _, who := range matrixCallers {
 			t.Run(rt.Method+" "+rt.Path+" as "+who, func(t *testing.T) {
@@ -48,22 +49,19 @@ func TestRoleMatrix(t *testing.T) {
 	}
 }
 
-// TestRoutesTable: every route is under the prefix, reads are open to
-// both persons' roles and changes to operators alone, and only changes
-// take an Idempotency-Key.
-func TestRoutesTable(t *testing.T) {
+// TestEveryRouteHandled: the handler binds every route of the table to
+// a handler of its operation, and has no handler that no route names.
+func TestEveryRouteHandled(t *testing.T) {
 	t.Parallel()
-	seen := map[string]bool{}
-	for _, rt := range Routes() {
-		key := rt.Method + " " + rt.Path
-		if seen[key] || !strings.HasPrefix(rt.Path, Prefix+"/") {
-			t.Errorf("%s: twice, or not under %s", key, Prefix)
+	handlers := (&Handler{}).handlers()
+	for _, rt := range adminapi.Routes() {
+		if _, ok := handlers[rt.Name]; !ok {
+			t.Errorf("%s (%s) has no handler", rt.Name, rt.Pattern())
 		}
-		seen[key] = true
-		read := rt.Method == http.MethodGet
-		if read && !slices.Equal(rt.Roles, readers) || !read && !slices.Equal(rt.Roles, operators) || read && rt.Idempotent {
-			t.Errorf("%s: roles %v, idempotent %v", key, rt.Roles, rt.Idempotent)
-		}
+		delete(handlers, rt.Name)
+	}
+	for name := range handlers {
+		t.Errorf("the handler of %s has no route", name)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
@@ -192,7 +193,7 @@ func (c *cluster) roleMatrix(t *testing.T, i int) {
 		clients[who] = c.adminClient(t, who)
 	}
 	cells := 0
-	for _, rt := range admin.Routes() {
+	for _, rt := range adminapi.Routes() {
 		path := pathID.ReplaceAllString(rt.Path, "none")
 		for _, who := range adminCallers {
 			a := c.adminCall(t, clients[who], i, rt.Method, path, nil)
@@ -213,7 +214,7 @@ func (c *cluster) roleMatrix(t *testing.T, i int) {
 			}
 		}
 	}
-	t.Logf("the role matrix: %d routes × %d callers = %d cells on hdc-backend-%d", len(admin.Routes()), len(adminCallers), cells, i+1)
+	t.Logf("the role matrix: %d routes × %d callers = %d cells on hdc-backend-%d", len(adminapi.Routes()), len(adminCallers), cells, i+1)
 }
 
 // operatorCommands runs the operator commands that are not bootstrap as
