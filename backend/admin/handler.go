@@ -12,9 +12,6 @@ import (
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
-// Prefix is the path every route of the Admin API starts with.
-const Prefix = adminapi.Prefix
-
 // HandlerConfig is what the Handler needs besides the Service.
 type HandlerConfig struct {
 	// HopTLS: the internal listener requires the hop's client

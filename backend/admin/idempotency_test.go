@@ -6,7 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
+	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -17,15 +18,15 @@ func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	body := map[string]string{"workspace_id": "w1"}
-	first := a.do("operator", "POST", "/admin/v1/clients", body, HeaderIdempotencyKey, "k-1")
-	var c1, c2 identity.Credentials
+	first := a.do("operator", "POST", "/admin/v1/clients", body, web.HeaderIdempotencyKey, "k-1")
+	var c1, c2 adminapi.Credentials
 	first.decode(t, 201, &c1)
-	again := a.do("operator", "POST", "/admin/v1/clients", body, HeaderIdempotencyKey, "k-1")
+	again := a.do("operator", "POST", "/admin/v1/clients", body, web.HeaderIdempotencyKey, "k-1")
 	again.decode(t, 201, &c2)
-	if c1 != c2 || again.header.Get(HeaderReplayed) != "true" || first.header.Get(HeaderReplayed) != "" {
-		t.Fatalf("the repeat: %+v (replayed %q), want %+v", c2, again.header.Get(HeaderReplayed), c1)
+	if c1 != c2 || again.header.Get(web.HeaderReplayed) != "true" || first.header.Get(web.HeaderReplayed) != "" {
+		t.Fatalf("the repeat: %+v (replayed %q), want %+v", c2, again.header.Get(web.HeaderReplayed), c1)
 	}
-	other := a.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w2"}, HeaderIdempotencyKey, "k-1")
+	other := a.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w2"}, web.HeaderIdempotencyKey, "k-1")
 	if other.status != http.StatusUnprocessableEntity || other.problemCode() != "idempotency_key_reused" {
 		t.Fatalf("the key with another body: %d %s", other.status, other.body)
 	}
@@ -33,10 +34,10 @@ func TestIdempotencyKey(t *testing.T) {
 		name    string
 		headers []string
 	}{
-		{"an empty key", []string{HeaderIdempotencyKey, ""}},
-		{"a key with a space", []string{HeaderIdempotencyKey, "k 1"}},
-		{"a key too long", []string{HeaderIdempotencyKey, strings.Repeat("k", 256)}},
-		{"two keys", []string{HeaderIdempotencyKey, "k-2", HeaderIdempotencyKey, "k-3"}},
+		{"an empty key", []string{web.HeaderIdempotencyKey, ""}},
+		{"a key with a space", []string{web.HeaderIdempotencyKey, "k 1"}},
+		{"a key too long", []string{web.HeaderIdempotencyKey, strings.Repeat("k", 256)}},
+		{"two keys", []string{web.HeaderIdempotencyKey, "k-2", web.HeaderIdempotencyKey, "k-3"}},
 	}
 	for _, tt := range refusals {
 		if r := a.do("operator", "POST", "/admin/v1/clients", body, tt.headers...); r.status != 400 || r.problemCode() != "invalid_request" {
@@ -59,7 +60,7 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 	replies := make([]reply, copies)
 	for i := range copies {
 		wg.Go(func() {
-			replies[i] = a.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w1"}, HeaderIdempotencyKey, "same")
+			replies[i] = a.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w1"}, web.HeaderIdempotencyKey, "same")
 		})
 	}
 	wg.Wait()
@@ -67,7 +68,7 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 	for _, r := range replies {
 		switch {
 		case r.status == 201:
-			var c identity.Credentials
+			var c adminapi.Credentials
 			r.decode(t, 201, &c)
 			secrets[c.ClientSecret] = true
 		case r.status != 409 || r.problemCode() != "idempotency_key_in_use" || r.header.Get("Retry-After") == "":

@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -59,5 +60,26 @@ func TestExpand(t *testing.T) {
 	whoami, _ := Lookup("Whoami")
 	if got, err := whoami.Expand(); err != nil || got != Prefix+"/whoami" {
 		t.Errorf("Expand() = %q, %v", got, err)
+	}
+}
+
+// TestAPIIsTheTable: every operation of API has its route, named after
+// its method, and every route is an operation of API.
+func TestAPIIsTheTable(t *testing.T) {
+	t.Parallel()
+	api := reflect.TypeFor[API]()
+	names := map[string]bool{}
+	for _, rt := range Routes() {
+		names[rt.Name] = true
+	}
+	for i := range api.NumMethod() {
+		name := api.Method(i).Name
+		if !names[name] {
+			t.Errorf("the operation %s has no route", name)
+		}
+		delete(names, name)
+	}
+	for name := range names {
+		t.Errorf("the route %s is no operation of API", name)
 	}
 }
