@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,35 @@ func TestIdempotencyKey(t *testing.T) {
 	list, err := a.st.ListClients(t.Context(), store.ClientFilter{})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("clients made: %d, %v; want the one", len(list), err)
+	}
+}
+
+// TestEveryChangeTakesAKey: every route that changes something, from the
+// table, answers a request sent again under its Idempotency-Key as the
+// first time (here a refusal: no body, ids that do not exist), marked
+// replayed; the key with another request is refused.
+func TestEveryChangeTakesAKey(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	pathID := regexp.MustCompile(`\{[a-z_]+\}`)
+	for _, rt := range adminapi.Routes() {
+		if rt.Method == http.MethodGet {
+			continue
+		}
+		t.Run(rt.Name, func(t *testing.T) {
+			path, key := pathID.ReplaceAllString(rt.Path, "none"), "key-of-"+rt.Name
+			first := a.do("operator", rt.Method, path, nil, web.HeaderIdempotencyKey, key)
+			again := a.do("operator", rt.Method, path, nil, web.HeaderIdempotencyKey, key)
+			if first.err != nil || again.err != nil || again.status != first.status || string(again.body) != string(first.body) ||
+				again.header.Get(web.HeaderReplayed) != "true" {
+				t.Fatalf("the first: %d %s; again: %d %s (replayed %q)", first.status, first.body, again.status, again.body,
+					again.header.Get(web.HeaderReplayed))
+			}
+			other := a.do("operator", rt.Method, path+"?another=request", nil, web.HeaderIdempotencyKey, key)
+			if other.status != http.StatusUnprocessableEntity || other.problemCode() != "idempotency_key_reused" {
+				t.Fatalf("the key with another request: %d %s", other.status, other.body)
+			}
+		})
 	}
 }
 
