@@ -101,8 +101,9 @@ func argsOf(ctx context.Context, m reflect.Type) (args []reflect.Value, ids []st
 // against a server of every route: each request matches its operation's
 // route (method and path), with its ids in the path's wildcards, in
 // order, escaped once (the ids the path has no wildcard for in the body);
-// a query's parameters; and an Idempotency-Key exactly when the route
-// takes one.
+// a query's parameters; and the caller's Idempotency-Key (a console
+// form's, WithIdempotencyKey) exactly when the route takes one: every
+// change.
 func TestEveryOperationHitsItsRoute(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
@@ -117,7 +118,8 @@ func TestEveryOperationHitsItsRoute(t *testing.T) {
 	for i := range api.NumMethod() {
 		m := api.Method(i)
 		rt, _ := adminapi.Lookup(m.Name)
-		args, ids := argsOf(t.Context(), m.Type)
+		formKey := "form-key-of-" + m.Name
+		args, ids := argsOf(WithIdempotencyKey(t.Context(), formKey), m.Type)
 		out := client.MethodByName(m.Name).Call(args)
 		if err, _ := out[len(out)-1].Interface().(error); err != nil {
 			t.Errorf("%s: %v", m.Name, err)
@@ -132,8 +134,10 @@ func TestEveryOperationHitsItsRoute(t *testing.T) {
 			t.Errorf("%s: the request matched the route of %s", m.Name, h.op)
 		case !slices.Equal(h.params, ids[:inPath]):
 			t.Errorf("%s: the path's parameters %q, want %q", m.Name, h.params, ids[:inPath])
-		case (h.key != "") != rt.Idempotent:
+		case rt.Idempotent && h.key != formKey || !rt.Idempotent && h.key != "":
 			t.Errorf("%s: Idempotency-Key %q; the route takes one: %v", m.Name, h.key, rt.Idempotent)
+		case rt.Method != "GET" && !rt.Idempotent:
+			t.Errorf("%s: a change whose route takes no Idempotency-Key: the form's key does not reach the API", m.Name)
 		}
 		for _, id := range ids[inPath:] {
 			if b, _ := json.Marshal(id); !strings.Contains(h.body, string(b)) {
