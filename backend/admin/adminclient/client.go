@@ -87,7 +87,7 @@ func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 // *problem.Problem.
 func call[T any](ctx context.Context, c *Client, op string, q url.Values, body any, params ...string) (T, error) {
 	var out T
-	req, err := c.request(op, q, body, params)
+	req, err := c.build(op, q, body, params)
 	if err != nil {
 		return out, err
 	}
@@ -101,7 +101,7 @@ func call[T any](ctx context.Context, c *Client, op string, q url.Values, body a
 // stream sends the operation op with query q and copies its answer's body
 // to w as it comes.
 func (c *Client) stream(ctx context.Context, op string, q url.Values, w io.Writer) error {
-	req, err := c.request(op, q, nil, nil)
+	req, err := c.build(op, q, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -126,8 +126,8 @@ type request struct {
 	payload []byte // nil for no body
 }
 
-// request builds the request of the operation op.
-func (c *Client) request(op string, q url.Values, body any, params []string) (request, error) {
+// build returns the request of the operation op.
+func (c *Client) build(op string, q url.Values, body any, params []string) (request, error) {
 	rt, ok := adminapi.Lookup(op)
 	if !ok {
 		return request{}, fmt.Errorf("adminclient: no operation %q", op)
