@@ -122,10 +122,14 @@ var importRules = []importRule{
 	{"The hdc commands reach the backend through its operator surface",
 		func(p string) bool { return under(p, "cmd/hdc") && p != "cmd/hdc/internal/upcmd" },
 		func(d string) bool { return !under(d, "backend") || operatorSurface(d) }},
+	{"The Admin API's declaration imports only what both sides share",
+		is("backend/admin/adminapi"), is("internal/contract", "internal/clientkey", "internal/problem")},
+	{"The Admin API's client knows only the declaration",
+		is("backend/admin/adminclient"), is("backend/admin/adminapi", "internal/contract", "internal/problem")},
 	{"The console speaks only the Admin API",
 		func(p string) bool { return under(p, "console") },
-		is("backend/admin", "backend/admin/adminclient", "backend/fleet", "backend/identity", "backend/store", "backend/webhook",
-			"backend/audit", "backend/audit/trail", "backend/audit/fhirview", "internal/clientkey", "internal/contract", "internal/problem")},
+		is("backend/admin/adminapi", "backend/admin/adminclient", "backend/audit", "backend/audit/fhirview",
+			"internal/clientkey", "internal/contract", "internal/problem")},
 	{"The clients' commands import nothing of the backend or the edge",
 		is("cmd/hdc/internal/clientcmd"),
 		func(d string) bool {
@@ -161,12 +165,12 @@ func TestImportRules(t *testing.T) {
 // operatorSurface reports whether dep is a package of the backend that the
 // hdc commands may import: the operator surface, and the packages of the
 // services, records and stores it hands them (the audit trail's under
-// backend/audit too), and the Admin API: its service, run in place in
-// direct mode, its client, and the fleet records it lists.
+// backend/audit too), and the Admin API: its declaration, which the
+// commands ask, its service, run in place in direct mode, and its client.
 func operatorSurface(dep string) bool {
 	switch dep {
 	case "backend/operator", "backend/identity", "backend/keyadmin", "backend/store", "backend/sealed", "backend/fhir", "backend/webhook",
-		"backend/admin", "backend/admin/adminclient", "backend/fleet":
+		"backend/admin", "backend/admin/adminapi", "backend/admin/adminclient":
 		return true
 	}
 	return under(dep, "backend/audit")

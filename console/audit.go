@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/health-data-connect/hdc/backend/audit/trail"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 )
 
 // auditSearch are the search form's fields, the parameters of GET
@@ -38,11 +38,8 @@ func (s *Server) auditPage(r *http.Request) (view, error) {
 			form[name] = val
 		}
 	}
-	q, err := trail.ParseQuery(v)
-	if err != nil {
-		return view{}, err
-	}
-	q.Limit = pageSize
+	q := adminapi.AuditQuery{Workspace: form["workspace"], Scoped: form["workspace"] != "", Agent: form["agent"], Entity: form["entity"],
+		Action: form["action"], Since: form["since"], Until: form["until"], Cursor: form["cursor"], Limit: pageSize}
 	p, err := s.api.SearchAudit(r.Context(), q)
 	if err != nil {
 		return view{}, err
@@ -74,7 +71,7 @@ func indent(raw json.RawMessage) string {
 // verifyView is the verification page: the report, and when there is no
 // checkpoint yet to hold the trails to, the API's word for it.
 type verifyView struct {
-	trail.Report
+	adminapi.AuditReport
 	NoCheckpoint string
 }
 
@@ -83,8 +80,8 @@ type verifyView struct {
 // verified and says what that could not show.
 func (s *Server) verifyPage(r *http.Request) (view, error) {
 	rep, err := s.api.VerifyAudit(r.Context())
-	vv := verifyView{Report: rep}
-	if p := trail.AsNoCheckpoint(err); p != nil {
+	vv := verifyView{AuditReport: rep}
+	if p := adminapi.AsNoCheckpoint(err); p != nil {
 		vv.NoCheckpoint, err = p.Detail, nil
 	}
 	if err != nil {

@@ -10,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/audit/trail"
-	"github.com/health-data-connect/hdc/backend/fleet"
-	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
@@ -22,47 +18,47 @@ import (
 // own cost, without the API's (BenchmarkListKeysPage in
 // backend/store/postgres measures the store's page under 1,000,000 keys).
 type cannedAPI struct {
-	API     // the changes: not called
-	clients admin.Page[identity.Client]
-	keys    admin.Page[admin.Key]
+	adminapi.API // the changes: not called
+	clients      adminapi.Page[adminapi.Client]
+	keys         adminapi.Page[adminapi.Key]
 }
 
 func newCannedAPI() *cannedAPI {
 	now := time.Now()
 	c := &cannedAPI{}
 	for i := range pageSize {
-		c.clients.Items = append(c.clients.Items, identity.Client{ClientID: fmt.Sprintf("%08d-0000-4000-8000-000000000000", i),
-			WorkspaceID: "w7", Status: store.ClientActive, CreatedAt: now})
+		c.clients.Items = append(c.clients.Items, adminapi.Client{ClientID: fmt.Sprintf("%08d-0000-4000-8000-000000000000", i),
+			WorkspaceID: "w7", Status: "active", CreatedAt: now})
 	}
 	c.clients.Next = "cursor"
 	for i := range keysPage {
-		c.keys.Items = append(c.keys.Items, admin.Key{WorkspaceID: "w7", LastUsedAt: &now, Listed: clientkey.Listed{
+		c.keys.Items = append(c.keys.Items, adminapi.Key{WorkspaceID: "w7", LastUsedAt: &now, Listed: clientkey.Listed{
 			Kid: fmt.Sprintf("k%08d", i), ClientID: "c1", Enc: "A256GCM", RequireFresh: true, Status: clientkey.Active, CreatedAt: now}})
 	}
 	c.keys.Next = "cursor"
 	return c
 }
 
-func (c *cannedAPI) Whoami(context.Context) (admin.Person, error) {
-	return admin.Person{Name: "alice@example.org", Role: "operator"}, nil
+func (c *cannedAPI) Whoami(context.Context) (adminapi.Person, error) {
+	return adminapi.Person{Name: "alice@example.org", Role: "operator"}, nil
 }
-func (c *cannedAPI) ListClients(context.Context, admin.ClientQuery) (admin.Page[identity.Client], error) {
+func (c *cannedAPI) ListClients(context.Context, adminapi.ClientQuery) (adminapi.Page[adminapi.Client], error) {
 	return c.clients, nil
 }
-func (c *cannedAPI) GetClient(_ context.Context, id string) (identity.Client, error) {
-	return identity.Client{ClientID: id, WorkspaceID: "w7", Status: store.ClientActive}, nil
+func (c *cannedAPI) GetClient(_ context.Context, id string) (adminapi.Client, error) {
+	return adminapi.Client{ClientID: id, WorkspaceID: "w7", Status: "active"}, nil
 }
-func (c *cannedAPI) ListKeys(context.Context, admin.KeyQuery) (admin.Page[admin.Key], error) {
+func (c *cannedAPI) ListKeys(context.Context, adminapi.KeyQuery) (adminapi.Page[adminapi.Key], error) {
 	return c.keys, nil
 }
-func (c *cannedAPI) ListGrants(context.Context, admin.GrantQuery) (admin.Page[identity.GrantInfo], error) {
-	return admin.Page[identity.GrantInfo]{}, nil
+func (c *cannedAPI) ListGrants(context.Context, adminapi.GrantQuery) (adminapi.Page[adminapi.Grant], error) {
+	return adminapi.Page[adminapi.Grant]{}, nil
 }
-func (c *cannedAPI) ListBackends(context.Context, admin.PageQuery) (admin.Page[fleet.Backend], error) {
-	return admin.Page[fleet.Backend]{}, nil
+func (c *cannedAPI) ListBackends(context.Context, adminapi.PageQuery) (adminapi.Page[adminapi.Backend], error) {
+	return adminapi.Page[adminapi.Backend]{}, nil
 }
-func (c *cannedAPI) SearchAudit(context.Context, trail.Query) (admin.Page[json.RawMessage], error) {
-	return admin.Page[json.RawMessage]{}, nil
+func (c *cannedAPI) SearchAudit(context.Context, adminapi.AuditQuery) (adminapi.Page[json.RawMessage], error) {
+	return adminapi.Page[json.RawMessage]{}, nil
 }
 
 // BenchmarkPages renders a page of 50 clients and a client's page with a

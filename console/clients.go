@@ -4,9 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -17,7 +15,7 @@ const pageSize = 50
 // link to the next page.
 type clientsView struct {
 	Workspace, Status string
-	Clients           []identity.Client
+	Clients           []adminapi.Client
 	Next              string
 }
 
@@ -28,12 +26,12 @@ func (s *Server) clientsPage(r *http.Request) (view, error) {
 	if id := q.Get("id"); id != "" {
 		return view{Redirect: "/clients/" + url.PathEscape(id)}, nil
 	}
-	cq := admin.ClientQuery{Workspace: q.Get("workspace"), Status: store.ClientStatus(q.Get("status")), Cursor: q.Get("cursor"), Limit: pageSize}
+	cq := adminapi.ClientQuery{Workspace: q.Get("workspace"), Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: pageSize}
 	p, err := s.api.ListClients(r.Context(), cq)
 	if err != nil {
 		return view{}, err
 	}
-	cv := clientsView{Workspace: cq.Workspace, Status: string(cq.Status), Clients: p.Items}
+	cv := clientsView{Workspace: cq.Workspace, Status: cq.Status, Clients: p.Items}
 	if p.Next != "" {
 		cv.Next = "/clients?" + pageLink(q, p.Next)
 	}
@@ -53,10 +51,10 @@ func pageLink(q url.Values, next string) string {
 // clientView is a client's page: the client, its keys, its sharing
 // grants.
 type clientView struct {
-	Client   identity.Client
-	Keys     []admin.Key
+	Client   adminapi.Client
+	Keys     []adminapi.Key
 	KeysNext string // the link to the next page of keys
-	Grants   []identity.GrantInfo
+	Grants   []adminapi.Grant
 	// Limits are the client's overrides of the edges' default limits,
 	// by class in the documents' order.
 	Limits []classLimit
@@ -72,7 +70,7 @@ type classLimit struct {
 
 // keysPage is the keys a client's page shows at a time: the API's
 // default page.
-const keysPage = admin.DefaultLimit
+const keysPage = adminapi.DefaultLimit
 
 // clientPage shows a client with a page of its keys (their last use at any
 // edge; the query's keys is the page's cursor) and its sharing grants.
@@ -82,11 +80,11 @@ func (s *Server) clientPage(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	keys, err := s.api.ListKeys(r.Context(), admin.KeyQuery{Client: id, Cursor: r.URL.Query().Get("keys"), Limit: keysPage})
+	keys, err := s.api.ListKeys(r.Context(), adminapi.KeyQuery{Client: id, Cursor: r.URL.Query().Get("keys"), Limit: keysPage})
 	if err != nil {
 		return view{}, err
 	}
-	grants, err := s.api.ListGrants(r.Context(), admin.GrantQuery{Client: id, Limit: admin.MaxLimit})
+	grants, err := s.api.ListGrants(r.Context(), adminapi.GrantQuery{Client: id, Limit: adminapi.MaxLimit})
 	if err != nil {
 		return view{}, err
 	}

@@ -5,10 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
@@ -20,9 +17,9 @@ import (
 // retirement or its disabling, with the keys it touches and their last
 // use.
 type confirmView struct {
-	Client identity.Client
+	Client adminapi.Client
 	Action string // "rotate", "retire" or "disable"
-	Keys   []admin.Key
+	Keys   []adminapi.Key
 }
 
 // confirmPage asks the operator to confirm, with each key's last use at
@@ -54,10 +51,10 @@ func (s *Server) confirmPage(r *http.Request) (view, error) {
 
 // keysOf returns the keys of the client id in each of statuses, in that
 // order.
-func (s *Server) keysOf(ctx context.Context, id string, statuses ...clientkey.Status) ([]admin.Key, error) {
-	var out []admin.Key
+func (s *Server) keysOf(ctx context.Context, id string, statuses ...clientkey.Status) ([]adminapi.Key, error) {
+	var out []adminapi.Key
 	for _, st := range statuses {
-		p, err := s.api.ListKeys(ctx, admin.KeyQuery{Client: id, Status: st, Limit: admin.MaxLimit})
+		p, err := s.api.ListKeys(ctx, adminapi.KeyQuery{Client: id, Status: st, Limit: adminapi.MaxLimit})
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +65,7 @@ func (s *Server) keysOf(ctx context.Context, id string, statuses ...clientkey.St
 
 // keyOf returns the key kid of the client id, refused when it is another
 // client's.
-func (s *Server) keyOf(ctx context.Context, id, kid string) ([]admin.Key, error) {
+func (s *Server) keyOf(ctx context.Context, id, kid string) ([]adminapi.Key, error) {
 	k, err := s.api.GetKey(ctx, kid)
 	if err != nil {
 		return nil, err
@@ -76,14 +73,14 @@ func (s *Server) keyOf(ctx context.Context, id, kid string) ([]admin.Key, error)
 	if k.ClientID != id {
 		return nil, invalid("The key is not this client's.")
 	}
-	return []admin.Key{k}, nil
+	return []adminapi.Key{k}, nil
 }
 
 // deleteView is the confirmation of a subscription's deletion: the
 // deliveries still to be sent, which the deletion drops with the log.
 type deleteView struct {
-	Subscription admin.Subscription
-	Waiting      []webhook.Delivery
+	Subscription adminapi.Subscription
+	Waiting      []adminapi.Delivery
 	More         bool // more wait than Waiting lists
 }
 
@@ -102,7 +99,7 @@ func (d deleteView) Count() string {
 
 // waitingStatuses are the deliveries still to be sent: not tried yet, or
 // failed with a retry scheduled.
-var waitingStatuses = []store.DeliveryLogStatus{store.DeliveryLogPending, store.DeliveryLogFailed}
+var waitingStatuses = []string{"pending", "failed"}
 
 // confirmDeletePage asks the operator to confirm a subscription's
 // deletion (the query's action is delete), with the deliveries it drops.
@@ -117,7 +114,7 @@ func (s *Server) confirmDeletePage(r *http.Request) (view, error) {
 	}
 	dv := deleteView{Subscription: sub}
 	for _, st := range waitingStatuses {
-		p, err := s.api.ListDeliveries(r.Context(), id, store.DeliveryFilter{Status: st, Limit: pageSize})
+		p, err := s.api.ListDeliveries(r.Context(), id, adminapi.DeliveryQuery{Status: st, Limit: pageSize})
 		if err != nil {
 			return view{}, err
 		}

@@ -6,9 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 )
 
 // deliverySearch are the delivery log's filters the console offers, the
@@ -19,10 +17,10 @@ var deliverySearch = []string{"status", "event_type", "since", "until", "cursor"
 // its delivery log with the filter that selected it, the recovery's
 // default start, and how many deliveries a recovery just sent again.
 type subscriptionView struct {
-	Subscription admin.Subscription
+	Subscription adminapi.Subscription
 	Form         map[string]string
-	Statuses     []store.DeliveryLogStatus
-	Deliveries   []webhook.Delivery
+	Statuses     []string
+	Deliveries   []adminapi.Delivery
 	Next         string
 	RecoverSince string
 	Recovered    string
@@ -39,20 +37,18 @@ func (s *Server) subscriptionPage(r *http.Request) (view, error) {
 			form[name] = val
 		}
 	}
-	f, err := admin.ParseDeliveryQuery(v)
-	if err != nil {
-		return view{}, err
-	}
+	q := adminapi.DeliveryQuery{Status: form["status"], EventType: form["event_type"], Since: form["since"], Until: form["until"],
+		Cursor: form["cursor"]}
 	sub, err := s.api.GetSubscription(r.Context(), id)
 	if err != nil {
 		return view{}, err
 	}
-	p, err := s.api.ListDeliveries(r.Context(), id, f)
+	p, err := s.api.ListDeliveries(r.Context(), id, q)
 	if err != nil {
 		return view{}, err
 	}
 	sv := subscriptionView{Subscription: sub, Form: form, Deliveries: p.Deliveries, Recovered: in.Get("recovered"),
-		Statuses:     webhook.DeliveryStatuses,
+		Statuses:     adminapi.DeliveryStatuses,
 		RecoverSince: time.Now().UTC().Add(-24 * time.Hour).Truncate(time.Minute).Format(time.RFC3339)}
 	if p.Next != nil {
 		sv.Next = "/webhooks/" + url.PathEscape(id) + "?" + pageLink(v, *p.Next)
@@ -64,7 +60,7 @@ func (s *Server) subscriptionPage(r *http.Request) (view, error) {
 // its subscription.
 type deliveryView struct {
 	Subscription string
-	Delivery     webhook.DeliveryDetail
+	Delivery     adminapi.DeliveryDetail
 }
 
 // deliveryPage shows a delivery of a subscription with each attempt.

@@ -4,33 +4,32 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/fleet"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 )
 
 // fleetView is the fleet page: the backends with their readiness (a
 // current heartbeat), the edges following the key plane with their lag,
 // the webhook outbox's queue and the newest audit checkpoint.
 type fleetView struct {
-	Backends []fleet.Backend
-	Edges    []fleet.Edge
+	Backends []adminapi.Backend
+	Edges    []adminapi.Edge
 	Ready    int
 	Behind   int
-	Status   admin.FleetStatus
+	Status   adminapi.FleetStatus
 }
 
 // fleetPage shows the fleet as GET /admin/v1/fleet/backends,
 // /fleet/edges and /fleet/status give it.
 func (s *Server) fleetPage(r *http.Request) (view, error) {
 	ctx := r.Context()
-	bs, err := admin.All(ctx, func(ctx2 context.Context, cursor string) (admin.Page[fleet.Backend], error) {
-		return s.api.ListBackends(ctx2, admin.PageQuery{Cursor: cursor, Limit: admin.MaxLimit})
+	bs, err := adminapi.All(ctx, func(ctx2 context.Context, cursor string) (adminapi.Page[adminapi.Backend], error) {
+		return s.api.ListBackends(ctx2, adminapi.PageQuery{Cursor: cursor, Limit: adminapi.MaxLimit})
 	})
 	if err != nil {
 		return view{}, err
 	}
-	es, err := admin.All(ctx, func(ctx2 context.Context, cursor string) (admin.Page[fleet.Edge], error) {
-		return s.api.ListEdges(ctx2, admin.PageQuery{Cursor: cursor, Limit: admin.MaxLimit})
+	es, err := adminapi.All(ctx, func(ctx2 context.Context, cursor string) (adminapi.Page[adminapi.Edge], error) {
+		return s.api.ListEdges(ctx2, adminapi.PageQuery{Cursor: cursor, Limit: adminapi.MaxLimit})
 	})
 	if err != nil {
 		return view{}, err

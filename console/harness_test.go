@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/admin/adminclient"
 	"github.com/health-data-connect/hdc/backend/admin/admintest"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
@@ -99,7 +100,7 @@ func newStackOn(t *testing.T, st store.Store, cfg trail.Config) *stack {
 
 // serve serves a console over api, and returns a browser not signed in
 // yet.
-func serve(t *testing.T, api API) *browser {
+func serve(t *testing.T, api adminapi.API) *browser {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	token := Token()

@@ -5,15 +5,14 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 )
 
 // secretView is a page that shows a secret once: a new client's
 // credentials, or a new key with its JWK as hdc keys add prints it.
 type secretView struct {
-	Credentials *identity.Credentials
-	Key         *admin.IssuedKey
+	Credentials *adminapi.Credentials
+	Key         *adminapi.IssuedKey
 	Printed     string // the key as hdc keys add prints it
 	Retiring    []string
 	// Shown: the page showed the secret already; it names the result
@@ -30,17 +29,17 @@ func withoutSecret(v view) view {
 	}
 	out := secretView{Retiring: sv.Retiring, Shown: true}
 	if c := sv.Credentials; c != nil {
-		out.Credentials = &identity.Credentials{ClientID: c.ClientID, WorkspaceID: c.WorkspaceID}
+		out.Credentials = &adminapi.Credentials{ClientID: c.ClientID, WorkspaceID: c.WorkspaceID}
 	}
 	if k := sv.Key; k != nil {
-		out.Key = &admin.IssuedKey{Kid: k.Kid, ClientID: k.ClientID, Enc: k.Enc, RequireFresh: k.RequireFresh}
+		out.Key = &adminapi.IssuedKey{Kid: k.Kid, ClientID: k.ClientID, Enc: k.Enc, RequireFresh: k.RequireFresh}
 	}
 	v.Data = out
 	return v
 }
 
 // issuedView returns the page of a new key.
-func issuedView(k admin.IssuedKey, retiring []string) (view, error) {
+func issuedView(k adminapi.IssuedKey, retiring []string) (view, error) {
 	b, err := json.MarshalIndent(k, "", "  ")
 	if err != nil {
 		return view{}, err
@@ -69,7 +68,7 @@ func (s *Server) addKey(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	k, err := s.api.AddKey(r.Context(), r.PathValue("id"), admin.AddKeyRequest{Kid: r.PostFormValue("kid"), Enc: enc, RequireFresh: fresh})
+	k, err := s.api.AddKey(r.Context(), r.PathValue("id"), adminapi.AddKeyRequest{Kid: r.PostFormValue("kid"), Enc: enc, RequireFresh: fresh})
 	if err != nil {
 		return view{}, err
 	}
@@ -83,7 +82,7 @@ func (s *Server) rotateKey(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	req := admin.RotateKeyRequest{Enc: enc}
+	req := adminapi.RotateKeyRequest{Enc: enc}
 	if fresh { // else as the client's keys
 		req.RequireFresh = &fresh
 	}
@@ -100,7 +99,7 @@ func (s *Server) rotateKey(r *http.Request) (view, error) {
 // retireKey retires the key of the path, and goes back to its client.
 func (s *Server) retireKey(r *http.Request) (view, error) {
 	force := r.PostFormValue("force") == "on"
-	ret, err := s.api.RetireKey(r.Context(), r.PathValue("kid"), admin.RetireKeyRequest{Force: force})
+	ret, err := s.api.RetireKey(r.Context(), r.PathValue("kid"), adminapi.RetireKeyRequest{Force: force})
 	if err != nil {
 		return view{}, err
 	}

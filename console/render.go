@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -26,7 +26,7 @@ type view struct {
 	Data     any
 	Redirect string
 
-	Me        admin.Person
+	Me        adminapi.Person
 	CanChange bool
 	CSRF      string
 }
@@ -105,7 +105,7 @@ func (s *Server) showError(w http.ResponseWriter, err error) {
 
 // whoami returns the person the API takes the certificate for, asked
 // once.
-func (s *Server) whoami(r *http.Request) (admin.Person, error) {
+func (s *Server) whoami(r *http.Request) (adminapi.Person, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.me != nil {

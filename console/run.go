@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 )
 
 // DefaultListen is where hdc console listens unless told.
@@ -21,7 +23,7 @@ type Config struct {
 	// Listen is the address, loopback unless AllowRemote.
 	Listen      string
 	AllowRemote bool
-	API         API
+	API         adminapi.API
 	Log         *zap.Logger
 	// Out is where the login URL is printed, for the operator alone.
 	Out io.Writer

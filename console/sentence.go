@@ -10,9 +10,9 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit/fhirview"
 )
 
-// RecordOf reads a record as the audit search lists it (trail.Listing: its
-// canonical form with its "hash" added as the last member), checked as the
-// store's canonical form is.
+// RecordOf reads a record as the audit search lists it (an item of
+// adminapi.AuditPage: its canonical form with its "hash" added as the last
+// member), checked as the store's canonical form is.
 func RecordOf(listed json.RawMessage) (audit.Record, error) {
 	i := bytes.LastIndex(listed, []byte(`,"hash":"`))
 	if i < 0 {

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 )
 
 //go:embed templates/*.html
@@ -19,7 +19,7 @@ var staticFS embed.FS
 
 // Server serves the console's pages over an Admin API.
 type Server struct {
-	api      API
+	api      adminapi.API
 	log      *zap.Logger
 	sessions *sessions
 	pages    *pages
@@ -27,19 +27,19 @@ type Server struct {
 	handler  http.Handler
 
 	mu sync.Mutex
-	me *admin.Person // whoami's answer once given: the certificate does not change
+	me *adminapi.Person // whoami's answer once given: the certificate does not change
 }
 
 // New returns the console over api, admitting the browser that presents
 // token once (Token makes one), under the loopback names (Run adds the
 // host of its listen address). log records each request's path and
 // status, never a query, a form or a secret.
-func New(api API, token string, log *zap.Logger) *Server {
+func New(api adminapi.API, token string, log *zap.Logger) *Server {
 	return newServer(api, token, log, hostsOf(DefaultListen))
 }
 
 // newServer is New answering for hosts.
-func newServer(api API, token string, log *zap.Logger, hosts hostSet) *Server {
+func newServer(api adminapi.API, token string, log *zap.Logger, hosts hostSet) *Server {
 	if log == nil {
 		log = zap.NewNop()
 	}

@@ -4,15 +4,14 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 )
 
 // webhooksView is a page of subscriptions, the filter that selected them,
 // and the link to the next page.
 type webhooksView struct {
 	Workspace, Status string
-	Subscriptions     []admin.Subscription
+	Subscriptions     []adminapi.Subscription
 	Next              string
 }
 
@@ -20,13 +19,12 @@ type webhooksView struct {
 // workspace and a status, a page at a time.
 func (s *Server) webhooksPage(r *http.Request) (view, error) {
 	q := r.URL.Query()
-	sq := admin.SubscriptionQuery{Workspace: q.Get("workspace"), Status: store.SubscriptionStatus(q.Get("status")),
-		Cursor: q.Get("cursor"), Limit: pageSize}
+	sq := adminapi.SubscriptionQuery{Workspace: q.Get("workspace"), Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: pageSize}
 	p, err := s.api.ListSubscriptions(r.Context(), sq)
 	if err != nil {
 		return view{}, err
 	}
-	wv := webhooksView{Workspace: sq.Workspace, Status: string(sq.Status), Subscriptions: p.Items}
+	wv := webhooksView{Workspace: sq.Workspace, Status: sq.Status, Subscriptions: p.Items}
 	if p.Next != "" {
 		wv.Next = "/webhooks?" + pageLink(q, p.Next)
 	}

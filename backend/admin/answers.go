@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -26,8 +27,8 @@ func listedBy[Q, T any](w http.ResponseWriter, r *http.Request, parse func(url.V
 }
 
 // listed answers a list route that takes a PageQuery alone.
-func listed[T any](w http.ResponseWriter, r *http.Request, list func(context.Context, PageQuery) (Page[T], error)) error {
-	return listedBy(w, r, ParsePageQuery, list)
+func listed[T any](w http.ResponseWriter, r *http.Request, list func(context.Context, adminapi.PageQuery) (adminapi.Page[T], error)) error {
+	return listedBy(w, r, adminapi.ParsePageQuery, list)
 }
 
 // byID answers a route on the resource {id} with what fn returns of it.

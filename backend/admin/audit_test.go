@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
@@ -39,7 +40,7 @@ type listedRecord struct {
 // search path answers to who.
 func (a *api) actions(t *testing.T, who, path string) []string {
 	t.Helper()
-	var page Page[listedRecord]
+	var page adminapi.Page[listedRecord]
 	a.do(who, "GET", path, nil).decode(t, 200, &page)
 	var out []string
 	for _, r := range page.Items {
@@ -62,20 +63,20 @@ func TestAuditTrail(t *testing.T) {
 		t.Fatalf("alice's records: %v", got)
 	}
 	r := a.do("auditor", "GET", "/admin/v1/audit-events/export?workspace=w1", nil)
-	if r.status != 200 || r.header.Get("Content-Type") != ContentTypeNDJSON || !strings.HasPrefix(string(r.body), `{"resourceType":"AuditEvent"`) ||
+	if r.status != 200 || r.header.Get("Content-Type") != adminapi.ContentTypeNDJSON || !strings.HasPrefix(string(r.body), `{"resourceType":"AuditEvent"`) ||
 		strings.Count(string(r.body), "\n") != 1 {
 		t.Fatalf("the export: %d %s %s", r.status, r.header.Get("Content-Type"), r.body)
 	}
-	var rep trail.Report
+	var rep adminapi.AuditReport
 	a.do("auditor", "GET", "/admin/v1/audit/verify", nil).decode(t, 200, &rep)
-	if len(rep.Trails) != 2 || rep.Err() != nil || rep.Checkpoint != nil {
+	if len(rep.Trails) != 2 || rep.Trails[0].Status != trail.StatusOK || rep.Trails[1].Status != trail.StatusOK || rep.Checkpoint != nil {
 		t.Fatalf("verify: %+v", rep)
 	}
 	want := []string{"/1 audit_search " + bob, "/2 audit_verify " + bob, "w1/2 audit_export " + bob}
 	if got := a.actions(t, "operator", "/admin/v1/audit-events?agent="+url.QueryEscape(bob)); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("bob's records: %v, want %v", got, want)
 	}
-	var page Page[listedRecord]
+	var page adminapi.Page[listedRecord]
 	a.do("operator", "GET", "/admin/v1/audit-events?action=audit_export&limit=1", nil).decode(t, 200, &page)
 	if len(page.Items) != 1 || page.Items[0].Entity.ID != "w1" || page.Items[0].Person.Role != "auditor" {
 		t.Fatalf("the export's record: %+v", page)
@@ -148,13 +149,13 @@ func TestExportBrokenOff(t *testing.T) {
 				t.Errorf("the export ended with %v, want it broken off", v)
 			}
 		}()
-		h.exportAudit(w, httptest.NewRequest("GET", Prefix+"/audit-events/export", nil))
+		h.exportAudit(w, httptest.NewRequest("GET", adminapi.Prefix+"/audit-events/export", nil))
 	}()
-	if w.Body.Len() == 0 || w.Header().Get("Content-Type") != ContentTypeNDJSON {
+	if w.Body.Len() == 0 || w.Header().Get("Content-Type") != adminapi.ContentTypeNDJSON {
 		t.Errorf("nothing was sent before the failure: %d bytes", w.Body.Len())
 	}
 	w = httptest.NewRecorder()
-	if err := h.exportAudit(w, httptest.NewRequest("GET", Prefix+"/audit-events/export?workspace=b", nil)); err == nil || w.Body.Len() != 0 {
+	if err := h.exportAudit(w, httptest.NewRequest("GET", adminapi.Prefix+"/audit-events/export?workspace=b", nil)); err == nil || w.Body.Len() != 0 {
 		t.Errorf("a failure before anything was sent: %v, %d bytes sent", err, w.Body.Len())
 	}
 }
@@ -170,16 +171,16 @@ func TestVerifyBeforeTheFirstCheckpoint(t *testing.T) {
 	r := a.do("auditor", "GET", "/admin/v1/audit/verify", nil)
 	var answer struct {
 		problem.Problem
-		Trails []trail.Status `json:"trails"`
+		Trails []adminapi.TrailStatus `json:"trails"`
 	}
 	if r.status != 409 || r.problemCode() != problem.CodeNoCheckpoint || json.Unmarshal(r.body, &answer) != nil ||
-		len(answer.Trails) != 1 || answer.Trails[0] != (trail.Status{Workspace: "w1", First: 1, Last: 1, Status: trail.StatusOK}) {
+		len(answer.Trails) != 1 || answer.Trails[0] != (adminapi.TrailStatus{Workspace: "w1", First: 1, Last: 1, Status: trail.StatusOK}) {
 		t.Fatalf("verify: %d %s", r.status, r.body)
 	}
 	if got := a.actions(t, "operator", "/admin/v1/audit-events?action=audit_verify"); len(got) != 1 {
 		t.Fatalf("the verification's records: %v", got)
 	}
-	var status FleetStatus
+	var status adminapi.FleetStatus
 	a.do("auditor", "GET", "/admin/v1/fleet/status", nil).decode(t, 200, &status)
 	if status.Checkpoint != nil {
 		t.Fatalf("the fleet's status: %+v", status)

@@ -7,18 +7,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/internal/telemetry"
-)
-
-// Who may call a route: operators alone (a change), or operators and
-// auditors (a read).
-var (
-	operators = []contract.Role{contract.RoleOperator}
-	readers   = []contract.Role{contract.RoleOperator, contract.RoleAuditor}
 )
 
 // The refusals of requirePerson.
@@ -36,12 +30,12 @@ var (
 // person's role, whose common name is a person's name. ok is false for any
 // other request.
 func PersonOf(r *http.Request) (p audit.Person, ok bool) {
-	i := slices.IndexFunc(readers, func(role contract.Role) bool { return contract.HasRole(r.TLS, role) })
+	i := slices.IndexFunc(adminapi.Readers, func(role contract.Role) bool { return contract.HasRole(r.TLS, role) })
 	if i < 0 {
 		return audit.Person{}, false
 	}
 	cert := r.TLS.VerifiedChains[0][0]
-	p = audit.Person{Name: cert.Subject.CommonName, Serial: cert.SerialNumber.Text(16), Role: readers[i]}
+	p = audit.Person{Name: cert.Subject.CommonName, Serial: cert.SerialNumber.Text(16), Role: adminapi.Readers[i]}
 	return p, contract.ValidPersonName(p.Name) && cert.SerialNumber.Sign() > 0 && !strings.HasPrefix(p.Serial, "-")
 }
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -38,8 +38,8 @@ func TestClientGrantsAndSubscriptions(t *testing.T) {
 	if got, err := op.RevokeGrant(ctx, g.GrantID); err != nil || got.RevokedAt.IsZero() {
 		t.Fatalf("RevokeGrant: %+v, %v", got, err)
 	}
-	grants, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[identity.GrantInfo], error) {
-		return op.ListGrants(ctx, admin.GrantQuery{Status: store.GrantRevoked, Cursor: cursor, Limit: 1})
+	grants, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.Grant], error) {
+		return op.ListGrants(ctx, adminapi.GrantQuery{Status: string(store.GrantRevoked), Cursor: cursor, Limit: 1})
 	})
 	if err != nil || len(grants) != 1 || grants[0].GrantID != g.GrantID {
 		t.Fatalf("the revoked grants: %+v, %v", grants, err)
@@ -55,7 +55,7 @@ func TestClientGrantsAndSubscriptions(t *testing.T) {
 		Workspace: "w1", Entity: audit.Entity{Kind: audit.EntitySubscription, ID: sub.ID}}); err != nil {
 		t.Fatal(err)
 	}
-	if page, err := op.ListSubscriptions(ctx, admin.SubscriptionQuery{Workspace: "w1"}); err != nil || len(page.Items) != 1 || page.Items[0].ID != sub.ID {
+	if page, err := op.ListSubscriptions(ctx, adminapi.SubscriptionQuery{Workspace: "w1"}); err != nil || len(page.Items) != 1 || page.Items[0].ID != sub.ID {
 		t.Fatalf("ListSubscriptions: %+v, %v", page, err)
 	}
 	if got, err := op.GetSubscription(ctx, sub.ID); err != nil || got.WorkspaceID != "w1" || got.Endpoint != sub.Endpoint {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/admin/adminclient"
-	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -31,16 +31,16 @@ func TestClient(t *testing.T) {
 	if got, err := op.GetClient(ctx, c.ClientID); err != nil || got.ClientID != c.ClientID || got.WorkspaceID != "w1" {
 		t.Fatalf("GetClient: %+v, %v", got, err)
 	}
-	if got, err := op.DisableClient(ctx, c.ClientID); err != nil || got.Status != store.ClientDisabled {
+	if got, err := op.DisableClient(ctx, c.ClientID); err != nil || got.Status != string(store.ClientDisabled) {
 		t.Fatalf("DisableClient: %+v, %v", got, err)
 	}
-	all, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[identity.Client], error) {
-		return op.ListClients(ctx, admin.ClientQuery{Cursor: cursor, Limit: 1})
+	all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.Client], error) {
+		return op.ListClients(ctx, adminapi.ClientQuery{Cursor: cursor, Limit: 1})
 	})
 	if err != nil || len(all) != 1 || all[0].ClientID != c.ClientID {
 		t.Fatalf("every client, a page of one at a time: %+v, %v", all, err)
 	}
-	if ws, err := op.ListWorkspaces(ctx, admin.PageQuery{}); err != nil || len(ws.Items) != 1 || ws.Items[0].ID != "w1" {
+	if ws, err := op.ListWorkspaces(ctx, adminapi.PageQuery{}); err != nil || len(ws.Items) != 1 || ws.Items[0].ID != "w1" {
 		t.Fatalf("ListWorkspaces: %+v, %v", ws, err)
 	}
 	var p *problem.Problem

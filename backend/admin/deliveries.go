@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -20,11 +21,33 @@ import (
 var errDisabled = problem.New(http.StatusConflict, problem.CodeConflict,
 	"the subscription is disabled: nothing is sent to it until its client enables it")
 
-// ParseDeliveryQuery reads the query of GET
-// /admin/v1/subscriptions/{id}/deliveries, as a client's delivery log
+// deliveryOut is d as the API shows it.
+func deliveryOut(d webhook.Delivery) adminapi.Delivery {
+	return adminapi.Delivery{ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status, CreatedAt: d.CreatedAt,
+		DeliveredAt: d.DeliveredAt, Attempts: d.Attempts, NextAttemptAt: d.NextAttemptAt, LastOutcome: d.LastOutcome}
+}
+
+// deliveryPageOut is p as the API shows it.
+func deliveryPageOut(p webhook.DeliveryPage) adminapi.DeliveryPage {
+	return adminapi.DeliveryPage{Deliveries: mapped(p.Deliveries, deliveryOut), Next: p.Next}
+}
+
+// attemptOut is a as the API shows it.
+func attemptOut(a webhook.AttemptView) adminapi.Attempt {
+	return adminapi.Attempt{Number: a.Number, StartedAt: a.StartedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode,
+		Outcome: a.Outcome, ResponseBody: a.ResponseBody}
+}
+
+// deliveryDetailOut is d as the API shows it.
+func deliveryDetailOut(d webhook.DeliveryDetail) adminapi.DeliveryDetail {
+	return adminapi.DeliveryDetail{Delivery: deliveryOut(d.Delivery), AttemptList: mapped(d.AttemptList, attemptOut)}
+}
+
+// deliveryFilter reads the query of GET
+// /admin/v1/subscriptions/{id}/deliveries as a client's delivery log
 // takes it (webhook.ParseDeliveryQuery): cursor, limit, status,
 // event_type, since, until.
-func ParseDeliveryQuery(q url.Values) (store.DeliveryFilter, error) {
+func deliveryFilter(q url.Values) (store.DeliveryFilter, error) {
 	f, err := webhook.ParseDeliveryQuery(q)
 	if err != nil {
 		return f, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, err.Error())
@@ -33,48 +56,59 @@ func ParseDeliveryQuery(q url.Values) (store.DeliveryFilter, error) {
 }
 
 // ListDeliveries returns a page of the delivery log of the webhook
-// subscription id, of whatever workspace: the deliveries f selects (its
-// workspace and subscription are id's).
-func (s *Service) ListDeliveries(ctx context.Context, id string, f store.DeliveryFilter) (webhook.DeliveryPage, error) {
+// subscription id, of whatever workspace: the deliveries q selects.
+func (s *Service) ListDeliveries(ctx context.Context, id string, q adminapi.DeliveryQuery) (adminapi.DeliveryPage, error) {
+	f, err := deliveryFilter(q.Values())
+	if err != nil {
+		return adminapi.DeliveryPage{}, err
+	}
+	return s.deliveries(ctx, id, f)
+}
+
+// deliveries returns the page of the subscription id's log that f selects
+// (its workspace and subscription are id's).
+func (s *Service) deliveries(ctx context.Context, id string, f store.DeliveryFilter) (adminapi.DeliveryPage, error) {
 	sub, err := s.st.GetSubscription(ctx, "", id)
 	if err != nil {
-		return webhook.DeliveryPage{}, err
+		return adminapi.DeliveryPage{}, err
 	}
 	f.WorkspaceID, f.SubscriptionID = sub.WorkspaceID, sub.ID
-	return s.log.List(ctx, f)
+	p, err := s.log.List(ctx, f)
+	return deliveryPageOut(p), err
 }
 
 // GetDelivery returns one delivery of the subscription id with its
 // attempts.
-func (s *Service) GetDelivery(ctx context.Context, id, deliveryID string) (webhook.DeliveryDetail, error) {
+func (s *Service) GetDelivery(ctx context.Context, id, deliveryID string) (adminapi.DeliveryDetail, error) {
 	sub, err := s.st.GetSubscription(ctx, "", id)
 	if err != nil {
-		return webhook.DeliveryDetail{}, err
+		return adminapi.DeliveryDetail{}, err
 	}
-	return s.log.Get(ctx, sub.WorkspaceID, sub.ID, deliveryID)
+	d, err := s.log.Get(ctx, sub.WorkspaceID, sub.ID, deliveryID)
+	return deliveryDetailOut(d), err
 }
 
 // Redeliver sends one delivery of the subscription id again, with its
 // webhook-id; the audit record names the person.
-func (s *Service) Redeliver(ctx context.Context, id, deliveryID string) (webhook.Delivery, error) {
+func (s *Service) Redeliver(ctx context.Context, id, deliveryID string) (adminapi.Delivery, error) {
 	sub, e, err := s.subscriptionChange(ctx, id)
 	if err != nil {
-		return webhook.Delivery{}, err
+		return adminapi.Delivery{}, err
 	}
 	d, err := s.log.Redeliver(ctx, sub.WorkspaceID, sub.ID, deliveryID, e)
-	return d, disabledOr(err)
+	return deliveryOut(d), disabledOr(err)
 }
 
 // RecoverDeliveries sends again every delivery of the subscription id
 // that failed or was given up since since, in creation order, and says
 // how many; the audit record names the person.
-func (s *Service) RecoverDeliveries(ctx context.Context, id string, since time.Time) (webhook.Recovered, error) {
+func (s *Service) RecoverDeliveries(ctx context.Context, id string, since time.Time) (adminapi.Recovered, error) {
 	sub, e, err := s.subscriptionChange(ctx, id)
 	if err != nil {
-		return webhook.Recovered{}, err
+		return adminapi.Recovered{}, err
 	}
 	n, err := s.log.Recover(ctx, sub.WorkspaceID, sub.ID, since, e)
-	return n, disabledOr(err)
+	return adminapi.Recovered{Recovered: n.Recovered}, disabledOr(err)
 }
 
 // subscriptionChange returns the subscription id and the event of a
@@ -97,17 +131,17 @@ func disabledOr(err error) error {
 }
 
 func (h *Handler) listDeliveries(w http.ResponseWriter, r *http.Request) error {
-	f, err := ParseDeliveryQuery(r.URL.Query())
+	f, err := deliveryFilter(r.URL.Query())
 	if err != nil {
 		return err
 	}
-	return byID(w, r, func(ctx context.Context, id string) (webhook.DeliveryPage, error) {
-		return h.svc.ListDeliveries(ctx, id, f)
+	return byID(w, r, func(ctx context.Context, id string) (adminapi.DeliveryPage, error) {
+		return h.svc.deliveries(ctx, id, f)
 	})
 }
 
 func (h *Handler) getDelivery(w http.ResponseWriter, r *http.Request) error {
-	return byID(w, r, func(ctx context.Context, id string) (webhook.DeliveryDetail, error) {
+	return byID(w, r, func(ctx context.Context, id string) (adminapi.DeliveryDetail, error) {
 		return h.svc.GetDelivery(ctx, id, r.PathValue("delivery_id"))
 	})
 }
@@ -126,13 +160,13 @@ func (h *Handler) redeliver(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) recoverDeliveries(w http.ResponseWriter, r *http.Request) error {
-	return keyChange(w, r, r.PathValue("id"), contract.IsUUID, func(ctx context.Context, id string, req webhook.RecoverRequest) (webhook.Recovered, error) {
-		since, err := req.SinceTime()
+	return keyChange(w, r, r.PathValue("id"), contract.IsUUID, func(ctx context.Context, id string, req adminapi.RecoverRequest) (adminapi.Recovered, error) {
+		since, err := webhook.RecoverRequest{Since: req.Since}.SinceTime()
 		if err != nil {
-			return webhook.Recovered{}, web.BadRequest(err.Error())
+			return adminapi.Recovered{}, web.BadRequest(err.Error())
 		}
 		return h.svc.RecoverDeliveries(ctx, id, since)
-	}, accepted[webhook.Recovered])
+	}, accepted[adminapi.Recovered])
 }
 
 // accepted is the status of a change that is under way: 202.

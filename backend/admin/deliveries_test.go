@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
@@ -48,22 +49,22 @@ func TestDeliveries(t *testing.T) {
 	ids := seedSubscriptions(t, a)
 	ds := failedDeliveries(t, a, ids)
 	sub, d := ids[1], ds[ids[1]] // w2's
-	var page webhook.DeliveryPage
+	var page adminapi.DeliveryPage
 	a.do("auditor", "GET", "/admin/v1/subscriptions/"+sub+"/deliveries?status=given_up", nil).decode(t, 200, &page)
 	if len(page.Deliveries) != 1 || page.Deliveries[0].ID != d || page.Next != nil {
 		t.Fatalf("w2's given-up deliveries: %+v", page)
 	}
-	var detail webhook.DeliveryDetail
+	var detail adminapi.DeliveryDetail
 	a.do("auditor", "GET", "/admin/v1/subscriptions/"+sub+"/deliveries/"+d, nil).decode(t, 200, &detail)
 	if len(detail.AttemptList) != 1 || *detail.AttemptList[0].StatusCode != 503 || *detail.AttemptList[0].ResponseBody != "down for maintenance" {
 		t.Fatalf("the delivery: %+v", detail)
 	}
-	var again webhook.Delivery
+	var again adminapi.Delivery
 	a.do("operator", "POST", "/admin/v1/subscriptions/"+sub+"/deliveries/"+d+"/redeliver", nil).decode(t, 202, &again)
 	if again.ID != d || again.NextAttemptAt == nil || again.EventID != webhook.MessageID(d) {
 		t.Fatalf("redelivered: %+v", again)
 	}
-	var n webhook.Recovered
+	var n adminapi.Recovered
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	a.do("operator", "POST", "/admin/v1/subscriptions/"+ids[0]+"/recover", map[string]string{"since": since}).decode(t, 202, &n)
 	if n.Recovered != 1 {
@@ -130,7 +131,7 @@ func TestDeliveryRefusals(t *testing.T) {
 func TestFleetStatus(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
-	var st FleetStatus
+	var st adminapi.FleetStatus
 	a.do("auditor", "GET", "/admin/v1/fleet/status", nil).decode(t, 200, &st)
 	if st.Outbox.Pending != 0 || st.Outbox.OldestPendingAt != nil || st.Checkpoint != nil {
 		t.Fatalf("an empty fleet: %+v", st)

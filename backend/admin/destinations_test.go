@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
@@ -37,7 +38,7 @@ func TestDestinations(t *testing.T) {
 	if admits("w1", "10.0.0.31:9999") {
 		t.Fatal("a private receiver admitted before any grant")
 	}
-	var g Destination
+	var g adminapi.Destination
 	a.do("operator", "POST", "/admin/v1/workspaces/w1/webhook-destinations", map[string]any{"prefix": "10.0.0.31", "port": 9999},
 		"Idempotency-Key", "grant-1").decode(t, 201, &g)
 	if g.WorkspaceID != "w1" || g.Prefix != "10.0.0.31/32" || g.Port == nil || *g.Port != 9999 || g.CreatedBy != alice || g.RevokedAt != nil {
@@ -46,16 +47,16 @@ func TestDestinations(t *testing.T) {
 	if !admits("w1", "10.0.0.31:9999") || admits("w2", "10.0.0.31:9999") || admits("w1", "10.0.0.31:9998") {
 		t.Fatal("the grant is not in force at once on the backend that made it, for its workspace and port alone")
 	}
-	var net Destination
+	var net adminapi.Destination
 	a.do("operator", "POST", "/admin/v1/workspaces/w1/webhook-destinations", map[string]any{"prefix": "10.1.2.0/24"}).decode(t, 201, &net)
-	var page Page[Destination]
+	var page adminapi.Page[adminapi.Destination]
 	a.do("auditor", "GET", "/admin/v1/workspaces/w1/webhook-destinations", nil).decode(t, 200, &page)
 	if len(page.Items) != 2 || page.Items[0].ID != g.ID || page.Items[1].ID != net.ID || page.Items[1].Port != nil {
 		t.Fatalf("w1's grants: %+v", page)
 	}
-	var first Page[Destination]
+	var first adminapi.Page[adminapi.Destination]
 	a.do("auditor", "GET", "/admin/v1/workspaces/w1/webhook-destinations?limit=1", nil).decode(t, 200, &first)
-	var rest Page[Destination]
+	var rest adminapi.Page[adminapi.Destination]
 	a.do("auditor", "GET", "/admin/v1/workspaces/w1/webhook-destinations?limit=1&cursor="+first.Next, nil).decode(t, 200, &rest)
 	if len(first.Items) != 1 || first.Items[0].ID != g.ID || len(rest.Items) != 1 || rest.Items[0].ID != net.ID || rest.Next != "" {
 		t.Fatalf("pages of one: %+v, then %+v", first, rest)
@@ -92,7 +93,7 @@ func TestDestinations(t *testing.T) {
 		t.Fatalf("the refusals changed the grants: %+v, %v", list, err)
 	}
 
-	var revoked Destination
+	var revoked adminapi.Destination
 	a.do("operator", "DELETE", "/admin/v1/workspaces/w1/webhook-destinations/"+g.ID, nil).decode(t, 200, &revoked)
 	if revoked.RevokedAt == nil || revoked.RevokedBy == nil || *revoked.RevokedBy != alice {
 		t.Fatalf("revoked %+v", revoked)

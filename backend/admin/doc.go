@@ -31,8 +31,9 @@
 //
 // JSON, lists a page at a time ({"items": [...], "next": cursor}, the
 // cursor opaque), errors as RFC 9457 problems with the public API's codes.
-// A change that must not happen twice (a client or a key made, a rotation,
-// a grant) takes an Idempotency-Key: repeated with the same key and
+// Every change takes an Idempotency-Key: repeated with the same key and
 // request, it is answered as the first time and made once
-// (idempotency.go). docs/admin-openapi.yaml describes every route.
+// (idempotency.go), so that a client may send it again, to this backend or
+// another. The routes are package adminapi's table, each bound here to
+// the handler of its operation; docs/admin-openapi.yaml describes them.
 package admin

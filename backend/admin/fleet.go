@@ -3,8 +3,8 @@ package admin
 import (
 	"context"
 	"net/http"
-	"time"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/fleet"
 	"github.com/health-data-connect/hdc/backend/internal/web"
@@ -15,58 +15,63 @@ import (
 // fleet.DefaultForgetAfter.
 func WithFleet(f *fleet.Service) Option { return func(s *Service) { s.fleet = f } }
 
+// backendOut is b as the API shows it.
+func backendOut(b fleet.Backend) adminapi.Backend {
+	return adminapi.Backend{ID: b.ID, Host: b.Host, Version: b.Version, Address: b.Address, StartedAt: b.StartedAt,
+		LastSeen: b.LastSeen, Current: b.Current, LeavesAt: b.LeavesAt}
+}
+
+// edgeOut is e as the API shows it.
+func edgeOut(e fleet.Edge) adminapi.Edge {
+	return adminapi.Edge{ID: e.ID, Name: e.Name, Serial: e.Serial, AppliedSeq: e.AppliedSeq, Lag: e.Lag,
+		LastContact: e.LastContact, Source: e.Source, Current: e.Current, LeavesAt: e.LeavesAt}
+}
+
+// checkpointOut is c as the API shows it, nil for none.
+func checkpointOut(c *trail.Checkpointed) *adminapi.Checkpoint {
+	if c == nil {
+		return nil
+	}
+	return &adminapi.Checkpoint{At: c.At, Where: c.Where}
+}
+
 // ListBackends returns a page of the backends that beat within the
 // fleet's bound, by id: each one's host, version, address, start and last
 // heartbeat, whether it is current, and when it leaves the view.
-func (s *Service) ListBackends(ctx context.Context, q PageQuery) (Page[fleet.Backend], error) {
+func (s *Service) ListBackends(ctx context.Context, q adminapi.PageQuery) (adminapi.Page[adminapi.Backend], error) {
 	list, err := s.fleet.Backends(ctx)
 	if err != nil {
-		return Page[fleet.Backend]{}, err
+		return adminapi.Page[adminapi.Backend]{}, err
 	}
-	return pageOf(list, func(b fleet.Backend) string { return b.ID }, q)
+	return pageOf(mapped(list, backendOut), func(b adminapi.Backend) string { return b.ID }, q)
 }
 
 // ListEdges returns a page of the edges that reported within the fleet's
 // bound, by id: each one's certificate, the key plane's change it
 // applied, how far behind the newest that is, its last contact, and when
 // it leaves the view.
-func (s *Service) ListEdges(ctx context.Context, q PageQuery) (Page[fleet.Edge], error) {
+func (s *Service) ListEdges(ctx context.Context, q adminapi.PageQuery) (adminapi.Page[adminapi.Edge], error) {
 	list, err := s.fleet.Edges(ctx)
 	if err != nil {
-		return Page[fleet.Edge]{}, err
+		return adminapi.Page[adminapi.Edge]{}, err
 	}
-	return pageOf(list, func(e fleet.Edge) string { return e.ID }, q)
-}
-
-// FleetStatus is what the alert rules watch besides the backends and the
-// edges: the webhook outbox's depth and its oldest pending delivery, and
-// the newest audit checkpoint.
-type FleetStatus struct {
-	Outbox OutboxStatus `json:"outbox"`
-	// Checkpoint is the newest audit checkpoint, null when the backends
-	// write none to a bucket, or none yet.
-	Checkpoint *trail.Checkpointed `json:"checkpoint"`
-}
-
-// OutboxStatus is the webhook outbox's queue: the pending deliveries of
-// active subscriptions, and when the oldest was created (null for none).
-type OutboxStatus struct {
-	Pending         int64      `json:"pending"`
-	OldestPendingAt *time.Time `json:"oldest_pending_at"`
+	return pageOf(mapped(list, edgeOut), func(e adminapi.Edge) string { return e.ID }, q)
 }
 
 // FleetStatus returns the outbox's queue and the newest checkpoint.
-func (s *Service) FleetStatus(ctx context.Context) (FleetStatus, error) {
+func (s *Service) FleetStatus(ctx context.Context) (adminapi.FleetStatus, error) {
 	st, err := s.st.OutboxStats(ctx)
 	if err != nil {
-		return FleetStatus{}, err
+		return adminapi.FleetStatus{}, err
 	}
-	out := FleetStatus{Outbox: OutboxStatus{Pending: st.Pending}}
+	out := adminapi.FleetStatus{Outbox: adminapi.OutboxStatus{Pending: st.Pending}}
 	if !st.OldestPending.IsZero() {
 		out.Outbox.OldestPendingAt = &st.OldestPending
 	}
 	if s.trail != nil {
-		out.Checkpoint, err = s.trail.LastCheckpoint(ctx)
+		var c *trail.Checkpointed
+		c, err = s.trail.LastCheckpoint(ctx)
+		out.Checkpoint = checkpointOut(c)
 	}
 	return out, err
 }

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
@@ -16,8 +17,8 @@ import (
 // twice) and b's of w1.
 type grantFixture struct {
 	*api
-	a, b   identity.Credentials
-	g1, g2 identity.Grant
+	a, b   adminapi.Credentials
+	g1, g2 adminapi.IssuedGrant
 }
 
 func newGrantFixture(t *testing.T) grantFixture {
@@ -26,12 +27,12 @@ func newGrantFixture(t *testing.T) grantFixture {
 	f.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w1"}).decode(t, 201, &f.a)
 	f.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w2"}).decode(t, 201, &f.b)
 	body := map[string]string{"workspace_id": "w2", "client_id": f.a.ClientID}
-	f.do("operator", "POST", "/admin/v1/grants", body, HeaderIdempotencyKey, "grant-1").decode(t, 201, &f.g1)
-	var again identity.Grant
-	r := f.do("operator", "POST", "/admin/v1/grants", body, HeaderIdempotencyKey, "grant-1")
+	f.do("operator", "POST", "/admin/v1/grants", body, web.HeaderIdempotencyKey, "grant-1").decode(t, 201, &f.g1)
+	var again adminapi.IssuedGrant
+	r := f.do("operator", "POST", "/admin/v1/grants", body, web.HeaderIdempotencyKey, "grant-1")
 	r.decode(t, 201, &again)
-	if again != f.g1 || r.header.Get(HeaderReplayed) != "true" {
-		t.Fatalf("the replay of a grant: %+v (replayed %q), want %+v", again, r.header.Get(HeaderReplayed), f.g1)
+	if again != f.g1 || r.header.Get(web.HeaderReplayed) != "true" {
+		t.Fatalf("the replay of a grant: %+v (replayed %q), want %+v", again, r.header.Get(web.HeaderReplayed), f.g1)
 	}
 	f.do("operator", "POST", "/admin/v1/grants", map[string]string{"workspace_id": "w1", "client_id": f.b.ClientID}).decode(t, 201, &f.g2)
 	return f
@@ -50,7 +51,7 @@ func TestGrants(t *testing.T) {
 	if all, err := f.st.ListSharingGrants(t.Context(), store.GrantFilter{}); err != nil || len(all) != 2 {
 		t.Fatalf("the store holds %d grants, %v: want 2 (the replay made none)", len(all), err)
 	}
-	var info identity.GrantInfo
+	var info adminapi.Grant
 	r := f.do("auditor", "GET", "/admin/v1/grants/"+f.g1.GrantID, nil)
 	r.decode(t, 200, &info)
 	if info.GrantID != f.g1.GrantID || info.ClientID != f.a.ClientID || !info.RevokedAt.IsZero() || strings.Contains(string(r.body), "hdc_sk_") {
@@ -92,7 +93,7 @@ func TestGrantPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var p Page[identity.GrantInfo]
+			var p adminapi.Page[adminapi.Grant]
 			r := f.do("auditor", "GET", "/admin/v1/grants"+tt.query, nil)
 			r.decode(t, 200, &p)
 			var got []string
@@ -104,7 +105,7 @@ func TestGrantPages(t *testing.T) {
 			}
 		})
 	}
-	var first, rest Page[identity.GrantInfo]
+	var first, rest adminapi.Page[adminapi.Grant]
 	f.do("auditor", "GET", "/admin/v1/grants?limit=1", nil).decode(t, 200, &first)
 	f.do("auditor", "GET", "/admin/v1/grants?limit=1&cursor="+first.Next, nil).decode(t, 200, &rest)
 	if len(rest.Items) != 1 || rest.Items[0].GrantID != f.g2.GrantID {
@@ -117,7 +118,7 @@ func TestGrantPages(t *testing.T) {
 func TestGrantRefusals(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
-	var c identity.Credentials
+	var c adminapi.Credentials
 	a.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w1"}).decode(t, 201, &c)
 	a.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w2"}).decode(t, 201, nil)
 	grant := func(ws, client string) map[string]string {

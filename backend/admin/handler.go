@@ -5,30 +5,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
-
-// Prefix is the path every route of the Admin API starts with.
-const Prefix = "/admin/v1"
-
-// Route is a route of the Admin API: its method and path pattern, the
-// roles that may call it, and whether it takes an Idempotency-Key.
-type Route struct {
-	Method, Path string
-	Roles        []contract.Role
-	Idempotent   bool
-}
-
-// route is a Route and its handler.
-type route struct {
-	Route
-	name string
-	fn   web.HandlerFunc
-}
 
 // HandlerConfig is what the Handler needs besides the Service.
 type HandlerConfig struct {
@@ -63,12 +45,19 @@ var knownErrors = web.ErrorMap{
 	{Err: store.ErrConflict, Problem: problem.New(http.StatusConflict, problem.CodeConflict, "the resource exists already")},
 }
 
-// Register adds every route to mux, each behind the person check of its
-// roles, the changes that take one behind their Idempotency-Key.
+// Register adds every route of the table (adminapi.Routes) to mux with
+// its handler, each behind the person check of its roles, the changes that
+// take one behind their Idempotency-Key. A route without a handler is a
+// mistake of this package's, which its tests catch: Register panics.
 func (h *Handler) Register(mux *web.Mux) {
 	h.mux = mux
-	for _, rt := range h.routes() {
-		next := h.problems.Handler(rt.name, rt.fn)
+	handlers := h.handlers()
+	for _, rt := range adminapi.Routes() {
+		fn, ok := handlers[rt.Name]
+		if !ok {
+			panic("admin: no handler of the operation " + rt.Name)
+		}
+		next := h.problems.Handler(rt.Name, fn)
 		if rt.Idempotent {
 			next = h.idempotent(next)
 		}
@@ -76,59 +65,46 @@ func (h *Handler) Register(mux *web.Mux) {
 	}
 }
 
-// Routes returns every route of the Admin API, for the tests that hold
-// the role matrix and the OpenAPI document to them.
-func Routes() []Route {
-	var out []Route
-	for _, rt := range (&Handler{}).routes() {
-		out = append(out, rt.Route)
-	}
-	return out
-}
-
-// routes is the table of the Admin API.
-func (h *Handler) routes() []route {
-	r := func(method, path string, roles []contract.Role, idempotent bool, name string, fn web.HandlerFunc) route {
-		return route{Route: Route{Method: method, Path: Prefix + path, Roles: roles, Idempotent: idempotent}, name: name, fn: fn}
-	}
-	return []route{
-		r("GET", "/whoami", readers, false, "whoami", h.whoami),
-		r("GET", "/fleet/backends", readers, false, "fleet.backends", h.listBackends),
-		r("GET", "/fleet/edges", readers, false, "fleet.edges", h.listEdges),
-		r("GET", "/fleet/status", readers, false, "fleet.status", h.fleetStatus),
-		r("GET", "/workspaces", readers, false, "workspaces.list", h.listWorkspaces),
-		r("GET", "/workspaces/{id}", readers, false, "workspaces.get", h.getWorkspace),
-		r("GET", "/workspaces/{id}/webhook-destinations", readers, false, "destinations.list", h.listDestinations),
-		r("POST", "/workspaces/{id}/webhook-destinations", operators, true, "destinations.grant", h.grantDestination),
-		r("DELETE", "/workspaces/{id}/webhook-destinations/{destination_id}", operators, false, "destinations.revoke", h.revokeDestination),
-		r("GET", "/clients", readers, false, "clients.list", h.listClients),
-		r("POST", "/clients", operators, true, "clients.create", h.createClient),
-		r("GET", "/clients/{id}", readers, false, "clients.get", h.getClient),
-		r("POST", "/clients/{id}/disable", operators, false, "clients.disable", h.disableClient),
-		r("GET", "/clients/{id}/limits", readers, false, "clients.limits.get", h.getClientLimits),
-		r("PUT", "/clients/{id}/limits", operators, false, "clients.limits.set", h.setClientLimits),
-		r("DELETE", "/clients/{id}/limits", operators, false, "clients.limits.clear", h.clearClientLimits),
-		r("GET", "/keys", readers, false, "keys.list", h.listKeys),
-		r("GET", "/keys/{kid}", readers, false, "keys.get", h.getKey),
-		r("POST", "/keys/{kid}/retire", operators, false, "keys.retire", h.retireKey),
-		r("POST", "/clients/{id}/keys", operators, true, "keys.add", h.addKey),
-		r("POST", "/clients/{id}/keys/rotate", operators, true, "keys.rotate", h.rotateKey),
-		r("GET", "/revocations", readers, false, "revocations.list", h.listRevocations),
-		r("POST", "/revocations", operators, false, "revocations.create", h.revoke),
-		r("GET", "/grants", readers, false, "grants.list", h.listGrants),
-		r("POST", "/grants", operators, true, "grants.create", h.createGrant),
-		r("GET", "/grants/{id}", readers, false, "grants.get", h.getGrant),
-		r("POST", "/grants/{id}/revoke", operators, false, "grants.revoke", h.revokeGrant),
-		r("GET", "/subscriptions", readers, false, "subscriptions.list", h.listSubscriptions),
-		r("GET", "/subscriptions/{id}", readers, false, "subscriptions.get", h.getSubscription),
-		r("DELETE", "/subscriptions/{id}", operators, false, "subscriptions.delete", h.deleteSubscription),
-		r("GET", "/subscriptions/{id}/deliveries", readers, false, "deliveries.list", h.listDeliveries),
-		r("GET", "/subscriptions/{id}/deliveries/{delivery_id}", readers, false, "deliveries.get", h.getDelivery),
-		r("POST", "/subscriptions/{id}/deliveries/{delivery_id}/redeliver", operators, true, "deliveries.redeliver", h.redeliver),
-		r("POST", "/subscriptions/{id}/recover", operators, true, "deliveries.recover", h.recoverDeliveries),
-		r("GET", "/audit-events", readers, false, "audit.search", h.searchAudit),
-		r("GET", "/audit-events/export", readers, false, "audit.export", h.exportAudit),
-		r("GET", "/audit/verify", readers, false, "audit.verify", h.verifyAudit),
+// handlers are the handlers of the operations, by name.
+func (h *Handler) handlers() map[string]web.HandlerFunc {
+	return map[string]web.HandlerFunc{
+		"Whoami":             h.whoami,
+		"ListBackends":       h.listBackends,
+		"ListEdges":          h.listEdges,
+		"FleetStatus":        h.fleetStatus,
+		"ListWorkspaces":     h.listWorkspaces,
+		"GetWorkspace":       h.getWorkspace,
+		"ListDestinations":   h.listDestinations,
+		"GrantDestination":   h.grantDestination,
+		"RevokeDestination":  h.revokeDestination,
+		"ListClients":        h.listClients,
+		"CreateClient":       h.createClient,
+		"GetClient":          h.getClient,
+		"DisableClient":      h.disableClient,
+		"ClientLimits":       h.getClientLimits,
+		"SetClientLimits":    h.setClientLimits,
+		"ClearClientLimits":  h.clearClientLimits,
+		"ListKeys":           h.listKeys,
+		"GetKey":             h.getKey,
+		"RetireKey":          h.retireKey,
+		"AddKey":             h.addKey,
+		"RotateKey":          h.rotateKey,
+		"ListRevocations":    h.listRevocations,
+		"RevokeCertificate":  h.revoke,
+		"ListGrants":         h.listGrants,
+		"CreateGrant":        h.createGrant,
+		"GetGrant":           h.getGrant,
+		"RevokeGrant":        h.revokeGrant,
+		"ListSubscriptions":  h.listSubscriptions,
+		"GetSubscription":    h.getSubscription,
+		"DeleteSubscription": h.deleteSubscription,
+		"ListDeliveries":     h.listDeliveries,
+		"GetDelivery":        h.getDelivery,
+		"Redeliver":          h.redeliver,
+		"RecoverDeliveries":  h.recoverDeliveries,
+		"SearchAudit":        h.searchAudit,
+		"ExportAudit":        h.exportAudit,
+		"VerifyAudit":        h.verifyAudit,
 	}
 }
 

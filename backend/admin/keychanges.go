@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
@@ -15,142 +16,59 @@ import (
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
-// IssuedKey is a key as the answer that makes it shows it, its secret
-// included: the only time it is shown (hdc keys add and rotate print it).
-type IssuedKey struct {
-	Kid      string `json:"kid"`
-	ClientID string `json:"client_id"`
-	Secret   string `json:"secret"`
-	Enc      string `json:"enc"`
-	// RequireFresh: the key's envelopes must name iat and jti.
-	RequireFresh bool `json:"require_fresh,omitempty"`
-	// JWK is the key as a JSON Web Key, which the JOSE libraries import
-	// as it is (the client-library table of docs/clients.md).
-	JWK clientkey.JWK `json:"jwk"`
-}
-
-// Issued is k as the answer that makes it shows it.
-func Issued(k clientkey.Key) IssuedKey {
-	return IssuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness(), JWK: k.JWK()}
-}
-
-// Key is the active key k shows, for a client's credentials file.
-func (k IssuedKey) Key() clientkey.Key {
-	return clientkey.Key{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.Enc, RequireFresh: k.RequireFresh, Status: clientkey.Active}
-}
-
-// AddKeyRequest is the body of POST /admin/v1/clients/{id}/keys: the new
-// key's kid and secret ("" for random ones), its content encryption (""
-// for A128CBC-HS256), and whether its envelopes must name iat and jti
-// (always so for A256GCM).
-type AddKeyRequest struct {
-	Kid          string `json:"kid,omitempty"`
-	Secret       string `json:"secret,omitempty"`
-	Enc          string `json:"enc,omitempty"`
-	RequireFresh bool   `json:"require_fresh,omitempty"`
-}
-
 // AddKey adds an active key for client and returns it, its secret shown
 // this once.
-func (s *Service) AddKey(ctx context.Context, client string, r AddKeyRequest) (IssuedKey, error) {
+func (s *Service) AddKey(ctx context.Context, client string, r adminapi.AddKeyRequest) (adminapi.IssuedKey, error) {
 	by, err := audit.PersonFrom(ctx)
 	if err != nil {
-		return IssuedKey{}, err
+		return adminapi.IssuedKey{}, err
 	}
 	k, err := s.keys.Add(ctx, keyadmin.AddRequest{By: by, Client: client, Kid: r.Kid, Secret: r.Secret, Enc: r.Enc, RequireFresh: r.RequireFresh})
 	if err != nil {
-		return IssuedKey{}, KeyProblem(err, client, k.Kid)
+		return adminapi.IssuedKey{}, KeyProblem(err, client, k.Kid)
 	}
-	return Issued(k), nil
-}
-
-// RotateKeyRequest is the body of POST /admin/v1/clients/{id}/keys/rotate
-// (keyadmin.RotateRequest): the new key's enc and freshness (absent to
-// keep the replaced key's), whether it may be weaker than the key it
-// replaces, and whether to say what the rotation would do and change
-// nothing.
-type RotateKeyRequest struct {
-	Enc          string `json:"enc,omitempty"`
-	RequireFresh *bool  `json:"require_fresh,omitempty"`
-	AllowWeaker  bool   `json:"allow_weaker,omitempty"`
-	DryRun       bool   `json:"dry_run,omitempty"`
-}
-
-// KeyKind is the kind of a key: its content encryption, and whether its
-// envelopes must name iat and jti.
-type KeyKind struct {
-	Enc          string `json:"enc"`
-	RequireFresh bool   `json:"require_fresh"`
-}
-
-// Rotation is what a rotation did, or in a dry run would do.
-type Rotation struct {
-	DryRun   bool   `json:"dry_run,omitempty"`
-	ClientID string `json:"client_id"`
-	// Key is the new active key, its secret shown this once; absent in
-	// a dry run.
-	Key *IssuedKey `json:"key,omitempty"`
-	// NewKey is the new key's kind.
-	NewKey KeyKind `json:"new_key"`
-	// Retiring are the kids the rotation moved to retiring, still
-	// accepted until retired.
-	Retiring []string `json:"retiring"`
-	// Weakened is what the new key gives up against the key it replaces
-	// (enc, freshness), which allow_weaker allowed.
-	Weakened []string `json:"weakened,omitempty"`
+	return adminapi.Issued(k), nil
 }
 
 // RotateKey gives client a new active key and moves its active keys to
 // retiring, or says what that would do (r.DryRun).
-func (s *Service) RotateKey(ctx context.Context, client string, r RotateKeyRequest) (Rotation, error) {
+func (s *Service) RotateKey(ctx context.Context, client string, r adminapi.RotateKeyRequest) (adminapi.Rotation, error) {
 	by, err := audit.PersonFrom(ctx)
 	if err != nil {
-		return Rotation{}, err
+		return adminapi.Rotation{}, err
 	}
 	rot, err := s.keys.Rotate(ctx, keyadmin.RotateRequest{By: by, Client: client, Enc: r.Enc, RequireFresh: r.RequireFresh,
 		AllowWeaker: r.AllowWeaker, DryRun: r.DryRun})
 	if err != nil {
-		return Rotation{}, KeyProblem(err, client, "")
+		return adminapi.Rotation{}, KeyProblem(err, client, "")
 	}
-	out := Rotation{DryRun: rot.DryRun, ClientID: rot.Key.ClientID, NewKey: KeyKind{rot.Key.ContentEncryption(), rot.Key.NeedsFreshness()},
+	return rotationOut(rot), nil
+}
+
+// rotationOut is rot as the API shows it: the new key with its secret,
+// unless a dry run.
+func rotationOut(rot keyadmin.Rotation) adminapi.Rotation {
+	out := adminapi.Rotation{DryRun: rot.DryRun, ClientID: rot.Key.ClientID,
+		NewKey:   adminapi.KeyKind{Enc: rot.Key.ContentEncryption(), RequireFresh: rot.Key.NeedsFreshness()},
 		Retiring: append([]string{}, rot.Retiring...), Weakened: rot.Lost}
 	if !rot.DryRun {
-		issued := Issued(rot.Key)
+		issued := adminapi.Issued(rot.Key)
 		out.Key = &issued
 	}
-	return out, nil
-}
-
-// RetireKeyRequest is the body of POST /admin/v1/keys/{kid}/retire:
-// whether to retire a client's last active key (or its last key), which
-// is refused otherwise, and whether to say what the retirement would do
-// and change nothing.
-type RetireKeyRequest struct {
-	Force  bool `json:"force,omitempty"`
-	DryRun bool `json:"dry_run,omitempty"`
-}
-
-// Retirement is what a retirement did, or in a dry run would do.
-type Retirement struct {
-	DryRun bool `json:"dry_run,omitempty"`
-	// Key is the key as retired.
-	Key clientkey.Listed `json:"key"`
-	// Changed: the key was not retired already. Retiring a retired key
-	// changes nothing and answers as the first retirement did.
-	Changed bool `json:"changed"`
+	return out
 }
 
 // RetireKey retires the key kid: its requests are refused from then on.
-func (s *Service) RetireKey(ctx context.Context, kid string, r RetireKeyRequest) (Retirement, error) {
+func (s *Service) RetireKey(ctx context.Context, kid string, r adminapi.RetireKeyRequest) (adminapi.Retirement, error) {
 	by, err := audit.PersonFrom(ctx)
 	if err != nil {
-		return Retirement{}, err
+		return adminapi.Retirement{}, err
 	}
 	ret, err := s.keys.Retire(ctx, keyadmin.RetireRequest{By: by, Kid: kid, Force: r.Force, DryRun: r.DryRun})
 	if err != nil {
-		return Retirement{}, KeyProblem(err, "", kid)
+		return adminapi.Retirement{}, KeyProblem(err, "", kid)
 	}
-	return Retirement{DryRun: ret.DryRun, Key: ret.Key, Changed: ret.Changed}, nil
+	return adminapi.Retirement{DryRun: ret.DryRun, Key: ret.Key, Changed: ret.Changed}, nil
 }
 
 // KeyProblem returns the problem that answers a refusal of the key
@@ -180,11 +98,11 @@ func KeyProblem(err error, client, kid string) error {
 }
 
 func (h *Handler) addKey(w http.ResponseWriter, r *http.Request) error {
-	return keyChange(w, r, r.PathValue("id"), contract.ValidID, h.svc.AddKey, func(IssuedKey) int { return http.StatusCreated })
+	return keyChange(w, r, r.PathValue("id"), contract.ValidID, h.svc.AddKey, func(adminapi.IssuedKey) int { return http.StatusCreated })
 }
 
 func (h *Handler) rotateKey(w http.ResponseWriter, r *http.Request) error {
-	return keyChange(w, r, r.PathValue("id"), contract.ValidID, h.svc.RotateKey, func(rot Rotation) int {
+	return keyChange(w, r, r.PathValue("id"), contract.ValidID, h.svc.RotateKey, func(rot adminapi.Rotation) int {
 		if rot.DryRun {
 			return http.StatusOK
 		}
@@ -193,7 +111,7 @@ func (h *Handler) rotateKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) retireKey(w http.ResponseWriter, r *http.Request) error {
-	return keyChange(w, r, r.PathValue("kid"), clientkey.ValidKid, h.svc.RetireKey, func(Retirement) int { return http.StatusOK })
+	return keyChange(w, r, r.PathValue("kid"), clientkey.ValidKid, h.svc.RetireKey, func(adminapi.Retirement) int { return http.StatusOK })
 }
 
 // keyChange answers a change of keys: the id of the path (not found

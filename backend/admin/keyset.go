@@ -1,15 +1,21 @@
 package admin
 
 import (
-	"strconv"
+	"time"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/store"
-	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // The lists the store pages in creation order (clients, sharing grants,
 // subscriptions) share a cursor: the position of the last item of the page
 // before, its creation time and id (clientCursor's JSON).
+
+// clientCursor is the position a page of such a list ends at.
+type clientCursor struct {
+	CreatedAt time.Time `json:"t"`
+	ID        string    `json:"id"`
+}
 
 // afterCursor reads the position a cursor names; the empty cursor is the
 // first page's, the zero position.
@@ -23,8 +29,8 @@ func afterCursor(cursor string) (store.Cursor, error) {
 
 // keysetPage returns items, a page of at most limit in creation order, with
 // the cursor of the next page when it is full.
-func keysetPage[T any](items []T, limit int, pos func(T) store.Cursor) Page[T] {
-	p := Page[T]{Items: items}
+func keysetPage[T any](items []T, limit int, pos func(T) store.Cursor) adminapi.Page[T] {
+	p := adminapi.Page[T]{Items: items}
 	if limit > 0 && len(items) == limit {
 		last := pos(items[len(items)-1])
 		p.Next = encodeCursor(clientCursor{CreatedAt: last.CreatedAt, ID: last.ID})
@@ -34,17 +40,5 @@ func keysetPage[T any](items []T, limit int, pos func(T) store.Cursor) Page[T] {
 
 // sizeOf is a page size, the default when none.
 func sizeOf(limit int) int {
-	return PageQuery{Limit: limit}.size()
+	return adminapi.PageQuery{Limit: limit}.Size()
 }
-
-// checkLimit refuses a page size a caller of the service (the command
-// line's direct mode) gives out of bounds: 0 is the default.
-func checkLimit(limit int) error {
-	if limit < 0 || limit > MaxLimit {
-		return errLimit
-	}
-	return nil
-}
-
-// errLimit answers a page size out of bounds.
-var errLimit = problem.New(400, problem.CodeInvalidRequest, "limit must be a whole number from 1 to "+strconv.Itoa(MaxLimit))

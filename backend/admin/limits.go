@@ -2,11 +2,7 @@ package admin
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -63,26 +59,4 @@ func (h *Handler) setClientLimits(w http.ResponseWriter, r *http.Request) error 
 
 func (h *Handler) clearClientLimits(w http.ResponseWriter, r *http.Request) error {
 	return byID(w, r, h.svc.ClearClientLimits)
-}
-
-// ParseRate reads a rate as hdc clients limits set takes one,
-// CLASS=PER_SECOND:BURST (writes=100:20), or CLASS=none for no limit, and
-// checks it as SetClientLimits does.
-func ParseRate(s string) (contract.RouteClass, contract.Rate, error) {
-	class, value, ok := strings.Cut(s, "=")
-	if !ok {
-		return "", contract.Rate{}, errors.New("a rate is CLASS=PER_SECOND:BURST (writes=100:20) or CLASS=none")
-	}
-	var r contract.Rate
-	if value != "none" {
-		perSecond, burst, ok := strings.Cut(value, ":")
-		var errs [2]error
-		r.PerSecond, errs[0] = strconv.ParseFloat(perSecond, 64)
-		r.Burst, errs[1] = strconv.Atoi(burst)
-		if !ok || errs[0] != nil || errs[1] != nil {
-			return "", contract.Rate{}, fmt.Errorf("rate %q: want PER_SECOND:BURST, such as 100:20", value)
-		}
-	}
-	l := contract.Limits{Rates: map[contract.RouteClass]contract.Rate{contract.RouteClass(class): r}}
-	return contract.RouteClass(class), r, l.Check()
 }

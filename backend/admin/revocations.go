@@ -6,25 +6,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/internal/web"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
-
-// Revocation is a certificate on the deny-list, as the API shows it and
-// as an operator asks for it (Serial, and optionally the Name and Role the
-// list then shows).
-type Revocation struct {
-	Serial    string    `json:"serial"`
-	Name      string    `json:"name,omitempty"`
-	Role      string    `json:"role,omitempty"`
-	RevokedAt time.Time `json:"revoked_at,omitzero"`
-	RevokedBy string    `json:"revoked_by,omitempty"`
-}
 
 // Serial returns a certificate serial number as the deny-list and the
 // audit trail hold it, lower-case hex without leading zeros, from the
@@ -47,59 +36,56 @@ func Serial(s string) (string, bool) {
 // DenyListTTL every backend refuses it on both listeners, whatever its
 // role. A person may not revoke the certificate they call with (they would
 // lock themselves out mid-request; another operator can).
-func (s *Service) RevokeCertificate(ctx context.Context, r Revocation) (Revocation, error) {
+func (s *Service) RevokeCertificate(ctx context.Context, r adminapi.Revocation) (adminapi.Revocation, error) {
 	by, err := audit.PersonFrom(ctx)
 	if err != nil {
-		return Revocation{}, err
+		return adminapi.Revocation{}, err
 	}
 	serial, ok := Serial(r.Serial)
 	if !ok {
-		return Revocation{}, problem.New(400, problem.CodeInvalidRequest, "serial must be a certificate's serial number in hex (as openssl x509 -serial prints it)")
+		return adminapi.Revocation{}, problem.New(400, problem.CodeInvalidRequest, "serial must be a certificate's serial number in hex (as openssl x509 -serial prints it)")
 	}
 	if r.Name != "" && !contract.ValidPersonName(r.Name) || r.Role != "" && !slices.Contains(contract.Roles, contract.Role(r.Role)) {
-		return Revocation{}, problem.New(400, problem.CodeInvalidRequest, "name must be a certificate's name (letters, digits, '@', '.', '-', '_', '+') and role one of the hop's roles")
+		return adminapi.Revocation{}, problem.New(400, problem.CodeInvalidRequest, "name must be a certificate's name (letters, digits, '@', '.', '-', '_', '+') and role one of the hop's roles")
 	}
 	if serial == by.Serial {
-		return Revocation{}, problem.New(409, problem.CodeConflict, "this is the certificate of the request: another operator revokes it")
+		return adminapi.Revocation{}, problem.New(409, problem.CodeConflict, "this is the certificate of the request: another operator revokes it")
 	}
 	now := s.now()
 	c := store.RevokedCertificate{Serial: serial, Name: r.Name, Role: r.Role, RevokedAt: now, RevokedBy: by.Name}
 	e := audit.Event{At: now, Action: audit.CertificateRevoke, Outcome: audit.Success,
 		Entity: audit.Entity{Kind: audit.EntityCertificate, ID: serial}, Person: by}
 	if err := s.st.RevokeCertificate(ctx, c, e); err != nil {
-		return Revocation{}, err
+		return adminapi.Revocation{}, err
 	}
 	return s.revocation(ctx, serial)
 }
 
 // revocation returns the deny-list's entry of serial.
-func (s *Service) revocation(ctx context.Context, serial string) (Revocation, error) {
+func (s *Service) revocation(ctx context.Context, serial string) (adminapi.Revocation, error) {
 	list, err := s.st.RevokedCertificates(ctx)
 	if err != nil {
-		return Revocation{}, err
+		return adminapi.Revocation{}, err
 	}
 	i := slices.IndexFunc(list, func(c store.RevokedCertificate) bool { return c.Serial == serial })
 	if i < 0 {
-		return Revocation{}, store.ErrNotFound
+		return adminapi.Revocation{}, store.ErrNotFound
 	}
 	return revocationOut(list[i]), nil
 }
 
-func revocationOut(c store.RevokedCertificate) Revocation {
-	return Revocation{Serial: c.Serial, Name: c.Name, Role: c.Role, RevokedAt: c.RevokedAt, RevokedBy: c.RevokedBy}
+// revocationOut is c as the API shows it.
+func revocationOut(c store.RevokedCertificate) adminapi.Revocation {
+	return adminapi.Revocation{Serial: c.Serial, Name: c.Name, Role: c.Role, RevokedAt: c.RevokedAt, RevokedBy: c.RevokedBy}
 }
 
 // ListRevocations returns a page of the deny-list, in serial order.
-func (s *Service) ListRevocations(ctx context.Context, q PageQuery) (Page[Revocation], error) {
+func (s *Service) ListRevocations(ctx context.Context, q adminapi.PageQuery) (adminapi.Page[adminapi.Revocation], error) {
 	list, err := s.st.RevokedCertificates(ctx)
 	if err != nil {
-		return Page[Revocation]{}, err
+		return adminapi.Page[adminapi.Revocation]{}, err
 	}
-	out := make([]Revocation, 0, len(list))
-	for _, c := range list {
-		out = append(out, revocationOut(c))
-	}
-	return pageOf(out, func(r Revocation) string { return r.Serial }, q)
+	return pageOf(mapped(list, revocationOut), func(r adminapi.Revocation) string { return r.Serial }, q)
 }
 
 func (h *Handler) listRevocations(w http.ResponseWriter, r *http.Request) error {
@@ -107,7 +93,7 @@ func (h *Handler) listRevocations(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) error {
-	var body Revocation
+	var body adminapi.Revocation
 	if p := web.DecodeRequest(w, r, &body); p != nil {
 		return p
 	}

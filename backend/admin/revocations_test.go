@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 )
@@ -41,7 +42,7 @@ func TestRevocation(t *testing.T) {
 	if r := a.do("operator", "POST", "/admin/v1/revocations", map[string]string{"serial": serialOf(t, a.hop, alice)}); r.status != 409 {
 		t.Fatalf("the operator revoked her own certificate: %d %s", r.status, r.body)
 	}
-	var rev Revocation
+	var rev adminapi.Revocation
 	a.do("operator", "POST", "/admin/v1/revocations", map[string]string{"serial": bobs, "name": bob, "role": "auditor"}).decode(t, 201, &rev)
 	if want, _ := Serial(bobs); rev.Serial != want || rev.RevokedBy != alice || rev.Name != bob {
 		t.Fatalf("the revocation: %+v", rev)
@@ -49,7 +50,7 @@ func TestRevocation(t *testing.T) {
 	if r := a.do("auditor", "GET", "/admin/v1/whoami", nil); r.status != 403 || r.problemCode() != "forbidden" {
 		t.Fatalf("the revoked certificate: %d %s", r.status, r.body)
 	}
-	var list Page[Revocation]
+	var list adminapi.Page[adminapi.Revocation]
 	a.do("operator", "GET", "/admin/v1/revocations", nil).decode(t, 200, &list)
 	if len(list.Items) != 1 || list.Items[0].Serial != rev.Serial {
 		t.Fatalf("the deny-list: %+v", list)

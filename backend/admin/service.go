@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/fleet"
@@ -30,10 +31,11 @@ type Store interface {
 	store.WebhookDestinations
 }
 
-// Service is the operator's and the auditor's side of the gateway: each
-// method is a route of the Admin API and a command of hdc, and takes the
-// person it acts for from ctx (audit.PersonFrom). The rules and the audit
-// records are those of the services it calls.
+// Service is the operator's and the auditor's side of the gateway: it
+// implements adminapi.API, each method a route of the Admin API and a
+// command of hdc, and takes the person it acts for from ctx
+// (audit.PersonFrom). The rules and the audit records are those of the
+// services it calls; it maps their answers to the API's wire types.
 type Service struct {
 	st       Store
 	identity *identity.Service
@@ -45,6 +47,8 @@ type Service struct {
 	grants   *webhook.Grants // nil: no copy to tell of a change (direct mode)
 	now      func() time.Time
 }
+
+var _ adminapi.API = (*Service)(nil)
 
 // New returns the service over st and the services that own the rules.
 func New(st Store, ids *identity.Service, keys *keyadmin.Service, opts ...Option) *Service {
@@ -62,19 +66,12 @@ func WithGrants(g *webhook.Grants) Option { return func(s *Service) { s.grants =
 
 // Whoami returns the person ctx acts for: who the API takes its caller
 // for.
-func (s *Service) Whoami(ctx context.Context) (Person, error) {
+func (s *Service) Whoami(ctx context.Context) (adminapi.Person, error) {
 	p, err := audit.PersonFrom(ctx)
 	return personOut(p), err
 }
 
-// Person is a person as the API shows one.
-type Person struct {
-	Name   string `json:"name"`
-	Role   string `json:"role"`
-	Serial string `json:"serial,omitempty"`
-	Direct bool   `json:"direct,omitempty"`
-}
-
-func personOut(p audit.Person) Person {
-	return Person{Name: p.Name, Role: string(p.Role), Serial: p.Serial, Direct: p.Direct}
+// personOut is p as the API shows a person.
+func personOut(p audit.Person) adminapi.Person {
+	return adminapi.Person{Name: p.Name, Role: string(p.Role), Serial: p.Serial, Direct: p.Direct}
 }

@@ -3,98 +3,49 @@ package admin
 import (
 	"context"
 	"net/http"
-	"net/url"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
-	"github.com/health-data-connect/hdc/internal/contract"
-	"github.com/health-data-connect/hdc/internal/problem"
 )
 
-// Subscription is a webhook subscription of a workspace as the Admin API
-// shows it: as the workspace's own list does (webhook.Summary), and its
-// workspace. Its signing key is never shown, only whether it has one.
-type Subscription struct {
-	WorkspaceID string `json:"workspace_id"`
-	webhook.Summary
-}
-
-// subscriptionOut is sub as the API shows it.
-func subscriptionOut(sub store.Subscription) Subscription {
-	return Subscription{WorkspaceID: sub.WorkspaceID, Summary: webhook.SummaryOf(sub)}
-}
-
-// SubscriptionQuery selects webhook subscriptions: of a workspace, of a
-// status, a page at a time in creation order.
-type SubscriptionQuery struct {
-	Workspace string
-	Status    store.SubscriptionStatus
-	Cursor    string
-	Limit     int
-}
-
-// ParseSubscriptionQuery reads a SubscriptionQuery from the query of GET
-// /admin/v1/subscriptions: workspace, status (active, disabled), cursor,
-// limit.
-func ParseSubscriptionQuery(q url.Values) (SubscriptionQuery, error) {
-	v, err := query(q, "workspace", "status", "cursor", "limit")
-	if err != nil {
-		return SubscriptionQuery{}, err
-	}
-	sq := SubscriptionQuery{Workspace: v["workspace"], Status: store.SubscriptionStatus(v["status"]), Cursor: v["cursor"]}
-	if err := sq.check(); err != nil {
-		return sq, err
-	}
-	sq.Limit, err = limitOf(v["limit"])
-	return sq, err
-}
-
-// check refuses a query the list does not take, from the API or the
-// command line alike.
-func (q SubscriptionQuery) check() error {
-	switch {
-	case q.Workspace != "" && !contract.ValidID(q.Workspace):
-		return problem.New(400, problem.CodeInvalidRequest, "workspace is not a workspace id")
-	case q.Status != "" && q.Status != store.SubscriptionActive && q.Status != store.SubscriptionDisabled:
-		return problem.New(400, problem.CodeInvalidRequest, "status must be active or disabled")
-	}
-	return checkLimit(q.Limit)
-}
-
-// Values returns q as query parameters, ParseSubscriptionQuery's inverse.
-func (q SubscriptionQuery) Values() url.Values {
-	return values("workspace", q.Workspace, "status", string(q.Status), "cursor", q.Cursor, "limit", limitValue(q.Limit))
+// subscriptionOut is sub as the API shows it: as the workspace's own list
+// does (webhook.SummaryOf), and its workspace.
+func subscriptionOut(sub store.Subscription) adminapi.Subscription {
+	s := webhook.SummaryOf(sub)
+	return adminapi.Subscription{WorkspaceID: sub.WorkspaceID, ID: s.ID, Endpoint: s.Endpoint, Protocol: s.Protocol,
+		EventNames: s.EventNames, Status: s.Status, HasSigningKey: s.HasSigningKey, DeliveryFormat: s.DeliveryFormat,
+		CreatedAt: s.CreatedAt, LastDeliveryAt: s.LastDeliveryAt, LastDeliveryOutcome: s.LastDeliveryOutcome, DisabledReason: s.DisabledReason}
 }
 
 // ListSubscriptions returns a page of the webhook subscriptions q selects,
 // of every workspace unless q names one.
-func (s *Service) ListSubscriptions(ctx context.Context, q SubscriptionQuery) (Page[Subscription], error) {
-	if err := q.check(); err != nil {
-		return Page[Subscription]{}, err
+func (s *Service) ListSubscriptions(ctx context.Context, q adminapi.SubscriptionQuery) (adminapi.Page[adminapi.Subscription], error) {
+	if err := q.Check(); err != nil {
+		return adminapi.Page[adminapi.Subscription]{}, err
 	}
 	after, err := afterCursor(q.Cursor)
 	if err != nil {
-		return Page[Subscription]{}, err
+		return adminapi.Page[adminapi.Subscription]{}, err
 	}
 	limit := sizeOf(q.Limit)
-	list, err := s.st.ListSubscriptions(ctx, store.SubscriptionFilter{WorkspaceID: q.Workspace, Status: q.Status, After: after, Limit: limit})
+	list, err := s.st.ListSubscriptions(ctx, store.SubscriptionFilter{WorkspaceID: q.Workspace, Status: store.SubscriptionStatus(q.Status),
+		After: after, Limit: limit})
 	if err != nil {
-		return Page[Subscription]{}, err
+		return adminapi.Page[adminapi.Subscription]{}, err
 	}
-	out := make([]Subscription, 0, len(list))
-	for _, sub := range list {
-		out = append(out, subscriptionOut(sub))
-	}
-	return keysetPage(out, limit, func(s Subscription) store.Cursor { return store.Cursor{CreatedAt: s.CreatedAt, ID: s.ID} }), nil
+	return keysetPage(mapped(list, subscriptionOut), limit, func(s adminapi.Subscription) store.Cursor {
+		return store.Cursor{CreatedAt: s.CreatedAt, ID: s.ID}
+	}), nil
 }
 
 // GetSubscription returns the webhook subscription id, of whatever
 // workspace.
-func (s *Service) GetSubscription(ctx context.Context, id string) (Subscription, error) {
+func (s *Service) GetSubscription(ctx context.Context, id string) (adminapi.Subscription, error) {
 	sub, err := s.st.GetSubscription(ctx, "", id)
 	if err != nil {
-		return Subscription{}, err
+		return adminapi.Subscription{}, err
 	}
 	return subscriptionOut(sub), nil
 }
@@ -102,20 +53,20 @@ func (s *Service) GetSubscription(ctx context.Context, id string) (Subscription,
 // DeleteSubscription deletes the webhook subscription id, of whatever
 // workspace, with its deliveries, and returns it as it was; the audit
 // record names the person.
-func (s *Service) DeleteSubscription(ctx context.Context, id string) (Subscription, error) {
+func (s *Service) DeleteSubscription(ctx context.Context, id string) (adminapi.Subscription, error) {
 	by, err := audit.PersonFrom(ctx)
 	if err != nil {
-		return Subscription{}, err
+		return adminapi.Subscription{}, err
 	}
 	sub, err := s.webhooks.DeleteBy(ctx, by, id)
 	if err != nil {
-		return Subscription{}, err
+		return adminapi.Subscription{}, err
 	}
 	return subscriptionOut(sub), nil
 }
 
 func (h *Handler) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
-	return listedBy(w, r, ParseSubscriptionQuery, h.svc.ListSubscriptions)
+	return listedBy(w, r, adminapi.ParseSubscriptionQuery, h.svc.ListSubscriptions)
 }
 
 func (h *Handler) getSubscription(w http.ResponseWriter, r *http.Request) error {

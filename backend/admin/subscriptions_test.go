@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -61,7 +62,7 @@ func TestSubscriptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var p Page[Subscription]
+			var p adminapi.Page[adminapi.Subscription]
 			r := a.do("auditor", "GET", "/admin/v1/subscriptions"+tt.query, nil)
 			r.decode(t, 200, &p)
 			var got []string
@@ -73,14 +74,14 @@ func TestSubscriptions(t *testing.T) {
 			}
 		})
 	}
-	var first, rest Page[Subscription]
+	var first, rest adminapi.Page[adminapi.Subscription]
 	a.do("auditor", "GET", "/admin/v1/subscriptions?limit=2", nil).decode(t, 200, &first)
 	a.do("auditor", "GET", "/admin/v1/subscriptions?limit=2&cursor="+first.Next, nil).decode(t, 200, &rest)
 	if len(rest.Items) != 1 || rest.Items[0].ID != ids[2] || rest.Next != "" {
 		t.Fatalf("the page after the first: %+v", rest)
 	}
 
-	var sub Subscription
+	var sub adminapi.Subscription
 	r := a.do("auditor", "GET", "/admin/v1/subscriptions/"+ids[1], nil)
 	r.decode(t, 200, &sub)
 	if sub.WorkspaceID != "w2" || !sub.HasSigningKey || sub.Status != "active" || strings.Contains(string(r.body), signingKey) {

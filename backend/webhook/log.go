@@ -2,8 +2,6 @@ package webhook
 
 import (
 	"context"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
@@ -61,30 +59,4 @@ func (l *Log) Recover(ctx context.Context, workspaceID, subscriptionID string, s
 	e = SubscriptionEvent(e, audit.DeliveryRecover, subscriptionID, l.now())
 	n, err := l.store.RecoverDeliveries(ctx, workspaceID, subscriptionID, since, e)
 	return Recovered{Recovered: n}, err
-}
-
-// DeliveryQueryValues is f as the delivery log's query parameters,
-// ParseDeliveryQuery's inverse (its workspace and subscription left
-// out).
-func DeliveryQueryValues(f store.DeliveryFilter) url.Values {
-	q := url.Values{}
-	set := func(name, v string) {
-		if v != "" {
-			q.Set(name, v)
-		}
-	}
-	if f.Before != (store.Cursor{}) {
-		set("cursor", DeliveryCursor(f.Before))
-	}
-	if f.Limit != 0 {
-		set("limit", strconv.Itoa(f.Limit))
-	}
-	set("status", string(f.Status))
-	set("event_type", f.EventType)
-	for name, t := range map[string]time.Time{"since": f.Since, "until": f.Until} {
-		if !t.IsZero() {
-			set(name, t.UTC().Format(time.RFC3339Nano))
-		}
-	}
-	return q
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
@@ -26,17 +26,17 @@ func TestAdminOpenAPIMatchesRoutes(t *testing.T) {
 	paths, _ := doc.Root["paths"].(map[string]any)
 	for p, item := range paths {
 		for method := range item.(map[string]any) {
-			listed[strings.ToUpper(method)+" "+admin.Prefix+p] = true
+			listed[strings.ToUpper(method)+" "+adminapi.Prefix+p] = true
 		}
 	}
-	for _, rt := range admin.Routes() {
+	for _, rt := range adminapi.Routes() {
 		key := rt.Method + " " + rt.Path
 		t.Run(key, func(t *testing.T) {
 			if !listed[key] {
 				t.Fatal("the route is not in the document")
 			}
 			delete(listed, key)
-			op := "/paths/" + hdctest.EscapePointer(strings.TrimPrefix(rt.Path, admin.Prefix)) + "/" + strings.ToLower(rt.Method)
+			op := "/paths/" + hdctest.EscapePointer(strings.TrimPrefix(rt.Path, adminapi.Prefix)) + "/" + strings.ToLower(rt.Method)
 			var roles []contract.Role
 			for _, r := range asSlice(doc.At(op + "/x-hdc-roles")) {
 				roles = append(roles, contract.Role(r.(string)))

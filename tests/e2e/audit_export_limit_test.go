@@ -6,18 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
-// adminGet reads path (under admin.Prefix, with its query) from the Admin
+// adminGet reads path (under adminapi.Prefix, with its query) from the Admin
 // API as person, and checks the answer against docs/admin-openapi.yaml.
 func adminGet(t *testing.T, person *hdctest.Stack, path string) hdctest.Answer {
 	t.Helper()
-	resp, err := person.HTTP.Get(person.Internal + admin.Prefix + path)
+	resp, err := person.HTTP.Get(person.Internal + adminapi.Prefix + path)
 	if err != nil {
 		t.Fatal(err)
 	}

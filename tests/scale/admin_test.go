@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
@@ -118,7 +119,7 @@ type adminAnswer struct {
 	err error
 }
 
-// adminCall sends method path (under admin.Prefix) to backend i as client,
+// adminCall sends method path (under adminapi.Prefix) to backend i as client,
 // with a JSON body when body is not nil, and checks every answer against
 // docs/admin-openapi.yaml.
 func (c *cluster) adminCall(t *testing.T, client *http.Client, i int, method, path string, body any) adminAnswer {
@@ -144,7 +145,7 @@ func (c *cluster) adminCall(t *testing.T, client *http.Client, i int, method, pa
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := hdctest.Answer{Method: method, Path: strings.TrimPrefix(req.URL.Path, admin.Prefix), Status: resp.StatusCode, Header: resp.Header, Body: b}
+	a := hdctest.Answer{Method: method, Path: strings.TrimPrefix(req.URL.Path, adminapi.Prefix), Status: resp.StatusCode, Header: resp.Header, Body: b}
 	doc, err := hdctest.AdminOpenAPI()
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +193,7 @@ func (c *cluster) roleMatrix(t *testing.T, i int) {
 		clients[who] = c.adminClient(t, who)
 	}
 	cells := 0
-	for _, rt := range admin.Routes() {
+	for _, rt := range adminapi.Routes() {
 		path := pathID.ReplaceAllString(rt.Path, "none")
 		for _, who := range adminCallers {
 			a := c.adminCall(t, clients[who], i, rt.Method, path, nil)
@@ -213,7 +214,7 @@ func (c *cluster) roleMatrix(t *testing.T, i int) {
 			}
 		}
 	}
-	t.Logf("the role matrix: %d routes × %d callers = %d cells on hdc-backend-%d", len(admin.Routes()), len(adminCallers), cells, i+1)
+	t.Logf("the role matrix: %d routes × %d callers = %d cells on hdc-backend-%d", len(adminapi.Routes()), len(adminCallers), cells, i+1)
 }
 
 // operatorCommands runs the operator commands that are not bootstrap as
@@ -223,7 +224,7 @@ func (c *cluster) roleMatrix(t *testing.T, i int) {
 // route.
 func (c *cluster) operatorCommands(t *testing.T) {
 	a1, a2, b := c.person(t, alice, 0), c.person(t, alice, 1), c.person(t, bob, 1)
-	var me admin.Person
+	var me adminapi.Person
 	a1.HDC(&me, "whoami")
 	if me.Name != alice || me.Role != "operator" || me.Serial == "" || me.Direct {
 		t.Fatalf("hdc whoami as alice: %+v", me)
@@ -309,15 +310,15 @@ func (c *cluster) sharingAndSubscriptions(t *testing.T, a1, a2, b *hdctest.Stack
 	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &sub) != nil || sub.ID == "" {
 		t.Fatalf("a subscription through edge 2: %s", r)
 	}
-	var one admin.Subscription
+	var one adminapi.Subscription
 	b.HDC(&one, "subscriptions", "get", "--subscription", sub.ID)
 	if one.ID != sub.ID || one.WorkspaceID != "admin-fleet" {
 		t.Fatalf("hdc subscriptions get as bob: %+v", one)
 	}
-	var subs []admin.Subscription
+	var subs []adminapi.Subscription
 	b.HDC(&subs, "subscriptions", "list", "--workspace", "admin-fleet")
 	// The encrypted requests before made subscriptions of their own.
-	if !slices.ContainsFunc(subs, func(s admin.Subscription) bool { return s.ID == sub.ID && s.WorkspaceID == "admin-fleet" }) {
+	if !slices.ContainsFunc(subs, func(s adminapi.Subscription) bool { return s.ID == sub.ID && s.WorkspaceID == "admin-fleet" }) {
 		t.Fatalf("hdc subscriptions list as bob lacks %s: %+v", sub.ID, subs)
 	}
 	if _, _, err := b.HDCRun("subscriptions", "delete", "--subscription", sub.ID); err == nil {
@@ -406,11 +407,11 @@ func (c *cluster) revocation(t *testing.T) {
 	}
 	asCarol := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: cfg}}
 	for i := range c.backends {
-		if a := c.adminCall(t, asCarol, i, "GET", admin.Prefix+"/whoami", nil); a.Status != http.StatusOK {
+		if a := c.adminCall(t, asCarol, i, "GET", adminapi.Prefix+"/whoami", nil); a.Status != http.StatusOK {
 			t.Fatalf("carol before her revocation, backend %d: %d %s", i+1, a.Status, a.Body)
 		}
 	}
-	var rev admin.Revocation
+	var rev adminapi.Revocation
 	c.person(t, alice, 0).HDC(&rev, "tls", "revoke", "--serial", certSerial(t, filepath.Join(hop, carol+".pem")), "--name", carol, "--role", "operator")
 	revoked := time.Now()
 	if rev.RevokedBy != alice {
@@ -418,11 +419,11 @@ func (c *cluster) revocation(t *testing.T) {
 	}
 	for i := range c.backends {
 		testkit.Eventually(t, admin.DenyListTTL+time.Second, fmt.Sprint("backend ", i+1, " to refuse carol"), func() bool {
-			return c.adminCall(t, asCarol, i, "GET", admin.Prefix+"/whoami", nil).Status == http.StatusForbidden
+			return c.adminCall(t, asCarol, i, "GET", adminapi.Prefix+"/whoami", nil).Status == http.StatusForbidden
 		})
 	}
 	t.Logf("carol's certificate refused by both backends %v after its revocation (bound %v)", time.Since(revoked), admin.DenyListTTL+time.Second)
-	var list []admin.Revocation
+	var list []adminapi.Revocation
 	c.person(t, bob, 1).HDC(&list, "tls", "revoked")
 	if len(list) != 1 || list[0].Serial != rev.Serial || list[0].RevokedBy != alice {
 		t.Fatalf("hdc tls revoked as bob: %+v", list)

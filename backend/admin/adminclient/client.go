@@ -1,7 +1,9 @@
-// Package adminclient is a client of the Admin API (package admin): the
-// same methods as admin.Service, each a request over the hop's TLS with a
-// person's certificate. hdc's remote mode calls it where its direct mode
-// calls the service, so that a command prints the same either way.
+// Package adminclient is a client of the Admin API: it implements
+// adminapi.API, each operation a request over the hop's TLS with a
+// person's certificate that the operation's route in the table
+// (adminapi.Routes) describes. hdc's remote mode and the console call it;
+// hdc's direct mode calls the service (admin.Service) in its place, so
+// that a command prints the same either way.
 package adminclient
 
 import (
@@ -20,7 +22,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
@@ -71,25 +74,88 @@ type idempotencyKey struct{}
 // caller that may ask for the same change twice (the console, a form sent
 // twice) has it made once: the second is answered as the first was. key
 // is the caller's own, 1 to 255 visible ASCII characters; the API keeps a
-// key's answer for admin.IdempotencyTTL, per person.
+// key's answer for a day, per person.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyKey{}, key)
 }
 
-// call sends method path (under admin.Prefix) with query q and body (JSON,
-// none when nil), a change under its Idempotency-Key when idempotent (the
-// caller's, WithIdempotencyKey, or a fresh one), and reads the answer into out (nil to ignore it). An answer that is a
-// problem is returned as a *problem.Problem.
-func (c *Client) call(ctx context.Context, method, path string, q url.Values, body, out any, idempotent bool) error {
+// call sends the operation op: the method and path of its route
+// (adminapi.Lookup), params in the path's wildcards, query q and body
+// (JSON, none when nil), a change under the Idempotency-Key its route
+// takes (the caller's, WithIdempotencyKey, or a fresh one); it reads the
+// answer into a new T. An answer that is a problem is returned as a
+// *problem.Problem.
+func call[T any](ctx context.Context, c *Client, op string, q url.Values, body any, params ...string) (T, error) {
+	var out T
+	req, err := c.build(op, q, body, params)
+	if err != nil {
+		return out, err
+	}
+	resp, err := c.do(ctx, req)
+	if err != nil {
+		return out, err
+	}
+	return out, read(resp, &out)
+}
+
+// stream sends the operation op with query q and copies its answer's body
+// to w as it comes.
+func (c *Client) stream(ctx context.Context, op string, q url.Values, w io.Writer) error {
+	req, err := c.build(op, q, nil, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(ctx, req)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 400 {
+		return read(resp, nil)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return fmt.Errorf("the Admin API at %s: the answer: %w", c.base.Host, err)
+	}
+	return nil
+}
+
+// request is what one operation sends, whatever the try.
+type request struct {
+	route   adminapi.Route
+	url     string
+	payload []byte // nil for no body
+}
+
+// build returns the request of the operation op.
+func (c *Client) build(op string, q url.Values, body any, params []string) (request, error) {
+	rt, ok := adminapi.Lookup(op)
+	if !ok {
+		return request{}, fmt.Errorf("adminclient: no operation %q", op)
+	}
+	path, err := rt.Expand(params...)
+	if err != nil {
+		return request{}, err
+	}
+	u := c.base.String() + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
 	var payload []byte
 	if body != nil {
-		var err error
 		if payload, err = json.Marshal(body); err != nil {
-			return err
+			return request{}, err
 		}
 	}
+	return request{route: rt, url: u, payload: payload}, nil
+}
+
+// do sends req, under an Idempotency-Key when its route takes one, and
+// returns the answer. A request whose connection is refused is sent again
+// for dialPatience (nothing reached the backend); one whose connection
+// failed otherwise, only under its key, up to attempts times.
+func (c *Client) do(ctx context.Context, req request) (*http.Response, error) {
 	key := ""
-	if idempotent {
+	if req.route.Idempotent {
 		if key, _ = ctx.Value(idempotencyKey{}).(string); key == "" {
 			key = uuid.NewString()
 		}
@@ -98,9 +164,8 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 	deadline := time.Now().Add(dialPatience)
 	for tries := 0; tries < attempts; {
 		var resp *http.Response
-		resp, err = c.send(ctx, method, path, q, payload, key)
-		if err == nil {
-			return read(resp, out)
+		if resp, err = c.send(ctx, req, key); err == nil {
+			return resp, nil
 		}
 		if ctx.Err() != nil {
 			break
@@ -117,7 +182,7 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 			break
 		}
 	}
-	return fmt.Errorf("the Admin API at %s: %w", c.base.Host, err)
+	return nil, fmt.Errorf("the Admin API at %s: %w", c.base.Host, err)
 }
 
 // While a backend refuses connections (it is starting, or restarting on
@@ -146,23 +211,20 @@ func notSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// send sends one request.
-func (c *Client) send(ctx context.Context, method, path string, q url.Values, payload []byte, key string) (*http.Response, error) {
-	u := *c.base
-	u.Path += admin.Prefix + path
-	u.RawQuery = q.Encode()
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(payload))
+// send sends req once, with key as its Idempotency-Key unless empty.
+func (c *Client) send(ctx context.Context, req request, key string) (*http.Response, error) {
+	r, err := http.NewRequestWithContext(ctx, req.route.Method, req.url, bytes.NewReader(req.payload))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json")
+	if req.payload != nil {
+		r.Header.Set("Content-Type", "application/json")
 	}
 	if key != "" {
-		req.Header.Set(admin.HeaderIdempotencyKey, key)
+		r.Header.Set(contract.HeaderIdempotencyKey, key)
 	}
-	return c.http.Do(req)
+	return c.http.Do(r)
 }
 
 // extended is an answer that some problems carry extension members of
@@ -194,25 +256,4 @@ func read(resp *http.Response, out any) error {
 		return nil
 	}
 	return json.Unmarshal(b, out)
-}
-
-// get reads path with query q into a new T.
-func get[T any](ctx context.Context, c *Client, path string, q url.Values) (T, error) {
-	var out T
-	err := c.call(ctx, http.MethodGet, path, q, nil, &out, false)
-	return out, err
-}
-
-// post sends body to path and reads the answer into a new T.
-func post[T any](ctx context.Context, c *Client, path string, body any, idempotent bool) (T, error) {
-	var out T
-	err := c.call(ctx, http.MethodPost, path, nil, body, &out, idempotent)
-	return out, err
-}
-
-// del deletes path and reads the answer into a new T.
-func del[T any](ctx context.Context, c *Client, path string) (T, error) {
-	var out T
-	err := c.call(ctx, http.MethodDelete, path, nil, nil, &out, false)
-	return out, err
 }

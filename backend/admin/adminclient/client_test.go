@@ -9,7 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // TestChangeSentAgainUnderItsKey: a change whose connection fails before
@@ -21,7 +22,7 @@ func TestChangeSentAgainUnderItsKey(t *testing.T) {
 	keys := map[string][]string{} // by path: the key of each request
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		keys[r.URL.Path] = append(keys[r.URL.Path], r.Header.Get(admin.HeaderIdempotencyKey))
+		keys[r.URL.Path] = append(keys[r.URL.Path], r.Header.Get(contract.HeaderIdempotencyKey))
 		first := len(keys[r.URL.Path]) == 1
 		mu.Unlock()
 		if first && r.Method == http.MethodPost { // the connection fails before any answer
@@ -46,11 +47,11 @@ func TestChangeSentAgainUnderItsKey(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	created := keys[admin.Prefix+"/clients"]
+	created := keys[adminapi.Prefix+"/clients"]
 	if len(created) != 2 || created[0] == "" || created[0] != created[1] {
 		t.Fatalf("the change's requests carried %q: want two under one key", created)
 	}
-	if got := keys[admin.Prefix+"/clients/c1"]; len(got) != 1 || got[0] != "" {
+	if got := keys[adminapi.Prefix+"/clients/c1"]; len(got) != 1 || got[0] != "" {
 		t.Fatalf("the read's requests carried %q: want one, without a key", got)
 	}
 }
@@ -79,7 +80,7 @@ func TestWaitsForABackendThatStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	type answer struct {
-		p   admin.Person
+		p   adminapi.Person
 		err error
 	}
 	done := make(chan answer, 1)
@@ -106,7 +107,7 @@ func TestCallersKey(t *testing.T) {
 	var keys []string
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		keys = append(keys, r.Method+" "+r.Header.Get(admin.HeaderIdempotencyKey))
+		keys = append(keys, r.Method+" "+r.Header.Get(contract.HeaderIdempotencyKey))
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"client_id":"c1","client_secret":"s","workspace_id":"w1"}`))

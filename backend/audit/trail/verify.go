@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
@@ -54,40 +53,11 @@ type Report struct {
 	Checkpoint *Checkpointed `json:"checkpoint,omitempty"`
 }
 
-// Err returns the first break of r as an error naming its trail, seq and
-// reason; nil when every trail verifies.
-func (r Report) Err() error {
-	for _, s := range r.Trails {
-		if s.Status == StatusBroken {
-			return fmt.Errorf("the audit trail of %s breaks at record %d: %s", trailName(s.Workspace), s.Seq, s.Reason)
-		}
-	}
-	return nil
-}
-
-// trailName names a workspace's trail for a person.
-func trailName(ws string) string {
-	if ws == "" {
-		return "the installation (workspace \"\")"
-	}
-	return "workspace " + strconv.Quote(ws)
-}
-
 // NoCheckpoint returns the problem Verify answers when the checkpoints'
 // bucket, where (without credentials), holds none yet: 409 no_checkpoint.
 func NoCheckpoint(where string) *problem.Problem {
 	return problem.New(http.StatusConflict, problem.CodeNoCheckpoint, fmt.Sprintf("no checkpoint in %s yet: the trails' chains were verified, "+
 		"not against a checkpoint; a deleted tail or a whole trail deleted shows once the backends have written the first", where))
-}
-
-// AsNoCheckpoint returns err's problem when it is NoCheckpoint's, however
-// it came (from Verify, or from the Admin API), else nil.
-func AsNoCheckpoint(err error) *problem.Problem {
-	var p *problem.Problem
-	if errors.As(err, &p) && p.Code == problem.CodeNoCheckpoint {
-		return p
-	}
-	return nil
 }
 
 // Verify verifies every trail's chain: every record present, unaltered

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/sealed"
@@ -59,32 +59,31 @@ func (q *auditQuery) register(cmd *cobra.Command) {
 	q.workspaceWasChanged = func() bool { return cmd.Flags().Changed("workspace") }
 }
 
-// query returns the trail's query of the flags, its Limit left 0.
-func (q *auditQuery) query() (trail.Query, error) {
+// query returns the API's query of the flags, its Limit left 0. The
+// times are checked here, to name their flag, and sent as given.
+func (q *auditQuery) query() (adminapi.AuditQuery, error) {
 	if q.limit < 0 {
-		return trail.Query{}, errors.New("--limit must not be negative")
+		return adminapi.AuditQuery{}, errors.New("--limit must not be negative")
 	}
-	since, err := trail.ParseTime(q.since, false)
-	if err != nil {
-		return trail.Query{}, fmt.Errorf("--since %q: %w", q.since, err)
+	if _, err := trail.ParseTime(q.since, false); err != nil {
+		return adminapi.AuditQuery{}, fmt.Errorf("--since %q: %w", q.since, err)
 	}
-	until, err := trail.ParseTime(q.until, true)
-	if err != nil {
-		return trail.Query{}, fmt.Errorf("--until %q: %w", q.until, err)
+	if _, err := trail.ParseTime(q.until, true); err != nil {
+		return adminapi.AuditQuery{}, fmt.Errorf("--until %q: %w", q.until, err)
 	}
-	return trail.Query{Workspace: q.workspace, Scoped: q.workspaceWasChanged(), Agent: q.agent, Entity: q.entity,
-		Action: audit.Action(q.action), Since: since, Until: until}, nil
+	return adminapi.AuditQuery{Workspace: q.workspace, Scoped: q.workspaceWasChanged(), Agent: q.agent, Entity: q.entity,
+		Action: q.action, Since: q.since, Until: q.until}, nil
 }
 
-// withTrail is withPlane for the audit commands, choosing the API alike:
+// withTrail is withAPI for the audit commands, choosing the API alike:
 // in direct mode the database must be there (they only read), and verify
 // holds the trails to cfg.
-func (f *storeFlags) withTrail(cmd *cobra.Command, cfg trail.Config, fn func(context.Context, plane) error) error {
+func (f *storeFlags) withTrail(cmd *cobra.Command, cfg trail.Config, fn func(context.Context, adminapi.API) error) error {
 	if err := f.chooseAdmin(); err != nil {
 		return err
 	}
 	if f.Admin.remoteMode() {
-		return f.withPlane(cmd, fn)
+		return f.withAPI(cmd, fn)
 	}
 	st, err := f.openAudit(cmd)
 	if err != nil {
@@ -129,7 +128,7 @@ and reads by their name.`,
 			if err != nil {
 				return err
 			}
-			return sf.withTrail(cmd, trail.Config{}, func(ctx context.Context, p plane) error {
+			return sf.withTrail(cmd, trail.Config{}, func(ctx context.Context, p adminapi.API) error {
 				w := bufio.NewWriter(cmd.OutOrStdout())
 				return errors.Join(listAudit(ctx, p, tq, q.limit, w), w.Flush())
 			})
@@ -141,10 +140,10 @@ and reads by their name.`,
 
 // listAudit writes the listing of each record q selects to w, a line
 // each, a page at a time, at most limit in all when positive.
-func listAudit(ctx context.Context, p plane, q trail.Query, limit int, w io.Writer) error {
+func listAudit(ctx context.Context, p adminapi.API, q adminapi.AuditQuery, limit int, w io.Writer) error {
 	left := limit
 	for {
-		q.Limit = trail.MaxLimit
+		q.Limit = adminapi.MaxLimit
 		if limit > 0 {
 			q.Limit = min(q.Limit, left)
 		}
@@ -180,11 +179,11 @@ is at most 1000, as the Admin API's; without it every record is exported.`,
 			if err != nil {
 				return err
 			}
-			if q.limit > trail.MaxLimit {
-				return fmt.Errorf("--limit must be at most %d (0: every record)", trail.MaxLimit)
+			if q.limit > adminapi.MaxLimit {
+				return fmt.Errorf("--limit must be at most %d (0: every record)", adminapi.MaxLimit)
 			}
 			tq.Limit = q.limit
-			return sf.withTrail(cmd, trail.Config{}, func(ctx context.Context, p plane) error {
+			return sf.withTrail(cmd, trail.Config{}, func(ctx context.Context, p adminapi.API) error {
 				return p.ExportAudit(ctx, tq, cmd.OutOrStdout())
 			})
 		},

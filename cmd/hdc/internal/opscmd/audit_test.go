@@ -19,10 +19,9 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/health-data-connect/hdc/backend"
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
-	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 )
 
@@ -291,13 +290,13 @@ func TestOperatorActionsAudited(t *testing.T) {
 		}
 		return out
 	}
-	a := decode[identity.Credentials](t, run("clients", "create", "--workspace", "acme"))
-	b := decode[identity.Credentials](t, run("clients", "create", "--workspace", "globex"))
-	g := decode[identity.Grant](t, run("sharing", "grant", "--workspace", "acme", "--client", b.ClientID))
+	a := decode[adminapi.Credentials](t, run("clients", "create", "--workspace", "acme"))
+	b := decode[adminapi.Credentials](t, run("clients", "create", "--workspace", "globex"))
+	g := decode[adminapi.IssuedGrant](t, run("sharing", "grant", "--workspace", "acme", "--client", b.ClientID))
 	run("sharing", "revoke", "--grant", g.GrantID)
 	run("clients", "disable", "--client", b.ClientID)
 	run("keys", "add", "--registry", reg, "--client", a.ClientID, "--kid", "acme-1")
-	k := decode[admin.IssuedKey](t, run("keys", "rotate", "--registry", reg, "--client", a.ClientID))
+	k := decode[adminapi.IssuedKey](t, run("keys", "rotate", "--registry", reg, "--client", a.ClientID))
 	run("keys", "retire", "--registry", reg, "--kid", "acme-1")
 	run("keys", "add", "--registry", reg, "--client", "not-in-the-database", "--kid", "stray-1")
 
@@ -334,7 +333,7 @@ func TestOperatorActionsFailUnaudited(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "keys.json")
-	a := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme")))
+	a := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme")))
 	db := auditDB(t, dir)
 	if _, err := db.Exec(`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_records BEGIN SELECT RAISE(ABORT, 'audit disk full'); END`); err != nil {
 		t.Fatal(err)

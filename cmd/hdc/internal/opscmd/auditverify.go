@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
@@ -59,7 +60,7 @@ checkpoint shows was not checked.`,
 				return fmt.Errorf("--retention (HDC_AUDIT_RETENTION): %q is neither seconds nor a duration such as 52560h", retention)
 			}
 			cfg := trail.Config{Checkpoints: cmp.Or(checkpoints, sf.LocalCheckpoints()), Retention: keep}
-			return sf.withTrail(cmd, cfg, func(ctx context.Context, p plane) error {
+			return sf.withTrail(cmd, cfg, func(ctx context.Context, p adminapi.API) error {
 				return verifyTrails(ctx, cmd, p, sf.Admin.remoteMode())
 			})
 		},
@@ -78,9 +79,9 @@ const ExitNoCheckpoint = 3
 // verifyTrails verifies the trails through p, prints each one's line and
 // fails naming the first break; with no checkpoint yet it fails with
 // ExitNoCheckpoint.
-func verifyTrails(ctx context.Context, cmd *cobra.Command, p plane, remote bool) error {
+func verifyTrails(ctx context.Context, cmd *cobra.Command, p adminapi.API, remote bool) error {
 	r, err := p.VerifyAudit(ctx)
-	none := trail.AsNoCheckpoint(err)
+	none := adminapi.AsNoCheckpoint(err)
 	if err != nil && none == nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func verifyTrails(ctx context.Context, cmd *cobra.Command, p plane, remote bool)
 
 // noteCheckpoint says on w which checkpoint the trails were verified
 // against, or that none was and what that cannot show.
-func noteCheckpoint(w io.Writer, c *trail.Checkpointed, remote bool) {
+func noteCheckpoint(w io.Writer, c *adminapi.Checkpoint, remote bool) {
 	const unseen = "the last records of a trail deleted with its head, or a whole trail deleted, do not show"
 	switch {
 	case c != nil:

@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 )
@@ -43,7 +41,7 @@ which hdc keys add --credentials-out completes with its key and hdc call
 --credentials reads (docs/clients.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				cred, err := p.CreateClient(ctx, workspace)
 				if err != nil {
 					return err
@@ -64,17 +62,17 @@ which hdc keys add --credentials-out completes with its key and hdc call
 }
 
 func newClientsListCmd(sf *storeFlags) *cobra.Command {
-	var q admin.ClientQuery
+	var q adminapi.ClientQuery
 	var status string
 	cmd := &cobra.Command{
 		Use:   "list [--workspace W] [--status active|disabled]",
 		Short: "List clients as JSON (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q.Status = store.ClientStatus(status)
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
-				clients, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[identity.Client], error) {
-					q.Cursor, q.Limit = cursor, admin.MaxLimit
+			q.Status = status
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
+				clients, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.Client], error) {
+					q.Cursor, q.Limit = cursor, adminapi.MaxLimit
 					return p.ListClients(ctx, q)
 				})
 				if err != nil {
@@ -99,7 +97,7 @@ tokens it already holds stay valid until they expire (at most the access token
 lifetime).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				c, err := p.DisableClient(ctx, client)
 				if err != nil {
 					return notFound(err, "client", client)

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend"
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 	"github.com/health-data-connect/hdc/internal/apiclient"
@@ -46,18 +46,18 @@ func TestClientsAndSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := decode[identity.Credentials](t, out)
+	a := decode[adminapi.Credentials](t, out)
 	if a.ClientID == "" || !strings.HasPrefix(a.ClientSecret, "hdc_cs_") || a.WorkspaceID != "acme" {
 		t.Fatalf("create printed %s", out)
 	}
 	out, _ = hdc(t, dir, "clients", "create", "--workspace", "globex")
-	b := decode[identity.Credentials](t, out)
+	b := decode[adminapi.Credentials](t, out)
 
 	out, err = hdc(t, dir, "clients", "list")
 	if err != nil || strings.Contains(out, a.ClientSecret) || strings.Contains(out, "argon2") {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
-	if list := decode[[]identity.Client](t, out); len(list) != 2 || list[0].ClientID != a.ClientID || list[0].Status != "active" {
+	if list := decode[[]adminapi.Client](t, out); len(list) != 2 || list[0].ClientID != a.ClientID || list[0].Status != "active" {
 		t.Fatalf("list = %s", out)
 	}
 	for _, f := range []struct {
@@ -70,7 +70,7 @@ func TestClientsAndSharing(t *testing.T) {
 	} {
 		out, err = hdc(t, dir, append([]string{"clients", "list"}, f.args...)...)
 		var got []string
-		for _, c := range decode[[]identity.Client](t, out) {
+		for _, c := range decode[[]adminapi.Client](t, out) {
 			got = append(got, c.ClientID)
 		}
 		if err != nil || !slices.Equal(got, f.want) {
@@ -82,7 +82,7 @@ func TestClientsAndSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := decode[identity.Grant](t, out)
+	g := decode[adminapi.IssuedGrant](t, out)
 	if g.GrantID == "" || !strings.HasPrefix(g.SharingKey, "hdc_sk_") || g.WorkspaceID != "globex" || g.ClientID != a.ClientID {
 		t.Fatalf("grant printed %s", out)
 	}
@@ -177,9 +177,9 @@ func TestCredentialsOut(t *testing.T) {
 	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	created := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme",
+	created := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme",
 		"--credentials-out", out, "--base-url", "https://api.example.org", "--edge-ca", ca)))
-	key := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", created.ClientID, "--enc", "A256GCM", "--credentials-out", out)))
+	key := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", created.ClientID, "--enc", "A256GCM", "--credentials-out", out)))
 	c, err := apiclient.ReadCredentials(out)
 	switch {
 	case err != nil:
@@ -193,11 +193,11 @@ func TestCredentialsOut(t *testing.T) {
 	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the file's mode: %v, %v", fi.Mode(), err)
 	}
-	rotated := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", created.ClientID, "--credentials-out", out)))
+	rotated := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", created.ClientID, "--credentials-out", out)))
 	if c, _ := apiclient.ReadCredentials(out); c.Kid != rotated.Kid || c.ClientSecret != created.ClientSecret {
 		t.Fatalf("after the rotation, the file holds %+v, want key %s and the secret kept", c, rotated.Kid)
 	}
-	other := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme")))
+	other := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme")))
 	if _, err := hdc(t, dir, "keys", "add", "--client", other.ClientID, "--credentials-out", out); err == nil || !strings.Contains(err.Error(), "not "+other.ClientID) {
 		t.Fatalf("another client's key into the file: %v", err)
 	}

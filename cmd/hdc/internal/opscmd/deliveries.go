@@ -3,12 +3,11 @@ package opscmd
 import (
 	"context"
 	"errors"
-	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
 
@@ -28,7 +27,7 @@ func (f *deliveryFlags) register(cmd *cobra.Command, one bool) {
 
 func newDeliveriesCmd(sf *storeFlags) *cobra.Command {
 	var f deliveryFlags
-	query := map[string]*string{}
+	var q adminapi.DeliveryQuery
 	cmd := &cobra.Command{
 		Use:   "deliveries --subscription S [--status …] [--event-type …] [--since T] [--until T] [--cursor C]",
 		Short: "Print a page of subscription S's delivery log as JSON, newest first",
@@ -38,18 +37,8 @@ given_up), attempts and last outcome, as the subscription's client reads it.
 The page's "next" is the --cursor of the page after it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := url.Values{}
-			for name, v := range query {
-				if *v != "" {
-					q.Set(name, *v)
-				}
-			}
-			filter, err := admin.ParseDeliveryQuery(q)
-			if err != nil {
-				return err
-			}
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
-				page, err := p.ListDeliveries(ctx, f.subscription, filter)
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
+				page, err := p.ListDeliveries(ctx, f.subscription, q)
 				if err != nil {
 					return notFound(err, "subscription", f.subscription)
 				}
@@ -58,20 +47,14 @@ The page's "next" is the --cursor of the page after it.`,
 		},
 	}
 	f.register(cmd, false)
-	for _, fl := range [][2]string{{"status", "only deliveries of this status"}, {"event_type", "only deliveries of this event"},
-		{"since", "only deliveries created at or after this RFC 3339 time"}, {"until", "only deliveries created before this RFC 3339 time"},
-		{"cursor", "the next of the page before"}, {"limit", "at most this many deliveries (1 to 250)"}} {
-		query[fl[0]] = cmd.Flags().String(cliName(fl[0]), "", fl[1])
-	}
+	fs := cmd.Flags()
+	fs.StringVar(&q.Status, "status", "", "only deliveries of this status")
+	fs.StringVar(&q.EventType, "event-type", "", "only deliveries of this event")
+	fs.StringVar(&q.Since, "since", "", "only deliveries created at or after this RFC 3339 time")
+	fs.StringVar(&q.Until, "until", "", "only deliveries created before this RFC 3339 time")
+	fs.StringVar(&q.Cursor, "cursor", "", "the next of the page before")
+	fs.IntVar(&q.Limit, "limit", 0, "at most this many deliveries (1 to 250; 0: 50)")
 	return cmd
-}
-
-// cliName is a query parameter's flag name: event_type is --event-type.
-func cliName(param string) string {
-	if param == "event_type" {
-		return "event-type"
-	}
-	return param
 }
 
 func newDeliveryCmd(sf *storeFlags) *cobra.Command {
@@ -81,7 +64,7 @@ func newDeliveryCmd(sf *storeFlags) *cobra.Command {
 		Short: "Print delivery D of subscription S with its attempts as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				d, err := p.GetDelivery(ctx, f.subscription, f.delivery)
 				if err != nil {
 					return notFound(err, "delivery", f.delivery)
@@ -104,7 +87,7 @@ receiver deduplicates it. The workspace's audit trail records the
 redelivery under your name.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				d, err := p.Redeliver(ctx, f.subscription, f.delivery)
 				if err != nil {
 					return notFound(err, "delivery", f.delivery)
@@ -132,7 +115,7 @@ workspace's audit trail records the recovery under your name.`,
 			if err != nil {
 				return errors.New("--since must be an RFC 3339 time, such as 2026-11-28T23:00:00Z")
 			}
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				n, err := p.RecoverDeliveries(ctx, f.subscription, t)
 				if err != nil {
 					return notFound(err, "subscription", f.subscription)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
@@ -37,8 +37,8 @@ func newDestinationsListCmd(sf *storeFlags) *cobra.Command {
 		Short: "List the destinations granted to workspace W as JSON, in force or revoked, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printEvery(cmd, sf, func(ctx context.Context, p plane, cursor string) (admin.Page[admin.Destination], error) {
-				page, err := p.ListDestinations(ctx, workspace, admin.PageQuery{Cursor: cursor, Limit: admin.MaxLimit})
+			return printEvery(cmd, sf, func(ctx context.Context, p adminapi.API, cursor string) (adminapi.Page[adminapi.Destination], error) {
+				page, err := p.ListDestinations(ctx, workspace, adminapi.PageQuery{Cursor: cursor, Limit: adminapi.MaxLimit})
 				return page, notFound(err, "workspace", workspace)
 			})
 		},
@@ -62,12 +62,12 @@ func newDestinationsGrantCmd(sf *storeFlags) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--destination: %w", err)
 			}
-			r := admin.DestinationRequest{Prefix: d.Prefix.String()}
+			r := adminapi.DestinationRequest{Prefix: d.Prefix.String()}
 			if d.Port != 0 {
 				port := int(d.Port)
 				r.Port = &port
 			}
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				g, err := p.GrantDestination(ctx, workspace, r)
 				if err != nil {
 					return notFound(err, "workspace", workspace)
@@ -90,7 +90,7 @@ func newDestinationsRevokeCmd(sf *storeFlags) *cobra.Command {
 		Short: "Revoke grant G of workspace W and print it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				d, err := p.RevokeDestination(ctx, workspace, id)
 				if err != nil {
 					return notFound(err, "grant", id)

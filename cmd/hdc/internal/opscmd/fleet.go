@@ -5,24 +5,23 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/fleet"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
 
 // printAll prints every item of a list that takes a PageQuery alone, read
-// a page at a time through the plane the flags choose.
-func printAll[T any](cmd *cobra.Command, sf *storeFlags, list func(plane) func(context.Context, admin.PageQuery) (admin.Page[T], error)) error {
-	return printEvery(cmd, sf, func(ctx context.Context, p plane, cursor string) (admin.Page[T], error) {
-		return list(p)(ctx, admin.PageQuery{Cursor: cursor, Limit: admin.MaxLimit})
+// a page at a time through the Admin API the flags choose.
+func printAll[T any](cmd *cobra.Command, sf *storeFlags, list func(adminapi.API) func(context.Context, adminapi.PageQuery) (adminapi.Page[T], error)) error {
+	return printEvery(cmd, sf, func(ctx context.Context, p adminapi.API, cursor string) (adminapi.Page[T], error) {
+		return list(p)(ctx, adminapi.PageQuery{Cursor: cursor, Limit: adminapi.MaxLimit})
 	})
 }
 
 // printEvery prints every item of a list, read a page at a time through
-// the plane the flags choose: page asks p for the page at cursor.
-func printEvery[T any](cmd *cobra.Command, sf *storeFlags, page func(ctx context.Context, p plane, cursor string) (admin.Page[T], error)) error {
-	return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
-		items, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[T], error) {
+// the Admin API the flags choose: page asks p for the page at cursor.
+func printEvery[T any](cmd *cobra.Command, sf *storeFlags, page func(ctx context.Context, p adminapi.API, cursor string) (adminapi.Page[T], error)) error {
+	return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
+		items, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[T], error) {
 			return page(ctx, p, cursor)
 		})
 		if err != nil {
@@ -52,7 +51,7 @@ started again with the same certificate from the same address too.`,
 		Short: "List the backends: host, version, address, start, last heartbeat",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printAll(cmd, &sf, func(p plane) func(context.Context, admin.PageQuery) (admin.Page[fleet.Backend], error) {
+			return printAll(cmd, &sf, func(p adminapi.API) func(context.Context, adminapi.PageQuery) (adminapi.Page[adminapi.Backend], error) {
 				return p.ListBackends
 			})
 		},
@@ -61,7 +60,7 @@ started again with the same certificate from the same address too.`,
 		Short: "List the edges: certificate, change applied, lag behind the newest, last contact",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printAll(cmd, &sf, func(p plane) func(context.Context, admin.PageQuery) (admin.Page[fleet.Edge], error) {
+			return printAll(cmd, &sf, func(p adminapi.API) func(context.Context, adminapi.PageQuery) (adminapi.Page[adminapi.Edge], error) {
 				return p.ListEdges
 			})
 		},
@@ -79,7 +78,7 @@ with --admin, the person the Admin API takes the certificate for (its name,
 role and serial); without, the local user of direct mode, user@host.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				me, err := p.Whoami(ctx)
 				if err != nil {
 					return err
@@ -94,7 +93,7 @@ role and serial); without, the local user of direct mode, user@host.`,
 
 func newTLSRevokeCmd() *cobra.Command {
 	var sf storeFlags
-	var r admin.Revocation
+	var r adminapi.Revocation
 	cmd := &cobra.Command{
 		Use:   "revoke --serial S [--name N] [--role R]",
 		Short: "Revoke a certificate of the hop's authority: every backend refuses it within 2 seconds",
@@ -106,7 +105,7 @@ only label the entry. The revocation is recorded in the audit trail with the
 person who made it. A person cannot revoke the certificate they call with.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				rev, err := p.RevokeCertificate(ctx, r)
 				if err != nil {
 					return err
@@ -130,7 +129,7 @@ func newTLSRevokedCmd() *cobra.Command {
 		Short: "List the revoked certificates",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printAll(cmd, &sf, func(p plane) func(context.Context, admin.PageQuery) (admin.Page[admin.Revocation], error) {
+			return printAll(cmd, &sf, func(p adminapi.API) func(context.Context, adminapi.PageQuery) (adminapi.Page[adminapi.Revocation], error) {
 				return p.ListRevocations
 			})
 		},

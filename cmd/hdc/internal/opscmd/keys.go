@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -61,10 +61,10 @@ or write a file on this machine with the keeper.`,
 	return cmd
 }
 
-// printIssued prints k as add and rotate print it (admin.IssuedKey, the
+// printIssued prints k as add and rotate print it (adminapi.IssuedKey, the
 // answer of the Admin API that makes it), and puts it in the credentials
 // file out names, if any.
-func printIssued(cmd *cobra.Command, k admin.IssuedKey, out handover) error {
+func printIssued(cmd *cobra.Command, k adminapi.IssuedKey, out handover) error {
 	if err := cli.PrintJSON(cmd.OutOrStdout(), k); err != nil {
 		return err
 	}
@@ -122,8 +122,8 @@ its protected header. In the database, the client must be there; with
 				return err
 			}
 			if p == "" {
-				return sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
-					k, err := pl.AddKey(ctx, client, admin.AddKeyRequest{Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
+				return sf.withAPI(cmd, func(ctx context.Context, pl adminapi.API) error {
+					k, err := pl.AddKey(ctx, client, adminapi.AddKeyRequest{Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
 					if err != nil {
 						return keyError(err, client)
 					}
@@ -197,7 +197,7 @@ type listedKey struct {
 }
 
 // listKeys returns the keys of client (every client's when empty) in the
-// database, through the plane, or in the registry file p, which list reads
+// database, through the Admin API, or in the registry file p, which list reads
 // without a keeper.
 func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]listedKey, error) {
 	var keys []listedKey // none is null, as before
@@ -213,9 +213,9 @@ func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]listedKey
 		}
 		return keys, err
 	}
-	err := sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
-		all, err := admin.All(ctx, func(ctx context.Context, cursor string) (admin.Page[admin.Key], error) {
-			return pl.ListKeys(ctx, admin.KeyQuery{Client: client, Cursor: cursor, Limit: admin.MaxLimit})
+	err := sf.withAPI(cmd, func(ctx context.Context, pl adminapi.API) error {
+		all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.Key], error) {
+			return pl.ListKeys(ctx, adminapi.KeyQuery{Client: client, Cursor: cursor, Limit: adminapi.MaxLimit})
 		})
 		for _, k := range all {
 			keys = append(keys, listedKey{Listed: k.Listed, LastUsedAt: k.LastUsedAt})

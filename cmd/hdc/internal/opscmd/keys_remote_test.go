@@ -4,10 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/admin/admintest"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
@@ -20,7 +19,7 @@ import (
 func TestKeysRemote(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	c := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
+	c := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
 	st, err := operator.Database{DataDir: dir, Keeper: clitest.KeeperURL}.Open(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +28,7 @@ func TestKeysRemote(t *testing.T) {
 	api := admintest.ServeStore(t, st)
 	remote := func(args ...string) (string, error) { return hdc(t, dir, append(args, api.Args()...)...) }
 
-	added := decode[admin.IssuedKey](t, mustOut(remote("keys", "add", "--client", c, "--kid", "k-remote", "--enc", "A256GCM")))
+	added := decode[adminapi.IssuedKey](t, mustOut(remote("keys", "add", "--client", c, "--kid", "k-remote", "--enc", "A256GCM")))
 	if added.Kid != "k-remote" || added.Secret == "" || added.JWK.K != added.Secret {
 		t.Fatalf("keys add --admin printed %+v", added)
 	}
@@ -57,7 +56,7 @@ func TestKeysRemote(t *testing.T) {
 			}
 		})
 	}
-	rotated := decode[admin.IssuedKey](t, mustOut(remote("keys", "rotate", "--client", c)))
+	rotated := decode[adminapi.IssuedKey](t, mustOut(remote("keys", "rotate", "--client", c)))
 	if rotated.Secret == "" || rotated.Enc != "A256GCM" {
 		t.Fatalf("keys rotate --admin printed %+v; want a new A256GCM key", rotated)
 	}

@@ -14,8 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -32,18 +31,18 @@ func TestKeysLifecycle(t *testing.T) {
 	if r.Err != nil {
 		t.Fatalf("add: %v\n%s", r.Err, r.Stderr)
 	}
-	var added admin.IssuedKey
+	var added adminapi.IssuedKey
 	if err := json.Unmarshal(r.Stdout, &added); err != nil {
 		t.Fatal(err)
 	}
 	// The JWK's k is the shared string written twice, the key's 32 bytes.
 	jwkOne := clientkey.JWK{Kty: "oct", Kid: "k-one", Enc: "A128CBC-HS256", K: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}
-	if added != (admin.IssuedKey{Kid: "k-one", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256", JWK: jwkOne}) {
+	if added != (adminapi.IssuedKey{Kid: "k-one", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A128CBC-HS256", JWK: jwkOne}) {
 		t.Fatalf("add printed %+v", added)
 	}
 
 	r = clitest.Run(t, nil, "keys", "rotate", "--registry", reg, "--client", "c1")
-	var rotated admin.IssuedKey
+	var rotated adminapi.IssuedKey
 	if r.Err != nil || json.Unmarshal(r.Stdout, &rotated) != nil || len(rotated.Secret) != 16 || rotated.Kid == "k-one" {
 		t.Fatalf("rotate: %v %s %s", r.Err, r.Stdout, r.Stderr)
 	}
@@ -119,7 +118,7 @@ func TestKeysAddConcurrentProcesses(t *testing.T) {
 	wg.Wait()
 	kids := map[string]bool{}
 	for i, r := range results {
-		var k admin.IssuedKey
+		var k adminapi.IssuedKey
 		if r.Err != nil || json.Unmarshal(r.Stdout, &k) != nil {
 			t.Fatalf("process %d: %v %s", i, r.Err, r.Stderr)
 		}
@@ -171,7 +170,7 @@ func TestKeysRotateKeepsDemoCredentials(t *testing.T) {
 		t.Fatalf("rotating another client changed the demo credentials: %v %+v", r.Err, readCreds())
 	}
 	r := clitest.Run(t, nil, "keys", "rotate", "--registry", reg, "--client", "c-demo")
-	var rotated admin.IssuedKey
+	var rotated adminapi.IssuedKey
 	if r.Err != nil || json.Unmarshal(r.Stdout, &rotated) != nil {
 		t.Fatalf("rotate: %v %s %s", r.Err, r.Stdout, r.Stderr)
 	}
@@ -199,11 +198,11 @@ func TestKeysAddWarnsOfUnknownClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := decode[identity.Credentials](t, out).ClientID
+	known := decode[adminapi.Credentials](t, out).ClientID
 	if out, err = hdc(t, withDB, "clients", "create", "--workspace", "acme"); err != nil {
 		t.Fatal(err)
 	}
-	disabled := decode[identity.Credentials](t, out).ClientID
+	disabled := decode[adminapi.Credentials](t, out).ClientID
 	if _, err := hdc(t, withDB, "clients", "disable", "--client", disabled); err != nil {
 		t.Fatal(err)
 	}
@@ -291,14 +290,14 @@ func TestKeeperInitAndKeysWrap(t *testing.T) {
 func TestKeysInDatabase(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	c1 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
-	c2 := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
-	added := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c1, "--kid", "k-one", "--secret", "0123456789abcdef")))
+	c1 := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
+	c2 := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
+	added := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c1, "--kid", "k-one", "--secret", "0123456789abcdef")))
 	jwkOne := clientkey.JWK{Kty: "oct", Kid: "k-one", Enc: "A128CBC-HS256", K: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}
-	if added != (admin.IssuedKey{Kid: "k-one", ClientID: c1, Secret: "0123456789abcdef", Enc: "A128CBC-HS256", JWK: jwkOne}) {
+	if added != (adminapi.IssuedKey{Kid: "k-one", ClientID: c1, Secret: "0123456789abcdef", Enc: "A128CBC-HS256", JWK: jwkOne}) {
 		t.Fatalf("add printed %+v", added)
 	}
-	rotated := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c1)))
+	rotated := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c1)))
 	mustOut(hdc(t, dir, "keys", "retire", "--kid", "k-one"))
 
 	// A registry file of another installation, moved in.
@@ -372,9 +371,9 @@ func TestKeysInDatabase(t *testing.T) {
 func TestKeysOfEachKind(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	c := decode[identity.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
-	first := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c, "--enc", "A256GCM")))
-	gcm := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c))) // the runbook's command
+	c := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
+	first := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", c, "--enc", "A256GCM")))
+	gcm := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c))) // the runbook's command
 	raw, err := base64.RawURLEncoding.DecodeString(gcm.Secret)
 	switch {
 	case err != nil || len(raw) != 32:
@@ -391,14 +390,14 @@ func TestKeysOfEachKind(t *testing.T) {
 			t.Fatalf("rotate %s of an A256GCM key: %v %s, want a refusal saying %q", tt.flag, r.Err, r.Stderr, tt.says)
 		}
 	}
-	strict := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--enc", "A128CBC-HS256", "--allow-weaker")))
+	strict := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--enc", "A128CBC-HS256", "--allow-weaker")))
 	doubled := base64.RawURLEncoding.EncodeToString([]byte(strict.Secret + strict.Secret))
 	if strict.Enc != "A128CBC-HS256" || !strict.RequireFresh || len(strict.Secret) != 16 ||
 		strict.JWK != (clientkey.JWK{Kty: "oct", Kid: strict.Kid, Enc: "A128CBC-HS256", K: doubled}) {
 		t.Fatalf("rotate --enc A128CBC-HS256 --allow-weaker (freshness kept) printed %+v", strict)
 	}
 	mustOut(hdc(t, dir, "keys", "retire", "--kid", gcm.Kid))
-	plain := decode[admin.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--require-fresh=false", "--allow-weaker")))
+	plain := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", c, "--require-fresh=false", "--allow-weaker")))
 	mustOut(hdc(t, dir, "keys", "retire", "--kid", strict.Kid))
 	type kind struct {
 		Enc   string
@@ -466,7 +465,7 @@ func TestKeysAddHelpDescribesWhatItPrints(t *testing.T) {
 		{Kid: "k-gcm", ClientID: "c1", Secret: jwe.NewGCMSecret(), Enc: jwe.EncA256GCM},
 		{Kid: "k-cbc", ClientID: "c1", Secret: "0123456789abcdef", RequireFresh: true},
 	} {
-		b, err := json.Marshal(admin.Issued(k))
+		b, err := json.Marshal(adminapi.Issued(k))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -505,7 +504,7 @@ func TestRegistryKeysOfEachKind(t *testing.T) {
 		if r.Err != nil {
 			t.Fatalf("add %s: %v %s", tt.name, r.Err, r.Stderr)
 		}
-		k := decode[admin.IssuedKey](t, string(r.Stdout))
+		k := decode[adminapi.IssuedKey](t, string(r.Stdout))
 		if (kind{k.Enc, k.RequireFresh}) != tt.want || k.JWK.Enc != tt.want.Enc {
 			t.Fatalf("add %s printed %+v, want %+v", tt.name, k, tt.want)
 		}

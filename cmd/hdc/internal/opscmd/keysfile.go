@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -40,7 +40,7 @@ func addInRegistry(cmd *cobra.Command, sf *storeFlags, p string, out handover, a
 	if err != nil {
 		return err
 	}
-	return printIssued(cmd, admin.Issued(k), out)
+	return printIssued(cmd, adminapi.Issued(k), out)
 }
 
 // updateKeys applies change, a key command's edit of the registry at p, and

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
@@ -55,8 +55,8 @@ credentials file too (docs/clients.md).
 			if p := path(); p != "" {
 				return rotateInRegistry(cmd, &sf, p, r, out)
 			}
-			return sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
-				rot, err := pl.RotateKey(ctx, r.Client, admin.RotateKeyRequest{Enc: r.Enc, RequireFresh: r.RequireFresh,
+			return sf.withAPI(cmd, func(ctx context.Context, pl adminapi.API) error {
+				rot, err := pl.RotateKey(ctx, r.Client, adminapi.RotateKeyRequest{Enc: r.Enc, RequireFresh: r.RequireFresh,
 					AllowWeaker: r.AllowWeaker, DryRun: r.DryRun})
 				if err != nil {
 					return keyError(err, r.Client)
@@ -82,7 +82,7 @@ credentials file too (docs/clients.md).
 // credentials file out names too) and, on standard error, what it means;
 // or, for a dry run, what it would do. dir is the data directory whose
 // demo credentials take the new key.
-func printRotation(cmd *cobra.Command, dir string, rot admin.Rotation, out handover) error {
+func printRotation(cmd *cobra.Command, dir string, rot adminapi.Rotation, out handover) error {
 	if rot.DryRun || rot.Key == nil {
 		return cli.PrintJSON(cmd.OutOrStdout(), rot)
 	}
@@ -117,13 +117,13 @@ func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.R
 	if err := sf.directOnly("--registry"); err != nil {
 		return err
 	}
-	var rot admin.Rotation
+	var rot adminapi.Rotation
 	err := sf.updateKeys(cmd, p, audit.KeyRotate, func(f *registryfile.File) (keyChange, error) {
 		k, done, err := f.Rotate(r.Client, r.Enc, r.RequireFresh, r.AllowWeaker, time.Now())
 		if err != nil {
 			return keyChange{}, err
 		}
-		rot = admin.Rotation{DryRun: r.DryRun, ClientID: k.ClientID, NewKey: admin.KeyKind{Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()},
+		rot = adminapi.Rotation{DryRun: r.DryRun, ClientID: k.ClientID, NewKey: adminapi.KeyKind{Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()},
 			Retiring: []string{}, Weakened: done.Lost}
 		for _, c := range done.Changed {
 			rot.Retiring = append(rot.Retiring, c.Kid)
@@ -131,7 +131,7 @@ func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.R
 		if r.DryRun {
 			return keyChange{}, errDryRun
 		}
-		issued := admin.Issued(k.Key)
+		issued := adminapi.Issued(k.Key)
 		rot.Key = &issued
 		return keyChange{Kid: k.Kid, Client: k.ClientID, Replaced: rot.Retiring, Weakened: rot.Weakened}, nil
 	})
@@ -177,15 +177,15 @@ do and changes nothing.
 	return cmd
 }
 
-// retireKey retires r.Kid in the database, through the plane, or in the
+// retireKey retires r.Kid in the database, through the Admin API, or in the
 // registry file p, or says what its retirement would do; a refusal is
 // worded for the command line (keyError).
-func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRequest) (admin.Retirement, error) {
-	var ret admin.Retirement
+func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRequest) (adminapi.Retirement, error) {
+	var ret adminapi.Retirement
 	if p == "" {
-		err := sf.withPlane(cmd, func(ctx context.Context, pl plane) error {
+		err := sf.withAPI(cmd, func(ctx context.Context, pl adminapi.API) error {
 			var err error
-			if ret, err = pl.RetireKey(ctx, r.Kid, admin.RetireKeyRequest{Force: r.Force, DryRun: r.DryRun}); err != nil {
+			if ret, err = pl.RetireKey(ctx, r.Kid, adminapi.RetireKeyRequest{Force: r.Force, DryRun: r.DryRun}); err != nil {
 				k, _ := pl.GetKey(ctx, r.Kid) // whose key it is, for the advice
 				return keyError(err, k.ClientID)
 			}
@@ -199,7 +199,7 @@ func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRe
 	err := sf.updateKeys(cmd, p, audit.KeyRetire, func(f *registryfile.File) (keyChange, error) {
 		for _, k := range f.Keys {
 			if k.Kid == r.Kid {
-				ret = admin.Retirement{Key: k.Listed(), Changed: k.Status != clientkey.Retired, DryRun: r.DryRun}
+				ret = adminapi.Retirement{Key: k.Listed(), Changed: k.Status != clientkey.Retired, DryRun: r.DryRun}
 			}
 		}
 		if err := f.Retire(r.Kid, r.Force, time.Now()); err != nil || r.DryRun {

@@ -2,10 +2,14 @@ package opscmd
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
@@ -24,14 +28,14 @@ feed); the workspace's audit trail records it under your name.`,
 }
 
 // limitsCmd is a limits command on client C: it prints what run returns.
-func limitsCmd(sf *storeFlags, use, short string, run func(ctx context.Context, p plane, client string) (contract.ClientLimits, error)) *cobra.Command {
+func limitsCmd(sf *storeFlags, use, short string, run func(ctx context.Context, p adminapi.API, client string) (contract.ClientLimits, error)) *cobra.Command {
 	var client string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				l, err := run(ctx, p, client)
 				if err != nil {
 					return notFound(err, "client", client)
@@ -47,7 +51,7 @@ func limitsCmd(sf *storeFlags, use, short string, run func(ctx context.Context, 
 
 func newLimitsShowCmd(sf *storeFlags) *cobra.Command {
 	cmd := limitsCmd(sf, "show --client C", "Print client C's overrides as JSON (none: the edges' defaults apply)",
-		func(ctx context.Context, p plane, client string) (contract.ClientLimits, error) {
+		func(ctx context.Context, p adminapi.API, client string) (contract.ClientLimits, error) {
 			return p.ClientLimits(ctx, client)
 		})
 	return cmd
@@ -58,10 +62,10 @@ func newLimitsSetCmd(sf *storeFlags) *cobra.Command {
 	var quota int64
 	cmd := limitsCmd(sf, "set --client C [--rate CLASS=PER_SECOND:BURST]… [--upload-bytes-per-day N]",
 		"Make these client C's overrides, in place of any it had",
-		func(ctx context.Context, p plane, client string) (contract.ClientLimits, error) {
+		func(ctx context.Context, p adminapi.API, client string) (contract.ClientLimits, error) {
 			l := contract.Limits{UploadBytesPerDay: quota}
 			for _, s := range rates {
-				class, r, err := admin.ParseRate(s)
+				class, r, err := parseRate(s)
 				if err != nil {
 					return contract.ClientLimits{}, err
 				}
@@ -79,8 +83,30 @@ func newLimitsSetCmd(sf *storeFlags) *cobra.Command {
 
 func newLimitsClearCmd(sf *storeFlags) *cobra.Command {
 	cmd := limitsCmd(sf, "clear --client C", "Remove client C's overrides: the edges' defaults apply to it again",
-		func(ctx context.Context, p plane, client string) (contract.ClientLimits, error) {
+		func(ctx context.Context, p adminapi.API, client string) (contract.ClientLimits, error) {
 			return p.ClearClientLimits(ctx, client)
 		})
 	return cmd
+}
+
+// parseRate reads a rate as hdc clients limits set takes one,
+// CLASS=PER_SECOND:BURST (writes=100:20), or CLASS=none for no limit, and
+// checks it as SetClientLimits does.
+func parseRate(s string) (contract.RouteClass, contract.Rate, error) {
+	class, value, ok := strings.Cut(s, "=")
+	if !ok {
+		return "", contract.Rate{}, errors.New("a rate is CLASS=PER_SECOND:BURST (writes=100:20) or CLASS=none")
+	}
+	var r contract.Rate
+	if value != "none" {
+		perSecond, burst, ok := strings.Cut(value, ":")
+		var errs [2]error
+		r.PerSecond, errs[0] = strconv.ParseFloat(perSecond, 64)
+		r.Burst, errs[1] = strconv.Atoi(burst)
+		if !ok || errs[0] != nil || errs[1] != nil {
+			return "", contract.Rate{}, fmt.Errorf("rate %q: want PER_SECOND:BURST, such as 100:20", value)
+		}
+	}
+	l := contract.Limits{Rates: map[contract.RouteClass]contract.Rate{contract.RouteClass(class): r}}
+	return contract.RouteClass(class), r, l.Check()
 }

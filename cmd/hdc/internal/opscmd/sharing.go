@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
 
@@ -37,7 +35,7 @@ Give the sharing key to the client now: it cannot be shown again. Keep the
 grant id to revoke the grant.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				g, err := p.CreateGrant(ctx, workspace, client)
 				if err != nil {
 					return err
@@ -63,7 +61,7 @@ logins made with it are refused. Access tokens already issued stay valid until
 they expire.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				if _, err := p.RevokeGrant(ctx, grant); err != nil {
 					return notFound(err, "grant", grant)
 				}
@@ -77,15 +75,15 @@ they expire.`,
 }
 
 func newSharingListCmd(sf *storeFlags) *cobra.Command {
-	var q admin.GrantQuery
+	var q adminapi.GrantQuery
 	var status string
 	cmd := &cobra.Command{
 		Use:   "list [--workspace W] [--client C] [--status active|revoked]",
 		Short: "List sharing grants as JSON (never their keys)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q.Status, q.Limit = store.GrantStatus(status), admin.MaxLimit
-			return printEvery(cmd, sf, func(ctx context.Context, p plane, cursor string) (admin.Page[identity.GrantInfo], error) {
+			q.Status, q.Limit = status, adminapi.MaxLimit
+			return printEvery(cmd, sf, func(ctx context.Context, p adminapi.API, cursor string) (adminapi.Page[adminapi.Grant], error) {
 				q.Cursor = cursor
 				return p.ListGrants(ctx, q)
 			})

@@ -28,7 +28,7 @@ const KeeperEnv = "HDC_KEEPER"
 type storeFlags struct {
 	operator.Database
 	// Admin, when its URL is set, sends the commands that have a remote
-	// mode to the Admin API instead (withPlane).
+	// mode to the Admin API instead (withAPI).
 	Admin adminFlags
 }
 

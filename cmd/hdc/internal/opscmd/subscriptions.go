@@ -5,8 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/health-data-connect/hdc/backend/admin"
-	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 )
 
@@ -31,15 +30,15 @@ audit trail under your name.`,
 }
 
 func newSubscriptionsListCmd(sf *storeFlags) *cobra.Command {
-	var q admin.SubscriptionQuery
+	var q adminapi.SubscriptionQuery
 	var status string
 	cmd := &cobra.Command{
 		Use:   "list [--workspace W] [--status active|disabled]",
 		Short: "List the subscriptions of every workspace (or one) as JSON, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q.Status, q.Limit = store.SubscriptionStatus(status), admin.MaxLimit
-			return printEvery(cmd, sf, func(ctx context.Context, p plane, cursor string) (admin.Page[admin.Subscription], error) {
+			q.Status, q.Limit = status, adminapi.MaxLimit
+			return printEvery(cmd, sf, func(ctx context.Context, p adminapi.API, cursor string) (adminapi.Page[adminapi.Subscription], error) {
 				q.Cursor = cursor
 				return p.ListSubscriptions(ctx, q)
 			})
@@ -57,7 +56,7 @@ func newSubscriptionsGetCmd(sf *storeFlags) *cobra.Command {
 		Short: "Print subscription S as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				sub, err := p.GetSubscription(ctx, id)
 				if err != nil {
 					return notFound(err, "subscription", id)
@@ -81,7 +80,7 @@ event is delivered to its endpoint from now on. The workspace's audit trail
 records the deletion under your name.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withPlane(cmd, func(ctx context.Context, p plane) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
 				sub, err := p.DeleteSubscription(ctx, id)
 				if err != nil {
 					return notFound(err, "subscription", id)
