@@ -12,7 +12,7 @@ import (
 
 // BenchmarkJWE measures the hdc_jwe handler alone for an encrypted
 // request: read, verify and decrypt the envelope, stream the plaintext to a
-// trivial next handler, and seal its JSON answer. benchstat-friendly:
+// trivial next handler, and encrypt its JSON answer. benchstat-friendly:
 //
 //	go test -run '^$' -bench JWE -count 10 ./caddymodule/ | tee new.txt
 func BenchmarkJWE(b *testing.B) {
@@ -40,7 +40,7 @@ func BenchmarkJWE(b *testing.B) {
 
 // BenchmarkReferenceEdge sends an encrypted request of 1 KiB through the
 // reference Caddyfile, in this process, as a client would: bearer check,
-// JWE open, the hop's mutual TLS to a recording upstream, the sealed
+// JWE open, the hop's mutual TLS to a recording upstream, the encrypted
 // answer, and the access log line (to /dev/null). Its allocs/op, the
 // client's and the upstream's included, do not vary from run to run, so
 // that a change to the edge's per-request allocations shows exactly:

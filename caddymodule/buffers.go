@@ -9,7 +9,7 @@ import (
 
 // The buffers that hold a request's body and its answer in memory (a
 // spool's ciphertext, decrypted in place; the upstream's plaintext answer
-// before it is sealed) are pooled by size class, a power of two from 4 KiB
+// before it is encrypted) are pooled by size class, a power of two from 4 KiB
 // to the default spool threshold: fresh ones were, at 1 KiB, about a
 // twentieth of the bytes the edge allocated for a request, and at 64 KiB
 // most of them. A buffer goes back with the bytes it held cleared, so no

@@ -95,10 +95,10 @@ func TestPlainBody(t *testing.T) {
 	})
 }
 
-// TestSealerSizeHint checks the room the sealer takes for an answer: the
+// TestEncrypterSizeHint checks the room the encrypter takes for an answer: the
 // upstream's Content-Length when it is within the limit, else the size of
 // the first write.
-func TestSealerSizeHint(t *testing.T) {
+func TestEncrypterSizeHint(t *testing.T) {
 	for _, tc := range []struct {
 		name, length string
 		want         int
@@ -114,7 +114,7 @@ func TestSealerSizeHint(t *testing.T) {
 			if tc.length != "" {
 				w.Header().Set("Content-Length", tc.length)
 			}
-			s := &sealer{w: w, limit: 1 << 20}
+			s := &encrypter{w: w, limit: 1 << 20}
 			if got := s.sizeHint(10); got != tc.want {
 				t.Errorf("sizeHint = %d, want %d", got, tc.want)
 			}

@@ -17,7 +17,7 @@ func TestCanonicalFieldNames(t *testing.T) {
 	}{
 		{"plaintextFields", plaintextFields},
 		{"jweFields", jweFields},
-		{"sealed response", []string{"Content-Type", "Content-Length", contract.HeaderEncryption, "Cache-Control"}},
+		{"encrypted response", []string{"Content-Type", "Content-Length", contract.HeaderEncryption, "Cache-Control"}},
 		{"acceptedDropped", acceptedDropped},
 		{"hopFields", hopFields},
 		{"read and set by name", []string{"Authorization", "Client-Id", "Accept", "Transfer-Encoding",

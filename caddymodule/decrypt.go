@@ -106,7 +106,7 @@ func (j *JWE) decryptBody(ctx context.Context, r *http.Request, client string, s
 			return o, j.keyRefused(r, held) // a key of another client: the one answer of every key failure
 		}
 	}
-	// The key is established: a refusal from here on goes sealed.
+	// The key is established: a refusal from here on goes encrypted.
 	o.owner, o.key, o.size = k.ClientID, key, size
 	if p != nil {
 		return o, p

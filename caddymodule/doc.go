@@ -9,8 +9,8 @@
 //   - hdc_auth (auth.go): the first handler of every API route, which
 //     times the answer (timing.go), cleans the request's headers and names
 //     the hop's facts (hopheaders.go), and checks the bearer token;
-//   - hdc_jwe (jwe.go, decrypt.go, spool.go, sealer.go): requests
-//     decrypted from their JWE envelope, answers sealed in one;
+//   - hdc_jwe (jwe.go, decrypt.go, spool.go, encrypter.go): requests
+//     decrypted from their JWE envelope, answers encrypted in one;
 //   - hdc_forward (forward.go): only the headers the backend reads travel
 //     to it;
 //   - hdc_framing (framing.go, over package h1framing): a listener wrapper

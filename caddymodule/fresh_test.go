@@ -87,7 +87,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 	// (until then its kid filter refuses it, and the change, arriving
 	// after a first look-up, may drop the key that look-up cached): wait
 	// until the edge has applied every change, then ask for an answer
-	// sealed under each kid, which needs no envelope, until it comes.
+	// encrypted under each kid, which needs no envelope, until it comes.
 	last := float64(e.plane.Last())
 	testkit.Eventually(t, 10*time.Second, "the edge to apply the key plane's changes", func() bool {
 		return e.metric(t, "hdc_edge_key_feed_applied_sequence") >= last
@@ -141,14 +141,14 @@ func TestEdgeFreshRequests(t *testing.T) {
 			case tt.want == "":
 				return
 			}
-			// The tag verified: the refusal is sealed under the key.
+			// The tag verified: the refusal is encrypted under the key.
 			answer, ct, err := jwe.Parse(body, jwe.Flattened)
 			var pt []byte
 			if err == nil {
 				pt, err = answer.Decrypt(tt.key, ct)
 			}
 			if err != nil || !bytes.Contains(pt, []byte(`"code":"`+tt.want+`"`)) {
-				t.Fatalf("answer %s (%s, %v), want %s sealed under the key", body, pt, err, tt.want)
+				t.Fatalf("answer %s (%s, %v), want %s encrypted under the key", body, pt, err, tt.want)
 			}
 		})
 	}

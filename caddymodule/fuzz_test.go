@@ -15,7 +15,7 @@ import (
 // both forms and both binding modes. Whatever comes in, the answer is a 200
 // from the upstream or a 4xx problem that never reached it; never a 5xx.
 // A problem decided once the key is established (a login body that names
-// no client, say) is sealed under that key.
+// no client, say) is encrypted under that key.
 func FuzzJWE(f *testing.F) {
 	k := mustKey(f, secretOf("k-c1"))
 	f.Add(jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`)), false, false)
@@ -55,7 +55,7 @@ func FuzzJWE(f *testing.F) {
 }
 
 // checkRefusal holds a 4xx answer to being a problem of its status: plain,
-// or sealed under the key its envelope names.
+// or encrypted under the key its envelope names.
 func checkRefusal(t *testing.T, w *httptest.ResponseRecorder) {
 	t.Helper()
 	body := w.Body.Bytes()

@@ -151,14 +151,14 @@ func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 	case p == errPassedQuota: // hdc_ratelimit, which metered the body, answers
 		return errQuotaPassed
 	case p != nil && o.key != nil:
-		j.refuseSealed(w, r, client, o, p, start)
+		j.refuseEncrypted(w, r, client, o, p, start)
 		return nil
 	case p != nil:
 		j.refuse(w, r, client, o.kid, p, start)
 		return nil
 	}
 	series := j.accept(r, client, o, start)
-	return j.serveSealed(w, r, next, o, series)
+	return j.serveEncrypted(w, r, next, o, series)
 }
 
 // tokenBound reports whether a key must belong to the bearer token's
@@ -231,15 +231,15 @@ func (j *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string,
 	problem.Write(w, p)
 }
 
-// refuseSealed answers p sealed under the request's key, which was
+// refuseEncrypted answers p encrypted under the request's key, which was
 // established before p was decided (a stale or replayed envelope, say), as
 // the backend's answers to such a request are: a client that opens every
 // answer reads the code.
-func (j *JWE) refuseSealed(w http.ResponseWriter, r *http.Request, client string, o opened, p *problem.Problem, start time.Time) {
+func (j *JWE) refuseEncrypted(w http.ResponseWriter, r *http.Request, client string, o opened, p *problem.Problem, start time.Time) {
 	j.noteRefusal(r, client, o.kid, p, start)
 	setField(w.Header(), "Cache-Control", "no-store")
-	s := &sealer{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact}
-	s.writeSealed(p.Status, p.Body())
+	s := &encrypter{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact}
+	s.writeEncrypted(p.Status, p.Body())
 }
 
 // noteRefusal counts and logs a refused encrypted request.
@@ -267,7 +267,7 @@ func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) 
 	for name, v := range o.fresh {
 		r.Header[name] = v
 	}
-	// The response is sealed whole: ask the upstream for the plain
+	// The response is encrypted whole: ask the upstream for the plain
 	// representation, not a compressed or partial one.
 	for _, name := range acceptedDropped {
 		delete(r.Header, name)
@@ -280,15 +280,15 @@ func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) 
 // or partial.
 var acceptedDropped = []string{contract.HeaderEncryption, contract.HeaderEncryptionKid, "Accept-Encoding", "Range", "If-Range"}
 
-// serveSealed serves the request with next and answers its response
+// serveEncrypted serves the request with next and answers its response
 // encrypted under the request's key.
-func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened, series *kidSeries) error {
-	s := &sealer{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(j.MaxResponse)}
+func (j *JWE) serveEncrypted(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened, series *kidSeries) error {
+	s := &encrypter{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(j.MaxResponse)}
 	defer s.release()
 	if err := next.ServeHTTP(s, r); err != nil {
 		j.logger.Error("upstream handler failed under an encrypted request",
 			append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.Error(err))...)
-		s.sealProblem(upstreamProblem(err))
+		s.encryptProblem(upstreamProblem(err))
 		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "error").Inc()
 		return nil
 	}
@@ -298,7 +298,7 @@ func (j *JWE) serveSealed(w http.ResponseWriter, r *http.Request, next caddyhttp
 		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
 		return nil
 	}
-	series.sealed.Inc()
+	series.encrypted.Inc()
 	return nil
 }
 

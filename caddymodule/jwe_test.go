@@ -484,13 +484,13 @@ func TestJWEAnyClient(t *testing.T) {
 func TestJWELogin(t *testing.T) {
 	key := mustKey(t, secretOf("k-c1"))
 	// A login under another client's key gets the one answer of every key
-	// failure, in the clear; a body that is not a login comes sealed, the
+	// failure, in the clear; a body that is not a login comes encrypted, the
 	// key being established.
 	tests := []struct {
-		name     string
-		body     string
-		wantCode string // "" for success
-		sealed   bool
+		name      string
+		body      string
+		wantCode  string // "" for success
+		encrypted bool
 	}{
 		{"own client", `{"client_id":"c1","client_secret":"s"}`, "", true},
 		{"other client", `{"client_id":"c2","client_secret":"s"}`, "invalid_encryption", false},
@@ -512,7 +512,7 @@ func TestJWELogin(t *testing.T) {
 				return
 			}
 			answer := w.Body.Bytes()
-			if tt.sealed {
+			if tt.encrypted {
 				answer = openResponse(t, w, secretOf("k-c1"))
 			}
 			if up.called || w.Code != 400 || !strings.Contains(string(answer), `"code":"`+tt.wantCode+`"`) {

@@ -12,7 +12,7 @@ import (
 
 // BenchmarkRateLimitCost measures what hdc_ratelimit adds to an encrypted
 // request of 1 KiB through the reference Caddyfile (BenchmarkReferenceEdge's
-// path: bearer check, JWE open, the hop, the sealed answer): the process's
+// path: bearer check, JWE open, the hop, the encrypted answer): the process's
 // CPU time a request (cpu-ns/op, from getrusage: the client's and the
 // upstream's are in it too, the same in every case) with no limit, with a
 // limit counted in memory, and in Redis on loopback (HDC_TEST_REDIS_URL;

@@ -17,7 +17,7 @@ type kidSeries struct {
 	accepted       prometheus.Counter // jwe_requests_total{result="ok"}
 	decryptedBytes prometheus.Counter
 	lastUsed       prometheus.Gauge
-	sealed         prometheus.Counter // jwe_encrypted_responses_total{result="ok"}
+	encrypted      prometheus.Counter // jwe_encrypted_responses_total{result="ok"}
 }
 
 // durationKey names a series of hdc_edge_request_duration_seconds.
@@ -43,7 +43,7 @@ func (m *edgeMetrics) forKid(kid string) *kidSeries {
 		accepted:       m.jweRequests.WithLabelValues(kid, "ok"),
 		decryptedBytes: m.jweDecryptedBytes.WithLabelValues(kid),
 		lastUsed:       m.keyLastUsed.WithLabelValues(kid),
-		sealed:         m.jweEncryptedResponses.WithLabelValues(kid, "ok"),
+		encrypted:      m.jweEncryptedResponses.WithLabelValues(kid, "ok"),
 	})
 	return s.(*kidSeries)
 }

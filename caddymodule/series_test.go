@@ -23,7 +23,7 @@ func TestSeriesCache(t *testing.T) {
 			func() float64 { return testutil.ToFloat64(m.jweRequests.WithLabelValues("k-series", "ok")) }, 2},
 		{"decrypted bytes", func() { m.forKid("k-series").decryptedBytes.Add(10) },
 			func() float64 { return testutil.ToFloat64(m.jweDecryptedBytes.WithLabelValues("k-series")) }, 20},
-		{"sealed", func() { m.forKid("k-series").sealed.Inc() },
+		{"encrypted", func() { m.forKid("k-series").encrypted.Inc() },
 			func() float64 { return testutil.ToFloat64(m.jweEncryptedResponses.WithLabelValues("k-series", "ok")) }, 2},
 		{"token hits", func() { m.tokenHits.Inc() },
 			func() float64 { return testutil.ToFloat64(m.tokenCache.WithLabelValues("hit")) }, 2},

@@ -54,10 +54,10 @@ func TestJWESpans(t *testing.T) {
 		body []byte
 		want map[string]map[string]string
 	}{
-		{"opened and sealed", jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(plaintext)), map[string]map[string]string{
+		{"opened and encrypted", jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(plaintext)), map[string]map[string]string{
 			"hdc_jwe key":     {"hdc.kid": "k-c1", "hdc.key.cached": "true", "hdc.outcome": "ok", "hdc.enc": jwe.EncA128CBCHS256},
 			"hdc_jwe decrypt": {"hdc.kid": "k-c1", "hdc.enc": jwe.EncA128CBCHS256, "hdc.outcome": "ok", "hdc.bytes.out": "33"},
-			"hdc_jwe seal":    {"hdc.kid": "k-c1", "hdc.enc": jwe.EncA128CBCHS256, "hdc.outcome": "ok", "hdc.bytes.in": "2"},
+			"hdc_jwe encrypt": {"hdc.kid": "k-c1", "hdc.enc": jwe.EncA128CBCHS256, "hdc.outcome": "ok", "hdc.bytes.in": "2"},
 		}},
 		{"an unknown kid", jwe.EncryptRequest(k, jwe.Protected{Kid: "k-nobody"}, []byte(plaintext)), map[string]map[string]string{
 			"hdc_jwe key":     {"hdc.kid": "unknown", "hdc.key.cached": "false", "hdc.outcome": "unknown"},

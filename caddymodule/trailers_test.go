@@ -21,7 +21,7 @@ func TestTrailersDoNotCrossTheHop(t *testing.T) {
 	h2c := &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}
 	h2c.Transport.(*http.Transport).Protocols.SetUnencryptedHTTP2(true)
 	plain := []byte(`{"endpoint":"https://hooks.example.org/t"}`)
-	sealed := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plain)
+	envelope := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plain)
 	for _, proto := range []struct {
 		name   string
 		client *http.Client
@@ -30,7 +30,7 @@ func TestTrailersDoNotCrossTheHop(t *testing.T) {
 			name   string
 			data   []byte
 			header map[string]string
-		}{{"plain", plain, map[string]string{"Content-Type": "application/json"}}, {"encrypted", sealed, encHeaders(c1)}} {
+		}{{"plain", plain, map[string]string{"Content-Type": "application/json"}}, {"encrypted", envelope, encHeaders(c1)}} {
 			t.Run(proto.name+", "+body.name, func(t *testing.T) {
 				req, err := http.NewRequest("POST", e.base+subscriptions, io.MultiReader(bytes.NewReader(body.data)))
 				if err != nil {

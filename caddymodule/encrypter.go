@@ -14,14 +14,14 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 )
 
-// sealer buffers the response to an encrypted request and replaces it with a
-// response envelope. It is hand-written rather than caddyhttp's
+// encrypter buffers the response to an encrypted request and replaces it
+// with a response envelope. It is hand-written rather than caddyhttp's
 // ResponseRecorder because its buffer must be bounded: past the limit it
 // drops the body and answers an error, so a large response is never sent in
 // plaintext. It implements no Unwrap, so that nothing below it (a flush, a
-// hijack) can reach the client's connection before the body is sealed.
-type sealer struct {
-	ctx     context.Context // the request's, whose trace the seal's span joins
+// hijack) can reach the client's connection before the body is encrypted.
+type encrypter struct {
+	ctx     context.Context // the request's, whose trace the encryption's span joins
 	w       http.ResponseWriter
 	key     *jwe.Key
 	kid     string
@@ -32,16 +32,16 @@ type sealer struct {
 	overrun bool
 }
 
-func (s *sealer) Header() http.Header { return s.w.Header() }
+func (s *encrypter) Header() http.Header { return s.w.Header() }
 
-func (s *sealer) WriteHeader(status int) {
+func (s *encrypter) WriteHeader(status int) {
 	if s.status != 0 || status < 200 { // informational responses are dropped
 		return
 	}
 	s.status = status
 }
 
-func (s *sealer) Write(p []byte) (int, error) {
+func (s *encrypter) Write(p []byte) (int, error) {
 	s.WriteHeader(http.StatusOK)
 	if s.overrun {
 		return len(p), nil
@@ -60,26 +60,26 @@ func (s *sealer) Write(p []byte) (int, error) {
 
 // sizeHint is the room the answer's buffer needs: the Content-Length the
 // upstream gave, when it is within the limit, else the first write's.
-func (s *sealer) sizeHint(first int) int {
+func (s *encrypter) sizeHint(first int) int {
 	if n, err := strconv.Atoi(field(s.w.Header(), "Content-Length")); err == nil && n > first && n <= s.limit {
 		return n
 	}
 	return first
 }
 
-// release gives the buffer back, once its plaintext is sealed or dropped.
-func (s *sealer) release() {
+// release gives the buffer back, once its plaintext is encrypted or dropped.
+func (s *encrypter) release() {
 	if s.buf != nil {
 		giveBuffer(s.buf)
 		s.buf = nil
 	}
 }
 
-// FlushError does nothing: nothing may reach the client before the seal.
-func (s *sealer) FlushError() error { return nil }
+// FlushError does nothing: nothing may reach the client before the envelope.
+func (s *encrypter) FlushError() error { return nil }
 
 // Hijack refuses: an encrypted exchange cannot become a raw connection.
-func (s *sealer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (s *encrypter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return nil, nil, errors.New("hdc_jwe: an encrypted response cannot be hijacked")
 }
 
@@ -89,11 +89,11 @@ func (s *sealer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 var plaintextFields = []string{"Etag", "Last-Modified", "Accept-Ranges", "Content-Range",
 	"Content-Encoding", "Content-Md5", "Digest", "Content-Digest", "Repr-Digest"}
 
-// finish writes the sealed response and reports whether it had to refuse
+// finish writes the encrypted response and reports whether it had to refuse
 // one that was too large.
-func (s *sealer) finish() (tooLarge bool) {
+func (s *encrypter) finish() (tooLarge bool) {
 	if s.overrun {
-		s.sealProblem(errResponseTooLarge)
+		s.encryptProblem(errResponseTooLarge)
 		return true
 	}
 	status := s.status
@@ -109,25 +109,25 @@ func (s *sealer) finish() (tooLarge bool) {
 		s.w.WriteHeader(status)
 		return false
 	}
-	s.writeSealed(status, s.buf)
+	s.writeEncrypted(status, s.buf)
 	return false
 }
 
-// sealProblem answers p, encrypted.
-func (s *sealer) sealProblem(p *problem.Problem) {
+// encryptProblem answers p, encrypted.
+func (s *encrypter) encryptProblem(p *problem.Problem) {
 	h := s.w.Header()
 	for name := range h {
 		delete(h, name)
 	}
 	setField(h, "Cache-Control", "no-store")
-	s.writeSealed(p.Status, p.Body())
+	s.writeEncrypted(p.Status, p.Body())
 }
 
-// writeSealed answers plaintext encrypted, in the serialization the
+// writeEncrypted answers plaintext encrypted, in the serialization the
 // request used: compact as application/jose, flattened JSON as
 // application/json.
-func (s *sealer) writeSealed(status int, plaintext []byte) {
-	_, span := startSpan(s.ctx, "hdc_jwe seal")
+func (s *encrypter) writeEncrypted(status int, plaintext []byte) {
+	_, span := startSpan(s.ctx, "hdc_jwe encrypt")
 	env, mediaType := jwe.EncryptResponse(s.key, s.kid, plaintext), "application/json"
 	if s.compact {
 		env, mediaType = jwe.EncryptCompact(s.key, jwe.Protected{Kid: s.kid}, plaintext), "application/jose"
