@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -26,8 +28,8 @@ func init() {
 // trusted proxies) in X-HDC-Client-Ip, checks the bearer token, and
 // forwards the identity it proves as X-HDC-Client-Id, X-HDC-Workspace-Id,
 // X-HDC-Token-Id, and X-HDC-Grant-Id and X-HDC-Session-Id when the token
-// has them (and the client as the Caddy variable hdc.client_id, for
-// hdc_jwe).
+// has them (and the client as the Caddy variable hdc.client_id,
+// edge.ClientID, for hdc_ratelimit and hdc_jwe).
 //
 // Modes: "token" (the default) requires a valid access token; "refresh"
 // accepts an expired one (signature, issuer and audience still checked) and
@@ -62,7 +64,7 @@ func (a *Auth) Provision(ctx caddy.Context) error {
 	if a.Mode == "" {
 		a.Mode = authToken
 	}
-	a.accepted = metrics.authRequests.WithLabelValues(a.Mode, "ok")
+	a.accepted = edge.Metrics.AuthRequests.WithLabelValues(a.Mode, "ok")
 	switch a.Mode {
 	case authPublic:
 		return nil
@@ -70,13 +72,12 @@ func (a *Auth) Provision(ctx caddy.Context) error {
 	default:
 		return errors.New("hdc_auth: mode must be token, refresh or public")
 	}
-	app, err := ctx.App("hdc")
+	app, err := edge.AppOf(ctx)
 	if err != nil {
 		return err
 	}
-	a.verifier = app.(*App).verifier
-	if a.verifier == nil {
-		return errors.New("hdc_auth: the hdc app has no tokens configuration (jwks_url or jwks_file)")
+	if a.verifier, err = app.Verifier(); err != nil {
+		return fmt.Errorf("hdc_auth: %w", err)
 	}
 	return nil
 }
@@ -99,19 +100,19 @@ func (a *Auth) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	if a.Mode == authPublic {
 		return next.ServeHTTP(w, r)
 	}
-	ctx, span := startSpan(r.Context(), "hdc_auth token")
+	ctx, span := edge.StartSpan(r.Context(), "hdc_auth token")
 	claims, err := a.verify(ctx, r)
 	if err != nil {
 		p := authProblem(w, err)
-		endSpan(span, p, attrMode.String(a.Mode))
-		metrics.authRequests.WithLabelValues(a.Mode, p.Code).Inc()
+		edge.EndSpan(span, p, edge.AttrMode.String(a.Mode))
+		edge.Metrics.AuthRequests.WithLabelValues(a.Mode, p.Code).Inc()
 		a.logger.Info("request refused", append(telemetry.LogFields(r.Context()), zap.String("mode", a.Mode),
 			zap.String("path", r.URL.Path), zap.String("code", p.Code), zap.String("reason", reason(err)))...)
 		problem.Write(w, p)
 		return nil
 	}
 	if span.IsRecording() { // the attributes escape: not built for a span that records nothing
-		endSpan(span, nil, attrMode.String(a.Mode))
+		edge.EndSpan(span, nil, edge.AttrMode.String(a.Mode))
 	}
 	a.accepted.Inc()
 	forwardIdentity(r, claims)
@@ -124,29 +125,29 @@ func (a *Auth) verify(ctx context.Context, r *http.Request) (*tokenauth.Claims, 
 	if a.Mode == authRefresh {
 		mode = tokenauth.ModeRefresh
 	}
-	token, err := tokenauth.BearerToken(field(r.Header, "Authorization"))
+	token, err := tokenauth.BearerToken(edge.Field(r.Header, "Authorization"))
 	if err != nil {
 		return nil, err
 	}
 	claims, err := a.verifier.Verify(ctx, token, mode)
 	if err == nil && mode == tokenauth.ModeRefresh {
-		err = checkClientID(field(r.Header, "Client-Id"), claims.Subject)
+		err = checkClientID(edge.Field(r.Header, "Client-Id"), claims.Subject)
 	}
 	return claims, err
 }
 
-// forwardIdentity sets the identity headers of the hop, and the Caddy
-// variable hdc_jwe reads, from verified claims.
+// forwardIdentity sets the identity headers of the hop, and the client
+// the handlers after it read (edge.ClientID), from verified claims.
 func forwardIdentity(r *http.Request, claims *tokenauth.Claims) {
-	caddyhttp.SetVar(r.Context(), varClientID, claims.Subject)
-	setField(r.Header, contract.HeaderClientID, claims.Subject)
-	setField(r.Header, contract.HeaderWorkspaceID, claims.Workspace)
-	setField(r.Header, contract.HeaderTokenID, claims.ID)
+	edge.SetClientID(r, claims.Subject)
+	edge.SetField(r.Header, contract.HeaderClientID, claims.Subject)
+	edge.SetField(r.Header, contract.HeaderWorkspaceID, claims.Workspace)
+	edge.SetField(r.Header, contract.HeaderTokenID, claims.ID)
 	if claims.Grant != "" {
-		setField(r.Header, contract.HeaderGrantID, claims.Grant)
+		edge.SetField(r.Header, contract.HeaderGrantID, claims.Grant)
 	}
 	if claims.Session != "" {
-		setField(r.Header, contract.HeaderSessionID, claims.Session)
+		edge.SetField(r.Header, contract.HeaderSessionID, claims.Session)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
@@ -23,7 +24,7 @@ func BenchmarkJWE(b *testing.B) {
 		for i := range payload {
 			payload[i] = 'a' + byte(i%26)
 		}
-		env := jwe.EncryptRequest(mustKey(b, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, payload)
+		env := jwe.EncryptRequest(edgetest.Key(b, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, payload)
 		next := &upstream{reply: []byte(`{"id":"w1","status":"success"}`)}
 		b.Run(fmt.Sprintf("size=%dKiB", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(n))
@@ -54,10 +55,10 @@ func BenchmarkReferenceEdge(b *testing.B) {
 	stderr := os.Stderr
 	os.Stderr = devNull // the access log's output, opened when the config loads
 	b.Cleanup(func() { os.Stderr = stderr; devNull.Close() })
-	e := startEdge(b, testKeys, map[string]string{"HDC_LOG_LEVEL": "error"})
+	e := startEdge(b, edgetest.Keys, map[string]string{"HDC_LOG_LEVEL": "error"})
 	os.Stderr = stderr
 	header := encHeaders(e.token("c1", nil))
-	env := jwe.EncryptRequest(mustKey(b, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, jsonOf(1<<10))
+	env := jwe.EncryptRequest(edgetest.Key(b, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, jsonOf(1<<10))
 	b.ReportAllocs()
 	for b.Loop() {
 		resp, _ := e.call(b, "POST", subscriptions, env, header)

@@ -1,17 +1,14 @@
 package caddymodule
 
 import (
-	"strconv"
-
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/dustin/go-humanize"
+
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 )
 
 func init() {
-	httpcaddyfile.RegisterGlobalOption("hdc", parseGlobalOption)
 	httpcaddyfile.RegisterHandlerDirective("hdc_auth", parseCaddyfileAuth)
 	httpcaddyfile.RegisterHandlerDirective("hdc_jwe", parseCaddyfileJWE)
 	httpcaddyfile.RegisterHandlerDirective("hdc_forward", parseCaddyfileForward)
@@ -77,13 +74,13 @@ func (j *JWE) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			j.Require = true
 		case "max_body":
-			err = oneSize(d, &j.MaxBody)
+			err = edge.SizeArg(d, &j.MaxBody)
 		case "spool_threshold":
-			err = oneSize(d, &j.SpoolThreshold)
+			err = edge.SizeArg(d, &j.SpoolThreshold)
 		case "spool_dir":
-			err = oneString(d, &j.SpoolDir)
+			err = edge.StringArg(d, &j.SpoolDir)
 		case "max_response":
-			err = oneSize(d, &j.MaxResponse)
+			err = edge.SizeArg(d, &j.MaxResponse)
 		default:
 			return d.Errf("unknown hdc_jwe subdirective %q", d.Val())
 		}
@@ -91,70 +88,6 @@ func (j *JWE) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// oneString reads the single argument of the current subdirective.
-func oneString(d *caddyfile.Dispenser, dst *string) error {
-	if !d.NextArg() {
-		return d.ArgErr()
-	}
-	*dst = d.Val()
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	return nil
-}
-
-// manyStrings appends the subdirective's arguments, at least one, to dst.
-func manyStrings(d *caddyfile.Dispenser, dst *[]string) error {
-	args := d.RemainingArgs()
-	if len(args) == 0 {
-		return d.ArgErr()
-	}
-	*dst = append(*dst, args...)
-	return nil
-}
-
-func oneSize(d *caddyfile.Dispenser, dst *int64) error {
-	name := d.Val()
-	var s string
-	if err := oneString(d, &s); err != nil {
-		return err
-	}
-	n, err := humanize.ParseBytes(s)
-	if err != nil || n == 0 || n > 1<<40 {
-		return d.Errf("%s: invalid size %q", name, s)
-	}
-	*dst = int64(n)
-	return nil
-}
-
-func oneDuration(d *caddyfile.Dispenser, dst *caddy.Duration) error {
-	name := d.Val()
-	var s string
-	if err := oneString(d, &s); err != nil {
-		return err
-	}
-	dur, err := caddy.ParseDuration(s)
-	if err != nil || dur <= 0 {
-		return d.Errf("%s: invalid duration %q", name, s)
-	}
-	*dst = caddy.Duration(dur)
-	return nil
-}
-
-func oneInt(d *caddyfile.Dispenser, dst *int) error {
-	name := d.Val()
-	var s string
-	if err := oneString(d, &s); err != nil {
-		return err
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return d.Errf("%s: invalid number %q", name, s)
-	}
-	*dst = n
 	return nil
 }
 
@@ -235,7 +168,7 @@ func (t *Tracing) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if d.Val() != "trust_parent" {
 			return d.Errf("unknown hdc_tracing subdirective %q", d.Val())
 		}
-		if err := oneString(d, &t.TrustParent); err != nil {
+		if err := edge.StringArg(d, &t.TrustParent); err != nil {
 			return err
 		}
 		if err := checkTrustParent(t.TrustParent); err != nil {

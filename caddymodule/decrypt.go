@@ -12,12 +12,15 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/health-data-connect/hdc/caddymodule/edge"
+	"github.com/health-data-connect/hdc/caddymodule/spool"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // responseOnly handles a body-less request that asks for an encrypted
@@ -41,7 +44,7 @@ func (j *JWE) responseOnly(ctx context.Context, r *http.Request, client string) 
 	case err != nil:
 		return opened{kid: kid}, j.keyRefused(r, held)
 	}
-	key, err := j.app.keys.Cipher(k)
+	key, err := j.app.ClientKeys().Cipher(k)
 	if err != nil {
 		return opened{kid: kid}, errInvalidEncryption
 	}
@@ -84,7 +87,7 @@ func acceptsCompact(h http.Header) bool {
 
 // decryptBody reads, verifies and decrypts the envelope in r's body, and
 // replaces the body with the plaintext.
-func (j *JWE) decryptBody(ctx context.Context, r *http.Request, client string, sp *spool) (opened, *problem.Problem) {
+func (j *JWE) decryptBody(ctx context.Context, r *http.Request, client string, sp *spool.Spool) (opened, *problem.Problem) {
 	env, form, p := j.readEnvelope(r, sp)
 	if p != nil {
 		return opened{}, p
@@ -111,7 +114,7 @@ func (j *JWE) decryptBody(ctx context.Context, r *http.Request, client string, s
 	if p != nil {
 		return o, p
 	}
-	if o.fresh, p = j.app.fresh.check(k, env.Header); p != nil {
+	if o.fresh, p = j.app.Freshness().Check(k, env.Header); p != nil {
 		return o, p
 	}
 	replaceBody(r, body, size)
@@ -121,9 +124,9 @@ func (j *JWE) decryptBody(ctx context.Context, r *http.Request, client string, s
 // readEnvelope reads the envelope of r's body into sp, in the form its
 // media type names, and checks that it names a key. It returns the form
 // too, which the answer takes.
-func (j *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form, *problem.Problem) {
+func (j *JWE) readEnvelope(r *http.Request, sp *spool.Spool) (*jwe.Envelope, jwe.Form, *problem.Problem) {
 	var form jwe.Form
-	mt, _, _ := mime.ParseMediaType(field(r.Header, "Content-Type"))
+	mt, _, _ := mime.ParseMediaType(edge.Field(r.Header, "Content-Type"))
 	switch mt {
 	case "application/json", "application/jose+json": // RFC 7516 §9.2.1
 		form = jwe.Request
@@ -147,9 +150,9 @@ func (j *JWE) readEnvelope(r *http.Request, sp *spool) (*jwe.Envelope, jwe.Form,
 // its enc is enc, and a nil key with the dummy cipher of enc otherwise;
 // and whether the edge held the key before (keyRefused).
 func (j *JWE) keyOrDummy(ctx context.Context, r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, bool, error) {
-	held := j.app.keys.Known(kid)
+	held := j.app.ClientKeys().Known(kid)
 	ctx, span := j.startKeySpan(ctx, kid, held)
-	k, key, err := j.app.keys.ForEnvelope(ctx, kid, clientAddr(r), client, !j.tokenBound(), enc)
+	k, key, err := j.app.ClientKeys().ForEnvelope(ctx, kid, clientAddr(r), client, !j.tokenBound(), enc)
 	endKeySpan(span, k, err)
 	return k, key, held, err
 }
@@ -160,7 +163,7 @@ func (j *JWE) keyOrDummy(ctx context.Context, r *http.Request, kid, client, enc 
 // look-up ration, when it is key_lookups_busy, as for any kid the edge does
 // not hold (kidregistry.Keys.Refused).
 func (j *JWE) keyRefused(r *http.Request, held bool) *problem.Problem {
-	if j.app.keys.Refused(clientAddr(r), held) != nil {
+	if j.app.ClientKeys().Refused(clientAddr(r), held) != nil {
 		return errKeyLookupsBusy
 	}
 	return errInvalidEncryption
@@ -196,47 +199,40 @@ func replaceBody(r *http.Request, body io.Reader, size int64) {
 	r.ContentLength = size
 	r.TransferEncoding = nil
 	delete(r.Header, "Transfer-Encoding")
-	setField(r.Header, "Content-Length", strconv.FormatInt(size, 10))
-	setField(r.Header, "Content-Type", "application/json")
+	edge.SetField(r.Header, "Content-Length", strconv.FormatInt(size, 10))
+	edge.SetField(r.Header, "Content-Type", "application/json")
 }
 
 // open verifies the spooled ciphertext and returns a reader of its
 // plaintext and the plaintext's size. A ciphertext in memory is decrypted in
 // place, in one call, and read from there; one on disk is decrypted as a
 // stream on its way upstream.
-func open(env *jwe.Envelope, key *jwe.Key, sp *spool) (io.Reader, int64, error) {
-	if mem, ok := sp.inMemory(); ok {
+func open(env *jwe.Envelope, key *jwe.Key, sp *spool.Spool) (io.Reader, int64, error) {
+	if mem, ok := sp.InMemory(); ok {
 		plain, err := env.DecryptInPlace(key, mem)
 		if err != nil {
 			return nil, 0, err
 		}
-		return newPlainBody(plain, sp.takeMemory()), int64(len(plain)), nil
+		return spool.NewPlainBody(plain, sp.TakeMemory()), int64(len(plain)), nil
 	}
 	return env.Open(key, sp)
 }
 
 // readProblem maps an error of jwe.Read to the client's answer; limit is
-// the route's, which a body too large is told.
+// the route's, which a body too large is told. The errors of the body
+// itself are edge.ReadProblem's.
 func readProblem(err error, limit int64) *problem.Problem {
 	if err == nil { // before the targets of errors.As, which escape
 		return nil
 	}
 	var fe *jwe.FormatError
-	var mbe *http.MaxBytesError
-	var se *spoolError
 	switch {
-	case errors.Is(err, errQuotaPassed):
-		return errPassedQuota
-	case errors.As(err, &se):
-		return errSpool
 	case errors.As(err, &fe):
 		return invalidEnvelope(fe.Reason)
-	case errors.As(err, &mbe): // request_body's limit, below the route's
-		return tooLarge(mbe.Limit)
 	case errors.Is(err, jwe.ErrTooLarge):
-		return tooLarge(limit)
+		return edge.TooLarge(limit)
 	default:
-		return errBodyRead
+		return edge.ReadProblem(err)
 	}
 }
 
@@ -245,9 +241,9 @@ func readProblem(err error, limit int64) *problem.Problem {
 // any_client modes, where the body decides); and whether the edge held
 // the key before (keyRefused).
 func (j *JWE) usableKey(ctx context.Context, r *http.Request, kid, client string) (*clientkey.Key, bool, error) {
-	held := j.app.keys.Known(kid)
+	held := j.app.ClientKeys().Known(kid)
 	ctx, span := j.startKeySpan(ctx, kid, held)
-	k, err := j.app.keys.Usable(ctx, kid, clientAddr(r), client, !j.tokenBound())
+	k, err := j.app.ClientKeys().Usable(ctx, kid, clientAddr(r), client, !j.tokenBound())
 	endKeySpan(span, k, err)
 	return k, held, err
 }
@@ -255,9 +251,9 @@ func (j *JWE) usableKey(ctx context.Context, r *http.Request, kid, client string
 // startKeySpan starts the span of kid's look-up, saying whether the edge
 // held the key before it.
 func (j *JWE) startKeySpan(ctx context.Context, kid string, held bool) (context.Context, trace.Span) {
-	ctx, span := startSpan(ctx, "hdc_jwe key")
+	ctx, span := edge.StartSpan(ctx, "hdc_jwe key")
 	if span.IsRecording() {
-		span.SetAttributes(attrKid.String(j.kidLabel(kid)), attrCached.Bool(held))
+		span.SetAttributes(edge.AttrKid.String(j.kidLabel(kid)), edge.AttrCached.Bool(held))
 	}
 	return ctx, span
 }
@@ -276,9 +272,9 @@ func endKeySpan(span trace.Span, k *clientkey.Key, err error) {
 	case k == nil || err != nil:
 		outcome = "unknown"
 	default:
-		span.SetAttributes(attrEnc.String(k.ContentEncryption()))
+		span.SetAttributes(edge.AttrEnc.String(k.ContentEncryption()))
 	}
-	span.SetAttributes(attrOutcome.String(outcome))
+	span.SetAttributes(edge.AttrOutcome.String(outcome))
 	span.End()
 }
 

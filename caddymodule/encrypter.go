@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"strconv"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/health-data-connect/hdc/caddymodule/edge"
+	"github.com/health-data-connect/hdc/caddymodule/spool"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
-	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 )
 
 // encrypter buffers the response to an encrypted request and replaces it
@@ -52,7 +55,7 @@ func (s *encrypter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if s.buf == nil {
-		s.buf = takeBuffer(s.sizeHint(len(p)))
+		s.buf = spool.TakeBuffer(s.sizeHint(len(p)))
 	}
 	s.buf = append(s.buf, p...)
 	return len(p), nil
@@ -61,7 +64,7 @@ func (s *encrypter) Write(p []byte) (int, error) {
 // sizeHint is the room the answer's buffer needs: the Content-Length the
 // upstream gave, when it is within the limit, else the first write's.
 func (s *encrypter) sizeHint(first int) int {
-	if n, err := strconv.Atoi(field(s.w.Header(), "Content-Length")); err == nil && n > first && n <= s.limit {
+	if n, err := strconv.Atoi(edge.Field(s.w.Header(), "Content-Length")); err == nil && n > first && n <= s.limit {
 		return n
 	}
 	return first
@@ -70,7 +73,7 @@ func (s *encrypter) sizeHint(first int) int {
 // release gives the buffer back, once its plaintext is encrypted or dropped.
 func (s *encrypter) release() {
 	if s.buf != nil {
-		giveBuffer(s.buf)
+		spool.GiveBuffer(s.buf)
 		s.buf = nil
 	}
 }
@@ -119,7 +122,7 @@ func (s *encrypter) encryptProblem(p *problem.Problem) {
 	for name := range h {
 		delete(h, name)
 	}
-	setField(h, "Cache-Control", "no-store")
+	edge.SetField(h, "Cache-Control", "no-store")
 	s.writeEncrypted(p.Status, p.Body())
 }
 
@@ -127,19 +130,19 @@ func (s *encrypter) encryptProblem(p *problem.Problem) {
 // request used: compact as application/jose, flattened JSON as
 // application/json.
 func (s *encrypter) writeEncrypted(status int, plaintext []byte) {
-	_, span := startSpan(s.ctx, "hdc_jwe encrypt")
+	_, span := edge.StartSpan(s.ctx, "hdc_jwe encrypt")
 	env, mediaType := jwe.EncryptResponse(s.key, s.kid, plaintext), "application/json"
 	if s.compact {
 		env, mediaType = jwe.EncryptCompact(s.key, jwe.Protected{Kid: s.kid}, plaintext), "application/jose"
 	}
 	if span.IsRecording() { // the attributes escape: not built for a span that records nothing
-		endSpan(span, nil, attrKid.String(s.kid), attrEnc.String(s.key.Enc()),
-			attrInBytes.Int(len(plaintext)), attrOutBytes.Int(len(env)), semconv.HTTPResponseStatusCode(status))
+		edge.EndSpan(span, nil, edge.AttrKid.String(s.kid), edge.AttrEnc.String(s.key.Enc()),
+			edge.AttrInBytes.Int(len(plaintext)), edge.AttrOutBytes.Int(len(env)), semconv.HTTPResponseStatusCode(status))
 	}
 	h := s.w.Header()
-	setField(h, "Content-Type", mediaType)
-	setField(h, contract.HeaderEncryption, contract.EncryptionJWE)
-	setField(h, "Content-Length", strconv.Itoa(len(env)))
+	edge.SetField(h, "Content-Type", mediaType)
+	edge.SetField(h, contract.HeaderEncryption, contract.EncryptionJWE)
+	edge.SetField(h, "Content-Length", strconv.Itoa(len(env)))
 	s.w.WriteHeader(status)
 	_, _ = s.w.Write(env)
 }

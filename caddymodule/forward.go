@@ -9,6 +9,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
+	"github.com/health-data-connect/hdc/caddymodule/spool"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -55,9 +57,9 @@ func (Forward) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 	r.Trailer = nil
 	if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
 		sp, err := spoolBody(r)
-		switch p := readProblem(err, 0); {
-		case p == errPassedQuota:
-			return errQuotaPassed // hdc_ratelimit answers
+		switch p := edge.ReadProblem(err); {
+		case p == edge.ErrPassedQuota:
+			return edge.ErrQuotaPassed // hdc_ratelimit answers
 		case p != nil:
 			problem.Write(w, p)
 			return nil
@@ -71,18 +73,18 @@ func (Forward) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 // unlinked temporary file, and makes it r's body, of its length: the
 // backend gets the whole body, or nothing of it. The spool is the
 // caller's to close once the request is served.
-func spoolBody(r *http.Request) (*spool, error) {
-	sp := newSpool(defaultSpoolThreshold, os.TempDir(), 0)
+func spoolBody(r *http.Request) (*spool.Spool, error) {
+	sp := spool.New(spool.DefaultThreshold, os.TempDir(), 0)
 	if _, err := io.Copy(sp, r.Body); err != nil {
 		sp.Close()
 		return nil, err
 	}
-	if mem, ok := sp.inMemory(); ok {
-		r.Body = newPlainBody(mem, sp.takeMemory())
+	if mem, ok := sp.InMemory(); ok {
+		r.Body = spool.NewPlainBody(mem, sp.TakeMemory())
 	} else {
-		r.Body = io.NopCloser(io.NewSectionReader(sp, 0, sp.size))
+		r.Body = io.NopCloser(io.NewSectionReader(sp, 0, sp.Size()))
 	}
-	r.ContentLength, r.TransferEncoding, r.GetBody = sp.size, nil, nil
+	r.ContentLength, r.TransferEncoding, r.GetBody = sp.Size(), nil, nil
 	return sp, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 	"github.com/health-data-connect/hdc/caddymodule/h1framing"
 )
 
@@ -62,7 +63,7 @@ func (l *framingListener) Accept() (net.Conn, error) {
 }
 
 func (l *framingListener) refused(c net.Conn) {
-	metrics.framingRefusals.Inc()
+	edge.Metrics.FramingRefusals.Inc()
 	l.logger.Warn("request refused: it carries both Content-Length and Transfer-Encoding; the connection is closed",
 		zap.Stringer("remote", c.RemoteAddr()))
 }

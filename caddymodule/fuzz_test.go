@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 )
@@ -17,11 +18,11 @@ import (
 // A problem decided once the key is established (a login body that names
 // no client, say) is encrypted under that key.
 func FuzzJWE(f *testing.F) {
-	k := mustKey(f, secretOf("k-c1"))
+	k := edgetest.Key(f, edgetest.SecretOf("k-c1"))
 	f.Add(jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`)), false, false)
 	f.Add(jwe.EncryptCompact(k, jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`)), true, false)
 	f.Add(jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(`{"client_id":"c1"}`)), false, true)
-	f.Add(jwe.EncryptRequest(mustKey(f, secretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, []byte(`{"client_id":"c2"}`)), false, true)
+	f.Add(jwe.EncryptRequest(edgetest.Key(f, edgetest.SecretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, []byte(`{"client_id":"c2"}`)), false, true)
 	f.Add([]byte(`{"protected":"eyJhbGciOiJkaXIiLCJlbmMiOiJBMTI4Q0JDLUhTMjU2In0","iv":"","ciphertext":"","tag":"","kid":"k-c1"}`), false, false)
 	token := newTestJWE(f, false)
 	login := newTestJWE(f, true)
@@ -42,7 +43,7 @@ func FuzzJWE(f *testing.F) {
 			if !up.called {
 				t.Fatal("200 without the upstream")
 			}
-			openResponse(t, w, secretOf(up.header.Get(contract.HeaderKeyID)))
+			openResponse(t, w, edgetest.SecretOf(up.header.Get(contract.HeaderKeyID)))
 		case w.Code >= 400 && w.Code < 500:
 			if up.called {
 				t.Fatalf("%d after reaching the upstream", w.Code)
@@ -61,7 +62,7 @@ func checkRefusal(t *testing.T, w *httptest.ResponseRecorder) {
 	body := w.Body.Bytes()
 	if w.Header().Get(contract.HeaderEncryption) == contract.EncryptionJWE {
 		e, _ := parseAnswer(t, w.Header(), body)
-		body = openResponse(t, w, secretOf(e.Header.Kid))
+		body = openResponse(t, w, edgetest.SecretOf(e.Header.Kid))
 	} else if !strings.HasPrefix(w.Header().Get("Content-Type"), "application/problem+json") {
 		t.Fatalf("%d without a problem: %s", w.Code, body)
 	}

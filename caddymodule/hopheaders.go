@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -24,14 +25,14 @@ func prepare(w http.ResponseWriter, r *http.Request) {
 	dropHopFields(r.Header)
 	// The client's address as Caddy computed it, behind its trusted proxies.
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		setField(r.Header, contract.HeaderClientIP, ip)
+		edge.SetField(r.Header, contract.HeaderClientIP, ip)
 	}
 	// The request's id: reading Caddy's placeholder also puts it in the
 	// access log line, as "uuid".
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		if id, _ := repl.GetString("http.request.uuid"); id != "" {
-			setField(r.Header, contract.HeaderRequestID, id)
-			setField(w.Header(), contract.HeaderRequestIDAnswer, id)
+			edge.SetField(r.Header, contract.HeaderRequestID, id)
+			edge.SetField(w.Header(), contract.HeaderRequestIDAnswer, id)
 		}
 	}
 	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {

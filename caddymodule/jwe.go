@@ -12,6 +12,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
+	"github.com/health-data-connect/hdc/caddymodule/spool"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -57,19 +59,14 @@ type JWE struct {
 	// a larger one is refused, never sent in plaintext.
 	MaxResponse int64 `json:"max_response,omitempty"`
 
-	app    *App
+	app    *edge.App
 	logger *zap.Logger
 }
 
 const (
-	defaultMaxBody        = 1 << 20
-	defaultSpoolThreshold = 2 << 20
-	defaultMaxResponse    = 16 << 20
-	maxLoginBody          = 64 << 10
-
-	// varClientID is the Caddy variable in which hdc_auth tells hdc_jwe
-	// the token's client.
-	varClientID = "hdc.client_id"
+	defaultMaxBody     = 1 << 20
+	defaultMaxResponse = 16 << 20
+	maxLoginBody       = 64 << 10
 )
 
 // CaddyModule returns the Caddy module information.
@@ -83,11 +80,11 @@ func (JWE) CaddyModule() caddy.ModuleInfo {
 // Provision fetches the hdc app and applies defaults.
 func (j *JWE) Provision(ctx caddy.Context) error {
 	j.logger = ctx.Logger()
-	app, err := ctx.App("hdc")
+	app, err := edge.AppOf(ctx)
 	if err != nil {
 		return err
 	}
-	j.app = app.(*App)
+	j.app = app
 	if j.Login && j.AnyClient {
 		return errors.New("hdc_jwe: login and any_client exclude each other")
 	}
@@ -95,7 +92,7 @@ func (j *JWE) Provision(ctx caddy.Context) error {
 		j.MaxBody = defaultMaxBody
 	}
 	if j.SpoolThreshold <= 0 {
-		j.SpoolThreshold = defaultSpoolThreshold
+		j.SpoolThreshold = spool.DefaultThreshold
 	}
 	if j.SpoolDir == "" {
 		j.SpoolDir = os.TempDir()
@@ -120,7 +117,7 @@ func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 	encrypted, p := encryptionRequested(r.Header)
 	switch {
 	case p != nil:
-		metrics.jweRequests.WithLabelValues("unknown", p.Code).Inc()
+		edge.Metrics.JWERequests.WithLabelValues("unknown", p.Code).Inc()
 		problem.Write(w, p)
 		return nil
 	case !encrypted && j.Require:
@@ -131,25 +128,25 @@ func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 	}
 	client := ""
 	if j.tokenBound() {
-		client, _ = caddyhttp.GetVar(r.Context(), varClientID).(string)
+		client = edge.ClientID(r)
 		if client == "" {
 			return caddyhttp.Error(http.StatusInternalServerError,
 				errors.New("hdc_jwe: no authenticated client; put hdc_auth before hdc_jwe or use login or any_client mode"))
 		}
 	}
 	start := time.Now()
-	ctx, span := startSpan(r.Context(), "hdc_jwe decrypt")
+	ctx, span := edge.StartSpan(r.Context(), "hdc_jwe decrypt")
 	o, sp, p := j.openRequest(ctx, r, client)
 	if sp != nil {
 		defer sp.Close()
 	}
 	if span.IsRecording() { // kidLabel looks the kid up: not for a span that records nothing
-		endSpan(span, p, attrKid.String(j.kidLabel(o.kid)), attrEnc.String(o.enc),
-			attrInBytes.Int64(r.ContentLength), attrOutBytes.Int64(o.size))
+		edge.EndSpan(span, p, edge.AttrKid.String(j.kidLabel(o.kid)), edge.AttrEnc.String(o.enc),
+			edge.AttrInBytes.Int64(r.ContentLength), edge.AttrOutBytes.Int64(o.size))
 	}
 	switch {
-	case p == errPassedQuota: // hdc_ratelimit, which metered the body, answers
-		return errQuotaPassed
+	case p == edge.ErrPassedQuota: // hdc_ratelimit, which metered the body, answers
+		return edge.ErrQuotaPassed
 	case p != nil && o.key != nil:
 		j.refuseEncrypted(w, r, client, o, p, start)
 		return nil
@@ -198,18 +195,18 @@ type opened struct {
 // openRequest establishes the key of an encrypted request and, when it has
 // a body, replaces the body with its plaintext. The spool it returns, if
 // any, is the caller's to close once the request is served.
-func (j *JWE) openRequest(ctx context.Context, r *http.Request, client string) (opened, *spool, *problem.Problem) {
+func (j *JWE) openRequest(ctx context.Context, r *http.Request, client string) (opened, *spool.Spool, *problem.Problem) {
 	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 || r.ContentLength < 0 && emptyBody(r) {
 		o, p := j.responseOnly(ctx, r, client)
 		return o, nil, p
 	}
 	limit := j.bodyLimit()
 	if r.ContentLength > limit {
-		return opened{}, nil, tooLarge(limit)
+		return opened{}, nil, edge.TooLarge(limit)
 	}
 	// The decoded ciphertext is about 3/4 of the body, which the route's
 	// limit bounds whatever the client announced.
-	sp := newSpool(j.SpoolThreshold, j.SpoolDir, min(r.ContentLength, limit)/4*3)
+	sp := spool.New(j.SpoolThreshold, j.SpoolDir, min(r.ContentLength, limit)/4*3)
 	o, p := j.decryptBody(ctx, r, client, sp)
 	return o, sp, p
 }
@@ -237,7 +234,7 @@ func (j *JWE) refuse(w http.ResponseWriter, r *http.Request, client, kid string,
 // answer reads the code.
 func (j *JWE) refuseEncrypted(w http.ResponseWriter, r *http.Request, client string, o opened, p *problem.Problem, start time.Time) {
 	j.noteRefusal(r, client, o.kid, p, start)
-	setField(w.Header(), "Cache-Control", "no-store")
+	edge.SetField(w.Header(), "Cache-Control", "no-store")
 	s := &encrypter{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact}
 	s.writeEncrypted(p.Status, p.Body())
 }
@@ -245,7 +242,7 @@ func (j *JWE) refuseEncrypted(w http.ResponseWriter, r *http.Request, client str
 // noteRefusal counts and logs a refused encrypted request.
 func (j *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Problem, start time.Time) {
 	label := j.kidLabel(kid)
-	metrics.jweRequests.WithLabelValues(label, p.Code).Inc()
+	edge.Metrics.JWERequests.WithLabelValues(label, p.Code).Inc()
 	j.logger.Info("encrypted request refused", append(telemetry.LogFields(r.Context()),
 		zap.String("kid", label), zap.String("client", client), zap.String("path", r.URL.Path),
 		zap.Int64("content_length", r.ContentLength), zap.String("code", p.Code), zap.Duration("duration", time.Since(start)))...)
@@ -253,17 +250,17 @@ func (j *JWE) noteRefusal(r *http.Request, client, kid string, p *problem.Proble
 
 // accept records an opened request and rewrites its headers for the
 // upstream. It returns the kid's series, which the answer moves too.
-func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) *kidSeries {
-	series := metrics.forKid(o.kid)
-	series.accepted.Inc()
-	series.decryptedBytes.Add(float64(o.size))
-	series.lastUsed.Set(float64(j.app.keys.Touch(o.kid).UnixNano()) / 1e9)
+func (j *JWE) accept(r *http.Request, client string, o opened, start time.Time) *edge.KidSeries {
+	series := edge.Metrics.ForKid(o.kid)
+	series.Accepted.Inc()
+	series.DecryptedBytes.Add(float64(o.size))
+	series.LastUsed.Set(float64(j.app.ClientKeys().Touch(o.kid).UnixNano()) / 1e9)
 	if ce := j.logger.Check(zap.DebugLevel, "encrypted request"); ce != nil { // no fields built when off
 		ce.Write(append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.String("client", client),
 			zap.String("path", r.URL.Path), zap.Int64("plaintext_bytes", o.size), zap.Duration("decrypt", time.Since(start)))...)
 	}
-	setField(r.Header, contract.HeaderKeyID, o.kid)
-	setField(r.Header, contract.HeaderKeyClientID, o.owner)
+	edge.SetField(r.Header, contract.HeaderKeyID, o.kid)
+	edge.SetField(r.Header, contract.HeaderKeyClientID, o.owner)
 	for name, v := range o.fresh {
 		r.Header[name] = v
 	}
@@ -282,23 +279,23 @@ var acceptedDropped = []string{contract.HeaderEncryption, contract.HeaderEncrypt
 
 // serveEncrypted serves the request with next and answers its response
 // encrypted under the request's key.
-func (j *JWE) serveEncrypted(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened, series *kidSeries) error {
+func (j *JWE) serveEncrypted(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, o opened, series *edge.KidSeries) error {
 	s := &encrypter{ctx: r.Context(), w: w, key: o.key, kid: o.kid, compact: o.compact, limit: int(j.MaxResponse)}
 	defer s.release()
 	if err := next.ServeHTTP(s, r); err != nil {
 		j.logger.Error("upstream handler failed under an encrypted request",
 			append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.Error(err))...)
 		s.encryptProblem(upstreamProblem(err))
-		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "error").Inc()
+		edge.Metrics.JWEEncryptedResponses.WithLabelValues(o.kid, "error").Inc()
 		return nil
 	}
 	if s.finish() {
 		j.logger.Warn("response too large to encrypt; refused",
 			append(telemetry.LogFields(r.Context()), zap.String("kid", o.kid), zap.Int64("limit", j.MaxResponse))...)
-		metrics.jweEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
+		edge.Metrics.JWEEncryptedResponses.WithLabelValues(o.kid, "too_large").Inc()
 		return nil
 	}
-	series.encrypted.Inc()
+	series.Encrypted.Inc()
 	return nil
 }
 
@@ -315,7 +312,7 @@ func upstreamProblem(err error) *problem.Problem {
 // kidLabel is kid as a metric label and log field: only kids the edge
 // holds, so a client cannot mint label values or log lines at will.
 func (j *JWE) kidLabel(kid string) string {
-	if j.app.keys.Known(kid) {
+	if j.app.ClientKeys().Known(kid) {
 		return kid
 	}
 	return "unknown"

@@ -14,7 +14,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,67 +23,25 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/caddymodule/edge"
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
-// testKeys is the registry of the handler tests.
-var testKeys = []registryfile.Key{
-	{Key: clientkey.Key{Kid: "k-c1", ClientID: "c1", Secret: "0123456789abcdef", Status: clientkey.Active}},
-	{Key: clientkey.Key{Kid: "k-c1-old", ClientID: "c1", Secret: "aaaaaaaaaaaaaaaa", Status: clientkey.Retiring}},
-	{Key: clientkey.Key{Kid: "k-c1-dead", ClientID: "c1", Secret: "bbbbbbbbbbbbbbbb", Status: clientkey.Retired}},
-	{Key: clientkey.Key{Kid: "k-c2", ClientID: "c2", Secret: "fedcba9876543210", Status: clientkey.Active}},
-}
-
-func secretOf(kid string) string {
-	for _, k := range testKeys {
-		if k.Kid == kid {
-			return k.Secret
-		}
-	}
-	return "zzzzzzzzzzzzzzzz"
-}
-
-func mustKey(t testing.TB, shared string) *jwe.Key {
+// newTestApp returns the hdc app over a registry file of keys.
+func newTestApp(t testing.TB, keys []registryfile.Key) *edge.App {
 	t.Helper()
-	k, err := jwe.NewKey(shared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-// newTestApp writes keys to a private registry file and returns an App
-// following it, without Caddy.
-func newTestApp(t testing.TB, keys []registryfile.Key) *App {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "keys.json")
-	err := registryfile.Update(path, testSealer, func(f *registryfile.File) error {
-		for _, k := range keys {
-			k.CreatedAt = time.Now()
-			f.Keys = append(f.Keys, k)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kr, err := kidregistry.OpenFile(t.Context(), kidregistry.FileConfig{Path: path, KeeperURL: testKeeperURL,
-		Every: defaultPollInterval, Log: zap.NewNop(), Observe: func(kidregistry.Load) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kr.Close() })
-	return &App{Keys: KeysConfig{Registry: path}, keys: pooledKeys{kr, path}, logger: zap.NewNop()}
+	app := &edge.App{Keys: edge.KeysConfig{Registry: edgetest.Registry(t, keys), Keeper: edgetest.KeeperURL}}
+	edgetest.Provision(t, app)
+	return app
 }
 
 func newTestJWE(t testing.TB, login bool) *JWE {
 	return &JWE{
 		Login: login, MaxBody: 8 << 20, SpoolThreshold: 4 << 10, SpoolDir: t.TempDir(),
-		MaxResponse: 1 << 20, app: newTestApp(t, testKeys), logger: zap.NewNop(),
+		MaxResponse: 1 << 20, app: newTestApp(t, edgetest.Keys), logger: zap.NewNop(),
 	}
 }
 
@@ -127,13 +84,12 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 func serve(t testing.TB, h *JWE, r *http.Request, client string, next caddyhttp.Handler) *httptest.ResponseRecorder {
 	t.Helper()
 	ctx := context.WithValue(r.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer())
-	vars := map[string]any{}
+	r = r.WithContext(context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{}))
 	if client != "" {
-		vars[varClientID] = client
+		edge.SetClientID(r, client)
 	}
-	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, vars)
 	w := httptest.NewRecorder()
-	if err := h.ServeHTTP(w, r.WithContext(ctx), next); err != nil {
+	if err := h.ServeHTTP(w, r, next); err != nil {
 		t.Fatalf("ServeHTTP returned %v", err)
 	}
 	return w
@@ -150,7 +106,7 @@ func encryptedRequest(method, target string, body []byte, contentType string) *h
 func openResponse(t testing.TB, w *httptest.ResponseRecorder, shared string) []byte {
 	t.Helper()
 	e, ct := parseAnswer(t, w.Header(), w.Body.Bytes())
-	pt, err := e.Decrypt(mustKey(t, shared), ct)
+	pt, err := e.Decrypt(edgetest.Key(t, shared), ct)
 	if err != nil {
 		t.Fatalf("response does not decrypt: %v", err)
 	}
@@ -184,7 +140,7 @@ func parseAnswer(t testing.TB, h http.Header, body []byte) (*jwe.Envelope, []byt
 }
 
 func TestJWERoundTrip(t *testing.T) {
-	key := mustKey(t, secretOf("k-c1"))
+	key := edgetest.Key(t, edgetest.SecretOf("k-c1"))
 	small := []byte(`{"endpoint":"https://example.org/hook","event_names":["user.delete"]}`)
 	large := []byte(`{"file":"` + strings.Repeat("QUJD", 50_000) + `"}`) // 200 kB: spooled to disk
 	tests := []struct {
@@ -197,7 +153,7 @@ func TestJWERoundTrip(t *testing.T) {
 		{"flattened", "k-c1", small, jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, small), "application/json"},
 		{"flattened as jose+json", "k-c1", small, jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, small), "application/jose+json"},
 		{"compact", "k-c1", small, jwe.EncryptCompact(key, jwe.Protected{Kid: "k-c1"}, small), "application/jose"},
-		{"retiring key", "k-c1-old", small, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-old")), jwe.Protected{Kid: "k-c1-old"}, small), "application/json"},
+		{"retiring key", "k-c1-old", small, jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1-old")), jwe.Protected{Kid: "k-c1-old"}, small), "application/json"},
 		{"large, spooled", "k-c1", large, jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, large), "application/json; charset=utf-8"},
 		{"empty plaintext", "k-c1", []byte{}, jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, nil), "application/json"},
 	}
@@ -228,7 +184,7 @@ func TestJWERoundTrip(t *testing.T) {
 			if w.Code != http.StatusCreated {
 				t.Fatalf("status %d, want the upstream's 201", w.Code)
 			}
-			if got := openResponse(t, w, secretOf(tt.kid)); string(got) != string(up.reply) {
+			if got := openResponse(t, w, edgetest.SecretOf(tt.kid)); string(got) != string(up.reply) {
 				t.Fatalf("decrypted response %q", got)
 			}
 			if compact := w.Header().Get("Content-Type") == "application/jose"; compact != (tt.ctype == "application/jose") {
@@ -265,7 +221,7 @@ func TestJWEResponseOnly(t *testing.T) {
 			if got := w.Header().Get("Content-Type"); got != tt.wantType {
 				t.Fatalf("Content-Type %q, want %q", got, tt.wantType)
 			}
-			if got := openResponse(t, w, secretOf("k-c1")); string(got) != string(up.reply) {
+			if got := openResponse(t, w, edgetest.SecretOf("k-c1")); string(got) != string(up.reply) {
 				t.Fatalf("decrypted %q", got)
 			}
 			if up.header.Get(contract.HeaderEncryptionKid) != "" || up.header.Get(contract.HeaderKeyID) != "k-c1" {
@@ -280,7 +236,7 @@ func TestJWEResponseOnly(t *testing.T) {
 // body) is body-less when its body turns out empty, and carries its
 // envelope otherwise.
 func TestJWEUnknownLength(t *testing.T) {
-	envelope := jwe.EncryptCompact(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`))
+	envelope := jwe.EncryptCompact(edgetest.Key(t, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{"a":1}`))
 	tests := []struct {
 		name      string
 		body      []byte
@@ -313,7 +269,7 @@ func TestJWEUnknownLength(t *testing.T) {
 			if string(up.body) != tt.wantUp {
 				t.Fatalf("the upstream got %q, want %q", up.body, tt.wantUp)
 			}
-			if got := openResponse(t, w, secretOf("k-c1")); string(got) != string(up.reply) {
+			if got := openResponse(t, w, edgetest.SecretOf("k-c1")); string(got) != string(up.reply) {
 				t.Fatalf("decrypted %q", got)
 			}
 		})
@@ -324,7 +280,7 @@ func TestJWEUnknownLength(t *testing.T) {
 // status, headers and bytes, and never reaches the upstream.
 func TestJWEUniformFailures(t *testing.T) {
 	plain := []byte(`{"a":1}`)
-	good := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plain)
+	good := jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plain)
 	var env map[string]string
 	_ = json.Unmarshal(good, &env)
 	tamper := func(member string) []byte {
@@ -345,11 +301,11 @@ func TestJWEUniformFailures(t *testing.T) {
 		{"flipped tag", "c1", tamper("tag"), nil},
 		{"flipped ciphertext", "c1", tamper("ciphertext"), nil},
 		{"flipped iv", "c1", tamper("iv"), nil},
-		{"bad padding", "c1", rawEnvelope(t, secretOf("k-c1"), "k-c1", make([]byte, 32)), nil},
-		{"unknown kid", "c1", jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-nobody"}, plain), nil},
-		{"retired kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c1-dead")), jwe.Protected{Kid: "k-c1-dead"}, plain), nil},
-		{"another client's kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, plain), nil},
-		{"wrong key for the kid", "c1", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), jwe.Protected{Kid: "k-c1"}, plain), nil},
+		{"bad padding", "c1", rawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", make([]byte, 32)), nil},
+		{"unknown kid", "c1", jwe.EncryptRequest(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-nobody"}, plain), nil},
+		{"retired kid", "c1", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1-dead")), jwe.Protected{Kid: "k-c1-dead"}, plain), nil},
+		{"another client's kid", "c1", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, plain), nil},
+		{"wrong key for the kid", "c1", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c2")), jwe.Protected{Kid: "k-c1"}, plain), nil},
 		{"response-only, foreign kid", "c1", nil, map[string]string{"X-Encryption-Kid": "k-c2"}},
 		{"response-only, unknown kid", "c1", nil, map[string]string{"X-Encryption-Kid": "nope"}},
 	}
@@ -357,7 +313,7 @@ func TestJWEUniformFailures(t *testing.T) {
 	// padding (a full block of 16s after {"a":1} padded by hand) goes through.
 	padded := append([]byte(`{"a":1}`), bytes.Repeat([]byte{9}, 9)...)
 	up := &upstream{}
-	serve(t, newTestJWE(t, false), encryptedRequest("POST", "/x", rawEnvelope(t, secretOf("k-c1"), "k-c1", padded), "application/json"), "c1", up)
+	serve(t, newTestJWE(t, false), encryptedRequest("POST", "/x", rawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", padded), "application/json"), "c1", up)
 	if string(up.body) != `{"a":1}` {
 		t.Fatalf("control envelope did not decrypt: upstream got %q", up.body)
 	}
@@ -464,7 +420,7 @@ func TestJWEAnyClient(t *testing.T) {
 			h := newTestJWE(t, false)
 			h.AnyClient = true
 			up := &upstream{reply: []byte(`{}`)}
-			r := encryptedRequest("POST", "/connect-auth/v1/account/refresh", jwe.EncryptRequest(mustKey(t, secretOf(tt.kid)), jwe.Protected{Kid: tt.kid}, body), "application/json")
+			r := encryptedRequest("POST", "/connect-auth/v1/account/refresh", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf(tt.kid)), jwe.Protected{Kid: tt.kid}, body), "application/json")
 			r.Header.Set(contract.HeaderKeyClientID, "forged")
 			w := serve(t, h, r, "", up)
 			if w.Code != tt.wantStatus {
@@ -476,13 +432,13 @@ func TestJWEAnyClient(t *testing.T) {
 			if got := up.header.Get(contract.HeaderKeyClientID); got != tt.wantOwner || !bytes.Equal(up.body, body) {
 				t.Fatalf("upstream got key client %q and %q", got, up.body)
 			}
-			openResponse(t, w, secretOf(tt.kid))
+			openResponse(t, w, edgetest.SecretOf(tt.kid))
 		})
 	}
 }
 
 func TestJWELogin(t *testing.T) {
-	key := mustKey(t, secretOf("k-c1"))
+	key := edgetest.Key(t, edgetest.SecretOf("k-c1"))
 	// A login under another client's key gets the one answer of every key
 	// failure, in the clear; a body that is not a login comes encrypted, the
 	// key being established.
@@ -508,12 +464,12 @@ func TestJWELogin(t *testing.T) {
 				if string(up.body) != tt.body {
 					t.Fatalf("upstream got %q", up.body)
 				}
-				openResponse(t, w, secretOf("k-c1"))
+				openResponse(t, w, edgetest.SecretOf("k-c1"))
 				return
 			}
 			answer := w.Body.Bytes()
 			if tt.encrypted {
-				answer = openResponse(t, w, secretOf("k-c1"))
+				answer = openResponse(t, w, edgetest.SecretOf("k-c1"))
 			}
 			if up.called || w.Code != 400 || !strings.Contains(string(answer), `"code":"`+tt.wantCode+`"`) {
 				t.Fatalf("called=%v, answer %d %s", up.called, w.Code, answer)
@@ -523,7 +479,7 @@ func TestJWELogin(t *testing.T) {
 }
 
 func TestJWEResponses(t *testing.T) {
-	key := mustKey(t, secretOf("k-c1"))
+	key := edgetest.Key(t, edgetest.SecretOf("k-c1"))
 	env := jwe.EncryptRequest(key, jwe.Protected{Kid: "k-c1"}, []byte(`{}`))
 	tests := []struct {
 		name       string
@@ -555,7 +511,7 @@ func TestJWEResponses(t *testing.T) {
 			if bytes.Contains(w.Body.Bytes(), []byte("secret text")) || bytes.Contains(w.Body.Bytes(), []byte("xxxx")) {
 				t.Fatal("plaintext in the response")
 			}
-			pt := openResponse(t, w, secretOf("k-c1"))
+			pt := openResponse(t, w, edgetest.SecretOf("k-c1"))
 			if tt.wantCode == "" {
 				if !bytes.Equal(pt, tt.up.reply) {
 					t.Fatalf("decrypted %q", pt)
@@ -589,7 +545,7 @@ func TestJWEPlainAndRequire(t *testing.T) {
 func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
 	h := newTestJWE(t, false)
 	var added registryfile.Key
-	err := registryfile.Update(h.app.Keys.Registry, testSealer, func(f *registryfile.File) (err error) {
+	err := registryfile.Update(h.app.Keys.Registry, edgetest.Sealer, func(f *registryfile.File) (err error) {
 		added, err = f.Add("c1", "", "", "", false, time.Now())
 		return err
 	})
@@ -598,7 +554,7 @@ func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
 	}
 	body := []byte(`{"n":1}`)
 	up := &upstream{reply: []byte(`{}`)}
-	w := serve(t, h, encryptedRequest("POST", "/x", jwe.EncryptRequest(mustKey(t, added.Secret), jwe.Protected{Kid: added.Kid}, body), "application/json"), "c1", up)
+	w := serve(t, h, encryptedRequest("POST", "/x", jwe.EncryptRequest(edgetest.Key(t, added.Secret), jwe.Protected{Kid: added.Kid}, body), "application/json"), "c1", up)
 	if !bytes.Equal(up.body, body) || w.Code != 200 {
 		t.Fatalf("a key added before the next poll was refused: %d %s", w.Code, w.Body)
 	}

@@ -2,25 +2,20 @@ package caddymodule
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 	"github.com/health-data-connect/hdc/caddymodule/ratelimit"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
-// errQuotaPassed is a metered body's read error once its bytes would pass
-// its client's daily quota. A handler that fails on it returns it, and
-// hdc_ratelimit, which metered the body, answers 429 quota_exceeded.
-var errQuotaPassed = errors.New("the upload passed its client's daily upload quota")
-
 // meteredBody is the body of an upload of unknown length, counted against
 // its client's daily quota as it is read. Once its bytes would pass the
-// quota, Read returns errQuotaPassed and none of them, and reads nothing
+// quota, Read returns edge.ErrQuotaPassed and none of them, and reads nothing
 // more from the client. It is never streamed to the backend, which would
 // get a body cut short: hdc_forward reads it whole first (spoolBody).
 type meteredBody struct {
@@ -33,7 +28,7 @@ type meteredBody struct {
 // Read implements io.Reader.
 func (b *meteredBody) Read(p []byte) (int, error) {
 	if b.meter.Passed() {
-		return 0, errQuotaPassed
+		return 0, edge.ErrQuotaPassed
 	}
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
@@ -42,7 +37,7 @@ func (b *meteredBody) Read(p []byte) (int, error) {
 			b.logger.Warn("counting an upload against its quota failed; let through", zap.Error(merr))
 		}
 		if !ok {
-			return 0, errQuotaPassed
+			return 0, edge.ErrQuotaPassed
 		}
 	}
 	return n, err
@@ -57,7 +52,7 @@ func (b *meteredBody) Read(p []byte) (int, error) {
 // upload began.
 func (h *RateLimit) serveMetered(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, a *answer, client string, class contract.RouteClass, quota int64) error {
 	ctx := context.WithoutCancel(r.Context()) // what was reserved goes back after a client that left too
-	m := ratelimit.NewMeter(h.app.limiter.engine, "c:"+client, quota)
+	m := ratelimit.NewMeter(h.engine, "c:"+client, quota)
 	start, err := m.Start(ctx)
 	if err != nil { // memory and the fleet never fail; a failure lets the upload pass
 		h.logger.Warn("counting an upload against its quota failed; let through", zap.Error(err))

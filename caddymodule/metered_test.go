@@ -16,6 +16,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/caddymodule/ratelimit"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/testkit"
@@ -73,7 +75,7 @@ func TestForwardSpoolsMeteredBody(t *testing.T) {
 				return
 			}
 			if tt.passed {
-				if !errors.Is(err, errQuotaPassed) || got != nil {
+				if !errors.Is(err, edge.ErrQuotaPassed) || got != nil {
 					t.Fatalf("a body past its quota: %v, and the next handler read %d bytes", err, len(got))
 				}
 				return
@@ -94,7 +96,7 @@ func TestForwardSpoolsMeteredBody(t *testing.T) {
 // rest of what it reserved is given back: a declared upload of exactly
 // what the refusal says is left passes, one byte more is refused.
 func TestUploadQuotaMetered(t *testing.T) {
-	e := startEdge(t, testKeys, map[string]string{"HDC_RATELIMIT_REDIS": "", "HDC_LOG_LEVEL": "error",
+	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_RATELIMIT_REDIS": "", "HDC_LOG_LEVEL": "error",
 		"HDC_RATELIMIT_UPLOAD_BYTES_PER_DAY": "100kB"})
 	h2c := &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}
 	h2c.Transport.(*http.Transport).Protocols.SetUnencryptedHTTP2(true)
@@ -132,7 +134,7 @@ func TestUploadQuotaMetered(t *testing.T) {
 		header map[string]string
 	}{
 		{"plain", testkit.RandomBytes(60_000), plain},
-		{"encrypted", jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{"file":"`+strings.Repeat("QUJD", 15_000)+`"}`)), encHeaders(token)},
+		{"encrypted", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{"file":"`+strings.Repeat("QUJD", 15_000)+`"}`)), encHeaders(token)},
 	} {
 		resp := send(refused.body, -1, refused.header)
 		field := resp.Header.Get("RateLimit")

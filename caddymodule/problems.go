@@ -2,14 +2,11 @@ package caddymodule
 
 import (
 	"net/http"
-	"strings"
-
-	"github.com/dustin/go-humanize"
 
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
-// The edge's own answers. Their codes are stable; docs/errors.md lists them.
+// hdc_jwe's own answers. Their codes are stable; docs/errors.md lists them.
 var (
 	// errInvalidEncryption is the one answer to every failure that involves
 	// a key: bad tag, bad padding, unknown, retired or foreign kid. Its bytes
@@ -32,10 +29,6 @@ var (
 		"The decrypted login body must be a JSON object with a string client_id.")
 	errMediaType = problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 		"An encrypted body must be application/json or application/jose+json (JWE JSON serialization) or application/jose (compact JWE).")
-	errBodyRead = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
-		"The request body could not be read.")
-	errSpool = problem.New(http.StatusInternalServerError, problem.CodeInternalError,
-		"The edge could not buffer the request.")
 	errResponseTooLarge = problem.New(http.StatusBadGateway, problem.CodeResponseTooLarge,
 		"The response exceeds the size the edge encrypts.")
 	// errKeyLookupsBusy: the key may exist, but this edge does not hold it
@@ -43,21 +36,9 @@ var (
 	// requests refused on their key; it answers with Retry-After.
 	errKeyLookupsBusy = problem.New(http.StatusServiceUnavailable, problem.CodeKeyLookupsBusy,
 		"This edge is asked for too many keys it does not hold, or refuses too many requests on their key, from this address or from all: retry after the seconds of Retry-After.")
-	// errPassedQuota marks a body that hdc_ratelimit metered and stopped,
-	// as it passed its client's quota: the handler that read it returns
-	// errQuotaPassed, and hdc_ratelimit answers with the quota's fields.
-	errPassedQuota = problem.New(http.StatusTooManyRequests, problem.CodeQuotaExceeded,
-		"This upload passed the daily upload quota.")
 	errUpstream = problem.New(http.StatusBadGateway, problem.CodeUpstreamError,
 		"The service behind the edge did not answer.")
 )
-
-// tooLarge is the problem for a body over the route's limit, which it
-// states, as the edge's own 413 answers do.
-func tooLarge(limit int64) *problem.Problem {
-	return problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
-		"The request body exceeds this route's limit of "+strings.ReplaceAll(humanize.IBytes(uint64(limit)), " ", "")+".")
-}
 
 func invalidEnvelope(reason string) *problem.Problem {
 	return problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope, reason)

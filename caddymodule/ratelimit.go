@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 	"github.com/health-data-connect/hdc/caddymodule/ratelimit"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -45,7 +47,8 @@ type RateLimit struct {
 	Class    contract.RouteClass `json:"class,omitempty"`
 	ByMethod bool                `json:"by_method,omitempty"`
 
-	app    *App
+	app    *edge.App
+	engine ratelimit.Engine // the app's
 	logger *zap.Logger
 	// logged are the clients whose refusal was logged lately: one line
 	// per client per logEvery, however many requests it makes.
@@ -66,22 +69,22 @@ func (RateLimit) CaddyModule() caddy.ModuleInfo {
 // Provision fetches the limits and their counting from the hdc app.
 func (h *RateLimit) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if !knownClass(h.Class) && !h.ByMethod {
-		return fmt.Errorf("hdc_ratelimit: the class must be one of %v, or by_method", knownClasses)
+	if !slices.Contains(contract.RouteClasses, h.Class) && !h.ByMethod {
+		return fmt.Errorf("hdc_ratelimit: the class must be one of %v, or by_method", contract.RouteClasses)
 	}
-	app, err := ctx.App("hdc")
+	app, err := edge.AppOf(ctx)
 	if err != nil {
 		return err
 	}
-	h.app = app.(*App)
+	h.app, h.engine = app, app.RateLimiter()
 	h.logged = expirable.NewLRU[string, struct{}](10_000, nil, logEvery)
 	return nil
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *RateLimit) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	client, _ := caddyhttp.GetVar(r.Context(), varClientID).(string)
-	limits := h.app.limitsOf(client)
+	client := edge.ClientID(r)
+	limits := h.app.Limits(client)
 	class := h.classOf(r)
 	var a answer
 	if rate := limits.Rates[class]; !ratelimit.Unlimited(rate) {
@@ -111,7 +114,7 @@ func (h *RateLimit) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 // it would pass it. It reports whether the upload goes on.
 func (h *RateLimit) spend(w http.ResponseWriter, r *http.Request, a *answer, client string, class contract.RouteClass, quota int64) bool {
 	n := r.ContentLength
-	spent, err := h.app.limiter.engine.Reserve(r.Context(), "c:"+client, quota, n, n)
+	spent, err := h.engine.Reserve(r.Context(), "c:"+client, quota, n, n)
 	if err != nil { // memory and the fleet never fail; a failure lets the upload pass
 		h.logger.Warn("counting an upload against its quota failed; let through", zap.Error(err))
 		spent.Allowed = true
@@ -147,7 +150,7 @@ func (h *RateLimit) keys(r *http.Request, class contract.RouteClass, client stri
 		keys = append(keys, "c:"+client+":"+string(class))
 	}
 	if class == contract.ClassLogin || client == "" {
-		keys = append(keys, "a:"+field(r.Header, contract.HeaderClientIP)+":"+string(class))
+		keys = append(keys, "a:"+edge.Field(r.Header, contract.HeaderClientIP)+":"+string(class))
 	}
 	return keys
 }
@@ -157,7 +160,7 @@ func (h *RateLimit) keys(r *http.Request, class contract.RouteClass, client stri
 func (h *RateLimit) allow(ctx context.Context, keys []string, rate contract.Rate) ratelimit.Result {
 	var tightest ratelimit.Result
 	for i, k := range keys {
-		res, err := h.app.limiter.engine.Allow(ctx, k, rate)
+		res, err := h.engine.Allow(ctx, k, rate)
 		if err != nil { // memory and the fleet never fail; a failure lets the request pass
 			h.logger.Warn("counting a request against its rate failed; let through", zap.Error(err))
 			res = ratelimit.Result{Allowed: true, Remaining: rate.Burst}
@@ -175,15 +178,15 @@ func (h *RateLimit) allow(ctx context.Context, keys []string, rate contract.Rate
 // refuse answers p with Retry-After retry seconds, counts the refusal by class and reason, and logs the
 // client (or the source) once per logEvery.
 func (h *RateLimit) refuse(w http.ResponseWriter, r *http.Request, client string, class contract.RouteClass, p *problem.Problem, retry int64, reason string) {
-	metrics.rateLimited.WithLabelValues(string(class), reason).Inc()
+	edge.Metrics.RateLimited.WithLabelValues(string(class), reason).Inc()
 	who := client
 	if who == "" {
-		who = field(r.Header, contract.HeaderClientIP)
+		who = edge.Field(r.Header, contract.HeaderClientIP)
 	}
 	if !h.logged.Contains(who) {
 		h.logged.Add(who, struct{}{})
 		h.logger.Info("client over its limit; refusing its requests of the class (logged once a minute while it lasts)",
-			zap.String("client", client), zap.String("source", field(r.Header, contract.HeaderClientIP)),
+			zap.String("client", client), zap.String("source", edge.Field(r.Header, contract.HeaderClientIP)),
 			zap.String("class", string(class)), zap.String("reason", reason))
 	}
 	w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
@@ -62,10 +63,10 @@ func benchEdgeCPU(b *testing.B, env map[string]string) {
 	stderr := os.Stderr
 	os.Stderr = devNull // the access log's output, opened when the config loads
 	b.Cleanup(func() { os.Stderr = stderr; devNull.Close() })
-	e := startEdge(b, testKeys, env)
+	e := startEdge(b, edgetest.Keys, env)
 	os.Stderr = stderr
 	header := encHeaders(e.token("c1", nil))
-	body := jwe.EncryptRequest(mustKey(b, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, jsonOf(1<<10))
+	body := jwe.EncryptRequest(edgetest.Key(b, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, jsonOf(1<<10))
 	b.ReportAllocs()
 	before := cpuTime(b)
 	n := 0

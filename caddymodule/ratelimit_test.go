@@ -10,35 +10,41 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/caddymodule/ratelimit"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // newTestRateLimit returns an hdc_ratelimit handler of class over an app
 // of cfg counting in memory.
-func newTestRateLimit(t testing.TB, class contract.RouteClass, cfg RateLimitConfig) *RateLimit {
+func newTestRateLimit(t testing.TB, class contract.RouteClass, cfg edge.RateLimitConfig) *RateLimit {
 	t.Helper()
-	app := &App{RateLimits: cfg, logger: zap.NewNop()}
-	if err := app.provisionRateLimits(caddy.NewReplacer()); err != nil {
-		t.Fatal(err)
+	app := &edge.App{Keys: edge.KeysConfig{Registry: edgetest.Registry(t, nil), Keeper: edgetest.KeeperURL}, RateLimits: cfg}
+	edgetest.Provision(t, app)
+	return &RateLimit{Class: class, app: app, engine: app.RateLimiter(), logger: zap.NewNop(),
+		logged: expirable.NewLRU[string, struct{}](10, nil, time.Minute)}
+}
+
+// asClient returns r from client's context, as hdc_auth names it ("" for
+// none).
+func asClient(r *http.Request, client string) *http.Request {
+	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+	if client != "" {
+		edge.SetClientID(r, client)
 	}
-	return &RateLimit{Class: class, app: app, logger: zap.NewNop(), logged: expirable.NewLRU[string, struct{}](10, nil, time.Minute)}
+	return r
 }
 
 // serveLimited runs h for r as client (none: ""), from the address ip.
 func serveLimited(t testing.TB, h *RateLimit, r *http.Request, client, ip string) *httptest.ResponseRecorder {
 	t.Helper()
-	vars := map[string]any{}
-	if client != "" {
-		vars[varClientID] = client
-	}
-	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
+	r = asClient(r, client)
 	r.Header.Set(contract.HeaderClientIP, ip)
 	w := httptest.NewRecorder()
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) error { w.WriteHeader(http.StatusOK); return nil })
@@ -70,7 +76,7 @@ func TestRateLimitHandler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newTestRateLimit(t, tt.class, RateLimitConfig{Rates: rates})
+			h := newTestRateLimit(t, tt.class, edge.RateLimitConfig{Rates: rates})
 			var w *httptest.ResponseRecorder
 			for i, c := range tt.clients {
 				w = serveLimited(t, h, httptest.NewRequest("POST", "/x", nil), c, tt.ips[i])
@@ -98,7 +104,7 @@ func TestRateLimitHandler(t *testing.T) {
 // read stay counted (here none: its first read passes the quota).
 func TestUploadQuotaHandler(t *testing.T) {
 	t.Parallel()
-	h := newTestRateLimit(t, contract.ClassUploads, RateLimitConfig{UploadBytesPerDay: 1000})
+	h := newTestRateLimit(t, contract.ClassUploads, edge.RateLimitConfig{UploadBytesPerDay: 1000})
 	for i, tc := range []struct {
 		length int64 // -1: not declared
 		body   int
@@ -127,45 +133,12 @@ func TestUploadQuotaHandler(t *testing.T) {
 	}
 }
 
-// TestRedisOptions: the configuration's Redis, its placeholders replaced;
-// a password written in the configuration is refused, and a refusal names
-// where the reference Caddyfile reads the settings, never the password.
-func TestRedisOptions(t *testing.T) {
-	t.Setenv("HDC_TEST_REDIS_PW", "hunter2-from-the-environment")
-	tests := []struct {
-		name string
-		c    RateLimitConfig
-		want string // in the error; "" for none
-	}{
-		{"none", RateLimitConfig{Redis: "{env.HDC_TEST_NO_SUCH_VARIABLE}"}, ""},
-		{"the password from the environment", RateLimitConfig{Redis: "redis://hdc-edge@10.0.0.31:6379/0", RedisPassword: "{env.HDC_TEST_REDIS_PW}"}, ""},
-		{"the password written", RateLimitConfig{Redis: "redis://hdc-edge@10.0.0.31:6379/0", RedisPassword: "hunter2-written"}, "redis_password is written in the configuration"},
-		{"no password off this host", RateLimitConfig{Redis: "redis://10.0.0.31:6379/0"}, "has no password"},
-		{"allowed", RateLimitConfig{Redis: "redis://10.0.0.31:6379/0", RedisAllowUnauthenticated: true}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			opt, err := tt.c.RedisOptions(caddy.NewReplacer())
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("err = %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "HDC_RATELIMIT_REDIS")):
-				t.Fatalf("err = %v, want one saying %q and naming the settings", err, tt.want)
-			case err != nil && strings.Contains(err.Error(), "hunter2"):
-				t.Fatalf("the error holds the password: %v", err)
-			case tt.c.RedisPassword != "" && err == nil && opt.Password != "hunter2-from-the-environment":
-				t.Fatalf("password %q", opt.Password)
-			}
-		})
-	}
-}
-
 // serveReading runs h for r as client, from 127.0.0.1, in front of a
 // handler that reads the body whole, and fails on a read that fails, as
 // hdc_jwe and hdc_forward do.
 func serveReading(t testing.TB, h *RateLimit, r *http.Request, client string) *httptest.ResponseRecorder {
 	t.Helper()
-	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{varClientID: client}))
+	r = asClient(r, client)
 	r.Header.Set(contract.HeaderClientIP, "127.0.0.1")
 	w := httptest.NewRecorder()
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -191,7 +164,7 @@ func BenchmarkRateLimitHandler(b *testing.B) {
 	high := map[contract.RouteClass]contract.Rate{contract.ClassWrites: {PerSecond: 1e9, Burst: 1e9}}
 	for _, engine := range []string{"memory", "redis"} {
 		b.Run(engine, func(b *testing.B) {
-			h := newTestRateLimit(b, contract.ClassWrites, RateLimitConfig{Rates: high})
+			h := newTestRateLimit(b, contract.ClassWrites, edge.RateLimitConfig{Rates: high})
 			if engine == "redis" {
 				url := os.Getenv("HDC_TEST_REDIS_URL")
 				if url == "" {
@@ -204,7 +177,7 @@ func BenchmarkRateLimitHandler(b *testing.B) {
 				}
 				client := redis.NewClient(opt)
 				b.Cleanup(func() { client.Close() })
-				h.app.limiter.engine = ratelimit.NewRedis(client)
+				h.engine = ratelimit.NewRedis(client)
 			}
 			r := httptest.NewRequest("POST", "/x", nil)
 			b.ReportAllocs()

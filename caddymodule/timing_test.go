@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -98,8 +100,12 @@ func TestTimedPassesThrough(t *testing.T) {
 // observations is how many answers to a login with code were timed.
 func observations(t *testing.T, code string) uint64 {
 	t.Helper()
+	status, err := strconv.Atoi(code)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var m dto.Metric
-	h := metrics.requestDuration.WithLabelValues(contract.Route(contract.PathLogin), contract.Method(http.MethodPost), code)
+	h := edge.Metrics.Duration(contract.Route(contract.PathLogin), contract.Method(http.MethodPost), status)
 	if err := h.(prometheus.Metric).Write(&m); err != nil {
 		t.Fatal(err)
 	}

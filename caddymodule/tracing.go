@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
@@ -105,7 +106,7 @@ func (t *Tracing) Provision(caddy.Context) error {
 		return err
 	}
 	if telemetry.Enabled() {
-		t.tracer, t.prop = otel.Tracer(tracerName), otel.GetTextMapPropagator()
+		t.tracer, t.prop = otel.Tracer(edge.TracerName), otel.GetTextMapPropagator()
 	}
 	return nil
 }
@@ -132,7 +133,7 @@ func (t *Tracing) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		extra.Add(zap.String("trace_id", sc.TraceID().String()))
 		extra.Add(zap.String("span_id", sc.SpanID().String()))
 	}
-	code, err := serveStatus(w, func(w http.ResponseWriter) error { return next.ServeHTTP(w, r) })
+	code, err := edge.ServeStatus(w, func(w http.ResponseWriter) error { return next.ServeHTTP(w, r) })
 	span.SetAttributes(semconv.HTTPResponseStatusCode(code))
 	if code >= 500 {
 		span.SetStatus(codes.Error, http.StatusText(code))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
@@ -47,7 +48,7 @@ func spanAttrs(rec *tracetest.SpanRecorder) map[string]map[string]string {
 
 func TestJWESpans(t *testing.T) {
 	t.Parallel()
-	k := mustKey(t, secretOf("k-c1"))
+	k := edgetest.Key(t, edgetest.SecretOf("k-c1"))
 	const plaintext = `{"note":"a consultation's words"}`
 	tests := []struct {
 		name string
@@ -81,7 +82,7 @@ func TestJWESpans(t *testing.T) {
 				}
 			}
 			b, _ := json.Marshal(got)
-			for _, secret := range []string{secretOf("k-c1"), "a consultation", string(tt.body[:20])} {
+			for _, secret := range []string{edgetest.SecretOf("k-c1"), "a consultation", string(tt.body[:20])} {
 				if strings.Contains(string(b), secret) {
 					t.Fatalf("a span holds %q: %s", secret, b)
 				}
@@ -93,7 +94,7 @@ func TestJWESpans(t *testing.T) {
 func TestJWESpansOff(t *testing.T) {
 	t.Parallel()
 	// No trace in the request: the handler makes no span and works as ever.
-	k := mustKey(t, secretOf("k-c1"))
+	k := edgetest.Key(t, edgetest.SecretOf("k-c1"))
 	up := &upstream{reply: []byte(`{}`)}
 	w := serve(t, newTestJWE(t, false), encryptedRequest("POST", "/x", jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, []byte(`{}`)),
 		"application/json"), "c1", up)

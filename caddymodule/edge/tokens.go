@@ -1,4 +1,4 @@
-package caddymodule
+package edge
 
 import (
 	"errors"
@@ -45,15 +45,14 @@ type TokensConfig struct {
 	HopTLS
 }
 
-// provisionTokens builds the verifier when tokens are configured.
-func (a *App) provisionTokens(ctx caddy.Context) error {
-	c := a.Tokens
-	repl := caddy.NewReplacer()
-	keys, err := c.keySource(repl, a.logger.Named("tokens"))
+// verifier builds the verifier when tokens are configured, nil when they
+// are not.
+func (c *TokensConfig) verifier(repl *caddy.Replacer, logger *zap.Logger) (*tokenauth.Verifier, error) {
+	keys, err := c.keySource(repl, logger)
 	if err != nil || keys == nil {
-		return err // with no token checks configured, hdc_auth will refuse to provision
+		return nil, err // with no token checks configured, hdc_auth will refuse to provision
 	}
-	a.verifier, err = tokenauth.NewVerifier(keys, tokenauth.VerifierOptions{
+	return tokenauth.NewVerifier(keys, tokenauth.VerifierOptions{
 		Issuer:       repl.ReplaceAll(c.Issuer, ""),
 		Audience:     repl.ReplaceAll(c.Audience, ""),
 		Leeway:       time.Duration(c.Leeway),
@@ -62,15 +61,14 @@ func (a *App) provisionTokens(ctx caddy.Context) error {
 		CacheMaxAge:  time.Duration(c.CacheMaxAge),
 		ObserveCache: observeTokenCache,
 	})
-	return err
 }
 
 // observeTokenCache counts a look-up in the cache of verified tokens.
 func observeTokenCache(hit bool) {
 	if hit {
-		metrics.tokenHits.Inc()
+		Metrics.tokenHits.Inc()
 	} else {
-		metrics.tokenMisses.Inc()
+		Metrics.tokenMisses.Inc()
 	}
 }
 

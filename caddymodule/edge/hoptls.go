@@ -1,4 +1,4 @@
-package caddymodule
+package edge
 
 import (
 	"fmt"
@@ -52,9 +52,9 @@ func (h *HopTLS) unmarshalCaddyfile(d *caddyfile.Dispenser) (bool, error) {
 		}
 		return true, nil
 	case "tls_ca":
-		return true, oneString(d, &h.TLSCA)
+		return true, StringArg(d, &h.TLSCA)
 	case "tls_server_name":
-		return true, oneString(d, &h.TLSServerName)
+		return true, StringArg(d, &h.TLSServerName)
 	}
 	return false, nil
 }

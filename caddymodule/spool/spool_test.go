@@ -1,4 +1,4 @@
-package caddymodule
+package spool
 
 import (
 	"bytes"
@@ -27,16 +27,16 @@ func TestSpool(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := newSpool(tt.threshold, dir, tt.hint)
+			s := New(tt.threshold, dir, tt.hint)
 			for off := 0; off < len(data); off += tt.chunk {
 				if _, err := s.Write(data[off:min(off+tt.chunk, len(data))]); err != nil {
 					t.Fatal(err)
 				}
-				if _, inMem := s.inMemory(); tt.hint > tt.threshold && inMem {
+				if _, inMem := s.InMemory(); tt.hint > tt.threshold && inMem {
 					t.Fatalf("held %d bytes in memory though the hint said disk", s.size)
 				}
 			}
-			mem, inMem := s.inMemory()
+			mem, inMem := s.InMemory()
 			if inMem == tt.wantDisk {
 				t.Fatalf("in memory = %v", inMem)
 			}
@@ -62,13 +62,10 @@ func TestSpool(t *testing.T) {
 }
 
 func TestSpoolWriteFailure(t *testing.T) {
-	s := newSpool(1, "/nonexistent-dir-for-hdc-test", 0)
+	s := New(1, "/nonexistent-dir-for-hdc-test", 0)
 	_, err := s.Write([]byte("xx"))
-	var se *spoolError
+	var se *Error
 	if err == nil || !errors.As(err, &se) {
-		t.Fatalf("err = %v, want a spoolError", err)
-	}
-	if readProblem(err, 1) != errSpool {
-		t.Fatalf("a spool failure maps to %v", readProblem(err, 1))
+		t.Fatalf("err = %v, want a spool.Error", err)
 	}
 }

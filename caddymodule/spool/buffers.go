@@ -1,4 +1,4 @@
-package caddymodule
+package spool
 
 import (
 	"bytes"
@@ -32,8 +32,8 @@ func bufferClass(n int) (int, bool) {
 	return c, true
 }
 
-// takeBuffer returns an empty buffer with room for at least n bytes.
-func takeBuffer(n int) []byte {
+// TakeBuffer returns an empty buffer with room for at least n bytes.
+func TakeBuffer(n int) []byte {
 	c, ok := bufferClass(n)
 	if !ok {
 		return make([]byte, 0, n)
@@ -44,12 +44,12 @@ func takeBuffer(n int) []byte {
 	return make([]byte, 0, 1<<(c+minBufferClass))
 }
 
-// giveBuffer clears the bytes b holds and keeps it for another request,
+// GiveBuffer clears the bytes b holds and keeps it for another request,
 // when its capacity is a size class: nothing past its length was written
 // since it was taken (append writes within the length; an in-place GCM
 // open puts only the public tag past it). The caller must hold the only
 // reference to it.
-func giveBuffer(b []byte) {
+func GiveBuffer(b []byte) {
 	c, ok := bufferClass(cap(b))
 	if !ok || cap(b) != 1<<(c+minBufferClass) {
 		return
@@ -59,26 +59,28 @@ func giveBuffer(b []byte) {
 	bufferPools[c].Put(&b)
 }
 
-// plainBody is the body of a request whose plaintext was decrypted in its
+// PlainBody is the body of a request whose plaintext was decrypted in its
 // spool's memory. The transport closes it once it has sent it, which may be
 // after the handler returned; only then, and only if it was read to the
 // end, does the memory go back to the pool. A body closed before its end
 // (a dial that failed, say) keeps its bytes, as the reader it replaced
 // did, for a retry that sends it again; the collector takes those.
-type plainBody struct {
+type PlainBody struct {
 	mu  sync.Mutex // Close may come from another goroutine than Read (HTTP/2)
 	r   bytes.Reader
 	mem []byte // the spool's memory, nil once given back
 }
 
-func newPlainBody(plain, mem []byte) *plainBody {
-	b := &plainBody{mem: mem}
+// NewPlainBody returns the body of plain, decrypted in mem, a buffer taken
+// from the pool (a spool's memory), which it gives back.
+func NewPlainBody(plain, mem []byte) *PlainBody {
+	b := &PlainBody{mem: mem}
 	b.r.Reset(plain)
 	return b
 }
 
 // Read implements io.Reader.
-func (b *plainBody) Read(p []byte) (int, error) {
+func (b *PlainBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.mem == nil {
@@ -88,12 +90,12 @@ func (b *plainBody) Read(p []byte) (int, error) {
 }
 
 // Close gives the memory back when the body was read to its end.
-func (b *plainBody) Close() error {
+func (b *PlainBody) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.mem != nil && b.r.Len() == 0 {
 		b.r.Reset(nil)
-		giveBuffer(b.mem)
+		GiveBuffer(b.mem)
 		b.mem = nil
 	}
 	return nil

@@ -1,4 +1,4 @@
-package caddymodule
+package edge
 
 import "net/http"
 
@@ -8,13 +8,13 @@ import "net/http"
 // of http.Header canonicalize the name again on every call, a few hundred
 // instructions each, dozens of times a request.
 
-// field returns the first value of the field with the canonical name.
-func field(h http.Header, name string) string {
+// Field returns the first value of the field with the canonical name.
+func Field(h http.Header, name string) string {
 	if v := h[name]; len(v) > 0 {
 		return v[0]
 	}
 	return ""
 }
 
-// setField sets the field with the canonical name to value.
-func setField(h http.Header, name, value string) { h[name] = []string{value} }
+// SetField sets the field with the canonical name to value.
+func SetField(h http.Header, name, value string) { h[name] = []string{value} }

@@ -1,14 +1,17 @@
-package caddymodule
+package edge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/health-data-connect/hdc/caddymodule/ratelimit"
 	"github.com/health-data-connect/hdc/caddymodule/tokenauth"
+	"github.com/health-data-connect/hdc/internal/contract"
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -18,7 +21,8 @@ func init() {
 
 // App is the "hdc" app: the state the edge's handlers share. It holds the
 // key source (a registry file reloaded without a restart, or the backend's
-// key plane; kept across config reloads) and the bearer token verifier.
+// key plane; kept across config reloads), the bearer token verifier, the
+// freshness check of envelopes and the rate limits' counting.
 type App struct {
 	// Keys configures the key source.
 	Keys KeysConfig `json:"keys"`
@@ -31,7 +35,7 @@ type App struct {
 	RateLimits RateLimitConfig `json:"rate_limits,omitempty"`
 
 	keys     pooledKeys
-	fresh    *freshness
+	fresh    *Freshness
 	verifier *tokenauth.Verifier // nil when no tokens are configured
 	limiter  *rateLimiter
 	logger   *zap.Logger
@@ -45,6 +49,16 @@ func (App) CaddyModule() caddy.ModuleInfo {
 		ID:  "hdc",
 		New: func() caddy.Module { return new(App) },
 	}
+}
+
+// AppOf returns the hdc app of the config ctx provisions, for a handler's
+// Provision.
+func AppOf(ctx caddy.Context) (*App, error) {
+	app, err := ctx.App("hdc")
+	if err != nil {
+		return nil, err
+	}
+	return app.(*App), nil
 }
 
 // keyPool shares the keys of each key source across config reloads: the
@@ -61,14 +75,15 @@ type pooledKeys struct {
 // Destruct implements caddy.Destructor.
 func (p pooledKeys) Destruct() error { return p.Close() }
 
-// Provision loads the key source and the token verifier.
+// Provision loads the key source, the token verifier, the freshness check
+// and the rate limits' counting.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
-	if err := metrics.register(ctx.GetMetricsRegistry()); err != nil {
+	if err := Metrics.register(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
 	repl := caddy.NewReplacer()
-	poolKey, open, err := a.keySource(repl)
+	poolKey, open, err := a.Keys.source(repl, a.logger.Named("keys"))
 	if err != nil {
 		return err
 	}
@@ -84,10 +99,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.keys = v.(pooledKeys)
 	a.fresh = newFreshness(a.Fresh)
-	if err := a.provisionRateLimits(repl); err != nil {
+	if a.limiter, err = a.RateLimits.limiter(repl, a.logger.Named("ratelimit")); err != nil {
 		return err
 	}
-	return a.provisionTokens(ctx)
+	a.verifier, err = a.Tokens.verifier(repl, a.logger.Named("tokens"))
+	return err
 }
 
 // Start follows the key source until Stop.
@@ -126,6 +142,38 @@ func (a *App) Cleanup() error {
 		return err
 	}
 	return nil
+}
+
+// ClientKeys returns the clients' keys, for hdc_jwe and the admin API.
+func (a *App) ClientKeys() *kidregistry.Keys { return a.keys.Keys }
+
+// Verifier returns the verifier of access tokens, for hdc_auth; an error
+// when the app has no tokens configuration.
+func (a *App) Verifier() (*tokenauth.Verifier, error) {
+	if a.verifier == nil {
+		return nil, errors.New("the hdc app has no tokens configuration (jwks_url or jwks_file)")
+	}
+	return a.verifier, nil
+}
+
+// Freshness returns the check of the iat and jti of envelopes, for hdc_jwe.
+func (a *App) Freshness() *Freshness { return a.fresh }
+
+// RateLimiter returns where the clients' requests and upload bytes are
+// counted, for hdc_ratelimit.
+func (a *App) RateLimiter() ratelimit.Engine { return a.limiter.engine }
+
+// Limits returns client's limits, for hdc_ratelimit: the key plane's
+// overrides over the defaults of rate_limits, class by class.
+func (a *App) Limits(client string) contract.Limits {
+	l := a.RateLimits.defaults()
+	if client == "" || a.keys.Keys == nil {
+		return l
+	}
+	if o, ok := a.keys.ClientLimits(client); ok {
+		return overridden(l, o)
+	}
+	return l
 }
 
 // Interface guards

@@ -1,4 +1,4 @@
-package caddymodule
+package edge
 
 import (
 	"net/http"
@@ -42,16 +42,16 @@ var (
 		"This request (its jti, under its key) was already received: send every request with a new jti.")
 )
 
-// freshness checks the iat and jti of opened envelopes, remembering the
+// Freshness checks the iat and jti of opened envelopes, remembering the
 // jtis it passed to refuse a replay to this edge early; the backend's
 // record, which every edge shares, is the one that counts.
-type freshness struct {
+type Freshness struct {
 	window time.Duration
 	seen   *jtiMemory
 	now    func() time.Time
 }
 
-func newFreshness(c FreshConfig) *freshness {
+func newFreshness(c FreshConfig) *Freshness {
 	window := time.Duration(c.Window)
 	if window <= 0 {
 		window = defaultFreshWindow
@@ -60,14 +60,14 @@ func newFreshness(c FreshConfig) *freshness {
 	if remember <= 0 {
 		remember = defaultFreshRemember
 	}
-	return &freshness{window: window, seen: newJTIMemory(remember), now: time.Now}
+	return &Freshness{window: window, seen: newJTIMemory(remember), now: time.Now}
 }
 
-// check is called once the envelope's tag has verified under k, so its
+// Check is called once the envelope's tag has verified under k, so its
 // answers may differ: only the key's holder can make the header. It
 // returns the headers to hand the backend, none when the envelope names
 // neither iat nor jti and k does not require them.
-func (f *freshness) check(k *clientkey.Key, h jwe.Header) (http.Header, *problem.Problem) {
+func (f *Freshness) Check(k *clientkey.Key, h jwe.Header) (http.Header, *problem.Problem) {
 	switch {
 	case h.Iat == 0 && h.Jti == "" && !k.NeedsFreshness():
 		return nil, nil

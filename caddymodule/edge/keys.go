@@ -1,4 +1,4 @@
-package caddymodule
+package edge
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
 	kidregistry "github.com/health-data-connect/hdc/kid-registry"
 )
 
@@ -62,22 +64,22 @@ const defaultPollInterval = 2 * time.Second
 // openKeys opens the keys of a source.
 type openKeys func(context.Context) (*kidregistry.Keys, error)
 
-// keySource returns the configured source's key in keyPool and how to
-// open it.
-func (a *App) keySource(repl *caddy.Replacer) (string, openKeys, error) {
-	path := repl.ReplaceAll(a.Keys.Registry, "")
+// source returns the configured source's key in keyPool and how to open
+// it.
+func (c *KeysConfig) source(repl *caddy.Replacer, logger *zap.Logger) (string, openKeys, error) {
+	path := repl.ReplaceAll(c.Registry, "")
 	if path == "" {
-		return a.backendSource(repl)
+		return c.backendSource(repl, logger)
 	}
 	path, err := filepath.Abs(path)
 	if err != nil {
 		return "", nil, err
 	}
-	if a.Keys.PollInterval <= 0 {
-		a.Keys.PollInterval = caddy.Duration(defaultPollInterval)
+	if c.PollInterval <= 0 {
+		c.PollInterval = caddy.Duration(defaultPollInterval)
 	}
-	fc := kidregistry.FileConfig{Path: path, KeeperURL: repl.ReplaceAll(a.Keys.Keeper, ""),
-		Every: time.Duration(a.Keys.PollInterval), Log: a.logger.Named("keys"), Observe: observeRegistry}
+	fc := kidregistry.FileConfig{Path: path, KeeperURL: repl.ReplaceAll(c.Keeper, ""),
+		Every: time.Duration(c.PollInterval), Log: logger, Observe: observeRegistry}
 	// The pool's key names the keeper by a digest: the URL may hold a key.
 	poolKey := fmt.Sprintf("%s\x00%x", path, sha256.Sum256([]byte(fc.KeeperURL)))
 	return poolKey, func(ctx context.Context) (*kidregistry.Keys, error) { return kidregistry.OpenFile(ctx, fc) }, nil
@@ -85,22 +87,21 @@ func (a *App) keySource(repl *caddy.Replacer) (string, openKeys, error) {
 
 // backendSource returns the backends' key plane's key in keyPool and how
 // to follow it, with a client that fails over between them.
-func (a *App) backendSource(repl *caddy.Replacer) (string, openKeys, error) {
-	urls := backendURLs(repl, a.Keys.Backends)
+func (c *KeysConfig) backendSource(repl *caddy.Replacer, logger *zap.Logger) (string, openKeys, error) {
+	urls := backendURLs(repl, c.Backends)
 	if len(urls) == 0 {
 		return "", nil, errors.New("hdc: keys: a registry file or a backend is required")
 	}
-	url, client, err := a.Keys.backends(repl, "keys", urls, "")
+	url, client, err := c.backends(repl, "keys", urls, "")
 	if err != nil {
 		return "", nil, err
 	}
-	c := a.Keys
 	pc := kidregistry.PlaneConfig{
 		URL: url, Client: client, CacheSize: c.CacheSize, LookupRate: c.LookupRate, LookupBurst: c.LookupBurst,
 		SourceRate: c.SourceRate, SourceBurst: c.SourceBurst,
-		UnknownTTL: time.Duration(c.UnknownTTL), Observer: keyPlaneMetrics{}, Log: a.logger.Named("keys"),
+		UnknownTTL: time.Duration(c.UnknownTTL), Observer: keyPlaneMetrics{}, Log: logger,
 	}
-	poolKey := fmt.Sprintf("backend\x00%q\x00%x", urls, sha256.Sum256([]byte(fmt.Sprint(a.Keys))))
+	poolKey := fmt.Sprintf("backend\x00%q\x00%x", urls, sha256.Sum256([]byte(fmt.Sprint(*c))))
 	return poolKey, func(context.Context) (*kidregistry.Keys, error) { return kidregistry.FollowPlane(pc) }, nil
 }
 
@@ -108,27 +109,27 @@ func (a *App) backendSource(repl *caddy.Replacer) (string, openKeys, error) {
 func observeRegistry(l kidregistry.Load) {
 	switch {
 	case l.Err != nil:
-		metrics.registryReloads.WithLabelValues("rejected").Inc()
+		Metrics.registryReloads.WithLabelValues("rejected").Inc()
 	case l.Changed:
-		metrics.registryReloads.WithLabelValues("changed").Inc()
+		Metrics.registryReloads.WithLabelValues("changed").Inc()
 	default:
-		metrics.registryReloads.WithLabelValues("unchanged").Inc()
+		Metrics.registryReloads.WithLabelValues("unchanged").Inc()
 	}
 	for status, n := range l.Keys {
-		metrics.registryKeys.WithLabelValues(string(status)).Set(float64(n))
+		Metrics.registryKeys.WithLabelValues(string(status)).Set(float64(n))
 	}
 }
 
 // keyPlaneMetrics observes a key plane source in the edge's metrics.
 type keyPlaneMetrics struct{}
 
-func (keyPlaneMetrics) Lookup(result string) { metrics.keyLookups.WithLabelValues(result).Inc() }
+func (keyPlaneMetrics) Lookup(result string) { Metrics.keyLookups.WithLabelValues(result).Inc() }
 
 func (keyPlaneMetrics) Feed(up bool, applied int64) {
 	v := 0.0
 	if up {
 		v = 1
 	}
-	metrics.keyFeedUp.WithLabelValues().Set(v)
-	metrics.keyFeedApplied.WithLabelValues().Set(float64(applied))
+	Metrics.keyFeedUp.WithLabelValues().Set(v)
+	Metrics.keyFeedApplied.WithLabelValues().Set(float64(applied))
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package edge
 
 import (
 	"testing"
@@ -19,15 +19,15 @@ func TestSeriesCache(t *testing.T) {
 		read func() float64
 		want float64
 	}{
-		{"accepted", func() { m.forKid("k-series").accepted.Inc() },
-			func() float64 { return testutil.ToFloat64(m.jweRequests.WithLabelValues("k-series", "ok")) }, 2},
-		{"decrypted bytes", func() { m.forKid("k-series").decryptedBytes.Add(10) },
+		{"accepted", func() { m.ForKid("k-series").Accepted.Inc() },
+			func() float64 { return testutil.ToFloat64(m.JWERequests.WithLabelValues("k-series", "ok")) }, 2},
+		{"decrypted bytes", func() { m.ForKid("k-series").DecryptedBytes.Add(10) },
 			func() float64 { return testutil.ToFloat64(m.jweDecryptedBytes.WithLabelValues("k-series")) }, 20},
-		{"encrypted", func() { m.forKid("k-series").encrypted.Inc() },
-			func() float64 { return testutil.ToFloat64(m.jweEncryptedResponses.WithLabelValues("k-series", "ok")) }, 2},
+		{"encrypted", func() { m.ForKid("k-series").Encrypted.Inc() },
+			func() float64 { return testutil.ToFloat64(m.JWEEncryptedResponses.WithLabelValues("k-series", "ok")) }, 2},
 		{"token hits", func() { m.tokenHits.Inc() },
 			func() float64 { return testutil.ToFloat64(m.tokenCache.WithLabelValues("hit")) }, 2},
-		{"durations", func() { m.duration("/v1/records", "GET", 200).Observe(0.1) },
+		{"durations", func() { m.Duration("/v1/records", "GET", 200).Observe(0.1) },
 			func() float64 { return sampleCount(t, m.requestDuration.WithLabelValues("/v1/records", "GET", "200")) }, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,8 +38,8 @@ func TestSeriesCache(t *testing.T) {
 			}
 		})
 	}
-	if m.forKid("a") == m.forKid("b") || m.forKid("a") != m.forKid("a") {
-		t.Error("forKid must keep one set of series per kid")
+	if m.ForKid("a") == m.ForKid("b") || m.ForKid("a") != m.ForKid("a") {
+		t.Error("ForKid must keep one set of series per kid")
 	}
 }
 

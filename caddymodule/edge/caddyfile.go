@@ -1,4 +1,4 @@
-package caddymodule
+package edge
 
 import (
 	"strconv"
@@ -7,6 +7,10 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 )
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("hdc", parseGlobalOption)
+}
 
 // parseGlobalOption sets up the hdc app from the global options block:
 //
@@ -44,7 +48,7 @@ import (
 //			window   <duration>
 //			remember <count>
 //		}
-//		rate_limits { … }             # caddyfile_ratelimit.go
+//		rate_limits { … }             # caddyfile_ratelimits.go
 //	}
 func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 	var app App
@@ -90,9 +94,9 @@ func (c *KeysConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return hopBlock(d, &c.HopTLS, "keys", func() (bool, error) {
 		switch d.Val() {
 		case "file", "registry":
-			return true, oneString(d, &c.Registry)
+			return true, StringArg(d, &c.Registry)
 		case "keeper":
-			return true, oneString(d, &c.Keeper)
+			return true, StringArg(d, &c.Keeper)
 		case "poll_interval":
 			return true, oneDuration(d, &c.PollInterval)
 		case "backend", "backends":
@@ -180,15 +184,15 @@ func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return hopBlock(d, &c.HopTLS, "tokens", func() (bool, error) {
 		switch d.Val() {
 		case "jwks_url":
-			return true, oneString(d, &c.JWKSURL)
+			return true, StringArg(d, &c.JWKSURL)
 		case "jwks_backend", "jwks_backends":
 			return true, manyStrings(d, &c.JWKSBackends)
 		case "jwks_file":
-			return true, oneString(d, &c.JWKSFile)
+			return true, StringArg(d, &c.JWKSFile)
 		case "issuer":
-			return true, oneString(d, &c.Issuer)
+			return true, StringArg(d, &c.Issuer)
 		case "audience":
-			return true, oneString(d, &c.Audience)
+			return true, StringArg(d, &c.Audience)
 		case "leeway":
 			return true, oneDuration(d, &c.Leeway)
 		case "refresh_cooldown":
@@ -205,7 +209,4 @@ func (c *TokensConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 }
 
 // Interface guards
-var (
-	_ caddyfile.Unmarshaler = (*App)(nil)
-	_ caddyfile.Unmarshaler = (*JWE)(nil)
-)
+var _ caddyfile.Unmarshaler = (*App)(nil)

@@ -1,14 +1,16 @@
-package caddymodule
+package edge
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/caddymodule/ratelimit"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -49,7 +51,7 @@ type RateLimitConfig struct {
 	Keys int `json:"keys,omitempty"`
 }
 
-// rateLimiter is the App's counting, shared by its hdc_ratelimit handlers.
+// rateLimiter is the app's counting, shared by its hdc_ratelimit handlers.
 type rateLimiter struct {
 	engine ratelimit.Engine
 	fleet  *ratelimit.Fleet // nil without Redis
@@ -59,12 +61,11 @@ type rateLimiter struct {
 // redisTimeout bounds a call to Redis: past it, the edge counts alone.
 const redisTimeout = 250 * time.Millisecond
 
-// provisionRateLimits builds the engine the configuration names.
-func (a *App) provisionRateLimits(repl *caddy.Replacer) error {
-	c := a.RateLimits
+// limiter builds the counting the configuration names.
+func (c *RateLimitConfig) limiter(repl *caddy.Replacer, logger *zap.Logger) (*rateLimiter, error) {
 	for class, r := range c.Rates {
-		if !knownClass(class) || r.PerSecond < 0 || r.Burst < 0 {
-			return fmt.Errorf("hdc: rate_limits: %s: a class of %v and a rate and burst of 0 or more, please", class, knownClasses)
+		if !slices.Contains(contract.RouteClasses, class) || r.PerSecond < 0 || r.Burst < 0 {
+			return nil, fmt.Errorf("hdc: rate_limits: %s: a class of %v and a rate and burst of 0 or more, please", class, contract.RouteClasses)
 		}
 	}
 	keys := c.Keys
@@ -73,15 +74,14 @@ func (a *App) provisionRateLimits(repl *caddy.Replacer) error {
 	}
 	local, err := ratelimit.NewMemory(keys)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a.limiter = &rateLimiter{engine: local}
 	opt, err := c.RedisOptions(repl)
 	if err != nil {
-		return fmt.Errorf("hdc: %w", err)
+		return nil, fmt.Errorf("hdc: %w", err)
 	}
 	if opt == nil {
-		return nil
+		return &rateLimiter{engine: local}, nil
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = redisTimeout, redisTimeout, redisTimeout, redisTimeout
 	opt.MaxRetries = -1 // a failure turns to local counting at once
@@ -90,11 +90,9 @@ func (a *App) provisionRateLimits(repl *caddy.Replacer) error {
 	if c.Edges > 1 {
 		share = 1 / float64(c.Edges)
 	}
-	a.limiter.redis = client
-	a.limiter.fleet = ratelimit.NewFleet(ratelimit.NewRedis(client), local, ratelimit.FleetConfig{
-		Share: share, Timeout: redisTimeout, Shared: observeShared, Log: a.logger.Named("ratelimit")})
-	a.limiter.engine = a.limiter.fleet
-	return nil
+	fleet := ratelimit.NewFleet(ratelimit.NewRedis(client), local, ratelimit.FleetConfig{
+		Share: share, Timeout: redisTimeout, Shared: observeShared, Log: logger})
+	return &rateLimiter{engine: fleet, fleet: fleet, redis: client}, nil
 }
 
 // RedisOptions returns the options of the Redis the configuration names,
@@ -153,34 +151,19 @@ func observeShared(shared bool) {
 	if shared {
 		v = 1
 	}
-	metrics.rateLimitShared.WithLabelValues().Set(v)
+	Metrics.rateLimitShared.WithLabelValues().Set(v)
 }
 
-// knownClasses are the route classes, in the order the docs list them.
-var knownClasses = []contract.RouteClass{contract.ClassLogin, contract.ClassReads, contract.ClassWrites, contract.ClassUploads}
-
-func knownClass(c contract.RouteClass) bool {
-	for _, k := range knownClasses {
-		if k == c {
-			return true
-		}
-	}
-	return false
+// defaults are every client's limits, unless the key plane overrides them.
+func (c *RateLimitConfig) defaults() contract.Limits {
+	return contract.Limits{Rates: c.Rates, UploadBytesPerDay: c.UploadBytesPerDay}
 }
 
-// limitsOf returns client's limits: the key plane's overrides over the
-// defaults, class by class.
-func (a *App) limitsOf(client string) contract.Limits {
-	l := contract.Limits{Rates: a.RateLimits.Rates, UploadBytesPerDay: a.RateLimits.UploadBytesPerDay}
-	if client == "" || a.keys.Keys == nil {
-		return l
-	}
-	o, ok := a.keys.ClientLimits(client)
-	if !ok {
-		return l
-	}
+// overridden returns the limits l with a client's overrides o, class by
+// class.
+func overridden(l, o contract.Limits) contract.Limits {
 	if len(o.Rates) > 0 {
-		merged := make(map[contract.RouteClass]contract.Rate, len(knownClasses))
+		merged := make(map[contract.RouteClass]contract.Rate, len(contract.RouteClasses))
 		for k, v := range l.Rates {
 			merged[k] = v
 		}
