@@ -14,7 +14,6 @@ func init() {
 	httpcaddyfile.RegisterHandlerDirective("hdc_forward", parseCaddyfileForward)
 	httpcaddyfile.RegisterHandlerDirective("hdc_tracing", parseCaddyfileTracing)
 	httpcaddyfile.RegisterHandlerDirective("hdc_site", parseCaddyfileSite)
-	httpcaddyfile.RegisterHandlerDirective("hdc_ratelimit", parseCaddyfileRateLimit)
 	// Identity first, then decryption (it binds the key to the identity),
 	// then the headers the backend does not read removed, all before the
 	// request is proxied, whether by a reverse_proxy of the route or by a

@@ -1,4 +1,13 @@
-package caddymodule
+// Package hdcratelimit is the hdc_ratelimit handler: each request counted
+// against its client's limits (ratelimit.go), an upload of unknown length
+// metered as it is read (metered.go), the answers under a limit and over
+// it (answers.go), and its Caddyfile directive (caddyfile.go). The
+// counting is the hdc app's (edge.App.RateLimiter): its global option's
+// rate_limits configure it once for every hdc_ratelimit of a config, and
+// the app holds the engine, its Redis connection and the fleet's follower
+// for the config's life. So the engines (package ratelimit) stand below
+// the app, and this handler, which reads the app, above it.
+package hdcratelimit
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package caddymodule
+package hdcratelimit
 
 import (
 	"context"
@@ -159,7 +159,8 @@ func serveReading(t testing.TB, h *RateLimit, r *http.Request, client string) *h
 // (HDC_TEST_REDIS_URL): compare with BenchmarkRateLimitCost/none's
 // cpu-ns/op, the edge's CPU for a whole request of 1 KiB.
 //
-//	go test -run '^$' -bench 'RateLimit(Handler|Cost/none)' ./caddymodule/
+//	go test -run '^$' -bench RateLimitHandler ./caddymodule/hdcratelimit/ &&
+//	go test -run '^$' -bench RateLimitCost/none ./caddymodule/
 func BenchmarkRateLimitHandler(b *testing.B) {
 	high := map[contract.RouteClass]contract.Rate{contract.ClassWrites: {PerSecond: 1e9, Burst: 1e9}}
 	for _, engine := range []string{"memory", "redis"} {

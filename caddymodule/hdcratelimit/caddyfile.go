@@ -1,4 +1,4 @@
-package caddymodule
+package hdcratelimit
 
 import (
 	"slices"
@@ -11,12 +11,16 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
-// parseCaddyfileRateLimit sets up the handler from:
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("hdc_ratelimit", parseCaddyfile)
+}
+
+// parseCaddyfile sets up the handler from:
 //
 //	hdc_ratelimit login|reads|writes|uploads|by_method
 //
 // by_method counts GET and HEAD as reads, the other methods as writes.
-func parseCaddyfileRateLimit(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	rl := new(RateLimit)
 	err := rl.UnmarshalCaddyfile(h.Dispenser)
 	return rl, err

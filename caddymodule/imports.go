@@ -1,0 +1,8 @@
+package caddymodule
+
+// Every module of the edge, registered by importing its package, as
+// Caddy's modules/standard registers Caddy's.
+import (
+	_ "github.com/health-data-connect/hdc/caddymodule/edge"
+	_ "github.com/health-data-connect/hdc/caddymodule/hdcratelimit"
+)
