@@ -56,7 +56,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("a fresh A256GCM request: %d %s", resp.StatusCode, body)
 	}
-	answer, ct := parseAnswer(t, resp.Header, body)
+	answer, ct := edgetest.ParseAnswer(t, resp.Header, body)
 	if pt, err := answer.Decrypt(gcm, ct); err != nil || answer.Header.Enc != jwe.EncA256GCM || !bytes.Contains(pt, []byte(`"kid":"k-gcm"`)) {
 		t.Fatalf("the answer under the A256GCM key: %s, %v", pt, err)
 	}

@@ -4,5 +4,6 @@ package caddymodule
 // Caddy's modules/standard registers Caddy's.
 import (
 	_ "github.com/health-data-connect/hdc/caddymodule/edge"
+	_ "github.com/health-data-connect/hdc/caddymodule/hdcjwe"
 	_ "github.com/health-data-connect/hdc/caddymodule/hdcratelimit"
 )

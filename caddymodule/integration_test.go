@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -55,6 +56,11 @@ func (e *liveEdge) call(t testing.TB, method, path string, body []byte, header m
 	return resp, out
 }
 
+var (
+	b64url = base64.RawURLEncoding
+	b64std = base64.StdEncoding
+)
+
 // listedKey is a key as the admin API lists it.
 type listedKey struct {
 	clientkey.Listed
@@ -68,7 +74,7 @@ func encHeaders(token string) map[string]string {
 // decryptResponse opens a response envelope with the shared key of kid.
 func decryptResponse(t testing.TB, resp *http.Response, body []byte, kid string) map[string]any {
 	t.Helper()
-	e, ct := parseAnswer(t, resp.Header, body)
+	e, ct := edgetest.ParseAnswer(t, resp.Header, body)
 	pt, err := e.Decrypt(edgetest.Key(t, edgetest.SecretOf(kid)), ct)
 	if err != nil {
 		t.Fatal(err)
@@ -305,11 +311,11 @@ func TestEdgeHostile(t *testing.T) {
 		{"oversized body", "POST", subscriptions, with("ciphertext", strings.Repeat("A", 400<<10)), enc, 413, "payload_too_large"},
 		{"text/plain body", "POST", subscriptions, good, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE", "Content-Type": "text/plain"}, 415, "unsupported_media_type"},
 		{"body-less without X-Encryption-Kid", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE"}, 400, "invalid_envelope"},
-		{"flipped tag", "POST", subscriptions, with("tag", flipB64(t, m["tag"])), enc, 400, "invalid_encryption"},
-		{"bad padding", "POST", subscriptions, rawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", make([]byte, 32)), enc, 400, "invalid_encryption"},
+		{"flipped tag", "POST", subscriptions, with("tag", edgetest.FlipB64(t, m["tag"])), enc, 400, "invalid_encryption"},
+		{"bad padding", "POST", subscriptions, edgetest.RawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", make([]byte, 32)), enc, 400, "invalid_encryption"},
 		{"unknown kid", "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-nobody"}, plain), enc, 400, "invalid_encryption"},
-		{"flipped ciphertext", "POST", subscriptions, with("ciphertext", flipB64(t, m["ciphertext"])), enc, 400, "invalid_encryption"},
-		{"flipped iv", "POST", subscriptions, with("iv", flipB64(t, m["iv"])), enc, 400, "invalid_encryption"},
+		{"flipped ciphertext", "POST", subscriptions, with("ciphertext", edgetest.FlipB64(t, m["ciphertext"])), enc, 400, "invalid_encryption"},
+		{"flipped iv", "POST", subscriptions, with("iv", edgetest.FlipB64(t, m["iv"])), enc, 400, "invalid_encryption"},
 		{"another client's kid", "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, plain), enc, 400, "invalid_encryption"},
 		{"retired kid", "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1-dead")), jwe.Protected{Kid: "k-c1-dead"}, plain), enc, 400, "invalid_encryption"},
 		{"foreign kid for the response", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE", "X-Encryption-Kid": "k-c2"}, 400, "invalid_encryption"},

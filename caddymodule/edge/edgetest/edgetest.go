@@ -1,10 +1,19 @@
 // Package edgetest is test support for the edge's modules: a keeper and a
-// key registry of known keys, and modules provisioned as Caddy would,
-// outside a running config.
+// key registry of known keys, modules provisioned as Caddy would outside a
+// running config, and envelopes as a client makes them and reads them.
 package edgetest
 
 import (
+	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -94,4 +103,64 @@ func Provision(t testing.TB, m caddy.Provisioner) {
 			}
 		})
 	}
+}
+
+// ParseAnswer reads an encrypted answer in the form its media type names,
+// and holds it to the shape every JOSE library reads: a protected header
+// that names the algorithms and the key, which is the answer's X-Hdc-Key-Id.
+func ParseAnswer(t testing.TB, h http.Header, body []byte) (*jwe.Envelope, []byte) {
+	t.Helper()
+	if h.Get("X-Encryption") != "JWE" {
+		t.Fatalf("response not marked encrypted: %s", body)
+	}
+	form := jwe.Flattened
+	switch ct := h.Get("Content-Type"); ct {
+	case "application/jose":
+		form = jwe.Compact
+	case "application/json":
+	default:
+		t.Fatalf("encrypted answer has Content-Type %q", ct)
+	}
+	e, ct, err := jwe.Parse(body, form)
+	if err != nil {
+		t.Fatalf("response is not an envelope: %v", err)
+	}
+	if e.AAD == "" || e.Header.Alg != jwe.AlgDir || !jwe.ValidEnc(e.Header.Enc) || e.Header.Kid == "" {
+		t.Fatalf("answer's protected header %+v: want alg, enc and kid", e.Header)
+	}
+	return e, ct
+}
+
+// RawEnvelope builds an authentic envelope (its tag verifies) of whole
+// blocks encrypted as they are, with no padding added: two blocks of zeros
+// make invalid padding.
+func RawEnvelope(t testing.TB, shared, kid string, blocks []byte) []byte {
+	t.Helper()
+	protected := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"dir","enc":"A128CBC-HS256"}`))
+	iv := make([]byte, 16)
+	block, err := aes.NewCipher([]byte(shared)) // the second half of shared‖shared
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := bytes.Clone(blocks)
+	cipher.NewCBCEncrypter(block, iv).CryptBlocks(ct, ct)
+	mac := hmac.New(sha256.New, []byte(shared)) // the first half
+	mac.Write([]byte(protected))
+	mac.Write(iv)
+	mac.Write(ct)
+	mac.Write(binary.BigEndian.AppendUint64(nil, uint64(len(protected))*8))
+	out, _ := json.Marshal(map[string]string{"protected": protected, "iv": base64.RawURLEncoding.EncodeToString(iv),
+		"ciphertext": base64.RawURLEncoding.EncodeToString(ct), "tag": base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16]), "kid": kid})
+	return out
+}
+
+// FlipB64 flips one bit of the decoded value of a base64url member.
+func FlipB64(t testing.TB, s string) string {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0x10
+	return base64.RawURLEncoding.EncodeToString(raw)
 }

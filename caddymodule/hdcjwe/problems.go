@@ -1,4 +1,4 @@
-package caddymodule
+package hdcjwe
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package caddymodule
+package hdcjwe
 
 import (
 	"encoding/json"
@@ -61,7 +61,7 @@ func checkRefusal(t *testing.T, w *httptest.ResponseRecorder) {
 	t.Helper()
 	body := w.Body.Bytes()
 	if w.Header().Get(contract.HeaderEncryption) == contract.EncryptionJWE {
-		e, _ := parseAnswer(t, w.Header(), body)
+		e, _ := edgetest.ParseAnswer(t, w.Header(), body)
 		body = openResponse(t, w, edgetest.SecretOf(e.Header.Kid))
 	} else if !strings.HasPrefix(w.Header().Get("Content-Type"), "application/problem+json") {
 		t.Fatalf("%d without a problem: %s", w.Code, body)

@@ -1,4 +1,10 @@
-package caddymodule
+// Package hdcjwe is the hdc_jwe handler: a request decrypted from its JWE
+// envelope (jwe.go; decrypt.go reads the envelope into a spool, looks its
+// key up in the hdc app's keys and opens it, the app checking its
+// freshness), its answer encrypted under the same key (encrypter.go),
+// the handler's own answers (problems.go) and its Caddyfile directive
+// (caddyfile.go). The wire format is package internal/jwe.
+package hdcjwe
 
 import (
 	"context"

@@ -1,14 +1,9 @@
-package caddymodule
+package hdcjwe
 
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -105,38 +100,12 @@ func encryptedRequest(method, target string, body []byte, contentType string) *h
 // openResponse decrypts a response envelope with the given shared key.
 func openResponse(t testing.TB, w *httptest.ResponseRecorder, shared string) []byte {
 	t.Helper()
-	e, ct := parseAnswer(t, w.Header(), w.Body.Bytes())
+	e, ct := edgetest.ParseAnswer(t, w.Header(), w.Body.Bytes())
 	pt, err := e.Decrypt(edgetest.Key(t, shared), ct)
 	if err != nil {
 		t.Fatalf("response does not decrypt: %v", err)
 	}
 	return pt
-}
-
-// parseAnswer reads an encrypted answer in the form its media type names,
-// and holds it to the shape every JOSE library reads: a protected header
-// that names the algorithms and the key, which is the answer's X-Hdc-Key-Id.
-func parseAnswer(t testing.TB, h http.Header, body []byte) (*jwe.Envelope, []byte) {
-	t.Helper()
-	if h.Get("X-Encryption") != "JWE" {
-		t.Fatalf("response not marked encrypted: %s", body)
-	}
-	form := jwe.Flattened
-	switch ct := h.Get("Content-Type"); ct {
-	case "application/jose":
-		form = jwe.Compact
-	case "application/json":
-	default:
-		t.Fatalf("encrypted answer has Content-Type %q", ct)
-	}
-	e, ct, err := jwe.Parse(body, form)
-	if err != nil {
-		t.Fatalf("response is not an envelope: %v", err)
-	}
-	if e.AAD == "" || e.Header.Alg != jwe.AlgDir || !jwe.ValidEnc(e.Header.Enc) || e.Header.Kid == "" {
-		t.Fatalf("answer's protected header %+v: want alg, enc and kid", e.Header)
-	}
-	return e, ct
 }
 
 func TestJWERoundTrip(t *testing.T) {
@@ -288,7 +257,7 @@ func TestJWEUniformFailures(t *testing.T) {
 		for k, v := range env {
 			e[k] = v
 		}
-		e[member] = flipB64(t, env[member])
+		e[member] = edgetest.FlipB64(t, env[member])
 		out, _ := json.Marshal(e)
 		return out
 	}
@@ -301,7 +270,7 @@ func TestJWEUniformFailures(t *testing.T) {
 		{"flipped tag", "c1", tamper("tag"), nil},
 		{"flipped ciphertext", "c1", tamper("ciphertext"), nil},
 		{"flipped iv", "c1", tamper("iv"), nil},
-		{"bad padding", "c1", rawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", make([]byte, 32)), nil},
+		{"bad padding", "c1", edgetest.RawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", make([]byte, 32)), nil},
 		{"unknown kid", "c1", jwe.EncryptRequest(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-nobody"}, plain), nil},
 		{"retired kid", "c1", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1-dead")), jwe.Protected{Kid: "k-c1-dead"}, plain), nil},
 		{"another client's kid", "c1", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, plain), nil},
@@ -313,7 +282,7 @@ func TestJWEUniformFailures(t *testing.T) {
 	// padding (a full block of 16s after {"a":1} padded by hand) goes through.
 	padded := append([]byte(`{"a":1}`), bytes.Repeat([]byte{9}, 9)...)
 	up := &upstream{}
-	serve(t, newTestJWE(t, false), encryptedRequest("POST", "/x", rawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", padded), "application/json"), "c1", up)
+	serve(t, newTestJWE(t, false), encryptedRequest("POST", "/x", edgetest.RawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", padded), "application/json"), "c1", up)
 	if string(up.body) != `{"a":1}` {
 		t.Fatalf("control envelope did not decrypt: upstream got %q", up.body)
 	}
@@ -365,40 +334,6 @@ var (
 	b64url = base64.RawURLEncoding
 	b64std = base64.StdEncoding
 )
-
-// rawEnvelope builds an authentic envelope (its tag verifies) of whole
-// blocks encrypted as they are, with no padding added: two blocks of zeros
-// make invalid padding.
-func rawEnvelope(t testing.TB, shared, kid string, blocks []byte) []byte {
-	t.Helper()
-	protected := b64url.EncodeToString([]byte(`{"alg":"dir","enc":"A128CBC-HS256"}`))
-	iv := make([]byte, 16)
-	block, err := aes.NewCipher([]byte(shared)) // the second half of shared‖shared
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct := bytes.Clone(blocks)
-	cipher.NewCBCEncrypter(block, iv).CryptBlocks(ct, ct)
-	mac := hmac.New(sha256.New, []byte(shared)) // the first half
-	mac.Write([]byte(protected))
-	mac.Write(iv)
-	mac.Write(ct)
-	mac.Write(binary.BigEndian.AppendUint64(nil, uint64(len(protected))*8))
-	out, _ := json.Marshal(map[string]string{"protected": protected, "iv": b64url.EncodeToString(iv),
-		"ciphertext": b64url.EncodeToString(ct), "tag": b64url.EncodeToString(mac.Sum(nil)[:16]), "kid": kid})
-	return out
-}
-
-// flipB64 flips one bit of the decoded value of a base64url member.
-func flipB64(t testing.TB, s string) string {
-	t.Helper()
-	raw, err := b64url.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw[len(raw)/2] ^= 0x10
-	return b64url.EncodeToString(raw)
-}
 
 // TestJWEAnyClient: without a bearer token any client's usable key
 // opens the request, and the upstream learns whose key it was (and a
