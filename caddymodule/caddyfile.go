@@ -9,7 +9,6 @@ import (
 )
 
 func init() {
-	httpcaddyfile.RegisterHandlerDirective("hdc_auth", parseCaddyfileAuth)
 	httpcaddyfile.RegisterHandlerDirective("hdc_forward", parseCaddyfileForward)
 	httpcaddyfile.RegisterHandlerDirective("hdc_tracing", parseCaddyfileTracing)
 	httpcaddyfile.RegisterHandlerDirective("hdc_site", parseCaddyfileSite)
@@ -41,35 +40,6 @@ func parseCaddyfileTracing(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 	t := new(Tracing)
 	err := t.UnmarshalCaddyfile(h.Dispenser)
 	return t, err
-}
-
-// parseCaddyfileAuth sets up the handler from:
-//
-//	hdc_auth [token|refresh|public]
-func parseCaddyfileAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	a := new(Auth)
-	err := a.UnmarshalCaddyfile(h.Dispenser)
-	return a, err
-}
-
-// UnmarshalCaddyfile sets up the handler from Caddyfile tokens.
-func (a *Auth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if d.NextArg() {
-		switch d.Val() {
-		case authToken, authRefresh, authPublic:
-			a.Mode = d.Val()
-		default:
-			return d.Errf("unknown hdc_auth mode %q (token, refresh or public)", d.Val())
-		}
-	}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	if d.NextBlock(0) {
-		return d.Errf("hdc_auth takes no block; configure tokens in the hdc global option")
-	}
-	return nil
 }
 
 // UnmarshalCaddyfile sets up the wrapper from Caddyfile tokens: it takes

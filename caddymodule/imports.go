@@ -4,6 +4,7 @@ package caddymodule
 // Caddy's modules/standard registers Caddy's.
 import (
 	_ "github.com/health-data-connect/hdc/caddymodule/edge"
+	_ "github.com/health-data-connect/hdc/caddymodule/hdcauth"
 	_ "github.com/health-data-connect/hdc/caddymodule/hdcjwe"
 	_ "github.com/health-data-connect/hdc/caddymodule/hdcratelimit"
 )

@@ -1,4 +1,10 @@
-package caddymodule
+// Package hdcauth is the hdc_auth handler, the first of every API route:
+// it times the whole answer (timing.go), cleans the request's headers and
+// names the hop's facts (hopheaders.go), refuses a path the backend would
+// read otherwise than Caddy routed it (path.go), checks the bearer token
+// with the hdc app's verifier and names the client for the handlers after
+// it (auth.go); its Caddyfile directive is in caddyfile.go.
+package hdcauth
 
 import (
 	"context"

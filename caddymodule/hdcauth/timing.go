@@ -1,4 +1,4 @@
-package caddymodule
+package hdcauth
 
 import (
 	"net/http"
