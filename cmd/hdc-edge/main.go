@@ -21,7 +21,8 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	"github.com/health-data-connect/hdc/caddymodule"
+	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/caddymodule/hdctracing"
 	"github.com/health-data-connect/hdc/internal/version"
 )
 
@@ -40,7 +41,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
 		os.Exit(1)
 	}
-	if err := caddymodule.StartTracing("hdc-edge"); err != nil {
+	if err := hdctracing.StartTracing("hdc-edge"); err != nil {
 		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
 		os.Exit(1)
 	}

@@ -1,4 +1,8 @@
-package caddymodule
+// Package hdcsite is the hdc_site handler: a request for a host the site
+// does not serve is answered 421 (site.go), and OtherHosts derives the
+// catch-all addresses that bring such requests to it; its Caddyfile
+// directive is in caddyfile.go.
+package hdcsite
 
 import (
 	"net/http"
@@ -66,33 +70,6 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 		}
 	}
 	return next.ServeHTTP(w, r)
-}
-
-// parseCaddyfileSite sets up the handler from:
-//
-//	hdc_site <address>...
-func parseCaddyfileSite(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	s := new(Site)
-	return s, s.UnmarshalCaddyfile(h.Dispenser)
-}
-
-// UnmarshalCaddyfile sets up the handler from Caddyfile tokens: the site's
-// addresses, as the site block names them.
-func (s *Site) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	for d.NextArg() {
-		addr, err := httpcaddyfile.ParseAddress(d.Val())
-		if err != nil {
-			return d.Errf("hdc_site: %v", err)
-		}
-		if addr.Host != "" {
-			s.Hosts = append(s.Hosts, strings.ToLower(addr.Host))
-		}
-	}
-	if d.NextBlock(0) {
-		return d.Err("hdc_site takes no block")
-	}
-	return nil
 }
 
 // Interface guards

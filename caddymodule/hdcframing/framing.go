@@ -1,4 +1,8 @@
-package caddymodule
+// Package hdcframing is the hdc_framing listener wrapper, over package
+// h1framing: an HTTP/1.x request that carries both Content-Length and
+// Transfer-Encoding is refused and its connection closed (framing.go); its
+// Caddyfile syntax is in caddyfile.go.
+package hdcframing
 
 import (
 	"net"

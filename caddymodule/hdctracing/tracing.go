@@ -1,4 +1,8 @@
-package caddymodule
+// Package hdctracing is the hdc_tracing handler: a span of each request,
+// and the trace context the hop carries, at the edge's trust boundary
+// (tracing.go); StartTracing configures a program's tracing from the
+// OTEL_* environment; its Caddyfile directive is in caddyfile.go.
+package hdctracing
 
 import (
 	"context"

@@ -1,4 +1,8 @@
-package caddymodule
+// Package hdcforward is the hdc_forward handler, the last of the edge's
+// before reverse_proxy: only the headers the backend reads travel on, and
+// a body of no declared length goes whole or not at all (forward.go); its
+// Caddyfile directive is in caddyfile.go.
+package hdcforward
 
 import (
 	"io"
