@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,18 +37,33 @@ func newFakeBackend(t *testing.T, name string, status int) *fakeBackend {
 	return b
 }
 
-// downURL is the URL of a listener that refuses connections.
+// downURL is the URL of a backend that does not answer: its listener
+// closes every connection unanswered, and is held until the test ends, so
+// that no server of a test running beside it takes its port (as one could
+// take a port closed at once).
 func downURL(t *testing.T) string {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	srv.Close()
-	return srv.URL
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + ln.Addr().String()
 }
 
 func TestFailover(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		statuses []int // each backend's answer; 0: it refuses connections
+		statuses []int // each backend's answer; 0: it does not answer (downURL)
 		want     string
 		wantErr  string
 		// then is the answer of a second request: the backend that
