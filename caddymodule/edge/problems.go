@@ -15,11 +15,11 @@ import (
 // not be read. Their codes are stable; docs/errors.md lists them. Each
 // handler's own answers are in its package.
 var (
-	// ErrBodyRead answers a body the client did not send whole.
-	ErrBodyRead = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
+	// errBodyRead answers a body the client did not send whole.
+	errBodyRead = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
 		"The request body could not be read.")
-	// ErrSpool answers a body the edge could not hold (its disk failed).
-	ErrSpool = problem.New(http.StatusInternalServerError, problem.CodeInternalError,
+	// errSpool answers a body the edge could not hold (its disk failed).
+	errSpool = problem.New(http.StatusInternalServerError, problem.CodeInternalError,
 		"The edge could not buffer the request.")
 	// ErrPassedQuota marks a body that hdc_ratelimit metered and stopped,
 	// as it passed its client's quota: the handler that read it returns
@@ -42,8 +42,8 @@ func TooLarge(limit int64) *problem.Problem {
 }
 
 // ReadProblem maps an error reading a request's body into a spool to the
-// client's answer: ErrPassedQuota when hdc_ratelimit stopped it, ErrSpool
-// when the spool failed, 413 past request_body's limit, else ErrBodyRead;
+// client's answer: ErrPassedQuota when hdc_ratelimit stopped it, errSpool
+// when the spool failed, 413 past request_body's limit, else errBodyRead;
 // nil for no error.
 func ReadProblem(err error) *problem.Problem {
 	if err == nil { // before the targets of errors.As, which escape
@@ -55,10 +55,10 @@ func ReadProblem(err error) *problem.Problem {
 	case errors.Is(err, ErrQuotaPassed):
 		return ErrPassedQuota
 	case errors.As(err, &se):
-		return ErrSpool
+		return errSpool
 	case errors.As(err, &mbe): // request_body's limit, below the route's
 		return TooLarge(mbe.Limit)
 	default:
-		return ErrBodyRead
+		return errBodyRead
 	}
 }

@@ -40,8 +40,8 @@ func TestReadProblem(t *testing.T) {
 			}
 		})
 	}
-	if !errors.As(spoolErr, new(*spool.Error)) || ReadProblem(spoolErr) != ErrSpool {
-		t.Errorf("a spool failure (%v) is not ErrSpool", spoolErr)
+	if !errors.As(spoolErr, new(*spool.Error)) || ReadProblem(spoolErr) != errSpool {
+		t.Errorf("a spool failure (%v) is not errSpool", spoolErr)
 	}
 	if p := ReadProblem(limitErr); !strings.Contains(p.Detail, "4B") {
 		t.Errorf("a body past request_body's limit is not told the limit: %q", p.Detail)

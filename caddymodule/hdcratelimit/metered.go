@@ -17,7 +17,7 @@ import (
 // its client's daily quota as it is read. Once its bytes would pass the
 // quota, Read returns edge.ErrQuotaPassed and none of them, and reads nothing
 // more from the client. It is never streamed to the backend, which would
-// get a body cut short: hdc_forward reads it whole first (spoolBody).
+// get a body cut short: hdc_forward reads it whole first.
 type meteredBody struct {
 	io.ReadCloser
 	ctx    context.Context

@@ -1,8 +1,9 @@
-// Command hdc-edge is Caddy with the Health Data Connect modules: the hdc
-// app (the clients' keys, the bearer token verifier, the freshness check),
-// the hdc_auth, hdc_jwe, hdc_forward and hdc_tracing handlers, the
-// hdc_framing listener wrapper and the /hdc/ admin API, next to Caddy's
-// standard modules. Its traces (hdc_tracing), configured by the OTEL_*
+// Command hdc-edge is Caddy with the Health Data Connect modules, all of
+// which importing package caddymodule registers: the hdc app (the
+// clients' keys, the bearer token verifier, the freshness check, the rate
+// limits' counting), the hdc_site, hdc_auth, hdc_ratelimit, hdc_jwe,
+// hdc_forward and hdc_tracing handlers, the hdc_framing listener wrapper
+// and the /hdc/ admin API, next to Caddy's standard modules. Its traces (hdc_tracing), configured by the OTEL_*
 // environment, name the service hdc-edge unless OTEL_SERVICE_NAME names it
 // otherwise.
 //
