@@ -7,12 +7,15 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/audit/window"
+	"github.com/health-data-connect/hdc/backend/fleet"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
 
@@ -124,11 +127,18 @@ type Config struct {
 	// WebhookDisableAfter disables a subscription whose attempts have all
 	// failed for that long; 0 never does.
 	WebhookDisableAfter time.Duration
-	// WebhookAllowNets are address prefixes that webhook deliveries may
-	// reach although the SSRF guard refuses them by default (loopback,
-	// private, link-local…); empty in production. hdc up allows loopback
-	// here.
+	// WebhookAllowNets are loopback prefixes that every workspace's
+	// webhooks may reach although the SSRF guard refuses them by default:
+	// hdc up's demo, a receiver on the backend's own machine; empty in
+	// production, where operators grant each workspace its own private
+	// receivers (webhook.Grants, the Admin API). Only loopback is taken.
 	WebhookAllowNets []netip.Prefix
+	// WebhookRefusedDestinations are the gateway's own listeners that no
+	// webhook may reach, whatever the allow-list or a grant says: the
+	// edges' sites and metrics, the other backends' listeners. The
+	// backend refuses its own listeners, and those of the fleet's
+	// heartbeats, by itself; hdc up adds its edge's.
+	WebhookRefusedDestinations []webhook.Destination
 	// WebhookAWSAccounts are the AWS accounts whose SQS queues and Lambda
 	// functions subscriptions may name (webhook.Rules.AWSAccounts); none
 	// by default, which turns both protocols off.
@@ -151,6 +161,10 @@ type Config struct {
 	// AuditCheckpointInterval is how often the heads are checkpointed
 	// when they changed; a stopping backend checkpoints too.
 	AuditCheckpointInterval time.Duration
+	// FleetForgetAfter is how long a backend or an edge not heard from
+	// stays in the fleet's view (package fleet), at least
+	// fleet.MinForgetAfter; then the heartbeats remove its row.
+	FleetForgetAfter time.Duration
 }
 
 // DefaultAuditRetention is how long audit records are kept by default: six
@@ -192,13 +206,14 @@ func DefaultConfig() Config {
 		AuditRefusalWindow:          window.Default,
 		AuditCheckpoints:            checkpoint.Log,
 		AuditCheckpointInterval:     5 * time.Minute,
+		FleetForgetAfter:            fleet.DefaultForgetAfter,
 	}
 }
 
 // validate reports the first unusable setting, naming its flag and
 // environment variable (see Settings).
 func (c *Config) validate() error {
-	for _, check := range []func() error{c.checkPositive, c.checkTokens, c.checkFiles, c.checkWebhooks, c.checkAddrs} {
+	for _, check := range []func() error{c.checkPositive, c.checkTokens, c.checkFiles, c.checkWebhooks, c.checkAddrs, c.checkFleet} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -235,6 +250,15 @@ func (c *Config) checkPositive() error {
 		return errors.New("the shutdown timeout must be positive")
 	case c.LoginFailuresPerClient <= 0 || c.LoginFailuresPerAddress <= 0 || c.LoginFailureWindow <= 0:
 		return errors.New("login throttling settings must be positive")
+	}
+	return nil
+}
+
+// checkFleet refuses a bound of the fleet's view under which a process
+// would leave it while still current.
+func (c *Config) checkFleet() error {
+	if c.FleetForgetAfter < fleet.MinForgetAfter {
+		return fmt.Errorf("%s must be at least %v, the time a process stays current", named("fleet-forget-after"), fleet.MinForgetAfter)
 	}
 	return nil
 }
@@ -304,8 +328,18 @@ func (c *Config) checkWebhooks() error {
 	case c.AuditRefusalWindow < 0:
 		return fmt.Errorf("%s must not be negative (0 records each refusal)", named("audit-refusal-window"))
 	}
+	for _, p := range c.WebhookAllowNets {
+		if !slices.ContainsFunc(loopbackNets, func(q netip.Prefix) bool { return q.Bits() <= p.Bits() && q.Contains(p.Addr()) }) {
+			return fmt.Errorf("%s: %s is not loopback; the allow-list admits a receiver on the backend's own machine to every workspace, "+
+				"while a private network's receivers are granted to their workspace (hdc subscriptions destinations grant)",
+				named("webhook-allow-nets"), p)
+		}
+	}
 	return nil
 }
+
+// loopbackNets are the prefixes an allow-list may hold.
+var loopbackNets = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 // checkAddrs checks the listen addresses: their syntax, then what they
 // would expose.

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +78,12 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"no data directory", func(c *Config) { c.DataDir = "" }, false, []string{"--data", "HDC_DATA"}},
 		{"bad SQS endpoint", func(c *Config) { c.SQSEndpoint = "127.0.0.1:4100" }, false,
 			[]string{"--sqs-endpoint", "AWS_ENDPOINT_URL_SQS"}},
+		{"fleet forgotten while current", func(c *Config) { c.FleetForgetAfter = 14 * time.Second }, false,
+			[]string{"--fleet-forget-after", "HDC_FLEET_FORGET_AFTER", "15s"}},
+		{"a private network for every workspace", func(c *Config) { c.WebhookAllowNets = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} }, false,
+			[]string{"--webhook-allow-nets", "HDC_WEBHOOK_ALLOW_NETS", "10.0.0.0/8", "not loopback"}},
+		{"more than loopback", func(c *Config) { c.WebhookAllowNets = []netip.Prefix{netip.MustParsePrefix("126.0.0.0/7")} }, false,
+			[]string{"--webhook-allow-nets", "HDC_WEBHOOK_ALLOW_NETS", "126.0.0.0/7"}},
 		{"no subscriptions", func(c *Config) { c.WebhookMaxSubscriptions = 0 }, false,
 			[]string{"--webhook-max-subscriptions", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"}},
 		{"no workers", func(c *Config) { c.WebhookWorkers = 0 }, false, []string{"--webhook-workers", "HDC_WEBHOOK_WORKERS"}},

@@ -76,13 +76,15 @@ func (c *Config) Settings(level *zap.AtomicLevel) Settings {
 		setting("webhook-key-grace", (*durationValue)(&c.WebhookKeyGrace), "how long after a signing-key rotation deliveries also carry the previous key's signature", "HDC_WEBHOOK_KEY_GRACE"),
 		setting("webhook-attempt-retention", (*durationValue)(&c.WebhookAttemptRetention), "how long delivery attempts and their answer excerpts are kept; 0 keeps them as long as their delivery", "HDC_WEBHOOK_ATTEMPT_RETENTION"),
 		setting("webhook-disable-after", (*durationValue)(&c.WebhookDisableAfter), "how long all of a subscription's attempts may fail before it is disabled; 0 never disables (a 410 always does)", "HDC_WEBHOOK_DISABLE_AFTER"),
-		setting("webhook-allow-nets", (*prefixList)(&c.WebhookAllowNets), "comma-separated address prefixes webhook deliveries may reach despite the SSRF guard, such as 127.0.0.0/8,::1", "HDC_WEBHOOK_ALLOW_NETS"),
+		setting("webhook-allow-nets", (*prefixList)(&c.WebhookAllowNets), "comma-separated loopback prefixes every workspace's webhooks may reach despite the SSRF guard, such as 127.0.0.0/8,::1, for a receiver on this machine; a private network's receivers are granted per workspace (hdc subscriptions destinations grant)", "HDC_WEBHOOK_ALLOW_NETS"),
+		setting("webhook-refused-destinations", (*destinationList)(&c.WebhookRefusedDestinations), "comma-separated listeners of the gateway no webhook may reach, whatever the allow-list or a grant says: the edges' sites and metrics, the other backends' listeners, as ADDRESS:PORT, ADDRESS or PREFIX (every port), such as 10.0.0.21,10.0.0.22:9180", "HDC_WEBHOOK_REFUSED_DESTINATIONS"),
 		setting("webhook-aws-accounts", (*accountList)(&c.WebhookAWSAccounts), "comma-separated AWS account ids whose SQS queues and Lambda functions subscriptions may name; none by default, which turns both protocols off", "HDC_WEBHOOK_AWS_ACCOUNTS"),
 		setting("webhook-max-subscriptions", (*intValue)(&c.WebhookMaxSubscriptions), "most webhook subscriptions a workspace may have", "HDC_WEBHOOK_MAX_SUBSCRIPTIONS"),
 		setting("audit-retention", (*durationValue)(&c.AuditRetention), "how long audit records are kept (default 6 years); 0 keeps them", "HDC_AUDIT_RETENTION"),
 		setting("audit-refusal-window", (*durationValue)(&c.AuditRefusalWindow), "window in which repeated refusals of one kind, from one source and actor, are recorded once with their count (the first at once); 0 records each", "HDC_AUDIT_REFUSAL_WINDOW"),
 		setting("audit-checkpoints", (*stringValue)(&c.AuditCheckpoints), "where the audit trails' heads are checkpointed, signed: log, or a bucket `url` such as file:///dir or s3://bucket[?endpoint=…&region=…&path_style=true]", "HDC_AUDIT_CHECKPOINTS"),
 		setting("audit-checkpoint-interval", (*durationValue)(&c.AuditCheckpointInterval), "how often the audit trails' heads are checkpointed when they changed (and when the backend stops)", "HDC_AUDIT_CHECKPOINT_INTERVAL"),
+		setting("fleet-forget-after", (*durationValue)(&c.FleetForgetAfter), "how long a backend or an edge not heard from stays in the fleet's view (hdc fleet, the console), at least 15s; set the same on every backend", "HDC_FLEET_FORGET_AFTER"),
 	}
 	if level != nil {
 		s = append(s, setting("log-level", levelValue{level}, "log level: debug, info, warn or error; no level logs a credential", "HDC_LOG_LEVEL"))

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 // parseSettings reads the settings as hdc-backend does: flags from args,
@@ -53,7 +55,8 @@ func TestSettingsEnvAndFlags(t *testing.T) {
 		"HDC_WEBHOOK_CONNECT_TIMEOUT":       "1s",
 		"HDC_WEBHOOK_LEASE":                 "5",
 		"HDC_WEBHOOK_BACKOFF_BASE":          "10ms",
-		"HDC_WEBHOOK_ALLOW_NETS":            "127.0.0.0/8, ::1, 10.1.2.3/16",
+		"HDC_WEBHOOK_ALLOW_NETS":            "127.0.0.0/8, ::1, 127.1.2.3/16",
+		"HDC_WEBHOOK_REFUSED_DESTINATIONS":  "10.0.0.21, 10.0.0.22:9180, [fd00::21]:443, 10.0.1.0/24",
 		"HDC_LOG_LEVEL":                     "warn",
 	}
 	fromEnv := DefaultConfig()
@@ -68,7 +71,11 @@ func TestSettingsEnvAndFlags(t *testing.T) {
 	fromEnv.WebhookWorkspaceConcurrency, fromEnv.WebhookConnectTimeout = 2, time.Second
 	fromEnv.WebhookBackoffBase = 10 * time.Millisecond
 	fromEnv.WebhookAllowNets = []netip.Prefix{
-		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("10.1.0.0/16"),
+		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("127.1.0.0/16"),
+	}
+	fromEnv.WebhookRefusedDestinations = []webhook.Destination{
+		{Prefix: netip.MustParsePrefix("10.0.0.21/32")}, {Prefix: netip.MustParsePrefix("10.0.0.22/32"), Port: 9180},
+		{Prefix: netip.MustParsePrefix("fd00::21/128"), Port: 443}, {Prefix: netip.MustParsePrefix("10.0.1.0/24")},
 	}
 	with := func(base Config, mutate func(*Config)) Config { mutate(&base); return base }
 	withEnv := func(kv ...string) map[string]string {
@@ -141,6 +148,7 @@ func TestSettingsValueErrors(t *testing.T) {
 		{"upload-limit", "HDC_UPLOAD_LIMIT", "big"},
 		{"webhook-workers", "HDC_WEBHOOK_WORKERS", "many"},
 		{"webhook-allow-nets", "HDC_WEBHOOK_ALLOW_NETS", "localhost"},
+		{"webhook-refused-destinations", "HDC_WEBHOOK_REFUSED_DESTINATIONS", "edge.internal:9180"},
 		{"internal-listen-non-loopback", "HDC_INTERNAL_LISTEN_NON_LOOPBACK", "yes please"},
 		{"log-level", "HDC_LOG_LEVEL", "loud"},
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
+
+	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 // The pflag.Value types of the settings' fields. Each String shows a value
@@ -162,6 +164,33 @@ func (l *prefixList) Set(s string) error {
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
 		out = append(out, p.Masked())
+	}
+	*l = out
+	return nil
+}
+
+// destinationList is a pflag.Value of comma-separated destinations
+// (webhook.ParseDestination): 10.0.0.21:9180, 10.0.0.22, 10.0.1.0/24.
+type destinationList []webhook.Destination
+
+func (l *destinationList) Type() string { return "destinations" }
+
+func (l *destinationList) String() string {
+	parts := make([]string, len(*l))
+	for i, d := range *l {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *destinationList) Set(s string) error {
+	var out destinationList
+	for _, item := range listItems(s) {
+		d, err := webhook.ParseDestination(item)
+		if err != nil {
+			return fmt.Errorf("%q: %v", item, err)
+		}
+		out = append(out, d)
 	}
 	*l = out
 	return nil

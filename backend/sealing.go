@@ -9,14 +9,17 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/keeper"
 )
 
 // Seal returns st with its secrets sealed under its data key, which the
 // keeper keeperURL names wraps (package sealed): the server and the hdc
 // commands that open the store (through backend/operator) share it. The keeper is called once or
-// twice, then closed: the data key stays in memory. On failure st is
-// closed, and the error names the setting.
+// twice, then closed: the data key stays in memory. A subscription an
+// earlier version stored without a signing key is given one, sealed
+// (sealed.Store.FillSigningKeys): every delivery is signed. On failure st
+// is closed, and the error names the setting.
 func Seal(ctx context.Context, st store.Store, keeperURL string, log *zap.Logger) (*sealed.Store, error) {
 	s, err := seal(ctx, st, keeperURL, log)
 	if err != nil {
@@ -39,5 +42,16 @@ func seal(ctx context.Context, st store.Store, keeperURL string, log *zap.Logger
 	if errors.Is(err, sealed.ErrKeeper) {
 		return nil, fmt.Errorf("%s: %w", named("keeper"), err)
 	}
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.FillSigningKeys(ctx, webhook.GenerateSigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("giving the subscriptions stored without a signing key one: %w", err)
+	}
+	if n > 0 {
+		log.Info("gave a signing key to the subscriptions an earlier version stored without one; their clients learn it by rotating it",
+			zap.Int("subscriptions", n))
+	}
+	return s, nil
 }

@@ -50,6 +50,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/replay"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/backend/token"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
@@ -72,6 +73,10 @@ type Server struct {
 	// deny refuses the hop's certificates an operator revoked, on both
 	// listeners.
 	deny *admin.DenyList
+	// guard decides which addresses each workspace's webhooks may reach,
+	// from the grants, whose copy grants keeps.
+	guard  *webhook.Guard
+	grants *webhook.Grants
 	// keyHub wakes the edges' requests for key changes.
 	keyHub *keyplane.Hub
 	// fleet reads the backends' heartbeats and the edges' reports.
@@ -152,6 +157,11 @@ func (s *Server) Fleet() *fleet.Service { return s.fleet }
 // (package fleet). It returns nil after a shutdown ctx asked
 // for, and the error otherwise. Serve closes the listeners.
 func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error {
+	if err := s.refuseListeners(ctx, public, internal); err != nil {
+		public.Close()
+		internal.Close()
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	servers := []*http.Server{s.httpServer(s.public), s.httpServer(s.internal)}
@@ -178,7 +188,7 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	background.Go(func() { s.checkpoints.Run(ctx) })
 	background.Go(func() { s.keyHub.Run(ctx) })
 	background.Go(func() { s.replays.Run(ctx) })
-	heartbeat := fleet.NewHeartbeat(s.store, internal.Addr().String(), s.log.Named("fleet"))
+	heartbeat := fleet.NewHeartbeat(s.store, internal.Addr().String(), s.cfg.FleetForgetAfter, s.log.Named("fleet"))
 	background.Go(func() { heartbeat.Run(ctx) })
 	s.log.Info("serving", zap.Stringer("public", public.Addr()), zap.Stringer("internal", internal.Addr()), zap.String("fleet_id", heartbeat.ID()))
 
@@ -202,6 +212,20 @@ func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error
 	}
 	s.log.Info("stopped")
 	return err
+}
+
+// refuseListeners makes the backend's own listeners destinations no
+// webhook reaches, whatever the allow-list or a grant says: on a listener
+// bound to every address, its port on each of this host's addresses.
+func (s *Server) refuseListeners(ctx context.Context, listeners ...net.Listener) error {
+	for _, l := range listeners {
+		ds, err := webhook.ListenerDestinations(ctx, net.DefaultResolver, l.Addr().String())
+		if err != nil {
+			return fmt.Errorf("the listener %s, which webhooks must not reach: %w", l.Addr(), err)
+		}
+		s.guard.Refuse(ds...)
+	}
+	return nil
 }
 
 // shutdownGrace is how long shutdown lets HTTP/2 connections end by

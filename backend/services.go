@@ -123,13 +123,13 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	h.limits = keyplane.NewLimits(s.store, s.log.Named("keyplane"))
-	s.fleet, h.reports = fleet.New(s.store), fleet.NewHandler(s.store, s.log.Named("fleet"))
+	s.fleet, h.reports = fleet.New(s.store, cfg.FleetForgetAfter), fleet.NewHandler(s.store, s.log.Named("fleet"))
 	if s.replays, err = replay.New(s.store, s.log.Named("replay"), reg); err != nil {
 		return err
 	}
 	s.deny = admin.NewDenyList(s.store, admin.DenyListTTL)
 	trails := trail.New(s.store, trail.Config{Checkpoints: cfg.AuditCheckpoints, CheckpointKey: s.store.CheckpointKey(), Retention: cfg.AuditRetention})
-	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store), admin.WithTrail(trails)),
+	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store), admin.WithTrail(trails), admin.WithFleet(s.fleet), admin.WithGrants(s.grants)),
 		admin.HandlerConfig{HopTLS: s.hop != nil, Idempotency: s.store, DenyList: s.deny, Log: s.log.Named("admin")})
 	if s.retention, err = retention.New(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
 		return err
@@ -222,7 +222,9 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, 
 	if cfg.SQSEndpoint != "" {
 		sqsEndpoint, _ = url.Parse(cfg.SQSEndpoint) // validated
 	}
-	h.webhooks = webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, AllowNets: cfg.WebhookAllowNets, AWSAccounts: cfg.WebhookAWSAccounts},
+	s.grants = webhook.NewGrants(s.store, webhook.GrantsTTL)
+	s.guard = webhook.NewGuard(webhook.GuardConfig{Allow: cfg.WebhookAllowNets, Refused: cfg.WebhookRefusedDestinations, Grants: s.grants})
+	h.webhooks = webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, Guard: s.guard, AWSAccounts: cfg.WebhookAWSAccounts},
 		cfg.WebhookMaxSubscriptions, s.log.Named("webhook"))
 	h.webhooks.Deliveries = webhook.NewDeliveryHandler(s.store, s.store, s.log.Named("webhook"))
 	awsCfg, err := aws()
@@ -238,7 +240,7 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, 
 		ConnectTimeout:   cfg.WebhookConnectTimeout,
 		Lease:            cfg.WebhookLease,
 		Schedule:         delivery.Schedule{Base: cfg.WebhookBackoffBase, Max: cfg.WebhookBackoffMax, Horizon: cfg.WebhookGiveUpAfter},
-		AllowNets:        cfg.WebhookAllowNets,
+		Guard:            s.guard,
 		AWSAccounts:      cfg.WebhookAWSAccounts,
 		AWS:              awsCfg,
 		SQSEndpoint:      cfg.SQSEndpoint,

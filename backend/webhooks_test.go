@@ -31,15 +31,20 @@ func TestSubscriptions(t *testing.T) {
 	}
 	var reg webhook.Registered
 	res.json(t, &reg)
-	if _, err := uuid.Parse(reg.ID); err != nil || reg.Status != "success" {
+	if _, err := uuid.Parse(reg.ID); err != nil || reg.Status != "success" || reg.SigningKey != "" {
 		t.Fatalf("register answer %s", res.body)
 	}
+	// Without a signing_key, each is given one, in its answer alone.
 	for _, body := range []string{
 		`{"endpoint":"http://127.0.0.1:4100/100010001000/events","protocol":"SQS endpoint"}`,
 		`{"endpoint":"arn:aws:lambda:ap-south-1:123456789012:function:hdc-events","protocol":"Lambda function"}`,
 		`{"endpoint":"http://127.0.0.1:9999/plain"}`,
 	} {
-		if res := register(body); res.StatusCode != 200 {
+		res := register(body)
+		var generated webhook.Registered
+		res.json(t, &generated)
+		if raw, err := contract.SigningKeyBytes(generated.SigningKey); res.StatusCode != 200 || err != nil ||
+			!strings.HasPrefix(generated.SigningKey, contract.WebhookSecretPrefix) || len(raw) != 32 {
 			t.Fatalf("register %s: %d %s", body, res.StatusCode, res.body)
 		}
 	}
@@ -88,7 +93,7 @@ func TestSubscriptions(t *testing.T) {
 		time.Since(first.CreatedAt) > time.Minute {
 		t.Fatalf("first subscription = %+v", first)
 	}
-	if s := got.Subscriptions[1]; s.Protocol != "sqs" || s.HasSigningKey || !slices.Equal(s.EventNames, webhook.Events) {
+	if s := got.Subscriptions[1]; s.Protocol != "sqs" || !s.HasSigningKey || !slices.Equal(s.EventNames, webhook.Events) {
 		t.Fatalf("second subscription = %+v", s)
 	}
 	if s := got.Subscriptions[2]; s.Protocol != "lambda" {
@@ -111,6 +116,23 @@ func TestSubscriptions(t *testing.T) {
 	// The endpoint can be registered again once deleted.
 	if res := register(`{"endpoint":"https://hooks.example.com/hdc"}`); res.StatusCode != 200 {
 		t.Fatalf("re-register: %d %s", res.StatusCode, res.body)
+	}
+}
+
+// TestOwnListenersRefused (fifth review, finding 1): with loopback
+// allowed, the backend's own listeners are still refused at registration,
+// as the gateway's.
+func TestOwnListenersRefused(t *testing.T) {
+	h := start(t, func(c *Config) { c.WebhookAllowNets = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	as := h.as(h.login(h.client("acme"), ""))
+	for _, base := range []string{h.internal, h.public} {
+		p := wantProblem(t, h.postJSON(contract.PathSubscriptions, `{"endpoint":"`+base+`/hook"}`, as...), 400, "endpoint_not_allowed")
+		if !strings.Contains(p.Detail, "the gateway's own listeners") {
+			t.Errorf("%s: detail %q", base, p.Detail)
+		}
+	}
+	if res := h.postJSON(contract.PathSubscriptions, `{"endpoint":"http://127.0.0.1:1/hook"}`, as...); res.StatusCode != 200 {
+		t.Fatalf("another loopback port: %d %s", res.StatusCode, res.body)
 	}
 }
 

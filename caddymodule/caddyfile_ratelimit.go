@@ -49,6 +49,10 @@ func (h *RateLimit) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 //		uploads <per second> [<burst>]
 //		upload_bytes_per_day <size>       # 0: none
 //		redis   <url>                     # {env.HDC_RATELIMIT_REDIS}; empty: in memory
+//		redis_password <placeholder>      # {env.HDC_RATELIMIT_REDIS_PASSWORD}, never a literal
+//		redis_password_file <file>
+//		redis_ca <file>                   # the authorities of a rediss:// server
+//		redis_allow_unauthenticated true|false # a Redis off this host without a password
 //		edges   <count>                   # share while Redis does not answer: 1/count
 //		keys    <count>
 //	}
@@ -63,11 +67,13 @@ func (c *RateLimitConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = c.unmarshalClassRate(d, contract.RouteClass(name))
 		case "upload_bytes_per_day":
 			err = zeroOrSize(d, &c.UploadBytesPerDay)
-		case "redis":
-			if d.CountRemainingArgs() == 0 { // an empty placeholder: no Redis
+		case "redis", "redis_password", "redis_password_file", "redis_ca":
+			if d.CountRemainingArgs() == 0 { // an empty placeholder: none
 				continue
 			}
-			err = oneString(d, &c.Redis)
+			err = oneString(d, c.redisString(name))
+		case "redis_allow_unauthenticated":
+			err = oneBool(d, &c.RedisAllowUnauthenticated)
 		case "edges":
 			err = oneInt(d, &c.Edges)
 		case "keys":
@@ -79,6 +85,33 @@ func (c *RateLimitConfig) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// redisString is the field of the Redis's string setting name.
+func (c *RateLimitConfig) redisString(name string) *string {
+	switch name {
+	case "redis_password":
+		return &c.RedisPassword
+	case "redis_password_file":
+		return &c.RedisPasswordFile
+	case "redis_ca":
+		return &c.RedisCA
+	}
+	return &c.Redis
+}
+
+// oneBool reads a single true or false argument.
+func oneBool(d *caddyfile.Dispenser, dst *bool) error {
+	var s string
+	if err := oneString(d, &s); err != nil {
+		return err
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return d.Errf("%q is not true or false", s)
+	}
+	*dst = b
 	return nil
 }
 

@@ -68,6 +68,7 @@ func TestReferenceCaddyfile(t *testing.T) {
 	t.Setenv("HDC_BACKEND", "10.0.0.5:9080 10.0.0.6:9080")
 	t.Setenv("HDC_BACKEND_INTERNAL", "https://10.0.0.5:9081 https://10.0.0.6:9081")
 	t.Setenv("HDC_KEEPER", "base64key://a-key-that-must-not-be-in-the-configuration")
+	t.Setenv("HDC_RATELIMIT_REDIS_PASSWORD", "a-redis-password-that-must-not-be-in-the-configuration")
 	src, err := os.ReadFile("../Caddyfile")
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +95,17 @@ func TestReferenceCaddyfile(t *testing.T) {
 	// configuration Caddy keeps and its admin API serves.
 	if got := dig(cfg, "apps", "hdc", "keys", "keeper"); got != "{env.HDC_KEEPER}" {
 		t.Fatalf("keeper = %v, want the placeholder {env.HDC_KEEPER}", got)
+	}
+	// So do the rate limits' Redis and its password, whose values the
+	// configuration never holds.
+	for name, want := range map[string]any{"redis": "{env.HDC_RATELIMIT_REDIS}", "redis_password": "{env.HDC_RATELIMIT_REDIS_PASSWORD}",
+		"redis_password_file": "{env.HDC_RATELIMIT_REDIS_PASSWORD_FILE}", "redis_ca": "{env.HDC_RATELIMIT_REDIS_CA}", "redis_allow_unauthenticated": nil} {
+		if got := dig(cfg, "apps", "hdc", "rate_limits", name); got != want {
+			t.Fatalf("rate_limits.%s = %v, want %v", name, got, want)
+		}
+	}
+	if b, _ := json.Marshal(cfg); strings.Contains(string(b), "a-redis-password") || strings.Contains(string(b), "a-key-that-must") {
+		t.Fatal("the configuration holds a secret of the environment")
 	}
 	if got := dig(cfg, "apps", "http", "servers", "srv0", "listen", 0); got != "127.0.0.1:8080" {
 		t.Fatalf("listen = %v (the default must be loopback)", got)
@@ -306,6 +318,16 @@ func TestCaddyfileDirectives(t *testing.T) {
 					}
 				}
 			}},
+		{"rate limits' Redis", global("rate_limits {\n redis rediss://hdc-edge@10.0.0.31:6380/0\n redis_password {env.REDIS_PW}\n redis_password_file /etc/hdc/redis-password\n redis_ca /etc/hdc/redis-ca.pem\n redis_allow_unauthenticated true\n }"), "",
+			func(t *testing.T, cfg map[string]any) {
+				for name, want := range map[string]any{"redis": "rediss://hdc-edge@10.0.0.31:6380/0", "redis_password": "{env.REDIS_PW}",
+					"redis_password_file": "/etc/hdc/redis-password", "redis_ca": "/etc/hdc/redis-ca.pem", "redis_allow_unauthenticated": true} {
+					if got := dig(cfg, "apps", "hdc", "rate_limits", name); got != want {
+						t.Fatalf("rate_limits.%s = %v, want %v", name, got, want)
+					}
+				}
+			}},
+		{"rate limits' Redis allowed maybe", global("rate_limits {\n redis_allow_unauthenticated maybe\n }"), `"maybe" is not true or false`, nil},
 		{"tracing trusts proxies", site("hdc_tracing {\n trust_parent trusted_proxies\n}"), "",
 			func(t *testing.T, cfg map[string]any) {
 				if h := findHandler(cfg, "hdc_tracing"); dig(h, "trust_parent") != "trusted_proxies" {

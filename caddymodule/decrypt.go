@@ -225,6 +225,8 @@ func readProblem(err error, limit int64) *problem.Problem {
 	var mbe *http.MaxBytesError
 	var se *spoolError
 	switch {
+	case errors.Is(err, errQuotaPassed):
+		return errPassedQuota
 	case errors.As(err, &se):
 		return errSpool
 	case errors.As(err, &fe):

@@ -1,13 +1,16 @@
 package caddymodule
 
 import (
+	"io"
 	"net/http"
+	"os"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 func init() {
@@ -19,7 +22,14 @@ func init() {
 // so that the hop carries, and reverse_proxy's debug log shows, the hop's
 // own headers and the few the backend needs, never another field a client
 // sent. It comes last before reverse_proxy, after hdc_auth and hdc_jwe
-// have read what they need.
+// have read what they need. A body of no declared length (HTTP/1.1
+// chunked, HTTP/2 or 3 without content-length) that nothing read before,
+// it reads whole before anything of it goes on (spoolBody): one that
+// passes its client's quota (hdc_ratelimit counts it as it is read) or
+// the route's limit (request_body's) is then refused whole, 429 or 413,
+// and the backend never gets one cut short, which reverse_proxy would
+// answer 502 and Caddy's passive health check count against the backend,
+// so that one client's bodies could take it out for every other.
 //
 //	hdc_forward
 type Forward struct{}
@@ -43,7 +53,37 @@ func (Forward) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.
 	// trailers the client announced, and those it sends after the body,
 	// are kept in r.Trailer, which the hop's transport would send on.
 	r.Trailer = nil
+	if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
+		sp, err := spoolBody(r)
+		switch p := readProblem(err, 0); {
+		case p == errPassedQuota:
+			return errQuotaPassed // hdc_ratelimit answers
+		case p != nil:
+			problem.Write(w, p)
+			return nil
+		}
+		defer sp.Close()
+	}
 	return next.ServeHTTP(w, r)
+}
+
+// spoolBody reads the rest of r's body into a spool, past 2 MiB an
+// unlinked temporary file, and makes it r's body, of its length: the
+// backend gets the whole body, or nothing of it. The spool is the
+// caller's to close once the request is served.
+func spoolBody(r *http.Request) (*spool, error) {
+	sp := newSpool(defaultSpoolThreshold, os.TempDir(), 0)
+	if _, err := io.Copy(sp, r.Body); err != nil {
+		sp.Close()
+		return nil, err
+	}
+	if mem, ok := sp.inMemory(); ok {
+		r.Body = newPlainBody(mem, sp.takeMemory())
+	} else {
+		r.Body = io.NopCloser(io.NewSectionReader(sp, 0, sp.size))
+	}
+	r.ContentLength, r.TransferEncoding, r.GetBody = sp.size, nil, nil
+	return sp, nil
 }
 
 // Interface guards

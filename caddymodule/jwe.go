@@ -148,6 +148,8 @@ func (j *JWE) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 			attrInBytes.Int64(r.ContentLength), attrOutBytes.Int64(o.size))
 	}
 	switch {
+	case p == errPassedQuota: // hdc_ratelimit, which metered the body, answers
+		return errQuotaPassed
 	case p != nil && o.key != nil:
 		j.refuseSealed(w, r, client, o, p, start)
 		return nil

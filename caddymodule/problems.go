@@ -43,6 +43,11 @@ var (
 	// requests refused on their key; it answers with Retry-After.
 	errKeyLookupsBusy = problem.New(http.StatusServiceUnavailable, problem.CodeKeyLookupsBusy,
 		"This edge is asked for too many keys it does not hold, or refuses too many requests on their key, from this address or from all: retry after the seconds of Retry-After.")
+	// errPassedQuota marks a body that hdc_ratelimit metered and stopped,
+	// as it passed its client's quota: the handler that read it returns
+	// errQuotaPassed, and hdc_ratelimit answers with the quota's fields.
+	errPassedQuota = problem.New(http.StatusTooManyRequests, problem.CodeQuotaExceeded,
+		"This upload passed the daily upload quota.")
 	errUpstream = problem.New(http.StatusBadGateway, problem.CodeUpstreamError,
 		"The service behind the edge did not answer.")
 )

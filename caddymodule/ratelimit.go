@@ -25,7 +25,13 @@ func init() {
 // client's limits for the route's class, right after hdc_auth named the
 // client and before the body is read, decrypted or sent on. Over the rate
 // it answers 429 rate_limited; an upload whose declared length would pass
-// the client's daily quota, 429 quota_exceeded. Every answer under a limit
+// the client's daily quota, 429 quota_exceeded. An upload that declares no
+// length (HTTP/1.1 chunked, HTTP/2 or HTTP/3 without content-length) is
+// counted as its body is read (metered.go) and answered 429 quota_exceeded
+// once its bytes would pass the quota: hdc_jwe, which reads an envelope
+// whole before anything of it goes on, and hdc_forward, which reads such a
+// body whole before reverse_proxy sends it, hand that failure back here,
+// and the backend gets nothing of the upload. Every answer under a limit
 // carries the RateLimit-Policy and RateLimit fields of
 // draft-ietf-httpapi-ratelimit-headers-11.
 //
@@ -88,22 +94,35 @@ func (h *RateLimit) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 			return nil
 		}
 	}
-	if quota := limits.UploadBytesPerDay; class == contract.ClassUploads && quota > 0 && client != "" && r.ContentLength > 0 {
-		spent, err := h.app.limiter.engine.Spend(r.Context(), "c:"+client, quota, r.ContentLength)
-		if err != nil { // memory and the fleet never fail; a failure lets the upload pass
-			h.logger.Warn("counting an upload against its quota failed; let through", zap.Error(err))
-			spent.Allowed = true
-		}
-		a.add(ratelimit.QuotaPolicy(uploadBytes, quota), spent.Remaining, spent.ResetAfter)
-		if !spent.Allowed {
-			a.write(w)
-			p, retry := quotaExceeded(quota, r.ContentLength, spent)
-			h.refuse(w, r, client, class, p, retry, "quota")
+	if quota := limits.UploadBytesPerDay; class == contract.ClassUploads && quota > 0 && client != "" {
+		switch {
+		case r.ContentLength < 0:
+			return h.serveMetered(w, r, next, &a, client, class, quota)
+		case r.ContentLength > 0 && !h.spend(w, r, &a, client, class, quota):
 			return nil
 		}
 	}
 	a.write(w)
 	return next.ServeHTTP(w, r)
+}
+
+// spend counts an upload's declared length against its client's quota,
+// before anything of its body is read, and answers 429 quota_exceeded when
+// it would pass it. It reports whether the upload goes on.
+func (h *RateLimit) spend(w http.ResponseWriter, r *http.Request, a *answer, client string, class contract.RouteClass, quota int64) bool {
+	n := r.ContentLength
+	spent, err := h.app.limiter.engine.Reserve(r.Context(), "c:"+client, quota, n, n)
+	if err != nil { // memory and the fleet never fail; a failure lets the upload pass
+		h.logger.Warn("counting an upload against its quota failed; let through", zap.Error(err))
+		spent.Allowed = true
+	}
+	a.add(ratelimit.QuotaPolicy(uploadBytes, quota), spent.Remaining, spent.ResetAfter)
+	if !spent.Allowed {
+		a.write(w)
+		p, retry := quotaExceeded(quota, n, spent)
+		h.refuse(w, r, client, class, p, retry, "quota")
+	}
+	return spent.Allowed
 }
 
 // uploadBytes names the daily quota of upload bytes in the fields.

@@ -33,6 +33,13 @@ func (a *answer) add(p ratelimit.Policy, remaining int64, reset time.Duration) {
 	a.statuses = append(a.statuses, ratelimit.Status{Name: p.Name, Remaining: remaining, Reset: reset})
 }
 
+// restate sets the state of the policy added last: an upload's quota,
+// once its body was counted.
+func (a *answer) restate(remaining int64, reset time.Duration) {
+	last := &a.statuses[len(a.statuses)-1]
+	last.Remaining, last.Reset = remaining, reset
+}
+
 // write sets the fields on w's header, when the request was counted.
 func (a *answer) write(w http.ResponseWriter) {
 	if len(a.policies) == 0 {
@@ -62,6 +69,14 @@ func rateLimited(class contract.RouteClass, rate contract.Rate, res ratelimit.Re
 func quotaExceeded(quota, n int64, s ratelimit.Spent) (*problem.Problem, int64) {
 	return problem.New(http.StatusTooManyRequests, problem.CodeQuotaExceeded, fmt.Sprintf("This upload of %s would pass the daily upload quota of %s (%s left today); it starts again at midnight UTC.",
 		humanize.IBytes(uint64(n)), humanize.IBytes(uint64(quota)), humanize.IBytes(uint64(s.Remaining)))), retryAfter(s.ResetAfter)
+}
+
+// quotaPassed is the problem of an upload of unknown length whose bytes
+// passed the quota after read of them, and its Retry-After: when the quota
+// starts again.
+func quotaPassed(quota, read int64, s ratelimit.Spent) (*problem.Problem, int64) {
+	return problem.New(http.StatusTooManyRequests, problem.CodeQuotaExceeded, fmt.Sprintf("This upload, of a length it did not declare, passed the daily upload quota of %s after %s (%s left today); it starts again at midnight UTC.",
+		humanize.IBytes(uint64(quota)), humanize.IBytes(uint64(read)), humanize.IBytes(uint64(s.Remaining)))), retryAfter(s.ResetAfter)
 }
 
 // retryAfter is d in whole seconds for Retry-After: at least 1.

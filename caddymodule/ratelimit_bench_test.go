@@ -28,7 +28,8 @@ func BenchmarkRateLimitCost(b *testing.B) {
 	}{
 		{"none", nil},
 		{"memory", high},
-		{"redis", withEnv(high, "HDC_RATELIMIT_REDIS", os.Getenv("HDC_TEST_REDIS_URL"))},
+		{"redis", withEnv(withEnv(withEnv(high, "HDC_RATELIMIT_REDIS", os.Getenv("HDC_TEST_REDIS_URL")),
+			"HDC_RATELIMIT_REDIS_PASSWORD_FILE", os.Getenv("HDC_TEST_REDIS_PASSWORD_FILE")), "HDC_RATELIMIT_REDIS_CA", os.Getenv("HDC_TEST_REDIS_CA"))},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {

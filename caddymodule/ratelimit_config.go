@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -20,13 +21,26 @@ type RateLimitConfig struct {
 	// or of no rate, is not limited.
 	Rates map[contract.RouteClass]contract.Rate `json:"rates,omitempty"`
 	// UploadBytesPerDay is the default daily quota of upload bytes (the
-	// request bodies of the uploads route as sent); 0: none.
+	// request bodies of the uploads route as the edge reads them); 0: none.
 	UploadBytesPerDay int64 `json:"upload_bytes_per_day,omitempty"`
-	// Redis is the URL (redis:// or rediss://) of the Redis the fleet's
-	// edges count in, placeholders replaced: give it as
-	// {env.HDC_RATELIMIT_REDIS}, so that its password never appears in the
-	// configuration Caddy keeps. Empty: each edge counts in memory.
+	// Redis is the URL (redis://, rediss:// or unix://) of the Redis the
+	// fleet's edges count in, placeholders replaced; it may name the ACL
+	// user, never hold its password. Empty: each edge counts in memory.
 	Redis string `json:"redis,omitempty"`
+	// RedisPassword is the user's password as a placeholder, such as
+	// {env.HDC_RATELIMIT_REDIS_PASSWORD}: a literal is refused, as the
+	// configuration Caddy keeps, and its admin API serves, would hold it.
+	RedisPassword string `json:"redis_password,omitempty"`
+	// RedisPasswordFile names a file that holds the password instead.
+	RedisPasswordFile string `json:"redis_password_file,omitempty"`
+	// RedisCA is a PEM file of the authorities a rediss:// server's
+	// certificate must chain to (default: the system's).
+	RedisCA string `json:"redis_ca,omitempty"`
+	// RedisAllowUnauthenticated lets the edge count in a Redis without a
+	// password on an address other than loopback; without it, such a
+	// configuration is refused, as whoever reaches that Redis controls
+	// every client's allowance.
+	RedisAllowUnauthenticated bool `json:"redis_allow_unauthenticated,omitempty"`
 	// Edges is the number of edges counting in Redis: while Redis does
 	// not answer, each counts alone at 1/Edges of each limit (default 1).
 	Edges int `json:"edges,omitempty"`
@@ -62,13 +76,12 @@ func (a *App) provisionRateLimits(repl *caddy.Replacer) error {
 		return err
 	}
 	a.limiter = &rateLimiter{engine: local}
-	url := repl.ReplaceAll(c.Redis, "")
-	if url == "" {
-		return nil
-	}
-	opt, err := redis.ParseURL(url)
+	opt, err := c.RedisOptions(repl)
 	if err != nil {
-		return errors.New("hdc: rate_limits: redis is not a redis:// URL") // the URL may hold a password
+		return fmt.Errorf("hdc: %w", err)
+	}
+	if opt == nil {
+		return nil
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = redisTimeout, redisTimeout, redisTimeout, redisTimeout
 	opt.MaxRetries = -1 // a failure turns to local counting at once
@@ -82,6 +95,41 @@ func (a *App) provisionRateLimits(repl *caddy.Replacer) error {
 		Share: share, Timeout: redisTimeout, Shared: observeShared, Log: a.logger.Named("ratelimit")})
 	a.limiter.engine = a.limiter.fleet
 	return nil
+}
+
+// RedisOptions returns the options of the Redis the configuration names,
+// its placeholders replaced with repl, or nil for none. It refuses a
+// password written in the configuration or in the URL, and a Redis
+// without a password on an address other than loopback unless allowed;
+// no error it returns holds the password.
+func (c RateLimitConfig) RedisOptions(repl *caddy.Replacer) (*redis.Options, error) {
+	url := repl.ReplaceAll(c.Redis, "")
+	if url == "" {
+		return nil, nil
+	}
+	if c.RedisPassword != "" && !isPlaceholder(c.RedisPassword) {
+		return nil, errors.New("rate_limits: redis_password is written in the configuration, which Caddy's admin API serves: " +
+			"give it as a placeholder, {env.HDC_RATELIMIT_REDIS_PASSWORD}, or use redis_password_file")
+	}
+	opt, err := ratelimit.RedisConfig{URL: url, Password: repl.ReplaceAll(c.RedisPassword, ""),
+		PasswordFile: repl.ReplaceAll(c.RedisPasswordFile, ""), CAFile: repl.ReplaceAll(c.RedisCA, ""),
+		AllowUnauthenticated: c.RedisAllowUnauthenticated}.Options()
+	if err != nil {
+		return nil, fmt.Errorf("rate_limits: redis: %w (%s)", err, redisSettings)
+	}
+	return opt, nil
+}
+
+// redisSettings names where the reference Caddyfile reads the Redis's
+// settings, for an operator told one is wrong.
+const redisSettings = "the reference Caddyfile reads the URL from HDC_RATELIMIT_REDIS, the password from " +
+	"HDC_RATELIMIT_REDIS_PASSWORD_FILE or HDC_RATELIMIT_REDIS_PASSWORD, the CA from HDC_RATELIMIT_REDIS_CA, " +
+	"and HDC_RATELIMIT_REDIS_ALLOW_UNAUTHENTICATED=true allows a Redis without a password off this host; docs/configuration.md"
+
+// isPlaceholder reports whether s is one placeholder, {env.NAME} say,
+// which the configuration keeps as it is.
+func isPlaceholder(s string) bool {
+	return len(s) > 2 && s[0] == '{' && s[len(s)-1] == '}' && strings.Count(s, "{") == 1 && strings.Count(s, "}") == 1
 }
 
 // run follows Redis while it does not answer, until ctx is done.

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -90,23 +91,94 @@ func TestRateLimitHandler(t *testing.T) {
 	}
 }
 
+// TestUploadQuotaHandler: with a quota of 1000 bytes, a declared length is
+// counted before the body is read, a body of no declared length as the
+// handler below reads it; the one that would pass the quota is refused
+// 429 quota_exceeded, and only the bytes a refused body of no length had
+// read stay counted (here none: its first read passes the quota).
 func TestUploadQuotaHandler(t *testing.T) {
 	t.Parallel()
 	h := newTestRateLimit(t, contract.ClassUploads, RateLimitConfig{UploadBytesPerDay: 1000})
 	for i, tc := range []struct {
-		length int64
+		length int64 // -1: not declared
+		body   int
 		want   int
-	}{{600, 200}, {500, 429}, {400, 200}, {-1, 200}, {1, 429}} {
-		r := httptest.NewRequest("POST", "/up", strings.NewReader("x"))
+		left   string // the RateLimit field
+	}{
+		{600, 600, 200, `"upload-bytes";r=400;`},
+		{500, 500, 429, `"upload-bytes";r=400;`},
+		{-1, 300, 200, `"upload-bytes";r=400;`}, // what was left when it began
+		{-1, 200, 429, `"upload-bytes";r=100;`}, // read at once, past the 100 left
+		{100, 100, 200, `"upload-bytes";r=0;`},
+		{-1, 1, 429, `"upload-bytes";r=0;`}, // nothing left: refused before a byte is read
+		{1, 1, 429, `"upload-bytes";r=0;`},
+	} {
+		r := httptest.NewRequest("POST", "/up", strings.NewReader(strings.Repeat("x", tc.body)))
 		r.ContentLength = tc.length
-		w := serveLimited(t, h, r, "c", "1")
-		if w.Code != tc.want {
-			t.Fatalf("upload %d of %d bytes: %d, want %d", i, tc.length, w.Code, tc.want)
+		w := serveReading(t, h, r, "c")
+		if w.Code != tc.want || !strings.HasPrefix(w.Header().Get("RateLimit"), tc.left) {
+			t.Fatalf("upload %d of %d bytes (declared %d): %d %q, want %d %q: %s", i, tc.body, tc.length, w.Code,
+				w.Header().Get("RateLimit"), tc.want, tc.left, w.Body)
 		}
-		if w.Code == http.StatusTooManyRequests && (!strings.Contains(w.Body.String(), `"code":"quota_exceeded"`) || w.Header().Get("Connection") != "close") {
+		if w.Code == http.StatusTooManyRequests && (!strings.Contains(w.Body.String(), `"code":"quota_exceeded"`) ||
+			w.Header().Get("Connection") != "close" || w.Header().Get("Retry-After") == "") {
 			t.Fatalf("upload %d: %v %s", i, w.Header(), w.Body)
 		}
 	}
+}
+
+// TestRedisOptions: the configuration's Redis, its placeholders replaced;
+// a password written in the configuration is refused, and a refusal names
+// where the reference Caddyfile reads the settings, never the password.
+func TestRedisOptions(t *testing.T) {
+	t.Setenv("HDC_TEST_REDIS_PW", "hunter2-from-the-environment")
+	tests := []struct {
+		name string
+		c    RateLimitConfig
+		want string // in the error; "" for none
+	}{
+		{"none", RateLimitConfig{Redis: "{env.HDC_TEST_NO_SUCH_VARIABLE}"}, ""},
+		{"the password from the environment", RateLimitConfig{Redis: "redis://hdc-edge@10.0.0.31:6379/0", RedisPassword: "{env.HDC_TEST_REDIS_PW}"}, ""},
+		{"the password written", RateLimitConfig{Redis: "redis://hdc-edge@10.0.0.31:6379/0", RedisPassword: "hunter2-written"}, "redis_password is written in the configuration"},
+		{"no password off this host", RateLimitConfig{Redis: "redis://10.0.0.31:6379/0"}, "has no password"},
+		{"allowed", RateLimitConfig{Redis: "redis://10.0.0.31:6379/0", RedisAllowUnauthenticated: true}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opt, err := tt.c.RedisOptions(caddy.NewReplacer())
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("err = %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "HDC_RATELIMIT_REDIS")):
+				t.Fatalf("err = %v, want one saying %q and naming the settings", err, tt.want)
+			case err != nil && strings.Contains(err.Error(), "hunter2"):
+				t.Fatalf("the error holds the password: %v", err)
+			case tt.c.RedisPassword != "" && err == nil && opt.Password != "hunter2-from-the-environment":
+				t.Fatalf("password %q", opt.Password)
+			}
+		})
+	}
+}
+
+// serveReading runs h for r as client, from 127.0.0.1, in front of a
+// handler that reads the body whole, and fails on a read that fails, as
+// hdc_jwe and hdc_forward do.
+func serveReading(t testing.TB, h *RateLimit, r *http.Request, client string) *httptest.ResponseRecorder {
+	t.Helper()
+	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{varClientID: client}))
+	r.Header.Set(contract.HeaderClientIP, "127.0.0.1")
+	w := httptest.NewRecorder()
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusOK)
+		return nil
+	})
+	if err := h.ServeHTTP(w, r, next); err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // BenchmarkRateLimitHandler measures hdc_ratelimit's check alone for one
@@ -125,7 +197,8 @@ func BenchmarkRateLimitHandler(b *testing.B) {
 				if url == "" {
 					b.Skip("HDC_TEST_REDIS_URL is not set")
 				}
-				opt, err := redis.ParseURL(url)
+				opt, err := ratelimit.RedisConfig{URL: url, PasswordFile: os.Getenv("HDC_TEST_REDIS_PASSWORD_FILE"),
+					CAFile: os.Getenv("HDC_TEST_REDIS_CA")}.Options()
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -71,11 +71,24 @@ func indent(raw json.RawMessage) string {
 	return b.String()
 }
 
-// verifyPage verifies every trail, as GET /admin/v1/audit/verify does.
+// verifyView is the verification page: the report, and when there is no
+// checkpoint yet to hold the trails to, the API's word for it.
+type verifyView struct {
+	trail.Report
+	NoCheckpoint string
+}
+
+// verifyPage verifies every trail, as GET /admin/v1/audit/verify does;
+// with no checkpoint yet (no_checkpoint), it shows the trails the backend
+// verified and says what that could not show.
 func (s *Server) verifyPage(r *http.Request) (view, error) {
 	rep, err := s.api.VerifyAudit(r.Context())
+	vv := verifyView{Report: rep}
+	if p := trail.AsNoCheckpoint(err); p != nil {
+		vv.NoCheckpoint, err = p.Detail, nil
+	}
 	if err != nil {
 		return view{}, err
 	}
-	return view{Template: "verify", Title: "Audit verification", Nav: "audit", Data: rep}, nil
+	return view{Template: "verify", Title: "Audit verification", Nav: "audit", Data: vv}, nil
 }

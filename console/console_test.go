@@ -108,29 +108,32 @@ func TestOperator(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	b := s.consoles[alice].signIn()
-	csrf := b.csrf()
-	status, body := b.post("/clients", url.Values{"csrf": {csrf}, "workspace": {"acme"}})
-	client := find(t, body, `id="new-client" href="/clients/([^"]+)"`)
-	if status != http.StatusOK || !strings.Contains(body, `id="secret"`) {
-		t.Fatalf("create: %d", status)
+	_, body := b.get("/clients")
+	form := formOf(t, body, "/clients")
+	form.Set("workspace", "acme")
+	page := b.follow(b.post("/clients", form))
+	client := find(t, page.body, `id="new-client" href="/clients/([^"]+)"`)
+	if !strings.Contains(page.body, `id="secret"`) {
+		t.Fatalf("the new client's page shows no secret:\n%s", page.body)
 	}
-	status, body = b.post("/clients/"+client+"/keys", url.Values{"csrf": {csrf}, "kid": {"k-old"}, "enc": {"A256GCM"}})
-	if status != http.StatusOK || !strings.Contains(body, `&#34;jwk&#34;`) || !strings.Contains(body, `id="kid">k-old<`) {
-		t.Fatalf("add key: %d\n%s", status, body)
+	_, body = b.get("/clients/" + client)
+	form = formOf(t, body, "/clients/"+client+"/keys")
+	form.Set("kid", "k-old")
+	form.Set("enc", "A256GCM")
+	if page = b.follow(b.post("/clients/"+client+"/keys", form)); !strings.Contains(page.body, `&#34;jwk&#34;`) || !strings.Contains(page.body, `id="kid">k-old<`) {
+		t.Fatalf("add key:\n%s", page.body)
 	}
 	if _, body = b.get("/clients/" + client + "/confirm?action=rotate"); !strings.Contains(body, "k-old") || !strings.Contains(body, "never") {
 		t.Fatalf("the rotation's confirmation does not show k-old's last use:\n%s", body)
 	}
-	status, body = b.post("/clients/"+client+"/keys/rotate", url.Values{"csrf": {csrf}})
-	newKid := find(t, body, `id="kid">([^<]+)<`)
-	if status != http.StatusOK || !strings.Contains(body, "k-old") {
-		t.Fatalf("rotate: %d", status)
+	page = b.follow(b.post("/clients/"+client+"/keys/rotate", formOf(t, body, "/clients/"+client+"/keys/rotate")))
+	newKid := find(t, page.body, `id="kid">([^<]+)<`)
+	if !strings.Contains(page.body, "k-old") {
+		t.Fatalf("the rotation's page names no retiring k-old:\n%s", page.body)
 	}
-	if _, body = b.get("/clients/" + client + "/confirm?action=retire&kid=k-old"); !strings.Contains(body, `action="/keys/k-old/retire"`) {
-		t.Fatalf("the retirement's confirmation:\n%s", body)
-	}
-	if status, _ = b.post("/keys/k-old/retire", url.Values{"csrf": {csrf}}); status != http.StatusSeeOther {
-		t.Fatalf("retire: %d", status)
+	_, body = b.get("/clients/" + client + "/confirm?action=retire&kid=k-old")
+	if got := b.post("/keys/k-old/retire", formOf(t, body, "/keys/k-old/retire")); got.location != "/clients/"+client {
+		t.Fatalf("retire: %d to %q", got.status, got.location)
 	}
 	_, body = b.get("/clients/" + client)
 	if !strings.Contains(body, newKid) || !regexp.MustCompile(`data-kid="k-old">.*class="status">retired<`).MatchString(body) {
@@ -156,18 +159,19 @@ func TestAuditor(t *testing.T) {
 	}
 	b := s.consoles[bob].signIn()
 	for _, path := range []string{"/fleet", "/clients", "/clients/" + creds.ClientID, "/clients/" + creds.ClientID + "/confirm?action=rotate",
-		"/webhooks", "/audit", "/audit/verify"} {
+		"/clients/" + creds.ClientID + "/confirm?action=disable", "/webhooks", "/audit", "/audit/verify"} {
 		status, body := b.get(path)
 		if status != http.StatusOK || strings.Contains(body, `method="post"`) || !strings.Contains(body, "(read only)") {
 			t.Errorf("%s as the auditor: %d, or a change offered", path, status)
 		}
 	}
-	csrf := b.sessionCSRF() // the auditor's pages have no form that carries it
 	for _, tc := range []struct{ path string }{{"/clients"}, {"/clients/" + creds.ClientID + "/keys"}, {"/clients/" + creds.ClientID + "/disable"},
 		{"/webhooks/00000000-0000-4000-8000-000000000000/delete"}} {
-		status, body := b.post(tc.path, url.Values{"csrf": {csrf}, "workspace": {"acme"}})
-		if status != http.StatusForbidden || !strings.Contains(body, `id="detail"`) {
-			t.Errorf("POST %s as the auditor: %d, want the API's 403", tc.path, status)
+		// the auditor's pages have no form: he forges one with his
+		// session's CSRF token and a key of his own
+		got := b.submit(tc.path, url.Values{"workspace": {"acme"}})
+		if got.status != http.StatusForbidden || !strings.Contains(got.body, `id="detail"`) {
+			t.Errorf("POST %s as the auditor: %d, want the API's 403", tc.path, got.status)
 		}
 	}
 	if cs, _ := s.st.ListClients(t.Context(), store.ClientFilter{}); len(cs) != 1 || cs[0].Status != store.ClientActive {
@@ -181,7 +185,6 @@ func TestBadInput(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	b := s.consoles[alice].signIn()
-	csrf := b.csrf()
 	for _, tc := range []struct {
 		name, method, path string
 		form               url.Values
@@ -194,10 +197,15 @@ func TestBadInput(t *testing.T) {
 		{"no such client", "GET", "/clients/no-such-client", nil, 404},
 		{"an unknown confirmation", "GET", "/clients/c/confirm?action=nuke", nil, 400},
 		{"no such page", "GET", "/nowhere", nil, 404},
-		{"no workspace", "POST", "/clients", url.Values{"csrf": {csrf}}, 400},
-		{"a key of no client", "POST", "/clients/no-such-client/keys", url.Values{"csrf": {csrf}}, 404},
-		{"no such subscription", "POST", "/webhooks/00000000-0000-4000-8000-000000000000/delete", url.Values{"csrf": {csrf}}, 404},
-		{"a checkbox's odd value", "POST", "/clients/c/keys", url.Values{"csrf": {csrf}, "require_fresh": {"maybe"}}, 400},
+		{"an unknown confirmation of a subscription", "GET", "/webhooks/00000000-0000-4000-8000-000000000000/confirm?action=nuke", nil, 400},
+		{"the deletion of no subscription", "GET", "/webhooks/00000000-0000-4000-8000-000000000000/confirm?action=delete", nil, 404},
+		{"the disabling of no client", "GET", "/clients/no-such-client/confirm?action=disable", nil, 404},
+		{"no such result", "GET", "/results/" + formKey(), nil, 404},
+		{"no workspace", "POST", "/clients", nil, 400},
+		{"a key of no client", "POST", "/clients/no-such-client/keys", nil, 404},
+		{"no such subscription", "POST", "/webhooks/00000000-0000-4000-8000-000000000000/delete", nil, 404},
+		{"a checkbox's odd value", "POST", "/clients/c/keys", url.Values{"require_fresh": {"maybe"}}, 400},
+		{"a one-time key not the console's", "POST", "/clients", url.Values{"workspace": {"acme"}, "once": {"x"}}, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var status int
@@ -205,7 +213,8 @@ func TestBadInput(t *testing.T) {
 			if tc.method == "GET" {
 				status, body = b.get(tc.path)
 			} else {
-				status, body = b.post(tc.path, tc.form)
+				got := b.submit(tc.path, tc.form)
+				status, body = got.status, got.body
 			}
 			if status != tc.status || !strings.Contains(body, `id="detail"`) {
 				t.Fatalf("%d, want %d and a problem page:\n%s", status, tc.status, body)
@@ -219,15 +228,15 @@ func TestBadInput(t *testing.T) {
 func TestNoSecretInLogs(t *testing.T) {
 	t.Parallel()
 	b := newStack(t).consoles[alice].signIn()
-	_, body := b.post("/clients", url.Values{"csrf": {b.csrf()}, "workspace": {"acme"}})
-	secret := find(t, body, `id="secret">([^<]+)<`)
+	page := b.follow(b.submit("/clients", url.Values{"workspace": {"acme"}}))
+	secret := find(t, page.body, `id="secret">([^<]+)<`)
 	b.get("/audit?agent=" + url.QueryEscape(alice))
 	for _, e := range b.logs.All() {
 		line := e.Message
 		for _, f := range e.Context {
 			line += " " + f.String
 		}
-		for _, bad := range []string{b.token, secret, "csrf", "agent="} {
+		for _, bad := range []string{b.token, secret, "csrf", "once", "agent="} {
 			if strings.Contains(line, bad) {
 				t.Fatalf("a log line carries %q: %s", bad, line)
 			}
@@ -236,6 +245,20 @@ func TestNoSecretInLogs(t *testing.T) {
 	if b.logs.Len() == 0 {
 		t.Fatal("nothing logged")
 	}
+}
+
+// formOf returns the hidden fields of body's form that posts to action.
+func formOf(t *testing.T, body, action string) url.Values {
+	t.Helper()
+	form := regexp.MustCompile(`(?s)<form method="post" action="` + regexp.QuoteMeta(action) + `".*?</form>`).FindString(body)
+	if form == "" {
+		t.Fatalf("no form posts to %s:\n%s", action, body)
+	}
+	out := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(form, -1) {
+		out.Add(m[1], m[2])
+	}
+	return out
 }
 
 // find returns the first group of pattern in body.

@@ -59,16 +59,15 @@ func TestDeliveries(t *testing.T) {
 	if _, body := a.get("/webhooks/" + sub + "/deliveries/" + d); !strings.Contains(body, "down for maintenance") || !strings.Contains(body, `id="redeliver"`) {
 		t.Fatalf("the delivery's page:\n%s", body)
 	}
-	csrf := a.csrf()
-	if status, _ := a.post("/webhooks/"+sub+"/deliveries/"+d+"/redeliver", url.Values{"csrf": {csrf}}); status != http.StatusSeeOther {
-		t.Fatalf("redeliver: %d", status)
+	if got := a.submit("/webhooks/"+sub+"/deliveries/"+d+"/redeliver", nil); got.location != "/webhooks/"+sub+"/deliveries/"+d {
+		t.Fatalf("redeliver: %d to %q, want 303 to the delivery", got.status, got.location)
 	}
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	if status, _ := a.post("/webhooks/"+sub+"/recover", url.Values{"csrf": {csrf}, "since": {since}}); status != http.StatusSeeOther {
-		t.Fatalf("recover: %d", status)
+	if got := a.submit("/webhooks/"+sub+"/recover", url.Values{"since": {since}}); !strings.HasPrefix(got.location, "/webhooks/"+sub+"?recovered=") {
+		t.Fatalf("recover: %d to %q, want 303 to the subscription with the count", got.status, got.location)
 	}
-	if status, _ := a.post("/webhooks/"+sub+"/recover", url.Values{"csrf": {csrf}, "since": {"yesterday"}}); status != http.StatusBadRequest {
-		t.Fatalf("recover since yesterday: %d, want 400", status)
+	if got := a.submit("/webhooks/"+sub+"/recover", url.Values{"since": {"yesterday"}}); got.status != http.StatusBadRequest {
+		t.Fatalf("recover since yesterday: %d, want 400", got.status)
 	}
 	_, body := a.get("/audit?entity=" + sub)
 	for _, want := range []string{alice + " redelivered a delivery of the subscription " + sub, alice + " recovered the failed deliveries of the subscription " + sub} {
@@ -82,7 +81,7 @@ func TestDeliveries(t *testing.T) {
 			t.Errorf("%s as the auditor: %d, or a change offered", path, status)
 		}
 	}
-	if status, _ := b.post("/webhooks/"+sub+"/recover", url.Values{"csrf": {b.sessionCSRF()}, "since": {since}}); status != http.StatusForbidden {
-		t.Fatalf("bob's forged recovery: %d, want the API's 403", status)
+	if got := b.submit("/webhooks/"+sub+"/recover", url.Values{"since": {since}}); got.status != http.StatusForbidden {
+		t.Fatalf("bob's forged recovery: %d, want the API's 403", got.status)
 	}
 }

@@ -8,7 +8,12 @@
 //
 // The browser is admitted once: hdc console prints a URL with a one-time
 // token, which the browser exchanges for a session cookie (HttpOnly,
-// SameSite=Strict). Every change is a POST that carries the session's
-// CSRF token and passes net/http's CrossOriginProtection; every page sends
-// a strict Content-Security-Policy (no inline script or style).
+// SameSite=Strict). The console answers only under the names it listens
+// on (a foreign Host is 421, against DNS rebinding). Every change is a
+// POST that carries the session's CSRF token and its form's one-time key
+// (the API's Idempotency-Key), passes net/http's CrossOriginProtection,
+// and answers 303 to its result (post/redirect/get), a new secret shown
+// once; a change that takes something away is confirmed on a page of its
+// own first. Every page sends a strict Content-Security-Policy (no inline
+// script or style).
 package console

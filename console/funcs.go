@@ -7,10 +7,12 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-// funcs are the templates' helpers: times as UTC and as ages.
+// funcs are the templates' helpers: times as UTC and as ages, and a new
+// one-time key for each form.
 var funcs = template.FuncMap{
-	"when": when,
-	"ago":  ago,
+	"when":    when,
+	"ago":     ago,
+	"formKey": formKey,
 }
 
 // when formats a time (or a *time.Time) in UTC to the second; "—" for

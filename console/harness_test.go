@@ -53,16 +53,22 @@ type browser struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackWith(t, trail.Config{})
+}
+
+// newStackWith is newStack whose audit trail verifies against cfg.
+func newStackWith(t *testing.T, cfg trail.Config) *stack {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return newStackOn(t, st)
+	return newStackOn(t, st, cfg)
 }
 
-// newStackOn is newStack over the store st.
-func newStackOn(t *testing.T, st store.Store) *stack {
+// newStackOn is newStackWith over the store st.
+func newStackOn(t *testing.T, st store.Store, cfg trail.Config) *stack {
 	t.Helper()
 	hop := t.TempDir()
 	if err := pki.InitDir(hop, time.Hour, false); err != nil {
@@ -73,7 +79,7 @@ func newStackOn(t *testing.T, st store.Store) *stack {
 			t.Fatal(err)
 		}
 	}
-	svc := admin.New(st, identity.New(st, 1), keyadmin.New(st), admin.WithTrail(trail.New(st, trail.Config{})))
+	svc := admin.New(st, identity.New(st, 1), keyadmin.New(st), admin.WithTrail(trail.New(st, cfg)))
 	apiURL := admintest.Serve(t, svc, admin.HandlerConfig{Idempotency: st}, hop)
 	s := &stack{st: st, consoles: map[string]*browser{}}
 	for _, who := range []string{alice, bob} {
@@ -124,8 +130,15 @@ func (b *browser) get(path string) (int, string) {
 	return read(b.t, resp)
 }
 
+// answer is the console's answer to a request: its status, its body, and
+// where a 303 sends the browser.
+type answer struct {
+	status         int
+	body, location string
+}
+
 // post posts form to path, as a same-origin page's form does.
-func (b *browser) post(path string, form url.Values) (int, string) {
+func (b *browser) post(path string, form url.Values) answer {
 	b.t.Helper()
 	req, err := http.NewRequestWithContext(b.t.Context(), http.MethodPost, b.url+path, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -137,7 +150,30 @@ func (b *browser) post(path string, form url.Values) (int, string) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return read(b.t, resp)
+	location := resp.Header.Get("Location")
+	status, body := read(b.t, resp)
+	return answer{status: status, body: body, location: location}
+}
+
+// submit posts form to path as the console's own form does: with the
+// session's CSRF token and a new one-time key, unless form names them.
+func (b *browser) submit(path string, form url.Values) answer {
+	b.t.Helper()
+	f := url.Values{"csrf": {b.sessionCSRF()}, "once": {formKey()}}
+	for k, v := range form {
+		f[k] = v
+	}
+	return b.post(path, f)
+}
+
+// follow reads the page a change's 303 sends to, as the browser does.
+func (b *browser) follow(a answer) answer {
+	b.t.Helper()
+	if a.status != http.StatusSeeOther || !strings.HasPrefix(a.location, "/") {
+		b.t.Fatalf("the change answered %d (Location %q), want 303 to a page of the console:\n%s", a.status, a.location, a.body)
+	}
+	status, body := b.get(a.location)
+	return answer{status: status, body: body}
 }
 
 // csrf returns the CSRF token of the session, read from a page's form.

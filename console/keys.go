@@ -7,7 +7,6 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 // secretView is a page that shows a secret once: a new client's
@@ -17,6 +16,27 @@ type secretView struct {
 	Key         *admin.IssuedKey
 	Printed     string // the key as hdc keys add prints it
 	Retiring    []string
+	// Shown: the page showed the secret already; it names the result
+	// without it.
+	Shown bool
+}
+
+// withoutSecret returns v as its page shows it after the first view: the
+// same result, without its secret.
+func withoutSecret(v view) view {
+	sv, ok := v.Data.(secretView)
+	if !ok {
+		return v
+	}
+	out := secretView{Retiring: sv.Retiring, Shown: true}
+	if c := sv.Credentials; c != nil {
+		out.Credentials = &identity.Credentials{ClientID: c.ClientID, WorkspaceID: c.WorkspaceID}
+	}
+	if k := sv.Key; k != nil {
+		out.Key = &admin.IssuedKey{Kid: k.Kid, ClientID: k.ClientID, Enc: k.Enc, RequireFresh: k.RequireFresh}
+	}
+	v.Data = out
+	return v
 }
 
 // issuedView returns the page of a new key.
@@ -85,40 +105,4 @@ func (s *Server) retireKey(r *http.Request) (view, error) {
 		return view{}, err
 	}
 	return view{Redirect: "/clients/" + url.PathEscape(ret.Key.ClientID)}, nil
-}
-
-// confirmView is the confirmation of a rotation or a retirement: the keys
-// it retires, with their last use.
-type confirmView struct {
-	Client string
-	Action string // "rotate" or "retire"
-	Keys   []admin.Key
-}
-
-// confirmPage asks the operator to confirm a rotation (the client's active
-// keys move to retiring) or a retirement (of the kid the query names),
-// showing each key's last use at any edge.
-func (s *Server) confirmPage(r *http.Request) (view, error) {
-	id, q := r.PathValue("id"), r.URL.Query()
-	cv := confirmView{Client: id, Action: q.Get("action")}
-	switch cv.Action {
-	case "rotate":
-		p, err := s.api.ListKeys(r.Context(), admin.KeyQuery{Client: id, Status: clientkey.Active, Limit: admin.MaxLimit})
-		if err != nil {
-			return view{}, err
-		}
-		cv.Keys = p.Items
-	case "retire":
-		k, err := s.api.GetKey(r.Context(), q.Get("kid"))
-		if err != nil {
-			return view{}, err
-		}
-		if k.ClientID != id {
-			return view{}, invalid("The key is not this client's.")
-		}
-		cv.Keys = []admin.Key{k}
-	default:
-		return view{}, invalid("action must be rotate or retire.")
-	}
-	return view{Template: "confirm", Title: "Confirm: " + cv.Action, Nav: "clients", Data: cv}, nil
 }

@@ -19,8 +19,8 @@ func TestClientLimitsShown(t *testing.T) {
 	a := s.consoles[alice].signIn()
 	var clients []string
 	for range 2 {
-		_, body := a.post("/clients", url.Values{"csrf": {a.csrf()}, "workspace": {"acme"}})
-		clients = append(clients, find(t, body, `id="new-client" href="/clients/([^"]+)"`))
+		created := a.follow(a.submit("/clients", url.Values{"workspace": {"acme"}}))
+		clients = append(clients, find(t, created.body, `id="new-client" href="/clients/([^"]+)"`))
 	}
 	l := contract.Limits{Rates: map[contract.RouteClass]contract.Rate{contract.ClassWrites: {PerSecond: 100, Burst: 20}, contract.ClassReads: {}},
 		UploadBytesPerDay: 10 << 20}

@@ -17,7 +17,8 @@ import (
 
 // view is what a page shows: its template, title and data, and what the
 // page guard adds (the person, whether the person may change anything, the
-// CSRF token of the forms). A change may answer a Redirect instead.
+// CSRF token of the forms). A page or a change may answer a Redirect
+// instead.
 type view struct {
 	Template string
 	Title    string
@@ -33,8 +34,8 @@ type view struct {
 // pageFunc makes a page's view; an error is shown as a problem page.
 type pageFunc func(r *http.Request) (view, error)
 
-// changeFunc makes a change through the API and returns the view or the
-// redirect that follows it.
+// changeFunc makes a change through the API and returns the redirect to
+// its result, or the page that shows its new secret once.
 type changeFunc func(r *http.Request) (view, error)
 
 // errNoPage answers a path the console does not serve.
@@ -58,7 +59,8 @@ func (s *Server) page(fn pageFunc) http.Handler {
 }
 
 // change serves a change: refused 403 without the session's CSRF token,
-// then made by fn through the API, which refuses an auditor.
+// 400 without the form's one-time key, then made once per key by fn
+// through the API, which refuses an auditor (once).
 func (s *Server) change(fn changeFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -66,12 +68,12 @@ func (s *Server) change(fn changeFunc) http.Handler {
 			s.pages.problem(w, http.StatusForbidden, "The form's CSRF token is missing or not this session's: reload the page and try again.")
 			return
 		}
-		v, err := fn(r)
-		if err == nil && v.Redirect != "" {
-			http.Redirect(w, r, v.Redirect, http.StatusSeeOther)
+		key := r.PostFormValue("once")
+		if !validFormKey(key) {
+			s.showError(w, errNoFormKey)
 			return
 		}
-		s.show(w, r, v, err)
+		s.once(w, r, key, fn)
 	})
 }
 

@@ -55,7 +55,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	token := Token()
-	srv := &http.Server{Handler: New(cfg.API, token, cfg.Log), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: newServer(cfg.API, token, cfg.Log, hostsOf(cfg.Listen).boundTo(l.Addr())), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: zap.NewStdLog(logOrNop(cfg.Log))}
 	fmt.Fprintf(cfg.Out, "The console is at http://%s/\nOpen, once, to sign in this browser:\n\n  %s\n\nPress Ctrl-C to stop.\n",
 		l.Addr(), LoginURL(l.Addr().String(), token))

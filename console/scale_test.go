@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 )
@@ -37,7 +38,7 @@ func TestPagesAtScale(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	fill(t, url)
-	b := newStackOn(t, st).consoles[alice].signIn()
+	b := newStackOn(t, st, trail.Config{}).consoles[alice].signIn()
 	_, body := b.get("/clients?workspace=w7")
 	client := find(t, body, `href="/clients/([0-9a-f-]{36})"`)
 	mid := find(t, mustPage(t, b, "/clients"), `href="(/clients\?cursor=[^"]+)"`)

@@ -36,6 +36,7 @@ var verbs = map[audit.Action]string{
 	audit.SigningKeyRotate: "set the signing key of the subscription %s", audit.DeliveryRedeliver: "redelivered a delivery of the subscription %s",
 	audit.DeliveryRecover:   "recovered the failed deliveries of the subscription %s",
 	audit.CertificateRevoke: "revoked the certificate %s", audit.AuditSearch: "searched the audit trail",
+	audit.DestinationGrant: "granted the webhook destination %s", audit.DestinationRevoke: "revoked the webhook destination %s",
 	audit.AuditExport: "exported the audit trail", audit.AuditVerify: "verified the audit trail",
 }
 

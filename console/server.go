@@ -23,6 +23,7 @@ type Server struct {
 	log      *zap.Logger
 	sessions *sessions
 	pages    *pages
+	hosts    hostSet
 	handler  http.Handler
 
 	mu sync.Mutex
@@ -30,13 +31,19 @@ type Server struct {
 }
 
 // New returns the console over api, admitting the browser that presents
-// token once (Token makes one). log records each request's path and
+// token once (Token makes one), under the loopback names (Run adds the
+// host of its listen address). log records each request's path and
 // status, never a query, a form or a secret.
 func New(api API, token string, log *zap.Logger) *Server {
+	return newServer(api, token, log, hostsOf(DefaultListen))
+}
+
+// newServer is New answering for hosts.
+func newServer(api API, token string, log *zap.Logger, hosts hostSet) *Server {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{api: api, log: log, sessions: newSessions(token), pages: mustParsePages()}
+	s := &Server{api: api, log: log, sessions: newSessions(token), pages: mustParsePages(), hosts: hosts}
 	s.handler = s.routes()
 	return s
 }
@@ -45,7 +52,8 @@ func New(api API, token string, log *zap.Logger) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // routes returns the console's mux behind its guards: the headers every
-// answer carries, the cross-origin check of every change, the session.
+// answer carries, the Host check, the cross-origin check of every change,
+// the session.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static")
@@ -60,9 +68,11 @@ func (s *Server) routes() http.Handler {
 	page("GET /clients/{id}/confirm", s.confirmPage)
 	page("GET /webhooks", s.webhooksPage)
 	page("GET /webhooks/{id}", s.subscriptionPage)
+	page("GET /webhooks/{id}/confirm", s.confirmDeletePage)
 	page("GET /webhooks/{id}/deliveries/{delivery}", s.deliveryPage)
 	page("GET /audit", s.auditPage)
 	page("GET /audit/verify", s.verifyPage)
+	page("GET /results/{key}", s.resultPage)
 	change("POST /clients", s.createClient)
 	change("POST /clients/{id}/disable", s.disableClient)
 	change("POST /clients/{id}/keys", s.addKey)
@@ -77,7 +87,7 @@ func (s *Server) routes() http.Handler {
 	// the session cookie would then authorize; the session's CSRF token
 	// (checkCSRF) closes that gap with the standard library alone, where
 	// gorilla/csrf would add a dependency for the same token.
-	return secureHeaders(s.logged(http.NewCrossOriginProtection().Handler(mux)))
+	return secureHeaders(s.logged(s.checkHost(http.NewCrossOriginProtection().Handler(mux))))
 }
 
 // logged logs each request's method, path and status: never its query

@@ -18,11 +18,12 @@ const sessionLife = 12 * time.Hour
 // Token returns a new one-time token for New: 256 random bits, base32.
 func Token() string { return rand.Text() + rand.Text() }
 
-// session is a browser admitted by the token: its CSRF token, and when it
-// ends.
+// session is a browser admitted by the token: its CSRF token, when it
+// ends, and the results of its forms.
 type session struct {
 	csrf    string
 	expires time.Time
+	results *results
 }
 
 // sessions are the browsers admitted; the one-time token admits one.
@@ -31,10 +32,12 @@ type sessions struct {
 	token string // "" once used
 	byID  map[string]session
 	now   func() time.Time
+	// secretLife is how long a new secret waits to be shown once.
+	secretLife time.Duration
 }
 
 func newSessions(token string) *sessions {
-	return &sessions{token: token, byID: map[string]session{}, now: time.Now}
+	return &sessions{token: token, byID: map[string]session{}, now: time.Now, secretLife: secretLife}
 }
 
 // admit exchanges the one-time token for a new session's id, once: false
@@ -47,7 +50,7 @@ func (ss *sessions) admit(token string) (string, bool) {
 	}
 	ss.token = ""
 	id := rand.Text() + rand.Text()
-	ss.byID[id] = session{csrf: rand.Text() + rand.Text(), expires: ss.now().Add(sessionLife)}
+	ss.byID[id] = session{csrf: rand.Text() + rand.Text(), expires: ss.now().Add(sessionLife), results: newResults(ss.secretLife)}
 	return id, true
 }
 

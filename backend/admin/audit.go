@@ -11,6 +11,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/internal/web"
+	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
@@ -68,7 +69,7 @@ func (h *Handler) searchAudit(w http.ResponseWriter, r *http.Request) error {
 // cannot be a problem: the connection is broken off, so that the caller
 // sees a truncated export fail.
 func (h *Handler) exportAudit(w http.ResponseWriter, r *http.Request) error {
-	q, err := trail.ParseExportQuery(r.URL.Query())
+	q, err := trail.ParseQuery(r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -97,14 +98,26 @@ func (c *counting) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// verifyAudit answers the report, or, when the checkpoints' bucket holds
+// none yet, the problem no_checkpoint with the trails verified as its
+// member "trails".
 func (h *Handler) verifyAudit(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r.URL.Query()); err != nil {
 		return err
 	}
 	rep, err := h.svc.VerifyAudit(r.Context())
+	if p := trail.AsNoCheckpoint(err); p != nil {
+		return problem.WriteExtended(w, p, verifiedTrails{rep.Trails})
+	}
 	if err != nil {
 		return err
 	}
 	web.WriteJSON(w, http.StatusOK, rep)
 	return nil
+}
+
+// verifiedTrails are the extension member of the problem no_checkpoint:
+// the trails verified without a checkpoint.
+type verifiedTrails struct {
+	Trails []trail.Status `json:"trails"`
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // listedRecord is what the tests read of a listed audit record.
@@ -92,6 +94,8 @@ func TestAuditRefusals(t *testing.T) {
 		{"a parameter twice", "/admin/v1/audit-events?agent=" + alice + "&agent=" + bob},
 		{"a limit too large", "/admin/v1/audit-events?limit=1001"},
 		{"a limit of nothing", "/admin/v1/audit-events/export?limit=0"},
+		{"an export's limit beyond a page's", "/admin/v1/audit-events/export?limit=1001"},
+		{"an export's limit out of all range", "/admin/v1/audit-events/export?limit=99999999999"},
 		{"a cursor not given", "/admin/v1/audit-events?cursor=AAAA"},
 		{"an unknown action", "/admin/v1/audit-events?action=drop"},
 		{"an agent that is no one", "/admin/v1/audit-events?agent=a%20b"},
@@ -152,5 +156,32 @@ func TestExportBrokenOff(t *testing.T) {
 	w = httptest.NewRecorder()
 	if err := h.exportAudit(w, httptest.NewRequest("GET", Prefix+"/audit-events/export?workspace=b", nil)); err == nil || w.Body.Len() != 0 {
 		t.Errorf("a failure before anything was sent: %v, %d bytes sent", err, w.Body.Len())
+	}
+}
+
+// TestVerifyBeforeTheFirstCheckpoint: with a checkpoints' bucket that
+// holds none yet, GET /admin/v1/audit/verify answers 409 no_checkpoint, a
+// problem whose member "trails" holds the chains verified, and records
+// the verification; the fleet's status reads no checkpoint, and no error.
+func TestVerifyBeforeTheFirstCheckpoint(t *testing.T) {
+	t.Parallel()
+	a := newAPIWith(t, trail.Config{Checkpoints: "file://" + t.TempDir()})
+	a.do("operator", "POST", "/admin/v1/clients", map[string]string{"workspace_id": "w1"}).decode(t, 201, nil)
+	r := a.do("auditor", "GET", "/admin/v1/audit/verify", nil)
+	var answer struct {
+		problem.Problem
+		Trails []trail.Status `json:"trails"`
+	}
+	if r.status != 409 || r.problemCode() != problem.CodeNoCheckpoint || json.Unmarshal(r.body, &answer) != nil ||
+		len(answer.Trails) != 1 || answer.Trails[0] != (trail.Status{Workspace: "w1", First: 1, Last: 1, Status: trail.StatusOK}) {
+		t.Fatalf("verify: %d %s", r.status, r.body)
+	}
+	if got := a.actions(t, "operator", "/admin/v1/audit-events?action=audit_verify"); len(got) != 1 {
+		t.Fatalf("the verification's records: %v", got)
+	}
+	var status FleetStatus
+	a.do("auditor", "GET", "/admin/v1/fleet/status", nil).decode(t, 200, &status)
+	if status.Checkpoint != nil {
+		t.Fatalf("the fleet's status: %+v", status)
 	}
 }

@@ -42,3 +42,20 @@ func TestClientAudit(t *testing.T) {
 		t.Fatalf("an export of no one: %v, want invalid_request", err)
 	}
 }
+
+// TestClientVerifyBeforeTheFirstCheckpoint: with no checkpoint in the
+// backend's bucket yet, VerifyAudit returns the trails the backend
+// verified with the problem no_checkpoint as its error.
+func TestClientVerifyBeforeTheFirstCheckpoint(t *testing.T) {
+	t.Parallel()
+	url, callers, _ := admin.StartAPIWith(t, trail.Config{Checkpoints: "file://" + t.TempDir()})
+	op := dial(t, url, callers["operator"])
+	if _, err := op.CreateClient(t.Context(), "w1"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := dial(t, url, callers["auditor"]).VerifyAudit(t.Context())
+	if p := trail.AsNoCheckpoint(err); p == nil || p.Status != 409 || len(rep.Trails) != 1 || rep.Trails[0].Workspace != "w1" ||
+		rep.Trails[0].Status != trail.StatusOK || rep.Checkpoint != nil {
+		t.Fatalf("VerifyAudit: %+v, %v", rep, err)
+	}
+}

@@ -9,7 +9,8 @@
 // authority whose role is operator or auditor (contract.Role.IsPerson):
 // its subject's common name is the person's name, its serial tells two
 // certificates of one name apart. An operator changes and reads; an
-// auditor reads the clients, keys, grants, subscriptions and fleet, and
+// auditor reads the clients, keys, grants, subscriptions, the private
+// webhook receivers granted to workspaces (destinations) and fleet, and
 // searches, exports and verifies the audit trail, and changes nothing. Any
 // other role, and any request without a certificate, is refused (403) on
 // every route; so is a certificate on the deny-list (package store's

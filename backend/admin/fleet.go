@@ -10,9 +10,14 @@ import (
 	"github.com/health-data-connect/hdc/backend/internal/web"
 )
 
-// ListBackends returns a page of the backends that beat within a day, by
-// id: each one's host, version, address, start and last heartbeat, and
-// whether it is current.
+// WithFleet gives the service the fleet as the backend's settings bound
+// its view (fleet.New); without it, the view forgets after
+// fleet.DefaultForgetAfter.
+func WithFleet(f *fleet.Service) Option { return func(s *Service) { s.fleet = f } }
+
+// ListBackends returns a page of the backends that beat within the
+// fleet's bound, by id: each one's host, version, address, start and last
+// heartbeat, whether it is current, and when it leaves the view.
 func (s *Service) ListBackends(ctx context.Context, q PageQuery) (Page[fleet.Backend], error) {
 	list, err := s.fleet.Backends(ctx)
 	if err != nil {
@@ -21,9 +26,10 @@ func (s *Service) ListBackends(ctx context.Context, q PageQuery) (Page[fleet.Bac
 	return pageOf(list, func(b fleet.Backend) string { return b.ID }, q)
 }
 
-// ListEdges returns a page of the edges that reported within a day, by
-// id: each one's certificate, the key plane's change it applied, how far
-// behind the newest that is, and its last contact.
+// ListEdges returns a page of the edges that reported within the fleet's
+// bound, by id: each one's certificate, the key plane's change it
+// applied, how far behind the newest that is, its last contact, and when
+// it leaves the view.
 func (s *Service) ListEdges(ctx context.Context, q PageQuery) (Page[fleet.Edge], error) {
 	list, err := s.fleet.Edges(ctx)
 	if err != nil {
@@ -38,7 +44,7 @@ func (s *Service) ListEdges(ctx context.Context, q PageQuery) (Page[fleet.Edge],
 type FleetStatus struct {
 	Outbox OutboxStatus `json:"outbox"`
 	// Checkpoint is the newest audit checkpoint, null when the backends
-	// write none to a bucket.
+	// write none to a bucket, or none yet.
 	Checkpoint *trail.Checkpointed `json:"checkpoint"`
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/problem"
@@ -43,17 +44,26 @@ type api struct {
 	deny    *DenyList
 	clients map[string]*http.Client // by who: a role, "foreign CA", "no certificate"
 	hop     string                  // the hop's directory
+	// grants is the copy of the webhook destinations granted, which the
+	// service tells of its changes.
+	grants *webhook.Grants
 }
 
 func newAPI(t *testing.T) *api {
+	t.Helper()
+	return newAPIWith(t, trail.Config{})
+}
+
+// newAPIWith is newAPI whose audit trail verifies against cfg.
+func newAPIWith(t *testing.T, cfg trail.Config) *api {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a := &api{t: t, st: st, hop: hopDir(t, true), deny: NewDenyList(st, time.Hour)}
-	h := NewHandler(New(st, identity.New(st, 1), keyadmin.New(st), WithTrail(trail.New(st, trail.Config{}))),
+	a := &api{t: t, st: st, hop: hopDir(t, true), deny: NewDenyList(st, time.Hour), grants: webhook.NewGrants(st, time.Hour)}
+	h := NewHandler(New(st, identity.New(st, 1), keyadmin.New(st), WithTrail(trail.New(st, cfg)), WithGrants(a.grants)),
 		HandlerConfig{HopTLS: true, Idempotency: st, DenyList: a.deny, Log: zaptest.NewLogger(t)})
 	mux := web.NewMux()
 	h.Register(mux)
@@ -206,7 +216,12 @@ var matrixCallers = []string{string(contract.RoleOperator), string(contract.Role
 // admin_test: the client's), and returns its URL, the TLS configuration
 // of each caller (by role, as in TestRoleMatrix) and its store.
 func StartAPI(t *testing.T) (url string, callers map[string]*tls.Config, st store.Store) {
-	a := newAPI(t)
+	return StartAPIWith(t, trail.Config{})
+}
+
+// StartAPIWith is StartAPI whose audit trail verifies against cfg.
+func StartAPIWith(t *testing.T, cfg trail.Config) (url string, callers map[string]*tls.Config, st store.Store) {
+	a := newAPIWith(t, cfg)
 	callers = map[string]*tls.Config{}
 	for who, c := range a.clients {
 		callers[who] = c.Transport.(*http.Transport).TLSClientConfig

@@ -15,7 +15,8 @@ import (
 
 // Store is what the service reads itself, besides what its services own:
 // the workspaces and clients it lists, the deny-list, the fleet, the
-// webhook subscriptions and their delivery logs, the clients' limits.
+// webhook subscriptions and their delivery logs, the clients' limits, the
+// webhook destinations granted to workspaces.
 type Store interface {
 	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
 	ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error)
@@ -26,6 +27,7 @@ type Store interface {
 	OutboxStats(ctx context.Context) (store.OutboxStats, error)
 	store.DeliveryLog
 	store.ClientLimits
+	store.WebhookDestinations
 }
 
 // Service is the operator's and the auditor's side of the gateway: each
@@ -40,17 +42,23 @@ type Service struct {
 	webhooks *webhook.Service
 	log      *webhook.Log
 	trail    *trail.Service
+	grants   *webhook.Grants // nil: no copy to tell of a change (direct mode)
 	now      func() time.Time
 }
 
 // New returns the service over st and the services that own the rules.
 func New(st Store, ids *identity.Service, keys *keyadmin.Service, opts ...Option) *Service {
-	s := &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st), webhooks: webhook.NewService(st), log: webhook.NewLog(st), now: time.Now}
+	s := &Service{st: st, identity: ids, keys: keys, fleet: fleet.New(st, fleet.DefaultForgetAfter), webhooks: webhook.NewService(st), log: webhook.NewLog(st), now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
+
+// WithGrants is the backend's copy of the webhook destinations granted,
+// which a grant or a revocation made through the service makes it read
+// again: the change is then in force on this backend at once.
+func WithGrants(g *webhook.Grants) Option { return func(s *Service) { s.grants = g } }
 
 // Whoami returns the person ctx acts for: who the API takes its caller
 // for.

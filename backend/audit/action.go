@@ -43,8 +43,13 @@ const (
 	KeyRetire     Action = "key_retire"
 	// ClientLimitsSet: an operator set or cleared a client's limits.
 	ClientLimitsSet Action = "client_limits_set"
-	RetentionPrune  Action = "retention_prune" // retention removed a prefix of the chain
-	KeeperRewrap    Action = "keeper_rewrap"   // the store's data key wrapped under another keeper
+	// DestinationGrant and DestinationRevoke: an operator granted a
+	// workspace a private receiver of its webhooks, or revoked the grant
+	// (the grant is the entity).
+	DestinationGrant  Action = "webhook_destination_grant"
+	DestinationRevoke Action = "webhook_destination_revoke"
+	RetentionPrune    Action = "retention_prune" // retention removed a prefix of the chain
+	KeeperRewrap      Action = "keeper_rewrap"   // the store's data key wrapped under another keeper
 	// CertificateRevoke: an operator revoked a certificate of the hop's
 	// authority (its serial is the entity).
 	CertificateRevoke Action = "certificate_revoke"
@@ -106,6 +111,8 @@ var rules = map[Action]rule{
 	KeyRotate:           {entity: EntityKey, anywhere: true, by: operators},
 	KeyRetire:           {entity: EntityKey, anywhere: true, by: operators},
 	ClientLimitsSet:     {entity: EntityClient, by: operators},
+	DestinationGrant:    {entity: EntityDestination, by: operators},
+	DestinationRevoke:   {entity: EntityDestination, by: operators},
 	RetentionPrune:      {anywhere: true},
 	KeeperRewrap:        {entity: EntityDataKey, anywhere: true, by: operators},
 	CertificateRevoke:   {entity: EntityCertificate, anywhere: true, by: operators},

@@ -78,10 +78,11 @@ const (
 	EntitySubscription EntityKind = "subscription"
 	EntityClient       EntityKind = "client"
 	EntityGrant        EntityKind = "grant"
-	EntityKey          EntityKind = "key"         // by its kid
-	EntityDataKey      EntityKind = "data_key"    // a data key of the store (package keeper), by its id
-	EntityWorkspace    EntityKind = "workspace"   // by its id: the trail a person read
-	EntityCertificate  EntityKind = "certificate" // a certificate of the hop's authority, by its serial in hex
+	EntityKey          EntityKind = "key"                 // by its kid
+	EntityDataKey      EntityKind = "data_key"            // a data key of the store (package keeper), by its id
+	EntityWorkspace    EntityKind = "workspace"           // by its id: the trail a person read
+	EntityCertificate  EntityKind = "certificate"         // a certificate of the hop's authority, by its serial in hex
+	EntityDestination  EntityKind = "webhook_destination" // a private receiver granted to a workspace
 )
 
 // Entity is what an action concerned.

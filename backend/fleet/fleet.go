@@ -24,9 +24,16 @@ const HeartbeatEvery = 5 * time.Second
 // not a stop.
 const currentBeats = 3
 
-// ForgetAfter is how long the store keeps a backend or an edge not heard
-// from: a day, then its heartbeats remove it.
-const ForgetAfter = 24 * time.Hour
+// DefaultForgetAfter is how long a backend or an edge not heard from
+// stays in the fleet's view by default (the backend's
+// HDC_FLEET_FORGET_AFTER): then it leaves the view, and the heartbeats
+// remove its row.
+const DefaultForgetAfter = time.Hour
+
+// MinForgetAfter is the shortest bound a fleet may forget its silent
+// processes after: the time a process stays current, so that none
+// leaves the view while it is.
+const MinForgetAfter = currentBeats * HeartbeatEvery
 
 // Store is what the fleet is kept in: the store's Fleet role, and the key
 // plane's newest change number, which an edge's lag is counted from.
@@ -37,12 +44,16 @@ type Store interface {
 
 // Service reads the fleet as an operator sees it.
 type Service struct {
-	store Store
-	now   func() time.Time
+	store       Store
+	forgetAfter time.Duration
+	now         func() time.Time
 }
 
-// New returns the Service over st.
-func New(st Store) *Service { return &Service{store: st, now: time.Now} }
+// New returns the Service over st, whose view leaves out the processes
+// not heard from within forgetAfter.
+func New(st Store, forgetAfter time.Duration) *Service {
+	return &Service{store: st, forgetAfter: forgetAfter, now: time.Now}
+}
 
 // Backend is a backend process as its last heartbeat described it.
 type Backend struct {
@@ -54,6 +65,8 @@ type Backend struct {
 	LastSeen  time.Time `json:"last_seen"`
 	// Current: its last heartbeat is within three of its intervals.
 	Current bool `json:"current"`
+	// LeavesAt is when it leaves the fleet's view unless it beats again.
+	LeavesAt time.Time `json:"leaves_at"`
 }
 
 // Edge is an edge as its last report described it.
@@ -75,25 +88,32 @@ type Edge struct {
 	Source      string    `json:"source"`
 	// Current: its last report is within three of its intervals.
 	Current bool `json:"current"`
+	// LeavesAt is when it leaves the fleet's view unless it reports
+	// again.
+	LeavesAt time.Time `json:"leaves_at"`
 }
 
-// Backends returns the backends heard from within ForgetAfter, by id.
+// Backends returns the backends heard from within the Service's bound,
+// by id.
 func (s *Service) Backends(ctx context.Context) ([]Backend, error) {
 	rows, err := s.store.ListBackends(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	out := make([]Backend, len(rows))
-	for i, b := range rows {
-		out[i] = Backend{ID: b.ID, Host: b.Host, Version: b.Version, Address: b.Address, StartedAt: b.StartedAt, LastSeen: b.LastSeen,
-			Current: current(now, b.LastSeen, HeartbeatEvery)}
+	out := make([]Backend, 0, len(rows))
+	for _, b := range rows {
+		if s.forgotten(now, b.LastSeen) {
+			continue
+		}
+		out = append(out, Backend{ID: b.ID, Host: b.Host, Version: b.Version, Address: b.Address, StartedAt: b.StartedAt, LastSeen: b.LastSeen,
+			Current: current(now, b.LastSeen, HeartbeatEvery), LeavesAt: b.LastSeen.Add(s.forgetAfter)})
 	}
 	return out, nil
 }
 
-// Edges returns the edges heard from within ForgetAfter, by id, each with
-// its lag behind the key plane's newest change.
+// Edges returns the edges heard from within the Service's bound, by id,
+// each with its lag behind the key plane's newest change.
 func (s *Service) Edges(ctx context.Context) ([]Edge, error) {
 	rows, err := s.store.ListEdges(ctx)
 	if err != nil {
@@ -104,13 +124,21 @@ func (s *Service) Edges(ctx context.Context) ([]Edge, error) {
 		return nil, err
 	}
 	now := s.now()
-	out := make([]Edge, len(rows))
-	for i, e := range rows {
-		out[i] = Edge{ID: e.ID, Name: e.Name, Serial: e.Serial, AppliedSeq: e.AppliedSeq, Lag: max(newest-e.AppliedSeq, 0),
-			LastContact: e.LastContact, Source: e.Source, Current: current(now, e.LastContact, contract.EdgeReportEvery)}
+	out := make([]Edge, 0, len(rows))
+	for _, e := range rows {
+		if s.forgotten(now, e.LastContact) {
+			continue
+		}
+		out = append(out, Edge{ID: e.ID, Name: e.Name, Serial: e.Serial, AppliedSeq: e.AppliedSeq, Lag: max(newest-e.AppliedSeq, 0),
+			LastContact: e.LastContact, Source: e.Source, Current: current(now, e.LastContact, contract.EdgeReportEvery),
+			LeavesAt: e.LastContact.Add(s.forgetAfter)})
 	}
 	return out, nil
 }
+
+// forgotten reports whether a process last heard from at seen has been
+// silent at now for longer than the Service's bound.
+func (s *Service) forgotten(now, seen time.Time) bool { return now.Sub(seen) > s.forgetAfter }
 
 // current reports whether a process last heard from at seen, which is
 // heard from every interval, is still running at now.

@@ -13,6 +13,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
@@ -56,18 +57,27 @@ type Handler struct {
 	report http.Handler
 }
 
+// errOtherEdge answers a report that names the instance of an edge of
+// another certificate's name.
+var errOtherEdge = problem.New(http.StatusForbidden, problem.CodeForbidden,
+	"the instance is an edge's of another certificate: an edge reports under its own instance id")
+
 // NewHandler returns the Handler that records the reports in st.
 func NewHandler(st store.Fleet, log *zap.Logger) *Handler {
 	h := &Handler{store: st, now: time.Now}
-	h.report = (&web.Problems{Log: log}).Handler("edge_report", h.serveReport)
+	ps := &web.Problems{Log: log, Known: web.ErrorMap{{Err: store.ErrOtherEdge, Problem: errOtherEdge}}}
+	h.report = ps.Handler("edge_report", h.serveReport)
 	return h
 }
 
 // Report serves POST contract.PathEdgeReport: 204 once the report is
-// recorded, a problem for a body that is not a report (400, 413, 415).
-// The edge is named by its instance id and by the subject's common name
-// and the serial number of its client certificate. A use later than now
-// by the backend's clock counts as now.
+// recorded, a problem for a body that is not a report (400, 413, 415),
+// and 403 for a report naming an instance that another certificate's
+// name reported first, which changes nothing. The edge is named by its
+// instance id and by the subject's common name and the serial number of
+// its client certificate; an edge's instance of that name reporting from
+// the address of another replaces it (store.Fleet.ReportEdge). A use
+// later than now by the backend's clock counts as now.
 func (h *Handler) Report(w http.ResponseWriter, r *http.Request) { h.report.ServeHTTP(w, r) }
 
 func (h *Handler) serveReport(w http.ResponseWriter, r *http.Request) error {

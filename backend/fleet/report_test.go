@@ -2,9 +2,14 @@ package fleet
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -172,5 +177,78 @@ func TestReport(t *testing.T) {
 	if err != nil || len(edges) != 1 || edges[0].ID != instance || edges[0].AppliedSeq != 1 || !edges[0].LastContact.Equal(t0.Add(time.Minute)) ||
 		edges[0].Source != "192.0.2.1" || edges[0].Name != "" {
 		t.Fatalf("the edges: %+v, %v", edges, err)
+	}
+}
+
+// reportAs returns a request of the report body from the client
+// certificate name (serial serial) at the address from.
+func reportAs(body, name string, serial int64, from string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, contract.PathEdgeReport, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.RemoteAddr = from + ":40000"
+	leaf := &x509.Certificate{Subject: pkix.Name{CommonName: name}, SerialNumber: big.NewInt(serial)}
+	r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf}}}
+	return r
+}
+
+// TestReportUnderItsCertificate: an instance belongs to the certificate's
+// name that first reported it. Another name's report of it is refused
+// (403 forbidden) and changes nothing, its uses neither; a new instance
+// of a name from the address of another of that name replaces it (an
+// edge restarted there), from another address it is another edge; the
+// name's certificate renewed goes on with its instance.
+func TestReportUnderItsCertificate(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	h := NewHandler(st, zap.NewNop())
+	h.now = func() time.Time { return t0 }
+	const (
+		a = "0f8fad5b-d9cb-469f-a165-70867728950e"
+		b = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+		c = "9b2f1f1e-2f3a-4c55-8c1e-3f0d7c1a2b3c"
+	)
+	use := `,"uses":[{"kid":"k1","last_used":"2026-11-25T11:59:00Z"}]`
+	steps := []struct {
+		name     string
+		req      *http.Request
+		status   int
+		want     map[string]string // instance → certificate name and serial, after
+		lastUsed time.Time         // k1's, after
+	}{
+		{"edge-1's first instance", reportAs(`{"instance":"`+a+`","applied_seq":1}`, "edge-1", 1, "192.0.2.1"), http.StatusNoContent,
+			map[string]string{a: "edge-1/1"}, time.Time{}},
+		{"edge-2 reports as edge-1's instance", reportAs(`{"instance":"`+a+`","applied_seq":9`+use+`}`, "edge-2", 2, "192.0.2.1"), http.StatusForbidden,
+			map[string]string{a: "edge-1/1"}, time.Time{}},
+		{"edge-1 restarted at its address", reportAs(`{"instance":"`+b+`","applied_seq":1`+use+`}`, "edge-1", 1, "192.0.2.1"), http.StatusNoContent,
+			map[string]string{b: "edge-1/1"}, t0.Add(-time.Minute)},
+		{"another edge of edge-1's certificate, elsewhere", reportAs(`{"instance":"`+c+`","applied_seq":1}`, "edge-1", 1, "192.0.2.2"), http.StatusNoContent,
+			map[string]string{b: "edge-1/1", c: "edge-1/1"}, t0.Add(-time.Minute)},
+		{"edge-1's certificate renewed", reportAs(`{"instance":"`+c+`","applied_seq":2}`, "edge-1", 3, "192.0.2.2"), http.StatusNoContent,
+			map[string]string{b: "edge-1/1", c: "edge-1/3"}, t0.Add(-time.Minute)},
+	}
+	for _, step := range steps { // in order: each starts from the store the last one left
+		t.Run(step.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			h.Report(w, step.req)
+			if step.status == http.StatusForbidden {
+				testkit.WantProblem(t, w.Code, w.Header(), w.Body.Bytes(), step.status, problem.CodeForbidden)
+			} else if w.Code != step.status {
+				t.Fatalf("answered %d %s, want %d", w.Code, w.Body, step.status)
+			}
+			edges, err := st.ListEdges(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, e := range edges {
+				got[e.ID] = fmt.Sprint(e.Name, "/", e.Serial)
+			}
+			if !maps.Equal(got, step.want) {
+				t.Errorf("the edges: %v, want %v", got, step.want)
+			}
+			if k, err := st.ClientKey(t.Context(), "k1"); err != nil || !k.LastUsedAt.Equal(step.lastUsed) {
+				t.Errorf("k1 last used %v (%v), want %v", k.LastUsedAt, err, step.lastUsed)
+			}
+		})
 	}
 }

@@ -23,6 +23,14 @@ type DataKeys interface {
 	// ReplaceSecret stores next in s's place where the value is still
 	// s.Value, or returns ErrConflict.
 	ReplaceSecret(ctx context.Context, s StoredSecret, next string) error
+	// KeylessSubscriptions returns the ids of the subscriptions stored
+	// without a signing key, which versions before every delivery was
+	// signed made.
+	KeylessSubscriptions(ctx context.Context) ([]string, error)
+	// FillSigningKey stores key, sealed, as subscription id's signing key
+	// where it has none, or returns ErrConflict (it has one: another
+	// process gave it one first; or it is gone).
+	FillSigningKey(ctx context.Context, id, key string) error
 	// Compact removes from the store's files what replaced values left
 	// there: SQLite's free pages are zeroed as they are freed, and Compact
 	// empties the write-ahead log and rebuilds the file. PostgreSQL keeps

@@ -2,8 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrOtherEdge is ReportEdge's error for a report that names the instance
+// of an edge of another certificate's name; nothing was changed.
+var ErrOtherEdge = errors.New("store: the instance is another certificate's")
 
 // Fleet is what the processes of a deployment tell the store of
 // themselves: each backend's heartbeat, and each edge's reports with the
@@ -11,18 +16,21 @@ import (
 // (ClientKey.LastUsedAt), so that a key's last use is the latest of every
 // edge's.
 type Fleet interface {
-	// BeatBackend records b's heartbeat: its row, by b.ID, inserted or
-	// replaced.
+	// BeatBackend records b's heartbeat, in one transaction: its row, by
+	// b.ID, inserted or replaced, and the rows of other backends at b's
+	// Host and Address (earlier processes there) removed.
 	BeatBackend(ctx context.Context, b FleetBackend) error
 	// ReportEdge records an edge's report, in one transaction: e's row, by
-	// its ID and Serial, inserted or replaced, and the last use of each
-	// key of uses raised to the use's time, never lowered, in one
-	// statement; a key's change number stays as it is, and a kid of no
-	// key is skipped.
+	// its ID, inserted or replaced, and the rows of other instances of
+	// e's Name from e's Source (earlier processes there) removed; and the
+	// last use of each key of uses raised to the use's time, never
+	// lowered, in one statement, a key's change number staying as it is
+	// and a kid of no key skipped. An ID whose row has another Name is
+	// refused with ErrOtherEdge, and nothing is changed.
 	ReportEdge(ctx context.Context, e FleetEdge, uses []KeyUse) error
 	// ListBackends returns the backends' rows, by ID.
 	ListBackends(ctx context.Context) ([]FleetBackend, error)
-	// ListEdges returns the edges' rows, by ID and Serial.
+	// ListEdges returns the edges' rows, by ID.
 	ListEdges(ctx context.Context) ([]FleetEdge, error)
 	// ForgetFleet removes the rows of the backends and edges last heard
 	// from before before, and returns how many it removed.

@@ -46,6 +46,7 @@ type Store interface {
 	SigningKeys
 	Records
 	Subscriptions
+	WebhookDestinations
 	Outbox
 	DeliveryLog
 	Throttle

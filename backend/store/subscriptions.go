@@ -110,8 +110,10 @@ type Subscription struct {
 	Protocol string
 	// EventNames are the selected events, read back in ascending order.
 	EventNames []string
-	// SigningKey is the client's secret for signing deliveries, or empty.
-	// It is never returned to clients. At rest it is sealed (package
+	// SigningKey is the secret deliveries are signed with, the client's
+	// or the one registration generated; empty only in a row an earlier
+	// version wrote (package sealed fills those). It is never returned to
+	// clients but in the registration that generated it. At rest it is sealed (package
 	// sealed): a store opened through package sealed takes it plain and
 	// gives it plain in the deliveries it claims; its lists give it as
 	// stored.

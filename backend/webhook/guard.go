@@ -7,10 +7,10 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"code.dny.dev/ssrf"
 	"golang.org/x/net/idna"
 )
 
@@ -24,33 +24,21 @@ var ErrEndpointNotAllowed = errors.New("the endpoint's host is one webhooks may 
 type EndpointError struct {
 	Host    string // as the endpoint wrote it
 	Meaning string // what it stands for: "the address …", "a name of …"
-	Rule    string // loopback, private, link-local, special-purpose, metadata
+	Rule    string // loopback, private, link-local, special-purpose, metadata, gateway
 }
 
 func (e *EndpointError) Error() string {
+	if e.Rule == ruleGateway {
+		return fmt.Sprintf("the endpoint's host %q is %s: webhooks may not reach the gateway's own listeners", e.Host, e.Meaning)
+	}
 	return fmt.Sprintf("the endpoint's host %q is %s: webhooks may not reach %s hosts", e.Host, e.Meaning, e.Rule)
 }
 
+// ruleGateway is the Rule of a listener of the gateway.
+const ruleGateway = "gateway"
+
 // Is makes an *EndpointError match ErrEndpointNotAllowed.
 func (e *EndpointError) Is(target error) bool { return target == ErrEndpointNotAllowed }
-
-// NewGuard returns the SSRF guard of HTTP(S) webhooks: it refuses loopback,
-// private, link-local (cloud metadata), CGNAT, multicast, documentation
-// and the other special-purpose ranges of IANA's registries, IPv4-mapped
-// IPv6 included, on any port, except the prefixes in allow. Deliveries
-// check every address they dial with it; registration checks what a host
-// stands for, and what a name resolves to, with it too (screen).
-func NewGuard(allow []netip.Prefix) *ssrf.Guardian {
-	var v4, v6 []netip.Prefix
-	for _, p := range allow {
-		if p.Addr().Is4() {
-			v4 = append(v4, p)
-		} else {
-			v6 = append(v6, p)
-		}
-	}
-	return ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))
-}
 
 // A Resolver looks up the addresses of a host name; *net.Resolver is one.
 type Resolver interface {
@@ -82,21 +70,22 @@ var metadataNames = map[string]bool{
 // some names carry, are let through.
 var hostProfile = idna.New(idna.MapForLookup(), idna.StrictDomainName(false))
 
-// screen returns an *EndpointError when a delivery to u's host would be
-// refused: when the host is an address the guard refuses, however it is
-// written (the forms inet_aton reads, IDNA and fullwidth characters, a
-// trailing dot), a loopback name unless the guard allows loopback, or a
-// cloud metadata name; or when it is another name that resolves, now,
-// only to addresses the guard refuses (screenName). It is a courtesy to
-// the client, not the defence: a name may come to resolve to any address,
-// and only the dial-time check of the delivery sees it.
-func screen(ctx context.Context, res Resolver, g *ssrf.Guardian, u *url.URL) error {
+// screen returns an *EndpointError when a delivery to u under p would be
+// refused: when the host is an address p refuses on the endpoint's port,
+// however it is written (the forms inet_aton reads, IDNA and fullwidth
+// characters, a trailing dot), a loopback name that p refuses, or a cloud
+// metadata name; or when it is another name that resolves, now, only to
+// addresses p refuses (screenName). It is a courtesy to the client, not
+// the defence: a name may come to resolve to any address, and only the
+// dial-time check of the delivery sees it.
+func screen(ctx context.Context, res Resolver, p Policy, u *url.URL) error {
 	written := u.Hostname()
 	ascii, err := hostProfile.ToASCII(written)
 	if err != nil {
 		return fmt.Errorf("the endpoint's host %q is not a valid host name: %v", written, err)
 	}
 	host := strings.TrimRight(strings.ToLower(ascii), ".")
+	port := endpointPort(u)
 	var addrs []netip.Addr
 	meaning := "a name of"
 	switch {
@@ -108,31 +97,43 @@ func screen(ctx context.Context, res Resolver, g *ssrf.Guardian, u *url.URL) err
 		a, ok := parseIP(host)
 		if !ok {
 			// Looked up as deliveries look it up: the trailing dot kept.
-			return screenName(ctx, res, g, written, ascii)
+			return screenName(ctx, res, p, written, ascii, port)
 		}
 		// Go dials an IPv4-mapped address over IPv4, as the guard sees it.
 		addrs, meaning = []netip.Addr{a.Unmap()}, "the address "+a.Unmap().String()
 	}
 	for _, a := range addrs {
-		if g.SafeAddr(a) != nil {
+		ap := netip.AddrPortFrom(a, port)
+		if p.Admit(ap) != nil {
 			if meaning == "a name of" {
 				meaning += " " + a.String()
 			}
-			return &EndpointError{Host: written, Meaning: meaning, Rule: ruleOf(a)}
+			return &EndpointError{Host: written, Meaning: meaning, Rule: p.ruleOf(ap)}
 		}
 	}
 	return nil
 }
 
+// endpointPort is the port a delivery to u dials.
+func endpointPort(u *url.URL) uint16 {
+	if n, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+		return uint16(n)
+	}
+	if u.Scheme == "http" {
+		return 80
+	}
+	return 443
+}
+
 // screenName returns an *EndpointError when host, a name, resolves only to
-// addresses g refuses, which deliveries could then reach none of. A name
-// with an address g allows passes (deliveries dial that one), and so does
-// a name that does not resolve within resolveTimeout, for want of records,
-// of an answer or of a working resolver: the answer may differ by the time
-// of a delivery, and is no error of the client's (docs/webhooks.md). The
-// error names the rules and not the addresses, which are the backend's
-// view of DNS.
-func screenName(ctx context.Context, res Resolver, g *ssrf.Guardian, written, host string) error {
+// addresses p refuses on port, which deliveries could then reach none of.
+// A name with an address p admits passes (deliveries dial that one), and
+// so does a name that does not resolve within resolveTimeout, for want of
+// records, of an answer or of a working resolver: the answer may differ by
+// the time of a delivery, and is no error of the client's
+// (docs/webhooks.md). The error names the rules and not the addresses,
+// which are the backend's view of DNS.
+func screenName(ctx context.Context, res Resolver, p Policy, written, host string, port uint16) error {
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
 	addrs, err := res.LookupNetIP(ctx, "ip", host)
@@ -143,16 +144,25 @@ func screenName(ctx context.Context, res Resolver, g *ssrf.Guardian, written, ho
 	for _, a := range addrs {
 		// A resolver gives an IPv4 address in its IPv4-mapped form, which
 		// Go dials over IPv4, as the guard sees it.
-		a = a.Unmap()
-		if g.SafeAddr(a) == nil {
+		ap := netip.AddrPortFrom(a.Unmap(), port)
+		if p.Admit(ap) == nil {
 			return nil
 		}
-		if r := ruleOf(a); !slices.Contains(rules, r) {
+		if r := p.ruleOf(ap); !slices.Contains(rules, r) {
 			rules = append(rules, r)
 		}
 	}
 	rule := strings.Join(rules, " or ")
 	return &EndpointError{Host: written, Meaning: "a name that resolves only to " + rule + " addresses", Rule: rule}
+}
+
+// ruleOf names the rule that refuses ap under p: the gateway's listeners,
+// or the kind of special address it is.
+func (p Policy) ruleOf(ap netip.AddrPort) string {
+	if p.gateway(ap) {
+		return ruleGateway
+	}
+	return ruleOf(ap.Addr())
 }
 
 // ruleOf names the kind of special address a is.

@@ -72,6 +72,9 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) { h.delete.Serv
 type Registered struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
+	// SigningKey is the key generated for a registration that gave none,
+	// shown this once; absent when the client gave its own.
+	SigningKey string `json:"signing_key,omitempty"`
 }
 
 func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
@@ -80,12 +83,21 @@ func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
 	if p != nil {
 		return p
 	}
-	spec, err := h.rules.Parse(r.Context(), body)
+	spec, err := h.rules.Parse(r.Context(), caller.WorkspaceID, body)
 	switch {
 	case errors.Is(err, ErrEndpointNotAllowed), errors.Is(err, ErrAWSAccountNotAllowed):
 		return problem.New(http.StatusBadRequest, problem.CodeEndpointNotAllowed, err.Error())
+	case errors.Is(err, ErrGrantsUnavailable):
+		return err
 	case err != nil:
 		return web.DecodeProblem(err)
+	}
+	out := Registered{Status: "success"}
+	if spec.SigningKey == "" {
+		// Every delivery is signed: a client that chose no key is given
+		// one, in this answer only.
+		spec.SigningKey = GenerateSigningKey()
+		out.SigningKey = spec.SigningKey
 	}
 	sub := store.Subscription{
 		ID:             uuid.NewString(),
@@ -109,8 +121,9 @@ func (h *Handler) serveRegister(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	telemetry.Logger(r.Context(), h.log).Info("subscription created", zap.String("workspace_id", caller.WorkspaceID), zap.String("subscription_id", sub.ID),
-		zap.String("protocol", sub.Protocol), zap.Int("events", len(sub.EventNames)))
-	web.WriteJSON(w, http.StatusOK, Registered{ID: sub.ID, Status: "success"})
+		zap.String("protocol", sub.Protocol), zap.Int("events", len(sub.EventNames)), zap.Bool("generated_key", out.SigningKey != ""))
+	out.ID = sub.ID
+	web.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

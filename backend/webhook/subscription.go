@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -84,12 +83,18 @@ var (
 	lambdaARN = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:lambda:` + awsRegion + `:[0-9]{12}:function:[A-Za-z0-9_-]{1,64}(:(\$LATEST|[A-Za-z0-9_-]{1,128}))?$`)
 )
 
+// ErrGrantsUnavailable is Rules.Parse's error when the workspace's grants
+// cannot be read: the registration fails, as the server's error, rather
+// than be decided without them.
+var ErrGrantsUnavailable = errors.New("webhook: the workspace's grants cannot be read")
+
 // Spec is a valid, normalised subscription request.
 type Spec struct {
 	Endpoint   string
 	Protocol   string
 	EventNames []string
-	// SigningKey is empty when the client gave none.
+	// SigningKey is empty when the client gave none (registration then
+	// generates one).
 	SigningKey string
 	// DeliveryFormat is store.FormatStandardWebhooks (the default) or
 	// store.FormatEka.
@@ -113,11 +118,12 @@ type Rules struct {
 	// (AWS_ENDPOINT_URL_SQS, e.g. a local emulator): queue URLs on its
 	// scheme and host are accepted besides AWS's own.
 	SQSEndpoint *url.URL
-	// AllowNets are the special-purpose address prefixes deliveries may
-	// reach (see NewGuard). An HTTP(S) endpoint whose host is a literal
-	// address outside them, localhost, or a name that resolves only to
-	// such addresses, is refused with ErrEndpointNotAllowed.
-	AllowNets []netip.Prefix
+	// Guard decides which addresses a workspace's deliveries may reach
+	// (nil: the SSRF rules alone). An HTTP(S) endpoint whose host is a
+	// literal address it refuses, a loopback name it refuses, or a name
+	// that resolves only to such addresses, is refused with
+	// ErrEndpointNotAllowed.
+	Guard *Guard
 	// Resolver looks up the host names of HTTP(S) endpoints; nil is
 	// net.DefaultResolver, which deliveries dial through.
 	Resolver Resolver
@@ -127,10 +133,11 @@ type Rules struct {
 	AWSAccounts []string
 }
 
-// Parse reads and validates a registration body, looking up the host name
-// of an HTTP(S) endpoint within ctx. Its errors are safe to show to the
-// client; web.DecodeProblem maps them to problems.
-func (r Rules) Parse(ctx context.Context, body []byte) (Spec, error) {
+// Parse reads and validates a registration body of workspace, looking up
+// the host name of an HTTP(S) endpoint within ctx and checking it against
+// the workspace's grants. Its errors are safe to show to the client;
+// web.DecodeProblem maps them to problems.
+func (r Rules) Parse(ctx context.Context, workspace string, body []byte) (Spec, error) {
 	var req request
 	if err := strictjson.Unmarshal(body, &req); err != nil {
 		return Spec{}, err
@@ -153,7 +160,7 @@ func (r Rules) Parse(ctx context.Context, body []byte) (Spec, error) {
 		spec.Protocol = r.infer(ep)
 	}
 	var err error
-	if spec.Endpoint, err = r.endpoint(ctx, spec.Protocol, ep); err != nil {
+	if spec.Endpoint, err = r.endpoint(ctx, workspace, spec.Protocol, ep); err != nil {
 		return Spec{}, err
 	}
 	if !AWSAccountAllowed(spec.Protocol, spec.Endpoint, r.AWSAccounts) {
@@ -196,8 +203,9 @@ func (r Rules) infer(ep string) string {
 	return ProtocolHTTPS
 }
 
-// endpoint checks that ep fits protocol and returns its normal form.
-func (r Rules) endpoint(ctx context.Context, protocol, ep string) (string, error) {
+// endpoint checks that ep fits protocol, and workspace's policy for an
+// HTTP(S) endpoint, and returns its normal form.
+func (r Rules) endpoint(ctx context.Context, workspace, protocol, ep string) (string, error) {
 	if protocol == ProtocolLambda {
 		if !lambdaARN.MatchString(ep) {
 			return "", errors.New("a Lambda endpoint must be a function ARN: arn:aws:lambda:<region>:<account>:function:<name>[:<qualifier>]")
@@ -232,7 +240,11 @@ func (r Rules) endpoint(ctx context.Context, protocol, ep string) (string, error
 		if u.Scheme != protocol {
 			return "", fmt.Errorf("the %s protocol needs a %s:// endpoint", protocol, protocol)
 		}
-		if err := screen(ctx, r.resolver(), NewGuard(r.AllowNets), u); err != nil {
+		p, err := r.guard().FreshPolicy(ctx, workspace)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrGrantsUnavailable, err)
+		}
+		if err := screen(ctx, r.resolver(), p, u); err != nil {
 			return "", err
 		}
 	}
@@ -245,6 +257,15 @@ func (r Rules) resolver() Resolver {
 		return net.DefaultResolver
 	}
 	return r.Resolver
+}
+
+// guard returns r.Guard, or a Guard of the SSRF rules alone when it is
+// nil.
+func (r Rules) guard() *Guard {
+	if r.Guard == nil {
+		return NewGuard(GuardConfig{})
+	}
+	return r.Guard
 }
 
 // isQueue reports whether u is an SQS queue URL: an AWS queue over https,

@@ -97,7 +97,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := rules.Parse(t.Context(), []byte(tt.body))
+			got, err := rules.Parse(t.Context(), "w1", []byte(tt.body))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, strictjson.ErrSyntax) != tt.wantJSON {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -122,7 +122,7 @@ func TestParse(t *testing.T) {
 // delivery guard refuses is refused at registration already, unless the
 // operator's allow-list lets it through.
 func TestParseScreensAddresses(t *testing.T) {
-	loopbackAllowed := Rules{AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}, Resolver: fakeDNS{}}
+	loopbackAllowed := Rules{Guard: NewGuard(GuardConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}), Resolver: fakeDNS{}}
 	tests := []struct {
 		name          string
 		endpoint      string
@@ -171,19 +171,20 @@ func TestParseScreensAddresses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			body := []byte(`{"endpoint":"` + tt.endpoint + `"}`)
 			for _, c := range []struct {
+				name  string
 				rules Rules
 				ok    bool
-			}{{Rules{Resolver: fakeDNS{}}, tt.ok}, {loopbackAllowed, tt.okIfLocal}} {
-				_, err := c.rules.Parse(t.Context(), body)
+			}{{"the SSRF rules", Rules{Resolver: fakeDNS{}}, tt.ok}, {"loopback allowed", loopbackAllowed, tt.okIfLocal}} {
+				_, err := c.rules.Parse(t.Context(), "w1", body)
 				if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrEndpointNotAllowed)) {
-					t.Errorf("%s (allow %v): %v", tt.endpoint, c.rules.AllowNets, err)
+					t.Errorf("%s (%s): %v", tt.endpoint, c.name, err)
 				}
 			}
 		})
 	}
 	// A queue of the operator's SQS endpoint is not screened: the operator
 	// chose it.
-	if _, err := (Rules{SQSEndpoint: localSQS, AWSAccounts: testAccounts}).Parse(t.Context(), []byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q"}`)); err != nil {
+	if _, err := (Rules{SQSEndpoint: localSQS, AWSAccounts: testAccounts}).Parse(t.Context(), "w1", []byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q"}`)); err != nil {
 		t.Errorf("local SQS queue: %v", err)
 	}
 }
@@ -206,7 +207,7 @@ func TestParseAWSAccounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Rules{AWSAccounts: tt.accounts}.Parse(t.Context(), []byte(`{"endpoint":"`+tt.endpoint+`"}`))
+			_, err := Rules{AWSAccounts: tt.accounts}.Parse(t.Context(), "w1", []byte(`{"endpoint":"`+tt.endpoint+`"}`))
 			if tt.ok && err != nil || !tt.ok && !errors.Is(err, ErrAWSAccountNotAllowed) {
 				t.Fatalf("Parse = %v, want ok %v", err, tt.ok)
 			}
@@ -215,7 +216,7 @@ func TestParseAWSAccounts(t *testing.T) {
 }
 
 func TestParseWithoutLocalSQS(t *testing.T) {
-	if _, err := (Rules{}).Parse(t.Context(), []byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q","protocol":"sqs"}`)); err == nil {
+	if _, err := (Rules{}).Parse(t.Context(), "w1", []byte(`{"endpoint":"http://127.0.0.1:4100/100010001000/q","protocol":"sqs"}`)); err == nil {
 		t.Fatal("a loopback queue URL was accepted with no SQS endpoint configured")
 	}
 }
@@ -235,7 +236,7 @@ func FuzzParse(f *testing.F) {
 	}
 	rules := Rules{SQSEndpoint: localSQS, Resolver: fakeDNS{}}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		spec, err := rules.Parse(t.Context(), body)
+		spec, err := rules.Parse(t.Context(), "w1", body)
 		if err != nil {
 			return
 		}
@@ -243,7 +244,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %+v", spec)
 		}
 		again, _ := json.Marshal(map[string]any{"endpoint": spec.Endpoint, "protocol": spec.Protocol, "event_names": spec.EventNames})
-		spec2, err := rules.Parse(t.Context(), again)
+		spec2, err := rules.Parse(t.Context(), "w1", again)
 		if err != nil || spec2.Endpoint != spec.Endpoint || spec2.Protocol != spec.Protocol || !slices.Equal(spec2.EventNames, spec.EventNames) {
 			t.Fatalf("normal form %+v does not parse to itself: %+v, %v", spec, spec2, err)
 		}
@@ -266,7 +267,7 @@ func TestScreenNamesTheRule(t *testing.T) {
 	rules := Rules{Resolver: fakeDNS{"vm": {"127.0.0.1"}, "db.internal": {"10.0.0.5", "fd00::5", "::1"}}}
 	for _, tt := range tests {
 		t.Run(tt.endpoint, func(t *testing.T) {
-			_, err := rules.Parse(t.Context(), []byte(`{"endpoint":"`+tt.endpoint+`"}`))
+			_, err := rules.Parse(t.Context(), "w1", []byte(`{"endpoint":"`+tt.endpoint+`"}`))
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("Parse = %v, want %q", err, tt.want)
 			}
@@ -335,7 +336,7 @@ func TestParseScreensResolvedNames(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			body := []byte(`{"endpoint":"` + tt.endpoint + `"}`)
-			_, err := Rules{Resolver: dns}.Parse(t.Context(), body)
+			_, err := Rules{Resolver: dns}.Parse(t.Context(), "w1", body)
 			switch {
 			case tt.rule == "" && err != nil:
 				t.Fatalf("Parse = %v, want it accepted", err)
@@ -349,7 +350,7 @@ func TestParseScreensResolvedNames(t *testing.T) {
 					}
 				}
 			}
-			if _, err := (Rules{AllowNets: allowed, Resolver: dns}).Parse(t.Context(), body); (err == nil) != tt.okIfAllowed {
+			if _, err := (Rules{Guard: NewGuard(GuardConfig{Allow: allowed}), Resolver: dns}).Parse(t.Context(), "w1", body); (err == nil) != tt.okIfAllowed {
 				t.Fatalf("with %v allowed: Parse = %v, want accepted %v", allowed, err, tt.okIfAllowed)
 			}
 		})
@@ -374,7 +375,7 @@ func (d slowDNS) LookupNetIP(ctx context.Context, _, host string) ([]netip.Addr,
 // guard checks each delivery still.
 func TestParseResolveTimeout(t *testing.T) {
 	t.Parallel()
-	if _, err := (Rules{Resolver: slowDNS{t}}).Parse(t.Context(), []byte(`{"endpoint":"https://slow.example/h"}`)); err != nil {
+	if _, err := (Rules{Resolver: slowDNS{t}}).Parse(t.Context(), "w1", []byte(`{"endpoint":"https://slow.example/h"}`)); err != nil {
 		t.Fatalf("Parse = %v, want it accepted", err)
 	}
 }

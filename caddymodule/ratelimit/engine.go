@@ -12,9 +12,16 @@ import (
 type Engine interface {
 	// Allow counts one request of key against r.
 	Allow(ctx context.Context, key string, r contract.Rate) (Result, error)
-	// Spend counts n bytes of key against a quota of quota bytes a day
-	// (UTC), unless they would pass it.
-	Spend(ctx context.Context, key string, quota, n int64) (Spent, error)
+	// Reserve counts bytes of key against a quota of quota bytes a day
+	// (UTC): as many as today leaves, up to most, and none when it leaves
+	// fewer than least (1 or more). An upload of a declared length reserves
+	// it whole (least and most alike); a Meter reserves a stream's bytes
+	// ahead of its reading.
+	Reserve(ctx context.Context, key string, quota, least, most int64) (Spent, error)
+	// Release gives back n of the bytes s counted for key, on the day it
+	// counted them, and never more than that day's count: what a Meter
+	// reserved and its stream did not use.
+	Release(ctx context.Context, key string, s Spent, n int64) error
 }
 
 // Result is what Allow decided.
@@ -28,13 +35,18 @@ type Result struct {
 	ResetAfter time.Duration
 }
 
-// Spent is what Spend decided.
+// Spent is what Reserve decided.
 type Spent struct {
 	Allowed bool
+	// Granted is how many bytes were counted, when Allowed.
+	Granted int64
 	// Remaining is how many bytes of the quota are left today.
 	Remaining int64
 	// ResetAfter is how long until the quota starts again (midnight UTC).
 	ResetAfter time.Duration
+
+	day     string // the UTC day of the count, where Release gives back
+	inRedis bool   // counted in Redis, not in memory (a Fleet's Release)
 }
 
 // Unlimited reports whether r sets no limit.

@@ -73,18 +73,37 @@ func (f *Fleet) Allow(ctx context.Context, key string, r contract.Rate) (Result,
 	return f.local.Allow(ctx, key, Share(r, f.cfg.Share))
 }
 
-// Spend implements Engine.
-func (f *Fleet) Spend(ctx context.Context, key string, quota, n int64) (Spent, error) {
+// Reserve implements Engine.
+func (f *Fleet) Reserve(ctx context.Context, key string, quota, least, most int64) (Spent, error) {
 	if !f.down.Load() {
 		c, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
-		res, err := f.redis.Spend(c, key, quota, n)
+		res, err := f.redis.Reserve(c, key, quota, least, most)
 		cancel()
 		if err == nil {
 			return res, nil
 		}
 		f.fail(ctx, err)
 	}
-	return f.local.Spend(ctx, key, max(1, int64(float64(quota)*f.cfg.Share)), n)
+	return f.local.Reserve(ctx, key, max(1, int64(float64(quota)*f.cfg.Share)), least, most)
+}
+
+// Release implements Engine: where s counted the bytes, Redis or memory.
+// Bytes that Redis counted and does not take back (it went away since)
+// stay counted there, until midnight.
+func (f *Fleet) Release(ctx context.Context, key string, s Spent, n int64) error {
+	if !s.inRedis {
+		return f.local.Release(ctx, key, s, n)
+	}
+	if f.down.Load() {
+		return nil
+	}
+	c, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	err := f.redis.Release(c, key, s, n)
+	cancel()
+	if err != nil {
+		f.fail(ctx, err)
+	}
+	return nil
 }
 
 // fail turns to counting alone after Redis failed with err, unless the

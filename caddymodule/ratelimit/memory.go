@@ -72,16 +72,29 @@ func (m *Memory) bucket(key string, r contract.Rate, now time.Time) *rate.Limite
 	return l
 }
 
-// Spend implements Engine.
-func (m *Memory) Spend(_ context.Context, key string, quota, n int64) (Spent, error) {
+// Reserve implements Engine.
+func (m *Memory) Reserve(_ context.Context, key string, quota, least, most int64) (Spent, error) {
 	reset, day := untilMidnight(m.now())
 	k := day + "\x00" + key
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	used, _ := m.quotas.Get(k)
-	if used+n > quota {
-		return Spent{Remaining: max(0, quota-used), ResetAfter: reset}, nil
+	left := quota - used
+	if left < least {
+		return Spent{Remaining: max(0, left), ResetAfter: reset, day: day}, nil
 	}
+	n := min(most, left)
 	m.quotas.Add(k, used+n)
-	return Spent{Allowed: true, Remaining: quota - used - n, ResetAfter: reset}, nil
+	return Spent{Allowed: true, Granted: n, Remaining: left - n, ResetAfter: reset, day: day}, nil
+}
+
+// Release implements Engine.
+func (m *Memory) Release(_ context.Context, key string, s Spent, n int64) error {
+	k := s.day + "\x00" + key
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if used, ok := m.quotas.Peek(k); ok {
+		m.quotas.Add(k, used-min(n, used))
+	}
+	return nil
 }

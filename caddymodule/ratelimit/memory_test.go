@@ -73,27 +73,59 @@ func TestMemoryRemaining(t *testing.T) {
 	}
 }
 
-func TestMemorySpend(t *testing.T) {
+func TestMemoryReserve(t *testing.T) {
 	t.Parallel()
 	m, c := newTestMemory(t)
 	const quota = 10 << 20
 	steps := []struct {
-		n       int64
-		next    time.Duration // clock moved after
-		allowed bool
-		left    int64
+		least, most int64
+		next        time.Duration // clock moved after
+		granted     int64         // 0: refused
+		left        int64
 	}{
-		{6 << 20, 0, true, 4 << 20},
-		{5 << 20, 0, false, 4 << 20}, // would pass the quota: not counted
-		{4 << 20, 12 * time.Hour, true, 0},
-		{1, 0, true, quota - 1}, // the next day
+		{6 << 20, 6 << 20, 0, 6 << 20, 4 << 20},
+		{5 << 20, 5 << 20, 0, 0, 4 << 20}, // would pass the quota: not counted
+		{1 << 20, 8 << 20, 0, 4 << 20, 0}, // as much as is left
+		{1, 1, 12 * time.Hour, 0, 0},      // nothing left
+		{1, 64, 0, 64, quota - 64},        // the next day
 	}
 	for i, s := range steps {
-		got, err := m.Spend(context.Background(), "c", quota, s.n)
-		if err != nil || got.Allowed != s.allowed || got.Remaining != s.left || got.ResetAfter <= 0 {
-			t.Fatalf("step %d: %+v, %v; want allowed %v, %d left", i, got, err, s.allowed, s.left)
+		got, err := m.Reserve(context.Background(), "c", quota, s.least, s.most)
+		if err != nil || got.Allowed != (s.granted > 0) || got.Granted != s.granted || got.Remaining != s.left || got.ResetAfter <= 0 {
+			t.Fatalf("step %d: %+v, %v; want %d granted, %d left", i, got, err, s.granted, s.left)
 		}
 		c.t = c.t.Add(s.next)
+	}
+}
+
+func TestMemoryRelease(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		release int64
+		next    time.Duration // clock moved before the release
+		left    int64         // today, after
+	}{
+		{"part of it", 300, 0, 700},
+		{"more than the count", 5000, 0, 1000},
+		{"on the day it was counted", 300, 13 * time.Hour, 1000}, // the new day's count is untouched
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, c := newTestMemory(t)
+			s, err := m.Reserve(context.Background(), "c", 1000, 600, 600)
+			if err != nil || !s.Allowed {
+				t.Fatalf("%+v, %v", s, err)
+			}
+			c.t = c.t.Add(tt.next)
+			if err := m.Release(context.Background(), "c", s, tt.release); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := m.Reserve(context.Background(), "c", 1000, 1, 1); got.Remaining+1 != tt.left {
+				t.Fatalf("%d left after the release, want %d", got.Remaining+1, tt.left)
+			}
+		})
 	}
 }
 

@@ -21,7 +21,9 @@ type Redis struct {
 	now     func() time.Time
 }
 
-// keyPrefix names this gateway's keys in a Redis it may share.
+// keyPrefix names this gateway's keys in a Redis it may share: the
+// quotas' are hdc:rl:q:*, the rates' rate:hdc:rl:* (redis_rate puts its
+// own prefix first), the two patterns an ACL user of the edges is given.
 const keyPrefix = "hdc:rl:"
 
 // NewRedis returns a Redis engine on client.
@@ -55,30 +57,52 @@ func limitOf(rt contract.Rate) redis_rate.Limit {
 	return redis_rate.Limit{Rate: 1, Burst: rt.Burst, Period: time.Duration(float64(time.Second) / rt.PerSecond)}
 }
 
-// spendScript adds ARGV[1] bytes to the day's count KEYS[1] unless they
-// would pass the quota ARGV[2]; the count expires after ARGV[3] seconds.
-// It answers {1 if added, the count}.
-var spendScript = redis.NewScript(`
+// reserveScript adds to the day's count KEYS[1] as many bytes as the
+// quota ARGV[3] leaves, up to ARGV[2], unless it leaves fewer than
+// ARGV[1]; the count expires after ARGV[4] seconds. It answers {1 if
+// added, the bytes added, the count}.
+var reserveScript = redis.NewScript(`
 local used = tonumber(redis.call("GET", KEYS[1]) or "0")
-local n, quota = tonumber(ARGV[1]), tonumber(ARGV[2])
-if used + n > quota then
-  return {0, used}
+local least, most, quota = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if quota - used < least then
+  return {0, 0, used}
 end
+local n = math.min(most, quota - used)
 used = redis.call("INCRBY", KEYS[1], n)
-redis.call("EXPIRE", KEYS[1], ARGV[3])
-return {1, used}
+redis.call("EXPIRE", KEYS[1], ARGV[4])
+return {1, n, used}
 `)
 
-// Spend implements Engine.
-func (r *Redis) Spend(ctx context.Context, key string, quota, n int64) (Spent, error) {
+// releaseScript takes ARGV[1] bytes off the day's count KEYS[1], never
+// below 0, and creates no count: one that expired stays gone. DECRBY
+// keeps the count's expiry. It answers the count.
+var releaseScript = redis.NewScript(`
+local used = tonumber(redis.call("GET", KEYS[1]) or "0")
+local n = math.min(tonumber(ARGV[1]), used)
+if n > 0 then
+  used = redis.call("DECRBY", KEYS[1], n)
+end
+return used
+`)
+
+// quotaKey is the key of key's count of the UTC day day.
+func quotaKey(day, key string) string { return keyPrefix + "q:" + day + ":" + key }
+
+// Reserve implements Engine.
+func (r *Redis) Reserve(ctx context.Context, key string, quota, least, most int64) (Spent, error) {
 	reset, day := untilMidnight(r.now())
 	ttl := int64(reset/time.Second) + 3600 // an hour past midnight: clocks differ
-	v, err := spendScript.Run(ctx, r.client, []string{keyPrefix + "q:" + day + ":" + key}, n, quota, ttl).Int64Slice()
+	v, err := reserveScript.Run(ctx, r.client, []string{quotaKey(day, key)}, least, most, quota, ttl).Int64Slice()
 	if err != nil {
 		return Spent{}, err
 	}
-	if len(v) != 2 {
+	if len(v) != 3 {
 		return Spent{}, redis.Nil
 	}
-	return Spent{Allowed: v[0] == 1, Remaining: max(0, quota-v[1]), ResetAfter: reset}, nil
+	return Spent{Allowed: v[0] == 1, Granted: v[1], Remaining: max(0, quota-v[2]), ResetAfter: reset, day: day, inRedis: true}, nil
+}
+
+// Release implements Engine.
+func (r *Redis) Release(ctx context.Context, key string, s Spent, n int64) error {
+	return releaseScript.Run(ctx, r.client, []string{quotaKey(s.day, key)}, n).Err()
 }

@@ -14,7 +14,9 @@ import (
 )
 
 // testRedis returns a client of the Redis HDC_TEST_REDIS_URL names
-// (scripts/redis.sh), or skips the test; HDC_REQUIRE_REDIS=1 fails it
+// (scripts/redis.sh), as its ACL user, with the password of the file
+// HDC_TEST_REDIS_PASSWORD_FILE names and the authority of
+// HDC_TEST_REDIS_CA, or skips the test; HDC_REQUIRE_REDIS=1 fails it
 // instead, as in CI.
 func testRedis(t *testing.T) *redis.Client {
 	t.Helper()
@@ -25,7 +27,7 @@ func testRedis(t *testing.T) *redis.Client {
 		}
 		t.Skip("HDC_TEST_REDIS_URL is not set (scripts/redis.sh start DIR)")
 	}
-	opt, err := redis.ParseURL(url)
+	opt, err := RedisConfig{URL: url, PasswordFile: os.Getenv("HDC_TEST_REDIS_PASSWORD_FILE"), CAFile: os.Getenv("HDC_TEST_REDIS_CA")}.Options()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,19 +61,45 @@ func TestRedisAllow(t *testing.T) {
 	}
 }
 
-func TestRedisSpend(t *testing.T) {
+func TestRedisReserve(t *testing.T) {
 	t.Parallel()
 	r := NewRedis(testRedis(t))
 	key := uniqueKey(t)
 	for i, s := range []struct {
-		n       int64
-		allowed bool
-		left    int64
-	}{{600, true, 400}, {500, false, 400}, {400, true, 0}} {
-		got, err := r.Spend(context.Background(), key, 1000, s.n)
-		if err != nil || got.Allowed != s.allowed || got.Remaining != s.left {
+		least, most, granted, left int64
+	}{{600, 600, 600, 400}, {500, 500, 0, 400}, {100, 1000, 400, 0}, {1, 1, 0, 0}} {
+		got, err := r.Reserve(context.Background(), key, 1000, s.least, s.most)
+		if err != nil || got.Allowed != (s.granted > 0) || got.Granted != s.granted || got.Remaining != s.left {
 			t.Fatalf("step %d: %+v, %v", i, got, err)
 		}
+	}
+}
+
+// TestRedisRelease: what is given back is taken off the count, never below
+// 0, and a count that expired is not made again. (The test runs as the
+// edges' ACL user, which may run no more than an edge does.)
+func TestRedisRelease(t *testing.T) {
+	t.Parallel()
+	client := testRedis(t)
+	r := NewRedis(client)
+	key := uniqueKey(t)
+	s, err := r.Reserve(context.Background(), key, 1000, 600, 600)
+	if err != nil || !s.Allowed {
+		t.Fatalf("%+v, %v", s, err)
+	}
+	count := func() string { return client.Get(context.Background(), quotaKey(s.day, key)).Val() }
+	for _, step := range []struct {
+		release int64
+		want    string
+	}{{250, "350"}, {1000, "0"}} {
+		if err := r.Release(context.Background(), key, s, step.release); err != nil || count() != step.want {
+			t.Fatalf("after giving back %d: the count %q (%v), want %s", step.release, count(), err, step.want)
+		}
+	}
+	gone := s
+	gone.day = "2000-01-01" // a day whose count expired long ago
+	if err := r.Release(context.Background(), key, gone, 100); err != nil || client.Get(context.Background(), quotaKey(gone.day, key)).Err() != redis.Nil {
+		t.Fatalf("a release made an expired count again (%v)", err)
 	}
 }
 
@@ -97,8 +125,18 @@ func TestFleetFallsBack(t *testing.T) {
 	if allowed != 5 || f.Shared() || len(shared) != 2 || shared[1] {
 		t.Fatalf("allowed %d (want 5, half the burst), shared %v", allowed, shared)
 	}
-	if s, err := f.Spend(context.Background(), "k", 1000, 600); err != nil || s.Allowed {
-		t.Fatalf("spend 600 of a half share of 1000: %+v, %v", s, err)
+	if s, err := f.Reserve(context.Background(), "k", 1000, 600, 600); err != nil || s.Allowed {
+		t.Fatalf("reserve 600 of a half share of 1000: %+v, %v", s, err)
+	}
+	s, err := f.Reserve(context.Background(), "k", 1000, 100, 500)
+	if err != nil || s.Granted != 500 {
+		t.Fatalf("reserve up to 500 of a half share of 1000: %+v, %v", s, err)
+	}
+	if err := f.Release(context.Background(), "k", s, 200); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := f.Reserve(context.Background(), "k", 1000, 1, 1000); s.Granted != 200 {
+		t.Fatalf("after 200 given back, %d granted of the share, want 200", s.Granted)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/spf13/pflag"
 
+	"github.com/health-data-connect/hdc/caddymodule"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
@@ -88,14 +89,16 @@ type edgeConfig struct {
 				Registry string `json:"registry"`
 				Keeper   string `json:"keeper"`
 			} `json:"keys"`
+			RateLimits caddymodule.RateLimitConfig `json:"rate_limits"`
 		} `json:"hdc"`
 		HTTP json.RawMessage `json:"http"`
 	} `json:"apps"`
 }
 
 // checkConfig checks an adapted configuration that has the hdc app: its
-// key registry, and the hop's mutual TLS of every reverse proxy that
-// presents a client certificate, of which there must be one.
+// key registry, the Redis of its rate limits, and the hop's mutual TLS of
+// every reverse proxy that presents a client certificate, of which there
+// must be one.
 func checkConfig(cfgJSON []byte) error {
 	var cfg edgeConfig
 	if err := json.Unmarshal(cfgJSON, &cfg); err != nil || cfg.Apps.HDC == nil {
@@ -103,6 +106,9 @@ func checkConfig(cfgJSON []byte) error {
 	}
 	keys, repl := cfg.Apps.HDC.Keys, caddy.NewReplacer()
 	if err := checkRegistry(repl.ReplaceAll(keys.Registry, ""), repl.ReplaceAll(keys.Keeper, "")); err != nil {
+		return err
+	}
+	if _, err := cfg.Apps.HDC.RateLimits.RedisOptions(repl); err != nil {
 		return err
 	}
 	var http any

@@ -48,6 +48,10 @@ func TestCheckConfig(t *testing.T) {
 		return fmt.Sprintf(`{"apps":{"hdc":{"keys":{"registry":%q,"keeper":%q}},"http":{"servers":{"srv0":{"routes":[{"handle":[{"handler":"subroute","routes":[{"handle":[%s]}]}]}]}}}}}`, registry, keeperURL, proxy)
 	}
 	config := func(registry, cert, key, ca string) string { return configWith(registry, keeperURL, cert, key, ca) }
+	sound := config(registry, edgeCert, edgeKey, in(hop, pki.CAFile))
+	withLimits := func(cfg, limits string) string {
+		return strings.Replace(cfg, `"hdc":{`, `"hdc":{"rate_limits":`+limits+`,`, 1)
+	}
 	tests := []struct {
 		name, config, want string
 	}{
@@ -64,7 +68,15 @@ func TestCheckConfig(t *testing.T) {
 		{"the backend's certificate", config(registry, in(hop, pki.CertFile(pki.Backend)), in(hop, pki.KeyFile(pki.Backend)), in(hop, pki.CAFile)), `is not an edge's (it is "hdc-backend"'s)`},
 		{"another authority", config(registry, edgeCert, edgeKey, in(other, pki.CAFile)), "does not verify"},
 		{"missing CA", config(registry, edgeCert, edgeKey, in(dir, "ca.pem")), "HDC_HOP_CA"},
+		{"a Redis without a password off this host", withLimits(sound, `{"redis":"redis://10.0.0.31:6379/0"}`),
+			"rate_limits: redis: the Redis at 10.0.0.31:6379 has no password"},
+		{"a Redis without a password, allowed", withLimits(sound, `{"redis":"redis://10.0.0.31:6379/0","redis_allow_unauthenticated":true}`), ""},
+		{"a Redis password from the environment", withLimits(sound, `{"redis":"redis://hdc-edge@10.0.0.31:6379/0","redis_password":"{env.HDC_TEST_REDIS_PW}"}`), ""},
+		{"a Redis password written", withLimits(sound, `{"redis":"redis://hdc-edge@10.0.0.31:6379/0","redis_password":"hunter2-written"}`),
+			"redis_password is written in the configuration"},
+		{"a Redis password in the URL", withLimits(sound, `{"redis":"redis://hdc-edge:hunter2-in-url@127.0.0.1:6379/0"}`), "the URL holds a password"},
 	}
+	t.Setenv("HDC_TEST_REDIS_PW", "hunter2-from-the-environment")
 	t.Setenv("HDC_TEST_KEEPER", keeperURL)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +88,8 @@ func TestCheckConfig(t *testing.T) {
 				t.Fatalf("err = %v, want one naming %q", err, tt.want)
 			case err != nil && strings.Contains(err.Error(), "\n"):
 				t.Fatalf("the error is not one line: %v", err)
+			case err != nil && strings.Contains(err.Error(), "hunter2"):
+				t.Fatalf("the error shows a password: %v", err)
 			}
 		})
 	}

@@ -55,4 +55,5 @@ const (
 	CodeTooManyRequests         = "too_many_requests"
 	CodeRateLimited             = "rate_limited"
 	CodeQuotaExceeded           = "quota_exceeded"
+	CodeNoCheckpoint            = "no_checkpoint"
 )

@@ -5,6 +5,7 @@ package problem
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 )
@@ -57,16 +58,38 @@ func (p *Problem) Body() []byte {
 
 // Write sends p as the response. A 401 carries WWW-Authenticate: Bearer as
 // RFC 6750 asks; the caller may have set a more precise one before.
-func Write(w http.ResponseWriter, p *Problem) {
+func Write(w http.ResponseWriter, p *Problem) { write(w, p.Status, p.Body()) }
+
+// WriteExtended sends p with extension members (RFC 9457 §3.2): the
+// members of ext, whose JSON must be an object, after p's own, whose
+// names it must not repeat. It writes nothing when ext is not an object.
+func WriteExtended(w http.ResponseWriter, p *Problem, ext any) error {
+	members, err := json.Marshal(ext)
+	if err != nil {
+		return err
+	}
+	if len(members) < 2 || members[0] != '{' {
+		return errors.New("problem: extension members must be a JSON object")
+	}
 	body := p.Body()
+	if len(members) > 2 {
+		body = append(append(body[:len(body)-1], ','), members[1:]...)
+	}
+	write(w, p.Status, body)
+	return nil
+}
+
+// write sends body, a problem of status, with the headers of every
+// problem.
+func write(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", ContentType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if p.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
+	if status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		h.Set("WWW-Authenticate", "Bearer")
 	}
-	w.WriteHeader(p.Status)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

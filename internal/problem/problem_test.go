@@ -42,3 +42,35 @@ func TestWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteExtended: the extension members follow the problem's own in
+// one object; an empty object adds none; what is not an object is refused
+// and nothing is written.
+func TestWriteExtended(t *testing.T) {
+	p := New(http.StatusConflict, "no_checkpoint", "none yet")
+	tests := []struct {
+		name string
+		ext  any
+		want string // the body; "" when refused
+	}{
+		{"members", struct {
+			Trails []string `json:"trails"`
+		}{[]string{"a"}},
+			`{"type":"tag:health-data-connect,2026:problem:no_checkpoint","title":"Conflict","status":409,"detail":"none yet","code":"no_checkpoint","trails":["a"]}`},
+		{"none", struct{}{}, string(p.Body())},
+		{"not an object", []string{"a"}, ""},
+		{"not JSON", func() {}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			err := WriteExtended(rec, p, tt.ext)
+			switch {
+			case tt.want == "" && (err == nil || rec.Body.Len() != 0 || rec.Header().Get("Content-Type") != ""):
+				t.Fatalf("written: %v %q", err, rec.Body)
+			case tt.want != "" && (err != nil || rec.Body.String() != tt.want || rec.Code != p.Status || rec.Header().Get("Content-Type") != ContentType):
+				t.Fatalf("%v: %d %q, want %q", err, rec.Code, rec.Body, tt.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/health-data-connect/hdc/tests/hdctest"
@@ -15,11 +16,16 @@ const (
 // TestConsole: alice, an operator, creates a client in her browser, adds
 // a key and reads its secret, rotates it, retires the old key once a
 // request through the edge shows its last use, and finds her changes in
-// the audit search by her name; she watches a failing receiver's delivery
-// given up and recovers it (recoverInConsole); bob, an auditor, sees the same pages with
-// nothing that changes anything. Every page passes axe-core with no
-// serious or critical violation and shows no error in the browser's
-// console; the pages' screenshots are docs/console's (-update writes them).
+// the audit search by her name, reloading each change's result page
+// (hdctest.ConsoleTasks); she disables the client at the keyboard after a
+// confirmation that names its key (disableInConsole); she watches a
+// failing receiver's delivery given up and recovers it
+// (recoverInConsole), and deletes a subscription after a confirmation
+// that names its pending delivery (deleteInConsole); bob, an auditor, sees
+// the same pages with nothing that changes anything. Every page passes
+// axe-core with no serious or critical violation and shows no error in
+// the browser's console; the pages' screenshots are docs/console's (-update
+// writes them).
 func TestConsole(t *testing.T) {
 	s := hdctest.StartStack(t, webhookEnv...)
 	for _, p := range []struct{ role, name string }{{"operator", alice}, {"auditor", bob}} {
@@ -32,8 +38,33 @@ func TestConsole(t *testing.T) {
 	}
 
 	client := hdctest.ConsoleTasks(t, b, s, "clinic-7", true)
+	disableInConsole(t, b, client)
 	sub := recoverInConsole(t, b, s)
+	deleteInConsole(t, b, s)
 	t.Run("auditor", func(t *testing.T) { auditor(t, s, client, sub) })
+}
+
+// disableInConsole: alice disables the client at the keyboard, after a
+// confirmation that names its active key, which stops working; the
+// client's page, reloaded, shows it disabled, and the trail holds one
+// disabling.
+func disableInConsole(t *testing.T, b *hdctest.Browser, client string) {
+	b.Open("/clients/" + client)
+	b.Press("#disable-client", "#consequence")
+	if keys := b.Text("#confirm-keys tbody"); !strings.Contains(keys, "active") || !strings.Contains(b.Text("#consequence"), "stop opening requests") {
+		t.Fatalf("the disabling's confirmation names no active key: %s", b.Text("main"))
+	}
+	b.Check("disable-confirm")
+	b.Press("#confirm", "#client-id")
+	for range 2 {
+		if status := b.Text("#client-status"); status != "disabled" {
+			t.Fatalf("the client after its disabling: %q", status)
+		}
+		b.Check("")
+		b.Reload()
+	}
+	b.Open("/audit?agent=" + alice)
+	hdctest.ConsoleAudit(t, b, alice+" disabled the client "+client)
 }
 
 // auditor: bob's console shows every page, with no form that posts and no
@@ -41,7 +72,8 @@ func TestConsole(t *testing.T) {
 func auditor(t *testing.T, s *hdctest.Stack, client, sub string) {
 	b := hdctest.NewBrowser(t, hdctest.StartConsole(t, s, bob))
 	for _, path := range []string{"/fleet", "/clients", "/clients/" + client, "/clients/" + client + "/confirm?action=rotate",
-		"/webhooks", "/webhooks/" + sub, "/audit?agent=" + alice, "/audit/verify"} {
+		"/clients/" + client + "/confirm?action=disable", "/webhooks", "/webhooks/" + sub, "/webhooks/" + sub + "/confirm?action=delete",
+		"/audit?agent=" + alice, "/audit/verify"} {
 		b.Open(path)
 		if got := b.Changes(); len(got) != 0 {
 			t.Errorf("%s shows the auditor changes: %v", path, got)

@@ -14,6 +14,10 @@ import (
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
+// redisSecret is a password an operator put in the Redis URL, which no
+// message may repeat.
+const redisSecret = "hunter2-in-the-redis-url"
+
 // TestMisconfigurationFailsFast runs the real binaries with the mistakes a
 // new operator makes and checks each exits at once with one line on
 // standard error that names what to fix.
@@ -61,6 +65,12 @@ func TestMisconfigurationFailsFast(t *testing.T) {
 		{"backend without a keeper", []string{hdctest.Binary(t, "hdc-backend")}, backendEnv(), "--keeper (HDC_KEEPER) is required"},
 		{"backend with a missing key file", []string{hdctest.Binary(t, "hdc-backend")}, backendEnv("HDC_KEEPER=keyfile://" + filepath.Join(dir, "none.key")), "--keeper (HDC_KEEPER): keyfile: the key file"},
 		{"backend with another keeper", []string{hdctest.Binary(t, "hdc-backend")}, backendEnv("HDC_KEEPER=" + other), "--keeper (HDC_KEEPER): the keeper: the store's data key"},
+		// Whoever reaches the rate limits' Redis controls every allowance.
+		// (Nothing dials it: the edge refuses the configuration first.)
+		{"edge with a Redis off this host without a password", edge, edgeEnv("HDC_RATELIMIT_REDIS=redis://10.0.0.31:6379/0"),
+			"hdc-edge: rate_limits: redis: the Redis at 10.0.0.31:6379 has no password"},
+		{"edge with a password in the Redis URL", edge, edgeEnv("HDC_RATELIMIT_REDIS=rediss://hdc-edge:" + redisSecret + "@127.0.0.1:6380/0"),
+			"hdc-edge: rate_limits: redis: the URL holds a password"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +96,9 @@ func TestMisconfigurationFailsFast(t *testing.T) {
 			got := strings.TrimSuffix(stderr.String(), "\n")
 			if strings.Contains(got, "\n") || !strings.Contains(got, tt.want) {
 				t.Fatalf("stderr is not one line naming %q:\n%s", tt.want, got)
+			}
+			if strings.Contains(got, redisSecret) {
+				t.Fatalf("stderr shows the Redis password: %s", got)
 			}
 		})
 	}

@@ -33,7 +33,7 @@ func TestKeyLastUseFleetWide(t *testing.T) {
 	c := s.NewClient("fleet") // both edges hold the key
 	tk := s.Login(c, false, "")
 	st := s.OpenStore()
-	view := fleet.New(st)
+	view := fleet.New(st, fleet.DefaultForgetAfter)
 	edges := []string{s.Edge, second}
 	var slowest time.Duration
 	for round := range 4 {

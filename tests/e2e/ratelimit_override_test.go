@@ -22,7 +22,7 @@ import (
 // within a second, their answers naming the new policy, and refuse the
 // client past it, while the fleet's default still applies to the others.
 func TestRateLimitOverrideFleet(t *testing.T) {
-	env := fleetLimitEnv(hdctest.RedisURL(t))
+	env := fleetLimitEnv(hdctest.RedisEnv(t))
 	s := hdctest.StartStackEnv(t, nil, env)
 	second, _ := s.StartEdgeEnv("edge-2", env...)
 	edges := []string{s.Edge, second}

@@ -44,6 +44,59 @@ func TestUploadQuota(t *testing.T) {
 	}
 }
 
+// TestUploadQuotaUnknownLength: with a daily upload quota of 1 MiB, uploads
+// that declare no length (an HTTP/1.1 chunked body, an HTTP/2 one without
+// content-length; HTTP/3 in tests/interop), plain and encrypted, are
+// counted as the edge reads them. The first two, about 850 KB, are stored;
+// each of the next two would pass the quota and is refused 429
+// quota_exceeded, with Retry-After and the quota's fields, and neither
+// reaches the backend: its records and blob files are read after. The same
+// in the edge's memory (hdc up's shape) and in Redis (a fleet's count).
+func TestUploadQuotaUnknownLength(t *testing.T) {
+	t.Parallel()
+	for _, engine := range []string{"memory", "redis"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			env := []string{"HDC_RATELIMIT_REDIS=", "HDC_RATELIMIT_UPLOAD_BYTES_PER_DAY=1MiB"}
+			if engine == "redis" {
+				env = append(env, hdctest.RedisEnv(t)...)
+			}
+			s := hdctest.StartStackEnv(t, nil, env)
+			c := s.NewClient("rl-unknown-" + engine)
+			tk := s.Login(c, false, "")
+			tr := &http.Transport{Protocols: new(http.Protocols)}
+			tr.Protocols.SetUnencryptedHTTP2(true)
+			h2c := s.Checked(&http.Client{Transport: tr, Timeout: time.Minute})
+			for i, up := range []struct {
+				proto   string
+				encrypt bool
+				want    int
+			}{{"HTTP/1.1", false, 200}, {"HTTP/2.0", true, 200}, {"HTTP/1.1", true, 429}, {"HTTP/2.0", false, 429}} {
+				body, header := hdctest.UploadBody(t, c, tk, up.encrypt, testkit.RandomBytes(300<<10)) // a file each: the blob store keeps one copy of equal files
+				var r *hdctest.Response
+				proto := "HTTP/1.1"
+				if up.proto == "HTTP/1.1" {
+					r = hdctest.PostChunked(t, s.Edge, hdctest.UploadPath, body, header)
+				} else {
+					r, proto = hdctest.PostUnknownLength(t, h2c, s.Edge+hdctest.UploadPath, body, header)
+				}
+				t.Logf("upload %d: %d bytes over %s, encrypted %v: %d, RateLimit %s", i+1, len(body), proto, up.encrypt, r.Status, r.Header.Get("RateLimit"))
+				if proto != up.proto || r.Status != up.want {
+					t.Fatalf("upload %d over %s, encrypted %v: %d over %s, want %d: %.300s", i+1, up.proto, up.encrypt, r.Status, proto, up.want, r.Body)
+				}
+				if up.want == http.StatusTooManyRequests {
+					hdctest.WantQuotaExceeded(t, r, 1<<20)
+				} else {
+					hdctest.WantQuotaFields(t, r, 1<<20)
+				}
+			}
+			if records, blobs := s.StoredUploads(c.Workspace); records != 2 || blobs != 2 {
+				t.Fatalf("the backend stored %d records and %d blob files of the workspace's uploads, want the 2 accepted", records, blobs)
+			}
+		})
+	}
+}
+
 // headersOnly sends a POST of path to the edge at base declaring a body of
 // n bytes, sends none of it, and returns the status, the header and the
 // body of the answer, which must come within 10 s.

@@ -18,10 +18,10 @@ const (
 )
 
 // fleetLimitEnv is the environment of two edges counting reads at the
-// test's limit in Redis at url.
-func fleetLimitEnv(url string) []string {
-	return []string{"HDC_RATELIMIT_REDIS=" + url, "HDC_RATELIMIT_EDGES=2",
-		"HDC_RATELIMIT_READS=" + itoa(testReadRate), "HDC_RATELIMIT_READS_BURST=" + itoa(testReadBurst)}
+// test's limit in the Redis of redisEnv (hdctest.RedisEnv).
+func fleetLimitEnv(redisEnv []string) []string {
+	return append([]string{"HDC_RATELIMIT_EDGES=2", "HDC_RATELIMIT_READS=" + itoa(testReadRate),
+		"HDC_RATELIMIT_READS_BURST=" + itoa(testReadBurst)}, redisEnv...)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -35,8 +35,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // refused; its 99th percentile, alone and beside the limited one, is
 // logged.
 func TestRateLimitFleet(t *testing.T) {
-	url := hdctest.RedisURL(t)
-	env := fleetLimitEnv(url)
+	env := fleetLimitEnv(hdctest.RedisEnv(t))
 	s := hdctest.StartStackEnv(t, nil, env)
 	second, _ := s.StartEdgeEnv("edge-2", env...)
 	edges := []string{s.Edge, second}

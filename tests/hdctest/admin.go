@@ -4,7 +4,11 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/pki"
 )
 
 // AdminURL is the base of the edge's admin API as AdminClient reaches it:
@@ -28,4 +32,24 @@ func UnixClient(path string) *http.Client {
 		return d.DialContext(ctx, "unix", path)
 	}
 	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: dial}}
+}
+
+// Person issues a certificate of role (operator or auditor) for name in
+// the stack's hop directory and returns a stack whose hdc runs as that
+// person against the stack's Admin API, with no database, keeper or data
+// directory, as on an operator's laptop; its HTTP client presents the
+// certificate to the backend's internal listener.
+func (s *Stack) Person(role pki.Role, name string) *Stack {
+	s.T.Helper()
+	s.HDC(nil, "tls", "issue", "--role", string(role), "--name", name, "--dir", s.Hop)
+	cert, key, ca := filepath.Join(s.Hop, name+".pem"), filepath.Join(s.Hop, name+"-key.pem"), filepath.Join(s.Hop, pki.CAFile)
+	s.Creds.NotePEMFile(s.T, "a private key of the hop", key)
+	cfg, err := pki.ClientTLS(cert, key, ca)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	return &Stack{T: s.T, Dir: s.Dir, Hop: s.Hop, Internal: s.Internal, Edge: s.Edge,
+		HTTP: &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: cfg}},
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.Dir, "HDC_ADMIN_URL=" + s.Internal,
+			"HDC_ADMIN_CERT=" + cert, "HDC_ADMIN_KEY=" + key, "HDC_ADMIN_CA=" + ca}}
 }

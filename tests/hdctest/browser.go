@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // updateScreenshots asks Check to write its screenshots into docs/console,
@@ -114,6 +116,26 @@ func get[T any](b *Browser, a chromedp.Action[T]) T {
 func (b *Browser) Open(path string) {
 	b.t.Helper()
 	b.Run(chromedp.Navigate(b.Base+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+}
+
+// Reload reloads the page, as the browser's reload button does, and waits
+// for its heading.
+func (b *Browser) Reload() {
+	b.t.Helper()
+	b.Run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("main h1")))
+}
+
+// Press focuses the element sel and presses Enter on it, as a person at
+// the keyboard does, then waits for the element next.
+func (b *Browser) Press(sel, next string) {
+	b.t.Helper()
+	b.Run(chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(next)))
+}
+
+// Count returns how many elements sel matches.
+func (b *Browser) Count(sel string) int {
+	b.t.Helper()
+	return get(b, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
 }
 
 // Text returns the text of the element sel.

@@ -17,9 +17,11 @@ const ConsoleOperator = "alice@example.org"
 // ConsoleOperator, with the stack s's edge: she creates a client in
 // workspace, adds a key and reads its secret, rotates, retires the old key
 // once a request through the edge shows its last use on the
-// confirmation, and finds each change in the audit search by her name.
-// Every page passes Browser.Check; with shots, their screenshots are
-// written. It returns the client's id.
+// confirmation, and finds each change in the audit search by her name,
+// once. She reloads each change's result page: the reload makes no
+// change, and a secret's page does not show the secret again. Every page
+// passes Browser.Check; with shots, their screenshots are written. It
+// returns the client's id.
 func ConsoleTasks(t *testing.T, b *Browser, s *Stack, workspace string, shots bool) string {
 	t.Helper()
 	ct := consoleTasks{t: t, b: b, s: s, shots: shots}
@@ -66,7 +68,29 @@ func (ct consoleTasks) createClient(workspace string) *APIClient {
 	c := &APIClient{ID: b.Text("#new-client"), Secret: b.Text("#secret"), Workspace: workspace}
 	ct.s.Creds.Add("the console's client secret", c.Secret)
 	b.Check(ct.shot("client-created"))
+	ct.reloadSecret("#new-client", c.ID)
+	b.Open("/clients?workspace=" + workspace)
+	if n := b.Count(`table tbody a[href^="/clients/"]`); n != 1 {
+		ct.t.Fatalf("%d clients in %s after the creation's page was reloaded, want 1", n, workspace)
+	}
 	return c
+}
+
+// reloadSecret reloads the page of a new secret: it names the same
+// result (the element sel shows want) without the secret.
+func (ct consoleTasks) reloadSecret(sel, want string) {
+	b := ct.b
+	b.Reload()
+	if b.Count("#secret, #printed") != 0 || b.Count("#shown") != 1 || b.Text(sel) != want {
+		ct.t.Fatalf("the page of %s reloaded: the secret again, or not the same result: %s", want, b.Text("main"))
+	}
+	b.Check("")
+}
+
+// keys returns how many keys the client's page lists.
+func (ct consoleTasks) keys(c *APIClient) int {
+	ct.b.Open("/clients/" + c.ID)
+	return ct.b.Count("#keys tbody tr[data-kid]")
 }
 
 // addKey adds the key kid for c and reads its secret and its JWK.
@@ -81,6 +105,10 @@ func (ct consoleTasks) addKey(c *APIClient, kid string) {
 		ct.t.Fatalf("the new key %s as hdc keys add prints it: %s", c.Kid, printed)
 	}
 	b.Check(ct.shot("key-added"))
+	ct.reloadSecret("#kid", kid)
+	if n := ct.keys(c); n != 1 {
+		ct.t.Fatalf("%d keys after the new key's page was reloaded, want 1", n)
+	}
 }
 
 // rotate rotates c's keys after the confirmation and returns the new kid.
@@ -94,6 +122,10 @@ func (ct consoleTasks) rotate(c *APIClient) string {
 	ct.s.Creds.Add("the console's rotated key", b.Text("#secret"))
 	if newKid == c.Kid {
 		ct.t.Fatal("the rotation shows the old key")
+	}
+	ct.reloadSecret("#kid", newKid)
+	if n := ct.keys(c); n != 2 {
+		ct.t.Fatalf("%d keys after the rotation's page was reloaded, want 2", n)
 	}
 	return newKid
 }
@@ -112,18 +144,28 @@ func (ct consoleTasks) retire(c *APIClient) {
 		ct.t.Fatalf("%s after the retirement: %q", c.Kid, status)
 	}
 	b.Check(ct.shot("client"))
+	b.Reload()
+	if status := b.Text(`#keys tr[data-kid="` + c.Kid + `"] .status`); status != "retired" {
+		ct.t.Fatalf("%s after the retirement's page was reloaded: %q", c.Kid, status)
+	}
 }
 
 // audit searches the audit trail by the operator's name and finds each
-// sentence of want.
+// sentence of want once.
 func (ct consoleTasks) audit(want ...string) {
-	b := ct.b
-	b.Open("/audit?agent=" + ConsoleOperator)
+	ct.b.Open("/audit?agent=" + ConsoleOperator)
+	ConsoleAudit(ct.t, ct.b, want...)
+	ct.b.Check(ct.shot("audit"))
+}
+
+// ConsoleAudit finds each sentence of want once in the audit search b
+// shows.
+func ConsoleAudit(t *testing.T, b *Browser, want ...string) {
+	t.Helper()
 	events := b.Text("#events")
 	for _, w := range want {
-		if !strings.Contains(events, w) {
-			ct.t.Errorf("the audit search by %s shows no %q:\n%s", ConsoleOperator, w, events)
+		if n := strings.Count(events, w); n != 1 {
+			t.Errorf("the audit search shows %q %d times, want once:\n%s", w, n, events)
 		}
 	}
-	b.Check(ct.shot("audit"))
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,10 +49,14 @@ type Stack struct {
 	registry string
 	// backends are the public listeners the stack's edges balance over.
 	backends []string
-	Keeper   string   // the URL of the keeper of the stack's secrets
-	Env      []string // the operator's environment for hdc commands
-	Procs    []*Process
-	HTTP     *http.Client
+	// backend is the stack's backend process, which startBackend starts
+	// on the listeners the stack holds.
+	backend      *Process
+	startBackend func() *Process
+	Keeper       string   // the URL of the keeper of the stack's secrets
+	Env          []string // the operator's environment for hdc commands
+	Procs        []*Process
+	HTTP         *http.Client
 	// roots trusts the edge's certificate, on a TLS site (tlsSite).
 	Roots *x509.CertPool
 	// creds are the credentials the test handled: no log of the stack
@@ -199,16 +204,12 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 		s.Creds.NotePEMFile(t, "a private key of the hop", filepath.Join(hop, pki.KeyFile(role)))
 	}
 	s.Creds.NotePEMFile(t, "a private key of the hop", filepath.Join(hop, pki.CAKeyFile))
-	s.Start("hdc-backend", backendBin, nil, append(append([]string{"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4"},
-		HopEnv(hop, "backend")...), backendEnv...), publicSock, internalSock)
-	s.WaitFor("the backend", func() bool {
-		resp, err := s.InternalClient("").Get(s.Internal + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	s.startBackend = func() *Process {
+		return s.Start("hdc-backend", backendBin, nil, append(append([]string{"HDC_LISTEN=fd/3", "HDC_INTERNAL_LISTEN=fd/4"},
+			HopEnv(hop, "backend")...), backendEnv...), publicSock, internalSock)
+	}
+	s.backend = s.startBackend()
+	s.waitForBackend()
 	s.backends = append([]string{public}, at.StandIns...)
 	if at.StandInsOnly {
 		s.backends = at.StandIns
@@ -220,6 +221,35 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 	return s
 }
 
+// waitForBackend waits until the stack's backend answers its readiness
+// check.
+func (s *Stack) waitForBackend() {
+	s.T.Helper()
+	s.WaitFor("the backend", func() bool {
+		resp, err := s.InternalClient("").Get(s.Internal + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// KillBackend kills the stack's backend with SIGKILL, as a crash would,
+// and starts it again on the same listeners (the stack holds them, so no
+// port is closed and reused) and the same data; it waits until the new
+// process is ready.
+func (s *Stack) KillBackend() {
+	s.T.Helper()
+	if err := s.backend.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		s.T.Fatal(err)
+	}
+	<-s.backend.Done
+	s.Procs = slices.DeleteFunc(s.Procs, func(p *Process) bool { return p == s.backend })
+	s.backend = s.startBackend()
+	s.waitForBackend()
+}
+
 // startEdge starts an edge of the stack's in front of its backends,
 // serving at: the process name, the name of its hop certificate, the
 // unix socket of its admin API, the listener of its metrics and more
@@ -227,11 +257,11 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 func (s *Stack) startEdge(name, cert string, at site, admin string, metricsSock *os.File, env []string) {
 	s.T.Helper()
 	metricsFD := fmt.Sprintf("HDC_METRICS_BIND=fd/%d", 3+len(at.files))
+	// The fleet's Redis (scripts/redis.sh), as a fleet's edges count in; a
+	// test may name none (HDC_RATELIMIT_REDIS=) to count in memory.
 	s.Start(name, Binary(s.T, "hdc-edge"), []string{"run", "--config", filepath.Join(RepoRoot, "Caddyfile")}, append(append(
-		append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(admin), metricsFD, "HDC_BACKEND=" + strings.Join(s.backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB",
-			// The fleet's Redis (scripts/redis.sh), as a fleet's edges count in; a
-			// test may name none (HDC_RATELIMIT_REDIS=) to count in memory.
-			"HDC_RATELIMIT_REDIS=" + os.Getenv(RedisURLEnv)}, at.env...),
+		append(append([]string{"HDC_EDGE_ADMIN=" + AdminAddress(admin), metricsFD, "HDC_BACKEND=" + strings.Join(s.backends, " "), "HDC_UPLOAD_MAX_BODY=128MiB"},
+			s.SharedRedisEnv()...), at.env...),
 		HopEnv(s.Hop, cert)...), env...), append(at.files, metricsSock)...)
 	probe := s.HTTP
 	if at.probe != nil {

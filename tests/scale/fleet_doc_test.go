@@ -28,7 +28,7 @@ import (
 // on an empty machine: two backends on one PostgreSQL and one S3 bucket,
 // two edges over HTTPS serving one certificate, a client onboarded with its
 // credentials file and calling through the edges, a webhook delivered to a
-// receiver the deployment's allow-list lets through, a rotation, a guarded
+// private receiver granted to the client's workspace, a rotation, a guarded
 // retirement, and the rotation found in the audit trail by the old key.
 //
 // What it changes is only where things are: the hosts' addresses become
@@ -104,7 +104,7 @@ func newFleetDoc(t *testing.T) *fleetDoc {
 	}
 	f.paths = strings.NewReplacer("/etc/hdc", filepath.Join(root, "etc/hdc"), "/var/lib/", filepath.Join(root, "var/lib")+"/",
 		"postgres://hdc:hdc-db-password@db.internal:5432/hdc?sslmode=disable", pgtest.URL(t),
-		"http://s3.internal:9000", endpoint, "10.0.0.0/8", "127.0.0.0/8",
+		"http://s3.internal:9000", endpoint,
 		"10.0.0.11:9080", hosts["10.0.0.11:9080"], "10.0.0.11:9081", hosts["10.0.0.11:9081"],
 		"10.0.0.12:9080", hosts["10.0.0.12:9080"], "10.0.0.12:9081", hosts["10.0.0.12:9081"],
 		"10.0.0.31:9999", hosts["10.0.0.31:9999"], "https://api.example.org", f.edges[0], "api.example.org", "localhost")

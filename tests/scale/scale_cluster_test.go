@@ -122,9 +122,9 @@ func startClusterEnv(t *testing.T, backendEnv []string, edgeEnv [2][]string) *cl
 			"HDC_BACKEND=" + c.addresses(i, func(r *replica) string { return strings.TrimPrefix(r.public, "http://") }),
 			"HDC_BACKEND_INTERNAL=" + c.addresses(i, func(r *replica) string { return r.internal }),
 			"HDC_UPLOAD_MAX_BODY=16MiB",
-			// The fleet counts rate limits in the test Redis, when there is one.
-			"HDC_RATELIMIT_REDIS=" + os.Getenv(hdctest.RedisURLEnv), fmt.Sprint("HDC_RATELIMIT_EDGES=", len(c.edges)),
-		}, append(hdctest.HopEnv(hop, fmt.Sprint("edge-", i+1)), edgeEnv[i]...)...), edgeSock, metricsSock)
+			fmt.Sprint("HDC_RATELIMIT_EDGES=", len(c.edges)),
+		}, append(append(c.ops.SharedRedisEnv(), // the test Redis, when there is one
+			hdctest.HopEnv(hop, fmt.Sprint("edge-", i+1))...), edgeEnv[i]...)...), edgeSock, metricsSock)
 		edgeSock.Close() // the edge alone holds its listeners, which close when it dies
 		metricsSock.Close()
 		e := &hdctest.Stack{T: t, Dir: dir, Edge: "http://" + edgeAddr, Env: c.ops.Env, HTTP: c.ops.HTTP}

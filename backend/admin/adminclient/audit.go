@@ -9,6 +9,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
+	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // SearchAudit is admin.Service.SearchAudit.
@@ -34,7 +35,15 @@ func (c *Client) ExportAudit(ctx context.Context, q trail.Query, w io.Writer) er
 }
 
 // VerifyAudit is admin.Service.VerifyAudit: the backend verifies against
-// its own checkpoints and retention.
+// its own checkpoints and retention. With the problem no_checkpoint, the
+// report holds the trails the backend verified without one.
 func (c *Client) VerifyAudit(ctx context.Context) (trail.Report, error) {
-	return get[trail.Report](ctx, c, "/audit/verify", nil)
+	a, err := get[verifyAnswer](ctx, c, "/audit/verify", nil)
+	return a.Report, err
 }
+
+// verifyAnswer is a verification's answer: a report, or the problem
+// no_checkpoint, whose member "trails" it reads.
+type verifyAnswer struct{ trail.Report }
+
+func (*verifyAnswer) extends(code string) bool { return code == problem.CodeNoCheckpoint }

@@ -63,9 +63,22 @@ func redactURL(s string) string {
 // Close releases the client's connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
+// idempotencyKey is the context key of WithIdempotencyKey.
+type idempotencyKey struct{}
+
+// WithIdempotencyKey returns ctx under which a change that takes an
+// Idempotency-Key is sent with key in place of a fresh one, so that a
+// caller that may ask for the same change twice (the console, a form sent
+// twice) has it made once: the second is answered as the first was. key
+// is the caller's own, 1 to 255 visible ASCII characters; the API keeps a
+// key's answer for admin.IdempotencyTTL, per person.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
+}
+
 // call sends method path (under admin.Prefix) with query q and body (JSON,
-// none when nil), a change under a fresh Idempotency-Key when idempotent,
-// and reads the answer into out (nil to ignore it). An answer that is a
+// none when nil), a change under its Idempotency-Key when idempotent (the
+// caller's, WithIdempotencyKey, or a fresh one), and reads the answer into out (nil to ignore it). An answer that is a
 // problem is returned as a *problem.Problem.
 func (c *Client) call(ctx context.Context, method, path string, q url.Values, body, out any, idempotent bool) error {
 	var payload []byte
@@ -77,7 +90,9 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 	}
 	key := ""
 	if idempotent {
-		key = uuid.NewString()
+		if key, _ = ctx.Value(idempotencyKey{}).(string); key == "" {
+			key = uuid.NewString()
+		}
 	}
 	var err error
 	deadline := time.Now().Add(dialPatience)
@@ -150,7 +165,12 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, pa
 	return c.http.Do(req)
 }
 
-// read reads resp's answer into out, or its problem as the error.
+// extended is an answer that some problems carry extension members of
+// (RFC 9457 §3.2): read decodes such a problem into it too.
+type extended interface{ extends(code string) bool }
+
+// read reads resp's answer into out, or its problem as the error (and
+// into out too when out is extended by its code).
 func read(resp *http.Response, out any) error {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
@@ -163,6 +183,11 @@ func read(resp *http.Response, out any) error {
 		var p problem.Problem
 		if json.Unmarshal(b, &p) != nil || p.Code == "" {
 			return fmt.Errorf("the Admin API answered %s", resp.Status)
+		}
+		if x, ok := out.(extended); ok && x.extends(p.Code) {
+			if err := json.Unmarshal(b, out); err != nil {
+				return err
+			}
 		}
 		return &p
 	case out == nil:

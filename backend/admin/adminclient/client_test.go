@@ -1,6 +1,7 @@
 package adminclient
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
@@ -93,5 +94,41 @@ func TestWaitsForABackendThatStarts(t *testing.T) {
 	go srv.Config.Serve(tls.NewListener(l, srv.TLS))
 	if a := <-done; a.err != nil || a.p.Name != "alice@example.org" {
 		t.Fatalf("Whoami: %+v, %v", a.p, a.err)
+	}
+}
+
+// TestCallersKey: a change sent under WithIdempotencyKey carries the
+// caller's key, each time it is sent; without one, each change its own;
+// a read none.
+func TestCallersKey(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Method+" "+r.Header.Get(admin.HeaderIdempotencyKey))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"client_id":"c1","client_secret":"s","workspace_id":"w1"}`))
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL, srv.Client().Transport.(*http.Transport).TLSClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := WithIdempotencyKey(t.Context(), "form-1")
+	for _, ctx := range []context.Context{form, form, t.Context(), t.Context()} {
+		if _, err := c.CreateClient(ctx, "w1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.GetClient(form, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 5 || keys[0] != "POST form-1" || keys[1] != "POST form-1" || keys[2] == keys[3] ||
+		keys[2] == "POST form-1" || keys[2] == "POST " || keys[4] != "GET " {
+		t.Fatalf("the requests carried %q: want the caller's key twice, two fresh keys, and none on the read", keys)
 	}
 }

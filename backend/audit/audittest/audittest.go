@@ -17,6 +17,7 @@ const (
 	CareContext  = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
 	Request      = "0f0f0f0f-1e1e-4d2d-8c3c-4b4b4b4b4b4b"
 	Subscription = "12345678-1234-4234-8234-123456789abc"
+	Destination  = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
 )
 
 // Persons the sample records name: an operator and an auditor as their
@@ -38,6 +39,7 @@ func Records(workspace string, at time.Time) ([]audit.Record, error) {
 	client := audit.Entity{Kind: audit.EntityClient, ID: Client}
 	grant := audit.Entity{Kind: audit.EntityGrant, ID: Grant}
 	key := audit.Entity{Kind: audit.EntityKey, ID: "k_2"}
+	destination := audit.Entity{Kind: audit.EntityDestination, ID: Destination}
 	events := []audit.Event{
 		{Action: audit.Login, Outcome: audit.Success, Client: Client, Source: src, Kid: "k_1", Request: Request},
 		{Action: audit.Login, Outcome: audit.Success, Client: Client, Grant: Grant, Source: src},
@@ -71,6 +73,8 @@ func Records(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.DeliveryRedeliver, Outcome: audit.Success, Client: Client, Entity: sub},
 		{Action: audit.DeliveryRecover, Outcome: audit.Success, Entity: sub, Person: Operator},
 		{Action: audit.ClientLimitsSet, Outcome: audit.Success, Entity: client, Person: Operator},
+		{Action: audit.DestinationGrant, Outcome: audit.Success, Entity: destination, Person: Operator},
+		{Action: audit.DestinationRevoke, Outcome: audit.Success, Entity: destination, Person: Operator},
 	}
 	var recs []audit.Record
 	var last audit.Link

@@ -48,6 +48,9 @@ const (
 	// CertificateSystem is the identifier system of certificates of the
 	// hop's authority, by serial number in lower-case hex.
 	CertificateSystem = "tag:health-data-connect,2026:certificate"
+	// DestinationSystem is the identifier system of the private receivers
+	// operators grant workspaces (webhook destinations).
+	DestinationSystem = "tag:health-data-connect,2026:webhook-destination"
 	// AdminRoleSystem holds the roles of persons: operator, auditor
 	// (contract.Role).
 	AdminRoleSystem = "tag:health-data-connect,2026:admin-role"
@@ -137,6 +140,8 @@ var (
 		audit.KeyRotate:           {dcmSecurity, dcmUserAttrs, "U"},
 		audit.KeyRetire:           {dcmSecurity, dcmUserAttrs, "U"},
 		audit.ClientLimitsSet:     {dcmSecurity, dcmSecurityConfig, "U"},
+		audit.DestinationGrant:    {dcmSecurity, dcmSecurityConfig, "C"},
+		audit.DestinationRevoke:   {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.RetentionPrune:      {dcmLogUsed, nil, "D"},
 		audit.KeeperRewrap:        {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.CertificateRevoke:   {dcmSecurity, dcmUserAttrs, "U"},
@@ -166,6 +171,7 @@ var (
 		audit.EntityDataKey:      DataKeySystem,
 		audit.EntityWorkspace:    WorkspaceSystem,
 		audit.EntityCertificate:  CertificateSystem,
+		audit.EntityDestination:  DestinationSystem,
 	}
 	entityRoles = map[audit.EntityKind]fhir.Coding{
 		audit.EntityCareContext:  {System: ObjectRoleSystem, Code: "4", Display: "Domain Resource"},
@@ -176,6 +182,7 @@ var (
 		audit.EntityDataKey:      {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 		audit.EntityWorkspace:    {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 		audit.EntityCertificate:  {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
+		audit.EntityDestination:  {System: ObjectRoleSystem, Code: "13", Display: "Security Resource"},
 	}
 )
 

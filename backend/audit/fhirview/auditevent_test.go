@@ -92,7 +92,9 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[29], "110100", "", "E", "0", tClient, "", tSub},
 		{recs[30], "110100", "", "E", "0", "alice@example.org", "", tSub},
 		{recs[31], "110113", "110129", "U", "0", "alice@example.org", "", tClient},
-		{recs[32], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[32], "110113", "110129", "C", "0", "alice@example.org", "", audittest.Destination},
+		{recs[33], "110113", "110129", "U", "0", "alice@example.org", "", audittest.Destination},
+		{recs[34], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {

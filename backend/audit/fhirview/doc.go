@@ -33,6 +33,8 @@
 //	key_add                 DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
 //	key_rotate, key_retire  DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
 //	client_limits_set       DCM 110113 Security Alert        DCM 110129 Security Configuration            U
+//	webhook_destination_grant, webhook_destination_revoke
+//	                        DCM 110113 Security Alert        DCM 110129 Security Configuration            C, U
 //	retention_prune         DCM 110101 Audit Log Used        (none)                                       D
 //	keeper_rewrap           DCM 110113 Security Alert        DCM 110129 Security Configuration            U
 //	certificate_revoke      DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
@@ -57,7 +59,7 @@
 //   - source: the backend (type "4", application server, of
 //     http://terminology.hl7.org/CodeSystem/security-source-type);
 //   - entity: the Entity (what: an identifier with the care context,
-//     subscription, client or grant id, or the kid; for a rotation to a
+//     subscription, client, grant or webhook destination id, or the kid; for a rotation to a
 //     weaker key, a detail "weakened" per thing it gave up, "enc" or
 //     "freshness"; for a subscription the backend disabled, a detail
 //     "reason", "gone" or "failing"), each key a rotation moved to retiring (what: its kid),

@@ -38,7 +38,7 @@ type Query struct {
 	// for the first.
 	Cursor string
 	// Limit is a search's page size (0: DefaultLimit), or the most records
-	// an export writes (0: every one).
+	// an export writes (0: every one); at most MaxLimit either way.
 	Limit int
 }
 
@@ -48,23 +48,17 @@ var params = []string{"workspace", "agent", "entity", "action", "since", "until"
 // invalid is the error of a query a caller must correct.
 func invalid(detail string) error { return problem.New(400, problem.CodeInvalidRequest, detail) }
 
-// ParseQuery reads a search's Query from the query of GET
-// /admin/v1/audit-events: workspace (absent for every trail, empty for
-// the installation's), agent, entity, action, since and until (ParseTime),
-// cursor, limit (1 to MaxLimit). Any other parameter, or one given twice,
-// is refused.
-func ParseQuery(v url.Values) (Query, error) {
-	q, err := parse(v)
-	if err == nil && v.Has("limit") && q.Limit > MaxLimit {
-		err = invalid("limit must be a whole number from 1 to " + strconv.Itoa(MaxLimit))
-	}
-	return q, err
-}
+// errLimit refuses a limit out of its range, in the words of every list
+// of the Admin API.
+var errLimit = invalid("limit must be a whole number from 1 to " + strconv.Itoa(MaxLimit))
 
-// ParseExportQuery reads an export's Query from the query of GET
-// /admin/v1/audit-events/export: the parameters of ParseQuery, limit
-// being the most records written (no bound when absent).
-func ParseExportQuery(v url.Values) (Query, error) { return parse(v) }
+// ParseQuery reads a search's or an export's Query from the query of GET
+// /admin/v1/audit-events or /admin/v1/audit-events/export: workspace
+// (absent for every trail, empty for the installation's), agent, entity,
+// action, since and until (ParseTime), cursor, limit (1 to MaxLimit: a
+// search's page size, or the most records an export writes, every one
+// when absent). Any other parameter, or one given twice, is refused.
+func ParseQuery(v url.Values) (Query, error) { return parse(v) }
 
 // parse reads the parameters of v into a Query, each at most once.
 func parse(v url.Values) (Query, error) {
@@ -87,16 +81,16 @@ func parse(v url.Values) (Query, error) {
 		return q, invalid("until: " + err.Error())
 	}
 	if s := v.Get("limit"); v.Has("limit") {
-		if q.Limit, err = strconv.Atoi(s); err != nil || q.Limit < 1 || strconv.Itoa(q.Limit) != s {
-			return q, invalid("limit must be a whole number from 1")
+		if q.Limit, err = strconv.Atoi(s); err != nil || q.Limit < 1 || q.Limit > MaxLimit || strconv.Itoa(q.Limit) != s {
+			return q, errLimit
 		}
 	}
 	return q, q.Validate()
 }
 
-// Validate reports whether q may be searched: ids of their syntax, a known
-// action, a limit not negative. Its errors are problems (400) that quote
-// no value.
+// Validate reports whether q may be searched or exported: ids of their
+// syntax, a known action, a limit from 0 to MaxLimit. Its errors are
+// problems (400) that quote no value.
 func (q Query) Validate() error {
 	switch {
 	case q.Workspace != "" && (!q.Scoped || !contract.ValidID(q.Workspace)):
@@ -107,8 +101,8 @@ func (q Query) Validate() error {
 		return invalid("entity must be an id: a care context, subscription, client, grant, key, workspace or certificate serial")
 	case q.Action != "" && !q.Action.Valid():
 		return invalid("action is not an action of the audit trail")
-	case q.Limit < 0:
-		return invalid("limit must not be negative")
+	case q.Limit < 0 || q.Limit > MaxLimit:
+		return errLimit
 	case !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until):
 		return invalid("since must be before until")
 	}

@@ -26,6 +26,8 @@ func TestParseQuery(t *testing.T) {
 		{"since=yesterday", Query{}, "since: want a date"},
 		{"until=10000-01-01", Query{}, "until: want a date"},
 		{"limit=1001", Query{}, "from 1 to 1000"},
+		{"limit=99999999999", Query{}, "from 1 to 1000"},
+		{"limit=99999999999999999999", Query{}, "from 1 to 1000"},
 		{"limit=0", Query{}, "limit"},
 		{"limit=01", Query{}, "limit"},
 		{"workspace=a/b", Query{}, "workspace"},
@@ -48,8 +50,16 @@ func TestParseQuery(t *testing.T) {
 			}
 		})
 	}
-	if q, err := ParseExportQuery(url.Values{"limit": {"50000"}}); err != nil || q.Limit != 50000 {
-		t.Errorf("an export's limit beyond a page's: %+v, %v", q, err)
+}
+
+// TestValidateLimit: a query made in code (direct mode's export) is held
+// to the limits of a parsed one.
+func TestValidateLimit(t *testing.T) {
+	t.Parallel()
+	for limit, ok := range map[int]bool{-1: false, 0: true, 1: true, MaxLimit: true, MaxLimit + 1: false, 99999999999: false} {
+		if err := (Query{Limit: limit}).Validate(); (err == nil) != ok {
+			t.Errorf("limit %d: %v, want accepted %v", limit, err, ok)
+		}
 	}
 }
 

@@ -290,3 +290,37 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("a record deleted: %+v, %v, %v", r, err, r.Err())
 	}
 }
+
+// TestVerifyBeforeTheFirstCheckpoint: with a checkpoints' bucket that
+// holds none yet, Verify verifies the chains alone and returns their
+// report with the problem no_checkpoint (409), which names the bucket;
+// the verification is recorded, and a break is still in the report.
+// LastCheckpoint reads no checkpoint, and no error.
+func TestVerifyBeforeTheFirstCheckpoint(t *testing.T) {
+	t.Parallel()
+	st, path := seeded(t)
+	s := New(st, Config{Checkpoints: "file://" + t.TempDir(), Retention: 24 * time.Hour})
+	ctx := audit.WithPerson(t.Context(), audittest.Auditor)
+	r, err := s.Verify(ctx)
+	p := AsNoCheckpoint(err)
+	if p == nil || p.Status != 409 || !strings.Contains(p.Detail, "no checkpoint in file:///") || r.Err() != nil || len(r.Trails) != 3 || r.Checkpoint != nil {
+		t.Fatalf("Verify: %+v, %v", r, err)
+	}
+	if page, err := s.Search(t.Context(), Query{Agent: audittest.Auditor.Name, Action: audit.AuditVerify}); err != nil || len(page.Items) != 1 {
+		t.Fatalf("the verification's record: %d, %v", len(page.Items), err)
+	}
+	if at, err := s.LastCheckpoint(t.Context()); at != nil || err != nil {
+		t.Fatalf("LastCheckpoint: %+v, %v", at, err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM audit_records WHERE workspace_id = 'acme' AND seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Verify(ctx); AsNoCheckpoint(err) == nil || r.Err() == nil || r.Trails[1].Seq != 2 {
+		t.Fatalf("a record deleted: %+v, %v", r, err)
+	}
+}

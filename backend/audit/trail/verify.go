@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/problem"
 	"github.com/health-data-connect/hdc/internal/redact"
 )
 
@@ -71,15 +73,35 @@ func trailName(ws string) string {
 	return "workspace " + strconv.Quote(ws)
 }
 
+// NoCheckpoint returns the problem Verify answers when the checkpoints'
+// bucket, where (without credentials), holds none yet: 409 no_checkpoint.
+func NoCheckpoint(where string) *problem.Problem {
+	return problem.New(http.StatusConflict, problem.CodeNoCheckpoint, fmt.Sprintf("no checkpoint in %s yet: the trails' chains were verified, "+
+		"not against a checkpoint; a deleted tail or a whole trail deleted shows once the backends have written the first", where))
+}
+
+// AsNoCheckpoint returns err's problem when it is NoCheckpoint's, however
+// it came (from Verify, or from the Admin API), else nil.
+func AsNoCheckpoint(err error) *problem.Problem {
+	var p *problem.Problem
+	if errors.As(err, &p) && p.Code == problem.CodeNoCheckpoint {
+		return p
+	}
+	return nil
+}
+
 // Verify verifies every trail's chain: every record present, unaltered
 // and in order from the last one retention removed to the head, each
 // prune within the retention, and every trail the newest checkpoint saw
 // still there and holding the record it saw. A break is in the report,
-// not an error. It records the verification for the person of ctx before
+// not an error. When the checkpoints' bucket holds none yet, it verifies
+// the chains alone and returns their report with the problem
+// NoCheckpoint. It records the verification for the person of ctx before
 // it answers.
 func (s *Service) Verify(ctx context.Context) (Report, error) {
 	seen, at, err := s.checkpointed(ctx)
-	if err != nil {
+	none := errors.Is(err, checkpoint.ErrNone)
+	if err != nil && !none {
 		return Report{}, err
 	}
 	r := Report{Trails: []Status{}, Checkpoint: at}
@@ -103,19 +125,29 @@ func (s *Service) Verify(ctx context.Context) (Report, error) {
 		r.Trails = append(r.Trails, Status{Workspace: ws, Status: StatusBroken, Seq: 1,
 			Reason: fmt.Sprintf("the trail is missing: a checkpoint saw it reach record %d", missing[ws].Seq)})
 	}
-	return r, s.recordRead(ctx, audit.AuditVerify, Query{})
+	if err := s.recordRead(ctx, audit.AuditVerify, Query{}); err != nil {
+		return Report{}, err
+	}
+	if none {
+		return r, NoCheckpoint(redact.URL(s.cfg.Checkpoints))
+	}
+	return r, nil
 }
 
 // LastCheckpoint returns the newest checkpoint's time and bucket, nil
-// when none is written to a bucket. Reading it is not reading the trail:
-// it is not recorded.
+// when none is written to a bucket, or none yet. Reading it is not
+// reading the trail: it is not recorded.
 func (s *Service) LastCheckpoint(ctx context.Context) (*Checkpointed, error) {
 	_, at, err := s.checkpointed(ctx)
+	if errors.Is(err, checkpoint.ErrNone) {
+		return nil, nil
+	}
 	return at, err
 }
 
 // checkpointed returns what the newest checkpoint saw of each trail, and
-// which checkpoint that is; nothing when there is none to read.
+// which checkpoint that is; nothing when there is none to read, and
+// checkpoint.ErrNone when the bucket holds none yet.
 func (s *Service) checkpointed(ctx context.Context) (map[string]checkpoint.Seen, *Checkpointed, error) {
 	url := s.cfg.Checkpoints
 	if url == "" || url == checkpoint.Log {

@@ -71,6 +71,20 @@ func (s *Store) ReplaceSecret(ctx context.Context, sec store.StoredSecret, next 
 		`UPDATE `+c.Table+` SET `+c.Value+` = $1 WHERE `+c.ID+` = $2 AND `+c.Value+` = $3`, value, sec.ID, old))
 }
 
+// KeylessSubscriptions implements store.Store.
+func (s *Store) KeylessSubscriptions(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM subscriptions WHERE signing_key IS NULL ORDER BY id COLLATE "C"`)
+	return collect(rows, err, func(row pgx.Row) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	})
+}
+
+// FillSigningKey implements store.Store.
+func (s *Store) FillSigningKey(ctx context.Context, id, key string) error {
+	return changedRow(s.pool.Exec(ctx, `UPDATE subscriptions SET signing_key = $1 WHERE id = $2 AND signing_key IS NULL`, key, id))
+}
+
 // Compact implements store.Store: a replaced value is in no live row, and
 // nothing else is done.
 func (s *Store) Compact(context.Context) error { return nil }

@@ -72,6 +72,19 @@ func TestConcurrentMigrations(t *testing.T) {
 	}
 }
 
+// TestUpgradeDropsKeptAnswers: version 23 drops the answers an earlier
+// version kept.
+func TestUpgradeDropsKeptAnswers(t *testing.T) {
+	url := pgtest.URL(t)
+	s := open(t, url)
+	storetest.AnswersDropped(t, s, func() storetest.Store {
+		if _, err := s.pool.Exec(t.Context(), `DELETE FROM schema_migrations WHERE version = 23`); err != nil {
+			t.Fatal(err)
+		}
+		return open(t, url)
+	})
+}
+
 func TestRefusesNewerSchema(t *testing.T) {
 	url := pgtest.URL(t)
 	s := open(t, url)

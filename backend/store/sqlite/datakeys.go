@@ -91,3 +91,18 @@ func (s *Store) Compact(ctx context.Context) error {
 	}
 	return nil
 }
+
+// KeylessSubscriptions implements store.Store.
+func (s *Store) KeylessSubscriptions(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM subscriptions WHERE signing_key IS NULL ORDER BY id`)
+	return collect(rows, err, func(rows *sql.Rows) (string, error) {
+		var id string
+		return id, rows.Scan(&id)
+	})
+}
+
+// FillSigningKey implements store.Store.
+func (s *Store) FillSigningKey(ctx context.Context, id, key string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE subscriptions SET signing_key = ? WHERE id = ? AND signing_key IS NULL`, key, id)
+	return changedRow(res, err)
+}

@@ -75,6 +75,27 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 	}
 }
 
+// TestUpgradeDropsKeptAnswers: version 23 drops the answers an earlier
+// version kept.
+func TestUpgradeDropsKeptAnswers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hdc.db")
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.AnswersDropped(t, s, func() storetest.Store {
+		if _, err := s.db.Exec(`DELETE FROM schema_migrations WHERE version = 23`); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if s, err = Open(t.Context(), path); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+	s.Close()
+}
+
 func TestRefusesNewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hdc.db")
 	s, err := Open(t.Context(), path)

@@ -2,8 +2,12 @@ package storetest
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/audit"
@@ -73,4 +77,49 @@ func testSecrets(t *testing.T, s Store) {
 		t.Fatalf("the signing keys read back as %+v", keys)
 	}
 	must(t, s.Compact(ctx(t)))
+}
+
+// testKeylessSubscriptions: the subscriptions stored without a signing
+// key are listed; a key fills only a subscription without one, and of
+// concurrent fills (two backends starting at once) one is made.
+func testKeylessSubscriptions(t *testing.T, s Store) {
+	seed(t, s, "w1", "c1")
+	for i, key := range []string{"hdc1.sealed-key", "", ""} {
+		must(t, s.CreateSubscription(ctx(t), store.Subscription{
+			ID: []string{"s1", "s2", "s3"}[i], WorkspaceID: "w1", Endpoint: []string{"https://a.example/h", "https://b.example/h", "https://c.example/h"}[i],
+			Protocol: "https", SigningKey: key, Status: store.SubscriptionActive, CreatedAt: at(0),
+		}, 0, ev(audit.SubscriptionCreate)))
+	}
+	ids, err := s.KeylessSubscriptions(ctx(t))
+	if err != nil || !slices.Equal(ids, []string{"s2", "s3"}) {
+		t.Fatalf("KeylessSubscriptions = %q, %v", ids, err)
+	}
+	wantErr(t, s.FillSigningKey(ctx(t), "s1", "hdc1.another"), store.ErrConflict)
+	wantErr(t, s.FillSigningKey(ctx(t), "nobody", "hdc1.another"), store.ErrConflict)
+	must(t, s.FillSigningKey(ctx(t), "s2", "hdc1.filled"))
+	wantErr(t, s.FillSigningKey(ctx(t), "s2", "hdc1.another"), store.ErrConflict)
+	var made atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			switch err := s.FillSigningKey(ctx(t), "s3", fmt.Sprint("hdc1.filler-", i)); {
+			case err == nil:
+				made.Add(1)
+			case !errors.Is(err, store.ErrConflict):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if made.Load() != 1 {
+		t.Fatalf("%d concurrent fills were made, want 1", made.Load())
+	}
+	for id, want := range map[string]string{"s1": "hdc1.sealed-key", "s2": "hdc1.filled"} {
+		if sub, err := s.GetSubscription(ctx(t), "w1", id); err != nil || sub.SigningKey != want {
+			t.Fatalf("%s's key = %q, %v; want %q", id, sub.SigningKey, err, want)
+		}
+	}
+	if ids, err := s.KeylessSubscriptions(ctx(t)); err != nil || len(ids) != 0 {
+		t.Fatalf("keyless after the fills: %q, %v", ids, err)
+	}
 }

@@ -171,3 +171,21 @@ func atEvent(action audit.Action, t time.Time) audit.Event {
 	e.At = t
 	return e
 }
+
+// AnswersDropped checks an engine's schema version 23: the answers of
+// receivers an earlier version kept (store.Attempt.ResponseBody), of which
+// no one can tell any more whether a private receiver gave them, are
+// dropped when the store is upgraded, and their attempts kept. s is a
+// fresh store; upgrade forgets that version 23 ran and returns the store
+// opened again, which runs it.
+func AnswersDropped(t *testing.T, s Store, upgrade func() Store) {
+	d := logFixture(t, s)
+	if _, as, err := s.DeliveryAttempts(ctx(t), "w1", "s1", d[1]); err != nil || len(as) != 1 || as[0].ResponseBody == "" {
+		t.Fatalf("the fixture's kept answer: %+v, %v", as, err)
+	}
+	s = upgrade()
+	_, as, err := s.DeliveryAttempts(ctx(t), "w1", "s1", d[1])
+	if err != nil || len(as) != 1 || as[0].ResponseBody != "" || as[0].StatusCode != 503 || as[0].Outcome != "http_503" {
+		t.Fatalf("after the upgrade, the attempt is %+v (%v); want its status and outcome, without its answer", as, err)
+	}
+}

@@ -75,14 +75,14 @@ func TestSQSDelivery(t *testing.T) {
 	}
 	// The queue URL passes registration with the emulator configured.
 	base, _ := url.Parse(srv.URL())
-	spec, err := webhook.Rules{SQSEndpoint: base, AWSAccounts: []string{"100010001000"}}.Parse(t.Context(), []byte(`{"endpoint":"`+*q.QueueUrl+`","protocol":"SQS endpoint"}`))
+	spec, err := webhook.Rules{SQSEndpoint: base, AWSAccounts: []string{"100010001000"}}.Parse(t.Context(), "w1", []byte(`{"endpoint":"`+*q.QueueUrl+`","protocol":"SQS endpoint"}`))
 	if err != nil {
 		t.Fatalf("queue URL %s refused: %v", *q.QueueUrl, err)
 	}
 
 	const key = "sqs-signing-key-0123456789"
 	h := start(t, func(c *Config) {
-		c.AllowNets = nil // SQS does not go through the HTTP guard
+		c.Guard = nil // SQS does not go through the HTTP guard
 		c.AWS = testAWS("")
 		c.SQSEndpoint = srv.URL()
 		c.AWSAccounts = []string{"100010001000"}
@@ -154,7 +154,7 @@ func TestLambdaDelivery(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	})
 	h := start(t, func(c *Config) {
-		c.AllowNets, c.AWS, c.AWSAccounts = nil, testAWS(rc.srv.URL), []string{"123456789012"}
+		c.Guard, c.AWS, c.AWSAccounts = nil, testAWS(rc.srv.URL), []string{"123456789012"}
 	})
 	h.subscribe(arn, webhook.ProtocolLambda, key)
 	id := h.publish("appointment.created", `{"appointment_id":"a-7"}`)[0]
@@ -203,7 +203,7 @@ func TestLambdaDelivery(t *testing.T) {
 func TestDeliveryRefusesAccountsNotAllowed(t *testing.T) {
 	rc := newReceiver(t, func(int, http.ResponseWriter, *http.Request) { t.Error("AWS was called") })
 	h := start(t, func(c *Config) {
-		c.AllowNets, c.AWS, c.AWSAccounts = nil, testAWS(rc.srv.URL), []string{"123456789012"}
+		c.Guard, c.AWS, c.AWSAccounts = nil, testAWS(rc.srv.URL), []string{"123456789012"}
 	})
 	h.subscribe("arn:aws:lambda:eu-west-1:210987654321:function:platform-admin", webhook.ProtocolLambda, "")
 	h.subscribe("https://sqs.eu-west-1.amazonaws.com/210987654321/q", webhook.ProtocolSQS, "")

@@ -19,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -65,9 +64,9 @@ type Config struct {
 	// exceed Timeout, or another process could attempt it concurrently.
 	Lease    time.Duration
 	Schedule Schedule
-	// AllowNets are destination prefixes the SSRF guard lets through
-	// although they are special (loopback, private, …). Empty in production.
-	AllowNets []netip.Prefix
+	// Guard decides which addresses each workspace's HTTP(S) deliveries
+	// may reach (nil: the SSRF rules alone).
+	Guard *webhook.Guard
 	// AWS configures the SQS and Lambda clients (credentials, region,
 	// endpoints); see config.LoadDefaultConfig.
 	AWS aws.Config
@@ -82,8 +81,9 @@ type Config struct {
 	// events are kept, and the pending deliveries of a disabled
 	// subscription; 0 keeps them forever.
 	Retention time.Duration
-	// KeepBodies: each attempt keeps the first KiB of the endpoint's
-	// answer for the delivery log.
+	// KeepBodies: each attempt keeps the first KiB of the answer of an
+	// endpoint at a public address for the delivery log (never of one only
+	// an allowance or a grant admits).
 	KeepBodies bool
 	// AttemptRetention is how long attempts (and their answer excerpts)
 	// are kept, whatever their delivery; 0 keeps them as long as it.
@@ -135,11 +135,14 @@ func New(cfg Config) (*Dispatcher, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Guard == nil {
+		cfg.Guard = webhook.NewGuard(webhook.GuardConfig{})
+	}
 	d := &Dispatcher{cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), process: uuid.NewString()}
 	if cfg.Clock != nil {
 		d.now = cfg.Clock
 	}
-	h := newHTTPSender(cfg.AllowNets, cfg.ConnectTimeout)
+	h := newHTTPSender(cfg.Guard, cfg.ConnectTimeout)
 	h.keepBody = cfg.KeepBodies
 	d.senders = map[string]sender{
 		webhook.ProtocolHTTP:   h,

@@ -62,7 +62,7 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 		ConnectTimeout: time.Second,
 		Lease:          5 * time.Second,
 		Schedule:       Schedule{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Minute},
-		AllowNets:      loopback,
+		Guard:          webhook.NewGuard(webhook.GuardConfig{Allow: loopback}),
 		Log:            zaptest.NewLogger(t),
 		Metrics:        reg,
 	}
@@ -455,7 +455,7 @@ func TestRetries(t *testing.T) {
 // TestRefusedAddress: with no allow-list a loopback endpoint is refused at
 // delivery, never connected to, and the subscriber sees why.
 func TestRefusedAddress(t *testing.T) {
-	h := start(t, func(c *Config) { c.AllowNets = nil })
+	h := start(t, func(c *Config) { c.Guard = nil })
 	rc := newReceiver(t, status(http.StatusOK))
 	subID := h.subscribe(rc.srv.URL, webhook.ProtocolHTTP, "")
 	d, attempts := h.finished(h.publish("receipt.created", `{}`)[0])

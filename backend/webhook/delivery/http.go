@@ -3,10 +3,12 @@ package delivery
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -25,26 +27,36 @@ const maxDrain = 64 << 10
 
 // httpSender POSTs messages to HTTP(S) endpoints.
 //
-// Every connection it opens goes through an SSRF guard (webhook.NewGuard)
-// that checks the address actually dialled, after DNS resolution, so a
-// hostname resolving to (or rebinding to) an internal address is refused
-// as an IP literal is, unless an operator allowed the prefix. It
-// never uses an HTTP proxy (the guard would then only see the proxy) and
-// never follows a redirect (the answer is the result).
+// Every connection it opens goes through the guard (webhook.Guard), which
+// checks the address actually dialled, after DNS resolution, against the
+// policy of the subscription's workspace: a hostname resolving to (or
+// rebinding to) an internal address is refused as an IP literal is,
+// unless an allowance or a grant of the workspace admits it, and a
+// listener of the gateway is refused whatever admits it. A workspace with
+// grants is sent on connections of its own, one per delivery, never kept:
+// a connection another workspace's grant admitted is never reused for it,
+// and a revoked grant admits no connection that outlived it. It never uses
+// an HTTP proxy (the guard would then only see the proxy) and never
+// follows a redirect (the answer is the result).
 type httpSender struct {
-	client *http.Client
-	// keepBody: the result keeps the first KiB of the answer's body.
+	guard *webhook.Guard
+	// shared sends for the workspaces without grants, its connections
+	// kept and reused; private for those with grants.
+	shared, private *http.Client
+	// keepBody: the result keeps the first KiB of an answer from a public
+	// address (public, the guard's Public); never of one only an allowance
+	// or a grant admits, whose answer is no client's to read.
 	keepBody bool
+	public   func(netip.Addr) bool
 }
 
-// newHTTPSender returns an httpSender whose guard lets allow through and
-// that gives up connecting, or the TLS handshake, after connect.
-func newHTTPSender(allow []netip.Prefix, connect time.Duration) *httpSender {
-	guard := webhook.NewGuard(allow)
-	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second, Control: guard.Safe}
-	transport := &http.Transport{
+// newHTTPSender returns an httpSender under guard that gives up
+// connecting, or the TLS handshake, after connect.
+func newHTTPSender(guard *webhook.Guard, connect time.Duration) *httpSender {
+	h := &httpSender{guard: guard, public: guard.Public}
+	shared := &http.Transport{
 		Proxy:                  nil,
-		DialContext:            dialer.DialContext,
+		DialContext:            dialer(connect, func(ctx context.Context) (webhook.Policy, error) { return guard.Policy(ctx, "") }),
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           100,
 		MaxIdleConnsPerHost:    4,
@@ -52,17 +64,74 @@ func newHTTPSender(allow []netip.Prefix, connect time.Duration) *httpSender {
 		TLSHandshakeTimeout:    connect,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
-	return &httpSender{client: &http.Client{
-		Transport: transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}}
+	private := &http.Transport{
+		Proxy:                  nil,
+		DialContext:            dialer(connect, policyOf),
+		DisableKeepAlives:      true,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1: no connection shared by requests
+		TLSHandshakeTimeout:    connect,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	h.shared = &http.Client{Transport: shared, CheckRedirect: noRedirect}
+	h.private = &http.Client{Transport: private, CheckRedirect: noRedirect}
+	return h
+}
+
+// dialer returns a DialContext that dials under the policy policy finds
+// for the dial's context, within connect.
+func dialer(connect time.Duration, policy func(context.Context) (webhook.Policy, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		p, err := policy(ctx)
+		if err != nil {
+			return nil, err
+		}
+		d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second, Control: p.Control}
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
+// policyKey is the context key of the policy a private dial is under.
+type policyKey struct{}
+
+// policyOf returns the policy the request of ctx is sent under.
+func policyOf(ctx context.Context) (webhook.Policy, error) {
+	p, ok := ctx.Value(policyKey{}).(webhook.Policy)
+	if !ok {
+		return webhook.Policy{}, errors.New("delivery: a private dial without its workspace's policy")
+	}
+	return p, nil
 }
 
 // send implements sender: 2xx is delivered, 410 is gone, any other answer
-// (3xx included: redirects are not followed) or failure is retried.
+// (3xx included: redirects are not followed) or failure is retried. An
+// attempt the copy of the grants refuses before any connection is made
+// once more under the workspace's grants read afresh, when it has any: a
+// grant made on another backend a moment before is in force at once
+// (a revocation, within the copy's TTL).
 func (h *httpSender) send(ctx context.Context, sub store.Subscription, m Message) Result {
+	p, err := h.guard.Policy(ctx, sub.WorkspaceID)
+	if err != nil {
+		return Result{Outcome: OutcomeConnectionError, Err: err}
+	}
+	r := h.sendUnder(ctx, p, sub, m)
+	if r.Outcome != OutcomeAddressRefused {
+		return r
+	}
+	if fresh, err := h.guard.FreshPolicy(ctx, sub.WorkspaceID); err == nil && fresh.Granted() {
+		return h.sendUnder(ctx, fresh, sub, m)
+	}
+	return r
+}
+
+// sendUnder makes the attempt under p.
+func (h *httpSender) sendUnder(ctx context.Context, p webhook.Policy, sub store.Subscription, m Message) Result {
+	client := h.shared
+	if p.Granted() {
+		client, ctx = h.private, context.WithValue(ctx, policyKey{}, p)
+	}
+	var remote net.Addr
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) { remote = c.Conn.RemoteAddr() }})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Endpoint, bytes.NewReader(m.Body))
 	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
 		return Result{Outcome: OutcomeInvalidEndpoint, Permanent: true, Err: redact(err)}
@@ -72,11 +141,14 @@ func (h *httpSender) send(ctx context.Context, sub store.Subscription, m Message
 	for k, v := range m.Headers() {
 		req.Header.Set(k, v)
 	}
-	res, err := h.client.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return failure(err)
 	}
-	r := Result{Outcome: httpOutcome(res.StatusCode), StatusCode: res.StatusCode, Body: h.excerpt(res.Body)}
+	r := Result{Outcome: httpOutcome(res.StatusCode), StatusCode: res.StatusCode}
+	if h.keepBody && h.fromPublic(remote) {
+		r.Body = excerpt(res.Body)
+	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxDrain))
 	res.Body.Close()
 	switch {
@@ -90,13 +162,16 @@ func (h *httpSender) send(ctx context.Context, sub store.Subscription, m Message
 	return r
 }
 
-// excerpt reads the start of an answer's body for the delivery log (at
-// most store.MaxResponseBody bytes, as valid UTF-8), or nothing unless the
-// sender keeps bodies.
-func (h *httpSender) excerpt(body io.Reader) string {
-	if !h.keepBody {
-		return ""
-	}
+// fromPublic reports whether the answer came from remote, a public
+// address: only such an answer may be kept.
+func (h *httpSender) fromPublic(remote net.Addr) bool {
+	tcp, ok := remote.(*net.TCPAddr)
+	return ok && h.public(tcp.AddrPort().Addr())
+}
+
+// excerpt reads the start of an answer's body for the delivery log: at
+// most store.MaxResponseBody bytes, as valid UTF-8.
+func excerpt(body io.Reader) string {
 	b, _ := io.ReadAll(io.LimitReader(body, store.MaxResponseBody))
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }

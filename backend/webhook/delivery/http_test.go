@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -67,7 +68,7 @@ func sendHTTP(t *testing.T, allow []netip.Prefix, endpoint string) Result {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	return newHTTPSender(allow, time.Second).send(ctx, d.Subscription, m)
+	return newHTTPSender(webhook.NewGuard(webhook.GuardConfig{Allow: allow}), time.Second).send(ctx, d.Subscription, m)
 }
 
 // countingServer counts the requests (and connections) it gets on address
@@ -225,7 +226,9 @@ func TestConnectTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	done := make(chan Result, 1)
-	go func() { done <- newHTTPSender(loopback, 100*time.Millisecond).send(ctx, d.Subscription, m) }()
+	go func() {
+		done <- newHTTPSender(webhook.NewGuard(webhook.GuardConfig{Allow: loopback}), 100*time.Millisecond).send(ctx, d.Subscription, m)
+	}()
 	select {
 	case r := <-done:
 		if r.Delivered || r.Outcome != OutcomeTimeout {

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"code.dny.dev/ssrf"
-
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
 // Outcomes of an attempt that do not come from an answer. They are stored
@@ -24,8 +23,9 @@ const (
 	OutcomeConnectionError = "connection_error"
 	OutcomeDNSError        = "dns_error"
 	OutcomeTLSError        = "tls_error"
-	// OutcomeAddressRefused: the endpoint resolved to an address the SSRF
-	// guard refuses (loopback, private, link-local, …).
+	// OutcomeAddressRefused: the endpoint resolved to an address the guard
+	// refuses for its workspace (loopback, private, link-local, … that no
+	// allowance or grant admits; a listener of the gateway).
 	OutcomeAddressRefused = "address_refused"
 	// OutcomeInvalidEndpoint: the stored endpoint cannot be requested.
 	OutcomeInvalidEndpoint = "invalid_endpoint"
@@ -77,8 +77,7 @@ func failure(err error) Result {
 		netErr  net.Error
 	)
 	switch {
-	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork),
-		errors.Is(err, ssrf.ErrProhibitedPort), errors.Is(err, ssrf.ErrInvalidHostPort):
+	case errors.Is(err, webhook.ErrDestinationRefused):
 		return Result{Outcome: OutcomeAddressRefused, Permanent: true, Err: err}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return Result{Outcome: OutcomeTimeout, Err: err}

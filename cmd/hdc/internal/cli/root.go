@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -13,12 +14,36 @@ import (
 )
 
 // Main runs hdc with the commands cmds under its root: an error is printed
-// on standard error, prefixed "hdc:", and exits 1.
+// on standard error, prefixed "hdc:", and exits with its ExitStatus.
 func Main(cmds ...*cobra.Command) {
 	if err := NewRoot(cmds...).Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "hdc:", err)
-		os.Exit(1)
+		os.Exit(ExitStatus(err))
 	}
+}
+
+// ExitError is an error that hdc exits with a status of its own for, so
+// that a script can tell it from other failures (which exit 1).
+type ExitError struct {
+	Status int
+	Err    error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// ExitStatus returns the status hdc exits with for err: 0 for none, an
+// ExitError's own, else 1.
+func ExitStatus(err error) int {
+	var e *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &e):
+		return e.Status
+	}
+	return 1
 }
 
 // NewRoot returns hdc's root command over cmds, with the version command:

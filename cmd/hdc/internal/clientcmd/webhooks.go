@@ -38,10 +38,12 @@ otherwise it accepts everything. Stop it with Ctrl-C.
 
 The backend refuses to deliver to loopback, private and other special
 addresses unless it allows them: run hdc up with --allow-loopback-webhooks for
-a receiver on this machine. A deployment's backend allows address prefixes
-with HDC_WEBHOOK_ALLOW_NETS (--webhook-allow-nets), comma-separated: for a
-receiver on loopback or a private network, say 127.0.0.0/8,::1 or
-10.1.2.0/24.`,
+a receiver on this machine. A deployment's backend allows loopback to every
+workspace with HDC_WEBHOOK_ALLOW_NETS (--webhook-allow-nets, 127.0.0.0/8,::1),
+and a receiver on a private network to its own workspace alone, which an
+operator grants: hdc subscriptions destinations grant --workspace W
+--destination 10.1.2.3:9999. The receiver's answers are not shown in the delivery
+log, only its statuses.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

@@ -102,15 +102,15 @@ func testWebhooksListen(t *testing.T, key string) {
 
 // TestWebhooksListenHelp: the help of hdc webhooks listen names what lets
 // the backend deliver to its receiver, on this machine (hdc up's flag) and
-// in a deployment (HDC_WEBHOOK_ALLOW_NETS, for a receiver on loopback or a
-// private network).
+// in a deployment (HDC_WEBHOOK_ALLOW_NETS for a receiver on loopback, an
+// operator's grant for one on a private network).
 func TestWebhooksListenHelp(t *testing.T) {
 	t.Parallel()
 	res := clitest.Run(t, nil, "webhooks", "listen", "--help")
 	if res.Err != nil {
 		t.Fatalf("webhooks listen --help: %v: %s", res.Err, res.Stderr)
 	}
-	for _, want := range []string{"--allow-loopback-webhooks", "HDC_WEBHOOK_ALLOW_NETS", "private network"} {
+	for _, want := range []string{"--allow-loopback-webhooks", "HDC_WEBHOOK_ALLOW_NETS", "private network", "hdc subscriptions destinations grant"} {
 		if !bytes.Contains(res.Stdout, []byte(want)) {
 			t.Errorf("webhooks listen --help does not name %q:\n%s", want, res.Stdout)
 		}

@@ -172,12 +172,16 @@ func newAuditExportCmd(sf *storeFlags) *cobra.Command {
 		Short: "Export audit records as FHIR R4 AuditEvent resources (NDJSON)",
 		Long: `Export the audit records the filters select (as for list) as FHIR R4
 AuditEvent resources, one per line: the NDJSON of FHIR bulk data export
-(application/fhir+ndjson), mapped as the AuditEvent route maps them.`,
+(application/fhir+ndjson), mapped as the AuditEvent route maps them. --limit
+is at most 1000, as the Admin API's; without it every record is exported.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tq, err := q.query()
 			if err != nil {
 				return err
+			}
+			if q.limit > trail.MaxLimit {
+				return fmt.Errorf("--limit must be at most %d (0: every record)", trail.MaxLimit)
 			}
 			tq.Limit = q.limit
 			return sf.withTrail(cmd, trail.Config{}, func(ctx context.Context, p plane) error {

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -397,5 +399,44 @@ func TestAuditHelp(t *testing.T) {
 				t.Errorf("%v: %v\n%s%s", args, res.Err, res.Stdout, res.Stderr)
 			}
 		})
+	}
+}
+
+// TestAuditVerifyBeforeTheFirstCheckpoint: with a checkpoints' bucket that
+// holds none yet, verify prints each trail's line, says that the chains
+// were verified but not against a checkpoint, and exits
+// ExitNoCheckpoint; a break still exits 1 naming it, and says that there
+// was no checkpoint.
+func TestAuditVerifyBeforeTheFirstCheckpoint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	seedAudit(t, dir)
+	bucket := "file://" + t.TempDir()
+	verify := func() (clitest.Result, int) {
+		res := clitest.Run(t, nil, "audit", "verify", "--checkpoints", bucket, "--data", dir)
+		var exit *exec.ExitError
+		if !errors.As(res.Err, &exit) {
+			return res, 0
+		}
+		return res, exit.ExitCode()
+	}
+	res, status := verify()
+	if status != ExitNoCheckpoint || !strings.Contains(string(res.Stderr), "hdc: no checkpoint in "+bucket+" yet: the trails' chains were verified") {
+		t.Fatalf("verify: exit status %d\n%s", status, res.Stderr)
+	}
+	chains := map[string]string{}
+	for line := range strings.Lines(string(res.Stdout)) {
+		s := decode[trail.Status](t, line)
+		chains[s.Workspace] = s.Status
+	}
+	if want := map[string]string{"": "ok", "acme": "ok", "globex": "ok"}; !maps.Equal(chains, want) {
+		t.Errorf("statuses %v, want %v", chains, want)
+	}
+	if _, err := auditDB(t, dir).Exec(`DELETE FROM audit_records WHERE workspace_id = 'acme' AND seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	res, status = verify()
+	if stderr := string(res.Stderr); status != 1 || !strings.Contains(stderr, `workspace "acme" breaks at record 2`) || !strings.Contains(stderr, "no checkpoint in "+bucket) {
+		t.Fatalf("verify of a broken trail: exit status %d\n%s", status, stderr)
 	}
 }

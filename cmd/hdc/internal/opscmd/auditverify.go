@@ -3,6 +3,7 @@ package opscmd
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -46,8 +47,11 @@ With --admin the backend verifies, against its own checkpoints and
 retention: --checkpoints and --retention are not used.
 
 Prints one JSON line per trail with its status. When a trail breaks, exits
-non-zero naming the first break: its workspace, the record's seq, and what
-is wrong there.`,
+1 naming the first break: its workspace, the record's seq, and what is
+wrong there. When the checkpoints' bucket holds none yet (a new fleet,
+before its first checkpoint), verifies the chains alone, says so, and exits
+3 (the Admin API's problem no_checkpoint): nothing broke, but what only a
+checkpoint shows was not checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			keep, err := operator.ParseRetention(retention)
@@ -56,17 +60,7 @@ is wrong there.`,
 			}
 			cfg := trail.Config{Checkpoints: cmp.Or(checkpoints, sf.LocalCheckpoints()), Retention: keep}
 			return sf.withTrail(cmd, cfg, func(ctx context.Context, p plane) error {
-				r, err := p.VerifyAudit(ctx)
-				if err != nil {
-					return err
-				}
-				noteCheckpoint(cmd.ErrOrStderr(), r.Checkpoint, sf.Admin.remoteMode())
-				for _, s := range r.Trails {
-					if err := printLine(cmd.OutOrStdout(), s); err != nil {
-						return err
-					}
-				}
-				return r.Err()
+				return verifyTrails(ctx, cmd, p, sf.Admin.remoteMode())
 			})
 		},
 	}
@@ -75,6 +69,38 @@ is wrong there.`,
 	cli.EnvStringVar(cmd.Flags(), &retention, "retention", "HDC_AUDIT_RETENTION", operator.DefaultAuditRetention.String(),
 		"the backend's audit retention, a `duration`: no prune may remove a younger record")
 	return cmd
+}
+
+// ExitNoCheckpoint is the status hdc audit verify exits with when every
+// trail verifies but the checkpoints' bucket holds no checkpoint yet.
+const ExitNoCheckpoint = 3
+
+// verifyTrails verifies the trails through p, prints each one's line and
+// fails naming the first break; with no checkpoint yet it fails with
+// ExitNoCheckpoint.
+func verifyTrails(ctx context.Context, cmd *cobra.Command, p plane, remote bool) error {
+	r, err := p.VerifyAudit(ctx)
+	none := trail.AsNoCheckpoint(err)
+	if err != nil && none == nil {
+		return err
+	}
+	if none == nil {
+		noteCheckpoint(cmd.ErrOrStderr(), r.Checkpoint, remote)
+	}
+	for _, s := range r.Trails {
+		if err := printLine(cmd.OutOrStdout(), s); err != nil {
+			return err
+		}
+	}
+	broken := r.Err()
+	switch {
+	case none == nil:
+		return broken
+	case broken != nil: // a break outranks the missing checkpoint
+		fmt.Fprintln(cmd.ErrOrStderr(), "hdc:", none.Detail)
+		return broken
+	}
+	return &cli.ExitError{Status: ExitNoCheckpoint, Err: errors.New(none.Detail)}
 }
 
 // noteCheckpoint says on w which checkpoint the trails were verified

@@ -24,7 +24,9 @@ do what the API lets you do, and an auditor's console shows no button that
 changes anything.
 
 It prints a URL with a one-time token: open it once, and the browser keeps
-a session cookie. It listens on loopback only, unless --allow-remote.`,
+a session cookie. It listens on loopback only, unless --allow-remote, and
+answers only under the names it listens on (127.0.0.1, localhost, [::1],
+the host of --listen): any other Host is refused 421.`,
 		Example: `  hdc console
   hdc console --listen 127.0.0.1:0 --admin https://backend:9081 --cert me.pem --key me-key.pem --ca ca.pem`,
 		Args: cobra.NoArgs,

@@ -39,8 +39,12 @@ func newFleetCmd() *cobra.Command {
 		Short: "Show the backends and the edges of the fleet, as the backends see them",
 		Long: `Show the fleet as the backends see it: each backend writes a heartbeat every
 5 seconds, and each edge that follows the key plane reports every 5 seconds
-the change it applied and the kids it used. Processes not heard from for a
-day are left out; "current" is false for one not heard from for 15 seconds.`,
+the change it applied and the kids it used. "current" is false for one not
+heard from for 15 seconds; one not heard from for the backends'
+HDC_FLEET_FORGET_AFTER (an hour by default; in direct mode, an hour) is left
+out, and "leaves_at" says when that will be. A backend started again on the
+same host and address replaces the row of the one before it, and an edge
+started again with the same certificate from the same address too.`,
 	}
 	sf.register(cmd)
 	cmd.AddCommand(&cobra.Command{

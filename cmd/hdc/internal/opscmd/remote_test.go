@@ -271,3 +271,45 @@ func TestClientLimitsRemote(t *testing.T) {
 		t.Fatalf("acme's records by %s: %+v, %v", operatorName, rs, err)
 	}
 }
+
+// TestDestinationsRemote: hdc subscriptions destinations grant, list and
+// revoke, through the Admin API and directly, hold a workspace's private
+// receivers; each change names its author; a name or an unknown workspace
+// changes nothing.
+func TestDestinationsRemote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, flags := serveAdmin(t, dir)
+	mustOut(remote(t, flags, "clients", "create", "--workspace", "acme"))
+	var g struct {
+		ID, Prefix string
+		Port       *int
+	}
+	out := mustOut(remote(t, flags, "subscriptions", "destinations", "grant", "--workspace", "acme", "--destination", "10.0.0.31:9999"))
+	if err := json.Unmarshal([]byte(out), &g); err != nil || g.Prefix != "10.0.0.31/32" || g.Port == nil || *g.Port != 9999 {
+		t.Fatalf("granted: %s", out)
+	}
+	mustOut(hdc(t, dir, "subscriptions", "destinations", "grant", "--workspace", "acme", "--destination", "10.0.7.0/28"))
+	listed := mustOut(remote(t, flags, "subscriptions", "destinations", "list", "--workspace", "acme"))
+	if direct := mustOut(hdc(t, dir, "subscriptions", "destinations", "list", "--workspace", "acme")); direct != listed ||
+		!strings.Contains(listed, g.ID) || !strings.Contains(listed, `"10.0.7.0/28"`) {
+		t.Fatalf("listed %s; directly %s", listed, direct)
+	}
+	for _, bad := range [][]string{{"--workspace", "acme", "--destination", "hooks.internal:9999"}, {"--workspace", "nowhere", "--destination", "10.0.0.32"},
+		{"--workspace", "acme", "--destination", "10.0.0.32:0"}, {"--workspace", "acme", "--destination", "169.254.169.254:80"}} {
+		if _, err := remote(t, flags, append([]string{"subscriptions", "destinations", "grant"}, bad...)...); err == nil {
+			t.Fatalf("grant %q was made", bad)
+		}
+	}
+	if _, err := remote(t, flags, "subscriptions", "destinations", "revoke", "--workspace", "acme", "--grant", uuid.NewString()); err == nil ||
+		!strings.Contains(err.Error(), "no grant") {
+		t.Fatalf("an unknown grant: %v", err)
+	}
+	if out := mustOut(remote(t, flags, "subscriptions", "destinations", "revoke", "--workspace", "acme", "--grant", g.ID)); !strings.Contains(out, `"revoked_by": "`+operatorName+`"`) {
+		t.Fatalf("revoked: %s", out)
+	}
+	rs, err := srv.Store().ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: g.ID})
+	if err != nil || len(rs) != 2 || rs[0].Action != audit.DestinationGrant || rs[1].Action != audit.DestinationRevoke {
+		t.Fatalf("the grant's records by %s: %+v, %v", operatorName, rs, err)
+	}
+}

@@ -14,17 +14,19 @@ func newSubscriptionsCmd() *cobra.Command {
 	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "subscriptions",
-		Short: "Show and delete the webhook subscriptions of any workspace, read and redeliver their deliveries",
+		Short: "Show and delete the webhook subscriptions of any workspace, read and redeliver their deliveries, grant their private receivers",
 		Long: `Show and delete the webhook subscriptions of any workspace: the operators'
 view of what each workspace's clients registered through the notification API.
 A subscription's signing key is never shown, only whether it has one. Read a
 subscription's delivery log and one delivery's attempts; send one delivery
-again, or every one that failed since a time. A deletion, a redelivery and a
-recovery are recorded in the workspace's audit trail under your name.`,
+again, or every one that failed since a time. Grant a workspace the private
+receivers its subscriptions may name (destinations). A deletion, a
+redelivery, a recovery and a grant's change are recorded in the workspace's
+audit trail under your name.`,
 	}
 	sf.register(cmd)
 	cmd.AddCommand(newSubscriptionsListCmd(&sf), newSubscriptionsGetCmd(&sf), newSubscriptionsDeleteCmd(&sf),
-		newDeliveriesCmd(&sf), newDeliveryCmd(&sf), newRedeliverCmd(&sf), newRecoverCmd(&sf))
+		newDeliveriesCmd(&sf), newDeliveryCmd(&sf), newRedeliverCmd(&sf), newRecoverCmd(&sf), newDestinationsCmd(&sf))
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -20,6 +21,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	auditcheckpoint "github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	_ "github.com/health-data-connect/hdc/caddymodule"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clientcmd"
@@ -193,7 +195,11 @@ func (o *upOptions) prepareData(data string) (string, error) {
 // client, whose credentials it returns. On failure it closes the backend.
 func (o upOptions) newBackend(ctx context.Context, data, hopDir string, logger *zap.Logger, out io.Writer) (*backend.Server, apiclient.Credentials, error) {
 	var creds apiclient.Credentials
-	srv, err := backend.New(ctx, o.backendConfig(data, hopDir), logger.Named("backend"))
+	cfg, err := o.backendConfig(ctx, data, hopDir)
+	if err != nil {
+		return nil, creds, err
+	}
+	srv, err := backend.New(ctx, cfg, logger.Named("backend"))
 	if err != nil {
 		return nil, creds, err
 	}
@@ -230,8 +236,10 @@ func wait(ctx context.Context, out io.Writer, backendDone <-chan error, stopBack
 }
 
 // backendConfig is the backend's configuration in this stack: the flags'
-// and environment's, on the addresses, data and hop files of hdc up.
-func (o upOptions) backendConfig(data, hopDir string) backend.Config {
+// and environment's, on the addresses, data and hop files of hdc up, the
+// edge's site and metrics listeners refused to webhooks (the backend
+// refuses its own).
+func (o upOptions) backendConfig(ctx context.Context, data, hopDir string) (backend.Config, error) {
 	cfg := o.backend
 	cfg.Listen, cfg.InternalListen, cfg.DataDir = o.backendListen, o.internalListen, data
 	cfg.HopCA = filepath.Join(hopDir, pki.CAFile)
@@ -245,7 +253,14 @@ func (o upOptions) backendConfig(data, hopDir string) backend.Config {
 	if o.allowLoopbackWebhooks {
 		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
 	}
-	return cfg
+	for _, edge := range []string{o.listen, o.metrics} {
+		ds, err := webhook.ListenerDestinations(ctx, net.DefaultResolver, edge)
+		if err != nil {
+			return cfg, fmt.Errorf("the edge's listener %s, which webhooks must not reach: %w", edge, err)
+		}
+		cfg.WebhookRefusedDestinations = append(cfg.WebhookRefusedDestinations, ds...)
+	}
+	return cfg, nil
 }
 
 func upLogger(level string) (*zap.Logger, error) {
