@@ -43,6 +43,11 @@ type Client struct {
 	// Progress draws bars for large transfers; its zero value, the
 	// default, none.
 	Progress Progress
+	// Header holds fields Do sends with each call beside its own (hdc
+	// call -H); the logins and refreshes go without them. A field the
+	// client sets itself (Authorization, the encryption's) overrides one
+	// here.
+	Header http.Header
 }
 
 // tokenPair is the login and refresh answer, with when it was obtained.
@@ -136,12 +141,12 @@ func (c *Client) login() error {
 
 func (c *Client) refresh() error {
 	b, _ := json.Marshal(map[string]string{"refresh_token": c.tokens.RefreshToken, "access_token": c.tokens.AccessToken})
-	return c.obtain(contract.PathRefresh, b, map[string]string{
-		"Authorization": "Bearer " + c.tokens.AccessToken, "Client-Id": c.creds.ClientID})
+	return c.obtain(contract.PathRefresh, b, http.Header{
+		"Authorization": {"Bearer " + c.tokens.AccessToken}, "Client-Id": {c.creds.ClientID}})
 }
 
 // obtain posts to a token route and caches the pair it answers.
-func (c *Client) obtain(path string, body []byte, header map[string]string) error {
+func (c *Client) obtain(path string, body []byte, header http.Header) error {
 	resp, err := c.send("POST", path, nil, JSONBody(body), header)
 	if err != nil {
 		return err
@@ -178,7 +183,12 @@ func (c *Client) Do(method, path string, query url.Values, b *Body) (*http.Respo
 		if err != nil {
 			return nil, err
 		}
-		resp, err := c.roundTrip(method, path, query, b, map[string]string{"Authorization": "Bearer " + tok})
+		header := c.Header.Clone()
+		if header == nil {
+			header = http.Header{}
+		}
+		header.Set("Authorization", "Bearer "+tok)
+		resp, err := c.roundTrip(method, path, query, b, header)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +203,7 @@ func (c *Client) Do(method, path string, query url.Values, b *Body) (*http.Respo
 }
 
 // send sends a request and reads its answer whole, decrypted.
-func (c *Client) send(method, path string, query url.Values, b *Body, header map[string]string) (*Response, error) {
+func (c *Client) send(method, path string, query url.Values, b *Body, header http.Header) (*Response, error) {
 	resp, err := c.roundTrip(method, path, query, b, header)
 	if err != nil {
 		return nil, err
@@ -204,7 +214,7 @@ func (c *Client) send(method, path string, query url.Values, b *Body, header map
 
 // roundTrip builds the request, its body encrypted when asked and streamed
 // when it is not in memory, sends it, and returns the answer unread.
-func (c *Client) roundTrip(method, path string, query url.Values, b *Body, header map[string]string) (*http.Response, error) {
+func (c *Client) roundTrip(method, path string, query url.Values, b *Body, header http.Header) (*http.Response, error) {
 	u := strings.TrimSuffix(c.creds.BaseURL, "/") + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -213,15 +223,15 @@ func (c *Client) roundTrip(method, path string, query url.Values, b *Body, heade
 	if err != nil {
 		return nil, err
 	}
+	for k, vs := range header {
+		req.Header[http.CanonicalHeaderKey(k)] = vs
+	}
 	p := c.encode(b)
 	if c.encrypt {
 		req.Header.Set(contract.HeaderEncryption, contract.EncryptionJWE)
 		if p.empty() {
 			req.Header.Set(contract.HeaderEncryptionKid, c.creds.Kid)
 		}
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
 	}
 	telemetry.InjectEnv(req.Header)
 	finish := c.attach(req, p)

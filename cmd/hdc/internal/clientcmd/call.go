@@ -9,11 +9,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/apiclient"
-	"github.com/spf13/cobra"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // DefaultCredentials is where hdc up writes the demo client's credentials,
@@ -28,7 +32,7 @@ type callOptions struct {
 	sharingKey                             string
 	encrypt                                bool
 	data, file                             string
-	query                                  []string
+	query, header                          []string
 	include                                bool
 	output                                 string
 }
@@ -60,6 +64,11 @@ the encrypted JSON form {"file": "<base64>"}. Files and standard input are
 streamed, never held in memory, encrypted as they are sent; the length is
 sent ahead when it is known (a file, not a pipe).
 
+-H adds a header field to the request, as curl's -H does ('Name: value',
+repeatable): an Idempotency-Key, say. The fields hdc call sets itself
+(Authorization, Content-Type, Content-Length, X-Encryption,
+X-Encryption-Kid, Host) are refused.
+
 -i prints the status line and headers of the answer, as received, before
 its body. -o writes the body of a successful answer to a file (mode 0600),
 decrypted, and only once the whole envelope is verified; an error answer
@@ -73,6 +82,9 @@ const callExample = `  # JSON inline, from a file, from standard input
 
   # An encrypted upload, streamed (a progress bar on a terminal), with a query parameter
   hdc call --encrypt POST /mr/api/v2/docs --file visit.mp3 --query task=smart
+
+  # A change that the API makes once however often it is sent (docs/api.md, idempotency)
+  hdc call -H "Idempotency-Key: $(uuidgen)" POST /notification/v1/connect/webhook/subscriptions --data @subscription.json
 
   # The status line and headers before the body, like curl -i
   hdc call -i --encrypt GET /notification/v1/connect/webhook/subscriptions
@@ -117,6 +129,7 @@ func newCallCmd() *cobra.Command {
 	f.StringVarP(&o.data, "data", "d", "", "JSON body; @FILE reads it from a file, - from standard input")
 	f.StringVar(&o.file, "file", "", "file to upload")
 	f.StringArrayVar(&o.query, "query", nil, "query parameter k=v (repeatable)")
+	f.StringArrayVarP(&o.header, "header", "H", nil, "header field 'Name: value' to send (repeatable)")
 	f.BoolVarP(&o.include, "include", "i", false, "print the answer's status line and headers before its body")
 	f.StringVarP(&o.output, "output", "o", "", "write the body of a successful answer to FILE (- for standard output) instead of printing it")
 	cmd.MarkFlagsMutuallyExclusive("data", "file")
@@ -135,6 +148,10 @@ func runCall(o callOptions, method, path string, stdin io.Reader, out, errOut io
 	if err != nil {
 		return err
 	}
+	header, err := parseHeader(o.header)
+	if err != nil {
+		return err
+	}
 	b, err := o.requestBody(stdin)
 	if err != nil {
 		return err
@@ -144,6 +161,7 @@ func runCall(o callOptions, method, path string, stdin io.Reader, out, errOut io
 		return err
 	}
 	c.Progress = apiclient.NewProgress(errOut)
+	c.Header = header
 	resp, err := c.Do(method, path, query, b)
 	if err != nil {
 		return err
@@ -180,6 +198,31 @@ func parseQuery(kvs []string) (url.Values, error) {
 		query.Add(k, v)
 	}
 	return query, nil
+}
+
+// ownFields are the header fields hdc call sets itself, which -H may not
+// set: a second value would contradict the first.
+var ownFields = []string{"Authorization", "Content-Type", "Content-Length", "Transfer-Encoding", "Host",
+	contract.HeaderEncryption, contract.HeaderEncryptionKid}
+
+// parseHeader parses the -H fields, 'Name: value' as curl takes them. An
+// error names the field, never its value, which may be a secret.
+func parseHeader(fields []string) (http.Header, error) {
+	h := http.Header{}
+	for _, f := range fields {
+		name, value, ok := strings.Cut(f, ":")
+		value = strings.TrimSpace(value)
+		switch {
+		case !ok || !httpguts.ValidHeaderFieldName(name):
+			return nil, fmt.Errorf("-H: want 'Name: value', a field's name of letters, digits and !#$%%&'*+-.^_`|~")
+		case !httpguts.ValidHeaderFieldValue(value):
+			return nil, fmt.Errorf("-H %s: the value holds a control character", name)
+		case slices.ContainsFunc(ownFields, func(own string) bool { return strings.EqualFold(own, name) }):
+			return nil, fmt.Errorf("-H %s: hdc call sets this field itself", name)
+		}
+		h.Add(name, value)
+	}
+	return h, nil
 }
 
 // requestBody is the body --data or --file names, or nil.

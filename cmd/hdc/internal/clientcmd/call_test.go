@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +39,7 @@ type recorded struct {
 	contentLength int64
 	contentType   string
 	body          []byte
+	header        http.Header
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
@@ -80,7 +82,7 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 			}
 		}
 		api.mu.Lock()
-		api.requests = append(api.requests, recorded{r.ContentLength, r.Header.Get("Content-Type"), b})
+		api.requests = append(api.requests, recorded{r.ContentLength, r.Header.Get("Content-Type"), b, r.Header.Clone()})
 		api.mu.Unlock()
 		reply(w, r, api.status, api.answer, api.tamper)
 	})
@@ -131,6 +133,50 @@ func TestCallData(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCallHeader: -H sends its fields with the call, plain or encrypted,
+// a field given twice with both values; a malformed field or one hdc call
+// sets itself is refused before anything is sent, naming the field and
+// not its value.
+func TestCallHeader(t *testing.T) {
+	for _, encrypt := range []bool{false, true} {
+		api := newFakeAPI(t)
+		o := callOptions{header: []string{"Idempotency-Key: k-1", "X-Note:a", "x-note:  b "}}
+		if _, stderr, err := api.call(o, encrypt, nil, "POST"); err != nil {
+			t.Fatalf("encrypted %v: %v: %s", encrypt, err, stderr)
+		}
+		h := api.requests[0].header
+		if h.Get("Idempotency-Key") != "k-1" || !slices.Equal(h.Values("X-Note"), []string{"a", "b"}) ||
+			h.Get("Authorization") != "Bearer a" {
+			t.Fatalf("encrypted %v: the API got %v", encrypt, h)
+		}
+	}
+	for field, want := range map[string]string{
+		"Authorization: Bearer secret-token": "-H Authorization: hdc call sets this field itself",
+		"x-encryption: none":                 "-H x-encryption: hdc call sets this field itself",
+		"Content-Type: text/secret":          "-H Content-Type: hdc call sets this field itself",
+		"no colon secret":                    "-H: want 'Name: value'",
+		"Bad Name: secret":                   "-H: want 'Name: value'",
+		"X-Ok: sec\x01ret":                  "",
+		"X-Ok: sec\nret":                    "",
+	} {
+		t.Run(field, func(t *testing.T) {
+			api := newFakeAPI(t)
+			field := strings.NewReplacer(`\x01`, "\x01", `\n`, "\n").Replace(field)
+			if want == "" {
+				want = "-H X-Ok: the value holds a control character"
+			}
+			_, _, err := api.call(callOptions{header: []string{field}}, false, nil, "GET")
+			if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "secret") ||
+				strings.Contains(err.Error(), "sec") {
+				t.Fatalf("-H %q: %v, want %q", field, err, want)
+			}
+			if len(api.requests) != 0 {
+				t.Fatalf("-H %q: sent %d requests", field, len(api.requests))
+			}
+		})
 	}
 }
 
