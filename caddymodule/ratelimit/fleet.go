@@ -12,9 +12,10 @@ import (
 
 // Fleet counts in Redis and, while Redis does not answer, in memory at
 // this edge's share of each limit, never failing a request for it. It
-// turns to memory at the first request Redis fails (within Timeout), and
-// back to Redis at the first Ping that answers after; Run pings every
-// ProbeEvery meanwhile.
+// turns to memory at the first request or check Redis fails (within
+// Timeout), and back to Redis at the first Ping that answers after; Run
+// pings every ProbeEvery meanwhile, and every CheckEvery while Redis
+// answers, so that an edge without traffic knows too.
 type Fleet struct {
 	redis *Redis
 	local *Memory
@@ -32,6 +33,9 @@ type FleetConfig struct {
 	// ProbeEvery is how often Redis is pinged while it does not answer
 	// (default 500ms).
 	ProbeEvery time.Duration
+	// CheckEvery is how often Redis is pinged while it answers (default
+	// 10s), well within the minute the alert on counting alone waits.
+	CheckEvery time.Duration
 	// Shared is told whether the fleet counts in Redis (true) or alone
 	// (false), at each change and at the start; nil for none.
 	Shared func(bool)
@@ -48,6 +52,9 @@ func NewFleet(redis *Redis, local *Memory, cfg FleetConfig) *Fleet {
 	}
 	if cfg.ProbeEvery <= 0 {
 		cfg.ProbeEvery = 500 * time.Millisecond
+	}
+	if cfg.CheckEvery <= 0 {
+		cfg.CheckEvery = 10 * time.Second
 	}
 	if cfg.Shared == nil {
 		cfg.Shared = func(bool) {}
@@ -117,10 +124,11 @@ func (f *Fleet) fail(ctx context.Context, err error) {
 		zap.Float64("share", f.cfg.Share), zap.Error(err))
 }
 
-// Run pings Redis while it does not answer, and turns back to it at the
-// first answer, until ctx is done.
+// Run pings Redis every CheckEvery while it answers, turning to counting
+// alone when it does not, and every ProbeEvery while it does not,
+// turning back to it at the first answer, until ctx is done.
 func (f *Fleet) Run(ctx context.Context) {
-	t := time.NewTicker(f.cfg.ProbeEvery)
+	t := time.NewTimer(f.next())
 	defer t.Stop()
 	for {
 		select {
@@ -128,17 +136,26 @@ func (f *Fleet) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if !f.down.Load() {
-			continue
-		}
 		c, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 		err := f.redis.Ping(c)
 		cancel()
-		if err == nil && f.down.CompareAndSwap(true, false) {
+		switch {
+		case err != nil:
+			f.fail(ctx, err)
+		case f.down.CompareAndSwap(true, false):
 			f.cfg.Shared(true)
 			f.cfg.Log.Info("redis answers again: counting rate limits for the whole fleet")
 		}
+		t.Reset(f.next())
 	}
+}
+
+// next is how long Run waits before its next ping.
+func (f *Fleet) next() time.Duration {
+	if f.down.Load() {
+		return f.cfg.ProbeEvery
+	}
+	return f.cfg.CheckEvery
 }
 
 // Shared reports whether the fleet counts in Redis now.

@@ -140,6 +140,30 @@ func TestFleetFallsBack(t *testing.T) {
 	}
 }
 
+// TestFleetIdleNoticesRedisGone: a Fleet that serves no request notices
+// Redis going away by its periodic check, so that the gauge and its alert
+// do not wait for traffic.
+func TestFleetIdleNoticesRedisGone(t *testing.T) {
+	t.Parallel()
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { dead.Close() })
+	m, _ := newTestMemory(t)
+	shared := make(chan bool, 4)
+	f := NewFleet(NewRedis(dead), m, FleetConfig{CheckEvery: 20 * time.Millisecond, Shared: func(s bool) { shared <- s }})
+	<-shared // true at the start
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.Run(ctx)
+	select {
+	case s := <-shared:
+		if s || f.Shared() {
+			t.Fatal("shared still, with Redis gone")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an idle fleet did not notice within 5 s that Redis is gone")
+	}
+}
+
 // TestFleetComesBack: a Fleet counting alone turns back to Redis at the
 // first ping that answers, and says so.
 func TestFleetComesBack(t *testing.T) {
