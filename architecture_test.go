@@ -135,6 +135,7 @@ var importRules = []importRule{
 		func(p string) bool { return under(p, "console") },
 		is("backend/admin/adminapi", "backend/admin/adminclient", "backend/audit", "backend/audit/fhirview",
 			"internal/clientkey", "internal/contract", "internal/problem")},
+	{"The trial's S3 store imports nothing of ours", is("cmd/hdc-s3"), nothing},
 	{"The clients' commands import nothing of the backend or the edge",
 		is("cmd/hdc/internal/clientcmd"),
 		func(d string) bool {

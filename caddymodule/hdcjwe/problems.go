@@ -16,7 +16,7 @@ var (
 	errEncryptionRequired = problem.New(http.StatusBadRequest, problem.CodeEncryptionRequired,
 		"This route only accepts JWE-encrypted requests (X-Encryption: JWE).")
 	errEncryptionHeader = problem.New(http.StatusBadRequest, problem.CodeInvalidEncryptionHeader,
-		"X-Encryption must be given once, with the value JWE, or not at all.")
+		"X-Encryption must be given once, with the value JWE (in any case), or not at all.")
 	errKidHeader = problem.New(http.StatusBadRequest, problem.CodeInvalidEncryptionHeader,
 		"X-Encryption-Kid must be given once.")
 	errMissingKid = problem.New(http.StatusBadRequest, problem.CodeInvalidEnvelope,

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/internal/pki"
+	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
@@ -74,6 +76,7 @@ func TestWebhookTestEvent(t *testing.T) {
 			t.Fatalf("npm %s: %s %v", lib, out, err)
 		}
 	}
+	checkTestEventLikeReal(t, s, c, ok)
 
 	// Encrypted: the answer is sealed and opens to the same form.
 	sealed := s.Send(c, true, "POST", hdctest.SubsPath+"/"+okID+"/test", nil, hdctest.Bearer(tk))
@@ -120,4 +123,45 @@ func newStatusReceiver(t *testing.T, status int, delay time.Duration) *statusRec
 	}))
 	t.Cleanup(rc.Close)
 	return rc
+}
+
+// checkTestEventLikeReal publishes a real event to c's workspace, which
+// the receiver ok (whose one request so far is a test event) is
+// subscribed to, and holds the test event's body to the real one's: both
+// are docs/openapi.yaml's Event, and their timestamps have the same
+// precision, the microsecond the stores keep a published event's time to.
+func checkTestEventLikeReal(t *testing.T, s *hdctest.Stack, c *hdctest.APIClient, ok *hdctest.WebhookReceiver) {
+	t.Helper()
+	status, body := s.InternalCall(s.InternalClient(pki.Publisher), "POST", s.Internal+"/internal/v1/events",
+		`{"workspace_id":"`+c.Workspace+`","type":"appointment.created","data":{"appointment_id":"a-1"}}`)
+	if status != http.StatusAccepted {
+		t.Fatalf("publish: %d %s", status, body)
+	}
+	testkit.Eventually(t, 30*time.Second, "the real event's delivery", func() bool { return len(ok.Deliveries()) == 2 })
+	doc, err := hdctest.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stamps [2]time.Time
+	for i, d := range ok.Deliveries() {
+		if err := doc.CheckJSON("/components/schemas/Event", d.Body, string(d.Body)); err != nil {
+			t.Error(err)
+		}
+		var e struct {
+			Timestamp string `json:"timestamp"`
+		}
+		if json.Unmarshal(d.Body, &e) != nil {
+			t.Fatalf("a delivery's body: %s", d.Body)
+		}
+		if stamps[i], err = time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
+			t.Fatalf("the timestamp of %s: %v", d.Body, err)
+		}
+	}
+	if !stamps[1].Equal(stamps[1].Truncate(time.Microsecond)) {
+		t.Fatalf("the real event's timestamp %s is not a whole microsecond: the test's premise is out of date", stamps[1].Format(time.RFC3339Nano))
+	}
+	if !stamps[0].Equal(stamps[0].Truncate(time.Microsecond)) {
+		t.Fatalf("the test event's timestamp %s is finer than a real event's (%s), which is a whole microsecond",
+			stamps[0].Format(time.RFC3339Nano), stamps[1].Format(time.RFC3339Nano))
+	}
 }

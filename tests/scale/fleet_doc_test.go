@@ -4,20 +4,18 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
-	"github.com/health-data-connect/hdc/backend/blob/blobtest"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/health-data-connect/hdc/tests/hdctest"
@@ -25,31 +23,43 @@ import (
 
 // TestFleetSectionAsWritten (first deployment, the goal) runs docs/deploy.md's
 // "A fleet, step by step" as an operator pastes it, in its printed order,
-// on an empty machine: two backends on one PostgreSQL and one S3 bucket,
-// two edges over HTTPS serving one certificate, a client onboarded with its
-// credentials file and calling through the edges, a webhook delivered to a
-// private receiver granted to the client's workspace, a rotation, a guarded
-// retirement, and the rotation found in the audit trail by the old key.
+// on an empty machine: the trial's S3 store (hdc-s3, built by the
+// section's go build line), two backends on one PostgreSQL and its two
+// buckets, two edges over HTTPS serving one certificate, a client
+// onboarded with its credentials file and calling through the edges, a
+// webhook delivered to a private receiver granted to the client's
+// workspace, a rotation, a guarded retirement, the rotation found in the
+// audit trail by the old key, and the trails verified against a
+// checkpoint in the S3 bucket.
 //
-// What it changes is only where things are: the hosts' addresses become
-// loopback ports, /etc/hdc and /var/lib move under a temporary directory,
-// the database is a schema of the test's PostgreSQL and the buckets an S3
-// service the test serves (gofakes3), the site's name api.example.org is
-// localhost (its certificate is made for that name) and each edge gets
-// ports of its own; <clinic-1 client id> and <clinic-1 kid> are what hdc
-// printed. The lines run in the operator's directory, which holds the
-// repository's Caddyfile, as a checkout does. An hdc call is tried again until the edges have the key the
-// line before made (within a second: the key plane's change feed). Then,
-// as a client behind the load balancer would, the credentials file serves
-// through the other edge too.
+// What it changes is only where things are: the hosts' addresses
+// (s3.internal's too) become loopback ports, /usr/local/bin, /etc/hdc and
+// /var/lib move under a temporary directory, the database is a schema of
+// the test's PostgreSQL, the site's name api.example.org is localhost (its
+// certificate is made for that name) and each edge gets ports of its own;
+// <clinic-1 client id> and <clinic-1 kid> are what hdc printed. The lines
+// run in the operator's directory, which holds the repository's
+// Caddyfile, as a checkout does; a go line runs in the repository itself.
+// An hdc call is tried again until the edges have the key the line before
+// made (within a second: the key plane's change feed), and hdc audit
+// verify until a backend has written its first checkpoint, as the section
+// says. Then, as a client behind the load balancer would, the credentials
+// file serves through the other edge too.
 func TestFleetSectionAsWritten(t *testing.T) {
 	f := newFleetDoc(t)
 	var audit string
+	verified := false
 	for _, line := range hdctest.DocBlocks(t, "docs/deploy.md", "### A fleet, step by step")[0] {
 		out := f.run(line)
-		if strings.HasPrefix(line, "hdc audit list") {
+		switch {
+		case strings.HasPrefix(line, "hdc audit list"):
 			audit = out
+		case strings.HasPrefix(line, "hdc audit verify"):
+			verified = true
 		}
+	}
+	if !verified {
+		t.Fatal("the section verifies no audit trail: hdc audit verify is not among its lines")
 	}
 	testkit.Eventually(t, 30*time.Second, "the receiver to verify the delivery", func() bool {
 		return strings.Contains(f.receiver.String(), "signature verified")
@@ -81,8 +91,8 @@ func newFleetDoc(t *testing.T) *fleetDoc {
 	bin := filepath.Dir(hdctest.Binary(t, "hdc"))
 	hdctest.Binary(t, "hdc-backend")
 	hdctest.Binary(t, "hdc-edge")
-	endpoint, s3c := blobtest.S3Server(t, "hdc-records")
-	if _, err := s3c.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String("hdc-audit")}); err != nil {
+	usrBin := filepath.Join(root, "usr/local/bin")
+	if err := os.MkdirAll(usrBin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	caddyfile, err := os.ReadFile(filepath.Join(hdctest.RepoRoot, "Caddyfile"))
@@ -94,7 +104,7 @@ func newFleetDoc(t *testing.T) *fleetDoc {
 	}
 	f := &fleetDoc{t: t, root: root, ids: map[string]string{}}
 	hosts := map[string]string{}
-	for _, h := range []string{"10.0.0.11:9080", "10.0.0.11:9081", "10.0.0.12:9080", "10.0.0.12:9081", "10.0.0.31:9999"} {
+	for _, h := range []string{"10.0.0.11:9080", "10.0.0.11:9081", "10.0.0.12:9080", "10.0.0.12:9081", "10.0.0.31:9999", "s3.internal:9000"} {
 		hosts[h] = testkit.FreeAddr(t)
 	}
 	for i := range f.edges {
@@ -102,14 +112,17 @@ func newFleetDoc(t *testing.T) *fleetDoc {
 		f.edges[i] = "https://localhost:" + port
 		_, f.metrics[i], _ = net.SplitHostPort(testkit.FreeAddr(t))
 	}
-	f.paths = strings.NewReplacer("/etc/hdc", filepath.Join(root, "etc/hdc"), "/var/lib/", filepath.Join(root, "var/lib")+"/",
+	f.paths = strings.NewReplacer("/usr/local/bin/", usrBin+"/",
+		"/etc/hdc", filepath.Join(root, "etc/hdc"), "/var/lib/", filepath.Join(root, "var/lib")+"/",
 		"postgres://hdc:hdc-db-password@db.internal:5432/hdc?sslmode=disable", pgtest.URL(t),
-		"http://s3.internal:9000", endpoint,
+		"s3.internal:9000", hosts["s3.internal:9000"],
 		"10.0.0.11:9080", hosts["10.0.0.11:9080"], "10.0.0.11:9081", hosts["10.0.0.11:9081"],
 		"10.0.0.12:9080", hosts["10.0.0.12:9080"], "10.0.0.12:9081", hosts["10.0.0.12:9081"],
 		"10.0.0.31:9999", hosts["10.0.0.31:9999"], "https://api.example.org", f.edges[0], "api.example.org", "localhost")
-	f.env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+root, "XDG_CACHE_HOME="+filepath.Join(root, "cache"),
-		"HDC_DATABASE_URL=", "HDC_KEEPER=", "HDC_DATA=", "HDC_KEY_REGISTRY=")
+	f.env = append(os.Environ(), hdctest.GoEnv(t)...)
+	f.env = append(f.env, "PATH="+usrBin+":"+bin+":"+os.Getenv("PATH"), "HOME="+root, "XDG_CACHE_HOME="+filepath.Join(root, "cache"),
+		"HDC_DATABASE_URL=", "HDC_KEEPER=", "HDC_DATA=", "HDC_KEY_REGISTRY=", "HDC_AUDIT_CHECKPOINT_INTERVAL=",
+		"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_PROFILE=", "AWS_CONFIG_FILE=", "AWS_SHARED_CREDENTIALS_FILE=")
 	return f
 }
 
@@ -134,13 +147,23 @@ func (f *fleetDoc) run(line string) string {
 	}
 	if bg, ok := strings.CutSuffix(line, "&"); ok {
 		out := hdctest.StartBackground(f.t, f.root, bg, f.env)
-		if strings.HasPrefix(bg, "hdc webhooks listen") {
+		switch {
+		case strings.HasPrefix(bg, "hdc webhooks listen"):
 			f.receiver = out
+		case strings.HasPrefix(bg, "hdc-s3 "):
+			testkit.Eventually(f.t, 30*time.Second, "hdc-s3's start-up line", func() bool {
+				return strings.Contains(out.String(), "hdc-s3: serving")
+			})
 		}
 		return ""
 	}
-	if strings.HasPrefix(line, "hdc call") {
+	switch {
+	case strings.HasPrefix(line, "hdc call"):
 		return f.call(line)
+	case strings.HasPrefix(line, "hdc audit verify"):
+		return f.verify(line)
+	case strings.HasPrefix(line, "go "):
+		return hdctest.RunLine(f.t, line, f.env) // in the checkout
 	}
 	out := hdctest.RunLineIn(f.t, f.root, line, f.env)
 	f.note(line, out)
@@ -192,6 +215,35 @@ func (f *fleetDoc) call(line string) string {
 		return err == nil
 	})
 	return out
+}
+
+// verify runs the hdc audit verify line again until it succeeds within
+// three minutes: it exits 3 until a backend has written the first
+// checkpoint, HDC_AUDIT_CHECKPOINT_INTERVAL after the first change. Then
+// it must have verified against a checkpoint in the section's S3 bucket.
+func (f *fleetDoc) verify(line string) string {
+	f.t.Helper()
+	var stdout, stderr strings.Builder
+	var err error
+	testkit.Eventually(f.t, 3*time.Minute, line, func() bool {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(f.t.Context(), "bash", "-euo", "pipefail", "-c", line)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = f.root, f.env, &stdout, &stderr
+		err = cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() != 3 {
+			f.t.Fatalf("%s: %v\n%s%s", line, err, stdout.String(), stderr.String())
+		}
+		return err == nil
+	})
+	if !strings.Contains(stderr.String(), "verifying against the checkpoint of ") || !strings.Contains(stderr.String(), " in s3://hdc-audit") {
+		f.t.Fatalf("%s verified against no checkpoint of the bucket hdc-audit:\n%s", line, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"workspace":"clinic-1"`) {
+		f.t.Fatalf("%s printed no line for clinic-1's trail:\n%s", line, stdout.String())
+	}
+	return stdout.String()
 }
 
 // waitForEdges waits until both edges answer over HTTPS with the site's

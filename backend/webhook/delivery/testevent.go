@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -23,9 +24,12 @@ const TestEventType = "webhook.test"
 func (d *Dispatcher) SendTest(ctx context.Context, sub store.Subscription) webhook.TestResult {
 	start := d.now()
 	data, _ := json.Marshal(map[string]string{"subscription_id": sub.ID}) // cannot fail
+	// A published event's time is what the store kept of it, a whole
+	// microsecond: the test event's timestamp has that precision too.
+	published := start.UTC().Truncate(time.Microsecond)
 	dl := store.Delivery{
 		ID:           uuid.NewString(),
-		Event:        store.Event{ID: uuid.NewString(), WorkspaceID: sub.WorkspaceID, Type: TestEventType, Data: data, CreatedAt: start},
+		Event:        store.Event{ID: uuid.NewString(), WorkspaceID: sub.WorkspaceID, Type: TestEventType, Data: data, CreatedAt: published},
 		Subscription: sub,
 		Status:       store.DeliveryPending,
 		CreatedAt:    start,

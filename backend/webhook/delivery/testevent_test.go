@@ -45,6 +45,9 @@ func TestSendTest(t *testing.T) {
 	if err := json.Unmarshal(got[0].body, &p); err != nil || p.Type != TestEventType || !strings.Contains(string(p.Data), `"s1"`) {
 		t.Fatalf("payload %s: %v", got[0].body, err)
 	}
+	if !p.Timestamp.Equal(p.Timestamp.Truncate(time.Microsecond)) {
+		t.Fatalf("timestamp %s: finer than a published event's, which the store keeps to the microsecond", p.Timestamp.Format(time.RFC3339Nano))
+	}
 	if ds, err := h.store.ClaimDeliveries(t.Context(), store.Claim{Owner: "o", Now: time.Now().Add(time.Hour),
 		LeaseUntil: time.Now().Add(2 * time.Hour), Limit: 10}); err != nil || len(ds) != 0 {
 		t.Fatalf("the outbox holds %d deliveries (%v), want none", len(ds), err)
