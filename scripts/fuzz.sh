@@ -12,8 +12,9 @@
 # a regression test; commit it with the fix.
 #
 # --all builds each package's fuzzing test binary once (go test -c -fuzz,
-# which instruments it as go test -fuzz does) and runs its targets from
-# it, as many at a time as the machine has cores, each with one worker:
+# which instruments it as go test -fuzz does), as many at a time as the
+# machine has cores, and runs its targets from it, as many at a time,
+# each with one worker:
 # every target still fuzzes for DURATION, and no package is linked once a
 # target. The new inputs it finds go where go test -fuzz keeps them
 # ($GOCACHE/fuzz).
@@ -65,9 +66,10 @@ all() {
   local targets
   targets=$(list)
   echo "targets: $(grep -c . <<<"$targets"), $jobs at a time"
-  for pkg in $(cut -d' ' -f1 <<<"$targets" | uniq); do
-    go test -c -fuzz=. -o "$bins/$(tr / _ <<<"$pkg").test" "$pkg"
-  done
+  # The builds go side by side too: go test -c takes one package with
+  # -fuzz, and a link runs on one core.
+  cut -d' ' -f1 <<<"$targets" | uniq | xargs -P "$jobs" -I{} bash -c \
+    'go test -c -fuzz=. -o "$0/$(tr / _ <<<"$1").test" "$1"' "$bins" {}
   export -f retrying
   export bins cache duration
   # Each line: the package's directory, its import path, the target.
