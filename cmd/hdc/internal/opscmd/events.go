@@ -22,7 +22,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -236,7 +236,7 @@ func unquoted(err error) error {
 type publisherTLS struct{ data, cert, key, ca string }
 
 func (p *publisherTLS) flags(f *pflag.FlagSet) {
-	cli.EnvStringVar(f, &p.data, "data-dir", "HDC_DATA", operator.DefaultDataDir(),
+	cli.EnvStringVar(f, &p.data, "data-dir", "HDC_DATA", storage.DefaultDataDir,
 		"data directory whose tls/ holds the defaults of --cert, --key and --ca, as hdc up leaves them")
 	cli.EnvStringVar(f, &p.cert, "cert", "HDC_PUBLISHER_CERT", "", "PEM `file` of a publisher's certificate; default <data>/tls/publisher.pem")
 	cli.EnvStringVar(f, &p.key, "key", "HDC_PUBLISHER_KEY", "", "PEM `file` of its private key; default <data>/tls/publisher-key.pem")

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -299,7 +299,7 @@ Direct only: it reads FILE and opens the database on this machine (no
 				return err
 			}
 			defer st.Close()
-			n, err := ImportRegistry(cmd.Context(), operator.Person(), st, args[0], sealer)
+			n, err := ImportRegistry(cmd.Context(), audit.LocalOperator(), st, args[0], sealer)
 			if err != nil {
 				return err
 			}

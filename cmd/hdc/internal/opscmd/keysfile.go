@@ -10,7 +10,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
@@ -67,7 +67,7 @@ func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Acti
 	defer closeKeeper()
 	st, err := sf.OpenExisting(ctx)
 	switch {
-	case errors.Is(err, operator.ErrNoDatabase):
+	case errors.Is(err, storage.ErrNoDatabase):
 		st = nil
 	case err != nil:
 		return fmt.Errorf("the backend's database (--db, --data), where key changes are audited: %w; the registry is unchanged", err)
@@ -88,7 +88,7 @@ func (sf *storeFlags) updateKeys(cmd *cobra.Command, p string, action audit.Acti
 		if err != nil {
 			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
 		}
-		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: c.Kid}, Person: operator.Person(),
+		ev = audit.Event{At: time.Now(), Action: action, Outcome: audit.Success, Workspace: ws, Entity: audit.Entity{Kind: audit.EntityKey, ID: c.Kid}, Person: audit.LocalOperator(),
 			Replaced: c.Replaced, Weakened: c.Weakened}
 		if _, err := st.AppendAudit(ctx, ev); err != nil {
 			return fmt.Errorf("recording the key change in the audit trail: %w; the registry is unchanged", err)
