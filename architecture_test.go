@@ -87,8 +87,13 @@ var importRules = []importRule{
 		func(p string) bool { return under(p, "internal") },
 		func(d string) bool { return under(d, "internal") }},
 	{"The backend imports nothing of the edge",
-		func(p string) bool { return under(p, "backend") },
+		func(p string) bool { return under(p, "backend") && p != "backend/keyadmin/registryadmin" },
 		func(d string) bool { return !under(d, "caddymodule") && !under(d, "kid-registry") }},
+	{"A registry file's key administration imports of the edge only the file",
+		is("backend/keyadmin/registryadmin"),
+		func(d string) bool {
+			return !under(d, "caddymodule") && (!under(d, "kid-registry") || d == "kid-registry/registryfile")
+		}},
 	{"The edge imports nothing of the backend",
 		func(p string) bool { return under(p, "caddymodule") || under(p, "kid-registry") },
 		func(d string) bool { return !under(d, "backend") }},
@@ -210,13 +215,14 @@ func linked(deps map[string][]string, pkg string) []string {
 // operatorSurface reports whether dep is a package of the backend that the
 // hdc commands may import: the openers of the stores (backend/storage),
 // the packages of the services, records and stores direct mode runs (the
-// audit trail's under backend/audit too), and the Admin API: its
+// audit trail's under backend/audit too, a registry file's keys), and the
+// Admin API: its
 // declaration, which the commands ask, its service, run in place in
 // direct mode, and its client.
 func operatorSurface(dep string) bool {
 	switch dep {
-	case "backend/storage", "backend/identity", "backend/keyadmin", "backend/store", "backend/sealed", "backend/fhir", "backend/webhook",
-		"backend/admin", "backend/admin/adminapi", "backend/admin/adminclient":
+	case "backend/storage", "backend/identity", "backend/keyadmin", "backend/keyadmin/registryadmin", "backend/store",
+		"backend/sealed", "backend/fhir", "backend/webhook", "backend/admin", "backend/admin/adminapi", "backend/admin/adminclient":
 		return true
 	}
 	return under(dep, "backend/audit")

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
+	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 )
@@ -42,7 +43,7 @@ func (s *Service) ListKeys(ctx context.Context, q adminapi.KeyQuery) (adminapi.P
 func (s *Service) GetKey(ctx context.Context, kid string) (adminapi.Key, error) {
 	k, err := s.keys.Get(ctx, kid)
 	if err != nil {
-		return adminapi.Key{}, KeyProblem(err, "", kid)
+		return adminapi.Key{}, keyadmin.Problem(err, "", kid)
 	}
 	return keyOut(k), nil
 }

@@ -83,6 +83,21 @@ func Issued(k clientkey.Key) IssuedKey {
 	return IssuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness(), JWK: k.JWK()}
 }
 
+// Rotated is what a rotation to the new key next did, or in a dry run
+// would do: the kids it moved to retiring, and what the new key gives up
+// against the key it replaces (weakened); the new key with its secret
+// unless a dry run.
+func Rotated(next clientkey.Key, retiring, weakened []string, dryRun bool) Rotation {
+	out := Rotation{DryRun: dryRun, ClientID: next.ClientID,
+		NewKey:   KeyKind{Enc: next.ContentEncryption(), RequireFresh: next.NeedsFreshness()},
+		Retiring: append([]string{}, retiring...), Weakened: weakened}
+	if !dryRun {
+		issued := Issued(next)
+		out.Key = &issued
+	}
+	return out
+}
+
 // Key is the active key k shows, for a client's credentials file.
 func (k IssuedKey) Key() clientkey.Key {
 	return clientkey.Key{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.Enc, RequireFresh: k.RequireFresh, Status: clientkey.Active}

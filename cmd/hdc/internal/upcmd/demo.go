@@ -12,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/backend/keyadmin/registryadmin"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -65,7 +66,8 @@ func importRegistry(ctx context.Context, srv *backend.Server, data, keeperURL st
 		return 0, fmt.Errorf("--keeper (%s): %w", opscmd.KeeperEnv, err)
 	}
 	defer k.Close()
-	n, err := opscmd.ImportRegistry(ctx, audit.LocalOperator(), srv.Store(), path, registryfile.NewSealer(k))
+	ctx = audit.WithPerson(ctx, audit.LocalOperator())
+	n, err := registryadmin.New(path, registryfile.NewSealer(k), nil).ImportInto(ctx, keyadmin.New(srv.Store()))
 	if err != nil {
 		return 0, fmt.Errorf("moving %s into the database: %w", path, err)
 	}
