@@ -98,8 +98,13 @@ var importRules = []importRule{
 		func(p string) bool { return under(p, "caddymodule") || under(p, "kid-registry") },
 		func(d string) bool { return !under(d, "backend") }},
 	{"The edge's modules ask kid-registry for keys",
-		func(p string) bool { return under(p, "caddymodule") },
+		func(p string) bool { return under(p, "caddymodule") && p != "caddymodule/edge/edgetest" },
 		func(d string) bool { return !strings.HasPrefix(d, "kid-registry/") && d != "internal/keeper" }},
+	{"What the modules share imports no module",
+		is("caddymodule/edge"),
+		func(d string) bool {
+			return !under(d, "caddymodule") || slices.Contains([]string{"caddymodule/tokenauth", "caddymodule/ratelimit", "caddymodule/spool"}, d)
+		}},
 	{"The key sources know nothing of Caddy's modules",
 		func(p string) bool { return under(p, "kid-registry") },
 		func(d string) bool { return under(d, "kid-registry") || under(d, "internal") }},

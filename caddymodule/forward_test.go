@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
@@ -16,7 +17,7 @@ import (
 // of them than Caddy's passive health check forgives (three failures in
 // 10 s), an upload within the limit is still served.
 func TestUnknownLengthPastRouteLimit(t *testing.T) {
-	e := startEdge(t, testKeys, map[string]string{"HDC_RATELIMIT_REDIS": "", "HDC_LOG_LEVEL": "error",
+	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_RATELIMIT_REDIS": "", "HDC_LOG_LEVEL": "error",
 		"HDC_UPLOAD_MAX_BODY": "100KiB"})
 	h2c := &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}
 	h2c.Transport.(*http.Transport).Protocols.SetUnencryptedHTTP2(true)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 )
 
 // TestChunkedRequestsEndTheirConnection: the edge answers a chunked
@@ -12,7 +14,7 @@ import (
 // bytes after a chunked body are never read as a request where
 // hdc_framing cannot see them; a request with a Content-Length keeps it.
 func TestChunkedRequestsEndTheirConnection(t *testing.T) {
-	e := startEdge(t, testKeys, nil)
+	e := startEdge(t, edgetest.Keys, nil)
 	tok := e.token("c1", nil)
 	tests := []struct {
 		name, method, path, token string

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -16,64 +15,13 @@ import (
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
-func TestFreshnessCheck(t *testing.T) {
-	now := time.Unix(1_795_000_000, 0)
-	cbc := &clientkey.Key{Kid: "k-cbc", Enc: jwe.EncA128CBCHS256}
-	strict := &clientkey.Key{Kid: "k-strict", Enc: jwe.EncA128CBCHS256, RequireFresh: true}
-	gcm := &clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
-	const jti = "a-request-id-0001"
-	// The rows share one checker, so a row may replay an earlier one.
-	f := newFreshness(FreshConfig{})
-	f.now = func() time.Time { return now }
-	for _, tt := range []struct {
-		name string
-		key  *clientkey.Key
-		h    jwe.Header
-		want string // the problem's code, "" for none
-		fwd  bool   // the jti is handed to the backend
-	}{
-		{"cbc without", cbc, jwe.Header{}, "", false},
-		{"cbc with", cbc, jwe.Header{Iat: now.Unix(), Jti: jti}, "", true},
-		{"cbc stale", cbc, jwe.Header{Iat: now.Unix() - 301, Jti: jti}, problem.CodeStaleRequest, false},
-		{"strict without", strict, jwe.Header{}, problem.CodeFreshnessRequired, false},
-		{"gcm without", gcm, jwe.Header{}, problem.CodeFreshnessRequired, false},
-		{"gcm iat alone", gcm, jwe.Header{Iat: now.Unix()}, problem.CodeFreshnessRequired, false},
-		{"gcm jti alone", gcm, jwe.Header{Jti: jti}, problem.CodeFreshnessRequired, false},
-		{"gcm short jti", gcm, jwe.Header{Iat: now.Unix(), Jti: "short"}, problem.CodeFreshnessRequired, false},
-		{"gcm jti with a space", gcm, jwe.Header{Iat: now.Unix(), Jti: "a request id 0001"}, problem.CodeFreshnessRequired, false},
-		{"gcm at the window's edge", gcm, jwe.Header{Iat: now.Unix() + 300, Jti: jti}, "", true},
-		{"gcm future", gcm, jwe.Header{Iat: now.Unix() + 301, Jti: jti + "-2"}, problem.CodeStaleRequest, false},
-		{"gcm replayed", gcm, jwe.Header{Iat: now.Unix(), Jti: jti}, problem.CodeReplayedRequest, false},
-		{"another key, same jti", strict, jwe.Header{Iat: now.Unix(), Jti: jti}, "", true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			fwd, p := f.check(tt.key, tt.h)
-			if got := ""; p != nil {
-				got = p.Code
-				if got != tt.want {
-					t.Fatalf("check = %s, want %q", got, tt.want)
-				}
-			} else if tt.want != "" {
-				t.Fatalf("check passed, want %s", tt.want)
-			}
-			if (fwd != nil) != tt.fwd {
-				t.Fatalf("headers handed on: %v", fwd)
-			}
-			if fwd != nil && (fwd.Get(contract.HeaderJTI) != tt.h.Jti ||
-				fwd.Get(contract.HeaderJTIExpires) != strconv.FormatInt(tt.h.Iat+300, 10)) {
-				t.Fatalf("headers handed on: %v", fwd)
-			}
-		})
-	}
-}
-
 // TestEdgeFreshRequests runs A256GCM and --require-fresh keys through the
 // reference Caddyfile with the key plane: an envelope of another enc than
 // its key's fails as a bad tag does, byte for byte; a fresh request is
 // served with its jti handed to the backend; a stale, a replayed or a
 // request without iat and jti is refused, and never reaches the backend.
 func TestEdgeFreshRequests(t *testing.T) {
-	e := startEdge(t, testKeys, map[string]string{"HDC_KEY_REGISTRY": ""})
+	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_KEY_REGISTRY": ""})
 	gcmSecret := jwe.NewGCMSecret()
 	e.plane.SetKey(contract.ClientKey{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: clientkey.Active})
 	e.plane.SetKey(contract.ClientKey{Kid: "k-strict", ClientID: "c1", Secret: "0123456789abcdef", Enc: jwe.EncA128CBCHS256,
@@ -87,7 +35,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 	// (until then its kid filter refuses it, and the change, arriving
 	// after a first look-up, may drop the key that look-up cached): wait
 	// until the edge has applied every change, then ask for an answer
-	// sealed under each kid, which needs no envelope, until it comes.
+	// encrypted under each kid, which needs no envelope, until it comes.
 	last := float64(e.plane.Last())
 	testkit.Eventually(t, 10*time.Second, "the edge to apply the key plane's changes", func() bool {
 		return e.metric(t, "hdc_edge_key_feed_applied_sequence") >= last
@@ -108,7 +56,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("a fresh A256GCM request: %d %s", resp.StatusCode, body)
 	}
-	answer, ct := parseAnswer(t, resp.Header, body)
+	answer, ct := edgetest.ParseAnswer(t, resp.Header, body)
 	if pt, err := answer.Decrypt(gcm, ct); err != nil || answer.Header.Enc != jwe.EncA256GCM || !bytes.Contains(pt, []byte(`"kid":"k-gcm"`)) {
 		t.Fatalf("the answer under the A256GCM key: %s, %v", pt, err)
 	}
@@ -117,7 +65,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 		t.Fatalf("the backend got jti %q, expiring %q", hit.header.Get(contract.HeaderJTI), hit.header.Get(contract.HeaderJTIExpires))
 	}
 	hits := e.up.count()
-	_, badTag := send(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-c1"})
+	_, badTag := send(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-c1"})
 	for _, tt := range []struct {
 		name string
 		key  *jwe.Key
@@ -127,9 +75,9 @@ func TestEdgeFreshRequests(t *testing.T) {
 		{"replayed", gcm, fresh, problem.CodeReplayedRequest},
 		{"stale", gcm, jwe.Protected{Kid: "k-gcm", Iat: now - 600, Jti: "gcm-request-0002"}, problem.CodeStaleRequest},
 		{"A256GCM without iat and jti", gcm, jwe.Protected{Kid: "k-gcm"}, problem.CodeFreshnessRequired},
-		{"--require-fresh without iat and jti", mustKey(t, "0123456789abcdef"), jwe.Protected{Kid: "k-strict"}, problem.CodeFreshnessRequired},
+		{"--require-fresh without iat and jti", edgetest.Key(t, "0123456789abcdef"), jwe.Protected{Kid: "k-strict"}, problem.CodeFreshnessRequired},
 		{"A256GCM under an A128CBC-HS256 kid", gcm, jwe.Protected{Kid: "k-c1", Iat: now, Jti: "gcm-request-0003"}, ""},
-		{"A128CBC-HS256 under an A256GCM kid", mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-gcm", Iat: now, Jti: "gcm-request-0004"}, ""},
+		{"A128CBC-HS256 under an A256GCM kid", edgetest.Key(t, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-gcm", Iat: now, Jti: "gcm-request-0004"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, body := send(tt.key, tt.p)
@@ -141,42 +89,18 @@ func TestEdgeFreshRequests(t *testing.T) {
 			case tt.want == "":
 				return
 			}
-			// The tag verified: the refusal is sealed under the key.
+			// The tag verified: the refusal is encrypted under the key.
 			answer, ct, err := jwe.Parse(body, jwe.Flattened)
 			var pt []byte
 			if err == nil {
 				pt, err = answer.Decrypt(tt.key, ct)
 			}
 			if err != nil || !bytes.Contains(pt, []byte(`"code":"`+tt.want+`"`)) {
-				t.Fatalf("answer %s (%s, %v), want %s sealed under the key", body, pt, err, tt.want)
+				t.Fatalf("answer %s (%s, %v), want %s encrypted under the key", body, pt, err, tt.want)
 			}
 		})
 	}
 	if e.up.count() != hits {
 		t.Fatalf("%d refused requests reached the backend", e.up.count()-hits)
-	}
-}
-
-// TestFreshnessConcurrentReplays sends one envelope's header from many
-// goroutines at once, as a client replaying a request in parallel would:
-// exactly one gets through the edge's memory.
-func TestFreshnessConcurrentReplays(t *testing.T) {
-	key := &clientkey.Key{Kid: "k-gcm", Enc: jwe.EncA256GCM}
-	for round := range 50 {
-		f := newFreshness(FreshConfig{})
-		h := jwe.Header{Iat: time.Now().Unix(), Jti: "a-request-id-" + strconv.Itoa(10000+round)}
-		var passed atomic.Int32
-		var wg sync.WaitGroup
-		for range 16 {
-			wg.Go(func() {
-				if _, p := f.check(key, h); p == nil {
-					passed.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		if n := passed.Load(); n != 1 {
-			t.Fatalf("round %d: %d of 16 passed, want 1", round, n)
-		}
 	}
 }

@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -24,17 +23,17 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/contract"
-	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/testkit"
 	"github.com/health-data-connect/hdc/internal/testkit/fakeplane"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
-// edge is the reference Caddyfile running in this process with the module,
+// liveEdge is the reference Caddyfile running in this process with the module,
 // in front of a recording upstream and a JWKS server, all on loopback.
-type edge struct {
+type liveEdge struct {
 	base     string // http://127.0.0.1:port
 	admin    string // the admin API, on an inherited socket
 	metrics  string // the metrics listener
@@ -137,22 +136,9 @@ func hopServer(t testing.TB, dir string, h http.Handler) *httptest.Server {
 	return srv
 }
 
-// testKeeperURL names the keeper of every registry file the tests write,
-// the edge's HDC_KEEPER; testSealer seals with it.
-var testKeeperURL, testSealer = newTestKeeper()
-
-func newTestKeeper() (string, *registryfile.Sealer) {
-	url := testkit.KeeperURL()
-	k, err := keeper.Open(context.Background(), url)
-	if err != nil {
-		panic(err)
-	}
-	return url, registryfile.NewSealer(k)
-}
-
 // startEdge loads ../Caddyfile with the environment pointing at test
 // servers. Caddy is one per process: tests using it must not run in parallel.
-func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *edge {
+func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *liveEdge {
 	t.Helper()
 	signer := testkit.NewSigner("sig-1")
 	hop := filepath.Join(t.TempDir(), "tls")
@@ -181,7 +167,7 @@ func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *ed
 	upstream := hopServer(t, hop, public)
 
 	registry := filepath.Join(t.TempDir(), "keys.json")
-	if err := registryfile.Update(registry, testSealer, func(f *registryfile.File) error {
+	if err := registryfile.Update(registry, edgetest.Sealer, func(f *registryfile.File) error {
 		for _, k := range keys {
 			k.CreatedAt = time.Now()
 			f.Keys = append(f.Keys, k)
@@ -201,7 +187,7 @@ func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *ed
 		"HDC_EDGE_ADMIN":       fmt.Sprintf("fd/%d", adminSock.Fd()),
 		"HDC_METRICS_BIND":     fmt.Sprintf("fd/%d", metricsSock.Fd()),
 		"HDC_KEY_REGISTRY":     registry,
-		"HDC_KEEPER":           testKeeperURL,
+		"HDC_KEEPER":           edgetest.KeeperURL,
 		"HDC_BACKEND":          upstream.Listener.Addr().String(),
 		"HDC_BACKEND_INTERNAL": jwks.URL,
 		"HDC_HOP_CA":           filepath.Join(hop, pki.CAFile),
@@ -230,7 +216,7 @@ func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *ed
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
 
-	e := &edge{base: "http://" + addr, admin: "http://" + admin, metrics: "http://" + metrics, registry: registry, plane: plane, up: rec,
+	e := &liveEdge{base: "http://" + addr, admin: "http://" + admin, metrics: "http://" + metrics, registry: registry, plane: plane, up: rec,
 		signer: signer, client: &http.Client{Timeout: 2 * time.Minute}}
 	// The server must really be up: an unknown route answers our 404 problem.
 	resp, err := e.client.Get(e.base + "/no-such-route")
@@ -246,13 +232,13 @@ func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *ed
 
 // token mints an access token for client in workspace ws-<client>, with
 // claims overridden or removed (a nil value removes the claim).
-func (e *edge) token(client string, override map[string]any) string {
+func (e *liveEdge) token(client string, override map[string]any) string {
 	return e.signer.Token(testkit.With(testkit.Claims(client, "ws-"+client, "jti-"+client, time.Now()), override))
 }
 
 // metric reads a series (a name, with its labels if it has any) from the
 // edge's metrics: 0 when it is not there yet.
-func (e *edge) metric(t testing.TB, series string) float64 {
+func (e *liveEdge) metric(t testing.TB, series string) float64 {
 	t.Helper()
 	resp, err := e.client.Get(e.metrics + "/metrics")
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -30,7 +32,7 @@ import (
 const subscriptions = "/notification/v1/connect/webhook/subscriptions"
 
 // call sends one request to the edge and returns the response with its body.
-func (e *edge) call(t testing.TB, method, path string, body []byte, header map[string]string) (*http.Response, []byte) {
+func (e *liveEdge) call(t testing.TB, method, path string, body []byte, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, e.base+path, bytes.NewReader(body))
 	if err != nil {
@@ -54,6 +56,17 @@ func (e *edge) call(t testing.TB, method, path string, body []byte, header map[s
 	return resp, out
 }
 
+var (
+	b64url = base64.RawURLEncoding
+	b64std = base64.StdEncoding
+)
+
+// listedKey is a key as the admin API lists it.
+type listedKey struct {
+	clientkey.Listed
+	LastUsed *time.Time `json:"last_used"`
+}
+
 func encHeaders(token string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + token, "X-Encryption": "JWE", "Content-Type": "application/json"}
 }
@@ -61,8 +74,8 @@ func encHeaders(token string) map[string]string {
 // decryptResponse opens a response envelope with the shared key of kid.
 func decryptResponse(t testing.TB, resp *http.Response, body []byte, kid string) map[string]any {
 	t.Helper()
-	e, ct := parseAnswer(t, resp.Header, body)
-	pt, err := e.Decrypt(mustKey(t, secretOf(kid)), ct)
+	e, ct := edgetest.ParseAnswer(t, resp.Header, body)
+	pt, err := e.Decrypt(edgetest.Key(t, edgetest.SecretOf(kid)), ct)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +87,10 @@ func decryptResponse(t testing.TB, resp *http.Response, body []byte, kid string)
 }
 
 func TestEdgeRoundTrips(t *testing.T) {
-	e := startEdge(t, testKeys, nil)
+	e := startEdge(t, edgetest.Keys, nil)
 	c1 := e.token("c1", nil)
 	payload := []byte(`{"endpoint":"https://example.org/hook","event_names":["appointment.created"]}`)
-	k := mustKey(t, secretOf("k-c1"))
+	k := edgetest.Key(t, edgetest.SecretOf("k-c1"))
 
 	t.Run("flattened", func(t *testing.T) {
 		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(k, jwe.Protected{Kid: "k-c1"}, payload), encHeaders(c1))
@@ -207,9 +220,9 @@ func hexSHA(b []byte) string {
 // upstream. Tag failure, padding failure and unknown kid answer alike, byte
 // for byte.
 func TestEdgeHostile(t *testing.T) {
-	e := startEdge(t, testKeys, nil)
+	e := startEdge(t, edgetest.Keys, nil)
 	c1 := e.token("c1", nil)
-	k1 := mustKey(t, secretOf("k-c1"))
+	k1 := edgetest.Key(t, edgetest.SecretOf("k-c1"))
 	plain := []byte(`{"endpoint":"https://example.org/hook"}`)
 	good := jwe.EncryptRequest(k1, jwe.Protected{Kid: "k-c1"}, plain)
 	var m map[string]string
@@ -298,16 +311,16 @@ func TestEdgeHostile(t *testing.T) {
 		{"oversized body", "POST", subscriptions, with("ciphertext", strings.Repeat("A", 400<<10)), enc, 413, "payload_too_large"},
 		{"text/plain body", "POST", subscriptions, good, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE", "Content-Type": "text/plain"}, 415, "unsupported_media_type"},
 		{"body-less without X-Encryption-Kid", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE"}, 400, "invalid_envelope"},
-		{"flipped tag", "POST", subscriptions, with("tag", flipB64(t, m["tag"])), enc, 400, "invalid_encryption"},
-		{"bad padding", "POST", subscriptions, rawEnvelope(t, secretOf("k-c1"), "k-c1", make([]byte, 32)), enc, 400, "invalid_encryption"},
-		{"unknown kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-nobody"}, plain), enc, 400, "invalid_encryption"},
-		{"flipped ciphertext", "POST", subscriptions, with("ciphertext", flipB64(t, m["ciphertext"])), enc, 400, "invalid_encryption"},
-		{"flipped iv", "POST", subscriptions, with("iv", flipB64(t, m["iv"])), enc, 400, "invalid_encryption"},
-		{"another client's kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, plain), enc, 400, "invalid_encryption"},
-		{"retired kid", "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c1-dead")), jwe.Protected{Kid: "k-c1-dead"}, plain), enc, 400, "invalid_encryption"},
+		{"flipped tag", "POST", subscriptions, with("tag", edgetest.FlipB64(t, m["tag"])), enc, 400, "invalid_encryption"},
+		{"bad padding", "POST", subscriptions, edgetest.RawEnvelope(t, edgetest.SecretOf("k-c1"), "k-c1", make([]byte, 32)), enc, 400, "invalid_encryption"},
+		{"unknown kid", "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-nobody"}, plain), enc, 400, "invalid_encryption"},
+		{"flipped ciphertext", "POST", subscriptions, with("ciphertext", edgetest.FlipB64(t, m["ciphertext"])), enc, 400, "invalid_encryption"},
+		{"flipped iv", "POST", subscriptions, with("iv", edgetest.FlipB64(t, m["iv"])), enc, 400, "invalid_encryption"},
+		{"another client's kid", "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, plain), enc, 400, "invalid_encryption"},
+		{"retired kid", "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1-dead")), jwe.Protected{Kid: "k-c1-dead"}, plain), enc, 400, "invalid_encryption"},
 		{"foreign kid for the response", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Bearer " + c1, "X-Encryption": "JWE", "X-Encryption-Kid": "k-c2"}, 400, "invalid_encryption"},
-		{"login with another client's kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(mustKey(t, secretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, []byte(`{"client_id":"c1","client_secret":"x"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
-		{"login with an unknown kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "nobody"}, []byte(`{"client_id":"c1"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
+		{"login with another client's kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c2")), jwe.Protected{Kid: "k-c2"}, []byte(`{"client_id":"c1","client_secret":"x"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
+		{"login with an unknown kid", "POST", "/connect-auth/v1/account/login", jwe.EncryptRequest(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "nobody"}, []byte(`{"client_id":"c1"}`)), map[string]string{"X-Encryption": "JWE", "Content-Type": "application/json"}, 400, "invalid_encryption"},
 		{"no token", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, nil, 401, "missing_token"},
 		{"basic auth", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, map[string]string{"Authorization": "Basic YTpi"}, 401, "invalid_token"},
 		{"expired token", "GET", "/health/api/v1/fhir/retrieve?identifier=x", nil, auth(e.token("c1", map[string]any{"exp": time.Now().Add(-10 * time.Minute).Unix()})), 401, "token_expired"},
@@ -390,11 +403,11 @@ func tamperJWT(tok string) string {
 // have the old key keep using it (retiring), those told the new one switch
 // at once. No request may fail.
 func TestEdgeRotation(t *testing.T) {
-	e := startEdge(t, testKeys, nil)
+	e := startEdge(t, edgetest.Keys, nil)
 	c1 := e.token("c1", nil)
 	type current struct{ kid, secret string }
 	var cur atomic.Pointer[current]
-	cur.Store(&current{"k-c1", secretOf("k-c1")})
+	cur.Store(&current{"k-c1", edgetest.SecretOf("k-c1")})
 	var sent, failed atomic.Int64
 	var firstFailure atomic.Value
 	stop := make(chan struct{})
@@ -411,10 +424,10 @@ func TestEdgeRotation(t *testing.T) {
 				}
 				use := cur.Load()
 				if w%2 == 0 { // half the clients never hear of the new key
-					use = &current{"k-c1", secretOf("k-c1")}
+					use = &current{"k-c1", edgetest.SecretOf("k-c1")}
 				}
 				body := []byte(fmt.Sprintf(`{"worker":%d,"i":%d}`, w, i))
-				resp, out := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, use.secret), jwe.Protected{Kid: use.kid}, body), encHeaders(c1))
+				resp, out := e.call(t, "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, use.secret), jwe.Protected{Kid: use.kid}, body), encHeaders(c1))
 				sent.Add(1)
 				if resp.StatusCode != 200 {
 					failed.Add(1)
@@ -423,7 +436,7 @@ func TestEdgeRotation(t *testing.T) {
 				}
 				env, ct, err := jwe.Parse(out, jwe.Flattened)
 				if err == nil {
-					_, err = env.Decrypt(mustKey(t, use.secret), ct)
+					_, err = env.Decrypt(edgetest.Key(t, use.secret), ct)
 				}
 				if err != nil {
 					failed.Add(1)
@@ -436,7 +449,7 @@ func TestEdgeRotation(t *testing.T) {
 	// requests have their answers.
 	testkit.Grows(t, &sent, 10, "10 requests before the rotation")
 	var rotated registryfile.Key
-	if err := registryfile.Update(e.registry, testSealer, func(f *registryfile.File) (err error) {
+	if err := registryfile.Update(e.registry, edgetest.Sealer, func(f *registryfile.File) (err error) {
 		rotated, _, err = f.Rotate("c1", "", nil, false, time.Now())
 		return err
 	}); err != nil {
@@ -462,14 +475,14 @@ func TestEdgeLargeUpload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large upload")
 	}
-	e := startEdge(t, testKeys, map[string]string{"HDC_UPLOAD_MAX_BODY": "200MiB"})
+	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_UPLOAD_MAX_BODY": "200MiB"})
 	file := make([]byte, 64<<20)
 	_, _ = rand.Read(file)
 	plaintext := make([]byte, 0, len(file)*4/3+16)
 	plaintext = append(plaintext, `{"file":"`...)
 	plaintext = b64std.AppendEncode(plaintext, file)
 	plaintext = append(plaintext, `"}`...)
-	envelope := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plaintext)
+	envelope := jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plaintext)
 	t.Logf("file %d bytes, plaintext %d, envelope %d", len(file), len(plaintext), len(envelope))
 	resp, body := e.call(t, "POST", "/mr/api/v2/docs", envelope, encHeaders(e.token("c1", nil)))
 	got := decryptResponse(t, resp, body, "k-c1")
@@ -485,13 +498,13 @@ func TestEdgeLargeUpload(t *testing.T) {
 // their last use, and reloads the registry on demand; the metrics count
 // requests by kid and result.
 func TestEdgeAdminAndMetrics(t *testing.T) {
-	e := startEdge(t, testKeys, nil)
+	e := startEdge(t, edgetest.Keys, nil)
 	c1 := e.token("c1", nil)
-	resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{}`)), encHeaders(c1))
+	resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{}`)), encHeaders(c1))
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-c2"}, []byte(`{}`)), encHeaders(c1))
+	e.call(t, "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-c2"}, []byte(`{}`)), encHeaders(c1))
 
 	get := func(path string) (int, []byte) {
 		resp, err := e.client.Get(e.admin + path)
@@ -506,13 +519,13 @@ func TestEdgeAdminAndMetrics(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("GET /hdc/keys: %d %s", status, body)
 	}
-	for _, k := range testKeys {
+	for _, k := range edgetest.Keys {
 		if bytes.Contains(body, []byte(k.Secret)) {
 			t.Fatal("the admin API shows a secret")
 		}
 	}
-	var keys []adminKey
-	if err := json.Unmarshal(body, &keys); err != nil || len(keys) != len(testKeys) {
+	var keys []listedKey
+	if err := json.Unmarshal(body, &keys); err != nil || len(keys) != len(edgetest.Keys) {
 		t.Fatalf("keys %s", body)
 	}
 	for _, k := range keys {
@@ -522,7 +535,7 @@ func TestEdgeAdminAndMetrics(t *testing.T) {
 	}
 
 	// A key added to the file shows up after a forced reload.
-	if err := registryfile.Update(e.registry, testSealer, func(f *registryfile.File) error {
+	if err := registryfile.Update(e.registry, edgetest.Sealer, func(f *registryfile.File) error {
 		_, err := f.Add("c3", "k-c3", "", "", false, time.Now())
 		return err
 	}); err != nil {
@@ -566,25 +579,25 @@ func TestEdgeAdminAndMetrics(t *testing.T) {
 // admin API lists the keys the edge holds, and the metrics count the
 // look-ups.
 func TestEdgeBackendKeys(t *testing.T) {
-	e := startEdge(t, testKeys, map[string]string{"HDC_KEY_REGISTRY": ""})
+	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_KEY_REGISTRY": ""})
 	c1 := e.token("c1", nil)
 	send := func(kid, secret string) int {
-		resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secret), jwe.Protected{Kid: kid}, []byte(`{"n":1}`)), encHeaders(c1))
+		resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, secret), jwe.Protected{Kid: kid}, []byte(`{"n":1}`)), encHeaders(c1))
 		return resp.StatusCode
 	}
-	if got := send("k-c1", secretOf("k-c1")); got != 200 {
+	if got := send("k-c1", edgetest.SecretOf("k-c1")); got != 200 {
 		t.Fatalf("the backend's key on first use: %d", got)
 	}
 	// The metrics are the process's: other runs of the test counted too.
 	// The kid filter rules the unknown kid out: the backend is not asked.
 	filtered := `hdc_edge_key_lookups_total{result="filtered"}`
 	before := e.metric(t, filtered)
-	if got := send("k-unknown", secretOf("k-c1")); got != 400 {
+	if got := send("k-unknown", edgetest.SecretOf("k-c1")); got != 400 {
 		t.Fatalf("an unknown kid: %d", got)
 	}
-	e.plane.Set("k-c1", "c1", secretOf("k-c1"), clientkey.Retired)
+	e.plane.Set("k-c1", "c1", edgetest.SecretOf("k-c1"), clientkey.Retired)
 	e.plane.Set("k-c1-new", "c1", "ffffffffffffffff", clientkey.Active)
-	testkit.Eventually(t, 10*time.Second, "the retirement to reach the edge", func() bool { return send("k-c1", secretOf("k-c1")) == 400 })
+	testkit.Eventually(t, 10*time.Second, "the retirement to reach the edge", func() bool { return send("k-c1", edgetest.SecretOf("k-c1")) == 400 })
 	// The two changes may reach the edge in separate turns of its feed:
 	// the new key is the second, so its first use waits for it too.
 	testkit.Eventually(t, 10*time.Second, "the new key to reach the edge", func() bool { return send("k-c1-new", "ffffffffffffffff") == 200 })
@@ -597,7 +610,7 @@ func TestEdgeBackendKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adminResp.Body.Close()
-	var listed []adminKey
+	var listed []listedKey
 	if err := json.NewDecoder(adminResp.Body).Decode(&listed); err != nil {
 		t.Fatal(err)
 	}

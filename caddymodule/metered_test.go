@@ -2,88 +2,18 @@ package caddymodule
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
-
-	"github.com/health-data-connect/hdc/caddymodule/ratelimit"
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
-
-// TestForwardSpoolsMeteredBody: hdc_forward reads a metered body whole
-// before the next handler (reverse_proxy) gets any of it, which then gets
-// it with its length, in memory or from a file past 2 MiB; a body that
-// passes its quota is refused there, and one past the route's limit
-// (request_body's) answered 413, and the next handler never runs.
-func TestForwardSpoolsMeteredBody(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		size   int
-		quota  int64
-		limit  int64 // the route's, request_body's
-		passed bool
-	}{
-		{"in memory", 100 << 10, 10 << 20, 64 << 20, false},
-		{"on disk", 3 << 20, 10 << 20, 64 << 20, false},
-		{"past the quota", 3 << 20, 2 << 20, 64 << 20, true},
-		{"past the route's limit", 3 << 20, 10 << 20, 1 << 20, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			mem, err := ratelimit.NewMemory(10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := ratelimit.NewMeter(mem, "c:c1", tt.quota)
-			if _, err := m.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			body := testkit.RandomBytes(tt.size)
-			r := httptest.NewRequest("POST", "/mr/api/v2/docs", nil)
-			w := httptest.NewRecorder()
-			r.Body = &meteredBody{ReadCloser: http.MaxBytesReader(w, io.NopCloser(bytes.NewReader(body)), tt.limit),
-				ctx: context.Background(), meter: m, logger: zap.NewNop()}
-			r.ContentLength = -1
-			var got []byte
-			var length int64
-			next := caddyhttp.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) error {
-				length = r.ContentLength
-				got, err = io.ReadAll(r.Body)
-				r.Body.Close()
-				return err
-			})
-			err = Forward{}.ServeHTTP(w, r, next)
-			if tt.limit < int64(tt.size) {
-				if err != nil || w.Code != http.StatusRequestEntityTooLarge || got != nil || !strings.Contains(w.Body.String(), `"code":"payload_too_large"`) {
-					t.Fatalf("a body past the route's limit: %v, %d %s, and the next handler read %d bytes", err, w.Code, w.Body, len(got))
-				}
-				return
-			}
-			if tt.passed {
-				if !errors.Is(err, errQuotaPassed) || got != nil {
-					t.Fatalf("a body past its quota: %v, and the next handler read %d bytes", err, len(got))
-				}
-				return
-			}
-			if err != nil || length != int64(len(body)) || !bytes.Equal(got, body) {
-				t.Fatalf("%v; the next handler got %d bytes of a length %d, want the %d sent", err, len(got), length, len(body))
-			}
-		})
-	}
-}
 
 // TestUploadQuotaMetered: the reference Caddyfile in front of a recording
 // upstream, with a daily upload quota of 100 kB counted in memory, and
@@ -94,7 +24,7 @@ func TestForwardSpoolsMeteredBody(t *testing.T) {
 // rest of what it reserved is given back: a declared upload of exactly
 // what the refusal says is left passes, one byte more is refused.
 func TestUploadQuotaMetered(t *testing.T) {
-	e := startEdge(t, testKeys, map[string]string{"HDC_RATELIMIT_REDIS": "", "HDC_LOG_LEVEL": "error",
+	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_RATELIMIT_REDIS": "", "HDC_LOG_LEVEL": "error",
 		"HDC_RATELIMIT_UPLOAD_BYTES_PER_DAY": "100kB"})
 	h2c := &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}
 	h2c.Transport.(*http.Transport).Protocols.SetUnencryptedHTTP2(true)
@@ -132,7 +62,7 @@ func TestUploadQuotaMetered(t *testing.T) {
 		header map[string]string
 	}{
 		{"plain", testkit.RandomBytes(60_000), plain},
-		{"encrypted", jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{"file":"`+strings.Repeat("QUJD", 15_000)+`"}`)), encHeaders(token)},
+		{"encrypted", jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, []byte(`{"file":"`+strings.Repeat("QUJD", 15_000)+`"}`)), encHeaders(token)},
 	} {
 		resp := send(refused.body, -1, refused.header)
 		field := resp.Header.Get("RateLimit")

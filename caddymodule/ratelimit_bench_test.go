@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/jwe"
 )
 
 // BenchmarkRateLimitCost measures what hdc_ratelimit adds to an encrypted
 // request of 1 KiB through the reference Caddyfile (BenchmarkReferenceEdge's
-// path: bearer check, JWE open, the hop, the sealed answer): the process's
+// path: bearer check, JWE open, the hop, the encrypted answer): the process's
 // CPU time a request (cpu-ns/op, from getrusage: the client's and the
 // upstream's are in it too, the same in every case) with no limit, with a
 // limit counted in memory, and in Redis on loopback (HDC_TEST_REDIS_URL;
@@ -62,10 +63,10 @@ func benchEdgeCPU(b *testing.B, env map[string]string) {
 	stderr := os.Stderr
 	os.Stderr = devNull // the access log's output, opened when the config loads
 	b.Cleanup(func() { os.Stderr = stderr; devNull.Close() })
-	e := startEdge(b, testKeys, env)
+	e := startEdge(b, edgetest.Keys, env)
 	os.Stderr = stderr
 	header := encHeaders(e.token("c1", nil))
-	body := jwe.EncryptRequest(mustKey(b, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, jsonOf(1<<10))
+	body := jwe.EncryptRequest(edgetest.Key(b, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, jsonOf(1<<10))
 	b.ReportAllocs()
 	before := cpuTime(b)
 	n := 0

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 	"github.com/health-data-connect/hdc/internal/testkit"
@@ -16,11 +17,11 @@ import (
 // enforced (429, its policy in the fields); another client keeps the
 // default; the override removed, the default applies again.
 func TestRateLimitOverrideFromPlane(t *testing.T) {
-	e := startEdge(t, testKeys, map[string]string{"HDC_KEY_REGISTRY": "", "HDC_LOG_LEVEL": "error",
+	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_KEY_REGISTRY": "", "HDC_LOG_LEVEL": "error",
 		"HDC_RATELIMIT_REDIS": "", "HDC_RATELIMIT_WRITES": "1000", "HDC_RATELIMIT_WRITES_BURST": "1000"})
 	send := func(client string) *http.Response {
 		kid := "k-" + client
-		resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(mustKey(t, secretOf(kid)), jwe.Protected{Kid: kid}, []byte(`{"n":1}`)),
+		resp, _ := e.call(t, "POST", subscriptions, jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf(kid)), jwe.Protected{Kid: kid}, []byte(`{"n":1}`)),
 			encHeaders(e.token(client, nil)))
 		return resp
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/health-data-connect/hdc/caddymodule/edge/edgetest"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/jwe"
 )
@@ -16,12 +17,12 @@ import (
 // backend, nor their announcement, over HTTP/1.1 chunked and HTTP/2, plain
 // and encrypted: the hop carries the allow-list's headers alone.
 func TestTrailersDoNotCrossTheHop(t *testing.T) {
-	e := startEdge(t, testKeys, nil)
+	e := startEdge(t, edgetest.Keys, nil)
 	c1 := e.token("c1", nil)
 	h2c := &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}
 	h2c.Transport.(*http.Transport).Protocols.SetUnencryptedHTTP2(true)
 	plain := []byte(`{"endpoint":"https://hooks.example.org/t"}`)
-	sealed := jwe.EncryptRequest(mustKey(t, secretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plain)
+	envelope := jwe.EncryptRequest(edgetest.Key(t, edgetest.SecretOf("k-c1")), jwe.Protected{Kid: "k-c1"}, plain)
 	for _, proto := range []struct {
 		name   string
 		client *http.Client
@@ -30,7 +31,7 @@ func TestTrailersDoNotCrossTheHop(t *testing.T) {
 			name   string
 			data   []byte
 			header map[string]string
-		}{{"plain", plain, map[string]string{"Content-Type": "application/json"}}, {"encrypted", sealed, encHeaders(c1)}} {
+		}{{"plain", plain, map[string]string{"Content-Type": "application/json"}}, {"encrypted", envelope, encHeaders(c1)}} {
 			t.Run(proto.name+", "+body.name, func(t *testing.T) {
 				req, err := http.NewRequest("POST", e.base+subscriptions, io.MultiReader(bytes.NewReader(body.data)))
 				if err != nil {

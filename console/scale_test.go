@@ -13,6 +13,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // Scale of TestPagesAtScale.
@@ -28,7 +29,7 @@ const (
 // mutual TLS, the API's keyset pages from the store's indexes, the page's
 // rendering.
 func TestPagesAtScale(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testkit.RaceEnabled {
 		t.Skip("fills PostgreSQL with a million keys, and times pages: not under -short or the race detector")
 	}
 	url := pgtest.URL(t)

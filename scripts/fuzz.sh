@@ -2,6 +2,7 @@
 # Fuzz targets.
 #
 #   bash scripts/fuzz.sh --list                    every target: "PACKAGE TARGET" lines
+#   bash scripts/fuzz.sh --all DURATION            every target for DURATION, as CI does
 #   bash scripts/fuzz.sh PACKAGE TARGET DURATION   fuzz one target, e.g.
 #   bash scripts/fuzz.sh ./internal/jwe FuzzRead 8h
 #
@@ -9,10 +10,18 @@
 # _test.go file), not by compiling the packages. A failing input is written
 # under the package's testdata/fuzz/TARGET, where `go test` then runs it as
 # a regression test; commit it with the fix.
+#
+# --all builds each package's fuzzing test binary once (go test -c -fuzz,
+# which instruments it as go test -fuzz does) and runs its targets from
+# it, as many at a time as the machine has cores, each with one worker:
+# every target still fuzzes for DURATION, and no package is linked once a
+# target. The new inputs it finds go where go test -fuzz keeps them
+# ($GOCACHE/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "${1:-}" = "--list" ]; then
+list() {
+  local funcs list
   funcs=$(git ls-files '*_test.go' | xargs grep -H '^func Fuzz' || true)
   list=$(sed -nE 's#^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\([a-z]+ \*testing\.F\) \{$#./\1 \2#p' <<<"$funcs" | sort)
   if [ "$(grep -c . <<<"$funcs")" -ne "$(grep -c . <<<"$list")" ]; then
@@ -21,27 +30,69 @@ if [ "${1:-}" = "--list" ]; then
     exit 1
   fi
   echo "$list"
-  exit 0
-fi
-[ $# -eq 3 ] || { echo "usage: $0 --list | PACKAGE TARGET DURATION" >&2; exit 2; }
-pkg=$1 target=$2 duration=$3
+}
 
-# Go 1.26's fuzz coordinator can report "context deadline exceeded" when
+# retrying runs its arguments, a fuzzing command, once more when it failed
+# on Go 1.26's fuzz coordinator's race: "context deadline exceeded" when
 # -fuzztime runs out while a worker is busy (golang/go#75804, fixed in Go
-# 1.27): no input failed, and no reproducer is written. Such a run is tried
-# once more; any other failure, or a reproducer, fails.
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-for attempt in 1 2; do
-  set +e
-  go test -run='^$' -fuzz="^${target}\$" -fuzztime="$duration" "$pkg" 2>&1 | tee "$log"
-  rc=${PIPESTATUS[0]}
-  set -e
-  [ "$rc" -eq 0 ] && exit 0
-  if [ "$attempt" -eq 1 ] && grep -q 'context deadline exceeded' "$log" &&
-    ! grep -qE 'Failing input written|panic:' "$log"; then
-    echo "-- $target: the fuzz coordinator's deadline race (golang/go#75804), no failing input; once more"
-    continue
-  fi
-  exit "$rc"
-done
+# 1.27), with no input failed and no reproducer written. Any other
+# failure, or a reproducer, fails. Its output goes to standard output.
+retrying() {
+  local log rc attempt
+  log=$(mktemp)
+  for attempt in 1 2; do
+    set +e
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    if [ "$rc" -ne 0 ] && [ "$attempt" -eq 1 ] && grep -q 'context deadline exceeded' "$log" &&
+      ! grep -qE 'Failing input written|panic:' "$log"; then
+      echo "-- the fuzz coordinator's deadline race (golang/go#75804), no failing input; once more"
+      continue
+    fi
+    rm -f "$log"
+    return "$rc"
+  done
+}
+
+# all fuzzes every target for $1, several at a time.
+all() {
+  local duration=$1 cache jobs pkg target
+  bins=$(mktemp -d)
+  trap 'rm -rf "$bins"' EXIT
+  cache=$(go env GOCACHE)/fuzz
+  jobs=$(nproc)
+  local targets
+  targets=$(list)
+  echo "targets: $(grep -c . <<<"$targets"), $jobs at a time"
+  for pkg in $(cut -d' ' -f1 <<<"$targets" | uniq); do
+    go test -c -fuzz=. -o "$bins/$(tr / _ <<<"$pkg").test" "$pkg"
+  done
+  export -f retrying
+  export bins cache duration
+  # Each line: the package's directory, its import path, the target.
+  while read -r pkg target; do
+    echo "$pkg $(go list "$pkg") $target"
+  done <<<"$targets" | xargs -P "$jobs" -L 1 bash -c '
+    dir=$0 path=$1 target=$2
+    out=$(cd "$dir" && retrying "$bins/$(tr / _ <<<"$dir").test" -test.run="^\$" -test.fuzz="^${target}\$" \
+      -test.fuzztime="$duration" -test.parallel=1 -test.fuzzcachedir="$cache/$path")
+    rc=$?
+    printf -- "-- %s %s\n%s\n" "$dir" "$target" "$(tail -n 3 <<<"$out")"
+    [ "$rc" -eq 0 ] || { echo "$out"; echo "FAIL $dir $target"; exit 255; }'
+}
+
+case "${1:-}" in
+--list)
+  list
+  exit 0
+  ;;
+--all)
+  [ $# -eq 2 ] || { echo "usage: $0 --all DURATION" >&2; exit 2; }
+  all "$2"
+  exit 0
+  ;;
+esac
+[ $# -eq 3 ] || { echo "usage: $0 --list | --all DURATION | PACKAGE TARGET DURATION" >&2; exit 2; }
+pkg=$1 target=$2 duration=$3
+retrying go test -run='^$' -fuzz="^${target}\$" -fuzztime="$duration" "$pkg"

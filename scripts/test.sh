@@ -19,8 +19,8 @@
 # installed here when missing), the alert rules with promtool and the
 # metrics they and the dashboard name with the PromQL parser (both from
 # tests/promcheck, a module of its own); and the operator console in
-# Debian's headless Chromium with axe-core (tests/console, which writes
-# docs/console's screenshots). tests/e2e, tests/interop, tests/deploy and
+# Debian's headless Chromium with axe-core (tests/console, whose
+# screenshots -update writes into docs/console). tests/e2e, tests/interop, tests/deploy and
 # tests/console run side by side; tests/scale, whose tests time things, runs after them
 # with the machine to itself.
 set -euo pipefail

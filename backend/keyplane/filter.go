@@ -9,7 +9,8 @@ import (
 	"github.com/health-data-connect/hdc/internal/kidfilter"
 )
 
-// filterPage is how many kids the filter's build reads at once.
+// filterPage is how many kids the filter's build reads at once
+// (Handler.filterPage, which tests make smaller).
 const filterPage = 10_000
 
 // serveFilter answers a filter of every kid there is, built from the
@@ -17,7 +18,7 @@ const filterPage = 10_000
 // the newest change number it covers: an edge follows the changes after
 // it.
 func (h *Handler) serveFilter(w http.ResponseWriter, r *http.Request) error {
-	kids, last, err := allKids(r.Context(), h.store)
+	kids, last, err := allKids(r.Context(), h.store, h.filterPage)
 	if err != nil {
 		return err
 	}
@@ -33,16 +34,16 @@ func (h *Handler) serveFilter(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// allKids returns every kid changed so far and the newest change number
-// read. A kid changed while the pages are read comes again later, with
+// allKids returns every kid changed so far, read page kids at a time, and
+// the newest change number read. A kid changed while the pages are read comes again later, with
 // its new number; the newest number covers every kid returned.
-func allKids(ctx context.Context, s store.ClientKeys) ([]string, int64, error) {
+func allKids(ctx context.Context, s store.ClientKeys, page int) ([]string, int64, error) {
 	var (
 		kids  []string
 		after int64
 	)
 	for {
-		cs, last, err := s.ClientKeyChanges(ctx, after, filterPage)
+		cs, last, err := s.ClientKeyChanges(ctx, after, page)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -51,7 +52,7 @@ func allKids(ctx context.Context, s store.ClientKeys) ([]string, int64, error) {
 				kids = append(kids, c.Kid)
 			}
 		}
-		if len(cs) < filterPage {
+		if len(cs) < page {
 			return kids, max(last, after), nil
 		}
 		after = cs[len(cs)-1].Seq

@@ -25,11 +25,13 @@ type Handler struct {
 	key     http.Handler
 	changes http.Handler
 	filter  http.Handler
+	// filterPage is how many kids the filter's build reads at once.
+	filterPage int
 }
 
 // New returns the key plane's handler over s, its waits served by hub.
 func New(s store.ClientKeys, hub *Hub, log *zap.Logger, reg prometheus.Registerer) (*Handler, error) {
-	h := &Handler{store: s, hub: hub,
+	h := &Handler{store: s, hub: hub, filterPage: filterPage,
 		lookups: prometheus.NewCounterVec(metrics.Counter("key_lookups_total",
 			"Look-ups of a client key by the edges, by result (found, unknown)."), []string{"result"})}
 	sequence := prometheus.NewGaugeFunc(metrics.Gauge("key_plane_sequence",

@@ -23,6 +23,10 @@ var t0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 // plane returns a key plane over a new SQLite store, its hub running, and
 // the store.
+// testFilterPage is the filter's page in the tests: small, so that a test
+// reads several pages without adding thousands of keys.
+const testFilterPage = 50
+
 func plane(t *testing.T) (*httptest.Server, store.Store) {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
@@ -38,6 +42,7 @@ func plane(t *testing.T) (*httptest.Server, store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.filterPage = testFilterPage
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+contract.PathKey, h.Key)
 	mux.HandleFunc("GET "+contract.PathKeyChanges, h.Changes)

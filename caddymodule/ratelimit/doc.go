@@ -3,6 +3,7 @@
 // a daily quota of upload bytes. Memory counts on one edge; Redis counts
 // for a fleet, on a GCRA script of a maintained library; Fleet counts in
 // Redis and, while Redis does not answer, in memory at this edge's share
-// of each limit. It knows nothing of HTTP: caddymodule's hdc_ratelimit
-// handler asks it and answers.
+// of each limit. It knows nothing of HTTP: the hdc app holds the
+// counting (caddymodule/edge), and the hdc_ratelimit handler
+// (caddymodule/hdcratelimit) asks it and answers.
 package ratelimit

@@ -29,7 +29,8 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	"github.com/health-data-connect/hdc/caddymodule"
+	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/caddymodule/hdctracing"
 )
 
 // edgeArg, as the first argument, makes this binary the Caddy process the
@@ -40,7 +41,7 @@ const edgeArg = "__edge"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == edgeArg {
 		os.Args = append(os.Args[:1], os.Args[2:]...)
-		if err := caddymodule.StartTracing("hdc-bench-edge"); err != nil {
+		if err := hdctracing.StartTracing("hdc-bench-edge"); err != nil {
 			fmt.Fprintln(os.Stderr, "hdc-bench:", err)
 			os.Exit(1)
 		}

@@ -1,8 +1,9 @@
-// Command hdc-edge is Caddy with the Health Data Connect modules: the hdc
-// app (the clients' keys, the bearer token verifier, the freshness check),
-// the hdc_auth, hdc_jwe, hdc_forward and hdc_tracing handlers, the
-// hdc_framing listener wrapper and the /hdc/ admin API, next to Caddy's
-// standard modules. Its traces (hdc_tracing), configured by the OTEL_*
+// Command hdc-edge is Caddy with the Health Data Connect modules, all of
+// which importing package caddymodule registers: the hdc app (the
+// clients' keys, the bearer token verifier, the freshness check, the rate
+// limits' counting), the hdc_site, hdc_auth, hdc_ratelimit, hdc_jwe,
+// hdc_forward and hdc_tracing handlers, the hdc_framing listener wrapper
+// and the /hdc/ admin API, next to Caddy's standard modules. Its traces (hdc_tracing), configured by the OTEL_*
 // environment, name the service hdc-edge unless OTEL_SERVICE_NAME names it
 // otherwise.
 //
@@ -21,7 +22,8 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	"github.com/health-data-connect/hdc/caddymodule"
+	_ "github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/caddymodule/hdctracing"
 	"github.com/health-data-connect/hdc/internal/version"
 )
 
@@ -40,7 +42,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
 		os.Exit(1)
 	}
-	if err := caddymodule.StartTracing("hdc-edge"); err != nil {
+	if err := hdctracing.StartTracing("hdc-edge"); err != nil {
 		fmt.Fprintln(os.Stderr, "hdc-edge:", err)
 		os.Exit(1)
 	}

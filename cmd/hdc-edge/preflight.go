@@ -17,7 +17,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/spf13/pflag"
 
-	"github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/caddymodule/edge"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
@@ -89,7 +89,7 @@ type edgeConfig struct {
 				Registry string `json:"registry"`
 				Keeper   string `json:"keeper"`
 			} `json:"keys"`
-			RateLimits caddymodule.RateLimitConfig `json:"rate_limits"`
+			RateLimits edge.RateLimitConfig `json:"rate_limits"`
 		} `json:"hdc"`
 		HTTP json.RawMessage `json:"http"`
 	} `json:"apps"`

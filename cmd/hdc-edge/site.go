@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/health-data-connect/hdc/caddymodule"
+	"github.com/health-data-connect/hdc/caddymodule/hdcsite"
 )
 
 // The reference Caddyfile's site variables.
@@ -18,14 +18,14 @@ const (
 // setSiteEnv sets the variables the reference Caddyfile derives from
 // others, unless the operator set them, before any command adapts the
 // Caddyfile, so that run, reload, adapt and validate read the same site:
-// HDC_SITE_OTHER_HOSTS from HDC_SITE (caddymodule.OtherHosts), so that a
+// HDC_SITE_OTHER_HOSTS from HDC_SITE (hdcsite.OtherHosts), so that a
 // request for a host the site does not name gets hdc_site's 421 problem,
 // not Caddy's empty 200; and HDC_AUTO_HTTPS from HDC_TLS: with the
 // operator's own certificate (files), Caddy must not also manage
 // certificates for the names that site, answering any host of its ports,
 // shares with the catch-all.
 func setSiteEnv() error {
-	other, err := caddymodule.OtherHosts(os.Getenv(siteEnv))
+	other, err := hdcsite.OtherHosts(os.Getenv(siteEnv))
 	if err != nil {
 		return fmt.Errorf("%s: %w", siteEnv, err)
 	}

@@ -4,7 +4,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -52,21 +54,50 @@ func OpenListenFile() (*os.File, string, error) {
 
 // FreeAddr returns a loopback address that was free a moment ago, for a
 // program that can only be told an address to bind itself (hdc up's
-// flags). Its port is drawn below Linux's ephemeral range (32768 on), where
-// neither the source port of a connection nor a listener on port 0 can
-// take it before the program binds it; a listener of another test that
-// drew the same port still can, rarely. Prefer Listen or ListenFile.
+// flags), reserved for the test until its cleanup. Its port is drawn below
+// Linux's ephemeral range (32768 on), where neither the source port of a
+// connection nor a listener on port 0 can take it before the program binds
+// it, and reserved by a lock on a file of its number (reservePort), which
+// every test process of the run takes, so that no other test draws it
+// meanwhile. Prefer Listen or ListenFile.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	for range 100 {
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(22768)))
+		port := 10000 + rand.IntN(22768)
+		release, ok := reservePort(port)
+		if !ok {
+			continue
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if ln, err := net.Listen("tcp", addr); err == nil {
 			ln.Close()
+			t.Cleanup(release)
 			return addr
 		}
+		release()
 	}
 	t.Fatal("no free loopback port below the ephemeral range")
 	return ""
+}
+
+// reservePort takes the lock of port, a file of its number under the
+// temporary directory that FreeAddr in any process of the machine locks
+// before it draws the port, and returns its release; false when another
+// holds it. The lock goes with the file's closing, or the process's end.
+func reservePort(port int) (release func(), ok bool) {
+	dir := filepath.Join(os.TempDir(), "hdc-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, false
+	}
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, false
+	}
+	return func() { f.Close() }, true
 }
 
 // Silent returns the address of a loopback listener that accepts every

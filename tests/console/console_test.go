@@ -24,7 +24,8 @@ const (
 // that names its pending delivery (deleteInConsole); bob, an auditor, sees
 // the same pages with nothing that changes anything. Every page passes
 // axe-core with no serious or critical violation and shows no error in
-// the browser's console; the pages' screenshots are docs/console's.
+// the browser's console; the pages' screenshots are docs/console's (-update
+// writes them).
 func TestConsole(t *testing.T) {
 	s := hdctest.StartStack(t, webhookEnv...)
 	for _, p := range []struct{ role, name string }{{"operator", alice}, {"auditor", bob}} {

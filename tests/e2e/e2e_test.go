@@ -285,7 +285,8 @@ func TestE2EKeyRotation(t *testing.T) {
 	hdctest.RotateUnderLoad(t, s, []*hdctest.Stack{s}, c, s.Login(c, false, ""))
 }
 
-// TestEdgeBinary: hdc-edge is Caddy's command line with our modules.
+// TestEdgeBinary: hdc-edge is Caddy's command line with every one of our
+// modules, each a package of its own, and Caddy's standard ones.
 func TestEdgeBinary(t *testing.T) {
 	t.Parallel()
 	edge := hdctest.Binary(t, "hdc-edge")
@@ -293,7 +294,9 @@ func TestEdgeBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"hdc", "http.handlers.hdc_auth", "http.handlers.hdc_jwe", "admin.api.hdc", "http.handlers.reverse_proxy"} {
+	for _, m := range []string{"hdc", "admin.api.hdc", "caddy.listeners.hdc_framing", "http.handlers.hdc_auth",
+		"http.handlers.hdc_ratelimit", "http.handlers.hdc_jwe", "http.handlers.hdc_forward", "http.handlers.hdc_site",
+		"http.handlers.hdc_tracing", "http.handlers.reverse_proxy"} {
 		t.Run(m, func(t *testing.T) {
 			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m) + `$`).Match(out) {
 				t.Fatalf("list-modules lacks %s", m)

@@ -88,7 +88,7 @@ var uploadShape = map[string][2]string{
 	"hdc-edge hdc_auth token":          {"hdc-edge", "POST /mr/api/v2/docs"},
 	"hdc-edge hdc_jwe key":             {"hdc-edge", "hdc_jwe decrypt"},
 	"hdc-edge hdc_jwe decrypt":         {"hdc-edge", "POST /mr/api/v2/docs"},
-	"hdc-edge hdc_jwe seal":            {"hdc-edge", "POST /mr/api/v2/docs"},
+	"hdc-edge hdc_jwe encrypt":         {"hdc-edge", "POST /mr/api/v2/docs"},
 	"hdc-backend POST /mr/api/v2/docs": {"hdc-edge", "POST /mr/api/v2/docs"},
 	"hdc-backend blob put":             {"hdc-backend", "POST /mr/api/v2/docs"},
 	"the record's INSERT":              {"hdc-backend", "POST /mr/api/v2/docs"},

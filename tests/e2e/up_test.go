@@ -197,7 +197,10 @@ func startUp(t *testing.T, hdc, dir string, env, args []string, stderr io.Writer
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = stderr
+	// What hdc up says on its standard error is kept too, for the failure
+	// of a start that ends before its guide.
+	var said hdctest.SyncBuffer
+	cmd.Stderr = io.MultiWriter(stderr, &said)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +212,7 @@ func startUp(t *testing.T, hdc, dir string, env, args []string, stderr io.Writer
 		select {
 		case line, ok := <-out:
 			if !ok {
-				t.Fatal("hdc up exited before printing its guide")
+				t.Fatalf("hdc up exited before printing its guide: %v; it said:\n%s", cmd.Wait(), hdctest.Tail(said.String(), 4096))
 			}
 			guide = append(guide, line)
 			if strings.Contains(line, "Ctrl-C") {

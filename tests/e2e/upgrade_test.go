@@ -42,7 +42,9 @@ func plainSecrets(t *testing.T) (fixtureSecrets, map[string][]byte) {
 	if err != nil || json.Unmarshal(b, &f) != nil {
 		t.Fatalf("the fixture: %v", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(plainFixture, "backend", "hdc.db")+"?mode=ro")
+	// immutable: the fixture is a file that never changes, so SQLite
+	// makes no -shm or -wal beside it (tests never write tracked files).
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(plainFixture, "backend", "hdc.db")+"?mode=ro&immutable=1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package hdctest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
+
+// updateScreenshots asks Check to write its screenshots into docs/console,
+// as golden files are updated: go test ./tests/console -update. Without
+// it they go to the test's temporary folder, so that a run changes no
+// tracked file.
+var updateScreenshots = flag.Bool("update", false, "write the console's screenshots into docs/console")
 
 // Browser is a headless Chromium tab, the errors its console showed, and
 // where its screenshots go.
@@ -139,7 +146,8 @@ func (b *Browser) Text(sel string) string {
 
 // Check holds the page open to axe-core (no violation of impact serious or
 // critical) and to the console's errors (none since the last check), and
-// writes its screenshot as docs/console/<name>.png when name is set.
+// takes its screenshot when name is set: docs/console/<name>.png with
+// -update, else <name>.png in the test's temporary folder.
 func (b *Browser) Check(name string) {
 	b.t.Helper()
 	src, err := os.ReadFile(filepath.Join(RepoRoot, "tests", "interop", "node_modules", "axe-core", "axe.min.js"))
@@ -166,7 +174,11 @@ func (b *Browser) Check(name string) {
 		return
 	}
 	png := get(b, chromedp.FullScreenshot(100))
-	if err := os.WriteFile(filepath.Join(RepoRoot, "docs", "console", name+".png"), png, 0o644); err != nil {
+	dir := b.t.TempDir()
+	if *updateScreenshots {
+		dir = filepath.Join(RepoRoot, "docs", "console")
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
 }

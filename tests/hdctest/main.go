@@ -157,8 +157,12 @@ func Binary(t testing.TB, name string) string {
 	if slices.Contains(ImagePrograms, name) {
 		return filepath.Join(ImageBinaries(t), name)
 	}
-	if _, ok := tools[name]; !ok {
+	tool, ok := tools[name]
+	if !ok {
 		t.Fatalf("no program %q to build", name)
+	}
+	if tool.module != "." {
+		return cachedTool(t, name)
 	}
 	ensure(t, name, func(dst string) error { return buildTool(name, dst) })
 	return filepath.Join(binDir, name)

@@ -6,6 +6,8 @@ import (
 	"crypto/cipher"
 	"runtime"
 	"testing"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestPooledModes seals and opens under one key with IVs that change from
@@ -35,7 +37,9 @@ func TestPooledModes(t *testing.T) {
 			}
 		})
 	}
-	if raceEnabled {
+	// The race detector drops a quarter of what sync.Pool is given, so
+	// counts of allocations do not hold under it.
+	if testkit.RaceEnabled {
 		return
 	}
 	ct, tag := k.sealIV(make([]byte, IVSize), "", plaintext)

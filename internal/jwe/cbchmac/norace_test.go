@@ -1,5 +1,0 @@
-//go:build !race
-
-package cbchmac
-
-const raceEnabled = false
