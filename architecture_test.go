@@ -109,6 +109,8 @@ var importRules = []importRule{
 		func(p string) bool { return under(p, "kid-registry") },
 		func(d string) bool { return under(d, "kid-registry") || under(d, "internal") }},
 	{"The framing check imports only problems", is("caddymodule/h1framing"), is("internal/problem")},
+	{"The hop's client imports only the contract, problems and the redaction",
+		is("internal/hopclient"), is("internal/contract", "internal/problem", "internal/redact")},
 	{"The store and its engines import only the store, the audit record, the client key, the contract and telemetry",
 		is("backend/store", "backend/store/sqlite", "backend/store/postgres"),
 		is("backend/store", "backend/audit", "internal/clientkey", "internal/contract", "internal/telemetry")},

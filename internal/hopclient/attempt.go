@@ -58,12 +58,8 @@ func (t *Transport) attempt(r *http.Request, n int, again bool) (*http.Response,
 		if timedOut() {
 			err = fmt.Errorf("no answer within %s", t.cfg.Attempt)
 		}
-		err = fmt.Errorf("%s: %w", name(b), err)
-		switch {
-		case !connected.Load() || refusedHandshake(err):
-			return nil, true, err // nothing of it was received
-		case safe(r):
-			return nil, true, err
+		if !connected.Load() || refusedHandshake(err) || safe(r) { // nothing of it was received, or it may be sent again
+			return nil, true, fmt.Errorf("%s: %w", name(b), err)
 		}
 		return nil, false, &MayHaveArrived{Backend: name(b), Err: err}
 	}

@@ -16,19 +16,19 @@
 // answer the caller's Config says was not served (Unserved) moves any
 // request on.
 //
-// It is hand-written because it is a few dozen lines over
-// http.RoundTripper: Caddy's load balancing lives inside reverse_proxy and
-// serves only the requests it proxies, and the API's requests are
-// balanced by Caddy, not by this.
+// It is hand-written over http.RoundTripper: Caddy's load balancing lives
+// inside reverse_proxy and serves only the requests it proxies, and the
+// API's requests are balanced by Caddy, not by this.
 package hopclient
 
 import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/health-data-connect/hdc/internal/redact"
 )
 
 // Config is how a Transport tries the backends.
@@ -57,27 +57,48 @@ type Transport struct {
 }
 
 // New returns a Transport over next that fails over between the backends
-// at urls, each an http or https URL with a host (a user or a path in it
-// is not used).
+// at urls, which Check accepts.
 func New(next http.RoundTripper, urls []string, cfg Config) (*Transport, error) {
-	t := &Transport{next: next, cfg: cfg}
+	backends, err := parse(urls)
+	if err != nil {
+		return nil, err
+	}
+	return &Transport{next: next, backends: backends, cfg: cfg}, nil
+}
+
+// Check returns an error unless urls name one backend at least, each by
+// an http or https URL with a host (a user, a path or a query in it is
+// not used): a caller that has more to check before New, as a
+// command's other flags, checks its backends first. A URL refused is
+// named by its place in urls, and as redact.URL prints it.
+func Check(urls []string) error {
+	_, err := parse(urls)
+	return err
+}
+
+// parse returns the scheme and host of each of urls, as Check checks
+// them.
+func parse(urls []string) ([]*url.URL, error) {
+	var backends []*url.URL
 	for i, b := range urls {
 		u, err := url.Parse(b)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("backend %d is not an http or https URL with a host", i+1)
+			return nil, fmt.Errorf("listener %d, %s, is not a backend's URL: an http or https URL with a host", i+1, redact.URL(b))
 		}
-		t.backends = append(t.backends, &url.URL{Scheme: u.Scheme, Host: u.Host})
+		backends = append(backends, &url.URL{Scheme: u.Scheme, Host: u.Host})
 	}
-	if len(t.backends) == 0 {
+	if len(backends) == 0 {
 		return nil, fmt.Errorf("no backend")
 	}
-	return t, nil
+	return backends, nil
 }
 
-// URL is the URL of path at the backend tried first: a request to it
-// goes to whichever backend each attempt tries.
+// URL is the URL of path, empty or absolute, at the backend tried first:
+// a request to it goes to whichever backend each attempt tries.
 func (t *Transport) URL(path string) string {
-	return t.backends[0].String() + "/" + strings.TrimPrefix(path, "/")
+	u := *t.backends[0]
+	u.Path = path
+	return u.String()
 }
 
 // RoundTrip implements http.RoundTripper. A request with a body is sent
@@ -96,7 +117,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		var moveOn bool
 		resp, moveOn, err = t.attempt(r, n, i > 0)
 		if !moveOn {
-			if err == nil {
+			if err == nil && resp.StatusCode < 500 {
 				t.last.Store(int32(n))
 			}
 			return resp, err

@@ -53,12 +53,11 @@ func newBackend(t *testing.T, name string, status int) *backend {
 	return b
 }
 
-// down is the URL of a listener that refuses connections.
+// down is the URL of an address that refuses connections: nothing
+// listens there, and no other test takes it until the test ends.
 func down(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.NotFoundHandler())
-	srv.Close()
-	return srv.URL
+	return "http://" + testkit.FreeAddr(t)
 }
 
 // backends returns the URLs of backends answering statuses (0: one that
@@ -314,16 +313,55 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestNewRefusesBadURLs: every backend is an http or https URL with a
-// host, and there is one at least; a user or a path is not used.
+// host, and there is one at least; a refused one is named by its place,
+// never with its password. A user, a path or a query is not used.
 func TestNewRefusesBadURLs(t *testing.T) {
 	t.Parallel()
-	for _, urls := range [][]string{nil, {"127.0.0.1:9081"}, {"https://"}, {"https://a:1", "%zz"}, {"ftp://a:1"}} {
-		if _, err := New(http.DefaultTransport, urls, Config{}); err == nil {
-			t.Errorf("%q accepted", urls)
+	tests := []struct {
+		urls []string
+		want string
+	}{
+		{nil, "no backend"},
+		{[]string{"127.0.0.1:9081"}, "listener 1, (a URL that does not parse), is not a backend's URL"},
+		{[]string{"//a:1"}, "listener 1, //a:1, is not"},
+		{[]string{"https://"}, "listener 1, https:, is not"},
+		{[]string{"https://a:1", "https://hdc:s3cret@a:port"}, "listener 2, (a URL that does not parse), is not"},
+		{[]string{"ftp://hdc:s3cret@a:1"}, "listener 1, ftp://hdc:xxxxx@a:1, is not"},
+	}
+	for _, tt := range tests {
+		if _, err := New(http.DefaultTransport, tt.urls, Config{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%q) = %v; want an error with %q", tt.urls, err, tt.want)
 		}
 	}
 	tr, err := New(http.DefaultTransport, []string{"https://hdc:s3cret@a:1/base?q=1", "http://b:2"}, Config{})
-	if err != nil || tr.URL("/internal/v1/events") != "https://a:1/internal/v1/events" {
-		t.Fatalf("New = %v; URL %q", err, tr.URL("/internal/v1/events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"/internal/v1/events": "https://a:1/internal/v1/events", "": "https://a:1"} {
+		if got := tr.URL(path); got != want {
+			t.Errorf("URL(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+// TestA5xxAnswerIsNotLast: a backend whose 5xx answer to a change is
+// returned as the answer is not the one that answered last: the next
+// request starts where the last did.
+func TestA5xxAnswerIsNotLast(t *testing.T) {
+	t.Parallel()
+	urls, _ := backends(t, []int{0, 502, 200})
+	tr, err := New(http.DefaultTransport, urls, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := http.NewRequestWithContext(t.Context(), http.MethodPost, tr.URL("/x"), strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := send(t, tr, r); err == nil || !strings.Contains(err.Error(), "answered 502") {
+		t.Fatalf("%v; want the 502 as the answer", err)
+	}
+	if n := tr.last.Load(); n != 0 {
+		t.Fatalf("backend %d is the one that answered last, want 0", n)
 	}
 }

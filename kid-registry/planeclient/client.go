@@ -14,6 +14,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/hopclient"
 	"github.com/health-data-connect/hdc/internal/kidfilter"
 )
 
@@ -80,13 +81,17 @@ func (c *client) filter(ctx context.Context) (*kidfilter.Filter, int64, error) {
 	return f, w.Last, err
 }
 
-// report posts r, an edge's report, and expects 204 No Content.
+// report posts r, an edge's report, and expects 204 No Content. The
+// report is repeatable (hopclient.Repeatable): a backend that takes it
+// twice keeps the latest use of each kid, and the applied number, as
+// once, so that the hop's client may send it on to the next backend after
+// any failure.
 func (c *client) report(ctx context.Context, r contract.EdgeReport) error {
 	body, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+contract.PathEdgeReport, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(hopclient.Repeatable(ctx), http.MethodPost, c.base+contract.PathEdgeReport, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
