@@ -23,8 +23,8 @@ import (
 func TestEdgeFreshRequests(t *testing.T) {
 	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_KEY_REGISTRY": ""})
 	gcmSecret := jwe.NewGCMSecret()
-	e.plane.SetKey(contract.ClientKey{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: clientkey.Active})
-	e.plane.SetKey(contract.ClientKey{Kid: "k-strict", ClientID: "c1", Secret: "0123456789abcdef", Enc: jwe.EncA128CBCHS256,
+	e.plane.SetKey(clientkey.Key{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: clientkey.Active})
+	e.plane.SetKey(clientkey.Key{Kid: "k-strict", ClientID: "c1", Secret: "0123456789abcdef", Enc: jwe.EncA128CBCHS256,
 		RequireFresh: true, Status: clientkey.Active})
 	gcm, err := jwe.NewKeyFor(jwe.EncA256GCM, gcmSecret)
 	if err != nil {

@@ -47,8 +47,7 @@ func (c *client) key(ctx context.Context, kid string) (*clientkey.Key, int64, er
 // must be of a content encryption the edge opens, and it must have its
 // secret.
 func fromWire(c contract.ClientKey) (*clientkey.Key, error) {
-	k := &clientkey.Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Enc: c.Enc, RequireFresh: c.RequireFresh,
-		Status: c.Status, CreatedAt: c.CreatedAt, RetiringAt: clientkey.TimeOf(c.RetiringAt), RetiredAt: clientkey.TimeOf(c.RetiredAt)}
+	k := c.Key()
 	switch {
 	case c.Enc == "":
 		return nil, fmt.Errorf("key %q: no content encryption", c.Kid)
@@ -58,7 +57,7 @@ func fromWire(c contract.ClientKey) (*clientkey.Key, error) {
 	if err := k.Validate(); err != nil {
 		return nil, fmt.Errorf("key %q: %w", c.Kid, err)
 	}
-	return k, nil
+	return &k, nil
 }
 
 // changes asks for the changes after a number, the backend holding the
