@@ -46,7 +46,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 			return resp.StatusCode == http.StatusOK
 		})
 	}
-	send := func(key *jwe.Key, p jwe.Protected) (int, []byte) {
+	send := func(key *jwe.CEK, p jwe.Protected) (int, []byte) {
 		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(key, p, []byte(`{"n":1}`)), encHeaders(c1))
 		return resp.StatusCode, body
 	}
@@ -68,7 +68,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 	_, badTag := send(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-c1"})
 	for _, tt := range []struct {
 		name string
-		key  *jwe.Key
+		key  *jwe.CEK
 		p    jwe.Protected
 		want string
 	}{

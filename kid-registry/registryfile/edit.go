@@ -21,14 +21,14 @@ var (
 // for A128CBC-HS256) and requiring fresh envelopes when requireFresh. An
 // empty kid or secret is generated. The new key is returned; a kid the
 // file has already is ErrKidTaken.
-func (f *File) Add(clientID, kid, secret, enc string, requireFresh bool, now time.Time) (Key, error) {
+func (f *File) Add(clientID, kid, secret, enc string, requireFresh bool, now time.Time) (Entry, error) {
 	k := clientkey.New(clientID, kid, secret, enc, requireFresh, now)
 	for _, e := range f.Keys {
 		if e.Kid == k.Kid {
-			return Key{}, fmt.Errorf("kid %q: %w", k.Kid, ErrKidTaken)
+			return Entry{}, fmt.Errorf("kid %q: %w", k.Kid, ErrKidTaken)
 		}
 	}
-	f.Keys = append(f.Keys, Key{Key: k})
+	f.Keys = append(f.Keys, Entry{Key: k})
 	return f.Keys[len(f.Keys)-1], nil
 }
 
@@ -40,15 +40,15 @@ func (f *File) Add(clientID, kid, secret, enc string, requireFresh bool, now tim
 // with a *clientkey.WeakerError unless weaken, that of a client without
 // keys with clientkey.ErrNoKeys. It returns the new key and what the
 // rotation changed.
-func (f *File) Rotate(clientID, enc string, fresh *bool, weaken bool, now time.Time) (Key, clientkey.Rotated, error) {
+func (f *File) Rotate(clientID, enc string, fresh *bool, weaken bool, now time.Time) (Entry, clientkey.Rotated, error) {
 	keys := f.clientKeys(clientID)
 	kind, err := clientkey.NextKind(keys, enc, fresh)
 	if err != nil {
-		return Key{}, clientkey.Rotated{}, err
+		return Entry{}, clientkey.Rotated{}, err
 	}
 	r, err := clientkey.Rotate(keys, clientkey.New(clientID, "", "", kind.Enc, kind.Fresh, now), weaken, now)
 	if err != nil {
-		return Key{}, r, err
+		return Entry{}, r, err
 	}
 	for _, c := range r.Changed {
 		f.key(c.Kid).Key = c
@@ -87,7 +87,7 @@ func (f *File) clientKeys(clientID string) []clientkey.Key {
 }
 
 // key returns the entry of kid, nil when there is none.
-func (f *File) key(kid string) *Key {
+func (f *File) key(kid string) *Entry {
 	for i := range f.Keys {
 		if f.Keys[i].Kid == kid {
 			return &f.Keys[i]

@@ -112,9 +112,9 @@ type API interface {
 type Keys interface {
 	// ListKeys returns a page of the keys q selects, in kid order, each
 	// with its last use at any edge.
-	ListKeys(ctx context.Context, q KeyQuery) (Page[Key], error)
+	ListKeys(ctx context.Context, q KeyQuery) (Page[KeyInfo], error)
 	// GetKey returns the key kid, without its secret.
-	GetKey(ctx context.Context, kid string) (Key, error)
+	GetKey(ctx context.Context, kid string) (KeyInfo, error)
 	// RetireKey retires the key kid, or says what that would do.
 	RetireKey(ctx context.Context, kid string, r RetireKeyRequest) (Retirement, error)
 	// AddKey adds an active key for client, its secret shown once.

@@ -8,11 +8,11 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
-// Key is a client's shared encryption key as the API lists it, never with
-// its secret: its kid and client, its kind (enc, and whether its
+// KeyInfo is a client's shared encryption key as the API lists it, never
+// with its secret: its kid and client, its kind (enc, and whether its
 // envelopes must name iat and jti), status and dates, its client's
-// workspace, and its last use at any edge.
-type Key struct {
+// workspace, and its last use at any edge (the OpenAPI document's Key).
+type KeyInfo struct {
 	clientkey.Listed
 	WorkspaceID string `json:"workspace_id"`
 	// LastUsedAt is the latest use of the key at any edge, as the edges

@@ -46,7 +46,7 @@ func answerOf(t *testing.T, v any, err error, generated string) answer {
 		return answer{shape: [5]any{v.DryRun, v.ClientID, v.NewKey, len(v.Retiring), v.Key == nil}}
 	case adminapi.Retirement:
 		return answer{shape: [4]any{v.DryRun, v.Changed, v.Key.Kid, v.Key.Status}}
-	case adminapi.Key:
+	case adminapi.KeyInfo:
 		return answer{shape: [3]any{v.Enc, v.RequireFresh, v.Status}}
 	}
 	t.Fatalf("an answer of %T", v)

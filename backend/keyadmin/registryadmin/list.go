@@ -22,18 +22,18 @@ var errWorkspace = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest
 // status), in kid order, without their secrets, which it does not open:
 // listing needs no keeper. A file knows no key's workspace or last use.
 // The cursor is the last kid of the page before.
-func (s *Service) ListKeys(_ context.Context, q adminapi.KeyQuery) (adminapi.Page[adminapi.Key], error) {
+func (s *Service) ListKeys(_ context.Context, q adminapi.KeyQuery) (adminapi.Page[adminapi.KeyInfo], error) {
 	if err := q.Check(); err != nil {
-		return adminapi.Page[adminapi.Key]{}, err
+		return adminapi.Page[adminapi.KeyInfo]{}, err
 	}
 	if q.Workspace != "" {
-		return adminapi.Page[adminapi.Key]{}, errWorkspace
+		return adminapi.Page[adminapi.KeyInfo]{}, errWorkspace
 	}
 	keys, err := s.list()
 	if err != nil {
-		return adminapi.Page[adminapi.Key]{}, err
+		return adminapi.Page[adminapi.KeyInfo]{}, err
 	}
-	p := adminapi.Page[adminapi.Key]{Items: []adminapi.Key{}}
+	p := adminapi.Page[adminapi.KeyInfo]{Items: []adminapi.KeyInfo{}}
 	size := adminapi.PageQuery{Limit: q.Limit}.Size()
 	for _, k := range keys {
 		if q.Cursor != "" && k.Kid <= q.Cursor || q.Client != "" && k.ClientID != q.Client || q.Status != "" && k.Status != q.Status {
@@ -43,23 +43,23 @@ func (s *Service) ListKeys(_ context.Context, q adminapi.KeyQuery) (adminapi.Pag
 			p.Next = p.Items[size-1].Kid
 			break
 		}
-		p.Items = append(p.Items, adminapi.Key{Listed: k})
+		p.Items = append(p.Items, adminapi.KeyInfo{Listed: k})
 	}
 	return p, nil
 }
 
 // GetKey returns the file's key kid, without its secret.
-func (s *Service) GetKey(_ context.Context, kid string) (adminapi.Key, error) {
+func (s *Service) GetKey(_ context.Context, kid string) (adminapi.KeyInfo, error) {
 	keys, err := s.list()
 	if err != nil {
-		return adminapi.Key{}, err
+		return adminapi.KeyInfo{}, err
 	}
 	for _, k := range keys {
 		if k.Kid == kid {
-			return adminapi.Key{Listed: k}, nil
+			return adminapi.KeyInfo{Listed: k}, nil
 		}
 	}
-	return adminapi.Key{}, keyadmin.Problem(keyadmin.ErrNoKey, "", kid)
+	return adminapi.KeyInfo{}, keyadmin.Problem(keyadmin.ErrNoKey, "", kid)
 }
 
 // list returns the file's keys without their secrets, in kid order.

@@ -35,7 +35,7 @@ func TestListKeys(t *testing.T) {
 	}
 	reader := New(path, nil, nil) // listing needs no keeper
 	kids := func(q adminapi.KeyQuery) ([]string, error) {
-		all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.Key], error) {
+		all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.KeyInfo], error) {
 			q.Cursor = cursor
 			return reader.ListKeys(ctx, q)
 		})

@@ -197,7 +197,7 @@ type listedKey struct {
 func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]listedKey, error) {
 	var keys []listedKey // none is null, as before
 	err := sf.withKeys(cmd, p, false, func(ctx context.Context, api adminapi.Keys) error {
-		all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.Key], error) {
+		all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.KeyInfo], error) {
 			return api.ListKeys(ctx, adminapi.KeyQuery{Client: client, Cursor: cursor, Limit: adminapi.MaxLimit})
 		})
 		for _, k := range all {
