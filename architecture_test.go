@@ -78,7 +78,7 @@ func nothing(string) bool { return false }
 var importRules = []importRule{
 	{"The leaves import nothing of ours",
 		is("internal/problem", "internal/strictjson", "internal/privatefile", "internal/version", "internal/pyjson",
-			"internal/jwe/cbchmac", "internal/redact"),
+			"internal/jwe/cbchmac", "internal/redact", "internal/duration"),
 		nothing},
 	{"The contract imports only the client key", is("internal/contract"), is("internal/clientkey")},
 	{"The client key imports only the codec", is("internal/clientkey"), is("internal/jwe")},
@@ -87,8 +87,13 @@ var importRules = []importRule{
 		func(p string) bool { return under(p, "internal") },
 		func(d string) bool { return under(d, "internal") }},
 	{"The backend imports nothing of the edge",
-		func(p string) bool { return under(p, "backend") },
+		func(p string) bool { return under(p, "backend") && p != "backend/keyadmin/registryadmin" },
 		func(d string) bool { return !under(d, "caddymodule") && !under(d, "kid-registry") }},
+	{"A registry file's key administration imports of the edge only the file",
+		is("backend/keyadmin/registryadmin"),
+		func(d string) bool {
+			return !under(d, "caddymodule") && (!under(d, "kid-registry") || d == "kid-registry/registryfile")
+		}},
 	{"The edge imports nothing of the backend",
 		func(p string) bool { return under(p, "caddymodule") || under(p, "kid-registry") },
 		func(d string) bool { return !under(d, "backend") }},
@@ -104,6 +109,8 @@ var importRules = []importRule{
 		func(p string) bool { return under(p, "kid-registry") },
 		func(d string) bool { return under(d, "kid-registry") || under(d, "internal") }},
 	{"The framing check imports only problems", is("caddymodule/h1framing"), is("internal/problem")},
+	{"The hop's client imports only the contract, problems and the redaction",
+		is("internal/hopclient"), is("internal/contract", "internal/problem", "internal/redact")},
 	{"The store and its engines import only the store, the audit record, the client key, the contract and telemetry",
 		is("backend/store", "backend/store/sqlite", "backend/store/postgres"),
 		is("backend/store", "backend/audit", "internal/clientkey", "internal/contract", "internal/telemetry")},
@@ -149,34 +156,81 @@ func TestImportRules(t *testing.T) {
 	deps := imports(t)
 	for _, r := range importRules {
 		t.Run(r.name, func(t *testing.T) {
-			checked := 0
-			for pkg, ds := range deps {
-				if !r.applies(pkg) {
-					continue
-				}
-				checked++
-				for _, d := range ds {
-					if !r.allowed(d) {
-						t.Errorf("%s imports %s", pkg, d)
-					}
-				}
-			}
-			if checked == 0 {
-				t.Fatal("the rule applies to no package: it is out of date")
-			}
+			holdRule(t, r, deps, "imports", func(pkg string) []string { return deps[pkg] })
 		})
 	}
 }
 
+// linkRules are rules of docs/architecture.md's "What may import what" on
+// what a package links: every package of ours it imports, and theirs, to
+// the end.
+var linkRules = []importRule{
+	{"The operator's commands link none of the server",
+		is("cmd/hdc/internal/opscmd", "cmd/hdc/internal/cli", "console"),
+		func(d string) bool { return d != "backend" }},
+}
+
+// TestLinkRules holds the rules of linkRules.
+func TestLinkRules(t *testing.T) {
+	deps := imports(t)
+	for _, r := range linkRules {
+		t.Run(r.name, func(t *testing.T) {
+			holdRule(t, r, deps, "links", func(pkg string) []string { return linked(deps, pkg) })
+		})
+	}
+}
+
+// holdRule fails t for every package r applies to that imports (or links:
+// verb, as depsOf says) a package r does not allow, and when r applies to
+// none.
+func holdRule(t *testing.T, r importRule, deps map[string][]string, verb string, depsOf func(pkg string) []string) {
+	t.Helper()
+	checked := 0
+	for pkg := range deps {
+		if !r.applies(pkg) {
+			continue
+		}
+		checked++
+		for _, d := range depsOf(pkg) {
+			if !r.allowed(d) {
+				t.Errorf("%s %s %s", pkg, verb, d)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("the rule applies to no package: it is out of date")
+	}
+}
+
+// linked returns the packages of ours that pkg links: those it imports,
+// and theirs, to the end, once each.
+func linked(deps map[string][]string, pkg string) []string {
+	seen := map[string]bool{}
+	var out []string
+	next := slices.Clone(deps[pkg])
+	for len(next) > 0 {
+		d := next[len(next)-1]
+		next = next[:len(next)-1]
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+			next = append(next, deps[d]...)
+		}
+	}
+	return out
+}
+
 // operatorSurface reports whether dep is a package of the backend that the
-// hdc commands may import: the operator surface, and the packages of the
-// services, records and stores it hands them (the audit trail's under
-// backend/audit too), and the Admin API: its declaration, which the
-// commands ask, its service, run in place in direct mode, and its client.
+// hdc commands may import: the openers of the stores (backend/storage),
+// the packages of the services, records and stores direct mode runs (the
+// audit trail's under backend/audit too, a registry file's keys), and the
+// Admin API: its
+// declaration, which the commands ask, its service, run in place in
+// direct mode, and its client.
 func operatorSurface(dep string) bool {
 	switch dep {
-	case "backend/operator", "backend/identity", "backend/keyadmin", "backend/store", "backend/sealed", "backend/fhir", "backend/webhook",
-		"backend/admin", "backend/admin/adminapi", "backend/admin/adminclient":
+	case "backend/storage", "backend/identity", "backend/keyadmin", "backend/keyadmin/registryadmin", "backend/store",
+		"backend/sealed", "backend/fhir", "backend/webhook", "backend/admin", "backend/admin/adminapi", "backend/admin/adminclient":
 		return true
 	}
 	return under(dep, "backend/audit")

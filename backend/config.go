@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
+	"github.com/health-data-connect/hdc/backend/audit/retention"
 	"github.com/health-data-connect/hdc/backend/audit/window"
 	"github.com/health-data-connect/hdc/backend/fleet"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
 )
@@ -167,16 +169,12 @@ type Config struct {
 	FleetForgetAfter time.Duration
 }
 
-// DefaultAuditRetention is how long audit records are kept by default: six
-// years, as HIPAA keeps documentation (45 CFR 164.316(b)(2)).
-const DefaultAuditRetention = 6 * 365 * 24 * time.Hour
-
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
 		Listen:                      "127.0.0.1:9080",
 		InternalListen:              "127.0.0.1:9081",
-		DataDir:                     "./data",
+		DataDir:                     storage.DefaultDataDir,
 		AccessTokenTTL:              1800 * time.Second,
 		RefreshTokenTTL:             30 * 24 * time.Hour,
 		SigningKeyRotation:          30 * 24 * time.Hour,
@@ -202,7 +200,7 @@ func DefaultConfig() Config {
 		WebhookAttemptRetention:     30 * 24 * time.Hour,
 		WebhookDisableAfter:         5 * 24 * time.Hour,
 		WebhookMaxSubscriptions:     100,
-		AuditRetention:              DefaultAuditRetention,
+		AuditRetention:              retention.Default,
 		AuditRefusalWindow:          window.Default,
 		AuditCheckpoints:            checkpoint.Log,
 		AuditCheckpointInterval:     5 * time.Minute,

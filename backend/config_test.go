@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/webhook"
 )
 
@@ -196,6 +197,14 @@ func TestSettingsTable(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cfg, DefaultConfig()) {
 		t.Errorf("reading the defaults back changed them:\n%+v", cfg)
+	}
+}
+
+// TestKeeperNamedAlike: the openers of package storage name the keeper's
+// setting in their errors as the settings' table does.
+func TestKeeperNamedAlike(t *testing.T) {
+	if got := named("keeper"); got != storage.KeeperSetting {
+		t.Fatalf("the settings name the keeper %q, storage names it %q", got, storage.KeeperSetting)
 	}
 }
 

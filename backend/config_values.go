@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/duration"
 )
 
 // The pflag.Value types of the settings' fields. Each String shows a value
@@ -75,25 +76,10 @@ func (d *durationValue) String() string {
 	return s
 }
 
-// ParseDuration reads a duration as the backend's settings take one:
-// whole seconds, or a Go duration such as 30m.
-func ParseDuration(s string) (time.Duration, error) {
-	var d durationValue
-	err := d.Set(s)
-	return time.Duration(d), err
-}
-
 func (d *durationValue) Set(s string) error {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n > math.MaxInt64/int64(time.Second) || n < math.MinInt64/int64(time.Second) {
-			return fmt.Errorf("%q seconds is too long", s)
-		}
-		*d = durationValue(time.Duration(n) * time.Second)
-		return nil
-	}
-	v, err := time.ParseDuration(s)
+	v, err := duration.Parse(s)
 	if err != nil {
-		return fmt.Errorf("%q is neither seconds nor a duration such as 30m", s)
+		return err
 	}
 	*d = durationValue(v)
 	return nil

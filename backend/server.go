@@ -49,6 +49,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/replay"
 	"github.com/health-data-connect/hdc/backend/sealed"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/backend/webhook/delivery"
@@ -109,11 +110,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	plain, err := OpenStore(ctx, cfg.DatabaseURL, cfg.DataDir)
+	plain, err := storage.OpenStore(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: opening the store: %w", storeSetting(cfg.DatabaseURL, "db"), err)
 	}
-	st, err := Seal(ctx, plain, cfg.Keeper, log.Named("sealed"))
+	st, err := storage.Seal(ctx, plain, cfg.Keeper, log.Named("sealed"))
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +127,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Server, error) {
 		log.Warn("the public listener is plain HTTP without the hop's mutual TLS: any local process can act as the edge")
 	}
 	log.Info("backend ready",
-		zap.String("data", cfg.DataDir), zap.String("database", describeStore(cfg.DatabaseURL, cfg.DataDir)),
-		zap.String("blobs", describeBlobs(cfg.BlobURL, cfg.DataDir)),
+		zap.String("data", cfg.DataDir), zap.String("database", storage.DescribeStore(cfg.DatabaseURL, cfg.DataDir)),
+		zap.String("blobs", storage.DescribeBlobs(cfg.BlobURL, cfg.DataDir)),
 		zap.String("audit_checkpoints", checkpoint.Describe(cfg.AuditCheckpoints)), zap.Bool("hop_tls", hop != nil),
 		zap.Duration("access_token_ttl", cfg.AccessTokenTTL), zap.Duration("refresh_token_ttl", cfg.RefreshTokenTTL),
 		zap.Int64("upload_limit", cfg.UploadLimit), zap.Int("webhook_workers", cfg.WebhookWorkers),

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/internal/testkit"
@@ -191,7 +192,7 @@ func TestListenAndServeChecksInheritedSockets(t *testing.T) {
 // the prune recorded, and the newer ones kept.
 func TestServeRunsAuditRetention(t *testing.T) {
 	dir := t.TempDir()
-	st, err := OpenStore(t.Context(), "", dir)
+	st, err := storage.OpenStore(t.Context(), "", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

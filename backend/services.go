@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
@@ -28,6 +29,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/keyplane"
 	"github.com/health-data-connect/hdc/backend/records"
 	"github.com/health-data-connect/hdc/backend/replay"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/token"
 	"github.com/health-data-connect/hdc/backend/webhook"
@@ -81,8 +83,8 @@ type handlers struct {
 // build makes the services over the open store, then the routes.
 func (s *Server) build(ctx context.Context) error {
 	cfg := s.cfg
-	aws := sync.OnceValues(func() (awsConfig, error) { return loadAWS(ctx) }) // loaded once, if needed
-	blobs, err := s.openBlobs(ctx, aws)
+	loadAWS := sync.OnceValues(func() (aws.Config, error) { return storage.LoadAWS(ctx) }) // loaded once, if needed
+	blobs, err := s.openBlobs(ctx, loadAWS)
 	if err != nil {
 		return err
 	}
@@ -115,7 +117,7 @@ func (s *Server) build(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := s.buildWebhooks(reg, aws, &h); err != nil {
+	if err := s.buildWebhooks(reg, loadAWS, &h); err != nil {
 		return err
 	}
 	s.keyHub = keyplane.NewHub(s.store, keyPlanePoll, keyPlaneFastPoll, s.log.Named("keyplane"))
@@ -168,8 +170,8 @@ func (s *Server) newCheckpoints(ctx context.Context) (*checkpoint.Job, error) {
 
 // openBlobs opens the configured blob store and removes the staged files
 // of uploads a stopped process left.
-func (s *Server) openBlobs(ctx context.Context, aws func() (awsConfig, error)) (blob.Store, error) {
-	blobs, err := openBlobs(ctx, s.cfg.BlobURL, s.cfg.DataDir, func(context.Context) (awsConfig, error) { return aws() })
+func (s *Server) openBlobs(ctx context.Context, loadAWS func() (aws.Config, error)) (blob.Store, error) {
+	blobs, err := storage.OpenBlobs(ctx, s.cfg.BlobURL, s.cfg.DataDir, func(context.Context) (aws.Config, error) { return loadAWS() })
 	if err != nil {
 		return nil, fmt.Errorf("%s: opening the blob store: %w", storeSetting(s.cfg.BlobURL, "blob"), err)
 	}
@@ -208,7 +210,7 @@ func (s *Server) newAuth(reg prometheus.Registerer) (*auth.Handler, error) {
 // spread over the replicas. On SQLite, where one server process owns the
 // database, it counts in memory, which costs no write per attempt.
 func (s *Server) loginLimiter(burst int) auth.Limiter {
-	if sharedStore(s.cfg.DatabaseURL) {
+	if storage.Shared(s.cfg.DatabaseURL) {
 		return auth.NewStoreLimiter(s.store, burst, s.cfg.LoginFailureWindow, s.log.Named("throttle"))
 	}
 	return auth.NewMemoryLimiter(burst, s.cfg.LoginFailureWindow, maxThrottleKeys)
@@ -216,7 +218,7 @@ func (s *Server) loginLimiter(burst int) auth.Limiter {
 
 // buildWebhooks makes the subscription handler, the delivery dispatcher and
 // the events ingress.
-func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, error), h *handlers) error {
+func (s *Server) buildWebhooks(reg *prometheus.Registry, loadAWS func() (aws.Config, error), h *handlers) error {
 	cfg := s.cfg
 	var sqsEndpoint *url.URL
 	if cfg.SQSEndpoint != "" {
@@ -227,7 +229,7 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, aws func() (awsConfig, 
 	h.webhooks = webhook.NewHandler(s.store, webhook.Rules{SQSEndpoint: sqsEndpoint, Guard: s.guard, AWSAccounts: cfg.WebhookAWSAccounts},
 		cfg.WebhookMaxSubscriptions, s.log.Named("webhook"))
 	h.webhooks.Deliveries = webhook.NewDeliveryHandler(s.store, s.store, s.log.Named("webhook"))
-	awsCfg, err := aws()
+	awsCfg, err := loadAWS()
 	if err != nil {
 		return err
 	}

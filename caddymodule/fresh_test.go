@@ -23,8 +23,8 @@ import (
 func TestEdgeFreshRequests(t *testing.T) {
 	e := startEdge(t, edgetest.Keys, map[string]string{"HDC_KEY_REGISTRY": ""})
 	gcmSecret := jwe.NewGCMSecret()
-	e.plane.SetKey(contract.ClientKey{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: clientkey.Active})
-	e.plane.SetKey(contract.ClientKey{Kid: "k-strict", ClientID: "c1", Secret: "0123456789abcdef", Enc: jwe.EncA128CBCHS256,
+	e.plane.SetKey(clientkey.Key{Kid: "k-gcm", ClientID: "c1", Secret: gcmSecret, Enc: jwe.EncA256GCM, Status: clientkey.Active})
+	e.plane.SetKey(clientkey.Key{Kid: "k-strict", ClientID: "c1", Secret: "0123456789abcdef", Enc: jwe.EncA128CBCHS256,
 		RequireFresh: true, Status: clientkey.Active})
 	gcm, err := jwe.NewKeyFor(jwe.EncA256GCM, gcmSecret)
 	if err != nil {
@@ -46,7 +46,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 			return resp.StatusCode == http.StatusOK
 		})
 	}
-	send := func(key *jwe.Key, p jwe.Protected) (int, []byte) {
+	send := func(key *jwe.CEK, p jwe.Protected) (int, []byte) {
 		resp, body := e.call(t, "POST", subscriptions, jwe.EncryptRequest(key, p, []byte(`{"n":1}`)), encHeaders(c1))
 		return resp.StatusCode, body
 	}
@@ -68,7 +68,7 @@ func TestEdgeFreshRequests(t *testing.T) {
 	_, badTag := send(edgetest.Key(t, "zzzzzzzzzzzzzzzz"), jwe.Protected{Kid: "k-c1"})
 	for _, tt := range []struct {
 		name string
-		key  *jwe.Key
+		key  *jwe.CEK
 		p    jwe.Protected
 		want string
 	}{

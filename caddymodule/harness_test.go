@@ -138,7 +138,7 @@ func hopServer(t testing.TB, dir string, h http.Handler) *httptest.Server {
 
 // startEdge loads ../Caddyfile with the environment pointing at test
 // servers. Caddy is one per process: tests using it must not run in parallel.
-func startEdge(t testing.TB, keys []registryfile.Key, env map[string]string) *liveEdge {
+func startEdge(t testing.TB, keys []registryfile.Entry, env map[string]string) *liveEdge {
 	t.Helper()
 	signer := testkit.NewSigner("sig-1")
 	hop := filepath.Join(t.TempDir(), "tls")

@@ -448,7 +448,7 @@ func TestEdgeRotation(t *testing.T) {
 	// Each phase, the old key alone and then both, lasts until 10 more
 	// requests have their answers.
 	testkit.Grows(t, &sent, 10, "10 requests before the rotation")
-	var rotated registryfile.Key
+	var rotated registryfile.Entry
 	if err := registryfile.Update(e.registry, edgetest.Sealer, func(f *registryfile.File) (err error) {
 		rotated, _, err = f.Rotate("c1", "", nil, false, time.Now())
 		return err

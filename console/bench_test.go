@@ -20,7 +20,7 @@ import (
 type cannedAPI struct {
 	adminapi.API // the changes: not called
 	clients      adminapi.Page[adminapi.Client]
-	keys         adminapi.Page[adminapi.Key]
+	keys         adminapi.Page[adminapi.KeyInfo]
 }
 
 func newCannedAPI() *cannedAPI {
@@ -32,7 +32,7 @@ func newCannedAPI() *cannedAPI {
 	}
 	c.clients.Next = "cursor"
 	for i := range keysPage {
-		c.keys.Items = append(c.keys.Items, adminapi.Key{WorkspaceID: "w7", LastUsedAt: &now, Listed: clientkey.Listed{
+		c.keys.Items = append(c.keys.Items, adminapi.KeyInfo{WorkspaceID: "w7", LastUsedAt: &now, Listed: clientkey.Listed{
 			Kid: fmt.Sprintf("k%08d", i), ClientID: "c1", Enc: "A256GCM", RequireFresh: true, Status: clientkey.Active, CreatedAt: now}})
 	}
 	c.keys.Next = "cursor"
@@ -48,7 +48,7 @@ func (c *cannedAPI) ListClients(context.Context, adminapi.ClientQuery) (adminapi
 func (c *cannedAPI) GetClient(_ context.Context, id string) (adminapi.Client, error) {
 	return adminapi.Client{ClientID: id, WorkspaceID: "w7", Status: "active"}, nil
 }
-func (c *cannedAPI) ListKeys(context.Context, adminapi.KeyQuery) (adminapi.Page[adminapi.Key], error) {
+func (c *cannedAPI) ListKeys(context.Context, adminapi.KeyQuery) (adminapi.Page[adminapi.KeyInfo], error) {
 	return c.keys, nil
 }
 func (c *cannedAPI) ListGrants(context.Context, adminapi.GrantQuery) (adminapi.Page[adminapi.Grant], error) {

@@ -52,7 +52,7 @@ func pageLink(q url.Values, next string) string {
 // grants.
 type clientView struct {
 	Client   adminapi.Client
-	Keys     []adminapi.Key
+	Keys     []adminapi.KeyInfo
 	KeysNext string // the link to the next page of keys
 	Grants   []adminapi.Grant
 	// Limits are the client's overrides of the edges' default limits,

@@ -19,7 +19,7 @@ import (
 type confirmView struct {
 	Client adminapi.Client
 	Action string // "rotate", "retire" or "disable"
-	Keys   []adminapi.Key
+	Keys   []adminapi.KeyInfo
 }
 
 // confirmPage asks the operator to confirm, with each key's last use at
@@ -51,8 +51,8 @@ func (s *Server) confirmPage(r *http.Request) (view, error) {
 
 // keysOf returns the keys of the client id in each of statuses, in that
 // order.
-func (s *Server) keysOf(ctx context.Context, id string, statuses ...clientkey.Status) ([]adminapi.Key, error) {
-	var out []adminapi.Key
+func (s *Server) keysOf(ctx context.Context, id string, statuses ...clientkey.Status) ([]adminapi.KeyInfo, error) {
+	var out []adminapi.KeyInfo
 	for _, st := range statuses {
 		p, err := s.api.ListKeys(ctx, adminapi.KeyQuery{Client: id, Status: st, Limit: adminapi.MaxLimit})
 		if err != nil {
@@ -65,7 +65,7 @@ func (s *Server) keysOf(ctx context.Context, id string, statuses ...clientkey.St
 
 // keyOf returns the key kid of the client id, refused when it is another
 // client's.
-func (s *Server) keyOf(ctx context.Context, id, kid string) ([]adminapi.Key, error) {
+func (s *Server) keyOf(ctx context.Context, id, kid string) ([]adminapi.KeyInfo, error) {
 	k, err := s.api.GetKey(ctx, kid)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func (s *Server) keyOf(ctx context.Context, id, kid string) ([]adminapi.Key, err
 	if k.ClientID != id {
 		return nil, invalid("The key is not this client's.")
 	}
-	return []adminapi.Key{k}, nil
+	return []adminapi.KeyInfo{k}, nil
 }
 
 // deleteView is the confirmation of a subscription's deletion: the

@@ -39,13 +39,13 @@ type Keys struct {
 	// dummies stand in, by enc, for unknown, retired and foreign keys and
 	// for a key of another enc than the envelope's: checking a tag against
 	// one costs what checking against a real key costs, and fails.
-	dummies map[string]*jwe.Key
+	dummies map[string]*jwe.CEK
 }
 
 // cachedKey is a key's cipher, kept while its secret stays the same.
 type cachedKey struct {
 	secret string
-	key    *jwe.Key
+	key    *jwe.CEK
 }
 
 // source is where the keys come from: a registry file (fileSource) or the
@@ -79,7 +79,7 @@ type source interface {
 // newKeys returns the keys of src.
 func newKeys(src source) *Keys {
 	ciphers, _ := lru.New[string, *cachedKey](ciphersKept) // errs only on a size below 1
-	return &Keys{source: src, ciphers: ciphers, dummies: map[string]*jwe.Key{
+	return &Keys{source: src, ciphers: ciphers, dummies: map[string]*jwe.CEK{
 		jwe.EncA128CBCHS256: jwe.DummyKey(jwe.EncA128CBCHS256), jwe.EncA256GCM: jwe.DummyKey(jwe.EncA256GCM)}}
 }
 
@@ -99,7 +99,7 @@ func (k *Keys) Usable(ctx context.Context, kid, from, client string, anyClient b
 }
 
 // Cipher returns the cipher of key, built once per secret.
-func (k *Keys) Cipher(key *clientkey.Key) (*jwe.Key, error) {
+func (k *Keys) Cipher(key *clientkey.Key) (*jwe.CEK, error) {
 	if c, ok := k.ciphers.Get(key.Kid); ok && c.secret == key.Secret && c.key.Enc() == key.ContentEncryption() {
 		return c.key, nil
 	}
@@ -114,7 +114,7 @@ func (k *Keys) Cipher(key *clientkey.Key) (*jwe.Key, error) {
 // ForEnvelope returns the key kid and its cipher when a request may use it
 // (Usable) and its enc is enc, and otherwise a nil key with the dummy
 // cipher of enc, so that a refusal costs what an opening costs.
-func (k *Keys) ForEnvelope(ctx context.Context, kid, from, client string, anyClient bool, enc string) (*clientkey.Key, *jwe.Key, error) {
+func (k *Keys) ForEnvelope(ctx context.Context, kid, from, client string, anyClient bool, enc string) (*clientkey.Key, *jwe.CEK, error) {
 	key, err := k.Usable(ctx, kid, from, client, anyClient)
 	if err == nil && key.ContentEncryption() == enc {
 		if cipher, err := k.Cipher(key); err == nil {

@@ -2,8 +2,6 @@ package admin
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
@@ -13,7 +11,6 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
-	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // AddKey adds an active key for client and returns it, its secret shown
@@ -25,7 +22,7 @@ func (s *Service) AddKey(ctx context.Context, client string, r adminapi.AddKeyRe
 	}
 	k, err := s.keys.Add(ctx, keyadmin.AddRequest{By: by, Client: client, Kid: r.Kid, Secret: r.Secret, Enc: r.Enc, RequireFresh: r.RequireFresh})
 	if err != nil {
-		return adminapi.IssuedKey{}, KeyProblem(err, client, k.Kid)
+		return adminapi.IssuedKey{}, keyadmin.Problem(err, client, k.Kid)
 	}
 	return adminapi.Issued(k), nil
 }
@@ -40,22 +37,9 @@ func (s *Service) RotateKey(ctx context.Context, client string, r adminapi.Rotat
 	rot, err := s.keys.Rotate(ctx, keyadmin.RotateRequest{By: by, Client: client, Enc: r.Enc, RequireFresh: r.RequireFresh,
 		AllowWeaker: r.AllowWeaker, DryRun: r.DryRun})
 	if err != nil {
-		return adminapi.Rotation{}, KeyProblem(err, client, "")
+		return adminapi.Rotation{}, keyadmin.Problem(err, client, "")
 	}
-	return rotationOut(rot), nil
-}
-
-// rotationOut is rot as the API shows it: the new key with its secret,
-// unless a dry run.
-func rotationOut(rot keyadmin.Rotation) adminapi.Rotation {
-	out := adminapi.Rotation{DryRun: rot.DryRun, ClientID: rot.Key.ClientID,
-		NewKey:   adminapi.KeyKind{Enc: rot.Key.ContentEncryption(), RequireFresh: rot.Key.NeedsFreshness()},
-		Retiring: append([]string{}, rot.Retiring...), Weakened: rot.Lost}
-	if !rot.DryRun {
-		issued := adminapi.Issued(rot.Key)
-		out.Key = &issued
-	}
-	return out
+	return adminapi.Rotated(rot.Key, rot.Retiring, rot.Lost, rot.DryRun), nil
 }
 
 // RetireKey retires the key kid: its requests are refused from then on.
@@ -66,35 +50,9 @@ func (s *Service) RetireKey(ctx context.Context, kid string, r adminapi.RetireKe
 	}
 	ret, err := s.keys.Retire(ctx, keyadmin.RetireRequest{By: by, Kid: kid, Force: r.Force, DryRun: r.DryRun})
 	if err != nil {
-		return adminapi.Retirement{}, KeyProblem(err, "", kid)
+		return adminapi.Retirement{}, keyadmin.Problem(err, "", kid)
 	}
 	return adminapi.Retirement{DryRun: ret.DryRun, Key: ret.Key, Changed: ret.Changed}, nil
-}
-
-// KeyProblem returns the problem that answers a refusal of the key
-// administration (package keyadmin, and the rules of package clientkey),
-// saying it of client and kid where it names them; any other error as it
-// is. The command line words a registry file's refusals by it too.
-func KeyProblem(err error, client, kid string) error {
-	var weaker *clientkey.WeakerError
-	var lockOut *clientkey.LockOutError
-	switch {
-	case errors.As(err, &weaker):
-		return problem.New(http.StatusConflict, problem.CodeWeakerKey, weaker.Error())
-	case errors.As(err, &lockOut):
-		return problem.New(http.StatusConflict, problem.CodeLastActiveKey, lockOut.Error())
-	case errors.Is(err, keyadmin.ErrInvalidKey):
-		return problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, err.Error())
-	case errors.Is(err, keyadmin.ErrNoClient):
-		return problem.New(http.StatusNotFound, problem.CodeNotFound, fmt.Sprintf("no client %q", client))
-	case errors.Is(err, keyadmin.ErrNoKeys):
-		return problem.New(http.StatusConflict, problem.CodeNoKeyToRotate, fmt.Sprintf("client %q has no keys: add one", client))
-	case errors.Is(err, keyadmin.ErrNoKey):
-		return problem.New(http.StatusNotFound, problem.CodeNotFound, fmt.Sprintf("no key with kid %q", kid))
-	case errors.Is(err, keyadmin.ErrKidTaken):
-		return problem.New(http.StatusConflict, problem.CodeConflict, fmt.Sprintf("kid %q already exists", kid))
-	}
-	return err
 }
 
 func (h *Handler) addKey(w http.ResponseWriter, r *http.Request) error {

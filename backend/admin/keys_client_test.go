@@ -41,7 +41,7 @@ func TestClientKeys(t *testing.T) {
 	if got, err := op.GetKey(ctx, "k1"); err != nil || got.Status != clientkey.Retired || got.WorkspaceID != "w1" {
 		t.Fatalf("GetKey: %+v, %v", got, err)
 	}
-	all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.Key], error) {
+	all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.KeyInfo], error) {
 		return op.ListKeys(ctx, adminapi.KeyQuery{Client: c.ClientID, Cursor: cursor, Limit: 1})
 	})
 	if err != nil || len(all) != 2 {

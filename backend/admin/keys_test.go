@@ -32,7 +32,7 @@ func (a *api) addKey(client string, body adminapi.AddKeyRequest) adminapi.Issued
 }
 
 // kidsOf returns the kids of a page.
-func kidsOf(p adminapi.Page[adminapi.Key]) []string {
+func kidsOf(p adminapi.Page[adminapi.KeyInfo]) []string {
 	var kids []string
 	for _, k := range p.Items {
 		kids = append(kids, k.Kid)
@@ -87,7 +87,7 @@ func TestKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := a.do("auditor", "GET", "/admin/v1/keys"+tt.query, nil)
-			var p adminapi.Page[adminapi.Key]
+			var p adminapi.Page[adminapi.KeyInfo]
 			r.decode(t, 200, &p)
 			if !slices.Equal(kidsOf(p), tt.want) || (p.Next != "") != tt.next {
 				t.Fatalf("got %v (next %q), want %v", kidsOf(p), p.Next, tt.want)
@@ -99,7 +99,7 @@ func TestKeys(t *testing.T) {
 			}
 		})
 	}
-	var rest adminapi.Page[adminapi.Key]
+	var rest adminapi.Page[adminapi.KeyInfo]
 	a.do("auditor", "GET", "/admin/v1/keys?limit=2&cursor="+firstPage(t, a).Next, nil).decode(t, 200, &rest)
 	if !slices.Equal(kidsOf(rest), []string{"k3"}) || rest.Next != "" {
 		t.Fatalf("the second page, by the first's cursor: %+v", rest)
@@ -113,14 +113,14 @@ func TestKeyLastUse(t *testing.T) {
 	a := newAPI(t)
 	used := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	_, c2, secrets := a.seedKeys(used)
-	var k2 adminapi.Key
+	var k2 adminapi.KeyInfo
 	r := a.do("auditor", "GET", "/admin/v1/keys/k2", nil)
 	r.decode(t, 200, &k2)
 	if k2.ClientID != c2 || k2.WorkspaceID != "w2" || k2.Status != clientkey.Active || k2.LastUsedAt == nil || !k2.LastUsedAt.Equal(used) ||
 		strings.Contains(string(r.body), secrets[1]) || strings.Contains(string(r.body), `"secret"`) {
 		t.Fatalf("k2: %s", r.body)
 	}
-	var p adminapi.Page[adminapi.Key]
+	var p adminapi.Page[adminapi.KeyInfo]
 	a.do("auditor", "GET", "/admin/v1/keys?client="+c2, nil).decode(t, 200, &p)
 	if len(p.Items) != 2 || p.Items[0].LastUsedAt == nil || p.Items[1].LastUsedAt != nil {
 		t.Fatalf("c2's keys: %+v; want k2's last use and none of k3", p.Items)
@@ -128,8 +128,8 @@ func TestKeyLastUse(t *testing.T) {
 }
 
 // firstPage returns the first page of two keys.
-func firstPage(t *testing.T, a *api) adminapi.Page[adminapi.Key] {
-	var p adminapi.Page[adminapi.Key]
+func firstPage(t *testing.T, a *api) adminapi.Page[adminapi.KeyInfo] {
+	var p adminapi.Page[adminapi.KeyInfo]
 	a.do("auditor", "GET", "/admin/v1/keys?limit=2", nil).decode(t, 200, &p)
 	return p
 }
@@ -152,7 +152,7 @@ func TestKeyRotationAndRetirement(t *testing.T) {
 	if rot.DryRun || rot.Key == nil || rot.Key.Secret == "" || rot.Key.Enc != jwe.EncA256GCM || !slices.Equal(rot.Retiring, []string{old.Kid}) || rot.ClientID != c {
 		t.Fatalf("a rotation: %+v", rot)
 	}
-	var p adminapi.Page[adminapi.Key]
+	var p adminapi.Page[adminapi.KeyInfo]
 	a.do("auditor", "GET", "/admin/v1/keys?status=retiring", nil).decode(t, 200, &p)
 	if !slices.Equal(kidsOf(p), []string{old.Kid}) || p.Items[0].RetiringAt == nil {
 		t.Fatalf("the retiring keys: %+v", p)
@@ -172,7 +172,7 @@ func TestKeyRotationAndRetirement(t *testing.T) {
 	if !forced.DryRun || !forced.Changed || forced.Key.Status != clientkey.Retired {
 		t.Fatalf("a dry forced retirement: %+v", forced)
 	}
-	var k adminapi.Key
+	var k adminapi.KeyInfo
 	a.do("auditor", "GET", "/admin/v1/keys/"+rot.Key.Kid, nil).decode(t, 200, &k)
 	if k.Status != clientkey.Active {
 		t.Fatalf("after a dry retirement: %+v", k)

@@ -3,6 +3,8 @@ package audit
 import (
 	"context"
 	"errors"
+	"os"
+	"os/user"
 	"slices"
 
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -74,4 +76,36 @@ func PersonFrom(ctx context.Context) (Person, error) {
 		return Person{}, ErrNoPerson
 	}
 	return p, nil
+}
+
+// LocalOperator is the person a command run on this machine against the
+// database directly (hdc's direct mode, hdc up) records as the author of
+// its changes: user@host (the login name, else $USER, and the host's
+// name), an operator, marked direct. A character a person's name may not
+// hold (contract.ValidPersonName) becomes '_', and the name is cut to its
+// length.
+func LocalOperator() Person {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	} else if v := os.Getenv("USER"); v != "" {
+		name = v
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return Person{Name: personName(name + "@" + host), Role: contract.RoleOperator, Direct: true}
+}
+
+// personName returns s with every character a person's name may not hold
+// replaced by '_', cut to contract.MaxPersonName.
+func personName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !contract.ValidPersonName(string(c)) {
+			b[i] = '_'
+		}
+	}
+	return string(b[:min(len(b), contract.MaxPersonName)])
 }

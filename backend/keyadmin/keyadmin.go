@@ -64,8 +64,9 @@ func (e invalid) Is(target error) bool { return target == ErrInvalidKey }
 // Unwrap is the rule's error.
 func (e invalid) Unwrap() error { return e.error }
 
-// invalidOr returns err as an invalid, nil when nil.
-func invalidOr(err error) error {
+// Invalid returns err, a key's breach of a rule (clientkey.Key.Validate),
+// as ErrInvalidKey, its text the rule's; nil when err is nil.
+func Invalid(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -98,7 +99,7 @@ func (s *Service) Add(ctx context.Context, r AddRequest) (clientkey.Key, error) 
 	}
 	k := clientkey.New(r.Client, r.Kid, r.Secret, r.Enc, r.RequireFresh, s.now())
 	if err := k.Validate(); err != nil {
-		return k, invalidOr(err)
+		return k, Invalid(err)
 	}
 	_, err = s.st.AddClientKey(ctx, store.ClientKey{Key: k, WorkspaceID: ws}, event(audit.KeyAdd, r.By, ws, k.Kid, k.CreatedAt))
 	return k, taken(err)

@@ -60,11 +60,11 @@ func (s *Service) Rotate(ctx context.Context, r RotateRequest) (Rotation, error)
 	}
 	kind, err := clientkey.NextKind(keys, r.Enc, r.RequireFresh)
 	if err != nil {
-		return Rotation{}, invalidOr(err)
+		return Rotation{}, Invalid(err)
 	}
 	next := clientkey.New(r.Client, "", "", kind.Enc, kind.Fresh, s.now())
 	if err := next.Validate(); err != nil {
-		return Rotation{}, invalidOr(err)
+		return Rotation{}, Invalid(err)
 	}
 	plan, err := clientkey.Rotate(keys, next, r.AllowWeaker, next.CreatedAt)
 	if errors.Is(err, clientkey.ErrNoKeys) {

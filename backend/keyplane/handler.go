@@ -70,15 +70,8 @@ func (h *Handler) serveKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.lookups.WithLabelValues("found").Inc()
-	web.WriteJSON(w, http.StatusOK, wireKey(k))
+	web.WriteJSON(w, http.StatusOK, contract.WireKey(k.Key, k.Seq))
 	return nil
-}
-
-// wireKey is k as the contract spells it.
-func wireKey(k store.ClientKey) contract.ClientKey {
-	return contract.ClientKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.Enc, RequireFresh: k.RequireFresh,
-		Status: k.Status, CreatedAt: k.CreatedAt, RetiringAt: clientkey.TimeOrNil(k.RetiringAt), RetiredAt: clientkey.TimeOrNil(k.RetiredAt),
-		Seq: k.Seq}
 }
 
 func (h *Handler) serveChanges(w http.ResponseWriter, r *http.Request) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
 	"github.com/health-data-connect/hdc/internal/clientkey"
+	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
@@ -233,6 +235,51 @@ func TestRewrap(t *testing.T) {
 	got, _ := s.ListSigningKeys(context.Background())
 	if len(got) != len(want) || !bytes.Equal(got[0].Seed, want[0].Seed) {
 		t.Fatal("the rewrap changed what the data key seals")
+	}
+}
+
+// TestRewrapStore: the store's rewrap is recorded once in the
+// installation's trail, in the name of its person, under the data key's
+// id; a run again changes and records nothing; a rewrap without a person
+// changes nothing; a registry's rewrap is recorded in the trail returned.
+func TestRewrapStore(t *testing.T) {
+	st := plainStore(t)
+	from, to := testkit.Keeper(t), testkit.Keeper(t)
+	if _, err := Open(t.Context(), st, from, zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	by := audit.Person{Name: "alice@host", Role: contract.RoleOperator, Direct: true}
+	if _, _, _, err := RewrapStore(t.Context(), st, from, to, audit.Person{}); !errors.Is(err, audit.ErrNoPerson) {
+		t.Fatalf("a rewrap without a person: %v", err)
+	}
+	var id string
+	for _, run := range []struct {
+		name    string
+		changed bool
+	}{{"first run", true}, {"run again", false}} {
+		t.Run(run.name, func(t *testing.T) {
+			trail, got, changed, err := RewrapStore(t.Context(), st, from, to, by)
+			if err != nil || changed != run.changed || trail == nil {
+				t.Fatalf("RewrapStore = %v, %v; want changed %v", changed, err, run.changed)
+			}
+			id = got
+		})
+	}
+	trail, err := Open(t.Context(), st, to, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, trail.RecordRewrap(t.Context(), by, "registry-key"))
+	records, err := st.ListAudit(t.Context(), store.AuditFilter{})
+	must(t, err)
+	var got []string
+	for _, r := range records {
+		if r.Action == audit.KeeperRewrap && r.Person == by && r.Entity.Kind == audit.EntityDataKey {
+			got = append(got, r.Entity.ID)
+		}
+	}
+	if want := []string{id, "registry-key"}; !slices.Equal(got, want) {
+		t.Fatalf("the installation's trail records rewraps of %q, want %q", got, want)
 	}
 }
 

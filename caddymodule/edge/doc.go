@@ -9,8 +9,8 @@
 // (tokens.go), the freshness check of envelopes (fresh.go, jtimemory.go)
 // and the rate limits' counting (ratelimits.go, over package ratelimit).
 // Its own requests to the backends go over the hop's TLS (hoptls.go) and
-// fail over between them (failover.go); admin.api.hdc (admin.go) shows its
-// keys on Caddy's admin API.
+// fail over between them (failover.go, over package hopclient);
+// admin.api.hdc (admin.go) shows its keys on Caddy's admin API.
 //
 // What a handler needs of a request is here too: the answers more than one
 // handler gives (problems.go), the spans of a request's steps (spans.go),

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/hopclient"
 )
 
 // fakeBackend answers every request with status, its name, the path and
@@ -59,6 +60,8 @@ func downURL(t *testing.T) string {
 	return "http://" + ln.Addr().String()
 }
 
+// TestFailover: the edge's client of the backends asks the one that
+// answered last, and the next when one does not answer or answers 5xx.
 func TestFailover(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -88,13 +91,12 @@ func TestFailover(t *testing.T) {
 				}
 				urls = append(urls, newFakeBackend(t, fmt.Sprintf("b%d", i), status).URL)
 			}
-			f, err := newFailover(http.DefaultTransport, urls)
+			url, client, err := (&HopTLS{}).backends(caddy.NewReplacer(), "keys", urls, "/x")
 			if err != nil {
 				t.Fatal(err)
 			}
-			client := &http.Client{Transport: f}
 			for i, want := range []string{tt.want, tt.then} {
-				got, err := getBody(client, f.base("/x"))
+				got, err := getBody(client, url)
 				if tt.wantErr != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 						t.Fatalf("request %d: %q, %v; want an error with %q", i, got, err, tt.wantErr)
@@ -109,16 +111,21 @@ func TestFailover(t *testing.T) {
 	}
 }
 
-// TestFailoverResendsTheBody: a report the first backend answers 5xx
-// reaches the next whole.
+// TestFailoverResendsTheBody: a report, which the key plane's client
+// marks repeatable, that the first backend answers 5xx reaches the next
+// whole.
 func TestFailoverResendsTheBody(t *testing.T) {
 	t.Parallel()
 	first, next := newFakeBackend(t, "b0", http.StatusServiceUnavailable), newFakeBackend(t, "b1", http.StatusOK)
-	f, err := newFailover(http.DefaultTransport, []string{first.URL, next.URL})
+	url, client, err := (&HopTLS{}).backends(caddy.NewReplacer(), "keys", []string{first.URL, next.URL}, "/x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := (&http.Client{Transport: f}).Post(f.base("/x"), "application/json", strings.NewReader(` {"uses":[]}`))
+	req, err := http.NewRequestWithContext(hopclient.Repeatable(t.Context()), http.MethodPost, url, strings.NewReader(` {"uses":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +148,8 @@ func getBody(c *http.Client, url string) (string, error) {
 func TestNewFailoverRefusesBadURLs(t *testing.T) {
 	t.Parallel()
 	for _, urls := range [][]string{nil, {"127.0.0.1:9081"}, {"https://"}, {"https://a:1", "%zz"}} {
-		if _, err := newFailover(http.DefaultTransport, urls); err == nil {
-			t.Errorf("%q accepted", urls)
+		if _, _, err := (&HopTLS{}).backends(caddy.NewReplacer(), "keys", urls, ""); err == nil || !strings.HasPrefix(err.Error(), "hdc: keys: ") {
+			t.Errorf("%q: %v; want a refusal naming the block", urls, err)
 		}
 	}
 }

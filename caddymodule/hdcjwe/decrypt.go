@@ -149,7 +149,7 @@ func (j *JWE) readEnvelope(r *http.Request, sp *spool.Spool) (*jwe.Envelope, jwe
 // keyOrDummy returns the key kid and its cipher when client may use it and
 // its enc is enc, and a nil key with the dummy cipher of enc otherwise;
 // and whether the edge held the key before (keyRefused).
-func (j *JWE) keyOrDummy(ctx context.Context, r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.Key, bool, error) {
+func (j *JWE) keyOrDummy(ctx context.Context, r *http.Request, kid, client, enc string) (*clientkey.Key, *jwe.CEK, bool, error) {
 	held := j.app.ClientKeys().Known(kid)
 	ctx, span := j.startKeySpan(ctx, kid, held)
 	k, key, err := j.app.ClientKeys().ForEnvelope(ctx, kid, clientAddr(r), client, !j.tokenBound(), enc)
@@ -207,7 +207,7 @@ func replaceBody(r *http.Request, body io.Reader, size int64) {
 // plaintext and the plaintext's size. A ciphertext in memory is decrypted in
 // place, in one call, and read from there; one on disk is decrypted as a
 // stream on its way upstream.
-func open(env *jwe.Envelope, key *jwe.Key, sp *spool.Spool) (io.Reader, int64, error) {
+func open(env *jwe.Envelope, key *jwe.CEK, sp *spool.Spool) (io.Reader, int64, error) {
 	if mem, ok := sp.InMemory(); ok {
 		plain, err := env.DecryptInPlace(key, mem)
 		if err != nil {

@@ -26,7 +26,7 @@ import (
 type encrypter struct {
 	ctx     context.Context // the request's, whose trace the encryption's span joins
 	w       http.ResponseWriter
-	key     *jwe.Key
+	key     *jwe.CEK
 	kid     string
 	compact bool // answer in the compact serialization, else the flattened JSON one
 	limit   int

@@ -190,7 +190,7 @@ type opened struct {
 	kid     string
 	enc     string // the envelope's content encryption, when it has a body
 	owner   string // the key's client
-	key     *jwe.Key
+	key     *jwe.CEK
 	size    int64 // plaintext bytes forwarded
 	compact bool  // the answer is in the compact serialization
 	// fresh are the hop headers of the envelope's jti, for the backend's

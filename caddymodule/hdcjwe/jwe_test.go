@@ -26,7 +26,7 @@ import (
 )
 
 // newTestApp returns the hdc app over a registry file of keys.
-func newTestApp(t testing.TB, keys []registryfile.Key) *edge.App {
+func newTestApp(t testing.TB, keys []registryfile.Entry) *edge.App {
 	t.Helper()
 	app := &edge.App{Keys: edge.KeysConfig{Registry: edgetest.Registry(t, keys), Keeper: edgetest.KeeperURL}}
 	edgetest.Provision(t, app)
@@ -479,7 +479,7 @@ func TestJWEPlainAndRequire(t *testing.T) {
 
 func TestJWENewKeyWithoutWaitingForPoll(t *testing.T) {
 	h := newTestJWE(t, false)
-	var added registryfile.Key
+	var added registryfile.Entry
 	err := registryfile.Update(h.app.Keys.Registry, edgetest.Sealer, func(f *registryfile.File) (err error) {
 		added, err = f.Add("c1", "", "", "", false, time.Now())
 		return err

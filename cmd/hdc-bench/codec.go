@@ -47,7 +47,7 @@ var codecEncs = []string{jwe.EncA128CBCHS256, jwe.EncA256GCM}
 type benchKey struct {
 	kid    string
 	secret string
-	key    *jwe.Key
+	key    *jwe.CEK
 	cek    []byte
 }
 
@@ -185,7 +185,7 @@ func benchOp(n int, op func() error) (testing.BenchmarkResult, error) {
 }
 
 // ourOpen opens a request envelope with this codec: Parse, then Decrypt.
-func ourOpen(k *jwe.Key, env []byte) error {
+func ourOpen(k *jwe.CEK, env []byte) error {
 	e, ct, err := jwe.Parse(env, jwe.Request)
 	if err == nil {
 		_, err = e.Decrypt(k, ct)

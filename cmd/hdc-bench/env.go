@@ -66,6 +66,7 @@ type benchEnv struct {
 	jwks     string
 	registry string
 	keeper   string // the keyfile:// URL of the registry's keeper
+	hop      *benchHop
 	plane    *keyPlane
 	lastHash chan uploadSeen
 }
@@ -86,7 +87,11 @@ func newBenchEnv() (*benchEnv, error) {
 		e.close()
 		return nil, err
 	}
-	if e.plane, err = startKeyPlane(dir, e.cbc, e.gcm); err != nil {
+	if e.hop, err = newBenchHop(filepath.Join(dir, "tls")); err != nil {
+		e.close()
+		return nil, err
+	}
+	if e.plane, err = startKeyPlane(e.hop, e.cbc, e.gcm); err != nil {
 		e.close()
 		return nil, err
 	}
@@ -98,7 +103,7 @@ func newBenchEnv() (*benchEnv, error) {
 	e.upAddr = ln.Addr().String()
 	e.upstream = &http.Server{Handler: http.HandlerFunc(e.serveUpstream), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = e.upstream.Serve(ln) }()
-	if e.upTLS, e.upTLSURL, err = e.plane.serveHop(http.HandlerFunc(e.serveUpstream)); err != nil {
+	if e.upTLS, e.upTLSURL, err = e.hop.serve(http.HandlerFunc(e.serveUpstream)); err != nil {
 		e.close()
 		return nil, err
 	}
@@ -353,7 +358,7 @@ func (e *benchEnv) config(name, port, admin string) string {
 	case plainEdge:
 		return fmt.Sprintf(plainConfig, e.dir, port, e.upAddr, "", "", admin, "")
 	case plainTLSEdge:
-		return fmt.Sprintf(plainConfig, e.dir, port, e.upTLSURL, "", "", admin, e.plane.transportBlock())
+		return fmt.Sprintf(plainConfig, e.dir, port, e.upTLSURL, "", "", admin, e.hop.transportBlock())
 	case handleEdge:
 		return fmt.Sprintf(handleConfig, e.dir, port, e.upAddr, "", "", admin)
 	case authEdge:
@@ -361,7 +366,7 @@ func (e *benchEnv) config(name, port, admin string) string {
 	case planeEdge:
 		return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, e.plane.keysBlock(), e.jwks, admin, "")
 	case tlsEdge:
-		return fmt.Sprintf(hdcConfig, e.dir, port, e.upTLSURL, registry, e.jwks, admin, e.plane.transportBlock())
+		return fmt.Sprintf(hdcConfig, e.dir, port, e.upTLSURL, registry, e.jwks, admin, e.hop.transportBlock())
 	}
 	return fmt.Sprintf(hdcConfig, e.dir, port, e.upAddr, registry, e.jwks, admin, "")
 }

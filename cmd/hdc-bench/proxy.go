@@ -239,7 +239,7 @@ func proxyNotes(enc string) string {
 
 // checkEncrypted makes sure the edge really decrypts and encrypts before it
 // is measured: one request, its answer decrypted.
-func checkEncrypted(client *http.Client, ed *edge, req request, key *jwe.Key) error {
+func checkEncrypted(client *http.Client, ed *edge, req request, key *jwe.CEK) error {
 	resp, body, err := send(client, ed, req.sealed())
 	if err != nil {
 		return err

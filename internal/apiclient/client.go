@@ -36,7 +36,7 @@ type Client struct {
 	creds      Credentials
 	sharingKey string
 	encrypt    bool
-	key        *jwe.Key
+	key        *jwe.CEK
 	http       *http.Client
 	cachePath  string
 	tokens     tokenPair

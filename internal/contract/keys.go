@@ -31,23 +31,25 @@ const MaxKeyChangesWait = 30 * time.Second
 // further behind asks again after the last.
 const MaxKeyChanges = 1000
 
-// ClientKey is a client's shared key as the backend hands it to an edge.
-// Secret is the shared key string in the clear: the hop is mutually
-// authenticated TLS, and the route serves RoleEdge alone.
+// ClientKey is a client's shared key as the backend hands it to an edge:
+// the key as listed (clientkey.Listed), its secret and the number of its
+// last change. Secret is the shared key string in the clear: the hop is
+// mutually authenticated TLS, and the route serves RoleEdge alone.
 type ClientKey struct {
-	Kid      string `json:"kid"`
-	ClientID string `json:"client_id"`
-	Secret   string `json:"secret"`
-	Enc      string `json:"enc"` // the content encryption of its envelopes
-	// RequireFresh: every envelope under the key must name iat and jti.
-	RequireFresh bool             `json:"require_fresh,omitempty"`
-	Status       clientkey.Status `json:"status"`
-	CreatedAt    time.Time        `json:"created_at"`
-	RetiringAt   *time.Time       `json:"retiring_at,omitempty"`
-	RetiredAt    *time.Time       `json:"retired_at,omitempty"`
+	clientkey.Listed
+	Secret string `json:"secret"`
 	// Seq is the sequence number of the key's last change.
 	Seq int64 `json:"seq"`
 }
+
+// WireKey is k, whose last change is numbered seq, as the key plane
+// hands it.
+func WireKey(k clientkey.Key, seq int64) ClientKey {
+	return ClientKey{Listed: k.Listed(), Secret: k.Secret, Seq: seq}
+}
+
+// Key is the key c hands: the inverse of WireKey.
+func (c *ClientKey) Key() clientkey.Key { return c.Listed.Key(c.Secret) }
 
 // KeyChanges answers PathKeyChanges: the changes after the sequence number
 // asked, oldest first, and Last, the newest sequence number there is (the

@@ -57,7 +57,7 @@ func appendHeader(b []byte, enc string, p Protected) []byte {
 // seal encrypts plaintext under k, the additional authenticated data
 // being the encoded protected header, and returns the iv, ciphertext and
 // tag.
-func (k *Key) seal(protected string, plaintext []byte) (iv, ct, tag []byte) {
+func (k *CEK) seal(protected string, plaintext []byte) (iv, ct, tag []byte) {
 	if k.gcm != nil {
 		return sealGCM(k.gcm, protected, plaintext)
 	}
@@ -67,7 +67,7 @@ func (k *Key) seal(protected string, plaintext []byte) (iv, ct, tag []byte) {
 // EncryptRequest returns a request envelope in the flattened JSON
 // serialization: protected (alg, enc, and what p names), iv, ciphertext,
 // tag, and the top-level kid when p names one.
-func EncryptRequest(k *Key, p Protected, plaintext []byte) []byte {
+func EncryptRequest(k *CEK, p Protected, plaintext []byte) []byte {
 	return encryptFlattened(k, p, plaintext, true)
 }
 
@@ -75,11 +75,11 @@ func EncryptRequest(k *Key, p Protected, plaintext []byte) []byte {
 // serialization: protected (alg, enc, and kid when given), iv, ciphertext
 // and tag, the additional authenticated data being the protected member's
 // text (RFC 7516 §5.1), as every JOSE library reads it.
-func EncryptResponse(k *Key, kid string, plaintext []byte) []byte {
+func EncryptResponse(k *CEK, kid string, plaintext []byte) []byte {
 	return encryptFlattened(k, Protected{Kid: kid}, plaintext, false)
 }
 
-func encryptFlattened(k *Key, p Protected, plaintext []byte, topKid bool) []byte {
+func encryptFlattened(k *CEK, p Protected, plaintext []byte, topKid bool) []byte {
 	protected := protectedHeader(k.enc, p)
 	iv, ct, tag := k.seal(protected, plaintext)
 	b := make([]byte, 0, len(protected)+b64.EncodedLen(len(ct))+len(p.Kid)+128)
@@ -97,7 +97,7 @@ func encryptFlattened(k *Key, p Protected, plaintext []byte, topKid bool) []byte
 
 // EncryptCompact returns an envelope in the compact serialization: the
 // answer to a compact request has this form too.
-func EncryptCompact(k *Key, p Protected, plaintext []byte) []byte {
+func EncryptCompact(k *CEK, p Protected, plaintext []byte) []byte {
 	protected := protectedHeader(k.enc, p)
 	iv, ct, tag := k.seal(protected, plaintext)
 	b := make([]byte, 0, len(protected)+b64.EncodedLen(len(ct))+64)

@@ -37,7 +37,7 @@ var ErrNotStreamed = errors.New("jwe: only an A128CBC-HS256 envelope is written 
 // NewRequestWriter writes the head of a request envelope in form (Request
 // or Compact) under k, an A128CBC-HS256 key, to w and returns the writer
 // of its plaintext.
-func NewRequestWriter(w io.Writer, k *Key, p Protected, form Form) (*RequestWriter, error) {
+func NewRequestWriter(w io.Writer, k *CEK, p Protected, form Form) (*RequestWriter, error) {
 	if form != Request && form != Compact {
 		return nil, errors.New("jwe: a request is written in form Request or Compact")
 	}

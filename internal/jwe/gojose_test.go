@@ -16,7 +16,7 @@ const testShared = "0123456789abcdef"
 // testKey is a key of each content encryption, with its raw content
 // encryption key as go-jose takes it.
 type testKey struct {
-	key *Key
+	key *CEK
 	cek []byte
 	enc jose.ContentEncryption
 }

@@ -35,23 +35,24 @@ var ErrKeySize = errors.New("jwe: shared key must be exactly 16 bytes of UTF-8 (
 // the name a user of the transport knows.
 var ErrDecrypt = errors.New("jwe: decryption failed")
 
-// Key is a content-encryption key of the transport with its content
-// encryption: A128CBC-HS256 (package cbchmac) or A256GCM (crypto/cipher's
-// AES-GCM). It is safe for concurrent use.
-type Key struct {
+// CEK is a content-encryption key of the transport (RFC 7516's CEK: with
+// alg "dir", the shared key itself) with its content encryption:
+// A128CBC-HS256 (package cbchmac) or A256GCM (crypto/cipher's AES-GCM).
+// It is safe for concurrent use.
+type CEK struct {
 	enc string
 	cbc *cbchmac.Key
 	gcm cipher.AEAD
 }
 
 // Enc is the key's content encryption, the enc of its envelopes.
-func (k *Key) Enc() string { return k.enc }
+func (k *CEK) Enc() string { return k.enc }
 
 // NewKey derives the A128CBC-HS256 content-encryption key from a shared key
 // string as the specification says: the UTF-8 bytes of the string
 // concatenated with itself. The string must be exactly 16 bytes long, so the
 // MAC key equals the AES key; see docs/security.md.
-func NewKey(shared string) (*Key, error) {
+func NewKey(shared string) (*CEK, error) {
 	if len(shared) != SharedKeySize || !utf8.ValidString(shared) {
 		return nil, ErrKeySize
 	}
@@ -59,14 +60,14 @@ func NewKey(shared string) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Key{enc: EncA128CBCHS256, cbc: cbc}, nil
+	return &CEK{enc: EncA128CBCHS256, cbc: cbc}, nil
 }
 
 // NewKeyFor returns the key of content encryption enc whose secret is
 // secret, as a client key stores it: the shared key string for
 // A128CBC-HS256 (NewKey), the unpadded base64url of 32 random bytes (a JWK's
 // "k") for A256GCM.
-func NewKeyFor(enc, secret string) (*Key, error) {
+func NewKeyFor(enc, secret string) (*CEK, error) {
 	switch enc {
 	case EncA128CBCHS256:
 		return NewKey(secret)
@@ -80,7 +81,7 @@ func NewKeyFor(enc, secret string) (*Key, error) {
 	return nil, errors.New("jwe: unsupported content encryption " + enc)
 }
 
-func newGCMKey(raw []byte) (*Key, error) {
+func newGCMKey(raw []byte) (*CEK, error) {
 	block, err := aes.NewCipher(raw)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func newGCMKey(raw []byte) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Key{enc: EncA256GCM, gcm: gcm}, nil
+	return &CEK{enc: EncA256GCM, gcm: gcm}, nil
 }
 
 // NewGCMSecret returns a new A256GCM secret: 32 random bytes, in unpadded
@@ -104,14 +105,14 @@ func NewGCMSecret() string {
 // envelope naming a key that is unknown, not the client's or of another
 // enc is opened with it, so that every failure costs the same work and
 // fails alike.
-func DummyKey(enc string) *Key {
+func DummyKey(enc string) *CEK {
 	if enc == EncA256GCM {
 		raw := make([]byte, GCMKeySize)
 		_, _ = rand.Read(raw)
 		k, _ := newGCMKey(raw)
 		return k
 	}
-	return &Key{enc: EncA128CBCHS256, cbc: cbchmac.DummyKey()}
+	return &CEK{enc: EncA128CBCHS256, cbc: cbchmac.DummyKey()}
 }
 
 // ValidEnc reports whether enc is a content encryption of the transport.

@@ -14,7 +14,7 @@ import (
 // (cbchmac.Key.Open); an A256GCM one is read into memory first, as
 // crypto/cipher's AES-GCM opens only a whole ciphertext. Every failure,
 // an envelope whose enc is not k's included, is ErrDecrypt.
-func (e *Envelope) Open(k *Key, ct io.ReaderAt) (io.Reader, int64, error) {
+func (e *Envelope) Open(k *CEK, ct io.ReaderAt) (io.Reader, int64, error) {
 	if e.Header.Enc != k.enc {
 		return nil, 0, ErrDecrypt
 	}
@@ -35,18 +35,18 @@ func (e *Envelope) Open(k *Key, ct io.ReaderAt) (io.Reader, int64, error) {
 
 // Decrypt opens an envelope whose ciphertext is in memory and returns the
 // whole plaintext.
-func (e *Envelope) Decrypt(k *Key, ct []byte) ([]byte, error) {
+func (e *Envelope) Decrypt(k *CEK, ct []byte) ([]byte, error) {
 	return e.decrypt(k, ct, false)
 }
 
 // DecryptInPlace is Decrypt without the copy: the plaintext is decrypted
 // over ct, and the returned slice shares ct's memory (or, for A256GCM, a
 // copy of ct with the tag appended when ct has no room for it).
-func (e *Envelope) DecryptInPlace(k *Key, ct []byte) ([]byte, error) {
+func (e *Envelope) DecryptInPlace(k *CEK, ct []byte) ([]byte, error) {
 	return e.decrypt(k, ct, true)
 }
 
-func (e *Envelope) decrypt(k *Key, ct []byte, inPlace bool) ([]byte, error) {
+func (e *Envelope) decrypt(k *CEK, ct []byte, inPlace bool) ([]byte, error) {
 	switch {
 	case e.Header.Enc != k.enc || int64(len(ct)) != e.Size:
 		return nil, ErrDecrypt

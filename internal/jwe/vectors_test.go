@@ -36,7 +36,7 @@ func (v envelopeVector) compact() []byte {
 	return []byte(e["protected"] + ".." + e["iv"] + "." + e["ciphertext"] + "." + e["tag"])
 }
 
-func (v envelopeVector) key(t testing.TB) *Key {
+func (v envelopeVector) key(t testing.TB) *CEK {
 	k, err := NewKey(v.SharedKey)
 	if err != nil {
 		t.Fatal(err)

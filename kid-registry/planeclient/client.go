@@ -14,6 +14,7 @@ import (
 
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/hopclient"
 	"github.com/health-data-connect/hdc/internal/kidfilter"
 )
 
@@ -46,8 +47,7 @@ func (c *client) key(ctx context.Context, kid string) (*clientkey.Key, int64, er
 // must be of a content encryption the edge opens, and it must have its
 // secret.
 func fromWire(c contract.ClientKey) (*clientkey.Key, error) {
-	k := &clientkey.Key{Kid: c.Kid, ClientID: c.ClientID, Secret: c.Secret, Enc: c.Enc, RequireFresh: c.RequireFresh,
-		Status: c.Status, CreatedAt: c.CreatedAt, RetiringAt: clientkey.TimeOf(c.RetiringAt), RetiredAt: clientkey.TimeOf(c.RetiredAt)}
+	k := c.Key()
 	switch {
 	case c.Enc == "":
 		return nil, fmt.Errorf("key %q: no content encryption", c.Kid)
@@ -57,7 +57,7 @@ func fromWire(c contract.ClientKey) (*clientkey.Key, error) {
 	if err := k.Validate(); err != nil {
 		return nil, fmt.Errorf("key %q: %w", c.Kid, err)
 	}
-	return k, nil
+	return &k, nil
 }
 
 // changes asks for the changes after a number, the backend holding the
@@ -80,13 +80,17 @@ func (c *client) filter(ctx context.Context) (*kidfilter.Filter, int64, error) {
 	return f, w.Last, err
 }
 
-// report posts r, an edge's report, and expects 204 No Content.
+// report posts r, an edge's report, and expects 204 No Content. The
+// report is repeatable (hopclient.Repeatable): a backend that takes it
+// twice keeps the latest use of each kid, and the applied number, as
+// once, so that the hop's client may send it on to the next backend after
+// any failure.
 func (c *client) report(ctx context.Context, r contract.EdgeReport) error {
 	body, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+contract.PathEdgeReport, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(hopclient.Repeatable(ctx), http.MethodPost, c.base+contract.PathEdgeReport, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

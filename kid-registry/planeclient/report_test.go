@@ -2,14 +2,20 @@ package planeclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/hopclient"
 )
 
 // fakeUses is Uses over a map: each kid's last use, and the one reported.
@@ -172,5 +178,42 @@ func TestReportAtStop(t *testing.T) {
 	runReport(s, uses)()
 	if kids := kidsOf(b.Reports()); !slices.Equal(kids, []string{"k1@0"}) {
 		t.Fatalf("reported %v, want k1", kids)
+	}
+}
+
+// TestReportFailsOver: a report is repeatable, so that the hop's client
+// sends it whole to the next backend when the first took it and answered
+// 5xx (a request that is not marked stays with the first).
+func TestReportFailsOver(t *testing.T) {
+	t.Parallel()
+	var firstGot atomic.Int32
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		firstGot.Add(1)
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	t.Cleanup(first.Close)
+	got := make(chan contract.EdgeReport, 1)
+	next := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var report contract.EdgeReport
+		if err := json.NewDecoder(r.Body).Decode(&report); err != nil {
+			t.Errorf("the next backend got %s %s: %v", r.Method, r.URL.Path, err)
+		}
+		got <- report
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(next.Close)
+	tr, err := hopclient.New(http.DefaultTransport, []string{first.URL, next.URL}, hopclient.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &client{base: tr.URL(""), http: &http.Client{Transport: tr}}
+	want := contract.EdgeReport{Instance: "0f8fad5b-d9cb-469f-a165-70867728950e", AppliedSeq: 7,
+		Uses: []contract.KidUse{{Kid: "k1", LastUsed: t0}}}
+	if err := c.report(t.Context(), want); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	if r := <-got; r.Instance != want.Instance || r.AppliedSeq != 7 || len(r.Uses) != 1 || !r.Uses[0].LastUsed.Equal(t0) || firstGot.Load() != 1 {
+		t.Fatalf("the next backend got %+v after %d at the first; want %+v after one", r, firstGot.Load(), want)
 	}
 }

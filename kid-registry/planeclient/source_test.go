@@ -343,11 +343,11 @@ func TestLookupInvalid(t *testing.T) {
 		name string
 		key  contract.ClientKey
 	}{
-		{"short secret", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "short", Enc: enc, Status: clientkey.Active, CreatedAt: t0}},
-		{"unknown status", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Enc: enc, Status: "valid", CreatedAt: t0}},
-		{"another kid", contract.ClientKey{Kid: "k2", ClientID: "c1", Secret: "0123456789abcdef", Enc: enc, Status: clientkey.Active, CreatedAt: t0}},
-		{"another content encryption", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Enc: "A256GCM", Status: clientkey.Active, CreatedAt: t0}},
-		{"no content encryption", contract.ClientKey{Kid: "k1", ClientID: "c1", Secret: "0123456789abcdef", Status: clientkey.Active, CreatedAt: t0}},
+		{"short secret", contract.ClientKey{Listed: clientkey.Listed{Kid: "k1", ClientID: "c1", Enc: enc, Status: clientkey.Active, CreatedAt: t0}, Secret: "short"}},
+		{"unknown status", contract.ClientKey{Listed: clientkey.Listed{Kid: "k1", ClientID: "c1", Enc: enc, Status: "valid", CreatedAt: t0}, Secret: "0123456789abcdef"}},
+		{"another kid", contract.ClientKey{Listed: clientkey.Listed{Kid: "k2", ClientID: "c1", Enc: enc, Status: clientkey.Active, CreatedAt: t0}, Secret: "0123456789abcdef"}},
+		{"another content encryption", contract.ClientKey{Listed: clientkey.Listed{Kid: "k1", ClientID: "c1", Enc: "A256GCM", Status: clientkey.Active, CreatedAt: t0}, Secret: "0123456789abcdef"}},
+		{"no content encryption", contract.ClientKey{Listed: clientkey.Listed{Kid: "k1", ClientID: "c1", Status: clientkey.Active, CreatedAt: t0}, Secret: "0123456789abcdef"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,10 +17,10 @@ import (
 // unwrapped, every secret opened). It reports the keeper's calls per load.
 func BenchmarkLoad100k(b *testing.B) {
 	dir := b.TempDir()
-	keys := make([]Key, 100_000)
+	keys := make([]Entry, 100_000)
 	now := time.Now().UTC()
 	for i := range keys {
-		keys[i] = Key{Key: clientkey.Key{Kid: fmt.Sprint("k_", i), ClientID: fmt.Sprint("client-", i%1000), Secret: clientkey.NewSecret(), Status: clientkey.Active, CreatedAt: now}}
+		keys[i] = Entry{Key: clientkey.Key{Kid: fmt.Sprint("k_", i), ClientID: fmt.Sprint("client-", i%1000), Secret: clientkey.NewSecret(), Status: clientkey.Active, CreatedAt: now}}
 	}
 	k := testkit.Keeper(b)
 	sealed := filepath.Join(dir, "sealed.json")

@@ -57,7 +57,7 @@ func TestLoadPermissions(t *testing.T) {
 func TestUpdateWritesPrivateValidFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
 	s := NewSealer(testkit.Keeper(t))
-	var added Key
+	var added Entry
 	err := Update(path, s, func(f *File) (err error) {
 		added, err = f.Add("c1", "", "", "", false, time.Now())
 		return err

@@ -18,8 +18,8 @@ import (
 	"github.com/health-data-connect/hdc/internal/strictjson"
 )
 
-// Key is one entry of the registry, its secret opened.
-type Key struct {
+// Entry is one key of the registry, its secret opened.
+type Entry struct {
 	clientkey.Key
 	// sealed is the secret as the file held it sealed, kept for a key whose
 	// secret did not open, so that writing the file loses nothing.
@@ -28,11 +28,11 @@ type Key struct {
 
 // Available reports whether the key's secret is known: false when its
 // sealed form did not open (altered, or copied from another kid).
-func (k *Key) Available() bool { return k.Secret != "" || k.sealed == "" }
+func (k *Entry) Available() bool { return k.Secret != "" || k.sealed == "" }
 
 // File is the registry's keys as a command edits them (Update).
 type File struct {
-	Keys []Key
+	Keys []Entry
 }
 
 // Validate checks every rule of the file format. Its errors name the key by
@@ -56,7 +56,7 @@ func (f *File) Validate() error {
 // Validate checks the rules of one entry: a key's (clientkey.Key.Validate),
 // and a secret, unless a sealed one did not open. Its errors never include
 // the secret.
-func (k *Key) Validate() error {
+func (k *Entry) Validate() error {
 	err := k.Key.Validate()
 	if k.Secret == "" && k.sealed == "" {
 		err = errors.Join(err, errors.New("secret or sealed_secret is required"))
@@ -67,8 +67,8 @@ func (k *Key) Validate() error {
 // Registry is an immutable, validated view of a registry file, safe for
 // concurrent use.
 type Registry struct {
-	keys  []Key
-	byKid map[string]*Key
+	keys  []Entry
+	byKid map[string]*Entry
 	// dataKey is the file's data key, wrapped; nil for plain secrets.
 	dataKey *wrappedKey
 	// plain counts the keys stored with a plain secret.
@@ -136,7 +136,7 @@ func (r *Registry) index() error {
 	if err := (&File{Keys: r.keys}).Validate(); err != nil {
 		return err
 	}
-	r.byKid = make(map[string]*Key, len(r.keys))
+	r.byKid = make(map[string]*Entry, len(r.keys))
 	for i := range r.keys {
 		r.byKid[r.keys[i].Kid] = &r.keys[i]
 	}
@@ -153,13 +153,13 @@ func (r *Registry) Unavailable() []string { return append([]string(nil), r.unava
 
 // Lookup returns the key named kid, whatever its status. The result must not
 // be modified.
-func (r *Registry) Lookup(kid string) (*Key, bool) {
+func (r *Registry) Lookup(kid string) (*Entry, bool) {
 	k, ok := r.byKid[kid]
 	return k, ok
 }
 
 // Keys returns a copy of every key, in file order.
-func (r *Registry) Keys() []Key { return append([]Key(nil), r.keys...) }
+func (r *Registry) Keys() []Entry { return append([]Entry(nil), r.keys...) }
 
 // Len returns the number of keys.
 func (r *Registry) Len() int { return len(r.keys) }

@@ -37,7 +37,7 @@ type kind struct {
 	fresh bool
 }
 
-func kindOf(k *Key) kind { return kind{k.ContentEncryption(), k.NeedsFreshness()} }
+func kindOf(k *Entry) kind { return kind{k.ContentEncryption(), k.NeedsFreshness()} }
 
 // kindsOf are kindsFile's keys as the file says they are.
 var kindsOf = map[string]kind{

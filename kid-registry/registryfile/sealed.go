@@ -45,7 +45,7 @@ type storedKey struct {
 
 // binding is what a key's sealed secret is bound to: a sealed secret copied
 // to another kid or client does not open.
-func binding(k *Key) []string { return []string{"kid-registry", k.Kid, k.ClientID} }
+func binding(k *Entry) []string { return []string{"kid-registry", k.Kid, k.ClientID} }
 
 // Sealer seals and opens the registry's secrets under a data key that a
 // keeper wraps. It unwraps a file's data key once and remembers it, so that
@@ -104,9 +104,9 @@ func (f *fileForm) registry(s *Sealer) (*Registry, error) {
 			return nil, err
 		}
 	}
-	r := &Registry{keys: make([]Key, len(f.Keys)), dataKey: f.DataKey}
+	r := &Registry{keys: make([]Entry, len(f.Keys)), dataKey: f.DataKey}
 	for i, st := range f.Keys {
-		k := Key{Key: st.Listed.Key(st.Secret), sealed: st.SealedSecret}
+		k := Entry{Key: st.Listed.Key(st.Secret), sealed: st.SealedSecret}
 		switch {
 		case st.Secret != "" && st.SealedSecret != "":
 			return nil, fmt.Errorf("key %d (%q): secret and sealed_secret are exclusive", i, k.Kid)
@@ -129,7 +129,7 @@ func (f *fileForm) registry(s *Sealer) (*Registry, error) {
 // encode returns keys as stored, their secrets sealed under key (ref
 // wrapped); the sealed secret of a key whose secret did not open is kept
 // as it was.
-func encode(keys []Key, ref *wrappedKey, key *keeper.DataKey) fileForm {
+func encode(keys []Entry, ref *wrappedKey, key *keeper.DataKey) fileForm {
 	f := fileForm{DataKey: ref, Keys: make([]storedKey, len(keys))}
 	for i := range keys {
 		k := &keys[i]

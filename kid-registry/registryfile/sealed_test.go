@@ -251,7 +251,7 @@ func TestAddKeepsKinds(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var added Key
+			var added Entry
 			if err := Update(path, s, func(f *File) (err error) {
 				added, err = f.Add("c1", "", "", tt.enc, tt.requireFresh, time.Now())
 				return err

@@ -42,7 +42,7 @@ func TestWatcher(t *testing.T) {
 
 	// A valid change is picked up within a few poll intervals (generous, as
 	// the machine may be busy; the poll itself is what is tested).
-	var added Key
+	var added Entry
 	if err := Update(path, s, func(f *File) (err error) {
 		added, err = f.Add("c9", "", "", "", false, time.Now())
 		return err

@@ -44,7 +44,7 @@ func TestCallRefusesUnsealedAnswers(t *testing.T) {
 			_, _ = w.Write([]byte(body))
 		}
 	}
-	sealed := func(k *jwe.Key, body string) http.HandlerFunc {
+	sealed := func(k *jwe.CEK, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set(contract.HeaderEncryption, contract.EncryptionJWE)
 			w.Header().Set("Content-Type", "application/json")

@@ -96,7 +96,7 @@ func loginsUnder(t *testing.T, s *hdctest.Stack, c *hdctest.APIClient) {
 	if c.Enc == jwe.EncA128CBCHS256 {
 		wrong, other = cbc, gcm
 	}
-	login := func(k *jwe.Key, p jwe.Protected) *hdctest.Response {
+	login := func(k *jwe.CEK, p jwe.Protected) *hdctest.Response {
 		r, err := s.Request(s.Edge, "POST", hdctest.LoginPath, jwe.EncryptRequest(k, p, hdctest.LoginBody(c)),
 			map[string]string{hdctest.JWEHeader: "JWE", "Content-Type": hdctest.JSONType})
 		if err != nil {
@@ -118,7 +118,7 @@ func loginsUnder(t *testing.T, s *hdctest.Stack, c *hdctest.APIClient) {
 }
 
 // opened returns the plaintext of r's body, an envelope under k.
-func opened(t *testing.T, r *hdctest.Response, k *jwe.Key) []byte {
+func opened(t *testing.T, r *hdctest.Response, k *jwe.CEK) []byte {
 	t.Helper()
 	e, ct, err := jwe.Parse(r.Body, jwe.Flattened)
 	if err != nil {
@@ -131,7 +131,7 @@ func opened(t *testing.T, r *hdctest.Response, k *jwe.Key) []byte {
 	return pt
 }
 
-func mustKeyFor(t *testing.T, enc, secret string) *jwe.Key {
+func mustKeyFor(t *testing.T, enc, secret string) *jwe.CEK {
 	t.Helper()
 	k, err := jwe.NewKeyFor(enc, secret)
 	if err != nil {

@@ -14,12 +14,13 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/health-data-connect/hdc/backend"
+	_ "modernc.org/sqlite" // the driver the backend's SQLite store uses
+
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/fhirview"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/pki"
-	_ "modernc.org/sqlite" // the driver the backend's SQLite store uses
 )
 
 // ListedRecord is a line of hdc audit list: a record's canonical form with
@@ -160,7 +161,7 @@ func (s *Stack) OpenStore() store.Store {
 // openStore opens the stack's backend's store; the caller closes it.
 func (s *Stack) openStore() store.Store {
 	s.T.Helper()
-	st, err := backend.OpenExistingStore(context.Background(), "", filepath.Join(s.Dir, "backend"))
+	st, err := storage.OpenExistingStore(context.Background(), "", filepath.Join(s.Dir, "backend"))
 	if err != nil {
 		s.T.Fatal(err)
 	}

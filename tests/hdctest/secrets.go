@@ -17,11 +17,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/health-data-connect/hdc/backend"
+	"go.uber.org/zap"
+
 	"github.com/health-data-connect/hdc/backend/sealed"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
-	"go.uber.org/zap"
 )
 
 // credentialMembers are the JSON members, in requests, answers and the
@@ -169,7 +170,7 @@ func (c *Credentials) NoteSigningKeys(t testing.TB, path, keeperURL string) {
 		t.Errorf("opening the backend's database: %v", err)
 		return
 	}
-	st, err := backend.Seal(context.Background(), plain, keeperURL, zap.NewNop())
+	st, err := storage.Seal(context.Background(), plain, keeperURL, zap.NewNop())
 	if err != nil {
 		t.Errorf("opening the backend's database: %v", err)
 		return
@@ -206,7 +207,7 @@ func (s *Stack) OpenSealed(t *testing.T) *sealed.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := backend.Seal(t.Context(), plain, s.Keeper, zap.NewNop())
+	st, err := storage.Seal(t.Context(), plain, s.Keeper, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func (s *Stack) SecretHash(clientID string) string {
 // backend.
 func (s *Stack) WithStore(fn func(store.Store) error) {
 	s.T.Helper()
-	st, err := backend.OpenExistingStore(context.Background(), "", filepath.Join(s.Dir, "backend"))
+	st, err := storage.OpenExistingStore(context.Background(), "", filepath.Join(s.Dir, "backend"))
 	if err != nil {
 		s.T.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/sealed"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store/postgres"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -181,7 +181,7 @@ func (c *cluster) openSealed(t *testing.T) *sealed.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := backend.Seal(t.Context(), plain, c.ops.Keeper, zap.NewNop())
+	st, err := storage.Seal(t.Context(), plain, c.ops.Keeper, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,18 +56,8 @@ type API interface {
 	// ClearClientLimits removes the client id's overrides.
 	ClearClientLimits(ctx context.Context, id string) (contract.ClientLimits, error)
 
-	// ListKeys returns a page of the keys q selects, in kid order, each
-	// with its last use at any edge.
-	ListKeys(ctx context.Context, q KeyQuery) (Page[Key], error)
-	// GetKey returns the key kid, without its secret.
-	GetKey(ctx context.Context, kid string) (Key, error)
-	// RetireKey retires the key kid, or says what that would do.
-	RetireKey(ctx context.Context, kid string, r RetireKeyRequest) (Retirement, error)
-	// AddKey adds an active key for client, its secret shown once.
-	AddKey(ctx context.Context, client string, r AddKeyRequest) (IssuedKey, error)
-	// RotateKey gives client a new active key and moves its active keys
-	// to retiring, or says what that would do.
-	RotateKey(ctx context.Context, client string, r RotateKeyRequest) (Rotation, error)
+	// The clients' keys.
+	Keys
 
 	// ListRevocations returns a page of the deny-list, in serial order.
 	ListRevocations(ctx context.Context, q PageQuery) (Page[Revocation], error)
@@ -113,4 +103,23 @@ type API interface {
 	// no_checkpoint (AsNoCheckpoint), the report holds the trails
 	// verified without a checkpoint.
 	VerifyAudit(ctx context.Context) (AuditReport, error)
+}
+
+// Keys are the operations of the Admin API on the clients' keys. Both
+// implementations of API have them, and a registry file's key
+// administration (backend/keyadmin/registryadmin) implements them alone,
+// so that hdc keys asks the database's keys and a file's alike.
+type Keys interface {
+	// ListKeys returns a page of the keys q selects, in kid order, each
+	// with its last use at any edge.
+	ListKeys(ctx context.Context, q KeyQuery) (Page[KeyInfo], error)
+	// GetKey returns the key kid, without its secret.
+	GetKey(ctx context.Context, kid string) (KeyInfo, error)
+	// RetireKey retires the key kid, or says what that would do.
+	RetireKey(ctx context.Context, kid string, r RetireKeyRequest) (Retirement, error)
+	// AddKey adds an active key for client, its secret shown once.
+	AddKey(ctx context.Context, client string, r AddKeyRequest) (IssuedKey, error)
+	// RotateKey gives client a new active key and moves its active keys
+	// to retiring, or says what that would do.
+	RotateKey(ctx context.Context, client string, r RotateKeyRequest) (Rotation, error)
 }

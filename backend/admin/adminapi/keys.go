@@ -8,11 +8,11 @@ import (
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
-// Key is a client's shared encryption key as the API lists it, never with
-// its secret: its kid and client, its kind (enc, and whether its
+// KeyInfo is a client's shared encryption key as the API lists it, never
+// with its secret: its kid and client, its kind (enc, and whether its
 // envelopes must name iat and jti), status and dates, its client's
-// workspace, and its last use at any edge.
-type Key struct {
+// workspace, and its last use at any edge (the OpenAPI document's Key).
+type KeyInfo struct {
 	clientkey.Listed
 	WorkspaceID string `json:"workspace_id"`
 	// LastUsedAt is the latest use of the key at any edge, as the edges
@@ -81,6 +81,21 @@ type IssuedKey struct {
 // Issued is k as the answer that makes it shows it.
 func Issued(k clientkey.Key) IssuedKey {
 	return IssuedKey{Kid: k.Kid, ClientID: k.ClientID, Secret: k.Secret, Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness(), JWK: k.JWK()}
+}
+
+// Rotated is what a rotation to the new key next did, or in a dry run
+// would do: the kids it moved to retiring, and what the new key gives up
+// against the key it replaces (weakened); the new key with its secret
+// unless a dry run.
+func Rotated(next clientkey.Key, retiring, weakened []string, dryRun bool) Rotation {
+	out := Rotation{DryRun: dryRun, ClientID: next.ClientID,
+		NewKey:   KeyKind{Enc: next.ContentEncryption(), RequireFresh: next.NeedsFreshness()},
+		Retiring: append([]string{}, retiring...), Weakened: weakened}
+	if !dryRun {
+		issued := Issued(next)
+		out.Key = &issued
+	}
+	return out
 }
 
 // Key is the active key k shows, for a client's credentials file.

@@ -96,13 +96,13 @@ func (c *Client) ClearClientLimits(ctx context.Context, id string) (contract.Cli
 }
 
 // ListKeys is adminapi.API.ListKeys.
-func (c *Client) ListKeys(ctx context.Context, q adminapi.KeyQuery) (adminapi.Page[adminapi.Key], error) {
-	return call[adminapi.Page[adminapi.Key]](ctx, c, "ListKeys", q.Values(), nil)
+func (c *Client) ListKeys(ctx context.Context, q adminapi.KeyQuery) (adminapi.Page[adminapi.KeyInfo], error) {
+	return call[adminapi.Page[adminapi.KeyInfo]](ctx, c, "ListKeys", q.Values(), nil)
 }
 
 // GetKey is adminapi.API.GetKey.
-func (c *Client) GetKey(ctx context.Context, kid string) (adminapi.Key, error) {
-	return call[adminapi.Key](ctx, c, "GetKey", nil, nil, kid)
+func (c *Client) GetKey(ctx context.Context, kid string) (adminapi.KeyInfo, error) {
+	return call[adminapi.KeyInfo](ctx, c, "GetKey", nil, nil, kid)
 }
 
 // RetireKey is adminapi.API.RetireKey.

@@ -15,6 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// Default is how long audit records are kept when HDC_AUDIT_RETENTION is
+// unset: six years, as HIPAA keeps documentation (45 CFR 164.316(b)(2)).
+const Default = 6 * 365 * 24 * time.Hour
+
 // pruneInterval is how often the retention job runs, after once at
 // start. Retention counts in years: an hour late is nothing.
 const pruneInterval = time.Hour

@@ -38,7 +38,7 @@ func testClientKeys(t *testing.T, s Store) {
 		t.Fatalf("ClientKey of a missing kid: %v", err)
 	}
 	if cs, last := changes(t, s, 0); len(cs) != 0 || last != 0 {
-		t.Fatalf("changes of an empty plane: %v, %d", cs, last)
+		t.Fatalf("changes of an empty key plane: %v, %d", cs, last)
 	}
 	k1, err := s.AddClientKey(ctx(t), clientKey("k1", "c1"), keyEvent(audit.KeyAdd, "k1"))
 	must(t, err)

@@ -42,7 +42,7 @@ func newKeeper() (string, *registryfile.Sealer) {
 
 // Keys are the keys the tests' registries hold: two clients', c1's in
 // each status.
-var Keys = []registryfile.Key{
+var Keys = []registryfile.Entry{
 	{Key: clientkey.Key{Kid: "k-c1", ClientID: "c1", Secret: "0123456789abcdef", Status: clientkey.Active}},
 	{Key: clientkey.Key{Kid: "k-c1-old", ClientID: "c1", Secret: "aaaaaaaaaaaaaaaa", Status: clientkey.Retiring}},
 	{Key: clientkey.Key{Kid: "k-c1-dead", ClientID: "c1", Secret: "bbbbbbbbbbbbbbbb", Status: clientkey.Retired}},
@@ -60,7 +60,7 @@ func SecretOf(kid string) string {
 }
 
 // Key returns the cipher of a shared secret.
-func Key(t testing.TB, shared string) *jwe.Key {
+func Key(t testing.TB, shared string) *jwe.CEK {
 	t.Helper()
 	k, err := jwe.NewKey(shared)
 	if err != nil {
@@ -71,7 +71,7 @@ func Key(t testing.TB, shared string) *jwe.Key {
 
 // Registry writes a registry file of keys, sealed with Sealer, in a
 // directory of the test's, and returns its path.
-func Registry(t testing.TB, keys []registryfile.Key) string {
+func Registry(t testing.TB, keys []registryfile.Entry) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "keys.json")
 	err := registryfile.Update(path, Sealer, func(f *registryfile.File) error {

@@ -88,20 +88,19 @@ func (p *KeyPlane) serveLimits(w http.ResponseWriter, r *http.Request) {
 // Set adds or changes the A128CBC-HS256 key kid of client, as hdc keys
 // does, giving it the next change number.
 func (p *KeyPlane) Set(kid, client, secret string, status clientkey.Status) {
-	p.SetKey(contract.ClientKey{Kid: kid, ClientID: client, Secret: secret, Enc: "A128CBC-HS256", Status: status})
+	p.SetKey(clientkey.Key{Kid: kid, ClientID: client, Secret: secret, Enc: "A128CBC-HS256", Status: status})
 }
 
 // SetKey adds or changes the key k, giving it the next change number and,
 // when it has none, a creation time.
-func (p *KeyPlane) SetKey(k contract.ClientKey) {
+func (p *KeyPlane) SetKey(k clientkey.Key) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last++
 	if k.CreatedAt.IsZero() {
 		k.CreatedAt = time.Now().UTC()
 	}
-	k.Seq = p.last
-	p.keys[k.Kid] = k
+	p.keys[k.Kid] = contract.WireKey(k, p.last)
 	close(p.changed)
 	p.changed = make(chan struct{})
 }

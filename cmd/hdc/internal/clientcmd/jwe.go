@@ -29,11 +29,11 @@ func newJWECmd() *cobra.Command {
 }
 
 // keyFlags adds --key and --enc, and returns the key they name.
-func keyFlags(cmd *cobra.Command) func() (*jwe.Key, error) {
+func keyFlags(cmd *cobra.Command) func() (*jwe.CEK, error) {
 	var key, enc string
 	cli.EnvStringVar(cmd.Flags(), &key, "key", keyEnv, "", "the key: a 16-byte shared string for A128CBC-HS256, the JWK's k for A256GCM")
 	cmd.Flags().StringVar(&enc, "enc", jwe.EncA128CBCHS256, "the key's content encryption: A128CBC-HS256 or A256GCM")
-	return func() (*jwe.Key, error) {
+	return func() (*jwe.CEK, error) {
 		k, err := jwe.NewKeyFor(enc, key)
 		if err != nil {
 			return nil, fmt.Errorf("--key and --enc: %w", err)
@@ -45,7 +45,7 @@ func keyFlags(cmd *cobra.Command) func() (*jwe.Key, error) {
 func newJWEEncryptCmd() *cobra.Command {
 	var kid string
 	var response, compact, fresh bool
-	var key func() (*jwe.Key, error)
+	var key func() (*jwe.CEK, error)
 	cmd := &cobra.Command{
 		Use:   "encrypt --key S [--enc E] [--kid KID] [--fresh] [--response | --compact]",
 		Short: "Encrypt standard input into an envelope on standard output",
@@ -96,7 +96,7 @@ tag, without a top-level kid.`,
 }
 
 func newJWEDecryptCmd() *cobra.Command {
-	var key func() (*jwe.Key, error)
+	var key func() (*jwe.CEK, error)
 	cmd := &cobra.Command{
 		Use:   "decrypt --key S [--enc E]",
 		Short: "Decrypt an envelope on standard input; print the plaintext",

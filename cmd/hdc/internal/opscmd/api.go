@@ -12,7 +12,6 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
-	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/pki"
@@ -65,7 +64,7 @@ func (f *adminFlags) remote() (*adminclient.Client, error) {
 // --admin names it or, with no --db, --admin or --direct, when the data
 // directory holds a running hdc up's AdminFile; else the API's service
 // (admin.Service) over the database the store flags locate, opened here,
-// in the name of the local user (operator.Person).
+// in the name of the local user (audit.LocalOperator).
 func (f *storeFlags) withAPI(cmd *cobra.Command, fn func(context.Context, adminapi.API) error) error {
 	if err := f.chooseAdmin(); err != nil {
 		return err
@@ -87,7 +86,7 @@ func (f *storeFlags) withAPI(cmd *cobra.Command, fn func(context.Context, admina
 }
 
 // direct returns the API of direct mode, the service over st, and ctx in
-// the name of the local user (operator.Person).
+// the name of the local user (audit.LocalOperator).
 func direct(ctx context.Context, st *sealed.Store, opts ...admin.Option) (context.Context, *admin.Service) {
-	return audit.WithPerson(ctx, operator.Person()), admin.New(st, identity.New(st, 1), keyadmin.New(st), opts...)
+	return audit.WithPerson(ctx, audit.LocalOperator()), admin.New(st, identity.New(st, 1), keyadmin.New(st), opts...)
 }

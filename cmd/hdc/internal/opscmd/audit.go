@@ -13,8 +13,8 @@ import (
 	"github.com/health-data-connect/hdc/backend/admin"
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
-	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/backend/sealed"
+	"github.com/health-data-connect/hdc/backend/storage"
 )
 
 func newAuditCmd() *cobra.Command {
@@ -98,7 +98,7 @@ func (f *storeFlags) withTrail(cmd *cobra.Command, cfg trail.Config, fn func(con
 // audit commands only read.
 func (f *storeFlags) openAudit(cmd *cobra.Command) (*sealed.Store, error) {
 	st, err := f.OpenExisting(cmd.Context())
-	if errors.Is(err, operator.ErrNoDatabase) {
+	if errors.Is(err, storage.ErrNoDatabase) {
 		return nil, fmt.Errorf("%w (--db, --data)", err)
 	}
 	return st, err

@@ -18,10 +18,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 )
 
@@ -36,7 +36,7 @@ const (
 // records, globex's one and the installation's one.
 func seedAudit(t *testing.T, dir string) {
 	t.Helper()
-	st, err := backend.OpenStore(t.Context(), "", dir)
+	st, err := storage.OpenStore(t.Context(), "", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

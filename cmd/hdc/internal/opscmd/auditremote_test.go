@@ -12,7 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit/trail"
 	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 	"github.com/health-data-connect/hdc/internal/pki"
 )
@@ -25,7 +25,7 @@ func TestAuditThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	seedAudit(t, dir)
-	st, err := operator.Database{DataDir: dir, Keeper: clitest.KeeperURL}.OpenExisting(t.Context())
+	st, err := storage.Database{DataDir: dir, Keeper: clitest.KeeperURL}.OpenExisting(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
+	"github.com/health-data-connect/hdc/backend/audit/retention"
 	"github.com/health-data-connect/hdc/backend/audit/trail"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
+	"github.com/health-data-connect/hdc/internal/duration"
 )
 
 func newAuditVerifyCmd(sf *storeFlags) *cobra.Command {
-	var checkpoints, retention string
+	var checkpoints, retain string
 	cmd := &cobra.Command{
 		Use:   "verify [--checkpoints URL] [--retention DURATION]",
 		Short: "Verify every audit trail's chain, against the newest checkpoint; fail naming the first break",
@@ -55,9 +57,9 @@ before its first checkpoint), verifies the chains alone, says so, and exits
 checkpoint shows was not checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			keep, err := operator.ParseRetention(retention)
+			keep, err := duration.Parse(retain)
 			if err != nil || keep < 0 {
-				return fmt.Errorf("--retention (HDC_AUDIT_RETENTION): %q is neither seconds nor a duration such as 52560h", retention)
+				return fmt.Errorf("--retention (HDC_AUDIT_RETENTION): %q is neither seconds nor a duration such as 52560h", retain)
 			}
 			cfg := trail.Config{Checkpoints: cmp.Or(checkpoints, sf.LocalCheckpoints()), Retention: keep}
 			return sf.withTrail(cmd, cfg, func(ctx context.Context, p adminapi.API) error {
@@ -66,8 +68,8 @@ checkpoint shows was not checked.`,
 		},
 	}
 	cli.EnvStringVar(cmd.Flags(), &checkpoints, "checkpoints", "HDC_AUDIT_CHECKPOINTS", "",
-		"bucket `url` of the backend's audit checkpoints; log or empty: <data>/"+operator.CheckpointDir+" when it is there")
-	cli.EnvStringVar(cmd.Flags(), &retention, "retention", "HDC_AUDIT_RETENTION", operator.DefaultAuditRetention.String(),
+		"bucket `url` of the backend's audit checkpoints; log or empty: <data>/"+storage.CheckpointDir+" when it is there")
+	cli.EnvStringVar(cmd.Flags(), &retain, "retention", "HDC_AUDIT_RETENTION", retention.Default.String(),
 		"the backend's audit retention, a `duration`: no prune may remove a younger record")
 	return cmd
 }
@@ -114,6 +116,6 @@ func noteCheckpoint(w io.Writer, c *adminapi.Checkpoint, remote bool) {
 	case remote:
 		fmt.Fprintln(w, "hdc: the backend verified without checkpoints (its HDC_AUDIT_CHECKPOINTS is log or unset): "+unseen)
 	default:
-		fmt.Fprintln(w, "hdc: verifying without checkpoints (--checkpoints, or <data>/"+operator.CheckpointDir+"): "+unseen)
+		fmt.Fprintln(w, "hdc: verifying without checkpoints (--checkpoints, or <data>/"+storage.CheckpointDir+"): "+unseen)
 	}
 }

@@ -12,9 +12,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/identity"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 )
@@ -93,11 +93,11 @@ func TestClientsAndSharing(t *testing.T) {
 
 	// The database the CLI wrote is the server's: authenticate against it.
 	auth := func(clientID, secret, key string) (identity.Principal, error) {
-		plain, err := backend.OpenStore(t.Context(), "", dir)
+		plain, err := storage.OpenStore(t.Context(), "", dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := backend.Seal(t.Context(), plain, clitest.KeeperURL, zap.NewNop())
+		st, err := storage.Seal(t.Context(), plain, clitest.KeeperURL, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
 		}

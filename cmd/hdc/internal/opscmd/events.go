@@ -9,30 +9,28 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/hopclient"
 	"github.com/health-data-connect/hdc/internal/pki"
 	"github.com/health-data-connect/hdc/internal/problem"
-	"github.com/health-data-connect/hdc/internal/redact"
 	"github.com/health-data-connect/hdc/internal/telemetry"
 )
 
-// publishTimeout bounds a publication at one listener, connecting included.
+// publishTimeout bounds a publication at one listener: connecting and
+// the wait for its answer.
 const publishTimeout = 30 * time.Second
 
 // maxAnswer bounds what is read of the backend's answer.
@@ -104,8 +102,9 @@ directory (--data-dir, HDC_DATA, else ./data), under tls/.`,
 }
 
 // send posts the event to the internal listeners, one after the other
-// until one publishes it or may have (publishTo), and returns what the
-// backend published. It tells warn of each listener that did not.
+// until one publishes it or may have (hopclient, with the publication's
+// rule: unserved), and returns what the backend published. It tells warn
+// of each listener that did not.
 func (p *publication) send(ctx context.Context, warn io.Writer) (webhook.Published, error) {
 	if !json.Valid([]byte(p.data)) {
 		return webhook.Published{}, errors.New("--data is not JSON")
@@ -115,83 +114,64 @@ func (p *publication) send(ctx context.Context, warn io.Writer) (webhook.Publish
 	if err != nil {
 		return webhook.Published{}, err
 	}
-	listeners, err := internalListeners(p.internal)
+	client, err := p.client(warn)
 	if err != nil {
 		return webhook.Published{}, err
 	}
-	client, err := p.hop.client(slices.ContainsFunc(listeners, func(l string) bool { return strings.HasPrefix(l, "https://") }))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, client.URL(contract.PathEvents), bytes.NewReader(body))
 	if err != nil {
 		return webhook.Published{}, err
-	}
-	for i, l := range listeners {
-		var pub webhook.Published
-		if pub, err = publishTo(ctx, client, l, body); !errors.As(err, new(notPublished)) || ctx.Err() != nil {
-			return pub, err
-		}
-		if i < len(listeners)-1 {
-			fmt.Fprintf(warn, "hdc: %v; trying the next listener\n", err)
-		}
-	}
-	return webhook.Published{}, fmt.Errorf("no listener published the event: %w", err)
-}
-
-// internalListeners splits list, space-separated as the edge's Caddyfile
-// splits HDC_BACKEND_INTERNAL, and checks that each is an http or https
-// URL with a host before any is asked.
-func internalListeners(list string) ([]string, error) {
-	listeners := strings.Fields(list)
-	if len(listeners) == 0 {
-		return nil, errors.New("--backend-internal (HDC_BACKEND_INTERNAL) names no listener")
-	}
-	for i, l := range listeners {
-		if u, err := url.Parse(l); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("--backend-internal (HDC_BACKEND_INTERNAL): listener %d, %s, is not an http or https URL "+
-				"with a host; the listeners are space-separated", i+1, redact.URL(l))
-		}
-	}
-	return listeners, nil
-}
-
-// notPublished is the failure of a listener that certainly did not
-// publish the event, so that another may.
-type notPublished struct{ error }
-
-// publishTo posts the event, body, to the internal listener at base. Its
-// error is a notPublished when the listener certainly did not publish the
-// event: it was not reached, its TLS handshake failed (a TLS 1.3 server
-// refuses a client's certificate after the client's side of the
-// handshake, so its alert comes once the request is written, unread), or
-// it answered 500 or 503. It names the listener, never its password or
-// query.
-func publishTo(ctx context.Context, client *http.Client, base string, body []byte) (webhook.Published, error) {
-	name := redact.URL(base)
-	var connected atomic.Bool
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost,
-		strings.TrimSuffix(base, "/")+contract.PathEvents, bytes.NewReader(body))
-	if err != nil {
-		return webhook.Published{}, fmt.Errorf("%s: %w", name, unquoted(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	telemetry.InjectEnv(req.Header)
-	res, err := client.Do(req)
-	if err != nil {
-		if err = unquoted(err); !connected.Load() || refusedHandshake(err) {
-			return webhook.Published{}, notPublished{fmt.Errorf("%s: %w", name, err)}
-		}
-		return webhook.Published{}, mayHavePublished(name, fmt.Errorf("its connection failed once the event was sent: %w", err))
+	res, err := (&http.Client{Transport: client}).Do(req)
+	var may *hopclient.MayHaveArrived
+	switch {
+	case errors.As(err, &may):
+		return webhook.Published{}, mayHavePublished(may.Backend, fmt.Errorf("the event was sent, then: %w", may.Err))
+	case err != nil:
+		return webhook.Published{}, fmt.Errorf("no listener published the event: %w", unquoted(err))
 	}
 	defer res.Body.Close()
-	return readPublished(name, res)
+	return readPublished(res)
 }
 
-// readPublished reads the answer of the listener name to a publication.
-func readPublished(name string, res *http.Response) (webhook.Published, error) {
+// client returns the hop's client of the internal listeners that
+// --backend-internal lists, space-separated as the edge's Caddyfile
+// splits HDC_BACKEND_INTERNAL, each an http or https URL with a host,
+// checked before any is asked. It tells warn of each listener it moves
+// on from.
+func (p *publication) client(warn io.Writer) (*hopclient.Transport, error) {
+	listeners := strings.Fields(p.internal)
+	if len(listeners) == 0 {
+		return nil, errors.New("--backend-internal (HDC_BACKEND_INTERNAL) names no listener")
+	}
+	if err := hopclient.Check(listeners); err != nil {
+		return nil, fmt.Errorf("--backend-internal (HDC_BACKEND_INTERNAL): %w; the listeners are space-separated", err)
+	}
+	next, err := p.hop.transport(slices.ContainsFunc(listeners, func(l string) bool { return strings.HasPrefix(l, "https://") }))
+	if err != nil {
+		return nil, err
+	}
+	return hopclient.New(next, listeners, hopclient.Config{Attempt: publishTimeout, Unserved: unserved,
+		Skipped: func(_ string, err error) { fmt.Fprintf(warn, "hdc: %v; trying the next listener\n", err) }})
+}
+
+// unserved reports whether a listener's answer of status says that it
+// certainly did not publish the event, so that another may: 500, its
+// transaction undone, or 503, it does not serve. Another 5xx (a proxy's
+// 502 or 504) may come once the event was published.
+func unserved(status int) bool {
+	return status == http.StatusInternalServerError || status == http.StatusServiceUnavailable
+}
+
+// readPublished reads a listener's answer to a publication, naming the
+// listener, never its password or query.
+func readPublished(res *http.Response) (webhook.Published, error) {
+	name := res.Request.URL.Scheme + "://" + res.Request.URL.Host
 	var pub webhook.Published
 	answer, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
 	switch {
-	case res.StatusCode == http.StatusInternalServerError || res.StatusCode == http.StatusServiceUnavailable:
-		return pub, notPublished{fmt.Errorf("%s: %w", name, answerError(res, answer))}
 	case res.StatusCode >= 500:
 		return pub, mayHavePublished(name, answerError(res, answer))
 	case res.StatusCode != http.StatusAccepted:
@@ -212,15 +192,6 @@ func mayHavePublished(name string, why error) error {
 		"which would publish it a second time", name, why)
 }
 
-// refusedHandshake reports whether err is a TLS alert from the server,
-// which crypto/tls reports as a *net.OpError of Op "remote error": a
-// server sends one when its side of the handshake fails, before it reads
-// a request.
-func refusedHandshake(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "remote error"
-}
-
 // unquoted returns the error of a *url.Error without the URL it quotes,
 // which may hold a password or a query.
 func unquoted(err error) error {
@@ -236,20 +207,19 @@ func unquoted(err error) error {
 type publisherTLS struct{ data, cert, key, ca string }
 
 func (p *publisherTLS) flags(f *pflag.FlagSet) {
-	cli.EnvStringVar(f, &p.data, "data-dir", "HDC_DATA", operator.DefaultDataDir(),
+	cli.EnvStringVar(f, &p.data, "data-dir", "HDC_DATA", storage.DefaultDataDir,
 		"data directory whose tls/ holds the defaults of --cert, --key and --ca, as hdc up leaves them")
 	cli.EnvStringVar(f, &p.cert, "cert", "HDC_PUBLISHER_CERT", "", "PEM `file` of a publisher's certificate; default <data>/tls/publisher.pem")
 	cli.EnvStringVar(f, &p.key, "key", "HDC_PUBLISHER_KEY", "", "PEM `file` of its private key; default <data>/tls/publisher-key.pem")
 	cli.EnvStringVar(f, &p.ca, "ca", "HDC_HOP_CA", "", "PEM `file` of the hop's authority; default <data>/tls/ca.pem")
 }
 
-// client returns the HTTP client of a publication: with hop set, for
+// transport returns the transport of a publication: with hop set, for
 // https with the publisher's certificate, trusting the hop's authority
 // alone.
-func (p *publisherTLS) client(hop bool) (*http.Client, error) {
-	client := &http.Client{Timeout: publishTimeout}
+func (p *publisherTLS) transport(hop bool) (http.RoundTripper, error) {
 	if !hop {
-		return client, nil
+		return http.DefaultTransport, nil
 	}
 	dir := filepath.Join(p.data, "tls")
 	cfg, err := pki.ClientTLS(cmp.Or(p.cert, filepath.Join(dir, pki.CertFile(pki.Publisher))),
@@ -259,8 +229,7 @@ func (p *publisherTLS) client(hop bool) (*http.Client, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = cfg
-	client.Transport = tr
-	return client, nil
+	return tr, nil
 }
 
 // answerError words a refused publication: the problem's code and detail

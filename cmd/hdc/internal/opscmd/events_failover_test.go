@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // standIn is a backend's internal listener standing in for one, over the
@@ -39,12 +39,9 @@ func startStandIn(t *testing.T, hop, foreign, answer, id string) *standIn {
 	t.Helper()
 	s := &standIn{}
 	if answer == "closed" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.url = "https://" + ln.Addr().String()
-		ln.Close()
+		// Nothing listens there, and no other test takes the address
+		// until this one ends.
+		s.url = "https://" + testkit.FreeAddr(t)
 		return s
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/audittest"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
@@ -54,7 +55,7 @@ func TestEventsPublish(t *testing.T) {
 	if _, err := srv.Identity().CreateClient(t.Context(), audittest.Operator, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	st, err := backend.OpenStore(t.Context(), "", dir)
+	st, err := storage.OpenStore(t.Context(), "", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,17 +2,14 @@ package opscmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/operator"
-	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/sealed"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/kid-registry/registryfile"
@@ -97,10 +94,10 @@ wraps is left as it is. The installation's audit trail records the rewrap.`,
 	return cmd
 }
 
-// rewrap rewraps the store's data key and the registry's under to,
-// recording each data key it rewraps in the installation's audit trail as
-// soon as it is rewrapped, so that a rewrap interrupted between the two is
-// recorded as far as it went.
+// rewrap rewraps the store's data key and the registry's under to, each
+// recorded in the installation's audit trail as soon as it is rewrapped
+// (sealed.RewrapStore, sealed.Store.RecordRewrap), so that a rewrap
+// interrupted between the two is recorded as far as it went.
 func rewrap(ctx context.Context, sf *storeFlags, toURL, registry string) (rewrapped, error) {
 	var out rewrapped
 	from, err := sf.openKeeper(ctx)
@@ -118,38 +115,21 @@ func rewrap(ctx context.Context, sf *storeFlags, toURL, registry string) (rewrap
 		return out, fmt.Errorf("the backend's database (--db, --data): %w", err)
 	}
 	defer st.Close()
-	// Recorded under the new keeper, which keys the chain as the old did.
-	trail, id, changed, err := operator.Rewrap(ctx, st, from, to)
-	if err != nil {
-		return out, err
-	}
+	by := audit.LocalOperator()
+	trail, id, changed, err := sealed.RewrapStore(ctx, st, from, to, by)
 	out.DataKey, out.Store = id, outcome(changed)
-	if err := recordRewrap(ctx, trail, id, changed); err != nil {
+	if err != nil || registry == "" {
 		return out, err
-	}
-	if registry == "" {
-		return out, nil
 	}
 	id, changed, err = registryfile.Rewrap(registry, from, to)
 	if err != nil {
 		return out, fmt.Errorf("the registry %s: %w", registry, err)
 	}
 	out.Registry = outcome(changed)
-	return out, recordRewrap(ctx, trail, id, changed)
-}
-
-// recordRewrap appends the rewrap of data key id to the installation's
-// trail, when it changed anything.
-func recordRewrap(ctx context.Context, trail store.AuditAppender, id string, changed bool) error {
-	if !changed {
-		return nil
+	if changed {
+		err = trail.RecordRewrap(ctx, by, id)
 	}
-	_, err := trail.AppendAudit(ctx, audit.Event{At: time.Now(), Action: audit.KeeperRewrap, Outcome: audit.Success, Person: operator.Person(),
-		Entity: audit.Entity{Kind: audit.EntityDataKey, ID: id}})
-	if err != nil {
-		return errors.Join(fmt.Errorf("data key %s is rewrapped; recording it in the audit trail failed", id), err)
-	}
-	return nil
+	return out, err
 }
 
 func outcome(changed bool) string {

@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/keyadmin"
+	"github.com/health-data-connect/hdc/backend/keyadmin/registryadmin"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
@@ -117,25 +119,18 @@ its protected header. In the database, the client must be there; with
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := path()
 			if err := kind.check(); err != nil {
 				return err
 			}
-			if p == "" {
-				return sf.withAPI(cmd, func(ctx context.Context, pl adminapi.API) error {
-					k, err := pl.AddKey(ctx, client, adminapi.AddKeyRequest{Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
-					if err != nil {
-						return keyError(err, client)
-					}
-					return printIssued(cmd, k, out)
-				})
-			}
-			if err := sf.directOnly("--registry"); err != nil {
-				return err
-			}
-			sf.warnUnknownClient(cmd, client)
-			return addInRegistry(cmd, &sf, p, out, func(f *registryfile.File) (registryfile.Key, error) {
-				return f.Add(client, kid, secret, kind.enc, kind.requireFresh, time.Now())
+			return sf.withKeys(cmd, path(), true, func(ctx context.Context, keys adminapi.Keys) error {
+				if path() != "" {
+					sf.warnUnknownClient(cmd, client)
+				}
+				k, err := keys.AddKey(ctx, client, adminapi.AddKeyRequest{Kid: kid, Secret: secret, Enc: kind.enc, RequireFresh: kind.requireFresh})
+				if err != nil {
+					return keyError(err, client)
+				}
+				return printIssued(cmd, k, out)
 			})
 		},
 	}
@@ -197,25 +192,13 @@ type listedKey struct {
 }
 
 // listKeys returns the keys of client (every client's when empty) in the
-// database, through the Admin API, or in the registry file p, which list reads
-// without a keeper.
+// database, through the Admin API, or in the registry file p, which list
+// reads without a keeper.
 func listKeys(cmd *cobra.Command, sf *storeFlags, p, client string) ([]listedKey, error) {
 	var keys []listedKey // none is null, as before
-	if p != "" {
-		if err := sf.directOnly("--registry"); err != nil {
-			return nil, err
-		}
-		listed, err := registryfile.List(p)
-		for _, k := range listed {
-			if client == "" || k.ClientID == client {
-				keys = append(keys, listedKey{Listed: k})
-			}
-		}
-		return keys, err
-	}
-	err := sf.withAPI(cmd, func(ctx context.Context, pl adminapi.API) error {
-		all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.Key], error) {
-			return pl.ListKeys(ctx, adminapi.KeyQuery{Client: client, Cursor: cursor, Limit: adminapi.MaxLimit})
+	err := sf.withKeys(cmd, p, false, func(ctx context.Context, api adminapi.Keys) error {
+		all, err := adminapi.All(ctx, func(ctx context.Context, cursor string) (adminapi.Page[adminapi.KeyInfo], error) {
+			return api.ListKeys(ctx, adminapi.KeyQuery{Client: client, Cursor: cursor, Limit: adminapi.MaxLimit})
 		})
 		for _, k := range all {
 			keys = append(keys, listedKey{Listed: k.Listed, LastUsedAt: k.LastUsedAt})
@@ -299,7 +282,8 @@ Direct only: it reads FILE and opens the database on this machine (no
 				return err
 			}
 			defer st.Close()
-			n, err := ImportRegistry(cmd.Context(), operator.Person(), st, args[0], sealer)
+			ctx := audit.WithPerson(cmd.Context(), audit.LocalOperator())
+			n, err := registryadmin.New(args[0], sealer, nil).ImportInto(ctx, keyadmin.New(st))
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/admin/admintest"
 	"github.com/health-data-connect/hdc/backend/audit"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
 )
@@ -20,7 +20,7 @@ func TestKeysRemote(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	c := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme"))).ClientID
-	st, err := operator.Database{DataDir: dir, Keeper: clitest.KeeperURL}.Open(t.Context())
+	st, err := storage.Database{DataDir: dir, Keeper: clitest.KeeperURL}.Open(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

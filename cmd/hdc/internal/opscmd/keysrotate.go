@@ -1,22 +1,17 @@
 package opscmd
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
-	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/clientkey"
 	"github.com/health-data-connect/hdc/internal/jwe"
-	"github.com/health-data-connect/hdc/kid-registry/registryfile"
 )
 
 func newKeysRotateCmd(path func() string) *cobra.Command {
@@ -52,16 +47,17 @@ credentials file too (docs/clients.md).
 			if !cmd.Flags().Changed("require-fresh") {
 				r.RequireFresh = nil
 			}
+			dir := sf.DataDir
 			if p := path(); p != "" {
-				return rotateInRegistry(cmd, &sf, p, r, out)
+				dir = filepath.Dir(p) // hdc up's demo credentials are beside its registry
 			}
-			return sf.withAPI(cmd, func(ctx context.Context, pl adminapi.API) error {
-				rot, err := pl.RotateKey(ctx, r.Client, adminapi.RotateKeyRequest{Enc: r.Enc, RequireFresh: r.RequireFresh,
+			return sf.withKeys(cmd, path(), true, func(ctx context.Context, keys adminapi.Keys) error {
+				rot, err := keys.RotateKey(ctx, r.Client, adminapi.RotateKeyRequest{Enc: r.Enc, RequireFresh: r.RequireFresh,
 					AllowWeaker: r.AllowWeaker, DryRun: r.DryRun})
 				if err != nil {
 					return keyError(err, r.Client)
 				}
-				return printRotation(cmd, sf.DataDir, rot, out)
+				return printRotation(cmd, dir, rot, out)
 			})
 		},
 	}
@@ -103,47 +99,6 @@ func printRotation(cmd *cobra.Command, dir string, rot adminapi.Rotation, out ha
 	return err
 }
 
-// nonNil is list, or an empty list: JSON's [] rather than null.
-func nonNil(list []string) []string {
-	if list == nil {
-		return []string{}
-	}
-	return list
-}
-
-// rotateInRegistry rotates the client's keys in the registry file p, or
-// says what the rotation would do, and prints it as printRotation does.
-func rotateInRegistry(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RotateRequest, out handover) error {
-	if err := sf.directOnly("--registry"); err != nil {
-		return err
-	}
-	var rot adminapi.Rotation
-	err := sf.updateKeys(cmd, p, audit.KeyRotate, func(f *registryfile.File) (keyChange, error) {
-		k, done, err := f.Rotate(r.Client, r.Enc, r.RequireFresh, r.AllowWeaker, time.Now())
-		if err != nil {
-			return keyChange{}, err
-		}
-		rot = adminapi.Rotation{DryRun: r.DryRun, ClientID: k.ClientID, NewKey: adminapi.KeyKind{Enc: k.ContentEncryption(), RequireFresh: k.NeedsFreshness()},
-			Retiring: []string{}, Weakened: done.Lost}
-		for _, c := range done.Changed {
-			rot.Retiring = append(rot.Retiring, c.Kid)
-		}
-		if r.DryRun {
-			return keyChange{}, errDryRun
-		}
-		issued := adminapi.Issued(k.Key)
-		rot.Key = &issued
-		return keyChange{Kid: k.Kid, Client: k.ClientID, Replaced: rot.Retiring, Weakened: rot.Weakened}, nil
-	})
-	if errors.Is(err, errDryRun) {
-		err = nil
-	}
-	if err != nil {
-		return keyError(err, r.Client)
-	}
-	return printRotation(cmd, filepath.Dir(p), rot, out)
-}
-
 func newKeysRetireCmd(path func() string) *cobra.Command {
 	var r keyadmin.RetireRequest
 	var sf storeFlags
@@ -182,36 +137,13 @@ do and changes nothing.
 // worded for the command line (keyError).
 func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRequest) (adminapi.Retirement, error) {
 	var ret adminapi.Retirement
-	if p == "" {
-		err := sf.withAPI(cmd, func(ctx context.Context, pl adminapi.API) error {
-			var err error
-			if ret, err = pl.RetireKey(ctx, r.Kid, adminapi.RetireKeyRequest{Force: r.Force, DryRun: r.DryRun}); err != nil {
-				k, _ := pl.GetKey(ctx, r.Kid) // whose key it is, for the advice
-				return keyError(err, k.ClientID)
-			}
-			return nil
-		})
-		return ret, err
-	}
-	if err := sf.directOnly("--registry"); err != nil {
-		return ret, err
-	}
-	err := sf.updateKeys(cmd, p, audit.KeyRetire, func(f *registryfile.File) (keyChange, error) {
-		for _, k := range f.Keys {
-			if k.Kid == r.Kid {
-				ret = adminapi.Retirement{Key: k.Listed(), Changed: k.Status != clientkey.Retired, DryRun: r.DryRun}
-			}
+	err := sf.withKeys(cmd, p, true, func(ctx context.Context, keys adminapi.Keys) error {
+		var err error
+		if ret, err = keys.RetireKey(ctx, r.Kid, adminapi.RetireKeyRequest{Force: r.Force, DryRun: r.DryRun}); err != nil {
+			k, _ := keys.GetKey(ctx, r.Kid) // whose key it is, for the advice
+			return keyError(err, k.ClientID)
 		}
-		if err := f.Retire(r.Kid, r.Force, time.Now()); err != nil || r.DryRun {
-			return keyChange{}, cmp.Or(err, errDryRun)
-		}
-		return keyChange{Kid: r.Kid, Client: ret.Key.ClientID}, nil
+		return nil
 	})
-	if errors.Is(err, errDryRun) {
-		err = nil
-	}
-	if err != nil {
-		return ret, keyError(err, ret.Key.ClientID)
-	}
-	return ret, nil
+	return ret, err
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/health-data-connect/hdc/backend/identity"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/keeper"
@@ -26,7 +26,7 @@ const KeeperEnv = "HDC_KEEPER"
 // manage identities, keys and the audit trail: they open it through the
 // backend's operator surface.
 type storeFlags struct {
-	operator.Database
+	storage.Database
 	// Admin, when its URL is set, sends the commands that have a remote
 	// mode to the Admin API instead (withAPI).
 	Admin adminFlags
@@ -37,9 +37,9 @@ type storeFlags struct {
 func (f *storeFlags) register(cmd *cobra.Command) {
 	fs := cmd.PersistentFlags()
 	cli.EnvStringVar(fs, &f.URL, "db", "HDC_DATABASE_URL", "", "database URL; default SQLite <data>/hdc.db")
-	cli.EnvStringVar(fs, &f.DataDir, "data", "HDC_DATA", operator.DefaultDataDir(), "backend data directory")
+	cli.EnvStringVar(fs, &f.DataDir, "data", "HDC_DATA", storage.DefaultDataDir, "backend data directory")
 	cli.EnvStringVar(fs, &f.Keeper, "keeper", KeeperEnv, "",
-		"`url` of the keeper the secrets are sealed under, the backend's; default the local key hdc up made, <data>/"+operator.LocalKeyFile+"; prefer the variable to the flag: a key in the URL shows in the process list")
+		"`url` of the keeper the secrets are sealed under, the backend's; default the local key hdc up made, <data>/"+storage.LocalKeyFile+"; prefer the variable to the flag: a key in the URL shows in the process list")
 	f.Admin.register(fs)
 }
 

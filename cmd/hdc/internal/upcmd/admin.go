@@ -5,20 +5,21 @@ import (
 	"net"
 	"path/filepath"
 
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
 	"github.com/health-data-connect/hdc/internal/pki"
 )
 
 // publishAdmin issues an operator's certificate of the hop's authority in
-// hopDir for the local user (operator.Person's name) and writes data's
+// hopDir for the local user (audit.LocalOperator's name) and writes data's
 // opscmd.AdminFile, which names it and the backend's internal listener:
 // the operator commands run on data then go through the Admin API, as
 // they would on a fleet, and the audit trail names the local user as a
 // person of the API, not as direct mode. It returns the person's name and
 // a function that removes the file, for when the stack stops.
 func publishAdmin(data, hopDir, internalListen string) (string, func() error, error) {
-	name := operator.Person().Name
+	name := audit.LocalOperator().Name
 	leaf := pki.Leaf{Role: pki.Operator, Name: name}
 	files, err := pki.IssueFromDir(hopDir, leaf, upHopValidity, true)
 	if err != nil {
@@ -49,7 +50,7 @@ func dialable(listen string) string {
 // dataFlag returns the --data flag the operator commands need to find
 // data, or "" when it is their default.
 func dataFlag(data string) string {
-	if def, err := filepath.Abs(operator.DefaultDataDir()); err == nil && def == data {
+	if def, err := filepath.Abs(storage.DefaultDataDir); err == nil && def == data {
 		return ""
 	}
 	return " --data " + data

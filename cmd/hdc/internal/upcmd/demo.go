@@ -10,8 +10,9 @@ import (
 	"path/filepath"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/keyadmin/registryadmin"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
 	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/clientkey"
@@ -35,7 +36,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspa
 			return creds, fmt.Errorf("%s: %w (delete it to start afresh)", path, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		c, err := srv.Identity().CreateClient(ctx, operator.Person(), workspace)
+		c, err := srv.Identity().CreateClient(ctx, audit.LocalOperator(), workspace)
 		if err != nil {
 			return creds, fmt.Errorf("creating the demo client: %w", err)
 		}
@@ -46,7 +47,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspa
 	}
 	creds.BaseURL = baseURL
 	// The database may be new: make sure the demo key is there.
-	if err := keyadmin.New(srv.Store()).Ensure(ctx, operator.Person(), creds.ClientID, creds.Kid, creds.EncryptionKey); err != nil {
+	if err := keyadmin.New(srv.Store()).Ensure(ctx, audit.LocalOperator(), creds.ClientID, creds.Kid, creds.EncryptionKey); err != nil {
 		return creds, fmt.Errorf("the demo key: %w", err)
 	}
 	return creds, creds.Save(path)
@@ -65,7 +66,8 @@ func importRegistry(ctx context.Context, srv *backend.Server, data, keeperURL st
 		return 0, fmt.Errorf("--keeper (%s): %w", opscmd.KeeperEnv, err)
 	}
 	defer k.Close()
-	n, err := opscmd.ImportRegistry(ctx, operator.Person(), srv.Store(), path, registryfile.NewSealer(k))
+	ctx = audit.WithPerson(ctx, audit.LocalOperator())
+	n, err := registryadmin.New(path, registryfile.NewSealer(k), nil).ImportInto(ctx, keyadmin.New(srv.Store()))
 	if err != nil {
 		return 0, fmt.Errorf("moving %s into the database: %w", path, err)
 	}

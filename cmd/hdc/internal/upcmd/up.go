@@ -20,7 +20,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend"
 	auditcheckpoint "github.com/health-data-connect/hdc/backend/audit/checkpoint"
-	"github.com/health-data-connect/hdc/backend/operator"
+	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	_ "github.com/health-data-connect/hdc/caddymodule"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
@@ -181,7 +181,7 @@ func (o *upOptions) prepareData(data string) (string, error) {
 		return "", fmt.Errorf("making the publisher's certificate: %w", err)
 	}
 	if o.backend.Keeper == "" {
-		url, err := keeper.CreateKeyFile(filepath.Join(data, operator.LocalKeyFile))
+		url, err := keeper.CreateKeyFile(filepath.Join(data, storage.LocalKeyFile))
 		if err != nil {
 			return "", fmt.Errorf("making the local keeper's key: %w", err)
 		}
@@ -248,7 +248,7 @@ func (o upOptions) backendConfig(ctx context.Context, data, hopDir string) (back
 	if cfg.AuditCheckpoints == auditcheckpoint.Log {
 		// A directory beside the database: all this stack has. In
 		// production, a bucket the database's writers cannot write.
-		cfg.AuditCheckpoints = "file://" + filepath.ToSlash(filepath.Join(data, operator.CheckpointDir)) + "?create_dir=true"
+		cfg.AuditCheckpoints = "file://" + filepath.ToSlash(filepath.Join(data, storage.CheckpointDir)) + "?create_dir=true"
 	}
 	if o.allowLoopbackWebhooks {
 		cfg.WebhookAllowNets = append(cfg.WebhookAllowNets, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))

@@ -1,4 +1,4 @@
-package backend
+package storage
 
 import (
 	"context"
@@ -13,13 +13,10 @@ import (
 // itself take the region from the queue URL or function ARN.
 const defaultAWSRegion = "us-east-1"
 
-// awsConfig is the AWS SDK's configuration.
-type awsConfig = aws.Config
-
-// loadAWS loads the standard AWS configuration (environment, shared
+// LoadAWS loads the standard AWS configuration (environment, shared
 // files, instance role), once for a server: the blob store and the
 // webhook deliveries share it.
-func loadAWS(ctx context.Context) (aws.Config, error) {
+func LoadAWS(ctx context.Context) (aws.Config, error) {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)

@@ -1,4 +1,4 @@
-package backend
+package storage
 
 import "testing"
 
@@ -38,8 +38,8 @@ func TestSharedStore(t *testing.T) {
 		"postgres.db":              false,
 	} {
 		t.Run(url, func(t *testing.T) {
-			if got := sharedStore(url); got != want {
-				t.Errorf("sharedStore(%q) = %v, want %v", url, got, want)
+			if got := Shared(url); got != want {
+				t.Errorf("Shared(%q) = %v, want %v", url, got, want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package backend
+package storage
 
 import (
 	"context"
@@ -20,22 +20,17 @@ import (
 //   - a path, or file:<path>: that directory;
 //   - s3://<bucket>[/<prefix>][?endpoint=…&region=…&path_style=true]: an S3
 //     bucket, or a bucket of an S3-compatible service. Credentials, region
-//     and endpoint come from the standard AWS configuration (environment,
-//     shared files, instance role; AWS_ENDPOINT_URL_S3 names another
-//     service); region and endpoint in the URL override it, and path_style
-//     addresses the bucket in the path, as most S3-compatible services
-//     want. The query is read as the checkpoints' is (package s3url), so
-//     gocloud.dev's use_path_style and s3ForcePathStyle mean path_style.
-//     Uploads are staged in dataDir/staging before they are sent.
+//     and endpoint come from the AWS configuration loadAWS gives (LoadAWS:
+//     environment, shared files, instance role; AWS_ENDPOINT_URL_S3 names
+//     another service), which it calls only for an S3 bucket; region and
+//     endpoint in the URL override it, and path_style addresses the
+//     bucket in the path, as most S3-compatible services want. The query
+//     is read as the checkpoints' is (package s3url), so gocloud.dev's
+//     use_path_style and s3ForcePathStyle mean path_style. Uploads are
+//     staged in dataDir/staging before they are sent.
 //
 // Several replicas share blobs through S3 only.
-func OpenBlobs(ctx context.Context, blobURL, dataDir string) (blob.Store, error) {
-	return openBlobs(ctx, blobURL, dataDir, loadAWS)
-}
-
-// openBlobs is OpenBlobs with the AWS configuration from loadAWS, which
-// it calls only for an S3 bucket.
-func openBlobs(ctx context.Context, blobURL, dataDir string, loadAWS func(context.Context) (aws.Config, error)) (blob.Store, error) {
+func OpenBlobs(ctx context.Context, blobURL, dataDir string, loadAWS func(context.Context) (aws.Config, error)) (blob.Store, error) {
 	if isS3(blobURL) {
 		cfg, err := loadAWS(ctx)
 		if err != nil {
@@ -50,10 +45,10 @@ func openBlobs(ctx context.Context, blobURL, dataDir string, loadAWS func(contex
 	return blob.NewDir(dir)
 }
 
-// describeBlobs returns what the blob URL of an open blob store names, as
+// DescribeBlobs returns what the blob URL of an open blob store names, as
 // the start-up log says it: the directory, or the bucket and its service
 // (s3url.Describe), without credentials.
-func describeBlobs(blobURL, dataDir string) string {
+func DescribeBlobs(blobURL, dataDir string) string {
 	if isS3(blobURL) {
 		return s3url.Describe(blobURL)
 	}

@@ -1,4 +1,11 @@
-package backend
+// Package storage opens what the backend's settings name: the store a
+// database URL names (SQLite or PostgreSQL), its secrets sealed under the
+// keeper (Seal), the blob store a blob URL names (a directory or S3) and
+// the AWS configuration they share, and the backend's database as an
+// operator's flags locate it (Database), with the data directory's
+// layout. hdc-backend (package backend) and hdc's direct mode both open
+// their stores here, so that the command line links none of the server.
+package storage
 
 import (
 	"context"
@@ -17,9 +24,9 @@ import (
 // postgresql://… for PostgreSQL (several replicas may share it); empty for
 // SQLite at dataDir/hdc.db, "sqlite:<path>", "sqlite://<path>",
 // "file:<path>" or a plain path for another SQLite file. The server and the
-// hdc commands (through backend/operator) share it.
+// hdc commands (Database) share it.
 func OpenStore(ctx context.Context, databaseURL, dataDir string) (store.Store, error) {
-	if sharedStore(databaseURL) {
+	if Shared(databaseURL) {
 		return postgres.Open(ctx, databaseURL)
 	}
 	path, err := sqlitePath(databaseURL, dataDir)
@@ -29,11 +36,11 @@ func OpenStore(ctx context.Context, databaseURL, dataDir string) (store.Store, e
 	return sqlite.Open(ctx, path)
 }
 
-// describeStore returns what the database URL of an open store names, as
+// DescribeStore returns what the database URL of an open store names, as
 // the start-up log says it: PostgreSQL's user, hosts and database
 // (postgres.Describe), never its password; SQLite's file.
-func describeStore(databaseURL, dataDir string) string {
-	if sharedStore(databaseURL) {
+func DescribeStore(databaseURL, dataDir string) string {
+	if Shared(databaseURL) {
 		return postgres.Describe(databaseURL)
 	}
 	path, _ := sqlitePath(databaseURL, dataDir) // the store opened: the URL names a file
@@ -48,7 +55,7 @@ var ErrNoDatabase = errors.New("no database")
 // creates a SQLite database, returning ErrNoDatabase for a file that does
 // not exist.
 func OpenExistingStore(ctx context.Context, databaseURL, dataDir string) (store.Store, error) {
-	if !sharedStore(databaseURL) {
+	if !Shared(databaseURL) {
 		path, err := sqlitePath(databaseURL, dataDir)
 		if err != nil {
 			return nil, err
@@ -60,9 +67,9 @@ func OpenExistingStore(ctx context.Context, databaseURL, dataDir string) (store.
 	return OpenStore(ctx, databaseURL, dataDir)
 }
 
-// sharedStore reports whether databaseURL names a PostgreSQL database,
-// which several backend processes may share.
-func sharedStore(databaseURL string) bool {
+// Shared reports whether databaseURL names a PostgreSQL database, which
+// several backend processes may share.
+func Shared(databaseURL string) bool {
 	scheme, _, _ := strings.Cut(databaseURL, "://")
 	return strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql")
 }
@@ -71,7 +78,7 @@ func sqlitePath(databaseURL, dataDir string) (string, error) {
 	scheme, rest, hasScheme := strings.Cut(databaseURL, ":")
 	switch {
 	case databaseURL == "":
-		return filepath.Join(dataDir, "hdc.db"), nil
+		return filepath.Join(dataDir, DatabaseFile), nil
 	case !hasScheme || filepath.VolumeName(databaseURL) != "":
 		return databaseURL, nil
 	}

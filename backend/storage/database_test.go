@@ -1,4 +1,4 @@
-package operator
+package storage
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/keeper"
 	"github.com/health-data-connect/hdc/internal/testkit"
 )
@@ -71,26 +70,5 @@ func TestDefaults(t *testing.T) {
 	named := Database{URL: "postgres://db.example/hdc", DataDir: d.DataDir, Keeper: "keyfile:///elsewhere"}
 	if named.KeeperURL() != named.Keeper || named.LocalCheckpoints() != "" {
 		t.Fatalf("with a keeper and a database named: %q, %q", named.KeeperURL(), named.LocalCheckpoints())
-	}
-}
-
-func TestPersonName(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"alice@host-1", "alice@host-1"},
-		{"DOMAIN\\alice@host 1", "DOMAIN_alice@host_1"},
-		{"élise@host", "__lise@host"},
-		{strings.Repeat("a", 70) + "@h", strings.Repeat("a", 64)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got := personName(tt.in)
-			if got != tt.want || !contract.ValidPersonName(got) {
-				t.Fatalf("personName(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-	p := Person()
-	if !p.Direct || p.Role != contract.RoleOperator || !contract.ValidPersonName(p.Name) || !strings.Contains(p.Name, "@") {
-		t.Fatalf("Person() = %+v: want a direct operator named user@host", p)
 	}
 }

@@ -1,4 +1,4 @@
-package backend
+package storage
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func TestOpenBlobs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := OpenBlobs(t.Context(), tt.url, dir)
+			got, err := OpenBlobs(t.Context(), tt.url, dir, LoadAWS)
 			switch {
 			case tt.wantErr && err == nil:
 				t.Errorf("OpenBlobs(%q) accepted", tt.url)
@@ -67,7 +67,7 @@ func TestOpenBlobsS3Spellings(t *testing.T) {
 			t.Parallel()
 			endpoint, _ := blobtest.S3Server(t, "records")
 			url := "s3://records/hdc?endpoint=" + blobtest.ByName(endpoint) + "&region=us-east-1&" + pathStyle
-			blobs, err := openBlobs(t.Context(), url, t.TempDir(), loadAWS)
+			blobs, err := OpenBlobs(t.Context(), url, t.TempDir(), loadAWS)
 			if err != nil {
 				t.Fatal(err)
 			}
