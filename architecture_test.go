@@ -137,7 +137,7 @@ var importRules = []importRule{
 	{"The Admin API's declaration imports only what both sides share",
 		is("backend/admin/adminapi"), is("internal/contract", "internal/clientkey", "internal/problem")},
 	{"The Admin API's client knows only the declaration",
-		is("backend/admin/adminclient"), is("backend/admin/adminapi", "internal/contract", "internal/problem")},
+		is("backend/admin/adminclient"), is("backend/admin/adminapi", "internal/contract", "internal/problem", "internal/hopclient")},
 	{"The console speaks only the Admin API",
 		func(p string) bool { return under(p, "console") },
 		is("backend/admin/adminapi", "backend/admin/adminclient", "backend/audit", "backend/audit/fhirview",

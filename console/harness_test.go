@@ -88,7 +88,7 @@ func newStackOn(t *testing.T, st store.Store, cfg trail.Config) *stack {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := adminclient.New(apiURL, cfg)
+		c, err := adminclient.New([]string{apiURL}, cfg, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

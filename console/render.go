@@ -92,15 +92,28 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request, v view, err error)
 }
 
 // showError renders err as a problem page: the API's problem with its
-// status, or 502 when the API did not answer.
+// status, or 502 naming what the API's client tried when no backend
+// answered. The page still says who is signed in, when the API said so
+// once.
 func (s *Server) showError(w http.ResponseWriter, err error) {
 	var p *problem.Problem
 	if errors.As(err, &p) {
-		s.pages.problem(w, p.Status, p.Detail)
+		s.pages.problemFor(w, p.Status, p.Detail, s.known())
 		return
 	}
 	s.log.Warn("console: the Admin API", zap.Error(err))
-	s.pages.problem(w, http.StatusBadGateway, "The Admin API did not answer: "+err.Error())
+	s.pages.problemFor(w, http.StatusBadGateway, "The Admin API did not answer: "+err.Error()+
+		". The console shows this page again once a backend answers.", s.known())
+}
+
+// known returns the person whoami answered once, or none, without asking.
+func (s *Server) known() adminapi.Person {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.me == nil {
+		return adminapi.Person{}
+	}
+	return *s.me
 }
 
 // whoami returns the person the API takes the certificate for, asked
@@ -162,7 +175,13 @@ func (p *pages) render(w http.ResponseWriter, status int, v view) {
 // problem renders the problem page: status and detail, as RFC 9457 names
 // them.
 func (p *pages) problem(w http.ResponseWriter, status int, detail string) {
-	p.render(w, status, view{Template: "problem", Title: http.StatusText(status),
+	p.problemFor(w, status, detail, adminapi.Person{})
+}
+
+// problemFor renders a problem page that says me is signed in, unless me
+// is none.
+func (p *pages) problemFor(w http.ResponseWriter, status int, detail string, me adminapi.Person) {
+	p.render(w, status, view{Template: "problem", Title: http.StatusText(status), Me: me,
 		Data: struct {
 			Status int
 			Detail string

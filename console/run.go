@@ -47,17 +47,24 @@ func CheckListen(addr string, allowRemote bool) error {
 }
 
 // Run serves the console on cfg.Listen until ctx ends, after printing the
-// login URL with its one-time token to cfg.Out.
+// login URL with its one-time token to cfg.Out. It asks the API who the
+// certificate is first, and does not start when no backend answers.
 func Run(ctx context.Context, cfg Config) error {
 	if err := CheckListen(cfg.Listen, cfg.AllowRemote); err != nil {
 		return err
+	}
+	me, err := cfg.API.Whoami(ctx)
+	if err != nil {
+		return fmt.Errorf("the console could not reach the Admin API: %w", err)
 	}
 	l, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
 	}
 	token := Token()
-	srv := &http.Server{Handler: newServer(cfg.API, token, cfg.Log, hostsOf(cfg.Listen).boundTo(l.Addr())), ReadHeaderTimeout: 10 * time.Second,
+	console := newServer(cfg.API, token, cfg.Log, hostsOf(cfg.Listen).boundTo(l.Addr()))
+	console.me = &me
+	srv := &http.Server{Handler: console, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: zap.NewStdLog(logOrNop(cfg.Log))}
 	fmt.Fprintf(cfg.Out, "The console is at http://%s/\nOpen, once, to sign in this browser:\n\n  %s\n\nPress Ctrl-C to stop.\n",
 		l.Addr(), LoginURL(l.Addr().String(), token))

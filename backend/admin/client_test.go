@@ -58,8 +58,9 @@ func TestClient(t *testing.T) {
 
 func TestClientURL(t *testing.T) {
 	t.Parallel()
-	for _, bad := range []string{"http://backend:9081", "backend:9081", "https://user:pw@backend:9081", "https://backend:9081/?k=v", ""} {
-		if _, err := adminclient.New(bad, nil); err == nil {
+	for _, bad := range []string{"http://backend:9081", "backend:9081", "https://user:pw@backend:9081", "https://backend:9081/?k=v", "",
+		"https://backend:9081/admin"} {
+		if _, err := adminclient.New(adminclient.SplitURLs(bad), nil, 0); err == nil {
 			t.Errorf("New(%q) accepted", bad)
 		} else if msg := err.Error(); strings.Contains(msg, "pw") || strings.Contains(msg, "k=v") {
 			t.Errorf("New(%q): %v quotes a credential", bad, err)

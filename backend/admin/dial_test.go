@@ -11,7 +11,7 @@ import (
 // configuration, closed when the test ends.
 func dial(t *testing.T, url string, caller *tls.Config) *adminclient.Client {
 	t.Helper()
-	c, err := adminclient.New(url, caller)
+	c, err := adminclient.New([]string{url}, caller, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -34,6 +35,23 @@ func (e *MayHaveArrived) Error() string {
 
 func (e *MayHaveArrived) Unwrap() error { return e.Err }
 
+// errRefused says that a backend refused the connection, in place of
+// the dial's own error (dial tcp 127.0.0.1:9081: connect: connection
+// refused), which names the backend a second time.
+var errRefused = errors.New("connection refused")
+
+// attemptError is the failure of an attempt on a backend that the
+// request moved on from: whether anything of it was sent, and why.
+type attemptError struct {
+	backend string
+	err     error
+	sent    bool
+}
+
+func (e *attemptError) Error() string { return e.backend + ": " + e.err.Error() }
+
+func (e *attemptError) Unwrap() error { return e.err }
+
 // maxProblem bounds what is read of a 5xx answer the request moves on
 // from, for its problem's code and detail.
 const maxProblem = 64 << 10
@@ -45,7 +63,8 @@ const maxProblem = 64 << 10
 // a request it may have received (*MayHaveArrived).
 func (t *Transport) attempt(r *http.Request, n int, again bool) (*http.Response, bool, error) {
 	b := t.backends[n]
-	req, cancel, timedOut, err := t.prepare(r, b, again)
+	bound := t.attemptOf(r.Context())
+	req, cancel, timedOut, err := t.prepare(r, b, again, bound)
 	if err != nil {
 		return nil, false, err
 	}
@@ -55,11 +74,15 @@ func (t *Transport) attempt(r *http.Request, n int, again bool) (*http.Response,
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		cancel()
-		if timedOut() {
-			err = fmt.Errorf("no answer within %s", t.cfg.Attempt)
+		switch {
+		case timedOut():
+			err = fmt.Errorf("no answer within %s", bound)
+		case errors.Is(err, syscall.ECONNREFUSED):
+			err = errRefused
 		}
-		if !connected.Load() || refusedHandshake(err) || safe(r) { // nothing of it was received, or it may be sent again
-			return nil, true, fmt.Errorf("%s: %w", name(b), err)
+		sent := connected.Load() && !refusedHandshake(err)
+		if !sent || safe(r) { // nothing of it was received, or it may be sent again
+			return nil, true, &attemptError{backend: name(b), err: err, sent: sent}
 		}
 		return nil, false, &MayHaveArrived{Backend: name(b), Err: err}
 	}
@@ -71,9 +94,10 @@ func (t *Transport) attempt(r *http.Request, n int, again bool) (*http.Response,
 }
 
 // prepare returns r for the backend b, its body again when again, with a
-// context that the attempt's deadline cancels until an answer begins:
-// cancel releases it, and timedOut reports whether the deadline passed.
-func (t *Transport) prepare(r *http.Request, b *url.URL, again bool) (*http.Request, context.CancelFunc, func() bool, error) {
+// context that the attempt's deadline, bound from now (none when 0),
+// cancels until an answer begins: cancel releases it, and timedOut
+// reports whether the deadline passed.
+func (t *Transport) prepare(r *http.Request, b *url.URL, again bool, bound time.Duration) (*http.Request, context.CancelFunc, func() bool, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	req := r.Clone(ctx)
 	req.URL.Scheme, req.URL.Host, req.URL.User, req.Host = b.Scheme, b.Host, nil, ""
@@ -85,11 +109,11 @@ func (t *Transport) prepare(r *http.Request, b *url.URL, again bool) (*http.Requ
 		}
 		req.Body = body
 	}
-	if t.cfg.Attempt <= 0 {
+	if bound <= 0 {
 		return req, cancel, func() bool { return false }, nil
 	}
 	var passed atomic.Bool
-	timer := time.AfterFunc(t.cfg.Attempt, func() { passed.Store(true); cancel() })
+	timer := time.AfterFunc(bound, func() { passed.Store(true); cancel() })
 	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { timer.Stop() }}
 	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
 	return req, func() { timer.Stop(); cancel() }, passed.Load, nil

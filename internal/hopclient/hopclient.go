@@ -22,9 +22,11 @@
 package hopclient
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -103,25 +105,25 @@ func (t *Transport) URL(path string) string {
 
 // RoundTrip implements http.RoundTripper. A request with a body is sent
 // again only when GetBody gives it again. When no backend answered, the
-// error is the last backend's; a *MayHaveArrived when the request may
-// have been received and was not safe to send again.
+// error is an *Unanswered naming each backend tried and its failure; a
+// *MayHaveArrived when the request may have been received and was not
+// safe to send again.
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	first := int(t.last.Load())
-	var err error
+	tried := &Unanswered{}
 	for i := range t.backends {
 		n := (first + i) % len(t.backends)
 		if i > 0 && r.Body != nil && r.GetBody == nil {
-			return nil, fmt.Errorf("%w; its body cannot be sent again", err)
+			return nil, fmt.Errorf("%w; its body cannot be sent again", tried)
 		}
-		var resp *http.Response
-		var moveOn bool
-		resp, moveOn, err = t.attempt(r, n, i > 0)
+		resp, moveOn, err := t.attempt(r, n, i > 0)
 		if !moveOn {
 			if err == nil && resp.StatusCode < 500 {
 				t.last.Store(int32(n))
 			}
 			return resp, err
 		}
+		tried.Tried = append(tried.Tried, err)
 		if r.Context().Err() != nil {
 			break
 		}
@@ -129,7 +131,37 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			t.cfg.Skipped(name(t.backends[n]), err)
 		}
 	}
-	return nil, err
+	return nil, tried
+}
+
+// Unanswered is the error of a request that no backend answered: each
+// backend's failure, in the order they were tried, each naming its
+// backend.
+type Unanswered struct {
+	Tried []error
+}
+
+func (e *Unanswered) Error() string {
+	msgs := make([]string, len(e.Tried))
+	for i, err := range e.Tried {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap returns each backend's failure.
+func (e *Unanswered) Unwrap() []error { return e.Tried }
+
+// NothingSent reports whether no backend received anything of the
+// request: each refused the connection, or none opened in time.
+func (e *Unanswered) NothingSent() bool {
+	for _, err := range e.Tried {
+		var a *attemptError
+		if !errors.As(err, &a) || a.sent {
+			return false
+		}
+	}
+	return len(e.Tried) > 0
 }
 
 // name is how the errors name a backend: its scheme and host.

@@ -365,3 +365,77 @@ func TestA5xxAnswerIsNotLast(t *testing.T) {
 		t.Fatalf("backend %d is the one that answered last, want 0", n)
 	}
 }
+
+// TestUnanswered: when no backend answers, the error names each backend
+// tried and its failure in the order tried, and says whether any of them
+// received the request.
+func TestUnanswered(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		statuses    []int
+		nothingSent bool
+		want        []string
+	}{
+		{"every one refuses", []int{0, 0}, true, []string{": connection refused; http://", ": connection refused"}},
+		{"one refuses, one answers 503", []int{0, http.StatusServiceUnavailable}, false,
+			[]string{": connection refused; http://", " answered 503 Service Unavailable (not_ready: not serving yet)"}},
+		{"one hangs up", []int{hangup, 0}, false, []string{"EOF; http://", ": connection refused"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			urls, _ := backends(t, tt.statuses)
+			tr, err := New(http.DefaultTransport, urls, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = get(t, tr)
+			var un *Unanswered
+			if !errors.As(err, &un) || len(un.Tried) != len(urls) || un.NothingSent() != tt.nothingSent {
+				t.Fatalf("error %v (%T), want an Unanswered of %d backends, nothing sent %v", err, err, len(urls), tt.nothingSent)
+			}
+			msg := err.Error()
+			for i, u := range urls {
+				if !strings.HasPrefix(un.Tried[i].Error(), u+":") && !strings.HasPrefix(un.Tried[i].Error(), u+" ") {
+					t.Errorf("failure %d, %q, does not name %s", i+1, un.Tried[i], u)
+				}
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "dial tcp") {
+				t.Errorf("error %q holds the dial's own words", msg)
+			}
+		})
+	}
+}
+
+// TestWithAttempt: a request made under WithAttempt waits its own bound
+// for an answer to begin, in place of the Transport's.
+func TestWithAttempt(t *testing.T) {
+	t.Parallel()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "slow")
+	}))
+	t.Cleanup(slow.Close)
+	tr, err := New(http.DefaultTransport, []string{slow.URL}, Config{Attempt: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get(t, tr); err == nil || !strings.Contains(err.Error(), "no answer within 50ms") {
+		t.Fatalf("under the Transport's bound: %v, want no answer within 50ms", err)
+	}
+	r, err := http.NewRequestWithContext(WithAttempt(t.Context(), 5*time.Second), http.MethodGet, tr.URL("/x"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := send(t, tr, r); err != nil || body != "slow" {
+		t.Fatalf("under its own bound: %q, %v", body, err)
+	}
+}

@@ -14,43 +14,70 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/hopclient"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // maxAnswer bounds an answer's body: a page of the largest list.
 const maxAnswer = 16 << 20
 
-// attempts is how many times a change under an Idempotency-Key is sent
-// when the connection fails before an answer: the key makes it once.
-const attempts = 3
-
-// Client speaks to one backend's Admin API. It is safe for concurrent use.
+// Client speaks to the Admin API of a fleet's backends, any of which
+// answers the same: each request goes to the backend that answered last
+// and on to the next when one fails (hopclient). It is safe for
+// concurrent use.
 type Client struct {
-	base *url.URL
+	hop  *hopclient.Transport
 	http *http.Client
 }
 
-// New returns a client of the Admin API at baseURL (the backend's internal
-// listener, https://host:port), over cfg: the hop's authority as the root
-// and a person's certificate (pki.ClientTLS).
-func New(baseURL string, cfg *tls.Config) (*Client, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("the Admin API's URL must be https://host:port (the backend's internal listener), not %q", redactURL(baseURL))
+// DefaultAttempt bounds each attempt on a backend unless told otherwise:
+// its connection and the first byte of its answer.
+const DefaultAttempt = 2 * time.Second
+
+// verifyAttempt bounds an attempt of VerifyAudit, whose answer begins only
+// once the backend has read every trail it verifies.
+const verifyAttempt = 5 * time.Minute
+
+// New returns a client of the Admin API at urls (the internal listeners of
+// a fleet's backends, each https://host:port, tried in order), over cfg:
+// the hop's authority as the root and a person's certificate
+// (pki.ClientTLS). Each attempt on a backend is bound by attempt
+// (DefaultAttempt when 0): one that refuses the connection, or gives no
+// answer within it, costs that and no more, and the request moves on to
+// the next backend; a change is sent again only under its
+// Idempotency-Key, which every change carries.
+func New(urls []string, cfg *tls.Config, attempt time.Duration) (*Client, error) {
+	for _, s := range urls {
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("each of the Admin API's URLs must be https://host:port (a backend's internal listener), not %q", redactURL(s))
+		}
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true, ResponseHeaderTimeout: time.Minute}
-	return &Client{base: u, http: &http.Client{Transport: tr, Timeout: 5 * time.Minute}}, nil
+	if attempt <= 0 {
+		attempt = DefaultAttempt
+	}
+	next := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
+	hop, err := hopclient.New(next, urls, hopclient.Config{Attempt: attempt})
+	if err != nil {
+		return nil, fmt.Errorf("the Admin API: %w", err)
+	}
+	return &Client{hop: hop, http: &http.Client{Transport: hop, Timeout: 5 * time.Minute}}, nil
+}
+
+// SplitURLs splits a list of the Admin API's URLs as --admin and
+// HDC_ADMIN_URL take it: separated by spaces or commas.
+func SplitURLs(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // redactURL returns s without what may be a credential.
@@ -114,7 +141,7 @@ func (c *Client) stream(ctx context.Context, op string, q url.Values, w io.Write
 	}
 	defer resp.Body.Close()
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return fmt.Errorf("the Admin API at %s: the answer: %w", c.base.Host, err)
+		return fmt.Errorf("the Admin API's answer: %w", err)
 	}
 	return nil
 }
@@ -136,7 +163,7 @@ func (c *Client) build(op string, q url.Values, body any, params []string) (requ
 	if err != nil {
 		return request{}, err
 	}
-	u := c.base.String() + path
+	u := c.hop.URL("") + path // path is escaped already
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
@@ -150,9 +177,10 @@ func (c *Client) build(op string, q url.Values, body any, params []string) (requ
 }
 
 // do sends req, under an Idempotency-Key when its route takes one, and
-// returns the answer. A request whose connection is refused is sent again
-// for dialPatience (nothing reached the backend); one whose connection
-// failed otherwise, only under its key, up to attempts times.
+// returns the answer. The hop's client tries each backend once; while
+// none received anything (every one refused the connection: starting,
+// or restarting) or a read or a change under its key may go again, the
+// whole round is tried again until patience has passed since the first.
 func (c *Client) do(ctx context.Context, req request) (*http.Response, error) {
 	key := ""
 	if req.route.Idempotent {
@@ -160,36 +188,31 @@ func (c *Client) do(ctx context.Context, req request) (*http.Response, error) {
 			key = uuid.NewString()
 		}
 	}
-	var err error
-	deadline := time.Now().Add(dialPatience)
-	for tries := 0; tries < attempts; {
-		var resp *http.Response
-		if resp, err = c.send(ctx, req, key); err == nil {
+	if req.route.Name == "VerifyAudit" {
+		ctx = hopclient.WithAttempt(ctx, verifyAttempt)
+	}
+	start := time.Now()
+	for {
+		resp, err := c.send(ctx, req, key)
+		if err == nil {
 			return resp, nil
 		}
-		if ctx.Err() != nil {
-			break
+		var un *hopclient.Unanswered
+		if !errors.As(err, &un) {
+			return nil, fmt.Errorf("the Admin API: %w", err)
 		}
-		if notSent(err) && time.Now().Before(deadline) {
-			// Nothing reached the backend: it is starting or
-			// restarting. Any request may go again.
-			if pause(ctx, dialPause) != nil {
-				break
-			}
-			continue
-		}
-		if tries++; key == "" {
-			break
+		if ctx.Err() != nil || time.Since(start) >= patience || pause(ctx, retryPause) != nil {
+			return nil, fmt.Errorf("no backend of the Admin API served the request: %w", un)
 		}
 	}
-	return nil, fmt.Errorf("the Admin API at %s: %w", c.base.Host, err)
 }
 
-// While a backend refuses connections (it is starting, or restarting on
-// a fleet), a request is sent again every dialPause for dialPatience.
+// While no backend answers (each is starting, or restarting on a fleet),
+// a request is tried again every retryPause until patience has passed:
+// within the 3 s in which an operator is told that none answers.
 const (
-	dialPatience = 15 * time.Second
-	dialPause    = 250 * time.Millisecond
+	patience   = 2 * time.Second
+	retryPause = 250 * time.Millisecond
 )
 
 // pause waits d, or less when ctx is done, and returns ctx's error.
@@ -202,13 +225,6 @@ func pause(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// notSent reports whether err is a failure to connect: the request did
-// not leave.
-func notSent(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // send sends req once, with key as its Idempotency-Key unless empty.

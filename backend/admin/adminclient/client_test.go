@@ -6,11 +6,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // TestChangeSentAgainUnderItsKey: a change whose connection fails before
@@ -34,11 +40,10 @@ func TestChangeSentAgainUnderItsKey(t *testing.T) {
 		w.Write([]byte(`{"client_id":"c1","client_secret":"s","workspace_id":"w1"}`))
 	}))
 	defer srv.Close()
-	c, err := New(srv.URL, srv.Client().Transport.(*http.Transport).TLSClientConfig)
+	c, err := New([]string{srv.URL}, srv.Client().Transport.(*http.Transport).TLSClientConfig, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.http.Transport.(*http.Transport).ForceAttemptHTTP2 = false // Hijack is HTTP/1.1's
 	if cred, err := c.CreateClient(t.Context(), "w1"); err != nil || cred.ClientID != "c1" {
 		t.Fatalf("CreateClient: %+v, %v", cred, err)
 	}
@@ -75,7 +80,7 @@ func TestWaitsForABackendThatStarts(t *testing.T) {
 	srv.StartTLS() // for its certificate; it moves to addr below
 	cfg := srv.Client().Transport.(*http.Transport).TLSClientConfig
 	srv.Listener.Close()
-	c, err := New("https://"+addr, cfg)
+	c, err := New([]string{"https://" + addr}, cfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +118,7 @@ func TestCallersKey(t *testing.T) {
 		w.Write([]byte(`{"client_id":"c1","client_secret":"s","workspace_id":"w1"}`))
 	}))
 	defer srv.Close()
-	c, err := New(srv.URL, srv.Client().Transport.(*http.Transport).TLSClientConfig)
+	c, err := New([]string{srv.URL}, srv.Client().Transport.(*http.Transport).TLSClientConfig, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,4 +137,93 @@ func TestCallersKey(t *testing.T) {
 		keys[2] == "POST form-1" || keys[2] == "POST " || keys[4] != "GET " {
 		t.Fatalf("the requests carried %q: want the caller's key twice, two fresh keys, and none on the read", keys)
 	}
+}
+
+// TestFailsOver: with the first of two backends refusing connections, or
+// accepting them and never answering, a read and a change are answered
+// by the second, the change once under its key; with both down, the
+// error names each backend and what it did, within the patience.
+func TestFailsOver(t *testing.T) {
+	t.Parallel()
+	var changes sync.Map // Idempotency-Key → how many times the second backend got it
+	second := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if key := r.Header.Get(contract.HeaderIdempotencyKey); key != "" {
+			n, _ := changes.LoadOrStore(key, new(atomic.Int32))
+			n.(*atomic.Int32).Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"name":"alice@example.org","role":"operator","client_id":"c1","client_secret":"s","workspace_id":"w1"}`))
+	}))
+	defer second.Close()
+	cfg := second.Client().Transport.(*http.Transport).TLSClientConfig
+	hung := hungBackend(t)
+	refused := "https://" + testkit.FreeAddr(t)
+	for _, tt := range []struct {
+		name  string
+		first string
+	}{{"refused", refused}, {"hung", hung}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := New([]string{tt.first, second.URL}, cfg, 300*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if p, err := c.Whoami(t.Context()); err != nil || p.Name != "alice@example.org" {
+				t.Fatalf("Whoami: %+v, %v", p, err)
+			}
+			key := uuid.NewString()
+			if _, err := c.CreateClient(WithIdempotencyKey(t.Context(), key), "w1"); err != nil {
+				t.Fatalf("CreateClient: %v", err)
+			}
+			if n, _ := changes.Load(key); n == nil || n.(*atomic.Int32).Load() != 1 {
+				t.Fatalf("the second backend got the change %v times, want once", n)
+			}
+		})
+	}
+	t.Run("none answers", func(t *testing.T) {
+		c, err := New([]string{refused, hung}, cfg, 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, err = c.Whoami(t.Context())
+		for _, want := range []string{"no backend of the Admin API served the request: ", refused + ": connection refused",
+			hung + ": no answer within 300ms"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %v, want it to say %q", err, want)
+			}
+		}
+	})
+}
+
+// hungBackend is the URL of a listener that accepts connections and never
+// answers, until the test ends.
+func hungBackend(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "https://" + l.Addr().String()
 }

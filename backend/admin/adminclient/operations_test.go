@@ -109,7 +109,7 @@ func TestEveryOperationHitsItsRoute(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewTLSServer(rec.handler())
 	defer srv.Close()
-	c, err := New(srv.URL, srv.Client().Transport.(*http.Transport).TLSClientConfig)
+	c, err := New([]string{srv.URL}, srv.Client().Transport.(*http.Transport).TLSClientConfig, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

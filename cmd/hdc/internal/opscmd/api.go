@@ -2,6 +2,8 @@ package opscmd
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -21,6 +23,9 @@ import (
 // calls it: remote mode, when URL is set.
 type adminFlags struct {
 	URL, Cert, Key, CA string
+	// Timeout bounds each attempt on a backend (adminclient.New), a
+	// duration such as 2s.
+	Timeout string
 	// Direct opens the database even where hdc up's AdminFile names an
 	// API: break-glass, when the API does not answer.
 	Direct bool
@@ -30,7 +35,9 @@ type adminFlags struct {
 // HDC_ADMIN_URL, HDC_ADMIN_CERT, HDC_ADMIN_KEY and HDC_ADMIN_CA.
 func (f *adminFlags) register(fs *pflag.FlagSet) {
 	cli.EnvStringVar(fs, &f.URL, "admin", "HDC_ADMIN_URL", "",
-		"the Admin API's `url`, https://backend:9081 (the backend's internal listener): the command asks the API, with a person's certificate, instead of opening the database")
+		"the Admin API's `urls`, https://backend-1:9081 https://backend-2:9081 (the backends' internal listeners, separated by spaces or commas, tried in order): the command asks the API, with a person's certificate, instead of opening the database")
+	cli.EnvStringVar(fs, &f.Timeout, "admin-timeout", "HDC_ADMIN_TIMEOUT", adminclient.DefaultAttempt.String(),
+		"how long each backend of the Admin API is given to connect and begin its answer before the next is tried")
 	cli.EnvStringVar(fs, &f.Cert, "cert", "HDC_ADMIN_CERT", "", "PEM `file` of your certificate for the Admin API (hdc tls issue --role operator|auditor --name you@example.org)")
 	cli.EnvStringVar(fs, &f.Key, "key", "HDC_ADMIN_KEY", "", "PEM `file` of your certificate's private key")
 	cli.EnvStringVar(fs, &f.CA, "ca", "HDC_ADMIN_CA", "", "PEM `file` of the hop's authority, which issued the backend's certificate")
@@ -56,7 +63,11 @@ func (f *adminFlags) remote() (*adminclient.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adminclient.New(f.URL, cfg)
+	attempt, err := time.ParseDuration(f.Timeout)
+	if err != nil || attempt <= 0 {
+		return nil, fmt.Errorf("--admin-timeout (HDC_ADMIN_TIMEOUT) %q is not a duration such as 2s", f.Timeout)
+	}
+	return adminclient.New(adminclient.SplitURLs(f.URL), cfg, attempt)
 }
 
 // withAPI runs fn with the Admin API the flags choose, which a command
