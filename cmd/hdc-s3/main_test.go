@@ -14,11 +14,11 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
-	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/checkpoint"
 	"github.com/health-data-connect/hdc/backend/blob"
 	"github.com/health-data-connect/hdc/backend/blob/blobtest"
+	"github.com/health-data-connect/hdc/backend/storage"
 )
 
 // TestListenRefusesTheNetwork: hdc-s3 checks no credential, so an address
@@ -101,7 +101,7 @@ func TestBucketsForTheBackend(t *testing.T) {
 	key := []byte("a checkpoint key of thirty-two b")
 	var blobKey string
 	serving(t, db, func(env map[string]string) {
-		blobs, err := backend.OpenBlobs(t.Context(), env["HDC_BLOB_URL"], t.TempDir())
+		blobs, err := storage.OpenBlobs(t.Context(), env["HDC_BLOB_URL"], t.TempDir(), storage.LoadAWS)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestBucketsForTheBackend(t *testing.T) {
 		}
 	})
 	serving(t, db, func(env map[string]string) { // restarted, on another port
-		blobs, err := backend.OpenBlobs(t.Context(), env["HDC_BLOB_URL"], t.TempDir())
+		blobs, err := storage.OpenBlobs(t.Context(), env["HDC_BLOB_URL"], t.TempDir(), storage.LoadAWS)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestBlobConformance(t *testing.T) {
 		blobtest.Run(t, func(t *testing.T) blob.Store {
 			n++
 			url := strings.Replace(env["HDC_BLOB_URL"], "?", fmt.Sprintf("/suite-%d?", n), 1)
-			blobs, err := backend.OpenBlobs(t.Context(), url, t.TempDir())
+			blobs, err := storage.OpenBlobs(t.Context(), url, t.TempDir(), storage.LoadAWS)
 			if err != nil {
 				t.Fatal(err)
 			}
