@@ -159,12 +159,11 @@ func TestCallHeader(t *testing.T) {
 		"Content-Type: text/secret":          "-H Content-Type: hdc call sets this field itself",
 		"no colon secret":                    "-H: want 'Name: value'",
 		"Bad Name: secret":                   "-H: want 'Name: value'",
-		"X-Ok: sec\x01ret":                  "",
-		"X-Ok: sec\nret":                    "",
+		"X-Ok: sec\x01ret":                   "",
+		"X-Ok: sec\nret":                     "",
 	} {
 		t.Run(field, func(t *testing.T) {
 			api := newFakeAPI(t)
-			field := strings.NewReplacer(`\x01`, "\x01", `\n`, "\n").Replace(field)
 			if want == "" {
 				want = "-H X-Ok: the value holds a control character"
 			}
