@@ -34,22 +34,24 @@ func newClientsCreateCmd(sf *storeFlags) *cobra.Command {
 		Short: "Create a client (and its workspace if needed) and print its credentials once",
 		Long: `Create a client in workspace W, creating the workspace when it does not exist,
 and print {"client_id", "client_secret", "workspace_id"}. Store the secret now:
-it cannot be shown again. With --credentials-out the same go to a file (mode
-0600), with the API's base URL and, for an edge whose certificate a private
-authority issued, that authority's certificate: the file to hand the client,
-which hdc keys add --credentials-out completes with its key and hdc call
---credentials reads (docs/clients.md).`,
+it cannot be shown again. With --credentials-out the same go only to a new
+file (mode 0600), with the API's base URL and, for an edge whose certificate
+a private authority issued, that authority's certificate: the file to hand
+the client, which hdc keys add --credentials-out completes with its key and
+hdc call --credentials reads (docs/clients.md). The command then prints the
+client's id and the file's name, not the secret.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
+				if err := out.checkNew(); err != nil {
+					return err
+				}
 				cred, err := p.CreateClient(ctx, workspace)
 				if err != nil {
 					return err
 				}
-				if err := cli.PrintJSON(cmd.OutOrStdout(), cred); err != nil {
-					return err
-				}
-				return out.write(cmd, cred.ClientID, func(c *apiclient.Credentials) {
+				said := handedOver{ClientID: cred.ClientID, WorkspaceID: cred.WorkspaceID}
+				return out.hand(cmd, cred.ClientID, cred, said, func(c *apiclient.Credentials) {
 					c.ClientSecret, c.WorkspaceID = cred.ClientSecret, cred.WorkspaceID
 				})
 			})

@@ -177,25 +177,42 @@ func TestCredentialsOut(t *testing.T) {
 	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	created := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme",
-		"--credentials-out", out, "--base-url", "https://api.example.org", "--edge-ca", ca)))
-	key := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "add", "--client", created.ClientID, "--enc", "A256GCM", "--credentials-out", out)))
+	printed := mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme",
+		"--credentials-out", out, "--base-url", "https://api.example.org", "--edge-ca", ca))
+	created := decode[handedOver](t, printed)
 	c, err := apiclient.ReadCredentials(out)
 	switch {
 	case err != nil:
 		t.Fatal(err)
-	case c.BaseURL != "https://api.example.org" || c.ClientID != created.ClientID || c.ClientSecret != created.ClientSecret ||
+	case created.CredentialsFile != out || created.ClientID == "" || created.WorkspaceID != "acme":
+		t.Fatalf("hdc clients create printed %s", printed)
+	case c.ClientSecret == "" || strings.Contains(printed, c.ClientSecret) || strings.Contains(printed, "client_secret"):
+		t.Fatalf("hdc clients create --credentials-out printed the secret: %s", printed)
+	}
+	printed = mustOut(hdc(t, dir, "keys", "add", "--client", created.ClientID, "--enc", "A256GCM", "--credentials-out", out))
+	key := decode[handedOver](t, printed)
+	secret := c.ClientSecret
+	c, err = apiclient.ReadCredentials(out)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case c.BaseURL != "https://api.example.org" || c.ClientID != created.ClientID || c.ClientSecret != secret ||
 		c.WorkspaceID != created.WorkspaceID || !strings.Contains(c.CA, "BEGIN CERTIFICATE"):
 		t.Fatalf("the credentials file: %+v", c)
-	case c.Kid != key.Kid || c.EncryptionKey != key.Secret || c.Enc != "A256GCM" || c.JWK == nil || *c.JWK != key.JWK:
-		t.Fatalf("the file's key: %+v, want %+v", c, key)
+	case c.Kid != key.Kid || c.EncryptionKey == "" || c.Enc != "A256GCM" || c.JWK == nil || key.CredentialsFile != out:
+		t.Fatalf("the file's key: %+v, printed %s", c, printed)
+	case strings.Contains(printed, c.EncryptionKey) || strings.Contains(printed, `"secret"`) || strings.Contains(printed, `"jwk"`):
+		t.Fatalf("hdc keys add --credentials-out printed the key's secret: %s", printed)
 	}
 	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the file's mode: %v, %v", fi.Mode(), err)
 	}
-	rotated := decode[adminapi.IssuedKey](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", created.ClientID, "--credentials-out", out)))
-	if c, _ := apiclient.ReadCredentials(out); c.Kid != rotated.Kid || c.ClientSecret != created.ClientSecret {
+	rotated := decode[handedOver](t, mustOut(hdc(t, dir, "keys", "rotate", "--client", created.ClientID, "--credentials-out", out)))
+	if c, _ := apiclient.ReadCredentials(out); c.Kid != rotated.Kid || c.ClientSecret != secret {
 		t.Fatalf("after the rotation, the file holds %+v, want key %s and the secret kept", c, rotated.Kid)
+	}
+	if _, err := hdc(t, dir, "clients", "create", "--workspace", "acme", "--credentials-out", out); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("a new client's credentials into an existing file: %v", err)
 	}
 	other := decode[adminapi.Credentials](t, mustOut(hdc(t, dir, "clients", "create", "--workspace", "acme")))
 	if _, err := hdc(t, dir, "keys", "add", "--client", other.ClientID, "--credentials-out", out); err == nil || !strings.Contains(err.Error(), "not "+other.ClientID) {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/cli"
 	"github.com/health-data-connect/hdc/internal/apiclient"
-	"github.com/health-data-connect/hdc/internal/clientkey"
 )
 
 // handover is the credentials file a command writes for a client to be
@@ -30,12 +30,9 @@ func (h *handover) register(cmd *cobra.Command) {
 }
 
 // write sets the file's fields for client with set, keeping what an
-// earlier command wrote there for the same client; nothing when no file
-// was asked for. It says on standard error where it wrote.
+// earlier command wrote there for the same client. It says on standard
+// error where it wrote.
 func (h handover) write(cmd *cobra.Command, client string, set func(*apiclient.Credentials)) error {
-	if h.out == "" {
-		return nil
-	}
 	c, err := apiclient.ReadCredentials(h.out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -63,7 +60,49 @@ func (h handover) write(cmd *cobra.Command, client string, set func(*apiclient.C
 	return nil
 }
 
-// writeKey puts k in the credentials file, as the client's key.
-func (h handover) writeKey(cmd *cobra.Command, k clientkey.Key) error {
-	return h.write(cmd, k.ClientID, func(c *apiclient.Credentials) { c.SetKey(k) })
+// handedOver is what a command prints of credentials it wrote to the
+// file: which client, key and file, never the secret, which only the file
+// holds.
+type handedOver struct {
+	ClientID        string `json:"client_id"`
+	WorkspaceID     string `json:"workspace_id,omitempty"`
+	Kid             string `json:"kid,omitempty"`
+	Enc             string `json:"enc,omitempty"`
+	RequireFresh    bool   `json:"require_fresh,omitempty"`
+	CredentialsFile string `json:"credentials_file"`
+}
+
+// hand prints answer, which holds a secret, when no file was asked for;
+// else it writes the file with set and prints only said, naming the file.
+// When the file cannot be written it prints answer after all, since the
+// secret is nowhere else, and returns the error.
+func (h handover) hand(cmd *cobra.Command, client string, answer any, said handedOver, set func(*apiclient.Credentials)) error {
+	if h.out == "" {
+		return cli.PrintJSON(cmd.OutOrStdout(), answer)
+	}
+	if err := h.write(cmd, client, set); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "hdc: the credentials file was not written: the secret follows, shown this once")
+		return errors.Join(err, cli.PrintJSON(cmd.OutOrStdout(), answer))
+	}
+	said.CredentialsFile = h.out
+	return cli.PrintJSON(cmd.OutOrStdout(), said)
+}
+
+// checkNew refuses a file that exists already: a new client's
+// credentials go to a file of their own.
+func (h handover) checkNew() error {
+	if h.out == "" {
+		return nil
+	}
+	if _, err := os.Stat(h.out); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--credentials-out %s exists: a new client's credentials go to a new file", h.out)
+	}
+	return nil
+}
+
+// handKey prints the key k issued, or writes it into the credentials
+// file and prints where, without its secret.
+func (h handover) handKey(cmd *cobra.Command, k adminapi.IssuedKey) error {
+	said := handedOver{ClientID: k.ClientID, Kid: k.Kid, Enc: k.Enc, RequireFresh: k.RequireFresh}
+	return h.hand(cmd, k.ClientID, k, said, func(c *apiclient.Credentials) { c.SetKey(k.Key()) })
 }

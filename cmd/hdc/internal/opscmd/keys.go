@@ -64,13 +64,10 @@ or write a file on this machine with the keeper.`,
 }
 
 // printIssued prints k as add and rotate print it (adminapi.IssuedKey, the
-// answer of the Admin API that makes it), and puts it in the credentials
-// file out names, if any.
+// answer of the Admin API that makes it), or puts it in the credentials
+// file out names and prints it there without its secret.
 func printIssued(cmd *cobra.Command, k adminapi.IssuedKey, out handover) error {
-	if err := cli.PrintJSON(cmd.OutOrStdout(), k); err != nil {
-		return err
-	}
-	return out.writeKey(cmd, k.Key())
+	return out.handKey(cmd, k)
 }
 
 // keyKind is what add makes a key besides its secret: its content
