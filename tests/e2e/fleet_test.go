@@ -58,6 +58,16 @@ func TestKeyLastUseFleetWide(t *testing.T) {
 	}
 	t.Logf("the later use of each round reached the store within %v of its answer (bound %v)", slowest, lastUseBound)
 	checkFleet(t, s, view, hdctest.KeySeq(t, s, c.Kid))
+	// hdc keys retire --dry-run says when an edge last used the key, as the
+	// runbook asks before a retirement.
+	var dry struct {
+		DryRun     bool       `json:"dry_run"`
+		LastUsedAt *time.Time `json:"last_used_at"`
+	}
+	s.HDC(&dry, "keys", "retire", "--kid", c.Kid, "--force", "--dry-run")
+	if used := lastUse(t, st, c.Kid); !dry.DryRun || dry.LastUsedAt == nil || !dry.LastUsedAt.Equal(used) {
+		t.Fatalf("hdc keys retire --dry-run printed %+v, want the last use %v", dry, used)
+	}
 }
 
 // lastUse returns kid's last use as the store keeps it.

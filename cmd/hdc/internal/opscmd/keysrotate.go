@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -109,17 +110,19 @@ func newKeysRetireCmd(path func() string) *cobra.Command {
 retirement of a client's last active key, which would leave the client
 nothing to encrypt with, is refused, saying what the client would lose:
 rotate first, or pass --force. --dry-run prints what the retirement would
-do and changes nothing.
+do and when an edge last used the key (last_used_at, absent for never),
+and changes nothing.
 ` + keysAuditHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ret, err := retireKey(cmd, &sf, path(), r)
+			ret, lastUse, err := retireKey(cmd, &sf, path(), r)
 			if err != nil {
 				return err
 			}
 			if r.DryRun {
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"dry_run": true, "kid": r.Kid,
-					"client_id": ret.Key.ClientID, "status": string(clientkey.Retired), "changed": ret.Changed})
+					"client_id": ret.Key.ClientID, "status": string(clientkey.Retired), "changed": ret.Changed,
+					"last_used_at": lastUse})
 			}
 			return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"kid": r.Kid, "status": string(clientkey.Retired)})
 		},
@@ -133,17 +136,25 @@ do and changes nothing.
 }
 
 // retireKey retires r.Kid in the database, through the Admin API, or in the
-// registry file p, or says what its retirement would do; a refusal is
-// worded for the command line (keyError).
-func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRequest) (adminapi.Retirement, error) {
+// registry file p, or says what its retirement would do and when an edge
+// last used the key (nil for never, or a registry file, which keeps no
+// use), as the runbook asks before a retirement; a refusal is worded for
+// the command line (keyError).
+func retireKey(cmd *cobra.Command, sf *storeFlags, p string, r keyadmin.RetireRequest) (adminapi.Retirement, *time.Time, error) {
 	var ret adminapi.Retirement
+	var lastUse *time.Time
 	err := sf.withKeys(cmd, p, true, func(ctx context.Context, keys adminapi.Keys) error {
 		var err error
 		if ret, err = keys.RetireKey(ctx, r.Kid, adminapi.RetireKeyRequest{Force: r.Force, DryRun: r.DryRun}); err != nil {
 			k, _ := keys.GetKey(ctx, r.Kid) // whose key it is, for the advice
 			return keyError(err, k.ClientID)
 		}
+		if r.DryRun {
+			k, err := keys.GetKey(ctx, r.Kid)
+			lastUse = k.LastUsedAt
+			return err
+		}
 		return nil
 	})
-	return ret, err
+	return ret, lastUse, err
 }
