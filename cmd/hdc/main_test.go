@@ -41,6 +41,7 @@ var envValues = map[string]string{
 	"HDC_ADMIN_CERT":        "/etc/hdc/%s-operator.pem",
 	"HDC_ADMIN_KEY":         "/etc/hdc/%s-operator-key.pem",
 	"HDC_ADMIN_CA":          "/etc/hdc/%s-admin-ca.pem",
+	"HDC_ADMIN_TIMEOUT":     "%s",
 }
 
 // envFlags are the flags that take their value from a variable when they
@@ -70,6 +71,7 @@ var envFlags = []struct {
 	{"clients list", "cert", "HDC_ADMIN_CERT"},
 	{"clients list", "key", "HDC_ADMIN_KEY"},
 	{"clients list", "ca", "HDC_ADMIN_CA"},
+	{"clients list", "admin-timeout", "HDC_ADMIN_TIMEOUT"},
 }
 
 // secret is the part of env's value that must never show.
