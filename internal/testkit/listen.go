@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -122,4 +123,34 @@ func Silent(t testing.TB) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// HungAddr returns the address of a loopback listener that accepts
+// connections and never answers on them: a backend that hangs. It and its
+// connections close when the test ends.
+func HungAddr(t testing.TB) string {
+	t.Helper()
+	l := Listen(t)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
 }

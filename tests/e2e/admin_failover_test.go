@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"net"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +20,7 @@ func TestAdminAPIFailsOver(t *testing.T) {
 	t.Parallel()
 	s := hdctest.StartStack(t)
 	op := s.Person(pki.Operator, "alice@example.org")
-	refused, hung := "https://"+testkit.FreeAddr(t), hungListener(t)
+	refused, hung := "https://"+testkit.FreeAddr(t), "https://"+testkit.HungAddr(t)
 	env := slices.DeleteFunc(slices.Clone(op.Env), func(e string) bool { return strings.HasPrefix(e, "HDC_ADMIN_URL=") })
 	run := func(admin string, args ...string) (string, string, error, time.Duration) {
 		op.Env = append(slices.Clone(env), "HDC_ADMIN_URL="+admin) // each attempt 2 s, the default
@@ -46,36 +44,4 @@ func TestAdminAPIFailsOver(t *testing.T) {
 		}
 		t.Logf("hdc %s, no backend answering: said so in %v", args[0], took.Round(time.Millisecond))
 	}
-}
-
-// hungListener is the URL of a listener that accepts connections and
-// never answers, until the test ends.
-func hungListener(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "https://" + l.Addr().String()
 }

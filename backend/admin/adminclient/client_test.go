@@ -156,7 +156,7 @@ func TestFailsOver(t *testing.T) {
 	}))
 	defer second.Close()
 	cfg := second.Client().Transport.(*http.Transport).TLSClientConfig
-	hung := hungBackend(t)
+	hung := "https://" + testkit.HungAddr(t)
 	refused := "https://" + testkit.FreeAddr(t)
 	for _, tt := range []struct {
 		name  string
@@ -194,36 +194,4 @@ func TestFailsOver(t *testing.T) {
 			}
 		}
 	})
-}
-
-// hungBackend is the URL of a listener that accepts connections and never
-// answers, until the test ends.
-func hungBackend(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "https://" + l.Addr().String()
 }
