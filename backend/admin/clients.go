@@ -41,7 +41,7 @@ func (s *Service) ListClients(ctx context.Context, q adminapi.ClientQuery) (admi
 		return adminapi.Page[adminapi.Client]{}, err
 	}
 	limit := sizeOf(q.Limit)
-	list, err := s.identity.ListClients(ctx, store.ClientFilter{WorkspaceID: q.Workspace, Status: store.ClientStatus(q.Status), After: after, Limit: limit})
+	list, err := s.identity.ListClients(ctx, store.ClientFilter{WorkspaceID: q.Workspace, Status: store.ClientStatus(q.Status), After: store.ClientCursor{CreatedAt: after.CreatedAt, ID: after.ID}, Limit: limit})
 	return keysetPage(mapped(list, clientOut), limit, func(c adminapi.Client) store.Cursor {
 		return store.Cursor{CreatedAt: c.CreatedAt, ID: c.ClientID}
 	}), err
