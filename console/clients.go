@@ -111,7 +111,7 @@ func (s *Server) createClient(r *http.Request) (view, error) {
 	if ws == "" {
 		return view{}, invalid("Name the workspace of the new client.")
 	}
-	cred, err := s.api.CreateClient(r.Context(), ws)
+	cred, err := s.api.CreateClient(r.Context(), adminapi.CreateClientRequest{WorkspaceID: ws})
 	if err != nil {
 		return view{}, err
 	}

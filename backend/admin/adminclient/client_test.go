@@ -39,7 +39,7 @@ func TestChangeSentAgainUnderItsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.http.Transport.(*http.Transport).ForceAttemptHTTP2 = false // Hijack is HTTP/1.1's
-	if cred, err := c.CreateClient(t.Context(), "w1"); err != nil || cred.ClientID != "c1" {
+	if cred, err := c.CreateClient(t.Context(), adminapi.CreateClientRequest{WorkspaceID: "w1"}); err != nil || cred.ClientID != "c1" {
 		t.Fatalf("CreateClient: %+v, %v", cred, err)
 	}
 	if _, err := c.GetClient(t.Context(), "c1"); err != nil {
@@ -119,7 +119,7 @@ func TestCallersKey(t *testing.T) {
 	}
 	form := WithIdempotencyKey(t.Context(), "form-1")
 	for _, ctx := range []context.Context{form, form, t.Context(), t.Context()} {
-		if _, err := c.CreateClient(ctx, "w1"); err != nil {
+		if _, err := c.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w1"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -42,7 +42,7 @@ which hdc keys add --credentials-out completes with its key and hdc call
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
-				cred, err := p.CreateClient(ctx, workspace)
+				cred, err := p.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: workspace})
 				if err != nil {
 					return err
 				}

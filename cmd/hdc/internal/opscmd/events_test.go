@@ -12,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/audittest"
+	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/clitest"
@@ -51,7 +52,7 @@ func TestEventsPublish(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	srv, internal := serveBackend(t, dir)
-	if _, err := srv.Identity().CreateClient(t.Context(), audittest.Operator, "acme"); err != nil {
+	if _, err := srv.Identity().CreateClient(t.Context(), audittest.Operator, "acme", identity.Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := backend.OpenStore(t.Context(), "", dir)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/health-data-connect/hdc/backend"
+	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/operator"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
@@ -35,7 +36,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspa
 			return creds, fmt.Errorf("%s: %w (delete it to start afresh)", path, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		c, err := srv.Identity().CreateClient(ctx, operator.Person(), workspace)
+		c, err := srv.Identity().CreateClient(ctx, operator.Person(), workspace, identity.Meta{})
 		if err != nil {
 			return creds, fmt.Errorf("creating the demo client: %w", err)
 		}
