@@ -82,7 +82,6 @@ func trimEntity(verb, id string) string {
 	return string(bytes.TrimSpace(out))
 }
 
-
 // changesText says what each change moved: "name Clinic 7 → Clinic
 // Seven, label env added (prod)".
 func changesText(changes []audit.Change) string {
