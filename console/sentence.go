@@ -83,7 +83,7 @@ func trimEntity(verb, id string) string {
 }
 
 // changesText says what each change moved: "name Clinic 7 → Clinic
-// Seven, label env added (prod)".
+// Seven, label env set to prod, label tier removed (was gold)".
 func changesText(changes []audit.Change) string {
 	parts := make([]string, 0, len(changes))
 	for _, c := range changes {

@@ -136,38 +136,44 @@ type Dialect struct {
 // columns cols of clients (the table named c), and its arguments. Each
 // filter adds its condition only when given, so that the engine plans
 // each shape on its index: by creation time (clients_created), by name
-// prefix (clients_name), by label (client_labels_search, driving the list
-// when there is no name prefix), the other labels checked by the client's
-// own (client_labels' key).
+// prefix (clients_name), by label (client_labels_search), by label and
+// name prefix (client_labels_name), the first label driving, the others
+// checked row by row on the client's own (client_labels' key); within a
+// workspace, by its clients (clients_workspace_created,
+// clients_workspace_name).
 func ClientListSQL(d Dialect, cols string, f ClientFilter) (string, []any) {
 	q := clientQuery{d: d}
-	order := "c.created_at, c.id" + d.Binary
-	from := "clients c"
-	labels := f.Labels
-	switch {
-	case f.NamePrefix != "":
-		lo, hi := NameRange(f.NamePrefix)
-		q.where("c.name_key >= " + q.arg(lo))
-		if hi != "" {
-			q.where("c.name_key < " + q.arg(hi))
-		}
-		if f.After.ID != "" {
-			q.where("(c.name_key, c.id" + d.Binary + ") > (" + q.arg(f.After.Name) + ", " + q.arg(f.After.ID) + ")")
-		}
-		order = "c.name_key, c.id" + d.Binary
-	case len(labels) > 0:
-		from = "client_labels l JOIN clients c ON c.id = l.client_id"
+	from, order := "clients c", "c.created_at, c.id"+d.Binary
+	labels, id := f.Labels, "c.id"
+	// Within a workspace, its clients drive (clients_workspace_created,
+	// clients_workspace_name) and every label is checked row by row: a
+	// label's index would give every workspace's clients first.
+	byLabel := len(labels) > 0 && f.WorkspaceID == ""
+	if byLabel {
+		from, id = "client_labels l JOIN clients c ON c.id = l.client_id", "l.client_id"
 		q.where("l.key = " + q.arg(labels[0].Key) + " AND l.value = " + q.arg(labels[0].Value))
-		if !f.After.CreatedAt.IsZero() {
-			q.where("(l.created_at, l.client_id) > (" + q.arg(d.Time(f.After.CreatedAt)) + ", " + q.arg(f.After.ID) + ")")
-		}
-		order, labels = "l.created_at, l.client_id", labels[1:]
-	case !f.After.CreatedAt.IsZero():
-		q.where("(c.created_at, c.id" + d.Binary + ") > (" + q.arg(d.Time(f.After.CreatedAt)) + ", " + q.arg(f.After.ID) + ")")
+		labels = labels[1:]
+	}
+	switch {
+	case f.NamePrefix != "" && byLabel:
+		q.nameRange("l.name_key", "l.client_id", f)
+		order = "l.name_key, l.client_id"
+	case f.NamePrefix != "":
+		q.nameRange("c.name_key", "c.id"+d.Binary, f)
+		order = "c.name_key, c.id" + d.Binary
+	case byLabel:
+		q.after("l.created_at, l.client_id", f.After)
+		order = "l.created_at, l.client_id"
+	default:
+		q.after("c.created_at, c.id"+d.Binary, f.After)
 	}
 	for _, l := range labels {
-		q.where("EXISTS (SELECT 1 FROM client_labels o WHERE o.client_id = c.id AND o.key = " + q.arg(l.Key) +
-			" AND o.value = " + q.arg(l.Value) + ")")
+		// A scalar subquery, not EXISTS: the engine checks each row the
+		// driving index gives, in order, by the client's own label
+		// (client_labels' key), and stops at the page's end, where a
+		// semi-join would read every client of the label first.
+		q.where("(SELECT o.value FROM client_labels o WHERE o.client_id = " + id + " AND o.key = " + q.arg(l.Key) +
+			") = " + q.arg(l.Value))
 	}
 	if f.WorkspaceID != "" {
 		q.where("c.workspace_id = " + q.arg(f.WorkspaceID))
@@ -180,6 +186,27 @@ func ClientListSQL(d Dialect, cols string, f ClientFilter) (string, []any) {
 		sql += " LIMIT " + q.arg(f.Limit)
 	}
 	return sql, q.args
+}
+
+// nameRange selects the names that start with f's prefix, after f's
+// cursor in the order of (name, id), the columns given.
+func (q *clientQuery) nameRange(name, id string, f ClientFilter) {
+	lo, hi := NameRange(f.NamePrefix)
+	q.where(name + " >= " + q.arg(lo))
+	if hi != "" {
+		q.where(name + " < " + q.arg(hi))
+	}
+	if f.After.ID != "" {
+		q.where("(" + name + ", " + id + ") > (" + q.arg(f.After.Name) + ", " + q.arg(f.After.ID) + ")")
+	}
+}
+
+// after selects what comes after the cursor in the order of (created_at,
+// id), the columns given.
+func (q *clientQuery) after(cols string, after ClientCursor) {
+	if !after.CreatedAt.IsZero() {
+		q.where("(" + cols + ") > (" + q.arg(q.d.Time(after.CreatedAt)) + ", " + q.arg(after.ID) + ")")
+	}
 }
 
 // clientQuery collects a statement's conditions and arguments.

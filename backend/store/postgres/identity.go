@@ -128,8 +128,9 @@ func insertLabels(ctx context.Context, tx pgx.Tx, c store.Client) error {
 	for i, k := range keys {
 		values[i] = c.Labels[k]
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO client_labels (client_id, key, value, created_at)
-		SELECT $1, k, v, $2 FROM unnest($3::text[], $4::text[]) AS l (k, v)`, c.ID, ts(c.CreatedAt), keys, values)
+	_, err := tx.Exec(ctx, `INSERT INTO client_labels (client_id, key, value, created_at, name_key)
+		SELECT $1, k, v, $2, $3 FROM unnest($4::text[], $5::text[]) AS l (k, v)`,
+		c.ID, ts(c.CreatedAt), contract.FoldName(c.Name), keys, values)
 	return err
 }
 

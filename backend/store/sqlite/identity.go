@@ -121,8 +121,8 @@ func insertLabels(ctx context.Context, tx *sql.Tx, c store.Client) error {
 	if len(c.Labels) == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO client_labels (client_id, key, value, created_at)
-		SELECT ?1, key, value, ?2 FROM json_each(?3)`, c.ID, micros(c.CreatedAt), store.LabelsJSON(c.Labels))
+	_, err := tx.ExecContext(ctx, `INSERT INTO client_labels (client_id, key, value, created_at, name_key)
+		SELECT ?1, key, value, ?2, ?3 FROM json_each(?4)`, c.ID, micros(c.CreatedAt), contract.FoldName(c.Name), store.LabelsJSON(c.Labels))
 	return err
 }
 

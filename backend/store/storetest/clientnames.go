@@ -170,6 +170,10 @@ func testClientSearch(t *testing.T, s Store) {
 			After: store.ClientCursor{CreatedAt: at(2 * time.Second), ID: "c2"}}, []string{"c4", "c6"}},
 		{"a prefix and a label", store.ClientFilter{NamePrefix: "clinic", Labels: []store.Label{{Key: "region", Value: "eu"}}},
 			[]string{"c1", "c6"}},
+		{"a page of a prefix and a label", store.ClientFilter{NamePrefix: "clini", Labels: []store.Label{env("prod")}, Limit: 2},
+			[]string{"c2", "c1"}},
+		{"the next page of a prefix and a label", store.ClientFilter{NamePrefix: "clini", Labels: []store.Label{env("prod")}, Limit: 2,
+			After: store.ClientCursor{Name: "clinic seven", ID: "c1"}}, []string{"c6", "c4"}},
 		{"a label in a workspace", store.ClientFilter{WorkspaceID: "w1", Labels: []store.Label{env("prod")}}, []string{"c1", "c2", "c6", "c7"}},
 		{"a prefix of a status", store.ClientFilter{NamePrefix: "clini", Status: store.ClientActive}, []string{"c2", "c3", "c1", "c6", "c8"}},
 	}
@@ -185,5 +189,15 @@ func testClientSearch(t *testing.T, s Store) {
 				t.Fatalf("ListClients(%+v) = %v, want %v", tt.f, got, tt.want)
 			}
 		})
+	}
+	// A rename moves the client in every order by name, its labels' too.
+	name := "Lab Six"
+	_, err = s.UpdateClient(ctx(t), "c6", store.ClientUpdate{Name: &name}, operator(audit.ClientUpdate, "w1"))
+	must(t, err)
+	for prefix, want := range map[string]string{"lab": "c6", "clinic s": "c1"} {
+		list, err := s.ListClients(ctx(t), store.ClientFilter{NamePrefix: prefix, Labels: []store.Label{env("prod")}})
+		if err != nil || len(list) != 1 || list[0].ID != want {
+			t.Fatalf("%q and env=prod after the rename: %+v, %v; want %s", prefix, list, err, want)
+		}
 	}
 }
