@@ -239,7 +239,7 @@ func (h *harness) postJSON(path string, body any, headers ...string) response {
 // client creates a client in workspace.
 func (h *harness) client(workspace string) identity.Credentials {
 	h.t.Helper()
-	c, err := h.srv.Identity().CreateClient(context.Background(), audittest.Operator, workspace)
+	c, err := h.srv.Identity().CreateClient(context.Background(), audittest.Operator, workspace, identity.Meta{})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -2,11 +2,15 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
+	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // auditSearch are the search form's fields, the parameters of GET
@@ -45,18 +49,44 @@ func (s *Server) auditPage(r *http.Request) (view, error) {
 		return view{}, err
 	}
 	av := auditView{Form: form}
+	names := map[string]string{}
 	for _, raw := range p.Items {
 		rec, err := RecordOf(raw)
 		if err != nil {
 			av.Events = append(av.Events, eventView{Sentence: "A record the console cannot read: " + err.Error(), JSON: indent(raw)})
 			continue
 		}
-		av.Events = append(av.Events, eventView{Sentence: Sentence(rec), JSON: fhirJSON(rec)})
+		if err := s.nameClients(r.Context(), rec, names); err != nil {
+			return view{}, err
+		}
+		av.Events = append(av.Events, eventView{Sentence: Sentence(rec, names), JSON: fhirJSON(rec)})
 	}
 	if p.Next != "" {
 		av.Next = "/audit?" + pageLink(v, p.Next)
 	}
 	return view{Template: "audit", Title: "Audit", Nav: "audit", Data: av}, nil
+}
+
+// nameClients adds to names the name of each client rec names (its actor,
+// its entity) that names does not hold yet, "" for a client without a
+// name or gone.
+func (s *Server) nameClients(ctx context.Context, rec audit.Record, names map[string]string) error {
+	ids := []string{rec.Client}
+	if rec.Entity.Kind == audit.EntityClient {
+		ids = append(ids, rec.Entity.ID)
+	}
+	for _, id := range ids {
+		if _, known := names[id]; known || id == "" {
+			continue
+		}
+		c, err := s.api.GetClient(ctx, id)
+		var p *problem.Problem
+		if err != nil && !(errors.As(err, &p) && p.Code == problem.CodeNotFound) {
+			return err
+		}
+		names[id] = c.Name
+	}
+	return nil
 }
 
 // indent returns raw indented, as it is when it does not parse.

@@ -1,11 +1,15 @@
 package console
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/internal/contract"
+	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // pageSize is the rows of a list page.
@@ -14,24 +18,26 @@ const pageSize = 50
 // clientsView is a page of clients, the filter that selected them, and the
 // link to the next page.
 type clientsView struct {
-	Workspace, Status string
-	Clients           []adminapi.Client
-	Next              string
+	Workspace, Status, NamePrefix, Labels string
+	Clients                               []adminapi.Client
+	Next                                  string
 }
 
 // clientsPage lists the clients a page at a time, of a workspace and a
-// status; a client id sends to that client's page.
+// status, whose name starts with a prefix (then in name order), that have
+// labels; a client id sends to that client's page.
 func (s *Server) clientsPage(r *http.Request) (view, error) {
 	q := r.URL.Query()
 	if id := q.Get("id"); id != "" {
 		return view{Redirect: "/clients/" + url.PathEscape(id)}, nil
 	}
-	cq := adminapi.ClientQuery{Workspace: q.Get("workspace"), Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: pageSize}
+	cq := adminapi.ClientQuery{Workspace: q.Get("workspace"), Status: q.Get("status"), NamePrefix: q.Get("name_prefix"),
+		Labels: strings.Fields(q.Get("labels")), Cursor: q.Get("cursor"), Limit: pageSize}
 	p, err := s.api.ListClients(r.Context(), cq)
 	if err != nil {
 		return view{}, err
 	}
-	cv := clientsView{Workspace: cq.Workspace, Status: cq.Status, Clients: p.Items}
+	cv := clientsView{Workspace: cq.Workspace, Status: cq.Status, NamePrefix: cq.NamePrefix, Labels: q.Get("labels"), Clients: p.Items}
 	if p.Next != "" {
 		cv.Next = "/clients?" + pageLink(q, p.Next)
 	}
@@ -101,17 +107,21 @@ func (s *Server) clientPage(r *http.Request) (view, error) {
 	if keys.Next != "" {
 		cv.KeysNext = "/clients/" + url.PathEscape(id) + "?" + url.Values{"keys": {keys.Next}}.Encode()
 	}
-	return view{Template: "client", Title: "Client " + id, Nav: "clients", Data: cv}, nil
+	return view{Template: "client", Title: "Client " + c.DisplayName(), Nav: "clients", Data: cv}, nil
 }
 
-// createClient creates a client in the form's workspace and shows its
-// secret once.
+// createClient creates a client in the form's workspace, with its name and
+// labels, and shows its secret once.
 func (s *Server) createClient(r *http.Request) (view, error) {
 	ws := r.PostFormValue("workspace")
 	if ws == "" {
 		return view{}, invalid("Name the workspace of the new client.")
 	}
-	cred, err := s.api.CreateClient(r.Context(), ws)
+	labels, err := labelsForm(r.PostFormValue("labels"))
+	if err != nil {
+		return view{}, err
+	}
+	cred, err := s.api.CreateClient(r.Context(), adminapi.CreateClientRequest{WorkspaceID: ws, Name: r.PostFormValue("name"), Labels: labels})
 	if err != nil {
 		return view{}, err
 	}
@@ -125,4 +135,45 @@ func (s *Server) disableClient(r *http.Request) (view, error) {
 		return view{}, err
 	}
 	return view{Redirect: "/clients/" + url.PathEscape(c.ClientID)}, nil
+}
+
+// updateClient makes the form's name and labels the client's: a label the
+// client has that the form does not is removed.
+func (s *Server) updateClient(r *http.Request) (view, error) {
+	id := r.PathValue("id")
+	labels, err := labelsForm(r.PostFormValue("labels"))
+	if err != nil {
+		return view{}, err
+	}
+	c, err := s.api.GetClient(r.Context(), id)
+	if err != nil {
+		return view{}, err
+	}
+	name := r.PostFormValue("name")
+	u := adminapi.UpdateClientRequest{Name: &name, Labels: labels}
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
+		if _, kept := labels[k]; !kept {
+			u.RemoveLabels = append(u.RemoveLabels, k)
+		}
+	}
+	if _, err := s.api.UpdateClient(r.Context(), id, u); err != nil {
+		return view{}, err
+	}
+	return view{Redirect: "/clients/" + url.PathEscape(id)}, nil
+}
+
+// labelsForm reads a form's labels: key=value, a space between.
+func labelsForm(text string) (map[string]string, error) {
+	labels := map[string]string{}
+	for _, l := range strings.Fields(text) {
+		k, v, err := contract.ParseLabel(l)
+		if err != nil {
+			return nil, problem.New(http.StatusBadRequest, problem.CodeInvalidLabel, "Labels: "+err.Error()+".")
+		}
+		if _, dup := labels[k]; dup {
+			return nil, problem.New(http.StatusBadRequest, problem.CodeInvalidLabel, "Labels: the key "+k+" is given twice.")
+		}
+		labels[k] = v
+	}
+	return labels, nil
 }

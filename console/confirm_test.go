@@ -25,7 +25,7 @@ func TestConfirmDestruction(t *testing.T) {
 	s := newStack(t)
 	b := s.consoles[alice].signIn()
 	by := audit.Person{Name: alice, Role: contract.RoleOperator, Direct: true}
-	creds, err := identity.New(s.st, 1).CreateClient(t.Context(), by, "acme")
+	creds, err := identity.New(s.st, 1).CreateClient(t.Context(), by, "acme", identity.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}

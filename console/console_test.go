@@ -153,7 +153,7 @@ func TestOperator(t *testing.T) {
 func TestAuditor(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	creds, err := identity.New(s.st, 1).CreateClient(t.Context(), audit.Person{Name: alice, Role: contract.RoleOperator, Direct: true}, "acme")
+	creds, err := identity.New(s.st, 1).CreateClient(t.Context(), audit.Person{Name: alice, Role: contract.RoleOperator, Direct: true}, "acme", identity.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,9 @@ package console
 
 import (
 	"html/template"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -13,6 +16,17 @@ var funcs = template.FuncMap{
 	"when":    when,
 	"ago":     ago,
 	"formKey": formKey,
+	"labels":  labelsText,
+}
+
+// labelsText writes a client's labels as the console's forms take them:
+// key=value, by key, a space between.
+func labelsText(labels map[string]string) string {
+	out := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		out = append(out, k+"="+labels[k])
+	}
+	return strings.Join(out, " ")
 }
 
 // when formats a time (or a *time.Time) in UTC to the second; "—" for

@@ -55,9 +55,21 @@ func TestSentence(t *testing.T) {
 			"the client c-1 retrieved the record cc-9 in acme at 2026-03-15 14:02:00 UTC (refused)"},
 		{"the backend's prune", audit.Record{Event: audit.Event{At: at, Action: audit.RetentionPrune, Outcome: audit.Success}},
 			"the backend pruned the trail at 2026-03-15 14:02:00 UTC"},
+		{"a named client's read", audit.Record{Event: audit.Event{At: at, Action: audit.RecordRetrieve, Outcome: audit.Success,
+			Workspace: "acme", Client: "c-7", Entity: audit.Entity{Kind: audit.EntityCareContext, ID: "cc-9"}}},
+			"Clinic Seven retrieved the record cc-9 in acme at 2026-03-15 14:02:00 UTC"},
+		{"a client's name and labels changed", audit.Record{Event: audit.Event{At: at, Action: audit.ClientUpdate, Outcome: audit.Success,
+			Workspace: "acme", Person: alice, Entity: audit.Entity{Kind: audit.EntityClient, ID: "c-7"}, Changes: []audit.Change{
+				{Field: audit.ChangeName, Before: "Clinic 7", After: "Clinic Seven"}, {Field: audit.ChangeLabel + "env", After: "prod"},
+				{Field: audit.ChangeLabel + "tier", Before: "gold"}}}},
+			"alice@example.org changed the client Clinic Seven: name Clinic 7 → Clinic Seven, label env set to prod, label tier removed (was gold) in acme at 2026-03-15 14:02:00 UTC"},
+		{"an unnamed client's limits cleared", audit.Record{Event: audit.Event{At: at, Action: audit.ClientLimitsClear, Outcome: audit.Success,
+			Workspace: "acme", Person: alice, Entity: audit.Entity{Kind: audit.EntityClient, ID: "c-1"},
+			Changes: []audit.Change{{Field: audit.ChangeLimits, Before: `{"upload_bytes_per_day":5}`}}}},
+			`alice@example.org cleared the limits of the client c-1: limits removed (was {"upload_bytes_per_day":5}) in acme at 2026-03-15 14:02:00 UTC`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Sentence(tc.rec); got != tc.want {
+			if got := Sentence(tc.rec, map[string]string{"c-7": "Clinic Seven"}); got != tc.want {
 				t.Fatalf("got  %q\nwant %q", got, tc.want)
 			}
 		})
@@ -77,6 +89,6 @@ func FuzzRecordOf(f *testing.F) {
 		if !strings.HasPrefix(string(b), strings.TrimSuffix(string(r.Canonical()), "}")) {
 			t.Fatalf("%q read as %+v", b, r)
 		}
-		_ = Sentence(r)
+		_ = Sentence(r, nil)
 	})
 }

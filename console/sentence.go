@@ -38,20 +38,30 @@ var verbs = map[audit.Action]string{
 	audit.CertificateRevoke: "revoked the certificate %s", audit.AuditSearch: "searched the audit trail",
 	audit.DestinationGrant: "granted the webhook destination %s", audit.DestinationRevoke: "revoked the webhook destination %s",
 	audit.AuditExport: "exported the audit trail", audit.AuditVerify: "verified the audit trail",
+	audit.ClientUpdate: "changed the client %s", audit.ClientLimitsSet: "set the limits of the client %s",
+	audit.ClientLimitsClear: "cleared the limits of the client %s",
 }
 
 // Sentence reads a record as a sentence: who did what to which entity, in
 // which workspace, when ("alice@example.org rotated to the new key k-2,
-// retiring k-1 in acme at 2026-03-15 14:02:00 UTC"), and whether it was refused or
-// failed.
-func Sentence(r audit.Record) string {
+// retiring k-1 in acme at 2026-03-15 14:02:00 UTC"), what an operator's
+// change moved, and whether it was refused or failed. A client is named by
+// its name in names (by client id) when it has one, else by its id.
+func Sentence(r audit.Record, names map[string]string) string {
 	verb, ok := verbs[r.Action]
 	if !ok {
 		verb = string(r.Action) + " %s"
 	}
-	s := agentName(r) + " " + trimEntity(verb, r.Entity.ID)
+	entity := r.Entity.ID
+	if name := names[entity]; r.Entity.Kind == audit.EntityClient && name != "" {
+		entity = name
+	}
+	s := agentName(r, names) + " " + trimEntity(verb, entity)
 	if len(r.Replaced) > 0 {
 		s += ", retiring " + strings.Join(r.Replaced, ", ")
+	}
+	if len(r.Changes) > 0 {
+		s += ": " + changesText(r.Changes)
 	}
 	if r.Workspace != "" {
 		s += " in " + r.Workspace
@@ -72,11 +82,31 @@ func trimEntity(verb, id string) string {
 	return string(bytes.TrimSpace(out))
 }
 
+// changesText says what each change moved: "name Clinic 7 → Clinic
+// Seven, label env set to prod, label tier removed (was gold)".
+func changesText(changes []audit.Change) string {
+	parts := make([]string, 0, len(changes))
+	for _, c := range changes {
+		field := strings.Replace(c.Field, audit.ChangeLabel, "label ", 1)
+		switch {
+		case c.Before == "":
+			parts = append(parts, field+" set to "+c.After)
+		case c.After == "":
+			parts = append(parts, field+" removed (was "+c.Before+")")
+		default:
+			parts = append(parts, field+" "+c.Before+" → "+c.After)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // agentName names who acted: the person, the client, or the backend.
-func agentName(r audit.Record) string {
+func agentName(r audit.Record, names map[string]string) string {
 	switch {
 	case r.Person.Name != "":
 		return r.Person.Name
+	case names[r.Client] != "":
+		return names[r.Client]
 	case r.Client != "":
 		return "the client " + r.Client
 	case r.Action == audit.ResourcesSubmit:

@@ -74,6 +74,7 @@ func (s *Server) routes() http.Handler {
 	page("GET /audit/verify", s.verifyPage)
 	page("GET /results/{key}", s.resultPage)
 	change("POST /clients", s.createClient)
+	change("POST /clients/{id}", s.updateClient)
 	change("POST /clients/{id}/disable", s.disableClient)
 	change("POST /clients/{id}/keys", s.addKey)
 	change("POST /clients/{id}/keys/rotate", s.rotateKey)

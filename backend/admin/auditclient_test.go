@@ -20,7 +20,7 @@ func TestClientAudit(t *testing.T) {
 	op := dial(t, url, callers["operator"])
 	aud := dial(t, url, callers["auditor"])
 	ctx := t.Context()
-	if _, err := op.CreateClient(ctx, "w1"); err != nil {
+	if _, err := op.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w1"}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := aud.SearchAudit(ctx, adminapi.AuditQuery{Workspace: "w1", Scoped: true})
@@ -51,7 +51,7 @@ func TestClientVerifyBeforeTheFirstCheckpoint(t *testing.T) {
 	t.Parallel()
 	url, callers, _ := admin.StartAPIWith(t, trail.Config{Checkpoints: "file://" + t.TempDir()})
 	op := dial(t, url, callers["operator"])
-	if _, err := op.CreateClient(t.Context(), "w1"); err != nil {
+	if _, err := op.CreateClient(t.Context(), adminapi.CreateClientRequest{WorkspaceID: "w1"}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := dial(t, url, callers["auditor"]).VerifyAudit(t.Context())

@@ -21,11 +21,11 @@ func TestClientGrantsAndSubscriptions(t *testing.T) {
 	url, callers, st := admin.StartAPI(t)
 	op := dial(t, url, callers["operator"])
 	ctx := t.Context()
-	a, err := op.CreateClient(ctx, "w1")
+	a, err := op.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := op.CreateClient(ctx, "w2"); err != nil {
+	if _, err := op.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w2"}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := op.CreateGrant(ctx, "w2", a.ClientID)

@@ -24,7 +24,7 @@ func TestClient(t *testing.T) {
 	if err != nil || me.Name != "alice@example.org" || me.Role != "operator" {
 		t.Fatalf("Whoami: %+v, %v", me, err)
 	}
-	c, err := op.CreateClient(ctx, "w1")
+	c, err := op.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w1"})
 	if err != nil || c.ClientSecret == "" {
 		t.Fatalf("CreateClient: %+v, %v", c, err)
 	}
@@ -48,7 +48,7 @@ func TestClient(t *testing.T) {
 		t.Fatalf("GetClient of nobody: %v, want the problem not_found", err)
 	}
 	aud := dial(t, url, callers["auditor"])
-	if _, err := aud.CreateClient(ctx, "w1"); !errors.As(err, &p) || p.Status != 403 {
+	if _, err := aud.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w1"}); !errors.As(err, &p) || p.Status != 403 {
 		t.Fatalf("an auditor's CreateClient: %v, want 403", err)
 	}
 	if list, err := st.ListClients(ctx, store.ClientFilter{}); err != nil || len(list) != 1 {

@@ -43,6 +43,7 @@ var knownErrors = web.ErrorMap{
 	{Err: store.ErrNotFound, Problem: problem.New(http.StatusNotFound, problem.CodeNotFound, "no such resource")},
 	{Err: identity.ErrOwnWorkspace, Problem: problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, identity.ErrOwnWorkspace.Error())},
 	{Err: store.ErrConflict, Problem: problem.New(http.StatusConflict, problem.CodeConflict, "the resource exists already")},
+	{Err: store.ErrTooManyLabels, Problem: problem.New(http.StatusBadRequest, problem.CodeInvalidLabel, store.ErrTooManyLabels.Error())},
 }
 
 // Register adds every route of the table (adminapi.Routes) to mux with
@@ -80,6 +81,7 @@ func (h *Handler) handlers() map[string]web.HandlerFunc {
 		"ListClients":        h.listClients,
 		"CreateClient":       h.createClient,
 		"GetClient":          h.getClient,
+		"UpdateClient":       h.updateClient,
 		"DisableClient":      h.disableClient,
 		"ClientLimits":       h.getClientLimits,
 		"SetClientLimits":    h.setClientLimits,

@@ -18,7 +18,7 @@ func TestClientKeys(t *testing.T) {
 	url, callers, _ := admin.StartAPI(t)
 	op := dial(t, url, callers["operator"])
 	ctx := t.Context()
-	c, err := op.CreateClient(ctx, "w1")
+	c, err := op.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}

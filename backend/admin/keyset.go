@@ -11,9 +11,12 @@ import (
 // subscriptions) share a cursor: the position of the last item of the page
 // before, its creation time and id (clientCursor's JSON).
 
-// clientCursor is the position a page of such a list ends at.
+// clientCursor is the position a page of such a list ends at; Name is
+// the folded name of the last client of a page of clients in name order
+// (a search by a name's prefix).
 type clientCursor struct {
 	CreatedAt time.Time `json:"t"`
+	Name      string    `json:"n,omitempty"`
 	ID        string    `json:"id"`
 }
 

@@ -21,11 +21,24 @@ func (s *Service) ClientLimits(ctx context.Context, id string) (contract.ClientL
 
 // SetClientLimits makes l the client id's overrides, which every edge
 // enforces within a second (the key plane's change feed); the audit
-// record names the person. Empty l clears them.
+// record (client_limits_set) names the person and the limits before and
+// after. Empty l clears them.
 func (s *Service) SetClientLimits(ctx context.Context, id string, l contract.Limits) (contract.ClientLimits, error) {
 	if err := l.Check(); err != nil {
 		return contract.ClientLimits{}, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, err.Error())
 	}
+	return s.changeLimits(ctx, id, l, audit.ClientLimitsSet)
+}
+
+// ClearClientLimits removes the client id's overrides: the edges'
+// defaults apply to it again. The audit record (client_limits_clear)
+// names the person and the limits it removed.
+func (s *Service) ClearClientLimits(ctx context.Context, id string) (contract.ClientLimits, error) {
+	return s.changeLimits(ctx, id, contract.Limits{}, audit.ClientLimitsClear)
+}
+
+// changeLimits makes l the client id's overrides, recorded as action.
+func (s *Service) changeLimits(ctx context.Context, id string, l contract.Limits, action audit.Action) (contract.ClientLimits, error) {
 	by, err := audit.PersonFrom(ctx)
 	if err != nil {
 		return contract.ClientLimits{}, err
@@ -34,18 +47,12 @@ func (s *Service) SetClientLimits(ctx context.Context, id string, l contract.Lim
 	if err != nil {
 		return contract.ClientLimits{}, err
 	}
-	e := audit.Event{At: s.now(), Action: audit.ClientLimitsSet, Outcome: audit.Success, Workspace: c.WorkspaceID,
+	e := audit.Event{At: s.now(), Action: action, Outcome: audit.Success, Workspace: c.WorkspaceID,
 		Person: by, Entity: audit.Entity{Kind: audit.EntityClient, ID: id}}
 	if err := s.st.SetClientLimits(ctx, id, l, e); err != nil {
 		return contract.ClientLimits{}, err
 	}
 	return contract.ClientLimits{ClientID: id, Limits: l}, nil
-}
-
-// ClearClientLimits removes the client id's overrides: the edges'
-// defaults apply to it again.
-func (s *Service) ClearClientLimits(ctx context.Context, id string) (contract.ClientLimits, error) {
-	return s.SetClientLimits(ctx, id, contract.Limits{})
 }
 
 func (h *Handler) getClientLimits(w http.ResponseWriter, r *http.Request) error {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/health-data-connect/hdc/backend/admin"
+	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/contract"
@@ -22,7 +23,7 @@ func TestClientLimits(t *testing.T) {
 	op := dial(t, url, callers["operator"])
 	aud := dial(t, url, callers["auditor"])
 	ctx := t.Context()
-	c, err := op.CreateClient(ctx, "w1")
+	c, err := op.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,14 @@ func TestClientLimits(t *testing.T) {
 		t.Fatal("the limits are still there")
 	}
 	rs, err := st.ListAudit(ctx, store.AuditFilter{Workspace: "w1", Agent: "alice@example.org", Entity: c.ClientID})
-	if err != nil || len(rs) != 3 || rs[1].Action != audit.ClientLimitsSet || rs[2].Action != audit.ClientLimitsSet {
+	if err != nil || len(rs) != 3 || rs[1].Action != audit.ClientLimitsSet || rs[2].Action != audit.ClientLimitsClear {
 		t.Fatalf("w1's records by alice: %+v, %v", rs, err)
+	}
+	// Both records carry the limits before and after: the clearing, those
+	// it removed.
+	set := audit.Change{Field: audit.ChangeLimits, After: store.LimitsJSON(want)}
+	cleared := audit.Change{Field: audit.ChangeLimits, Before: store.LimitsJSON(want)}
+	if !reflect.DeepEqual(rs[1].Changes, []audit.Change{set}) || !reflect.DeepEqual(rs[2].Changes, []audit.Change{cleared}) {
+		t.Fatalf("the records' changes: %+v, %+v", rs[1].Changes, rs[2].Changes)
 	}
 }

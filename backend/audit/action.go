@@ -41,8 +41,15 @@ const (
 	KeyAdd        Action = "key_add"
 	KeyRotate     Action = "key_rotate"
 	KeyRetire     Action = "key_retire"
-	// ClientLimitsSet: an operator set or cleared a client's limits.
-	ClientLimitsSet Action = "client_limits_set"
+	// ClientUpdate: an operator changed a client's name or labels (the
+	// record's Changes say which, before and after).
+	ClientUpdate Action = "client_update"
+	// ClientLimitsSet: an operator set a client's limits, and
+	// ClientLimitsClear removed them (Changes: the limits before and
+	// after). Records written before ClientLimitsClear existed record a
+	// clearing as a ClientLimitsSet, without changes.
+	ClientLimitsSet   Action = "client_limits_set"
+	ClientLimitsClear Action = "client_limits_clear"
 	// DestinationGrant and DestinationRevoke: an operator granted a
 	// workspace a private receiver of its webhooks, or revoked the grant
 	// (the grant is the entity).
@@ -79,6 +86,9 @@ type rule struct {
 	// auditor for a read of the trail; none for a client's action or the
 	// backend's own.
 	by []contract.Role
+	// changes are the fields the event's Changes may name (ChangeLabel:
+	// any label); none for an action that records no values.
+	changes []string
 }
 
 // Who may be an action's Person.
@@ -110,7 +120,9 @@ var rules = map[Action]rule{
 	KeyAdd:              {entity: EntityKey, anywhere: true, by: operators}, // a key of a client the database does not know
 	KeyRotate:           {entity: EntityKey, anywhere: true, by: operators},
 	KeyRetire:           {entity: EntityKey, anywhere: true, by: operators},
-	ClientLimitsSet:     {entity: EntityClient, by: operators},
+	ClientUpdate:        {entity: EntityClient, by: operators, changes: []string{ChangeName, ChangeLabel}},
+	ClientLimitsSet:     {entity: EntityClient, by: operators, changes: []string{ChangeLimits}},
+	ClientLimitsClear:   {entity: EntityClient, by: operators, changes: []string{ChangeLimits}},
 	DestinationGrant:    {entity: EntityDestination, by: operators},
 	DestinationRevoke:   {entity: EntityDestination, by: operators},
 	RetentionPrune:      {anywhere: true},

@@ -15,7 +15,8 @@ import (
 // below: members in the struct's order, no spaces, optional members left
 // out when empty. It is deterministic without RFC 8785 (JCS) because it
 // only ever holds what Validate lets through, integers and ASCII strings
-// of ids, codes, hex and times in one fixed layout, which encoding/json
+// of ids, codes, hex and times in one fixed layout, and the values of a
+// change (valid UTF-8 without control characters), which encoding/json
 // writes one way only; JCS would matter for JSON written by others, and
 // Parse accepts nothing but this form (it writes what it read again and
 // compares). The format is versioned ("v") so that a later one can be
@@ -58,6 +59,17 @@ type canonical struct {
 	Weakened []string         `json:"weakened,omitempty"`
 	Person   *canonicalPerson `json:"person,omitempty"`
 	Reason   string           `json:"reason,omitempty"`
+	// Changes are left out when empty, so that the records written
+	// before they existed keep their form.
+	Changes []canonicalChange `json:"changes,omitempty"`
+}
+
+// canonicalChange is a Change; Before and After are left out when
+// empty (a field not set before, or removed).
+type canonicalChange struct {
+	Field  string `json:"field"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
 }
 
 type canonicalPerson struct {
@@ -104,6 +116,9 @@ func (r Record) Canonical() []byte {
 	c.Count, c.Replaced, c.Weakened, c.Reason = r.Count, r.Replaced, r.Weakened, r.Reason
 	if p := r.Person; p != (Person{}) {
 		c.Person = &canonicalPerson{Name: p.Name, Serial: p.Serial, Role: p.Role, Direct: p.Direct}
+	}
+	for _, ch := range r.Changes {
+		c.Changes = append(c.Changes, canonicalChange(ch))
 	}
 	if r.Keyed {
 		c.V = formatKeyed
@@ -154,6 +169,9 @@ func (c canonical) record() (Record, error) {
 	}
 	if c.Entity != nil {
 		r.Entity = Entity{Kind: c.Entity.Kind, ID: c.Entity.ID}
+	}
+	for _, ch := range c.Changes {
+		r.Changes = append(r.Changes, Change(ch))
 	}
 	if p := c.Person; p != nil {
 		r.Person = Person{Name: p.Name, Serial: p.Serial, Role: p.Role, Direct: p.Direct}

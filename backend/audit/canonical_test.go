@@ -63,11 +63,41 @@ func TestCanonicalGolden(t *testing.T) {
 		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
 	}
 
+	u := mustNext(t, Link{}, Event{At: t0, Action: ClientUpdate, Outcome: Success, Workspace: "clinic-1",
+		Entity: Entity{Kind: EntityClient, ID: client1}, Person: alice, Changes: []Change{
+			{Field: ChangeName, Before: "Clinic <7>", After: "Clinique Sept"}, {Field: ChangeLabel + "env", After: "prod"}}})
+	want = `{"v":1,"workspace":"clinic-1","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z","action":"client_update","outcome":"success","entity":{"kind":"client","id":"` + client1 + `"},` +
+		`"person":{"name":"alice@example.org","serial":"0a1b2c","role":"operator"},` +
+		`"changes":[{"field":"name","before":"Clinic \u003c7\u003e","after":"Clinique Sept"},{"field":"label:env","after":"prod"}]}`
+	if got := string(u.Canonical()); got != want {
+		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
+	}
+
 	c := mustNext(t, Link{}, Event{At: t0, Action: LoginFailed, Outcome: Denied, Source: netip.MustParseAddr("203.0.113.9"), Count: 9})
 	want = `{"v":1,"workspace":"","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
 		`"at":"2026-03-14T15:09:26.535897Z","action":"login_failed","outcome":"denied","source":"203.0.113.9","count":9}`
 	if got := string(c.Canonical()); got != want {
 		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestCanonicalUnchangedByChanges: a record of a version before changes
+// were recorded (a client_limits_set without them, as every such record
+// was) keeps its canonical bytes and its hash, so stored chains verify.
+func TestCanonicalUnchangedByChanges(t *testing.T) {
+	const stored = `{"v":1,"workspace":"clinic-1","seq":3,"prev":"abcd000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z","action":"client_limits_set","outcome":"success","entity":{"kind":"client","id":"` + client1 + `"},` +
+		`"person":{"name":"alice@example.org","serial":"0a1b2c","role":"operator"}}`
+	r, err := Parse([]byte(stored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Changes != nil || string(r.Canonical()) != stored {
+		t.Fatalf("an old record reads as %+v, written again as %s", r, r.Canonical())
+	}
+	if got := r.Hash().String(); got != Sum([]byte(stored)).String() {
+		t.Fatalf("hash %s is not the stored bytes' %s", got, Sum([]byte(stored)))
 	}
 }
 
@@ -80,7 +110,9 @@ func TestParseRoundTrip(t *testing.T) {
 	direct := Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k2"},
 		Person: Person{Name: "root@host-1", Role: contract.RoleOperator, Direct: true}}
 	read := Event{At: t0, Action: AuditVerify, Outcome: Success, Person: Person{Name: "bob@example.org", Serial: "ff", Role: contract.RoleAuditor}}
-	for _, e := range []Event{retrieve(), minimal, prune, repeated, rotation, direct, read} {
+	update := Event{At: t0, Action: ClientUpdate, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityClient, ID: client1},
+		Person: alice, Changes: []Change{{Field: ChangeName, Before: "Klinik Zürich & Söhne", After: "Klinik"}, {Field: ChangeLabel + "example.org/tier", Before: "gold"}}}
+	for _, e := range []Event{retrieve(), minimal, prune, repeated, rotation, direct, read, update} {
 		t.Run(string(e.Action), func(t *testing.T) {
 			r := mustNext(t, Link{Seq: 41, Hash: Hash{4, 2}}, e)
 			got, err := Parse(r.Canonical())
@@ -128,6 +160,8 @@ func TestParseRefuses(t *testing.T) {
 		{"trailing newline", good + "\n"},
 		{"an empty person", good[:len(good)-1] + `,"person":{"name":"","role":""}}`},
 		{"a person on a client's action", good[:len(good)-1] + `,"person":{"name":"alice@example.org","serial":"0a","role":"operator"}}`},
+		{"changes on an action that records none", good[:len(good)-1] + `,"changes":[{"field":"name","after":"x"}]}`},
+		{"an empty list of changes", good[:len(good)-1] + `,"changes":[]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

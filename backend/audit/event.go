@@ -63,6 +63,10 @@ type Event struct {
 	// Reason is why a subscription was disabled (DeliveryDisabled: "gone",
 	// "failing"); empty for any other action.
 	Reason string
+	// Changes are the fields an operator's change moved, each with its
+	// value before and after, in the order the change names them; nil
+	// for the actions that record none (see Change).
+	Changes []Change
 }
 
 // MaxReplaced bounds the kids a rotation's record names: the active keys
@@ -139,6 +143,7 @@ func (e Event) Validate() error {
 		{e.Person.valid(r.by), "person invalid, or of a role the action does not take"},
 		{e.Client == "" || e.Person == (Person{}), "both a client and a person"},
 		{e.Reason == "" || e.Action == DeliveryDisabled && (e.Reason == "gone" || e.Reason == "failing"), "reason unknown, or on another action"},
+		{validChanges(e.Changes, r.changes), "changes: too many, repeated, of a field the action does not change, or a value out of bounds"},
 	}
 	for _, c := range checks {
 		if !c.ok {

@@ -33,6 +33,12 @@ func retrieve() Event {
 	}
 }
 
+// clientUpdate is an operator's change of a client's name or labels.
+func clientUpdate(cs ...Change) Event {
+	return Event{At: t0, Action: ClientUpdate, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityClient, ID: client1},
+		Person: alice, Changes: cs}
+}
+
 func TestValidate(t *testing.T) {
 	prune := Pruned{From: 1, Last: Link{Seq: 4, Hash: Hash{1}}}
 	tests := []struct {
@@ -54,6 +60,34 @@ func TestValidate(t *testing.T) {
 		{"key", func(e *Event) { e.Action, e.Entity = KeyRotate, Entity{Kind: EntityKey, ID: "client-1:2027"} }, ""},
 		{"operator's key of an unknown client, outside any workspace", func(e *Event) {
 			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Entity: Entity{Kind: EntityKey, ID: "k1"}}
+		}, ""},
+		{"client update with changes", func(e *Event) { *e = clientUpdate(Change{Field: ChangeName, Before: "A", After: "B"}) }, ""},
+		{"client update of a label", func(e *Event) { *e = clientUpdate(Change{Field: ChangeLabel + "example.org/env", After: "prod"}) }, ""},
+		{"change of a field the action does not change", func(e *Event) { *e = clientUpdate(Change{Field: ChangeLimits, After: "{}"}) }, "changes"},
+		{"change of an unknown field", func(e *Event) { *e = clientUpdate(Change{Field: "secret_hash", After: "x"}) }, "changes"},
+		{"label change without a key", func(e *Event) { *e = clientUpdate(Change{Field: ChangeLabel, After: "x"}) }, "changes"},
+		{"label key with a space", func(e *Event) { *e = clientUpdate(Change{Field: ChangeLabel + "a b", After: "x"}) }, "changes"},
+		{"change that moves nothing", func(e *Event) { *e = clientUpdate(Change{Field: ChangeName, Before: "A", After: "A"}) }, "changes"},
+		{"change with a control character", func(e *Event) { *e = clientUpdate(Change{Field: ChangeName, After: "A\x1b[2J"}) }, "changes"},
+		{"change of a long value", func(e *Event) {
+			*e = clientUpdate(Change{Field: ChangeName, After: strings.Repeat("x", MaxChangeValue+1)})
+		}, "changes"},
+		{"change not UTF-8", func(e *Event) { *e = clientUpdate(Change{Field: ChangeName, After: "\xff"}) }, "changes"},
+		{"a field changed twice", func(e *Event) {
+			*e = clientUpdate(Change{Field: ChangeName, After: "A"}, Change{Field: ChangeName, After: "B"})
+		}, "changes"},
+		{"too many changes", func(e *Event) {
+			cs := make([]Change, MaxChanges+1)
+			for i := range cs {
+				cs[i] = Change{Field: ChangeLabel + "k" + strings.Repeat("x", i), After: "v"}
+			}
+			*e = clientUpdate(cs...)
+		}, "changes"},
+		{"empty changes", func(e *Event) { *e = clientUpdate(); e.Changes = []Change{} }, "changes"},
+		{"changes on another action", func(e *Event) { e.Changes = []Change{{Field: ChangeName, After: "A"}} }, "changes"},
+		{"limits cleared", func(e *Event) {
+			*e = clientUpdate(Change{Field: ChangeLimits, Before: `{"upload_bytes_per_day":5}`})
+			e.Action = ClientLimitsClear
 		}, ""},
 		{"operator's client outside any workspace", func(e *Event) {
 			*e = Event{At: t0, Action: ClientCreate, Outcome: Success, Entity: Entity{Kind: EntityClient, ID: client1}}

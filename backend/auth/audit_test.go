@@ -15,6 +15,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/backend/auth"
+	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/store"
 )
 
@@ -47,7 +48,7 @@ func newHandler(t *testing.T, f *fixture, trail store.Audit) *auth.Handler {
 // (500) instead of being answered.
 func TestLoginRefusalAudited(t *testing.T) {
 	f := newFixture(t)
-	c, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wa")
+	c, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wa", identity.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}

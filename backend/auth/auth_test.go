@@ -133,11 +133,11 @@ func (f *fixture) post(t *testing.T, h http.Handler, body string, headers ...str
 // grant creates a client of "wa" with a sharing grant to "wb".
 func (f *fixture) grant(t *testing.T) (identity.Credentials, identity.Grant) {
 	t.Helper()
-	a, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wa")
+	a, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wa", identity.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wb"); err != nil {
+	if _, err := f.ids.CreateClient(t.Context(), audittest.Operator, "wb", identity.Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := f.ids.GrantSharing(t.Context(), audittest.Operator, "wb", a.ClientID)

@@ -16,7 +16,7 @@ import (
 // mustClient creates a client in workspace.
 func mustClient(t *testing.T, svc *Service, workspace string) Credentials {
 	t.Helper()
-	c, err := svc.CreateClient(t.Context(), audittest.Operator, workspace)
+	c, err := svc.CreateClient(t.Context(), audittest.Operator, workspace, Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}

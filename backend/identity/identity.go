@@ -111,12 +111,44 @@ type Credentials struct {
 	WorkspaceID  string `json:"workspace_id"`
 }
 
+// Meta is what an operator says of a client to find it again: its
+// display name ("" for none) and its labels (nil for none).
+type Meta struct {
+	Name   string
+	Labels map[string]string
+}
+
+// InvalidMetaError is a name (or, Label, a label) that is not one; its
+// message says why without quoting the value.
+type InvalidMetaError struct {
+	Label bool
+	Err   error
+}
+
+func (e *InvalidMetaError) Error() string { return e.Err.Error() }
+
+// Check refuses a name or labels that contract refuses.
+func (m Meta) Check() error {
+	if m.Name != "" {
+		if err := contract.CheckClientName(m.Name); err != nil {
+			return &InvalidMetaError{Err: err}
+		}
+	}
+	if err := contract.CheckLabels(m.Labels); err != nil {
+		return &InvalidMetaError{Label: true, Err: err}
+	}
+	return nil
+}
+
 // CreateClient creates a client in workspaceID, creating the workspace when
-// it does not exist, and returns its credentials; by is the operator the
-// audit record names.
-func (s *Service) CreateClient(ctx context.Context, by audit.Person, workspaceID string) (Credentials, error) {
+// it does not exist, with the name and labels of meta, and returns its
+// credentials; by is the operator the audit record names.
+func (s *Service) CreateClient(ctx context.Context, by audit.Person, workspaceID string, meta Meta) (Credentials, error) {
 	if !contract.ValidID(workspaceID) {
 		return Credentials{}, ErrInvalidID
+	}
+	if err := meta.Check(); err != nil {
+		return Credentials{}, err
 	}
 	if by == (audit.Person{}) {
 		return Credentials{}, audit.ErrNoPerson
@@ -140,6 +172,8 @@ func (s *Service) CreateClient(ctx context.Context, by audit.Person, workspaceID
 		SecretHash:  hash,
 		Status:      store.ClientActive,
 		CreatedAt:   now,
+		Name:        meta.Name,
+		Labels:      meta.Labels,
 	}, operatorEvent(now, by, audit.ClientCreate, workspaceID, audit.EntityClient, cred.ClientID))
 	if err != nil {
 		return Credentials{}, err
@@ -153,9 +187,17 @@ type Client struct {
 	WorkspaceID string             `json:"workspace_id"`
 	Status      store.ClientStatus `json:"status"`
 	CreatedAt   time.Time          `json:"created_at"`
+	Name        string             `json:"name,omitempty"`
+	Labels      map[string]string  `json:"labels,omitempty"`
 }
 
-// ListClients returns the clients f selects, in creation order.
+// clientOf is c without its secret.
+func clientOf(c store.Client) Client {
+	return Client{ClientID: c.ID, WorkspaceID: c.WorkspaceID, Status: c.Status, CreatedAt: c.CreatedAt, Name: c.Name, Labels: c.Labels}
+}
+
+// ListClients returns the clients f selects, in creation order (in name
+// order by a name's prefix).
 func (s *Service) ListClients(ctx context.Context, f store.ClientFilter) ([]Client, error) {
 	list, err := s.store.ListClients(ctx, f)
 	if err != nil {
@@ -163,9 +205,41 @@ func (s *Service) ListClients(ctx context.Context, f store.ClientFilter) ([]Clie
 	}
 	out := make([]Client, 0, len(list))
 	for _, c := range list {
-		out = append(out, Client{ClientID: c.ID, WorkspaceID: c.WorkspaceID, Status: c.Status, CreatedAt: c.CreatedAt})
+		out = append(out, clientOf(c))
 	}
 	return out, nil
+}
+
+// Update is a change of a client's name and labels: Name, when not nil,
+// the new name ("" removes it); SetLabels added or changed; RemoveLabels
+// the keys of labels removed.
+type Update = store.ClientUpdate
+
+// UpdateClient changes the client's name and labels as u says and returns
+// it as it is then; the audit record names by and each field it moved,
+// before and after. A change that moves nothing records nothing.
+func (s *Service) UpdateClient(ctx context.Context, by audit.Person, clientID string, u Update) (Client, error) {
+	meta := Meta{Labels: u.SetLabels}
+	if u.Name != nil {
+		meta.Name = *u.Name
+	}
+	if err := meta.Check(); err != nil {
+		return Client{}, err
+	}
+	for _, k := range u.RemoveLabels {
+		if err := contract.CheckLabelKey(k); err != nil {
+			return Client{}, &InvalidMetaError{Label: true, Err: err}
+		}
+	}
+	if by == (audit.Person{}) {
+		return Client{}, audit.ErrNoPerson
+	}
+	c, err := s.store.GetClient(ctx, clientID)
+	if err != nil {
+		return Client{}, err
+	}
+	c, err = s.store.UpdateClient(ctx, clientID, u, operatorEvent(s.now(), by, audit.ClientUpdate, c.WorkspaceID, audit.EntityClient, clientID))
+	return clientOf(c), err
 }
 
 // DisableClient stops the client from logging in and refreshing; access

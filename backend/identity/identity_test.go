@@ -30,10 +30,10 @@ func newService(t *testing.T) (*Service, store.Store) {
 
 func TestCreateClient(t *testing.T) {
 	svc, st := newService(t)
-	if _, err := svc.CreateClient(t.Context(), audittest.Operator, "bad id"); !errors.Is(err, ErrInvalidID) {
+	if _, err := svc.CreateClient(t.Context(), audittest.Operator, "bad id", Meta{}); !errors.Is(err, ErrInvalidID) {
 		t.Fatalf("invalid workspace id: %v", err)
 	}
-	cred, err := svc.CreateClient(t.Context(), audittest.Operator, "acme")
+	cred, err := svc.CreateClient(t.Context(), audittest.Operator, "acme", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestCreateClient(t *testing.T) {
 		t.Fatalf("stored secret hash %q", c.SecretHash)
 	}
 	// A second client joins the existing workspace.
-	if _, err := svc.CreateClient(t.Context(), audittest.Operator, "acme"); err != nil {
+	if _, err := svc.CreateClient(t.Context(), audittest.Operator, "acme", Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := svc.ListClients(t.Context(), store.ClientFilter{})
@@ -67,9 +67,9 @@ func TestCreateClient(t *testing.T) {
 func TestAuthenticate(t *testing.T) {
 	svc, _ := newService(t)
 	ctx := t.Context()
-	a, _ := svc.CreateClient(ctx, audittest.Operator, "wa")
-	b, _ := svc.CreateClient(ctx, audittest.Operator, "wb")
-	off, _ := svc.CreateClient(ctx, audittest.Operator, "wa")
+	a, _ := svc.CreateClient(ctx, audittest.Operator, "wa", Meta{})
+	b, _ := svc.CreateClient(ctx, audittest.Operator, "wb", Meta{})
+	off, _ := svc.CreateClient(ctx, audittest.Operator, "wa", Meta{})
 	if err := svc.DisableClient(ctx, audittest.Operator, off.ClientID); err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +129,8 @@ func TestAuthenticate(t *testing.T) {
 func TestGrantSharingErrors(t *testing.T) {
 	svc, _ := newService(t)
 	ctx := t.Context()
-	a, _ := svc.CreateClient(ctx, audittest.Operator, "wa")
-	if _, err := svc.CreateClient(ctx, audittest.Operator, "wb"); err != nil {
+	a, _ := svc.CreateClient(ctx, audittest.Operator, "wa", Meta{})
+	if _, err := svc.CreateClient(ctx, audittest.Operator, "wb", Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.GrantSharing(ctx, audittest.Operator, "nope", a.ClientID); !errors.Is(err, store.ErrNotFound) {
@@ -202,7 +202,7 @@ func TestLegacyVerificationsWaitBounded(t *testing.T) {
 	svc.wait = 50 * time.Millisecond
 	const secret = "hdc_cs_an-earlier-version-issued-this"
 	legacy := legacyClient(t, st, "legacy", secret)
-	current, err := svc.CreateClient(t.Context(), audittest.Operator, "current")
+	current, err := svc.CreateClient(t.Context(), audittest.Operator, "current", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,11 +223,11 @@ func TestLegacyVerificationsWaitBounded(t *testing.T) {
 func TestOperatorChangesNameTheirAuthor(t *testing.T) {
 	svc, st := newService(t)
 	ctx := t.Context()
-	a, err := svc.CreateClient(ctx, audittest.Operator, "wa")
+	a, err := svc.CreateClient(ctx, audittest.Operator, "wa", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateClient(ctx, audittest.Direct, "wb"); err != nil {
+	if _, err := svc.CreateClient(ctx, audittest.Direct, "wb", Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := svc.GrantSharing(ctx, audittest.Operator, "wb", a.ClientID)
@@ -241,7 +241,7 @@ func TestOperatorChangesNameTheirAuthor(t *testing.T) {
 		t.Fatal(err)
 	}
 	refusals := map[string]error{
-		"create":  func() error { _, err := svc.CreateClient(ctx, audit.Person{}, "wc"); return err }(),
+		"create":  func() error { _, err := svc.CreateClient(ctx, audit.Person{}, "wc", Meta{}); return err }(),
 		"disable": svc.DisableClient(ctx, audit.Person{}, a.ClientID),
 		"grant":   func() error { _, err := svc.GrantSharing(ctx, audit.Person{}, "wb", a.ClientID); return err }(),
 		"revoke":  svc.RevokeSharing(ctx, audit.Person{}, g.GrantID),

@@ -33,7 +33,7 @@ func (failingAudit) AppendAudit(context.Context, audit.Event) (audit.Record, err
 // with care context id cc in st, and returns the client's id.
 func seedRecord(tb testing.TB, st store.Store, cc string) string {
 	tb.Helper()
-	creds, err := identity.New(st, 1).CreateClient(tb.Context(), audittest.Operator, "w1")
+	creds, err := identity.New(st, 1).CreateClient(tb.Context(), audittest.Operator, "w1", identity.Meta{})
 	if err != nil {
 		tb.Fatal(err)
 	}

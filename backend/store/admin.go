@@ -67,18 +67,34 @@ type Idempotent struct {
 	CreatedAt time.Time
 }
 
-// ClientFilter selects clients for ListClients, a page in creation order.
+// ClientFilter selects clients for ListClients, a page in creation order,
+// or in name order when it selects by a name's prefix.
 type ClientFilter struct {
 	WorkspaceID string       // "" for every workspace
 	Status      ClientStatus // "" for any
+	// NamePrefix selects the clients whose name starts with it, letter
+	// case aside (contract.FoldName); "" for any.
+	NamePrefix string
+	// Labels select the clients that have every one of them; nil for any.
+	Labels []Label
 	// After is where the page starts: after the client created at
-	// After.CreatedAt with id After.ID (zero: from the first).
+	// After.CreatedAt with id After.ID, or with a name prefix after the
+	// client of folded name After.Name and id After.ID (zero: from the
+	// first).
 	After ClientCursor
 	Limit int // 0 for no bound
 }
 
-// ClientCursor is a position in the order of ListClients.
-type ClientCursor = Cursor
+// Label is a client's label, key=value.
+type Label struct{ Key, Value string }
+
+// ClientCursor is a position in an order of ListClients: by creation time
+// and id, or by folded name and id.
+type ClientCursor struct {
+	CreatedAt time.Time
+	Name      string
+	ID        string
+}
 
 // Cursor is a position in a list ordered by creation time, then id: the
 // item created at CreatedAt with id ID.

@@ -21,8 +21,16 @@ type Identities interface {
 	CreateClient(ctx context.Context, c Client, e audit.Event) error
 	// GetClient returns the client or ErrNotFound.
 	GetClient(ctx context.Context, id string) (Client, error)
+	// UpdateClient changes the client's name and labels as u says and
+	// appends e (audit.ClientUpdate) with the changes it made, in one
+	// transaction, and returns the client as it is then. A change that
+	// moves nothing appends nothing. ErrNotFound when there is no such
+	// client, ErrTooManyLabels when the client would have more than
+	// contract.MaxLabels.
+	UpdateClient(ctx context.Context, id string, u ClientUpdate, e audit.Event) (Client, error)
 	// ListClients returns the clients f selects ordered by creation time,
-	// then id.
+	// then id; by name (folded), then id, when f selects by a name's
+	// prefix.
 	ListClients(ctx context.Context, f ClientFilter) ([]Client, error)
 	// ListWorkspaces returns up to limit workspaces (0: every one) whose
 	// id is after after, in id order.
@@ -84,6 +92,10 @@ type Client struct {
 	SecretHash string
 	Status     ClientStatus
 	CreatedAt  time.Time
+	// Name is the client's display name (contract.CheckClientName), ""
+	// for none; Labels its labels (contract.CheckLabels), nil for none.
+	Name   string
+	Labels map[string]string
 }
 
 // SharingGrant lets ClientID act in WorkspaceID (another workspace than its

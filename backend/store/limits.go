@@ -14,7 +14,8 @@ import (
 // ClientKeyChanges names the client (clientkey.Change.Client).
 type ClientLimits interface {
 	// SetClientLimits makes l the client's overrides (empty l: none, the
-	// edges' defaults apply) and appends e, in one transaction;
+	// edges' defaults apply) and appends e, with the limits before and
+	// after as its changes (LimitsChanges), in one transaction;
 	// ErrNotFound when there is no such client.
 	SetClientLimits(ctx context.Context, clientID string, l contract.Limits, e audit.Event) error
 	// ClientLimits returns the client's overrides, and whether it has
@@ -40,4 +41,21 @@ func ParseLimitsJSON(s string) (contract.Limits, bool, error) {
 		return l, false, err
 	}
 	return l, len(l.Rates) > 0 || l.UploadBytesPerDay > 0, nil
+}
+
+// LimitsChanges returns the change of a client's limits from before to
+// after, as an audit record holds it (the limits' JSON, "" for none); nil
+// when they are the same.
+func LimitsChanges(before, after contract.Limits) []audit.Change {
+	text := func(l contract.Limits) string {
+		if s := LimitsJSON(l); s != "{}" {
+			return s
+		}
+		return ""
+	}
+	c := audit.Change{Field: audit.ChangeLimits, Before: text(before), After: text(after)}
+	if c.Before == c.After {
+		return nil
+	}
+	return []audit.Change{c}
 }

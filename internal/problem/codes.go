@@ -56,4 +56,6 @@ const (
 	CodeRateLimited             = "rate_limited"
 	CodeQuotaExceeded           = "quota_exceeded"
 	CodeNoCheckpoint            = "no_checkpoint"
+	CodeInvalidName             = "invalid_name"
+	CodeInvalidLabel            = "invalid_label"
 )

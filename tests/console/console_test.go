@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/health-data-connect/hdc/tests/hdctest"
 )
 
@@ -38,10 +40,30 @@ func TestConsole(t *testing.T) {
 	}
 
 	client := hdctest.ConsoleTasks(t, b, s, "clinic-7", true)
+	nameInConsole(t, b, client)
 	disableInConsole(t, b, client)
 	sub := recoverInConsole(t, b, s)
 	deleteInConsole(t, b, s)
 	t.Run("auditor", func(t *testing.T) { auditor(t, s, client, sub) })
+}
+
+// nameInConsole: alice names the client and labels it on its page, finds
+// it on the clients page by the start of its name and by its label, and
+// the audit search says what she changed, naming the client by its name.
+func nameInConsole(t *testing.T, b *hdctest.Browser, client string) {
+	b.Open("/clients/" + client)
+	b.Run(chromedp.SetValue(chromedp.CSS("#edit-name"), "Clinic Seven"), chromedp.SetValue(chromedp.CSS("#edit-labels"), "env=prod"),
+		chromedp.Click(chromedp.CSS("#update-client")), chromedp.WaitVisible(chromedp.CSS("#client-name")))
+	if name, labels := b.Text("#client-name"), b.Text("#client-labels"); name != "Clinic Seven" || labels != "env=prod" {
+		t.Fatalf("the client after its edit: %q, %q", name, labels)
+	}
+	b.Open("/clients?name_prefix=clinic+s&labels=env%3Dprod")
+	b.Check("")
+	if rows := b.Text("tbody"); !strings.Contains(rows, "Clinic Seven") || !strings.Contains(rows, client) {
+		t.Fatalf("the search by name and label: %s", rows)
+	}
+	b.Open("/audit?entity=" + client)
+	hdctest.ConsoleAudit(t, b, alice+" changed the client Clinic Seven: name set to Clinic Seven, label env set to prod")
 }
 
 // disableInConsole: alice disables the client at the keyboard, after a
@@ -64,7 +86,7 @@ func disableInConsole(t *testing.T, b *hdctest.Browser, client string) {
 		b.Reload()
 	}
 	b.Open("/audit?agent=" + alice)
-	hdctest.ConsoleAudit(t, b, alice+" disabled the client "+client)
+	hdctest.ConsoleAudit(t, b, alice+" disabled the client Clinic Seven")
 }
 
 // auditor: bob's console shows every page, with no form that posts and no

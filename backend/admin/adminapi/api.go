@@ -40,12 +40,15 @@ type API interface {
 
 	// ListClients returns a page of the clients q selects.
 	ListClients(ctx context.Context, q ClientQuery) (Page[Client], error)
-	// CreateClient creates a client of workspace (and the workspace when
-	// it does not exist) and returns its credentials, its secret shown
-	// once.
-	CreateClient(ctx context.Context, workspace string) (Credentials, error)
+	// CreateClient creates a client of r's workspace (and the workspace
+	// when it does not exist), with r's name and labels, and returns its
+	// credentials, its secret shown once.
+	CreateClient(ctx context.Context, r CreateClientRequest) (Credentials, error)
 	// GetClient returns the client id, without its secret.
 	GetClient(ctx context.Context, id string) (Client, error)
+	// UpdateClient changes the client id's name and labels as r says and
+	// returns it as it is then.
+	UpdateClient(ctx context.Context, id string, r UpdateClientRequest) (Client, error)
 	// DisableClient stops the client id from logging in and refreshing.
 	DisableClient(ctx context.Context, id string) (Client, error)
 	// ClientLimits returns the client id's overrides of the edges'

@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"net/url"
+	"reflect"
 	"testing"
 )
 
@@ -9,7 +10,8 @@ import (
 // query within bounds or an error, and what it accepts its Values give
 // back.
 func FuzzParseClientQuery(f *testing.F) {
-	for _, s := range []string{"", "workspace=w1&status=active&limit=2", "cursor=eyJpZCI6IngifQ", "limit=0", "a=1&a=2", "%zz"} {
+	for _, s := range []string{"", "workspace=w1&status=active&limit=2", "cursor=eyJpZCI6IngifQ", "limit=0", "a=1&a=2", "%zz",
+		"name_prefix=Clinic%20S&label=env%3Dprod&label=example.org%2Ftier%3Dgold", "label=env", "name_prefix=%00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -24,7 +26,7 @@ func FuzzParseClientQuery(f *testing.F) {
 		if cq.Limit < 1 || cq.Limit > MaxLimit || cq.Check() != nil {
 			t.Fatalf("%q: %+v accepted", raw, cq)
 		}
-		if again, err := ParseClientQuery(cq.Values()); err != nil || again != cq {
+		if again, err := ParseClientQuery(cq.Values()); err != nil || !reflect.DeepEqual(again, cq) {
 			t.Fatalf("%q: %+v, again %+v, %v", raw, cq, again, err)
 		}
 	})

@@ -52,6 +52,7 @@ var routes = []Route{
 	route("ListClients", "GET", "/clients", Readers, false),
 	route("CreateClient", "POST", "/clients", Operators, true),
 	route("GetClient", "GET", "/clients/{id}", Readers, false),
+	route("UpdateClient", "PATCH", "/clients/{id}", Operators, true),
 	route("DisableClient", "POST", "/clients/{id}/disable", Operators, true),
 	route("ClientLimits", "GET", "/clients/{id}/limits", Readers, false),
 	route("SetClientLimits", "PUT", "/clients/{id}/limits", Operators, true),

@@ -44,7 +44,7 @@ func TestChangeSentAgainUnderItsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cred, err := c.CreateClient(t.Context(), "w1"); err != nil || cred.ClientID != "c1" {
+	if cred, err := c.CreateClient(t.Context(), adminapi.CreateClientRequest{WorkspaceID: "w1"}); err != nil || cred.ClientID != "c1" {
 		t.Fatalf("CreateClient: %+v, %v", cred, err)
 	}
 	if _, err := c.GetClient(t.Context(), "c1"); err != nil {
@@ -124,7 +124,7 @@ func TestCallersKey(t *testing.T) {
 	}
 	form := WithIdempotencyKey(t.Context(), "form-1")
 	for _, ctx := range []context.Context{form, form, t.Context(), t.Context()} {
-		if _, err := c.CreateClient(ctx, "w1"); err != nil {
+		if _, err := c.CreateClient(ctx, adminapi.CreateClientRequest{WorkspaceID: "w1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -172,7 +172,7 @@ func TestFailsOver(t *testing.T) {
 				t.Fatalf("Whoami: %+v, %v", p, err)
 			}
 			key := uuid.NewString()
-			if _, err := c.CreateClient(WithIdempotencyKey(t.Context(), key), "w1"); err != nil {
+			if _, err := c.CreateClient(WithIdempotencyKey(t.Context(), key), adminapi.CreateClientRequest{WorkspaceID: "w1"}); err != nil {
 				t.Fatalf("CreateClient: %v", err)
 			}
 			if n, _ := changes.Load(key); n == nil || n.(*atomic.Int32).Load() != 1 {

@@ -66,13 +66,18 @@ func (c *Client) ListClients(ctx context.Context, q adminapi.ClientQuery) (admin
 }
 
 // CreateClient is adminapi.API.CreateClient.
-func (c *Client) CreateClient(ctx context.Context, workspace string) (adminapi.Credentials, error) {
-	return call[adminapi.Credentials](ctx, c, "CreateClient", nil, adminapi.CreateClientRequest{WorkspaceID: workspace})
+func (c *Client) CreateClient(ctx context.Context, r adminapi.CreateClientRequest) (adminapi.Credentials, error) {
+	return call[adminapi.Credentials](ctx, c, "CreateClient", nil, r)
 }
 
 // GetClient is adminapi.API.GetClient.
 func (c *Client) GetClient(ctx context.Context, id string) (adminapi.Client, error) {
 	return call[adminapi.Client](ctx, c, "GetClient", nil, nil, id)
+}
+
+// UpdateClient is adminapi.API.UpdateClient.
+func (c *Client) UpdateClient(ctx context.Context, id string, r adminapi.UpdateClientRequest) (adminapi.Client, error) {
+	return call[adminapi.Client](ctx, c, "UpdateClient", nil, r, id)
 }
 
 // DisableClient is adminapi.API.DisableClient.

@@ -75,6 +75,17 @@ func Records(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.ClientLimitsSet, Outcome: audit.Success, Entity: client, Person: Operator},
 		{Action: audit.DestinationGrant, Outcome: audit.Success, Entity: destination, Person: Operator},
 		{Action: audit.DestinationRevoke, Outcome: audit.Success, Entity: destination, Person: Operator},
+		{Action: audit.ClientUpdate, Outcome: audit.Success, Entity: client, Person: Operator, Changes: []audit.Change{
+			{Field: audit.ChangeName, Before: "Clinic 7", After: "Clinic Seven"},
+			{Field: audit.ChangeLabel + "env", Before: "staging", After: "prod"},
+			{Field: audit.ChangeLabel + "tier", After: "gold"},
+		}},
+		{Action: audit.ClientLimitsSet, Outcome: audit.Success, Entity: client, Person: Operator, Changes: []audit.Change{
+			{Field: audit.ChangeLimits, After: `{"rates":{"reads":{"per_second":5,"burst":10}}}`},
+		}},
+		{Action: audit.ClientLimitsClear, Outcome: audit.Success, Entity: client, Person: Operator, Changes: []audit.Change{
+			{Field: audit.ChangeLimits, Before: `{"rates":{"reads":{"per_second":5,"burst":10}}}`},
+		}},
 	}
 	var recs []audit.Record
 	var last audit.Link

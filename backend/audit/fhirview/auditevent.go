@@ -139,7 +139,9 @@ var (
 		audit.KeyAdd:              {dcmSecurity, dcmUserAttrs, "C"},
 		audit.KeyRotate:           {dcmSecurity, dcmUserAttrs, "U"},
 		audit.KeyRetire:           {dcmSecurity, dcmUserAttrs, "U"},
+		audit.ClientUpdate:        {dcmSecurity, dcmUserAttrs, "U"},
 		audit.ClientLimitsSet:     {dcmSecurity, dcmSecurityConfig, "U"},
+		audit.ClientLimitsClear:   {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.DestinationGrant:    {dcmSecurity, dcmSecurityConfig, "C"},
 		audit.DestinationRevoke:   {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.RetentionPrune:      {dcmLogUsed, nil, "D"},
@@ -268,6 +270,7 @@ func entitiesOf(r audit.Record) []auditEntity {
 		if r.Reason != "" {
 			e.Detail = append(e.Detail, auditDetail{Type: "reason", ValueString: r.Reason})
 		}
+		e.Detail = append(e.Detail, changeDetails(r.Changes)...)
 		es = append(es, e)
 	}
 	for _, kid := range r.Replaced {
@@ -303,6 +306,22 @@ func entitiesOf(r audit.Record) []auditEntity {
 		})
 	}
 	return es
+}
+
+// changeDetails returns the details of changes: "before:<field>" and
+// "after:<field>" with the field's values, each left out when the field
+// was not set (FHIR has no empty values).
+func changeDetails(changes []audit.Change) []auditDetail {
+	var ds []auditDetail
+	for _, c := range changes {
+		if c.Before != "" {
+			ds = append(ds, auditDetail{Type: "before:" + c.Field, ValueString: c.Before})
+		}
+		if c.After != "" {
+			ds = append(ds, auditDetail{Type: "after:" + c.Field, ValueString: c.After})
+		}
+	}
+	return ds
 }
 
 // agentOf returns the agent of r: the client, the person, or the

@@ -94,7 +94,10 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[31], "110113", "110129", "U", "0", "alice@example.org", "", tClient},
 		{recs[32], "110113", "110129", "C", "0", "alice@example.org", "", audittest.Destination},
 		{recs[33], "110113", "110129", "U", "0", "alice@example.org", "", audittest.Destination},
-		{recs[34], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[34], "110113", "110137", "U", "0", "alice@example.org", "", tClient},
+		{recs[35], "110113", "110129", "U", "0", "alice@example.org", "", tClient},
+		{recs[36], "110113", "110129", "U", "0", "alice@example.org", "", tClient},
+		{recs[37], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {
@@ -295,5 +298,36 @@ func TestAuditSearchset(t *testing.T) {
 		if dig(entries, i, "resource", "resourceType") != "AuditEvent" || dig(entries, i, "resource", "id") != AuditEventID(r.Workspace, r.Seq) {
 			t.Fatalf("entry %d is not record %d's AuditEvent: %v", i, r.Seq, entries[i])
 		}
+	}
+}
+
+// TestAuditEventChanges: the values an operator's change moved are the
+// entity's details, before and after, a value not set left out.
+func TestAuditEventChanges(t *testing.T) {
+	recs := sampleRecords(t)
+	for _, tt := range []struct {
+		rec  audit.Record
+		want map[string]string
+	}{
+		{recs[34], map[string]string{"before:name": "Clinic 7", "after:name": "Clinic Seven",
+			"before:label:env": "staging", "after:label:env": "prod", "after:label:tier": "gold"}},
+		{recs[35], map[string]string{"after:limits": `{"rates":{"reads":{"per_second":5,"burst":10}}}`}},
+		{recs[36], map[string]string{"before:limits": `{"rates":{"reads":{"per_second":5,"burst":10}}}`}},
+	} {
+		t.Run(string(tt.rec.Action), func(t *testing.T) {
+			details, _ := dig(decode(t, tt.rec), "entity", 0, "detail").([]any)
+			got := map[string]string{}
+			for _, d := range details {
+				got[dig(d, "type").(string)] = dig(d, "valueString").(string)
+			}
+			if len(got) != len(details) || len(got) != len(tt.want) {
+				t.Fatalf("details %v, want %v", details, tt.want)
+			}
+			for k, v := range tt.want {
+				if got[k] != v {
+					t.Errorf("detail %s = %q, want %q", k, got[k], v)
+				}
+			}
+		})
 	}
 }

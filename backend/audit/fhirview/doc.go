@@ -32,7 +32,9 @@
 //	sharing_revoke          DCM 110113 Security Alert        DCM 110136 Security Roles Changed            U
 //	key_add                 DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
 //	key_rotate, key_retire  DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
-//	client_limits_set       DCM 110113 Security Alert        DCM 110129 Security Configuration            U
+//	client_update           DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
+//	client_limits_set, client_limits_clear
+//	                        DCM 110113 Security Alert        DCM 110129 Security Configuration            U
 //	webhook_destination_grant, webhook_destination_revoke
 //	                        DCM 110113 Security Alert        DCM 110129 Security Configuration            C, U
 //	retention_prune         DCM 110101 Audit Log Used        (none)                                       D
@@ -62,7 +64,10 @@
 //     subscription, client, grant or webhook destination id, or the kid; for a rotation to a
 //     weaker key, a detail "weakened" per thing it gave up, "enc" or
 //     "freshness"; for a subscription the backend disabled, a detail
-//     "reason", "gone" or "failing"), each key a rotation moved to retiring (what: its kid),
+//     "reason", "gone" or "failing"; for an operator's change that records
+//     values, a detail "before:<field>" and "after:<field>" per field it
+//     moved (name, label:<key>, limits), each left out where the field
+//     was not set), each key a rotation moved to retiring (what: its kid),
 //     and the kid and the request id of the request as identifiers of
 //     their own;
 //   - id: derived from the workspace and the seq, so that exports are

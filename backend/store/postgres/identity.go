@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // EnsureWorkspace implements store.Store.
@@ -35,9 +39,13 @@ func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, e
 func (s *Store) CreateClient(ctx context.Context, c store.Client, e audit.Event) error {
 	return translate(s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx,
-			`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), ts(c.CreatedAt))
+			`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at, name, name_key, labels)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), ts(c.CreatedAt), c.Name, contract.FoldName(c.Name), store.LabelsJSON(c.Labels))
 		if err != nil {
+			return err
+		}
+		if err := insertLabels(ctx, tx, c); err != nil {
 			return err
 		}
 		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
@@ -45,34 +53,85 @@ func (s *Store) CreateClient(ctx context.Context, c store.Client, e audit.Event)
 	}))
 }
 
-const clientColumns = `id, workspace_id, secret_hash, status, created_at`
+// clientColumns are a client's columns, of clients named c.
+const clientColumns = `c.id, c.workspace_id, c.secret_hash, c.status, c.created_at, c.name, c.labels`
 
 func scanClient(row pgx.Row) (store.Client, error) {
 	var c store.Client
-	var status string
-	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.SecretHash, &status, &c.CreatedAt); err != nil {
+	var status, labels string
+	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.SecretHash, &status, &c.CreatedAt, &c.Name, &labels); err != nil {
 		return store.Client{}, err
 	}
 	c.Status = store.ClientStatus(status)
 	c.CreatedAt = c.CreatedAt.UTC()
-	return c, nil
+	var err error
+	c.Labels, err = store.ParseLabelsJSON(labels)
+	return c, err
 }
 
 // GetClient implements store.Store.
 func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) {
-	c, err := scanClient(s.pool.QueryRow(ctx, `SELECT `+clientColumns+` FROM clients WHERE id = $1`, id))
+	c, err := scanClient(s.pool.QueryRow(ctx, `SELECT `+clientColumns+` FROM clients c WHERE id = $1`, id))
 	return c, notFound(err)
+}
+
+// pgDialect is PostgreSQL's SQL for the statements the store builds.
+var pgDialect = store.Dialect{
+	Param:  func(n int) string { return "$" + strconv.Itoa(n) },
+	Binary: ` COLLATE "C"`,
+	Time:   func(t time.Time) any { return ts(t) },
 }
 
 // ListClients implements store.Store.
 func (s *Store) ListClients(ctx context.Context, f store.ClientFilter) ([]store.Client, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+clientColumns+` FROM clients
-		WHERE ($1::text IS NULL OR workspace_id = $1) AND ($2::text IS NULL OR status = $2)
-		AND ($3::timestamptz IS NULL OR created_at > $3 OR created_at = $3 AND id COLLATE "C" > $4)
-		ORDER BY created_at, id COLLATE "C"
-		LIMIT CASE WHEN $5 > 0 THEN $5::bigint END`,
-		nullText(f.WorkspaceID), nullText(string(f.Status)), nullTS(f.After.CreatedAt), f.After.ID, f.Limit)
+	query, args := store.ClientListSQL(pgDialect, clientColumns, f)
+	rows, err := s.pool.Query(ctx, query, args...)
 	return collect(rows, err, scanClient)
+}
+
+// UpdateClient implements store.Store.
+func (s *Store) UpdateClient(ctx context.Context, id string, u store.ClientUpdate, e audit.Event) (store.Client, error) {
+	var c store.Client
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		old, err := scanClient(tx.QueryRow(ctx, `SELECT `+clientColumns+` FROM clients c WHERE id = $1 FOR UPDATE`, id))
+		if err != nil {
+			return notFound(err)
+		}
+		var changes []audit.Change
+		if c, changes, err = u.Apply(old); err != nil || changes == nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE clients SET name = $1, name_key = $2, labels = $3 WHERE id = $4`,
+			c.Name, contract.FoldName(c.Name), store.LabelsJSON(c.Labels), id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM client_labels WHERE client_id = $1`, id); err != nil {
+			return err
+		}
+		if err := insertLabels(ctx, tx, c); err != nil {
+			return err
+		}
+		e.Changes = changes
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
+		return err
+	})
+	return c, err
+}
+
+// insertLabels stores c's labels, a row each, for the searches by label.
+func insertLabels(ctx context.Context, tx pgx.Tx, c store.Client) error {
+	if len(c.Labels) == 0 {
+		return nil
+	}
+	keys := slices.Collect(maps.Keys(c.Labels))
+	values := make([]string, len(keys))
+	for i, k := range keys {
+		values[i] = c.Labels[k]
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO client_labels (client_id, key, value, created_at, name_key)
+		SELECT $1, k, v, $2, $3 FROM unnest($4::text[], $5::text[]) AS l (k, v)`,
+		c.ID, ts(c.CreatedAt), contract.FoldName(c.Name), keys, values)
+	return err
 }
 
 // ListWorkspaces implements store.Store.

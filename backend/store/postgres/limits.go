@@ -22,6 +22,11 @@ func (s *Store) SetClientLimits(ctx context.Context, clientID string, l contract
 		if err != nil {
 			return err
 		}
+		before, _, err := scanLimits(tx.QueryRow(ctx, `SELECT limits FROM client_limits WHERE client_id = $1`, clientID))
+		if err != nil {
+			return err
+		}
+		e.Changes = store.LimitsChanges(before, l)
 		_, err = tx.Exec(ctx, `
 			INSERT INTO client_limits (client_id, limits, seq, updated_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (client_id) DO UPDATE SET limits = $2, seq = $3, updated_at = $4`,
@@ -32,8 +37,13 @@ func (s *Store) SetClientLimits(ctx context.Context, clientID string, l contract
 
 // ClientLimits implements store.Store.
 func (s *Store) ClientLimits(ctx context.Context, clientID string) (contract.Limits, bool, error) {
+	return scanLimits(s.pool.QueryRow(ctx, `SELECT limits FROM client_limits WHERE client_id = $1`, clientID))
+}
+
+// scanLimits reads a client's limits from row, none when there is no row.
+func scanLimits(row pgx.Row) (contract.Limits, bool, error) {
 	var raw string
-	err := s.pool.QueryRow(ctx, `SELECT limits FROM client_limits WHERE client_id = $1`, clientID).Scan(&raw)
+	err := row.Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return contract.Limits{}, false, nil
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"strconv"
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // EnsureWorkspace implements store.Store.
@@ -35,46 +37,93 @@ func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, e
 func (s *Store) CreateClient(ctx context.Context, c store.Client, e audit.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx,
-			`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at) VALUES (?, ?, ?, ?, ?)`,
-			c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), micros(c.CreatedAt))
+			`INSERT INTO clients (id, workspace_id, secret_hash, status, created_at, name, name_key, labels)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.WorkspaceID, c.SecretHash, string(c.Status), micros(c.CreatedAt), c.Name, contract.FoldName(c.Name), store.LabelsJSON(c.Labels))
 		if err != nil {
 			return translate(err)
+		}
+		if err := insertLabels(ctx, tx, c); err != nil {
+			return err
 		}
 		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
 		return err
 	})
 }
 
-const clientColumns = `id, workspace_id, secret_hash, status, created_at`
+// clientColumns are a client's columns, of clients named c.
+const clientColumns = `c.id, c.workspace_id, c.secret_hash, c.status, c.created_at, c.name, c.labels`
 
 func scanClient(row interface{ Scan(...any) error }) (store.Client, error) {
 	var c store.Client
-	var status string
+	var status, labels string
 	var created int64
-	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.SecretHash, &status, &created); err != nil {
+	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.SecretHash, &status, &created, &c.Name, &labels); err != nil {
 		return store.Client{}, err
 	}
 	c.Status = store.ClientStatus(status)
 	c.CreatedAt = time.UnixMicro(created).UTC()
-	return c, nil
+	var err error
+	c.Labels, err = store.ParseLabelsJSON(labels)
+	return c, err
 }
 
 // GetClient implements store.Store.
 func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) {
-	c, err := scanClient(s.db.QueryRowContext(ctx, `SELECT `+clientColumns+` FROM clients WHERE id = ?`, id))
+	c, err := scanClient(s.db.QueryRowContext(ctx, `SELECT `+clientColumns+` FROM clients c WHERE id = ?`, id))
 	return c, notFound(err)
+}
+
+// sqliteDialect is SQLite's SQL for the statements the store builds.
+var sqliteDialect = store.Dialect{
+	Param: func(n int) string { return "?" + strconv.Itoa(n) },
+	Time:  func(t time.Time) any { return micros(t) },
 }
 
 // ListClients implements store.Store.
 func (s *Store) ListClients(ctx context.Context, f store.ClientFilter) ([]store.Client, error) {
-	after := f.After.CreatedAt
-	rows, err := s.db.QueryContext(ctx, `SELECT `+clientColumns+` FROM clients
-		WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR status = ?2)
-		AND (?3 IS NULL OR created_at > ?3 OR created_at = ?3 AND id > ?4)
-		ORDER BY created_at, id
-		LIMIT CASE WHEN ?5 > 0 THEN ?5 ELSE -1 END`,
-		nullString(f.WorkspaceID), nullString(string(f.Status)), nullMicros(after), f.After.ID, f.Limit)
+	query, args := store.ClientListSQL(sqliteDialect, clientColumns, f)
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	return collect(rows, err, func(rows *sql.Rows) (store.Client, error) { return scanClient(rows) })
+}
+
+// UpdateClient implements store.Store.
+func (s *Store) UpdateClient(ctx context.Context, id string, u store.ClientUpdate, e audit.Event) (store.Client, error) {
+	var c store.Client
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		old, err := scanClient(tx.QueryRowContext(ctx, `SELECT `+clientColumns+` FROM clients c WHERE id = ?`, id))
+		if err != nil {
+			return notFound(err)
+		}
+		var changes []audit.Change
+		if c, changes, err = u.Apply(old); err != nil || changes == nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE clients SET name = ?, name_key = ?, labels = ? WHERE id = ?`,
+			c.Name, contract.FoldName(c.Name), store.LabelsJSON(c.Labels), id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM client_labels WHERE client_id = ?`, id); err != nil {
+			return err
+		}
+		if err := insertLabels(ctx, tx, c); err != nil {
+			return err
+		}
+		e.Changes = changes
+		_, err = store.AppendAudit(ctx, s.auditTx(tx), e)
+		return err
+	})
+	return c, err
+}
+
+// insertLabels stores c's labels, a row each, for the searches by label.
+func insertLabels(ctx context.Context, tx *sql.Tx, c store.Client) error {
+	if len(c.Labels) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO client_labels (client_id, key, value, created_at, name_key)
+		SELECT ?1, key, value, ?2, ?3 FROM json_each(?4)`, c.ID, micros(c.CreatedAt), contract.FoldName(c.Name), store.LabelsJSON(c.Labels))
+	return err
 }
 
 // ListWorkspaces implements store.Store.

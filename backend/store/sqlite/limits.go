@@ -20,6 +20,11 @@ func (s *Store) SetClientLimits(ctx context.Context, clientID string, l contract
 		if err != nil {
 			return err
 		}
+		before, _, err := scanLimits(tx.QueryRowContext(ctx, `SELECT limits FROM client_limits WHERE client_id = ?`, clientID))
+		if err != nil {
+			return err
+		}
+		e.Changes = store.LimitsChanges(before, l)
 		_, err = tx.ExecContext(ctx, `
 			INSERT INTO client_limits (client_id, limits, seq, updated_at) VALUES (?1, ?2, ?3, ?4)
 			ON CONFLICT (client_id) DO UPDATE SET limits = ?2, seq = ?3, updated_at = ?4`,
@@ -30,8 +35,13 @@ func (s *Store) SetClientLimits(ctx context.Context, clientID string, l contract
 
 // ClientLimits implements store.Store.
 func (s *Store) ClientLimits(ctx context.Context, clientID string) (contract.Limits, bool, error) {
+	return scanLimits(s.db.QueryRowContext(ctx, `SELECT limits FROM client_limits WHERE client_id = ?`, clientID))
+}
+
+// scanLimits reads a client's limits from row, none when there is no row.
+func scanLimits(row *sql.Row) (contract.Limits, bool, error) {
 	var raw string
-	err := s.db.QueryRowContext(ctx, `SELECT limits FROM client_limits WHERE client_id = ?`, clientID).Scan(&raw)
+	err := row.Scan(&raw)
 	if err == sql.ErrNoRows {
 		return contract.Limits{}, false, nil
 	}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -41,7 +42,7 @@ func testClients(t *testing.T, s Store) {
 
 	got, err := s.GetClient(ctx(t), "c2")
 	must(t, err)
-	if got != c2 {
+	if !reflect.DeepEqual(got, c2) {
 		t.Fatalf("GetClient = %+v, want %+v", got, c2)
 	}
 	_, err = s.GetClient(ctx(t), "c3")

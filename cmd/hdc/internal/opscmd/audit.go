@@ -112,11 +112,13 @@ func newAuditListCmd(sf *storeFlags) *cobra.Command {
 		Long: `Print the audit records the filters select, one JSON object per line: the
 record's canonical form (v, workspace, seq, prev, at, action, outcome and the
 optional client, grant, entity, source, kid, request, pruned, count, a
-rotation's replaced and weakened, and the person who made an operator's
-change or read the trail) followed by its
-hash, the link the next record's prev holds: the HMAC-SHA-256 of that
-canonical form under the chain's key (v 2), or its SHA-256 for a record
-written before the chain had a key (v 1).
+rotation's replaced and weakened, the person who made an operator's
+change or read the trail, and the fields an operator's change moved, before
+and after) followed by its hash, the link the next record's prev holds: the
+HMAC-SHA-256 of that canonical form under the chain's key (v 2), or its
+SHA-256 for a record written before the chain had a key (v 1). Where the
+record's client or entity is a client with a name, a last member "names"
+gives it by id ({"<client id>": "Clinic Seven"}): it is not part of the record.
 Without --workspace every trail is listed, in workspace order; --workspace ""
 is the installation's trail. A date for --until means up to the end of that
 day (UTC). --entity finds a rotation by the key it made and by each key it
@@ -141,6 +143,7 @@ and reads by their name.`,
 // listAudit writes the listing of each record q selects to w, a line
 // each, a page at a time, at most limit in all when positive.
 func listAudit(ctx context.Context, p adminapi.API, q adminapi.AuditQuery, limit int, w io.Writer) error {
+	names := newClientNames(p)
 	left := limit
 	for {
 		q.Limit = adminapi.MaxLimit
@@ -152,7 +155,11 @@ func listAudit(ctx context.Context, p adminapi.API, q adminapi.AuditQuery, limit
 			return err
 		}
 		for _, item := range page.Items {
-			if _, err := w.Write(append(item, '\n')); err != nil {
+			line, err := names.line(ctx, item)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(append(line, '\n')); err != nil {
 				return err
 			}
 		}

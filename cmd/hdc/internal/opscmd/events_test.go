@@ -12,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/audit/audittest"
+	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/storage"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
@@ -52,7 +53,7 @@ func TestEventsPublish(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	srv, internal := serveBackend(t, dir)
-	if _, err := srv.Identity().CreateClient(t.Context(), audittest.Operator, "acme"); err != nil {
+	if _, err := srv.Identity().CreateClient(t.Context(), audittest.Operator, "acme", identity.Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := storage.OpenStore(t.Context(), "", dir)

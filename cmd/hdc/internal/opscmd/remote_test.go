@@ -267,7 +267,8 @@ func TestClientLimitsRemote(t *testing.T) {
 		t.Fatalf("cleared: %s", out)
 	}
 	rs, err := srv.Store().ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: c.ClientID})
-	if err != nil || len(rs) != 3 || rs[1].Action != audit.ClientLimitsSet || rs[2].Action != audit.ClientLimitsSet {
+	if err != nil || len(rs) != 3 || rs[1].Action != audit.ClientLimitsSet || rs[2].Action != audit.ClientLimitsClear ||
+		rs[2].Changes == nil || rs[2].Changes[0].Before == "" {
 		t.Fatalf("acme's records by %s: %+v, %v", operatorName, rs, err)
 	}
 }

@@ -90,9 +90,15 @@ func (f *storeFlags) warnUnknownClient(cmd *cobra.Command, client string) {
 
 // notFound words a store miss for an operator.
 func notFound(err error, kind, id string) error {
-	var p *problem.Problem
-	if errors.Is(err, store.ErrNotFound) || errors.As(err, &p) && p.Code == problem.CodeNotFound {
+	if isNotFound(err) {
 		return fmt.Errorf("no %s %q", kind, id)
 	}
 	return err
+}
+
+// isNotFound reports whether err says there is no such resource, as the
+// service (direct mode) or the API says it.
+func isNotFound(err error) bool {
+	var p *problem.Problem
+	return errors.Is(err, store.ErrNotFound) || errors.As(err, &p) && p.Code == problem.CodeNotFound
 }

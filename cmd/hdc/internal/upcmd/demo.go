@@ -11,6 +11,7 @@ import (
 
 	"github.com/health-data-connect/hdc/backend"
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/identity"
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/keyadmin/registryadmin"
 	"github.com/health-data-connect/hdc/cmd/hdc/internal/opscmd"
@@ -36,7 +37,7 @@ func ensureDemo(ctx context.Context, srv *backend.Server, data, baseURL, workspa
 			return creds, fmt.Errorf("%s: %w (delete it to start afresh)", path, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		c, err := srv.Identity().CreateClient(ctx, audit.LocalOperator(), workspace)
+		c, err := srv.Identity().CreateClient(ctx, audit.LocalOperator(), workspace, identity.Meta{})
 		if err != nil {
 			return creds, fmt.Errorf("creating the demo client: %w", err)
 		}
