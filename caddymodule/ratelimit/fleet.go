@@ -21,6 +21,9 @@ type Fleet struct {
 	local *Memory
 	cfg   FleetConfig
 	down  atomic.Bool
+	// failed wakes Run when a request turns the fleet to counting alone,
+	// so that it probes from then on, not at its next periodic check.
+	failed chan struct{}
 }
 
 // FleetConfig configures a Fleet.
@@ -63,7 +66,7 @@ func NewFleet(redis *Redis, local *Memory, cfg FleetConfig) *Fleet {
 		cfg.Log = zap.NewNop()
 	}
 	cfg.Shared(true)
-	return &Fleet{redis: redis, local: local, cfg: cfg}
+	return &Fleet{redis: redis, local: local, cfg: cfg, failed: make(chan struct{}, 1)}
 }
 
 // Allow implements Engine.
@@ -119,6 +122,10 @@ func (f *Fleet) fail(ctx context.Context, err error) {
 	if ctx.Err() != nil || !f.down.CompareAndSwap(false, true) {
 		return
 	}
+	select {
+	case f.failed <- struct{}{}:
+	default:
+	}
 	f.cfg.Shared(false)
 	f.cfg.Log.Error("redis does not answer: counting rate limits on this edge alone, at its share of each limit, until it does",
 		zap.Float64("share", f.cfg.Share), zap.Error(err))
@@ -134,6 +141,9 @@ func (f *Fleet) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-f.failed:
+			t.Reset(f.next())
+			continue
 		case <-t.C:
 		}
 		c, cancel := context.WithTimeout(ctx, f.cfg.Timeout)

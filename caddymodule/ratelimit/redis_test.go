@@ -165,20 +165,22 @@ func TestFleetIdleNoticesRedisGone(t *testing.T) {
 }
 
 // TestFleetComesBack: a Fleet counting alone turns back to Redis at the
-// first ping that answers, and says so.
+// first ping that answers, and says so: probed every ProbeEvery from the
+// failure on, though Run was waiting for its next periodic check.
 func TestFleetComesBack(t *testing.T) {
 	t.Parallel()
 	m, _ := newTestMemory(t)
 	shared := make(chan bool, 4)
-	f := NewFleet(NewRedis(testRedis(t)), m, FleetConfig{ProbeEvery: 20 * time.Millisecond, Shared: func(s bool) { shared <- s }})
+	f := NewFleet(NewRedis(testRedis(t)), m, FleetConfig{ProbeEvery: 20 * time.Millisecond, CheckEvery: time.Hour,
+		Shared: func(s bool) { shared <- s }})
 	<-shared // true at the start
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.Run(ctx)
 	f.fail(context.Background(), errors.New("a failure"))
 	if <-shared || f.Shared() {
 		t.Fatal("still shared after a failure")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go f.Run(ctx)
 	select {
 	case s := <-shared:
 		if !s || !f.Shared() {
