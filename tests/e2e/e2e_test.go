@@ -23,7 +23,8 @@ func TestE2EEndpoints(t *testing.T) {
 	c := s.NewClient("clinic-a")
 	for _, encrypt := range []bool{false, true} {
 		t.Run(fmt.Sprintf("encrypted=%v", encrypt), func(t *testing.T) {
-			s.T = t
+			t.Parallel()
+			s := s.For(t)
 			tk := s.Login(c, encrypt, "")
 
 			// Register, list and delete a webhook subscription.
@@ -81,8 +82,8 @@ func TestE2ELargeUploads(t *testing.T) {
 	_, _ = rand.Read(file)
 	for _, encrypt := range []bool{false, true} {
 		t.Run(fmt.Sprintf("encrypted=%v", encrypt), func(t *testing.T) {
-			defer func(parent *testing.T) { s.T = parent }(s.T)
-			s.T = t
+			t.Parallel()
+			s := s.For(t)
 			id := s.Upload(c, tk, encrypt, file, "")
 			s.Retrieve(c, tk, false, id, file)
 		})

@@ -45,8 +45,15 @@ var credentialShapes = []struct {
 }
 
 // Credentials is the ledger of the credentials a test handled, so that
-// the logs of the processes it ran can be searched for them.
+// the logs of the processes it ran can be searched for them. Copies share
+// one ledger (a stack's view for a subtest, Stack.For), which is made at
+// the first use.
 type Credentials struct {
+	l *ledger
+}
+
+// ledger is what Credentials notes.
+type ledger struct {
 	mu     sync.Mutex
 	values map[string]string // value → what it is
 	// unlogged are values no log may carry that other records may (a
@@ -54,23 +61,35 @@ type Credentials struct {
 	unlogged map[string]string
 }
 
+// ledger returns c's ledger, made at the first call: before any copy of
+// c is made, and before goroutines share c.
+func (c *Credentials) ledger() *ledger {
+	if c.l == nil {
+		c.l = &ledger{values: map[string]string{}, unlogged: map[string]string{}}
+	}
+	return c.l
+}
+
 // Add notes values as credentials of kind what; short ones are ignored.
-func (c *Credentials) Add(what string, values ...string) { c.note(&c.values, what, values) }
+func (c *Credentials) Add(what string, values ...string) { c.note(false, what, values) }
 
 // addUnlogged notes values that no log may carry, as add does, which are
 // no credentials: scan looks for them, scanRecord does not.
-func (c *Credentials) addUnlogged(what string, values ...string) { c.note(&c.unlogged, what, values) }
+func (c *Credentials) addUnlogged(what string, values ...string) { c.note(true, what, values) }
 
-// note adds values of 8 bytes or more to the ledger m as of kind what.
-func (c *Credentials) note(m *map[string]string, what string, values []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if *m == nil {
-		*m = map[string]string{}
+// note adds values of 8 bytes or more to the ledger, as of kind what:
+// credentials, or values that no log may carry.
+func (c *Credentials) note(unlogged bool, what string, values []string) {
+	l := c.ledger()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.values
+	if unlogged {
+		m = l.unlogged
 	}
 	for _, v := range values {
 		if len(v) >= 8 {
-			(*m)[v] = what
+			m[v] = what
 		}
 	}
 }
@@ -129,9 +148,10 @@ func (c *Credentials) NotePEMFile(t testing.TB, what, path string) {
 func (c *Credentials) Scan(t testing.TB, name, log string) {
 	t.Helper()
 	c.ScanRecord(t, name, log)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for v, what := range c.unlogged {
+	l := c.ledger()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for v, what := range l.unlogged {
 		if strings.Contains(log, v) {
 			t.Errorf("%s's log carries %s", name, what)
 		}
@@ -142,9 +162,10 @@ func (c *Credentials) Scan(t testing.TB, name, log string) {
 // carries a credential, naming only what kind it is.
 func (c *Credentials) ScanRecord(t testing.TB, name, record string) {
 	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for v, what := range c.values {
+	l := c.ledger()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for v, what := range l.values {
 		if strings.Contains(record, v) {
 			t.Errorf("%s's log carries %s", name, what)
 		}

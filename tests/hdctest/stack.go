@@ -89,6 +89,16 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
+// For returns a view of the stack for t, a parallel subtest of the
+// stack's test: the same processes, data and ledger of credentials, its
+// failures t's.
+func (s *Stack) For(t *testing.T) *Stack {
+	s.Creds.ledger()
+	v := *s
+	v.T = t
+	return &v
+}
+
 // StartStack starts a backend and an edge on fresh loopback ports and data.
 // extraEnv is added to the backend's environment.
 func StartStack(t *testing.T, extraEnv ...string) *Stack {
@@ -168,6 +178,7 @@ func StartStackSite(t *testing.T, at site, backendEnv, edgeEnv []string) *Stack 
 	s := &Stack{T: t, Dir: dir, Edge: at.base, Internal: "https://" + internal, AdminSocket: filepath.Join(dir, "edge-admin.sock"),
 		Metrics: "http://" + metrics, EdgeMetrics: []string{"http://" + metrics}, Hop: hop,
 		HTTP: &http.Client{Timeout: 5 * time.Minute}}
+	s.Creds.ledger() // before any view of the stack copies it (For)
 	if at.RegistryFile {
 		s.registry = filepath.Join(dir, "keys.json")
 	}

@@ -25,8 +25,8 @@ func TestClientMatrix(t *testing.T) {
 			for _, form := range jc.Forms() {
 				v := hdctest.SealedBy{Client: jc, Form: form}
 				t.Run(cmp.Or(enc, "A128CBC-HS256")+", "+v.String(), func(t *testing.T) {
-					s.T = t
-					s.ClientFlow(v, enc)
+					t.Parallel()
+					s.For(t).ClientFlow(v, enc)
 				})
 			}
 		}
