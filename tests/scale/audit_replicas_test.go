@@ -37,6 +37,7 @@ const auditLoadRounds = 5
 // a record altered in the database makes `hdc audit verify` fail at the
 // record after it.
 func TestAuditChainTwoReplicas(t *testing.T) {
+	t.Parallel() // it times nothing: it runs beside the others that time nothing, after those that do
 	// Every refusal its own record, so that each request's is found: the
 	// windows of repeated refusals have a test of their own.
 	c := startCluster(t, "HDC_AUDIT_REFUSAL_WINDOW=0")

@@ -16,6 +16,7 @@ import (
 // both edges following the key plane, and her tasks (ConsoleTasks) pass
 // as on hdc up; bob's console offers no change.
 func TestConsoleOnFleet(t *testing.T) {
+	t.Parallel() // it times nothing: it runs beside the others that time nothing, after those that do
 	c := startCluster(t)
 	c.people(t)
 	a := c.person(t, alice, 1)

@@ -46,6 +46,7 @@ import (
 // says. Then, as a client behind the load balancer would, the credentials
 // file serves through the other edge too.
 func TestFleetSectionAsWritten(t *testing.T) {
+	t.Parallel() // it times nothing: it runs beside the others that time nothing, after those that do
 	f := newFleetDoc(t)
 	var audit string
 	verified := false

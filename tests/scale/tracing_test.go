@@ -16,6 +16,7 @@ import (
 // S3. No exported span holds a
 // credential, a body or a query value.
 func TestFleetTraces(t *testing.T) {
+	t.Parallel() // it times nothing: it runs beside the others that time nothing, after those that do
 	col := hdctest.StartCollector(t)
 	c := startClusterEnv(t, col.Env(), [2][]string{col.Env(), col.Env()})
 	client := c.ops.NewClient("fleet-traces")
