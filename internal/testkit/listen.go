@@ -154,3 +154,40 @@ func HungAddr(t testing.TB) string {
 	})
 	return l.Addr().String()
 }
+
+// DownAddr returns a loopback address that refuses connections, as a
+// server that is down, and that nothing else takes meanwhile: a socket
+// bound to it that does not listen. (A port closed and left free would
+// be the kernel's to hand to the next listener, another test's server,
+// which would then answer in the down server's place.) listen makes the
+// socket listen, the server back up, and returns its listener; both
+// close when the test ends.
+func DownAddr(t testing.TB) (addr string, listen func() net.Listener) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "a bound socket")
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
+	return addr, func() net.Listener {
+		t.Helper()
+		if err := syscall.Listen(fd, syscall.SOMAXCONN); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.FileListener(f) // a listener of its own on a copy of fd
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		return ln
+	}
+}

@@ -37,12 +37,7 @@ func TestE2EWebhookRecover(t *testing.T) {
 		"HDC_WEBHOOK_BACKOFF_BASE=50ms", "HDC_WEBHOOK_BACKOFF_MAX=250ms", "HDC_WEBHOOK_GIVE_UP_AFTER=3s")
 	a, b := s.NewClient("recover-a"), s.NewClient("recover-b")
 	ta, tb := s.Login(a, true, ""), s.Login(b, false, "")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // the receiver is down: its port refuses connections
+	addr, listen := testkit.DownAddr(t) // the receiver is down: its port refuses connections
 	const key = "whsec-for-the-recovery-test"
 	sub := s.Send(a, true, "POST", hdctest.SubsPath, []byte(`{"endpoint":"http://`+addr+`/hook","protocol":"http",`+
 		`"event_names":["appointment.created"],"signing_key":"`+key+`"}`), hdctest.Bearer(ta))
@@ -87,7 +82,7 @@ func TestE2EWebhookRecover(t *testing.T) {
 	t.Logf("a delivery given up while the receiver was down: %d attempts, the first connection_error", len(detail.AttemptList))
 	crossWorkspace(t, s, b, tb, id, page.Deliveries[0].ID)
 
-	got, mu := receiverOn(t, addr, key)
+	got, mu := receiverOn(t, listen(), key)
 	start := time.Now()
 	h := hdctest.Bearer(ta)
 	h["Idempotency-Key"] = "recover-1"
@@ -119,14 +114,10 @@ func TestE2EWebhookRecover(t *testing.T) {
 		events, len(all), events, len(all)-events, elapsed.Round(time.Millisecond))
 }
 
-// receiverOn starts a receiver on addr that records every request and
+// receiverOn starts a receiver on ln that records every request and
 // answers 204.
-func receiverOn(t *testing.T, addr, key string) (*[]recorded, *sync.Mutex) {
+func receiverOn(t *testing.T, ln net.Listener, key string) (*[]recorded, *sync.Mutex) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("the receiver's port was taken meanwhile: %v", err)
-	}
 	var (
 		mu  sync.Mutex
 		got []recorded
