@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -10,17 +9,6 @@ import (
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/postgres/pgtest"
 )
-
-// benchClients is how many clients BenchmarkClientSearch seeds:
-// HDC_BENCH_CLIENTS, 1,000,000 by default (the figure). A
-// benchmark runs only under -bench, never in go test's run.
-func benchClients(b *testing.B) int {
-	n, err := strconv.Atoi(os.Getenv("HDC_BENCH_CLIENTS"))
-	if err != nil || n <= 0 {
-		return 1_000_000
-	}
-	return n
-}
 
 // seedClients stores n clients of 1,000 workspaces in a few statements, as
 // an import would, without their audit records, which a search does not
@@ -63,7 +51,7 @@ func seedClients(b *testing.B, s *Store, n int) {
 // reports the p50 and p99 of a page in ms.
 func BenchmarkClientSearch(b *testing.B) {
 	s := open(b, pgtest.URL(b))
-	n := benchClients(b)
+	n := benchSize("HDC_BENCH_CLIENTS", 1_000_000) // the figure
 	start := time.Now()
 	seedClients(b, s, n)
 	b.Logf("seeded %d clients in %v", n, time.Since(start).Round(time.Second))
