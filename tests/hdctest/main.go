@@ -237,9 +237,3 @@ func RunProgram(t testing.TB, stdin []byte, name string, args ...string) ([]byte
 	}
 	return out.Bytes(), nil
 }
-
-// Node runs one of the tests/interop scripts.
-func Node(t testing.TB, stdin []byte, script string, args ...string) ([]byte, error) {
-	t.Helper()
-	return RunProgram(t, stdin, "node", append([]string{filepath.Join(RepoRoot, "tests", "interop", script)}, args...)...)
-}
