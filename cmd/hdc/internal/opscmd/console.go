@@ -53,12 +53,8 @@ when a private authority issued the edge's certificate, --edge-ca.`,
 				return err
 			}
 			defer c.Close()
-			if edgeCA != "" {
-				pem, err := os.ReadFile(edgeCA)
-				if err != nil {
-					return fmt.Errorf("--edge-ca: %w", err)
-				}
-				handover.EdgeCA = string(pem)
+			if handover.EdgeCA, err = readEdgeCA(edgeCA); err != nil {
+				return err
 			}
 			log, _ := zap.NewProduction(zap.IncreaseLevel(zap.WarnLevel))
 			return console.Run(cmd.Context(), console.Config{Listen: listen, AllowRemote: allowRemote, API: c, Log: log,
@@ -71,4 +67,17 @@ when a private authority issued the edge's certificate, --edge-ca.`,
 	cmd.Flags().StringVar(&edgeCA, "edge-ca", "", "PEM `file` of the authority of the edge's certificate, for the credentials files it hands over, when it is a private one")
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "let --listen name an address beyond loopback (the console acts with your certificate: put TLS and your own access control in front)")
 	return cmd
+}
+
+// readEdgeCA reads the certificate of the edge's authority in the file
+// --edge-ca names, "" for none.
+func readEdgeCA(file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--edge-ca: %w", err)
+	}
+	return string(pem), nil
 }
