@@ -88,8 +88,8 @@ func TestSentence(t *testing.T) {
 // actions named it reads as it did.
 func TestKeySentence(t *testing.T) {
 	t.Parallel()
-	const named, unnamed = "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01", "7c2d4e6f-8a9b-4c1d-8e2f-3a4b5c6d7e02"
-	names := map[string]string{named: "Clinic Seven", unnamed: ""}
+	const named, unnamed, odd = "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01", "7c2d4e6f-8a9b-4c1d-8e2f-3a4b5c6d7e02", "9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"
+	names := map[string]string{named: "Clinic Seven", unnamed: "", odd: "100%s %c Clinic"}
 	at := time.Date(2026, 3, 15, 14, 2, 0, 0, time.UTC)
 	alice := audit.Person{Name: "alice@example.org", Role: contract.RoleOperator, Serial: "0a"}
 	key := func(action audit.Action, kid, owner string, replaced ...string) audit.Record {
@@ -113,6 +113,8 @@ func TestKeySentence(t *testing.T) {
 			"alice@example.org retired the key k-1 of Clinic Seven in acme at 2026-03-15 14:02:00 UTC"},
 		{"a retired key of a client without a name", key(audit.KeyRetire, "k-1", unnamed),
 			"alice@example.org retired the key k-1 of the client " + unnamed + " in acme at 2026-03-15 14:02:00 UTC"},
+		{"an added key of a client whose name holds the places", key(audit.KeyAdd, "k-3", odd),
+			"alice@example.org added the key k-3 of 100%s %c Clinic in acme at 2026-03-15 14:02:00 UTC"},
 		{"an added key recorded before owners", key(audit.KeyAdd, "k-3", ""),
 			"alice@example.org added the key k-3 in acme at 2026-03-15 14:02:00 UTC"},
 		{"a rotation recorded before owners", key(audit.KeyRotate, "k-2", "", "k-1"),
