@@ -77,10 +77,10 @@ func auditQuery(in url.Values) (v url.Values, form map[string]string, q adminapi
 }
 
 // nameClients adds to names the name of each client rec names (its actor,
-// its entity) that names does not hold yet, "" for a client without a
-// name or gone.
+// its entity, the client whose key a key action concerns) that names does
+// not hold yet, "" for a client without a name or gone.
 func (s *Server) nameClients(ctx context.Context, rec audit.Record, names map[string]string) error {
-	ids := []string{rec.Client}
+	ids := []string{rec.Client, rec.Owner}
 	if rec.Entity.Kind == audit.EntityClient {
 		ids = append(ids, rec.Entity.ID)
 	}

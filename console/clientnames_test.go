@@ -11,7 +11,8 @@ import (
 // a name's prefix and by label, edits its name and labels on its page
 // (post, redirect, get: a label left out of the form is removed), and the
 // audit search names the client by its name and says what moved; a label
-// that is not one is a 400 page and changes nothing.
+// that is not one is a 400 page and changes nothing; a key added to it
+// is the key of Clinic Seven in the audit search.
 func TestClientNames(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -52,6 +53,16 @@ func TestClientNames(t *testing.T) {
 	}
 	_, body = b.get("/audit?entity=" + client)
 	want := alice + " changed the client Clinic Seven: name Clinic 7 → Clinic Seven, label env staging → prod, label tier removed (was gold) in acme"
+	if !strings.Contains(html.UnescapeString(body), want) {
+		t.Fatalf("the audit search shows no %q:\n%s", want, body)
+	}
+
+	_, body = b.get("/clients/" + client)
+	form = formOf(t, body, "/clients/"+client+"/keys")
+	form.Set("kid", "k-seven")
+	b.follow(b.post("/clients/"+client+"/keys", form))
+	_, body = b.get("/audit?entity=k-seven")
+	want = alice + " added the key k-seven of Clinic Seven in acme"
 	if !strings.Contains(html.UnescapeString(body), want) {
 		t.Fatalf("the audit search shows no %q:\n%s", want, body)
 	}

@@ -103,7 +103,7 @@ func TestCSRF(t *testing.T) {
 
 // TestOperator: alice creates a client, adds a key, rotates, retires the
 // old key after confirming, and finds her changes in the audit search as
-// sentences naming her.
+// sentences naming her and the client whose keys they are.
 func TestOperator(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -140,8 +140,9 @@ func TestOperator(t *testing.T) {
 		t.Fatalf("the client's page:\n%s", body)
 	}
 	_, body = b.get("/audit?agent=" + url.QueryEscape(alice))
-	for _, want := range []string{alice + " created the client " + client + " in acme at ", alice + " rotated to the new key " + newKid + ", retiring k-old in acme",
-		alice + " retired the key k-old"} {
+	for _, want := range []string{alice + " created the client " + client + " in acme at ", alice + " added the key k-old of the client " + client + " in acme",
+		alice + " rotated the key of the client " + client + " to " + newKid + ", retiring k-old in acme",
+		alice + " retired the key k-old of the client " + client + " in acme"} {
 		if !strings.Contains(html.UnescapeString(body), want) {
 			t.Errorf("the audit search shows no %q:\n%s", want, body)
 		}

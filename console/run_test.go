@@ -83,6 +83,53 @@ func TestSentence(t *testing.T) {
 	}
 }
 
+// TestKeySentence: a key action names the client whose key it is, by its
+// name when it has one, else by its id; a record written before key
+// actions named it reads as it did.
+func TestKeySentence(t *testing.T) {
+	t.Parallel()
+	const named, unnamed, odd = "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01", "7c2d4e6f-8a9b-4c1d-8e2f-3a4b5c6d7e02", "9e8d7c6b-5a49-4382-9716-0f1e2d3c4b03"
+	names := map[string]string{named: "Clinic Seven", unnamed: "", odd: "100%s %c Clinic"}
+	at := time.Date(2026, 3, 15, 14, 2, 0, 0, time.UTC)
+	alice := audit.Person{Name: "alice@example.org", Role: contract.RoleOperator, Serial: "0a"}
+	key := func(action audit.Action, kid, owner string, replaced ...string) audit.Record {
+		return audit.Record{Event: audit.Event{At: at, Action: action, Outcome: audit.Success, Workspace: "acme", Person: alice,
+			Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}, Replaced: replaced, Owner: owner}}
+	}
+	for _, tc := range []struct {
+		name string
+		rec  audit.Record
+		want string
+	}{
+		{"an added key of a named client", key(audit.KeyAdd, "k-3", named),
+			"alice@example.org added the key k-3 of Clinic Seven in acme at 2026-03-15 14:02:00 UTC"},
+		{"an added key of a client without a name", key(audit.KeyAdd, "k-3", unnamed),
+			"alice@example.org added the key k-3 of the client " + unnamed + " in acme at 2026-03-15 14:02:00 UTC"},
+		{"a rotation of a named client's key", key(audit.KeyRotate, "k-2", named, "k-1"),
+			"alice@example.org rotated the key of Clinic Seven to k-2, retiring k-1 in acme at 2026-03-15 14:02:00 UTC"},
+		{"a rotation of an unnamed client's key", key(audit.KeyRotate, "k-2", unnamed, "k-1"),
+			"alice@example.org rotated the key of the client " + unnamed + " to k-2, retiring k-1 in acme at 2026-03-15 14:02:00 UTC"},
+		{"a retired key of a named client", key(audit.KeyRetire, "k-1", named),
+			"alice@example.org retired the key k-1 of Clinic Seven in acme at 2026-03-15 14:02:00 UTC"},
+		{"a retired key of a client without a name", key(audit.KeyRetire, "k-1", unnamed),
+			"alice@example.org retired the key k-1 of the client " + unnamed + " in acme at 2026-03-15 14:02:00 UTC"},
+		{"an added key of a client whose name holds the places", key(audit.KeyAdd, "k-3", odd),
+			"alice@example.org added the key k-3 of 100%s %c Clinic in acme at 2026-03-15 14:02:00 UTC"},
+		{"an added key recorded before owners", key(audit.KeyAdd, "k-3", ""),
+			"alice@example.org added the key k-3 in acme at 2026-03-15 14:02:00 UTC"},
+		{"a rotation recorded before owners", key(audit.KeyRotate, "k-2", "", "k-1"),
+			"alice@example.org rotated to the new key k-2, retiring k-1 in acme at 2026-03-15 14:02:00 UTC"},
+		{"a retirement recorded before owners", key(audit.KeyRetire, "k-1", ""),
+			"alice@example.org retired the key k-1 in acme at 2026-03-15 14:02:00 UTC"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Sentence(tc.rec, names); got != tc.want {
+				t.Fatalf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestEveryActionWorded: every action of the trail (audittest's chain
 // holds each) has its words in the sentences, not its code.
 func TestEveryActionWorded(t *testing.T) {

@@ -42,21 +42,22 @@ var verbs = map[audit.Action]string{
 	audit.ClientLimitsClear: "cleared the limits of the client %s", audit.SubscriptionTest: "sent a test event to the subscription %s",
 }
 
+// ownedVerbs word the key actions whose record names the key's client
+// (audit.Event.Owner), %s their entity (the kid), %c that client; the
+// records written before they named it read as verbs words them.
+var ownedVerbs = map[audit.Action]string{
+	audit.KeyAdd: "added the key %s of %c", audit.KeyRotate: "rotated the key of %c to %s",
+	audit.KeyRetire: "retired the key %s of %c",
+}
+
 // Sentence reads a record as a sentence: who did what to which entity, in
-// which workspace, when ("alice@example.org rotated to the new key k-2,
-// retiring k-1 in acme at 2026-03-15 14:02:00 UTC"), what an operator's
-// change moved, and whether it was refused or failed. A client is named by
-// its name in names (by client id) when it has one, else by its id.
+// which workspace, when ("alice@example.org rotated the key of Clinic
+// Seven to k-2, retiring k-1 in acme at 2026-03-15 14:02:00 UTC"), what an
+// operator's change moved, and whether it was refused or failed. A client
+// is named by its name in names (by client id) when it has one, else by
+// its id.
 func Sentence(r audit.Record, names map[string]string) string {
-	verb, ok := verbs[r.Action]
-	if !ok {
-		verb = string(r.Action) + " %s"
-	}
-	entity := r.Entity.ID
-	if name := names[entity]; r.Entity.Kind == audit.EntityClient && name != "" {
-		entity = name
-	}
-	s := agentName(r, names) + " " + trimEntity(verb, entity)
+	s := agentName(r, names) + " " + what(r, names)
 	if len(r.Replaced) > 0 {
 		s += ", retiring " + strings.Join(r.Replaced, ", ")
 	}
@@ -74,6 +75,29 @@ func Sentence(r audit.Record, names map[string]string) string {
 		s += " (failed)"
 	}
 	return s
+}
+
+// what words what r's actor did to its entity, and for a key action
+// whose record names the key's client, to whose key.
+func what(r audit.Record, names map[string]string) string {
+	entity := r.Entity.ID
+	if name := names[entity]; r.Entity.Kind == audit.EntityClient && name != "" {
+		entity = name
+	}
+	if verb, ok := ownedVerbs[r.Action]; ok && r.Owner != "" {
+		owner := names[r.Owner]
+		if owner == "" {
+			owner = "the client " + r.Owner
+		}
+		// The kid first: a client's name is anyone's text, which may
+		// hold "%s".
+		return strings.Replace(trimEntity(verb, entity), "%c", owner, 1)
+	}
+	verb, ok := verbs[r.Action]
+	if !ok {
+		verb = string(r.Action) + " %s"
+	}
+	return trimEntity(verb, entity)
 }
 
 // trimEntity puts id in verb's place for it, or drops the place.

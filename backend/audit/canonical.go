@@ -62,6 +62,9 @@ type canonical struct {
 	// Changes are left out when empty, so that the records written
 	// before they existed keep their form.
 	Changes []canonicalChange `json:"changes,omitempty"`
+	// Owner is left out when empty, so that the key actions' records
+	// written before it existed keep their form.
+	Owner string `json:"owner,omitempty"`
 }
 
 // canonicalChange is a Change; Before and After are left out when
@@ -113,7 +116,7 @@ func (r Record) Canonical() []byte {
 			c.Pruned.Before = r.Pruned.Before.UTC().Format(timeLayout)
 		}
 	}
-	c.Count, c.Replaced, c.Weakened, c.Reason = r.Count, r.Replaced, r.Weakened, r.Reason
+	c.Count, c.Replaced, c.Weakened, c.Reason, c.Owner = r.Count, r.Replaced, r.Weakened, r.Reason, r.Owner
 	if p := r.Person; p != (Person{}) {
 		c.Person = &canonicalPerson{Name: p.Name, Serial: p.Serial, Role: p.Role, Direct: p.Direct}
 	}
@@ -159,7 +162,7 @@ func (c canonical) record() (Record, error) {
 	r := Record{Seq: c.Seq, Keyed: c.V == formatKeyed, Event: Event{
 		Workspace: c.Workspace, Action: c.Action, Outcome: c.Outcome,
 		Client: c.Client, Grant: c.Grant, Kid: c.Kid, Request: c.Request, Count: c.Count,
-		Replaced: c.Replaced, Weakened: c.Weakened, Reason: c.Reason,
+		Replaced: c.Replaced, Weakened: c.Weakened, Reason: c.Reason, Owner: c.Owner,
 	}}
 	var errs [5]error
 	r.Prev, errs[0] = parseHash(c.Prev)

@@ -74,6 +74,15 @@ func TestCanonicalGolden(t *testing.T) {
 		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
 	}
 
+	o := mustNext(t, Link{}, Event{At: t0, Action: KeyAdd, Outcome: Success, Workspace: "clinic-1",
+		Entity: Entity{Kind: EntityKey, ID: "k3"}, Person: alice, Owner: client1})
+	want = `{"v":1,"workspace":"clinic-1","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z","action":"key_add","outcome":"success","entity":{"kind":"key","id":"k3"},` +
+		`"person":{"name":"alice@example.org","serial":"0a1b2c","role":"operator"},"owner":"` + client1 + `"}`
+	if got := string(o.Canonical()); got != want {
+		t.Fatalf("canonical form\n got %s\nwant %s", got, want)
+	}
+
 	c := mustNext(t, Link{}, Event{At: t0, Action: LoginFailed, Outcome: Denied, Source: netip.MustParseAddr("203.0.113.9"), Count: 9})
 	want = `{"v":1,"workspace":"","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
 		`"at":"2026-03-14T15:09:26.535897Z","action":"login_failed","outcome":"denied","source":"203.0.113.9","count":9}`
@@ -101,6 +110,33 @@ func TestCanonicalUnchangedByChanges(t *testing.T) {
 	}
 }
 
+// TestCanonicalUnchangedByOwner: the key actions' records of a version
+// before they named their key's client keep their canonical bytes and
+// their hash, so stored chains verify, and read without an owner.
+func TestCanonicalUnchangedByOwner(t *testing.T) {
+	const head = `{"v":1,"workspace":"clinic-1","seq":3,"prev":"abcd000000000000000000000000000000000000000000000000000000000000",` +
+		`"at":"2026-03-14T15:09:26.535897Z",`
+	const by = `"person":{"name":"alice@example.org","serial":"0a1b2c","role":"operator"}}`
+	for _, stored := range []string{
+		head + `"action":"key_add","outcome":"success","entity":{"kind":"key","id":"k3"},` + by,
+		head + `"action":"key_rotate","outcome":"success","entity":{"kind":"key","id":"k2"},"replaced":["k1"],"weakened":["enc"],` + by,
+		head + `"action":"key_retire","outcome":"success","entity":{"kind":"key","id":"k1"},` + by,
+		`{"v":2,"workspace":"","seq":1,"prev":"0000000000000000000000000000000000000000000000000000000000000000",` +
+			`"at":"2026-03-14T15:09:26.535897Z","action":"key_add","outcome":"success","entity":{"kind":"key","id":"k3"},` + by,
+	} {
+		r, err := Parse([]byte(stored))
+		if err != nil {
+			t.Fatalf("%s: %v", stored, err)
+		}
+		if r.Owner != "" || string(r.Canonical()) != stored {
+			t.Fatalf("an old record reads as %+v, written again as %s", r, r.Canonical())
+		}
+		if got := r.Hash().String(); got != Sum([]byte(stored)).String() {
+			t.Fatalf("hash %s is not the stored bytes' %s", got, Sum([]byte(stored)))
+		}
+	}
+}
+
 func TestParseRoundTrip(t *testing.T) {
 	minimal := Event{At: t0, Action: Login, Outcome: Success, Workspace: "w"}
 	prune := Event{At: t0, Action: RetentionPrune, Outcome: Success, Workspace: "w", Pruned: Pruned{From: 3, Last: Link{Seq: 8, Hash: Hash{9}}}}
@@ -112,7 +148,8 @@ func TestParseRoundTrip(t *testing.T) {
 	read := Event{At: t0, Action: AuditVerify, Outcome: Success, Person: Person{Name: "bob@example.org", Serial: "ff", Role: contract.RoleAuditor}}
 	update := Event{At: t0, Action: ClientUpdate, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityClient, ID: client1},
 		Person: alice, Changes: []Change{{Field: ChangeName, Before: "Klinik Zürich & Söhne", After: "Klinik"}, {Field: ChangeLabel + "example.org/tier", Before: "gold"}}}
-	for _, e := range []Event{retrieve(), minimal, prune, repeated, rotation, direct, read, update} {
+	owned := Event{At: t0, Action: KeyRetire, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice, Owner: client1}
+	for _, e := range []Event{retrieve(), minimal, prune, repeated, rotation, direct, read, update, owned} {
 		t.Run(string(e.Action), func(t *testing.T) {
 			r := mustNext(t, Link{Seq: 41, Hash: Hash{4, 2}}, e)
 			got, err := Parse(r.Canonical())
@@ -162,6 +199,8 @@ func TestParseRefuses(t *testing.T) {
 		{"a person on a client's action", good[:len(good)-1] + `,"person":{"name":"alice@example.org","serial":"0a","role":"operator"}}`},
 		{"changes on an action that records none", good[:len(good)-1] + `,"changes":[{"field":"name","after":"x"}]}`},
 		{"an empty list of changes", good[:len(good)-1] + `,"changes":[]}`},
+		{"an owner on an action on no key", good[:len(good)-1] + `,"owner":"` + client1 + `"}`},
+		{"an empty owner", strings.Replace(good, `"kid":`, `"owner":"","kid":`, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

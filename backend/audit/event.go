@@ -67,6 +67,23 @@ type Event struct {
 	// value before and after, in the order the change names them; nil
 	// for the actions that record none (see Change).
 	Changes []Change
+	// Owner is the client whose key a key action (KeyAdd, KeyRotate,
+	// KeyRetire) concerns, by its id; empty for any other action, and
+	// for a key whose client id is not a UUID (a registry file's key of
+	// another installation's client) or the records written before it
+	// was named (see KeyOwner).
+	Owner string
+}
+
+// KeyOwner returns client, the client id of a key, as a key action's
+// Owner: itself when it is a UUID, as the database's clients' ids are,
+// else "" (a registry file may hold keys of clients named otherwise,
+// which a record does not quote).
+func KeyOwner(client string) string {
+	if contract.IsUUID(client) {
+		return client
+	}
+	return ""
 }
 
 // MaxReplaced bounds the kids a rotation's record names: the active keys
@@ -144,6 +161,7 @@ func (e Event) Validate() error {
 		{e.Client == "" || e.Person == (Person{}), "both a client and a person"},
 		{e.Reason == "" || e.Action == DeliveryDisabled && (e.Reason == "gone" || e.Reason == "failing"), "reason unknown, or on another action"},
 		{validChanges(e.Changes, r.changes), "changes: too many, repeated, of a field the action does not change, or a value out of bounds"},
+		{optional(e.Owner, contract.IsUUID) && (e.Owner == "" || r.entity == EntityKey), "owner is not a UUID, or on an action on no key"},
 	}
 	for _, c := range checks {
 		if !c.ok {

@@ -115,6 +115,16 @@ func TestValidate(t *testing.T) {
 				e.Replaced = append(e.Replaced, "k-"+strings.Repeat("x", i+1))
 			}
 		}, "replaced kids"},
+		{"a key action names its key's client", func(e *Event) {
+			*e = Event{At: t0, Action: KeyRetire, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice, Owner: client1}
+		}, ""},
+		{"an owner not a UUID", func(e *Event) {
+			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice, Owner: "clinic seven"}
+		}, "owner"},
+		{"an owner too long", func(e *Event) {
+			*e = Event{At: t0, Action: KeyAdd, Outcome: Success, Workspace: "w", Entity: Entity{Kind: EntityKey, ID: "k1"}, Person: alice, Owner: client1 + client1}
+		}, "owner"},
+		{"an owner on an action on no key", func(e *Event) { e.Owner = client1 }, "owner"},
 		{"an unknown loss", func(e *Event) {
 			e.Action, e.Entity, e.Weakened = KeyRotate, Entity{Kind: EntityKey, ID: "k2"}, []string{"secret"}
 		}, "weakened"},

@@ -33,7 +33,7 @@ func (s *Service) Import(ctx context.Context, by audit.Person, keys []clientkey.
 		}
 		k.Enc = k.ContentEncryption()
 		rows = append(rows, store.ClientKey{Key: k, WorkspaceID: ws})
-		events = append(events, event(audit.KeyAdd, by, ws, k.Kid, now))
+		events = append(events, event(audit.KeyAdd, by, ws, k.ClientID, k.Kid, now))
 	}
 	if err := s.st.ImportClientKeys(ctx, rows, events); err != nil {
 		return 0, taken(err)

@@ -101,7 +101,7 @@ func (s *Service) Add(ctx context.Context, r AddRequest) (clientkey.Key, error) 
 	if err := k.Validate(); err != nil {
 		return k, Invalid(err)
 	}
-	_, err = s.st.AddClientKey(ctx, store.ClientKey{Key: k, WorkspaceID: ws}, event(audit.KeyAdd, r.By, ws, k.Kid, k.CreatedAt))
+	_, err = s.st.AddClientKey(ctx, store.ClientKey{Key: k, WorkspaceID: ws}, event(audit.KeyAdd, r.By, ws, r.Client, k.Kid, k.CreatedAt))
 	return k, taken(err)
 }
 
@@ -123,10 +123,11 @@ func taken(err error) error {
 	return err
 }
 
-// event is the audit record of operator by's change of the key kid.
-func event(action audit.Action, by audit.Person, workspace, kid string, at time.Time) audit.Event {
+// event is the audit record of operator by's change of the key kid of
+// client.
+func event(action audit.Action, by audit.Person, workspace, client, kid string, at time.Time) audit.Event {
 	return audit.Event{At: at, Action: action, Outcome: audit.Success, Workspace: workspace,
-		Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}, Person: by}
+		Entity: audit.Entity{Kind: audit.EntityKey, ID: kid}, Person: by, Owner: audit.KeyOwner(client)}
 }
 
 // List returns the keys of client (every client's when empty), in kid

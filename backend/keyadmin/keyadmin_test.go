@@ -66,8 +66,8 @@ func TestAdd(t *testing.T) {
 	if err != nil || k.Secret == "" || k.Kind() != (clientkey.Kind{Enc: jwe.EncA256GCM, Fresh: true}) {
 		t.Fatalf("Add: %+v, %v", k, err)
 	}
-	if r := lastRecord(t, st); r.Action != audit.KeyAdd || r.Entity.ID != k.Kid || r.Person != alice {
-		t.Fatalf("the record: %+v; want the key added by alice", r)
+	if r := lastRecord(t, st); r.Action != audit.KeyAdd || r.Entity.ID != k.Kid || r.Person != alice || r.Owner != client1 {
+		t.Fatalf("the record: %+v; want the key of client1 added by alice", r)
 	}
 	for _, tt := range []struct {
 		name string
@@ -103,7 +103,7 @@ func TestRotateKeepsTheKind(t *testing.T) {
 		t.Fatalf("Rotate: %+v, %v; want a key of %v replacing %s", rot, err, old.Kind(), old.Kid)
 	}
 	r := lastRecord(t, st)
-	if r.Action != audit.KeyRotate || r.Entity.ID != rot.Key.Kid || !slices.Equal(r.Replaced, []string{old.Kid}) || r.Weakened != nil || r.Person != alice {
+	if r.Action != audit.KeyRotate || r.Entity.ID != rot.Key.Kid || !slices.Equal(r.Replaced, []string{old.Kid}) || r.Weakened != nil || r.Person != alice || r.Owner != client1 {
 		t.Fatalf("the rotation's record: %+v", r)
 	}
 	for _, kid := range []string{old.Kid, rot.Key.Kid} {
@@ -173,7 +173,7 @@ func TestDryRunsChangeNothing(t *testing.T) {
 // retiring key, allowed.
 func TestRetireGuardsTheLastActiveKey(t *testing.T) {
 	t.Parallel()
-	s, _ := service(t)
+	s, st := service(t)
 	k, err := s.Add(t.Context(), AddRequest{By: alice, Client: client1})
 	if err != nil {
 		t.Fatal(err)
@@ -187,6 +187,9 @@ func TestRetireGuardsTheLastActiveKey(t *testing.T) {
 	}
 	if ret, err := s.Retire(t.Context(), RetireRequest{By: alice, Kid: k.Kid}); err != nil || !ret.Changed || ret.Key.Status != clientkey.Retired {
 		t.Fatalf("the retirement of the retiring key: %+v, %v", ret, err)
+	}
+	if r := lastRecord(t, st); r.Action != audit.KeyRetire || r.Entity.ID != k.Kid || r.Owner != client1 {
+		t.Fatalf("the retirement's record: %+v; want the key of client1", r)
 	}
 	if _, err := s.Retire(t.Context(), RetireRequest{By: alice, Kid: "k-none"}); !errors.Is(err, ErrNoKey) {
 		t.Fatalf("the retirement of no key: %v, want ErrNoKey", err)

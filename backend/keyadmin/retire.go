@@ -56,7 +56,7 @@ func (s *Service) Retire(ctx context.Context, r RetireRequest) (Retirement, erro
 		return Retirement{}, err
 	}
 	if !r.DryRun {
-		plan, err = s.st.RetireClientKey(ctx, r.Kid, r.Force, now, event(audit.KeyRetire, r.By, found[0].WorkspaceID, r.Kid, now))
+		plan, err = s.st.RetireClientKey(ctx, r.Kid, r.Force, now, event(audit.KeyRetire, r.By, found[0].WorkspaceID, found[0].ClientID, r.Kid, now))
 	}
 	return Retirement{Key: plan.Listed(), Changed: changed, DryRun: r.DryRun}, notFound(err)
 }

@@ -82,7 +82,7 @@ func (s *Service) Rotate(ctx context.Context, r RotateRequest) (Rotation, error)
 		return out, nil
 	}
 	_, err = s.st.RotateClientKey(ctx, store.ClientKey{Key: next, WorkspaceID: ws}, r.AllowWeaker,
-		event(audit.KeyRotate, r.By, ws, next.Kid, next.CreatedAt))
+		event(audit.KeyRotate, r.By, ws, r.Client, next.Kid, next.CreatedAt))
 	if errors.Is(err, store.ErrNotFound) {
 		return Rotation{}, ErrNoKeys
 	}

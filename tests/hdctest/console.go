@@ -36,8 +36,8 @@ func ConsoleTasks(t *testing.T, b *Browser, s *Stack, workspace string, shots bo
 	ct.retire(c)
 	b.Open("/webhooks")
 	b.Check(ct.shot("webhooks"))
-	ct.audit(ConsoleOperator+" created the client "+c.ID+" in "+workspace, ConsoleOperator+" added the key k-old",
-		ConsoleOperator+" rotated to the new key "+newKid+", retiring k-old", ConsoleOperator+" retired the key k-old")
+	ct.audit(ConsoleOperator+" created the client "+c.ID+" in "+workspace, ConsoleOperator+" added the key k-old of the client "+c.ID,
+		ConsoleOperator+" rotated the key of the client "+c.ID+" to "+newKid+", retiring k-old", ConsoleOperator+" retired the key k-old of the client "+c.ID)
 	b.Open("/audit/verify")
 	b.Check(ct.shot("verify"))
 	return c.ID

@@ -255,7 +255,8 @@ func auditEventOf(r audit.Record) auditEvent {
 }
 
 // entitiesOf returns the entities of r: what it concerns (with what a
-// rotation's new key gave up), the keys a rotation replaced, the kid of an
+// rotation's new key gave up), the keys a rotation replaced, the client
+// whose key a key action concerns, the kid of an
 // encrypted request, the request's id, and what a prune removed.
 func entitiesOf(r audit.Record) []auditEntity {
 	var es []auditEntity
@@ -282,6 +283,9 @@ func entitiesOf(r audit.Record) []auditEntity {
 			Description: "a key the rotation moved to retiring",
 		})
 	}
+	if r.Owner != "" {
+		es = append(es, ownerEntity(r.Owner))
+	}
 	if r.Kid != "" && r.Entity.Kind != audit.EntityKey {
 		es = append(es, auditEntity{
 			What:        &auditWho{Identifier: fhir.Identifier{System: KidSystem, Value: r.Kid}},
@@ -307,6 +311,17 @@ func entitiesOf(r audit.Record) []auditEntity {
 		})
 	}
 	return es
+}
+
+// ownerEntity is the client whose key a key action concerns, the
+// record's Owner: a user, as the client is when it is the entity.
+func ownerEntity(client string) auditEntity {
+	return auditEntity{
+		What:        &auditWho{Identifier: fhir.Identifier{System: ClientSystem, Value: client}},
+		Type:        &fhir.Coding{System: AuditEntityTypeSystem, Code: "2", Display: "System Object"},
+		Role:        ptr(entityRoles[audit.EntityClient]),
+		Description: "the client whose key it is",
+	}
 }
 
 // changeDetails returns the details of changes: "before:<field>" and

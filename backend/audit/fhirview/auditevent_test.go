@@ -225,10 +225,12 @@ func TestAuditEventCarriesGrantKidAndRequest(t *testing.T) {
 }
 
 // TestAuditEventOfARotation: a rotation's AuditEvent names the key it made,
-// with what it gave up, and each key it moved to retiring.
+// with what it gave up, each key it moved to retiring, and the client
+// whose keys they are.
 func TestAuditEventOfARotation(t *testing.T) {
 	r, err := audit.Next(audit.Link{}, audit.Event{At: tAt, Action: audit.KeyRotate, Outcome: audit.Success, Workspace: "ws-1",
-		Entity: audit.Entity{Kind: audit.EntityKey, ID: "k-new"}, Replaced: []string{"k-old"}, Weakened: []string{"enc", "freshness"}})
+		Entity: audit.Entity{Kind: audit.EntityKey, ID: "k-new"}, Replaced: []string{"k-old"}, Weakened: []string{"enc", "freshness"},
+		Owner: tClient})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +238,10 @@ func TestAuditEventOfARotation(t *testing.T) {
 	if dig(m, "entity", 0, "what", "identifier", "value") != "k-new" || dig(m, "entity", 1, "what", "identifier", "value") != "k-old" ||
 		dig(m, "entity", 1, "what", "identifier", "system") != KidSystem {
 		t.Fatalf("entities %v: want the new key, then the key it replaced", m["entity"])
+	}
+	if dig(m, "entity", 2, "what", "identifier", "system") != ClientSystem || dig(m, "entity", 2, "what", "identifier", "value") != tClient ||
+		dig(m, "entity", 2, "role", "code") != "6" {
+		t.Fatalf("entities %v: want the client whose keys they are third, a user", m["entity"])
 	}
 	for i, lost := range []string{"enc", "freshness"} {
 		if dig(m, "entity", 0, "detail", i, "type") != "weakened" || dig(m, "entity", 0, "detail", i, "valueString") != lost {

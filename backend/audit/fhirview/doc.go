@@ -69,7 +69,10 @@
 //     values, a detail "before:<field>" and "after:<field>" per field it
 //     moved (name, label:<key>, limits), each left out where the field
 //     was not set), each key a rotation moved to retiring (what: its kid),
-//     and the kid and the request id of the request as identifiers of
+//     for a key action, the client whose key it is (what: an identifier
+//     with the client id; role "6", user; left out for the records
+//     written before they named it and for a key whose client id is not
+//     a UUID), and the kid and the request id of the request as identifiers of
 //     their own;
 //   - id: derived from the workspace and the seq, so that exports are
 //     stable.

@@ -116,7 +116,8 @@ func (s *Service) event(ctx context.Context, action audit.Action, by audit.Perso
 		return audit.Event{}, err
 	}
 	return audit.Event{At: s.now(), Action: action, Outcome: audit.Success, Workspace: client.WorkspaceID, Person: by,
-		Entity: audit.Entity{Kind: audit.EntityKey, ID: c.kid}, Replaced: c.replaced, Weakened: c.weakened}, nil
+		Entity: audit.Entity{Kind: audit.EntityKey, ID: c.kid}, Replaced: c.replaced, Weakened: c.weakened,
+		Owner: audit.KeyOwner(c.client)}, nil
 }
 
 // recordFailure appends ev again, its outcome failed: the change it

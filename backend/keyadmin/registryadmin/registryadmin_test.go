@@ -134,15 +134,15 @@ func TestChangesRecordedBeforeTheWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		workspace, kid string
-		action         audit.Action
-		replaced       []string
-		before         []string // the kids the file held when it was recorded
+		workspace, kid, owner string
+		action                audit.Action
+		replaced              []string
+		before                []string // the kids the file held when it was recorded
 	}{
-		{"w1", "k-one", audit.KeyAdd, nil, nil},
-		{"", "k-stray", audit.KeyAdd, nil, []string{"k-one"}},
-		{"w1", rot.Key.Kid, audit.KeyRotate, []string{"k-one"}, []string{"k-one", "k-stray"}},
-		{"w1", "k-one", audit.KeyRetire, nil, []string{"k-one", "k-stray", rot.Key.Kid}},
+		{"w1", "k-one", client1, audit.KeyAdd, nil, nil},
+		{"", "k-stray", "", audit.KeyAdd, nil, []string{"k-one"}}, // stray is no UUID: not quoted
+		{"w1", rot.Key.Kid, client1, audit.KeyRotate, []string{"k-one"}, []string{"k-one", "k-stray"}},
+		{"w1", "k-one", client1, audit.KeyRetire, nil, []string{"k-one", "k-stray", rot.Key.Kid}},
 	}
 	var got []audit.Record
 	for _, ws := range []string{"w1", ""} {
@@ -163,8 +163,8 @@ func TestChangesRecordedBeforeTheWrite(t *testing.T) {
 	for i, tt := range tests {
 		r := got[i]
 		if r.Workspace != tt.workspace || r.Entity.ID != tt.kid || r.Action != tt.action || r.Outcome != audit.Success ||
-			r.Person != audittest.Operator || !slices.Equal(r.Replaced, tt.replaced) {
-			t.Errorf("record %d: %+v; want %s of %s in %q, replacing %v", i, r.Event, tt.action, tt.kid, tt.workspace, tt.replaced)
+			r.Person != audittest.Operator || !slices.Equal(r.Replaced, tt.replaced) || r.Owner != tt.owner {
+			t.Errorf("record %d: %+v; want %s of %s of %s in %q, replacing %v", i, r.Event, tt.action, tt.kid, tt.owner, tt.workspace, tt.replaced)
 		}
 		if !slices.Equal(held[i], tt.before) {
 			t.Errorf("record %d was made when the file held %v, want %v", i, held[i], tt.before)

@@ -10,7 +10,8 @@ import (
 
 // clientNames names the clients of audit records, each asked of the API
 // once: the names hdc audit list adds to a line whose record's actor or
-// entity is a client with a name.
+// entity, or the client whose key a key action concerns (its owner), is a
+// client with a name.
 type clientNames struct {
 	api   adminapi.API
 	known map[string]string // client id → name, "" for none or no such client
@@ -30,11 +31,12 @@ func (n *clientNames) line(ctx context.Context, item json.RawMessage) ([]byte, e
 		Entity struct {
 			Kind, ID string
 		} `json:"entity"`
+		Owner string `json:"owner"`
 	}
 	if err := json.Unmarshal(item, &r); err != nil {
 		return nil, err
 	}
-	ids := []string{r.Client}
+	ids := []string{r.Client, r.Owner}
 	if r.Entity.Kind == "client" {
 		ids = append(ids, r.Entity.ID)
 	}

@@ -10,8 +10,9 @@ import (
 )
 
 // TestClientNamesCLI: hdc clients create --name --label, update and list
-// --name-prefix --label; hdc audit list names the client of a record by
-// its name after the record's hash; a label that is not one is refused
+// --name-prefix --label; hdc audit list names the client of a record (its
+// actor, its entity, the client whose key it added) by its name after the
+// record's hash; a label that is not one is refused
 // before anything is done.
 func TestClientNamesCLI(t *testing.T) {
 	t.Parallel()
@@ -81,5 +82,19 @@ func TestClientNamesCLI(t *testing.T) {
 	}
 	if i, j := strings.Index(lines[1], `"hash":`), strings.Index(lines[1], `"names":`); i < 0 || j < i {
 		t.Fatalf("the names are not after the hash: %s", lines[1])
+	}
+
+	if _, err := hdc(t, dir, "keys", "add", "--client", a.ClientID, "--kid", "k-seven"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = hdc(t, dir, "audit", "list", "--workspace", "acme", "--entity", "k-seven")
+	var added struct {
+		Action string            `json:"action"`
+		Owner  string            `json:"owner"`
+		Names  map[string]string `json:"names"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &added) != nil || added.Action != "key_add" || added.Owner != a.ClientID ||
+		added.Names[a.ClientID] != "Clinic Seven" {
+		t.Fatalf("the added key's line: %v, %s", err, out)
 	}
 }
