@@ -50,84 +50,62 @@ func newSubscriptionsListCmd(sf *storeFlags) *cobra.Command {
 	return cmd
 }
 
-func newSubscriptionsGetCmd(sf *storeFlags) *cobra.Command {
+// subscriptionCmd is a command that takes subscription S (--subscription),
+// does op with it through the API and prints what op returns as JSON.
+func subscriptionCmd(sf *storeFlags, use, short, long string, op func(context.Context, adminapi.API, string) (any, error)) *cobra.Command {
 	var id string
 	cmd := &cobra.Command{
-		Use:   "get --subscription S",
-		Short: "Print subscription S as JSON",
+		Use:   use,
+		Short: short,
+		Long:  long,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
-				sub, err := p.GetSubscription(ctx, id)
+				v, err := op(ctx, p, id)
 				if err != nil {
 					return notFound(err, "subscription", id)
 				}
-				return cli.PrintJSON(cmd.OutOrStdout(), sub)
+				return cli.PrintJSON(cmd.OutOrStdout(), v)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&id, "subscription", "", "subscription id, as list prints it")
 	cmd.MarkFlagRequired("subscription")
 	return cmd
+}
+
+func newSubscriptionsGetCmd(sf *storeFlags) *cobra.Command {
+	return subscriptionCmd(sf, "get --subscription S", "Print subscription S as JSON", "",
+		func(ctx context.Context, p adminapi.API, id string) (any, error) { return p.GetSubscription(ctx, id) })
 }
 
 func newSubscriptionsDeleteCmd(sf *storeFlags) *cobra.Command {
-	var id string
-	cmd := &cobra.Command{
-		Use:   "delete --subscription S",
-		Short: "Delete subscription S, of whatever workspace, with its pending deliveries",
-		Long: `Delete subscription S, of whatever workspace, with its pending deliveries: no
+	return subscriptionCmd(sf, "delete --subscription S", "Delete subscription S, of whatever workspace, with its pending deliveries", `Delete subscription S, of whatever workspace, with its pending deliveries: no
 event is delivered to its endpoint from now on. The workspace's audit trail
 records the deletion under your name.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
-				sub, err := p.DeleteSubscription(ctx, id)
-				if err != nil {
-					return notFound(err, "subscription", id)
-				}
-				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"id": sub.ID, "workspace_id": sub.WorkspaceID, "status": "deleted"})
-			})
-		},
-	}
-	cmd.Flags().StringVar(&id, "subscription", "", "subscription id, as list prints it")
-	cmd.MarkFlagRequired("subscription")
-	return cmd
+		func(ctx context.Context, p adminapi.API, id string) (any, error) {
+			sub, err := p.DeleteSubscription(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]string{"id": sub.ID, "workspace_id": sub.WorkspaceID, "status": "deleted"}, nil
+		})
 }
 
 func newSubscriptionsEnableCmd(sf *storeFlags) *cobra.Command {
-	var id string
-	cmd := &cobra.Command{
-		Use:   "enable --subscription S",
-		Short: "Turn disabled subscription S, of whatever workspace, back on and print it as JSON",
-		Long: `Turn subscription S back on, as its client's PATCH {"enabled": true} does:
+	return subscriptionCmd(sf, "enable --subscription S", "Turn disabled subscription S, of whatever workspace, back on and print it as JSON", `Turn subscription S back on, as its client's PATCH {"enabled": true} does:
 whether the backend disabled it (its endpoint failed for the disable period,
 or answered 410) or its client did. Its failing period starts afresh and the
 deliveries it kept are sent at once, each with its webhook-id. An active
 subscription is printed as it is. The workspace's audit trail records the
 enabling under your name.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
-				sub, err := p.EnableSubscription(ctx, id)
-				if err != nil {
-					return notFound(err, "subscription", id)
-				}
-				return cli.PrintJSON(cmd.OutOrStdout(), sub)
-			})
-		},
-	}
-	cmd.Flags().StringVar(&id, "subscription", "", "subscription id, as list prints it")
-	cmd.MarkFlagRequired("subscription")
-	return cmd
+		func(ctx context.Context, p adminapi.API, id string) (any, error) {
+			return p.EnableSubscription(ctx, id)
+		})
 }
 
 func newSubscriptionsTestCmd(sf *storeFlags) *cobra.Command {
-	var id string
-	cmd := &cobra.Command{
-		Use:   "test --subscription S",
-		Short: "Send subscription S a test event now and print how the attempt went",
-		Long: `Send subscription S, of whatever workspace, a webhook.test event now, as its
+	return subscriptionCmd(sf, "test --subscription S", "Send subscription S a test event now and print how the attempt went", `Send subscription S, of whatever workspace, a webhook.test event now, as its
 client's POST …/subscriptions/{id}/test does: signed, through a backend's
 delivery (its SSRF guard and timeouts), not retried, leaving no delivery.
 Prints {"event_id", "outcome", "status", "duration_ms"}: delivered, or why
@@ -135,18 +113,5 @@ not (http_503, timeout, address_refused, …). A subscription gets 5 at once,
 then one every 6 seconds, its client's and yours together. The workspace's
 audit trail records the test event under your name. It needs the Admin API
 (--admin): a test event goes out through a backend.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
-				res, err := p.TestSubscription(ctx, id)
-				if err != nil {
-					return notFound(err, "subscription", id)
-				}
-				return cli.PrintJSON(cmd.OutOrStdout(), res)
-			})
-		},
-	}
-	cmd.Flags().StringVar(&id, "subscription", "", "subscription id, as list prints it")
-	cmd.MarkFlagRequired("subscription")
-	return cmd
+		func(ctx context.Context, p adminapi.API, id string) (any, error) { return p.TestSubscription(ctx, id) })
 }
