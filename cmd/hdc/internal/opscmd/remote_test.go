@@ -215,8 +215,8 @@ func TestDeliveriesRemote(t *testing.T) {
 		want string
 	}{
 		{"one delivery", []string{"subscriptions", "delivery", "--subscription", sub.ID, "--delivery", ids[0]}, `"outcome":"timeout"`},
-		{"a redelivery", []string{"subscriptions", "redeliver", "--subscription", sub.ID, "--delivery", ids[0]}, `"id":"` + ids[0] + `"`},
 		{"a recovery", []string{"subscriptions", "recover", "--subscription", sub.ID, "--since", now.Add(-time.Minute).Format(time.RFC3339)}, `"recovered":2`},
+		{"a redelivery", []string{"subscriptions", "redeliver", "--subscription", sub.ID, "--delivery", ids[0]}, `"id":"` + ids[0] + `"`},
 	}
 	for _, tt := range tests {
 		out, err := remote(t, flags, tt.args...)
@@ -231,7 +231,7 @@ func TestDeliveriesRemote(t *testing.T) {
 		t.Fatalf("a status of nothing: %v", err)
 	}
 	rs, err := st.ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: sub.ID})
-	if err != nil || len(rs) != 2 || rs[0].Action != audit.DeliveryRedeliver || rs[1].Action != audit.DeliveryRecover {
+	if err != nil || len(rs) != 2 || rs[0].Action != audit.DeliveryRecover || rs[1].Action != audit.DeliveryRedeliver {
 		t.Fatalf("acme's records by %s: %+v, %v", operatorName, rs, err)
 	}
 }
