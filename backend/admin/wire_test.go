@@ -43,7 +43,8 @@ func asStrings[S ~string](ss []S) []string {
 }
 
 // TestDeliveryLogAsTheClients: the Admin API shows a subscription as the
-// workspace's own list does, with its workspace, and its delivery log as
+// workspace's own list does, with its workspace and since when it fails,
+// and its delivery log as
 // the subscription's client reads it: the mapping to the API's types
 // keeps the public API's JSON byte for byte.
 func TestDeliveryLogAsTheClients(t *testing.T) {
@@ -51,7 +52,7 @@ func TestDeliveryLogAsTheClients(t *testing.T) {
 	at := time.Date(2026, 3, 15, 14, 2, 0, 123000, time.UTC)
 	sub := store.Subscription{ID: "s-1", WorkspaceID: "w1", Endpoint: "https://example.org/hook", Protocol: "https",
 		EventNames: []string{"user.delete", "appointment.created"}, Status: store.SubscriptionDisabled, SigningKey: "k",
-		CreatedAt: at, LastDeliveryAt: at, LastDeliveryOutcome: "http_503", DisabledReason: "gone"}
+		CreatedAt: at, LastDeliveryAt: at, LastDeliveryOutcome: "http_503", DisabledReason: "gone", FailingSince: at}
 	next := "c-2"
 	page := webhook.DeliveryPage{Next: &next, Deliveries: []webhook.Delivery{
 		{ID: "d-1", EventID: "msg_d-1", EventType: "user.delete", Status: "failed", CreatedAt: at, DeliveredAt: &at, Attempts: 2, NextAttemptAt: &at, LastOutcome: &next},
@@ -69,7 +70,8 @@ func TestDeliveryLogAsTheClients(t *testing.T) {
 		{"a subscription", struct {
 			WorkspaceID string `json:"workspace_id"`
 			webhook.Summary
-		}{sub.WorkspaceID, webhook.SummaryOf(sub)}, subscriptionOut(sub)},
+			FailingSince time.Time `json:"failing_since"`
+		}{sub.WorkspaceID, webhook.SummaryOf(sub), at}, subscriptionOut(sub)},
 		{"a page of the log", page, deliveryPageOut(page)},
 		{"an empty page", webhook.DeliveryPage{Deliveries: []webhook.Delivery{}}, deliveryPageOut(webhook.DeliveryPage{Deliveries: []webhook.Delivery{}})},
 		{"a delivery with its attempts", detail, deliveryDetailOut(detail)},

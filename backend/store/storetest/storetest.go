@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"SharingGrants", testSharingGrants},
 		{"GrantPages", testGrantPages},
 		{"SubscriptionPages", testSubscriptionPages},
+		{"SubscriptionsFailing", testSubscriptionsFailing},
 		{"RefreshRotation", testRefreshRotation},
 		{"RefreshReuse", testRefreshReuse},
 		{"RefreshFamilyOf", testRefreshFamilyOf},
