@@ -30,9 +30,10 @@ type AuditAppender interface {
 type Audit interface {
 	AuditAppender
 	// ListAudit returns the records of f.Workspace's chain that f selects,
-	// in seq order. A stored record that does not parse, or that is not
-	// what its row's columns say, ends the list: ListAudit returns the
-	// records before it and an *audit.Break naming it.
+	// in seq order, or with f.Newest newest first. A stored record that
+	// does not parse, or that is not what its row's columns say, ends the
+	// list: ListAudit returns the records before it and an *audit.Break
+	// naming it.
 	ListAudit(ctx context.Context, f AuditFilter) ([]audit.Record, error)
 	// AuditHeads returns the head of every chain, ordered by workspace id.
 	AuditHeads(ctx context.Context) ([]audit.Head, error)
@@ -66,8 +67,39 @@ type AuditFilter struct {
 	Agent string
 	// After is a cursor: only records with a greater Seq are selected.
 	After int64
+	// Newest lists the records newest first, by time then seq, both
+	// descending (on the index of the chain's times), from Before on.
+	Newest bool
+	// Before, unless zero, is a cursor of a list by Newest: only the
+	// records older than it are selected.
+	Before AuditPoint
 	// Limit, when positive, is the most records returned.
 	Limit int
+}
+
+// AuditPoint is a place in a chain listed newest first (AuditFilter.Newest):
+// the records older than it are those at a time before At, and those at
+// At with a seq below Seq (0: none at At).
+type AuditPoint struct {
+	At  time.Time
+	Seq int64
+}
+
+// IsZero reports whether p is no place: the list starts at the newest.
+func (p AuditPoint) IsZero() bool { return p.At.IsZero() }
+
+// older reports whether the record at at with seq seq is older than p.
+func (p AuditPoint) older(at time.Time, seq int64) bool {
+	b := p.At.Truncate(time.Microsecond)
+	return p.IsZero() || at.Before(b) || at.Equal(b) && seq < p.Seq
+}
+
+// AuditOrder is the ORDER BY of ListAudit's statement for f.
+func AuditOrder(f AuditFilter) string {
+	if f.Newest {
+		return `recorded_at DESC, seq DESC`
+	}
+	return `seq`
 }
 
 // AuditTx is an engine's side of AppendAudit: statements in one of the
@@ -230,7 +262,7 @@ func DecodeAudit(f AuditFilter, rows []AuditRow) ([]audit.Record, error) {
 // selects reports whether f selects r, read from the row of seq.
 func (f AuditFilter) selects(seq int64, r audit.Record) bool {
 	since, until := f.Since.Truncate(time.Microsecond), f.Until.Truncate(time.Microsecond)
-	return r.Workspace == f.Workspace && r.Seq == seq && seq > f.After &&
+	return r.Workspace == f.Workspace && r.Seq == seq && seq > f.After && f.Before.older(r.At, seq) &&
 		(since.IsZero() || !r.At.Before(since)) && (until.IsZero() || r.At.Before(until)) &&
 		(f.Entity == "" || r.Entity.ID == f.Entity || slices.Contains(r.Replaced, f.Entity)) && (f.Agent == "" || r.Client == f.Agent || r.Person.Name == f.Agent)
 }

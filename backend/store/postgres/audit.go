@@ -33,9 +33,11 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 		AND ($5::text IS NULL OR entity_id = $5 OR EXISTS (SELECT 1 FROM audit_entities e
 			WHERE e.workspace_id = audit_records.workspace_id AND e.entity_id = $5 AND e.seq = audit_records.seq))
 		AND ($6::text IS NULL OR client_id = $6 OR person = $6)
-		ORDER BY seq
+		AND ($8::timestamptz IS NULL OR recorded_at < $8 OR recorded_at = $8 AND seq < $9)
+		ORDER BY `+store.AuditOrder(f)+`
 		LIMIT CASE WHEN $7 > 0 THEN $7::bigint END`,
-		f.Workspace, f.After, nullTS(f.Since), nullTS(f.Until), nullText(f.Entity), nullText(f.Agent), f.Limit)
+		f.Workspace, f.After, nullTS(f.Since), nullTS(f.Until), nullText(f.Entity), nullText(f.Agent), f.Limit,
+		nullTS(f.Before.At), f.Before.Seq)
 	list, err := collect(rows, err, scanAuditRow)
 	if err != nil {
 		return nil, err

@@ -32,9 +32,11 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 		AND (?5 IS NULL OR entity_id = ?5 OR EXISTS (SELECT 1 FROM audit_entities e
 			WHERE e.workspace_id = audit_records.workspace_id AND e.entity_id = ?5 AND e.seq = audit_records.seq))
 		AND (?6 IS NULL OR client_id = ?6 OR person = ?6)
-		ORDER BY seq
+		AND (?8 IS NULL OR recorded_at < ?8 OR recorded_at = ?8 AND seq < ?9)
+		ORDER BY `+store.AuditOrder(f)+`
 		LIMIT CASE WHEN ?7 > 0 THEN ?7 ELSE -1 END`,
-		f.Workspace, f.After, nullMicros(f.Since), nullMicros(f.Until), nullString(f.Entity), nullString(f.Agent), f.Limit)
+		f.Workspace, f.After, nullMicros(f.Since), nullMicros(f.Until), nullString(f.Entity), nullString(f.Agent), f.Limit,
+		nullMicros(f.Before.At), f.Before.Seq)
 	list, err := collect(rows, err, scanAuditRow)
 	if err != nil {
 		return nil, err

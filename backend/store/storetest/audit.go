@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strings"
@@ -134,31 +135,42 @@ func testAuditList(t *testing.T, s Store) {
 		retrieval("w2", clientA, care1, time.Minute),
 		{At: at(4 * time.Minute), Action: audit.ClientDisable, Outcome: audit.Success, Workspace: "w1",
 			Entity: audit.Entity{Kind: audit.EntityClient, ID: clientB}, Person: operatorAlice},
+		// Appended late: at the time of seq 3, and before seq 2's.
+		{At: at(2 * time.Minute), Action: audit.Login, Outcome: audit.Success, Workspace: "w1", Client: clientB},
+		{At: at(30 * time.Second), Action: audit.Login, Outcome: audit.Success, Workspace: "w1", Client: clientB},
 	} {
 		_, err := s.AppendAudit(ctx(t), e)
 		must(t, err)
 	}
+	newest := func(f store.AuditFilter) store.AuditFilter { f.Workspace, f.Newest = "w1", true; return f }
 	tests := []struct {
 		name string
 		f    store.AuditFilter
 		want []int64
 	}{
-		{"all", store.AuditFilter{Workspace: "w1"}, []int64{1, 2, 3, 4, 5}},
-		{"since", store.AuditFilter{Workspace: "w1", Since: at(time.Minute)}, []int64{2, 3, 4, 5}},
-		{"since, in nanoseconds", store.AuditFilter{Workspace: "w1", Since: at(time.Minute).Add(500)}, []int64{2, 3, 4, 5}},
-		{"until", store.AuditFilter{Workspace: "w1", Until: at(2 * time.Minute)}, []int64{1, 2}},
+		{"all", store.AuditFilter{Workspace: "w1"}, []int64{1, 2, 3, 4, 5, 6, 7}},
+		{"since", store.AuditFilter{Workspace: "w1", Since: at(time.Minute)}, []int64{2, 3, 4, 5, 6}},
+		{"since, in nanoseconds", store.AuditFilter{Workspace: "w1", Since: at(time.Minute).Add(500)}, []int64{2, 3, 4, 5, 6}},
+		{"until", store.AuditFilter{Workspace: "w1", Until: at(2 * time.Minute)}, []int64{1, 2, 7}},
 		{"since, to the end", store.AuditFilter{Workspace: "w1", Since: at(3 * time.Minute)}, []int64{4, 5}},
-		{"between", store.AuditFilter{Workspace: "w1", Since: at(time.Minute), Until: at(3 * time.Minute)}, []int64{2, 3}},
+		{"between", store.AuditFilter{Workspace: "w1", Since: at(time.Minute), Until: at(3 * time.Minute)}, []int64{2, 3, 6}},
 		{"entity", store.AuditFilter{Workspace: "w1", Entity: care2}, []int64{2, 3}},
 		{"agent", store.AuditFilter{Workspace: "w1", Agent: clientA}, []int64{1, 3, 4}},
 		{"agent and entity", store.AuditFilter{Workspace: "w1", Agent: clientA, Entity: care1}, []int64{1}},
 		{"a person as the agent", store.AuditFilter{Workspace: "w1", Agent: operatorAlice.Name}, []int64{5}},
 		{"a person and the entity", store.AuditFilter{Workspace: "w1", Agent: operatorAlice.Name, Entity: clientB}, []int64{5}},
 		{"another person", store.AuditFilter{Workspace: "w1", Agent: "bob@example.org"}, nil},
-		{"after", store.AuditFilter{Workspace: "w1", After: 2}, []int64{3, 4, 5}},
+		{"after", store.AuditFilter{Workspace: "w1", After: 2}, []int64{3, 4, 5, 6, 7}},
 		{"limit", store.AuditFilter{Workspace: "w1", Limit: 2}, []int64{1, 2}},
 		{"page", store.AuditFilter{Workspace: "w1", After: 1, Limit: 2}, []int64{2, 3}},
-		{"past the end", store.AuditFilter{Workspace: "w1", After: 5}, nil},
+		{"past the end", store.AuditFilter{Workspace: "w1", After: 7}, nil},
+		{"newest first", newest(store.AuditFilter{}), []int64{5, 4, 6, 3, 2, 7, 1}},
+		{"newest first, a page", newest(store.AuditFilter{Limit: 3}), []int64{5, 4, 6}},
+		{"newest first, before one at a time", newest(store.AuditFilter{Before: store.AuditPoint{At: at(2 * time.Minute), Seq: 6}}), []int64{3, 2, 7, 1}},
+		{"newest first, before a time", newest(store.AuditFilter{Before: store.AuditPoint{At: at(2 * time.Minute)}}), []int64{2, 7, 1}},
+		{"newest first, from a time", newest(store.AuditFilter{Before: store.AuditPoint{At: at(2 * time.Minute), Seq: math.MaxInt64}}), []int64{6, 3, 2, 7, 1}},
+		{"newest first, an agent", newest(store.AuditFilter{Agent: clientB}), []int64{6, 2, 7}},
+		{"newest first, between", newest(store.AuditFilter{Since: at(time.Minute), Until: at(3 * time.Minute)}), []int64{6, 3, 2}},
 		{"another workspace", store.AuditFilter{Workspace: "w2", Entity: care1}, []int64{1}},
 		{"no such workspace", store.AuditFilter{Workspace: "w3"}, nil},
 	}
