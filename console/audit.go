@@ -15,7 +15,7 @@ import (
 
 // auditSearch are the search form's fields, the parameters of GET
 // /admin/v1/audit-events that the console offers.
-var auditSearch = []string{"workspace", "agent", "entity", "action", "since", "until", "cursor"}
+var auditSearch = []string{"workspace", "agent", "entity", "action", "since", "until", "order", "cursor"}
 
 // auditView is a page of the audit search: the form's values, each event
 // as a sentence with its FHIR JSON, the next page's link.
@@ -32,7 +32,8 @@ type eventView struct {
 }
 
 // auditPage searches the audit trails, as GET /admin/v1/audit-events does,
-// and shows each AuditEvent as a sentence.
+// newest first across every trail unless the form asks oldest first
+// (trail by trail), and shows each AuditEvent as a sentence.
 func (s *Server) auditPage(r *http.Request) (view, error) {
 	in := r.URL.Query()
 	v, form := url.Values{}, map[string]string{}
@@ -42,8 +43,12 @@ func (s *Server) auditPage(r *http.Request) (view, error) {
 			form[name] = val
 		}
 	}
+	if o := form["order"]; o != "" && o != adminapi.AuditNewest && o != adminapi.AuditOldest {
+		return view{}, invalid("order must be newest or oldest.")
+	}
 	q := adminapi.AuditQuery{Workspace: form["workspace"], Scoped: form["workspace"] != "", Agent: form["agent"], Entity: form["entity"],
-		Action: form["action"], Since: form["since"], Until: form["until"], Cursor: form["cursor"], Limit: pageSize}
+		Action: form["action"], Since: form["since"], Until: form["until"], Newest: form["order"] != adminapi.AuditOldest,
+		Cursor: form["cursor"], Limit: pageSize}
 	p, err := s.api.SearchAudit(r.Context(), q)
 	if err != nil {
 		return view{}, err

@@ -13,8 +13,8 @@ import (
 )
 
 // TestStatusesAreTheStores: the statuses the API's queries take are the
-// store's, the delivery log's the log's, and a verified trail's the
-// trail's.
+// store's, the delivery log's the log's, and a verified trail's and the
+// audit search's orders the trail's.
 func TestStatusesAreTheStores(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -26,6 +26,7 @@ func TestStatusesAreTheStores(t *testing.T) {
 		{"subscriptions", adminapi.SubscriptionStatuses, []string{string(store.SubscriptionActive), string(store.SubscriptionDisabled)}},
 		{"deliveries", adminapi.DeliveryStatuses, asStrings(webhook.DeliveryStatuses)},
 		{"trails", []string{adminapi.TrailOK, adminapi.TrailBroken}, []string{trail.StatusOK, trail.StatusBroken}},
+		{"audit orders", []string{adminapi.AuditOldest, adminapi.AuditNewest}, []string{trail.OrderOldest, trail.OrderNewest}},
 	} {
 		if !slices.Equal(tt.api, tt.want) {
 			t.Errorf("%s: the API's %q, the store's %q", tt.name, tt.api, tt.want)
