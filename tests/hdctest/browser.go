@@ -145,9 +145,10 @@ func (b *Browser) Text(sel string) string {
 }
 
 // Check holds the page open to axe-core (no violation of impact serious or
-// critical) and to the console's errors (none since the last check), and
-// takes its screenshot when name is set: docs/console/<name>.png with
-// -update, else <name>.png in the test's temporary folder.
+// critical), to the console's errors (none since the last check) and to
+// its layout at a phone's width and a laptop's (checkLayout), and takes
+// its screenshot when name is set: docs/console/<name>.png with -update,
+// else <name>.png in the test's temporary folder.
 func (b *Browser) Check(name string) {
 	b.t.Helper()
 	src, err := os.ReadFile(filepath.Join(RepoRoot, "tests", "interop", "node_modules", "axe-core", "axe.min.js"))
@@ -170,6 +171,7 @@ func (b *Browser) Check(name string) {
 	for _, e := range errs {
 		b.t.Errorf("the browser's console on %s: %s", url, e)
 	}
+	b.checkLayout(url)
 	if name == "" {
 		return
 	}
