@@ -125,6 +125,19 @@ func (b *Browser) Reload() {
 	b.Run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("main h1")))
 }
 
+// Submit clicks the button sel of a form and waits for the page the
+// form's answer leads to, loaded: for a form whose result is a page with
+// the same elements as the form's own (a client's page, edited).
+func (b *Browser) Submit(sel string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+		b.t.Fatalf("the browser, submitting %s: %v", sel, err)
+	}
+	b.Run(chromedp.WaitVisible(chromedp.CSS("main h1")))
+}
+
 // Press focuses the element sel and presses Enter on it, as a person at
 // the keyboard does, then waits for the element next.
 func (b *Browser) Press(sel, next string) {
@@ -145,10 +158,9 @@ func (b *Browser) Text(sel string) string {
 }
 
 // Check holds the page open to axe-core (no violation of impact serious or
-// critical), to the console's errors (none since the last check) and to
-// its layout at a phone's width and a laptop's (checkLayout), and takes
-// its screenshot when name is set: docs/console/<name>.png with -update,
-// else <name>.png in the test's temporary folder.
+// critical) and to the console's errors (none since the last check),
+// takes its screenshot when name is set (screenshot), and holds it to its
+// layout at a phone's width and a laptop's (checkLayout).
 func (b *Browser) Check(name string) {
 	b.t.Helper()
 	src, err := os.ReadFile(filepath.Join(RepoRoot, "tests", "interop", "node_modules", "axe-core", "axe.min.js"))
@@ -171,10 +183,17 @@ func (b *Browser) Check(name string) {
 	for _, e := range errs {
 		b.t.Errorf("the browser's console on %s: %s", url, e)
 	}
-	b.checkLayout(url)
-	if name == "" {
-		return
+	if name != "" {
+		b.screenshot(name)
 	}
+	b.checkLayout(url)
+}
+
+// screenshot takes the page's screenshot at the window's size into
+// docs/console/<name>.png with -update, else into the test's temporary
+// folder.
+func (b *Browser) screenshot(name string) {
+	b.t.Helper()
 	png := get(b, chromedp.FullScreenshot(100))
 	dir := b.t.TempDir()
 	if *updateScreenshots {

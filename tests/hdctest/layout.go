@@ -1,6 +1,12 @@
 package hdctest
 
-import "github.com/chromedp/chromedp"
+import (
+	"context"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
 
 // layoutViewports are the sizes Check lays every page out at: a phone's
 // (390 px wide) and a laptop's.
@@ -45,7 +51,7 @@ const layoutProblems = `(() => {
 
 // checkLayout lays the page out at each of layoutViewports and fails the
 // test for each problem layoutProblems finds, then gives the page its
-// window's size back.
+// window's size back (the override cleared, not set to the window's).
 func (b *Browser) checkLayout(url string) {
 	b.t.Helper()
 	for _, v := range layoutViewports {
@@ -54,5 +60,8 @@ func (b *Browser) checkLayout(url string) {
 			b.t.Errorf("the layout of %s at %d px: %s", url, v.width, p)
 		}
 	}
-	b.Run(chromedp.ResetViewport())
+	b.Run(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
+		return err
+	}))
 }
