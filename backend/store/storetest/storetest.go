@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"ThrottleConcurrentTakes", testThrottleConcurrentTakes},
 		{"AuditAppend", testAuditAppend},
 		{"AuditList", testAuditList},
+		{"AuditListNewest", testAuditListNewest},
 		{"AuditTransaction", testAuditTransaction},
 		{"AuditTamper", testAuditTamper},
 		{"AuditPrune", testAuditPrune},
