@@ -141,7 +141,7 @@ var importRules = []importRule{
 	{"The console speaks only the Admin API",
 		func(p string) bool { return under(p, "console") },
 		is("backend/admin/adminapi", "backend/admin/adminclient", "backend/audit", "backend/audit/fhirview",
-			"internal/clientkey", "internal/contract", "internal/problem")},
+			"internal/apiclient", "internal/clientkey", "internal/contract", "internal/problem")},
 	{"The trial's S3 store imports nothing of ours", is("cmd/hdc-s3"), nothing},
 	{"The clients' commands import nothing of the backend or the edge",
 		is("cmd/hdc/internal/clientcmd"),

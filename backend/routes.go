@@ -33,7 +33,7 @@ func (s *Server) routes(reg *prometheus.Registry, h handlers) error {
 	if err != nil {
 		return err
 	}
-	s.public = s.publicRoutes(m, h.auth, h.records, h.webhooks)
+	s.public = s.publicRoutes(m, h.auth, h.records, h.webhooks, h.tests)
 	s.internal = s.internalRoutes(m, reg, h)
 	return nil
 }
@@ -43,7 +43,7 @@ func (s *Server) routes(reg *prometheus.Registry, h handlers) error {
 // Every route but login and refresh (which check the client and grant
 // themselves) checks on each request that the token's client and grant
 // are still in force.
-func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Handler, wh *webhook.Handler) http.Handler {
+func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Handler, wh *webhook.Handler, tests *webhook.TestEvents) http.Handler {
 	trail := search.New(s.store, s.log.Named("auditlog"))
 	mux := web.NewMux()
 	callers := identity.NewCallers(s.identity, s.store, callerCache, callerTTL)
@@ -74,8 +74,7 @@ func (s *Server) publicRoutes(m *httpMetrics, a *auth.Handler, rec *records.Hand
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/deliveries/{delivery_id}/redeliver", protected(wh.Deliveries.Redeliver))
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/recover", protected(wh.Deliveries.Recover))
 	whLog := s.log.Named("webhook")
-	mux.Handle("POST", contract.PathSubscriptions+"/{id}/test",
-		protected(webhook.NewTestEvents(s.store, s.store.OpenKeys, s.delivery, whLog).ServeHTTP))
+	mux.Handle("POST", contract.PathSubscriptions+"/{id}/test", protected(tests.ServeHTTP))
 	mux.Handle("POST", contract.PathSubscriptions+"/{id}/signing-key",
 		protected(webhook.NewKeyRotation(s.store, s.store, s.cfg.WebhookKeyGrace, whLog).ServeHTTP))
 	mux.Handle("PATCH", contract.PathSubscriptions+"/{id}", protected(wh.Patch))

@@ -73,6 +73,7 @@ type handlers struct {
 	auth     *auth.Handler
 	records  *records.Handler
 	webhooks *webhook.Handler
+	tests    *webhook.TestEvents // the public API's and the Admin API's
 	events   *webhook.Ingress
 	keys     *keyplane.Handler
 	limits   *keyplane.LimitsHandler
@@ -131,7 +132,8 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.deny = admin.NewDenyList(s.store, admin.DenyListTTL)
 	trails := trail.New(s.store, trail.Config{Checkpoints: cfg.AuditCheckpoints, CheckpointKey: s.store.CheckpointKey(), Retention: cfg.AuditRetention})
-	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store), admin.WithTrail(trails), admin.WithFleet(s.fleet), admin.WithGrants(s.grants)),
+	h.admin = admin.NewHandler(admin.New(s.store, s.identity, keyadmin.New(s.store), admin.WithTrail(trails), admin.WithFleet(s.fleet), admin.WithGrants(s.grants),
+		admin.WithTests(h.tests)),
 		admin.HandlerConfig{HopTLS: s.hop != nil, Idempotency: s.store, DenyList: s.deny, Log: s.log.Named("admin")})
 	if s.retention, err = retention.New(s.store, cfg.AuditRetention, s.log.Named("audit"), reg); err != nil {
 		return err
@@ -257,6 +259,7 @@ func (s *Server) buildWebhooks(reg *prometheus.Registry, loadAWS func() (aws.Con
 		return err
 	}
 	h.webhooks.Due, h.webhooks.Deliveries.Due = s.delivery.Notify, s.delivery.Notify
+	h.tests = webhook.NewTestEvents(s.store, s.store.OpenKeys, s.delivery, s.log.Named("webhook"))
 	h.events, err = webhook.NewIngress(s.store, s.delivery.Notify, s.log.Named("events"), reg)
 	return err
 }

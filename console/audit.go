@@ -23,6 +23,8 @@ type auditView struct {
 	Form   map[string]string
 	Events []eventView
 	Next   string
+	// Export downloads every record the form selects (auditExport).
+	Export string
 }
 
 // eventView is an AuditEvent as a sentence, and its FHIR JSON.
@@ -35,25 +37,16 @@ type eventView struct {
 // newest first across every trail unless the form asks oldest first
 // (trail by trail), and shows each AuditEvent as a sentence.
 func (s *Server) auditPage(r *http.Request) (view, error) {
-	in := r.URL.Query()
-	v, form := url.Values{}, map[string]string{}
-	for _, name := range auditSearch {
-		if val := in.Get(name); val != "" {
-			v.Set(name, val)
-			form[name] = val
-		}
+	v, form, q, err := auditQuery(r.URL.Query())
+	if err != nil {
+		return view{}, err
 	}
-	if o := form["order"]; o != "" && o != adminapi.AuditNewest && o != adminapi.AuditOldest {
-		return view{}, invalid("order must be newest or oldest.")
-	}
-	q := adminapi.AuditQuery{Workspace: form["workspace"], Scoped: form["workspace"] != "", Agent: form["agent"], Entity: form["entity"],
-		Action: form["action"], Since: form["since"], Until: form["until"], Newest: form["order"] != adminapi.AuditOldest,
-		Cursor: form["cursor"], Limit: pageSize}
+	q.Limit = pageSize
 	p, err := s.api.SearchAudit(r.Context(), q)
 	if err != nil {
 		return view{}, err
 	}
-	av := auditView{Form: form}
+	av := auditView{Form: form, Export: exportLink(v)}
 	names := map[string]string{}
 	for _, raw := range p.Items {
 		rec, err := RecordOf(raw)
@@ -70,6 +63,27 @@ func (s *Server) auditPage(r *http.Request) (view, error) {
 		av.Next = "/audit?" + pageLink(v, p.Next)
 	}
 	return view{Template: "audit", Title: "Audit", Nav: "audit", Data: av}, nil
+}
+
+// auditQuery reads the search form's fields of in: as the query of a
+// page (v), as the form shows them, and as the API's query, newest first
+// across every trail unless the form asks oldest first (trail by trail);
+// an order of neither is a 400 problem.
+func auditQuery(in url.Values) (v url.Values, form map[string]string, q adminapi.AuditQuery, err error) {
+	v, form = url.Values{}, map[string]string{}
+	for _, name := range auditSearch {
+		if val := in.Get(name); val != "" {
+			v.Set(name, val)
+			form[name] = val
+		}
+	}
+	if o := form["order"]; o != "" && o != adminapi.AuditNewest && o != adminapi.AuditOldest {
+		return v, form, q, invalid("order must be newest or oldest.")
+	}
+	q = adminapi.AuditQuery{Workspace: form["workspace"], Scoped: form["workspace"] != "", Agent: form["agent"], Entity: form["entity"],
+		Action: form["action"], Since: form["since"], Until: form["until"], Newest: form["order"] != adminapi.AuditOldest,
+		Cursor: form["cursor"]}
+	return v, form, q, nil
 }
 
 // nameClients adds to names the name of each client rec names (its actor,

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"maps"
 	"net/http"
 	"net/url"
@@ -8,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
+	"github.com/health-data-connect/hdc/backend/admin/adminclient"
+	"github.com/health-data-connect/hdc/internal/apiclient"
 	"github.com/health-data-connect/hdc/internal/contract"
 	"github.com/health-data-connect/hdc/internal/problem"
 )
@@ -61,17 +64,13 @@ type clientView struct {
 	Keys     []adminapi.KeyInfo
 	KeysNext string // the link to the next page of keys
 	Grants   []adminapi.Grant
-	// Limits are the client's overrides of the edges' default limits,
-	// by class in the documents' order.
+	// Limits are the client's rates by class in the documents' order,
+	// each overridden or the edges' default.
 	Limits []classLimit
 	// UploadBytesPerDay is its daily upload quota, 0 for the default's.
 	UploadBytesPerDay int64
-}
-
-// classLimit is a route class's rate as a client's page shows it.
-type classLimit struct {
-	Class contract.RouteClass
-	Rate  contract.Rate
+	// Overridden: the client has overrides to clear.
+	Overridden bool
 }
 
 // keysPage is the keys a client's page shows at a time: the API's
@@ -98,12 +97,8 @@ func (s *Server) clientPage(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	cv := clientView{Client: c, Keys: keys.Items, Grants: grants.Items, UploadBytesPerDay: limits.Limits.UploadBytesPerDay}
-	for _, class := range contract.RouteClasses {
-		if rate, ok := limits.Limits.Rates[class]; ok {
-			cv.Limits = append(cv.Limits, classLimit{Class: class, Rate: rate})
-		}
-	}
+	cv := clientView{Client: c, Keys: keys.Items, Grants: grants.Items, Limits: classLimits(limits.Limits),
+		UploadBytesPerDay: limits.Limits.UploadBytesPerDay, Overridden: len(limits.Limits.Rates) > 0 || limits.Limits.UploadBytesPerDay > 0}
 	if keys.Next != "" {
 		cv.KeysNext = "/clients/" + url.PathEscape(id) + "?" + url.Values{"keys": {keys.Next}}.Encode()
 	}
@@ -111,7 +106,9 @@ func (s *Server) clientPage(r *http.Request) (view, error) {
 }
 
 // createClient creates a client in the form's workspace, with its name and
-// labels, and shows its secret once.
+// labels, and with a first key of the form's kind unless it names none,
+// and shows its secret (and its key's) once, with the credentials file
+// that hands both over.
 func (s *Server) createClient(r *http.Request) (view, error) {
 	ws := r.PostFormValue("workspace")
 	if ws == "" {
@@ -125,7 +122,33 @@ func (s *Server) createClient(r *http.Request) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	return view{Template: "secret", Title: "Client created", Nav: "clients", Data: secretView{Credentials: &cred}}, nil
+	sv := secretView{Credentials: &cred, FileName: credentialsName(cred.ClientID)}
+	issued := apiclient.Handover{Secret: cred.ClientSecret, WorkspaceID: cred.WorkspaceID}
+	if enc := r.PostFormValue("first_key"); enc != "" {
+		// The key is a second change of the form: a key of its own, so
+		// that the same form sent again makes it once too. The secret is
+		// shown whatever becomes of the key.
+		ctx := adminclient.WithIdempotencyKey(r.Context(), r.PostFormValue("once")+".key")
+		k, err := s.api.AddKey(ctx, cred.ClientID, adminapi.AddKeyRequest{Enc: enc})
+		if err != nil {
+			sv.KeyError = errorDetail(err)
+		} else {
+			key := k.Key()
+			sv.Key, sv.Printed, issued.Key = &k, printed(k), &key
+		}
+	}
+	sv.File = s.credentialsFile(cred.ClientID, issued)
+	return view{Template: "secret", Title: "Client created", Nav: "clients", Data: sv}, nil
+}
+
+// errorDetail is what an error of the API says to a person: a problem's
+// detail, or that no backend answered.
+func errorDetail(err error) string {
+	var p *problem.Problem
+	if errors.As(err, &p) {
+		return p.Detail
+	}
+	return "the Admin API did not answer"
 }
 
 // disableClient disables the client of the path.

@@ -25,7 +25,8 @@ type confirmView struct {
 // confirmPage asks the operator to confirm, with each key's last use at
 // any edge: a rotation (the client's active keys move to retiring), a
 // retirement (of the kid the query names), or the client's disabling (its
-// active and retiring keys stop opening requests).
+// active and retiring keys stop opening requests); or the clearing of its
+// limits, naming each.
 func (s *Server) confirmPage(r *http.Request) (view, error) {
 	id, q := r.PathValue("id"), r.URL.Query()
 	cv := confirmView{Action: q.Get("action")}
@@ -37,8 +38,14 @@ func (s *Server) confirmPage(r *http.Request) (view, error) {
 		cv.Keys, err = s.keyOf(r.Context(), id, q.Get("kid"))
 	case "disable":
 		cv.Keys, err = s.keysOf(r.Context(), id, clientkey.Active, clientkey.Retiring)
+	case "clear-limits":
+		c, err := s.api.GetClient(r.Context(), id)
+		if err != nil {
+			return view{}, err
+		}
+		return s.confirmClearLimits(r, c)
 	default:
-		return view{}, invalid("action must be rotate, retire or disable.")
+		return view{}, invalid("action must be rotate, retire, disable or clear-limits.")
 	}
 	if err == nil {
 		cv.Client, err = s.api.GetClient(r.Context(), id)

@@ -159,14 +159,16 @@ func TestAuditor(t *testing.T) {
 	}
 	b := s.consoles[bob].signIn()
 	for _, path := range []string{"/fleet", "/clients", "/clients/" + creds.ClientID, "/clients/" + creds.ClientID + "/confirm?action=rotate",
-		"/clients/" + creds.ClientID + "/confirm?action=disable", "/webhooks", "/audit", "/audit/verify"} {
+		"/clients/" + creds.ClientID + "/confirm?action=disable", "/webhooks", "/audit", "/audit/verify", "/keys", "/sharing",
+		"/workspaces", "/workspaces/acme", "/people", "/people/confirm?serial=0a"} {
 		status, body := b.get(path)
 		if status != http.StatusOK || strings.Contains(body, `method="post"`) || !strings.Contains(body, "(read only)") {
 			t.Errorf("%s as the auditor: %d, or a change offered", path, status)
 		}
 	}
 	for _, tc := range []struct{ path string }{{"/clients"}, {"/clients/" + creds.ClientID + "/keys"}, {"/clients/" + creds.ClientID + "/disable"},
-		{"/webhooks/00000000-0000-4000-8000-000000000000/delete"}} {
+		{"/webhooks/00000000-0000-4000-8000-000000000000/delete"}, {"/clients/" + creds.ClientID + "/limits"},
+		{"/clients/" + creds.ClientID + "/limits/clear"}, {"/workspaces/acme/destinations"}} {
 		// the auditor's pages have no form: he forges one with his
 		// session's CSRF token and a key of his own
 		got := b.submit(tc.path, url.Values{"workspace": {"acme"}})
@@ -206,6 +208,11 @@ func TestBadInput(t *testing.T) {
 		{"no such subscription", "POST", "/webhooks/00000000-0000-4000-8000-000000000000/delete", nil, 404},
 		{"a checkbox's odd value", "POST", "/clients/c/keys", url.Values{"require_fresh": {"maybe"}}, 400},
 		{"a one-time key not the console's", "POST", "/clients", url.Values{"workspace": {"acme"}, "once": {"x"}}, 400},
+		{"the keys of a status that is none", "GET", "/keys?status=lost", nil, 400},
+		{"no such workspace", "GET", "/workspaces/nowhere", nil, 404},
+		{"no such grant", "GET", "/sharing/00000000-0000-4000-8000-000000000000/confirm", nil, 404},
+		{"the limits of no client", "POST", "/clients/no-such-client/limits", nil, 404},
+		{"the enabling of no subscription", "POST", "/webhooks/00000000-0000-4000-8000-000000000000/enable", nil, 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var status int

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +27,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/store/sqlite"
+	"github.com/health-data-connect/hdc/backend/webhook"
 	"github.com/health-data-connect/hdc/internal/pki"
 )
 
@@ -39,6 +42,16 @@ const (
 type stack struct {
 	st       store.Store
 	consoles map[string]*browser // by person
+	tester   *fakeTester         // where the test events go
+}
+
+// fakeTester counts the test events it is asked to send, and answers
+// that the receiver answered 503.
+type fakeTester struct{ sent atomic.Int64 }
+
+func (f *fakeTester) SendTest(context.Context, store.Subscription) webhook.TestResult {
+	f.sent.Add(1)
+	return webhook.TestResult{EventID: "msg_test", Outcome: "http_503", Status: 503, Duration: 1500 * time.Millisecond}
 }
 
 // browser is a console served over HTTP and a client with its session
@@ -80,9 +93,10 @@ func newStackOn(t *testing.T, st store.Store, cfg trail.Config) *stack {
 			t.Fatal(err)
 		}
 	}
-	svc := admin.New(st, identity.New(st, 1), keyadmin.New(st), admin.WithTrail(trail.New(st, cfg)))
-	apiURL := admintest.Serve(t, svc, admin.HandlerConfig{Idempotency: st}, hop)
-	s := &stack{st: st, consoles: map[string]*browser{}}
+	s := &stack{st: st, consoles: map[string]*browser{}, tester: &fakeTester{}}
+	svc := admin.New(st, identity.New(st, 1), keyadmin.New(st), admin.WithTrail(trail.New(st, cfg)),
+		admin.WithTests(webhook.NewTestEvents(st, func(sub store.Subscription) store.Subscription { return sub }, s.tester, nil)))
+	apiURL := admintest.Serve(t, svc, admin.HandlerConfig{Idempotency: st, DenyList: admin.NewDenyList(st, admin.DenyListTTL)}, hop)
 	for _, who := range []string{alice, bob} {
 		cfg, err := pki.ClientTLS(filepath.Join(hop, who+".pem"), filepath.Join(hop, who+"-key.pem"), filepath.Join(hop, pki.CAFile))
 		if err != nil {
@@ -98,13 +112,18 @@ func newStackOn(t *testing.T, st store.Store, cfg trail.Config) *stack {
 	return s
 }
 
+// testHandover is what the tests' consoles complete the credentials
+// files they hand over with.
+var testHandover = Handover{BaseURL: "https://api.example.org",
+	EdgeCA: "-----BEGIN CERTIFICATE-----\nMIIBtestauthority\n-----END CERTIFICATE-----\n"}
+
 // serve serves a console over api, and returns a browser not signed in
 // yet.
 func serve(t *testing.T, api adminapi.API) *browser {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	token := Token()
-	console := New(api, token, zap.New(core))
+	console := newServer(api, token, zap.New(core), hostsOf(DefaultListen), testHandover)
 	srv := httptest.NewServer(console)
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)

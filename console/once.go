@@ -61,6 +61,11 @@ type outcome struct {
 	location string
 	once     *view // the page with the new secret, until shown or expired
 	shown    view  // the page without it
+	// file is the credentials file with the secret, until downloaded or
+	// expired (nil then), and name its name; none for a result
+	// without one.
+	file []byte
+	name string
 }
 
 // results are a session's outcomes by form key, kept for the session's
@@ -125,13 +130,41 @@ func (rs *results) settle(key string, o *outcome, v view, err error) {
 	case v.Redirect != "":
 		o.location = v.Redirect
 	default:
+		v = o.keepFile(key, v)
 		o.location, o.once, o.shown = resultPath(key), &v, withoutSecret(v)
 		time.AfterFunc(rs.secretLife, func() {
 			rs.mu.Lock()
 			defer rs.mu.Unlock()
-			o.once = nil
+			o.once, o.file = nil, nil
 		})
 	}
+}
+
+// keepFile moves the credentials file of v, a secret's page, into o, to
+// be downloaded once from the result of the form key, and returns v with
+// the link to it.
+func (o *outcome) keepFile(key string, v view) view {
+	sv, ok := v.Data.(secretView)
+	if !ok || sv.File == nil {
+		return v
+	}
+	o.file, o.name = sv.File, sv.FileName
+	sv.File, sv.Download = nil, resultPath(key)+"/credentials"
+	v.Data = sv
+	return v
+}
+
+// takeFile returns the credentials file of the form key's result, once:
+// ok is false for no such result, file nil once downloaded or expired.
+func (rs *results) takeFile(key string) (file []byte, name string, ok bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	o, ok := rs.byKey[key]
+	if !ok || o.location == "" || o.name == "" {
+		return nil, "", false
+	}
+	file, o.file = o.file, nil
+	return file, o.name, true
 }
 
 // take returns the page of the form key's result: with its secret the

@@ -156,7 +156,8 @@ func TestSentTwice(t *testing.T) {
 }
 
 // TestSecretExpires: a secret not shown within its time is gone: its
-// page, read for the first time, names the result without it.
+// page, read for the first time, names the result without it, and its
+// credentials file is gone too.
 func TestSecretExpires(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -176,6 +177,9 @@ func TestSecretExpires(t *testing.T) {
 	}
 	if page := b.follow(created); !strings.Contains(page.body, `id="shown"`) || strings.Contains(page.body, `id="secret"`) {
 		t.Fatalf("the page of an expired secret:\n%s", page.body)
+	}
+	if status, _ := b.get(created.location + "/credentials"); status != http.StatusGone {
+		t.Fatalf("the credentials file of an expired secret: %d, want 410", status)
 	}
 }
 

@@ -27,6 +27,8 @@ type Config struct {
 	Log         *zap.Logger
 	// Out is where the login URL is printed, for the operator alone.
 	Out io.Writer
+	// Handover completes the credentials files the console hands over.
+	Handover Handover
 }
 
 // CheckListen refuses an address beyond loopback (an IP that is not
@@ -62,7 +64,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	token := Token()
-	console := newServer(cfg.API, token, cfg.Log, hostsOf(cfg.Listen).boundTo(l.Addr()))
+	console := newServer(cfg.API, token, cfg.Log, hostsOf(cfg.Listen).boundTo(l.Addr()), cfg.Handover)
 	console.me = &me
 	srv := &http.Server{Handler: console, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: zap.NewStdLog(logOrNop(cfg.Log))}

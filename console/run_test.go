@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
+	"github.com/health-data-connect/hdc/backend/audit/audittest"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -67,12 +68,33 @@ func TestSentence(t *testing.T) {
 			Workspace: "acme", Person: alice, Entity: audit.Entity{Kind: audit.EntityClient, ID: "c-1"},
 			Changes: []audit.Change{{Field: audit.ChangeLimits, Before: `{"upload_bytes_per_day":5}`}}}},
 			`alice@example.org cleared the limits of the client c-1: limits removed (was {"upload_bytes_per_day":5}) in acme at 2026-03-15 14:02:00 UTC`},
+		{"an operator's enabling", audit.Record{Event: audit.Event{At: at, Action: audit.SubscriptionEnable, Outcome: audit.Success,
+			Workspace: "acme", Person: alice, Entity: audit.Entity{Kind: audit.EntitySubscription, ID: "s-1"}}},
+			"alice@example.org enabled the subscription s-1 in acme at 2026-03-15 14:02:00 UTC"},
+		{"an operator's test event", audit.Record{Event: audit.Event{At: at, Action: audit.SubscriptionTest, Outcome: audit.Success,
+			Workspace: "acme", Person: alice, Entity: audit.Entity{Kind: audit.EntitySubscription, ID: "s-1"}}},
+			"alice@example.org sent a test event to the subscription s-1 in acme at 2026-03-15 14:02:00 UTC"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Sentence(tc.rec, map[string]string{"c-7": "Clinic Seven"}); got != tc.want {
 				t.Fatalf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestEveryActionWorded: every action of the trail (audittest's chain
+// holds each) has its words in the sentences, not its code.
+func TestEveryActionWorded(t *testing.T) {
+	t.Parallel()
+	recs, err := audittest.Records("acme", time.Date(2026, 3, 15, 14, 2, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if _, ok := verbs[r.Action]; !ok {
+			t.Errorf("%s has no words: %q", r.Action, Sentence(r, nil))
+		}
 	}
 }
 

@@ -39,7 +39,7 @@ var verbs = map[audit.Action]string{
 	audit.DestinationGrant: "granted the webhook destination %s", audit.DestinationRevoke: "revoked the webhook destination %s",
 	audit.AuditExport: "exported the audit trail", audit.AuditVerify: "verified the audit trail",
 	audit.ClientUpdate: "changed the client %s", audit.ClientLimitsSet: "set the limits of the client %s",
-	audit.ClientLimitsClear: "cleared the limits of the client %s",
+	audit.ClientLimitsClear: "cleared the limits of the client %s", audit.SubscriptionTest: "sent a test event to the subscription %s",
 }
 
 // Sentence reads a record as a sentence: who did what to which entity, in

@@ -40,11 +40,19 @@ func (s *Server) webhooksPage(r *http.Request) (view, error) {
 	return view{Template: "webhooks", Title: "Webhooks", Nav: "webhooks", Data: wv}, nil
 }
 
-// webhookChanges registers the changes of the webhooks' pages.
-func (s *Server) webhookChanges(change func(string, changeFunc)) {
-	change("POST /webhooks/{id}/delete", s.deleteSubscription)
-	change("POST /webhooks/{id}/recover", s.recoverDeliveries)
-	change("POST /webhooks/{id}/deliveries/{delivery}/redeliver", s.redeliver)
+// webhookRoutes are the webhooks' pages and changes.
+func (s *Server) webhookRoutes(page func(string, pageFunc) route, change func(string, changeFunc) route) []route {
+	return []route{
+		page("GET /webhooks", s.webhooksPage),
+		page("GET /webhooks/{id}", s.subscriptionPage),
+		page("GET /webhooks/{id}/confirm", s.confirmDeletePage),
+		page("GET /webhooks/{id}/deliveries/{delivery}", s.deliveryPage),
+		change("POST /webhooks/{id}/delete", s.deleteSubscription),
+		change("POST /webhooks/{id}/enable", s.enableSubscription),
+		change("POST /webhooks/{id}/test", s.testSubscription),
+		change("POST /webhooks/{id}/recover", s.recoverDeliveries),
+		change("POST /webhooks/{id}/deliveries/{delivery}/redeliver", s.redeliver),
+	}
 }
 
 // deleteSubscription deletes the subscription of the path, and goes back
@@ -55,4 +63,33 @@ func (s *Server) deleteSubscription(r *http.Request) (view, error) {
 		return view{}, err
 	}
 	return view{Redirect: "/webhooks?" + url.Values{"workspace": {sub.WorkspaceID}}.Encode()}, nil
+}
+
+// enableSubscription turns the subscription of the path back on, and goes
+// back to it.
+func (s *Server) enableSubscription(r *http.Request) (view, error) {
+	sub, err := s.api.EnableSubscription(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return view{}, err
+	}
+	return view{Redirect: "/webhooks/" + url.PathEscape(sub.ID)}, nil
+}
+
+// testedView is the result of a test event: its subscription, and how the
+// attempt went.
+type testedView struct {
+	Subscription string
+	Event        adminapi.TestEvent
+}
+
+// testSubscription sends the subscription of the path a test event, and
+// shows how the attempt went (reloaded, the result shows again and sends
+// nothing).
+func (s *Server) testSubscription(r *http.Request) (view, error) {
+	id := r.PathValue("id")
+	ev, err := s.api.TestSubscription(r.Context(), id)
+	if err != nil {
+		return view{}, err
+	}
+	return view{Template: "tested", Title: "Test event " + ev.Outcome, Nav: "webhooks", Data: testedView{Subscription: id, Event: ev}}, nil
 }

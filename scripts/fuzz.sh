@@ -2,7 +2,10 @@
 # Fuzz targets.
 #
 #   bash scripts/fuzz.sh --list                    every target: "PACKAGE TARGET" lines
-#   bash scripts/fuzz.sh --all DURATION            every target for DURATION, as CI does
+#   bash scripts/fuzz.sh --all DURATION            every target for DURATION
+#   bash scripts/fuzz.sh --build DIR               the fuzzing binaries, into DIR
+#   bash scripts/fuzz.sh --run DIR DURATION        every target for DURATION, from
+#                                                  DIR's binaries, as CI does
 #   bash scripts/fuzz.sh PACKAGE TARGET DURATION   fuzz one target, e.g.
 #   bash scripts/fuzz.sh ./internal/jwe FuzzRead 8h
 #
@@ -56,20 +59,24 @@ retrying() {
   done
 }
 
-# all fuzzes every target for $1, several at a time.
-all() {
-  local duration=$1 cache jobs pkg target
-  bins=$(mktemp -d)
-  trap 'rm -rf "$bins"' EXIT
+# build builds each package's fuzzing test binary into the directory $1,
+# as many at a time as the machine has cores: go test -c takes one package
+# with -fuzz, and a link runs on one core.
+build() {
+  local bins=$1
+  cut -d' ' -f1 <<<"$(list)" | uniq | xargs -P "$(nproc)" -I{} bash -c \
+    'go test -c -vet=off -fuzz=. -o "$0/$(tr / _ <<<"$1").test" "$1"' "$bins" {}
+}
+
+# run fuzzes every target for $2 from the binaries build made in $1,
+# several at a time.
+run() {
+  local jobs pkg target targets
+  bins=$1 duration=$2
   cache=$(go env GOCACHE)/fuzz
   jobs=$(nproc)
-  local targets
   targets=$(list)
   echo "targets: $(grep -c . <<<"$targets"), $jobs at a time"
-  # The builds go side by side too: go test -c takes one package with
-  # -fuzz, and a link runs on one core.
-  cut -d' ' -f1 <<<"$targets" | uniq | xargs -P "$jobs" -I{} bash -c \
-    'go test -c -fuzz=. -o "$0/$(tr / _ <<<"$1").test" "$1"' "$bins" {}
   export -f retrying
   export bins cache duration
   # Each line: the package's directory, its import path, the target.
@@ -91,10 +98,23 @@ case "${1:-}" in
   ;;
 --all)
   [ $# -eq 2 ] || { echo "usage: $0 --all DURATION" >&2; exit 2; }
-  all "$2"
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  build "$dir"
+  run "$dir" "$2"
+  exit 0
+  ;;
+--build)
+  [ $# -eq 2 ] || { echo "usage: $0 --build DIR" >&2; exit 2; }
+  build "$2"
+  exit 0
+  ;;
+--run)
+  [ $# -eq 3 ] || { echo "usage: $0 --run DIR DURATION" >&2; exit 2; }
+  run "$2" "$3"
   exit 0
   ;;
 esac
-[ $# -eq 3 ] || { echo "usage: $0 --list | --all DURATION | PACKAGE TARGET DURATION" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: $0 --list | --all DURATION | --build DIR | --run DIR DURATION | PACKAGE TARGET DURATION" >&2; exit 2; }
 pkg=$1 target=$2 duration=$3
 retrying go test -run='^$' -fuzz="^${target}\$" -fuzztime="$duration" "$pkg"

@@ -41,10 +41,15 @@ func PersonOf(r *http.Request) (p audit.Person, ok bool) {
 
 // requirePerson serves next to a person of one of roles, with the person
 // in the request's context (audit.WithPerson), and refuses anyone else
-// with 403, logging the refusal without the certificate.
+// with 403, logging the refusal without the certificate. Every person's
+// certificate it sees, of whatever role, is recorded among the people
+// (ListPeople), at most once a SeenInterval from this backend.
 func (h *Handler) requirePerson(roles []contract.Role, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := PersonOf(r)
+		if ok && h.HopTLS {
+			h.see(r, p)
+		}
 		refusal := errNoPerson
 		switch {
 		case !h.HopTLS:
@@ -60,4 +65,13 @@ func (h *Handler) requirePerson(roles []contract.Role, next http.Handler) http.H
 			zap.String("person", p.Name), zap.String("role", string(p.Role)), zap.String("source", web.SourceAddr(r)))
 		problem.Write(w, refusal)
 	})
+}
+
+// see records that p made the request r. A failed write is logged and
+// does not refuse the request: the list of people is the operators'
+// view, not an access check, and the next request writes again.
+func (h *Handler) see(r *http.Request, p audit.Person) {
+	if err := h.svc.people.see(r.Context(), p); err != nil {
+		telemetry.Logger(r.Context(), h.Log).Warn("recording a person's use of the Admin API failed", zap.String("person", p.Name), zap.Error(err))
+	}
 }

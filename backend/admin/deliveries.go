@@ -19,7 +19,7 @@ import (
 // errDisabled refuses to redeliver to a disabled subscription: what is
 // made due would not be sent.
 var errDisabled = problem.New(http.StatusConflict, problem.CodeConflict,
-	"the subscription is disabled: nothing is sent to it until its client enables it")
+	"the subscription is disabled: nothing is sent to it until it is enabled (by its client, or an operator: POST …/enable)")
 
 // deliveryOut is d as the API shows it.
 func deliveryOut(d webhook.Delivery) adminapi.Delivery {

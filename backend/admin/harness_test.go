@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -11,6 +12,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,6 +50,29 @@ type api struct {
 	// grants is the copy of the webhook destinations granted, which the
 	// service tells of its changes.
 	grants *webhook.Grants
+	// tester is where the test events go.
+	tester *fakeTester
+}
+
+// fakeTester records the subscriptions it sends a test event, and
+// answers that the receiver answered 503.
+type fakeTester struct {
+	mu  sync.Mutex
+	got []store.Subscription
+}
+
+func (f *fakeTester) SendTest(_ context.Context, sub store.Subscription) webhook.TestResult {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, sub)
+	return webhook.TestResult{EventID: "msg_1", Outcome: "http_503", Status: 503, Duration: 1500 * time.Millisecond}
+}
+
+// sent returns the subscriptions sent a test event.
+func (f *fakeTester) sent() []store.Subscription {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.got)
 }
 
 func newAPI(t *testing.T) *api {
@@ -62,9 +88,12 @@ func newAPIWith(t *testing.T, cfg trail.Config) *api {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a := &api{t: t, st: st, hop: hopDir(t, true), deny: NewDenyList(st, time.Hour), grants: webhook.NewGrants(st, time.Hour)}
-	h := NewHandler(New(st, identity.New(st, 1), keyadmin.New(st), WithTrail(trail.New(st, cfg)), WithGrants(a.grants)),
-		HandlerConfig{HopTLS: true, Idempotency: st, DenyList: a.deny, Log: zaptest.NewLogger(t)})
+	a := &api{t: t, st: st, hop: hopDir(t, true), deny: NewDenyList(st, time.Hour), grants: webhook.NewGrants(st, time.Hour), tester: &fakeTester{}}
+	zl := zaptest.NewLogger(t)
+	opened := func(s store.Subscription) store.Subscription { s.SigningKey = "opened:" + s.SigningKey; return s }
+	h := NewHandler(New(st, identity.New(st, 1), keyadmin.New(st), WithTrail(trail.New(st, cfg)), WithGrants(a.grants),
+		WithTests(webhook.NewTestEvents(st, opened, a.tester, zl))),
+		HandlerConfig{HopTLS: true, Idempotency: st, DenyList: a.deny, Log: zl})
 	mux := web.NewMux()
 	h.Register(mux)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

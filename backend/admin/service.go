@@ -17,7 +17,8 @@ import (
 // Store is what the service reads itself, besides what its services own:
 // the workspaces and clients it lists, the deny-list, the fleet, the
 // webhook subscriptions and their delivery logs, the clients' limits, the
-// webhook destinations granted to workspaces.
+// webhook destinations granted to workspaces, the people who used the
+// API, and the trail, which records an operator's test event.
 type Store interface {
 	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
 	ListWorkspaces(ctx context.Context, after string, limit int) ([]store.Workspace, error)
@@ -29,6 +30,8 @@ type Store interface {
 	store.DeliveryLog
 	store.ClientLimits
 	store.WebhookDestinations
+	store.People
+	store.AuditAppender
 }
 
 // Service is the operator's and the auditor's side of the gateway: it
@@ -44,7 +47,9 @@ type Service struct {
 	webhooks *webhook.Service
 	log      *webhook.Log
 	trail    *trail.Service
-	grants   *webhook.Grants // nil: no copy to tell of a change (direct mode)
+	grants   *webhook.Grants     // nil: no copy to tell of a change (direct mode)
+	tests    *webhook.TestEvents // nil: no test event is sent (direct mode)
+	people   *sightings
 	now      func() time.Time
 }
 
@@ -56,6 +61,7 @@ func New(st Store, ids *identity.Service, keys *keyadmin.Service, opts ...Option
 	for _, o := range opts {
 		o(s)
 	}
+	s.people = newSightings(st, func() time.Time { return s.now() })
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/backend/webhook"
+	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // subscriptionOut is sub as the API shows it: as the workspace's own list
@@ -95,6 +96,63 @@ func (s *Service) DeleteSubscription(ctx context.Context, id string) (adminapi.S
 		return adminapi.Subscription{}, err
 	}
 	return subscriptionOut(sub), nil
+}
+
+// WithTests is the backend's sender of test events, which TestSubscription
+// sends through; without it (direct mode) a test event is refused.
+func WithTests(t *webhook.TestEvents) Option { return func(s *Service) { s.tests = t } }
+
+// errNoTests refuses a test event where no backend's delivery runs: hdc's
+// direct mode.
+var errNoTests = problem.New(http.StatusConflict, problem.CodeConflict,
+	"a test event goes out through a backend's delivery, its SSRF guard and timeouts: send it through the Admin API (--admin)")
+
+// EnableSubscription turns the subscription id, of whatever workspace,
+// back on as its client's PATCH does (webhook.Service.SetEnabled): its
+// failing period starts afresh and its kept deliveries are due at once;
+// the subscription_enable record names the person. An active
+// subscription is answered as it is, unchanged and unrecorded.
+func (s *Service) EnableSubscription(ctx context.Context, id string) (adminapi.Subscription, error) {
+	sub, e, err := s.subscriptionChange(ctx, id)
+	if err != nil || sub.Status == store.SubscriptionActive {
+		return subscriptionOut(sub), err
+	}
+	sub, err = s.webhooks.SetEnabled(ctx, sub.WorkspaceID, sub.ID, true, e)
+	return subscriptionOut(sub), err
+}
+
+// TestSubscription sends the subscription id, of whatever workspace, a
+// test event now, as its client's POST …/test does and within the same
+// ration (webhook.TestEvents), once its subscription_test record naming
+// the person is written; it says how the attempt went.
+func (s *Service) TestSubscription(ctx context.Context, id string) (adminapi.TestEvent, error) {
+	by, err := audit.PersonFrom(ctx)
+	if err != nil {
+		return adminapi.TestEvent{}, err
+	}
+	if s.tests == nil {
+		return adminapi.TestEvent{}, errNoTests
+	}
+	sub, err := s.tests.Take(ctx, "", id)
+	if err != nil {
+		return adminapi.TestEvent{}, err
+	}
+	e := webhook.SubscriptionEvent(audit.Event{Workspace: sub.WorkspaceID, Person: by}, audit.SubscriptionTest, sub.ID, s.now())
+	if _, err := s.st.AppendAudit(ctx, e); err != nil {
+		return adminapi.TestEvent{}, err
+	}
+	a := webhook.AnswerOf(s.tests.SendTo(ctx, sub))
+	return adminapi.TestEvent{EventID: a.EventID, Outcome: a.Outcome, Status: a.Status, DurationMS: a.DurationMS}, nil
+}
+
+func (h *Handler) enableSubscription(w http.ResponseWriter, r *http.Request) error {
+	return byID(w, r, h.svc.EnableSubscription)
+}
+
+func (h *Handler) testSubscription(w http.ResponseWriter, r *http.Request) error {
+	err := byID(w, r, h.svc.TestSubscription)
+	webhook.SetRetryAfter(w, err)
+	return err
 }
 
 func (h *Handler) listSubscriptions(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -201,4 +202,94 @@ func idsOf(subs []adminapi.Subscription) []string {
 		out = append(out, s.ID)
 	}
 	return out
+}
+
+// TestEnableSubscription: an operator turns a disabled subscription of any
+// workspace back on, and its subscription_enable record names her; an
+// active one is answered as it is, recorded once; the same request under
+// one Idempotency-Key is made once; an auditor, an unknown subscription
+// and a path that names none are refused.
+func TestEnableSubscription(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ids := seedSubscriptions(t, a)
+	for _, tt := range []struct {
+		name, who, id string
+		status        int
+		code          string
+	}{
+		{"an auditor", "auditor", ids[2], 403, "forbidden"},
+		{"an unknown subscription", "operator", "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01", 404, "not_found"},
+		{"no subscription id", "operator", "a%2Fb", 404, "not_found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := a.do(tt.who, "POST", "/admin/v1/subscriptions/"+tt.id+"/enable", nil); r.status != tt.status || r.problemCode() != tt.code {
+				t.Fatalf("got %d %s, want %d %s", r.status, r.body, tt.status, tt.code)
+			}
+		})
+	}
+	for i, key := range []string{"enable-1", "enable-1", "enable-2"} {
+		var sub adminapi.Subscription
+		a.do("operator", "POST", "/admin/v1/subscriptions/"+ids[2]+"/enable", nil, "Idempotency-Key", key).decode(t, 200, &sub)
+		if sub.ID != ids[2] || sub.Status != "active" || sub.DisabledReason != nil || sub.WorkspaceID != "w1" {
+			t.Fatalf("enabling %d: %+v", i, sub)
+		}
+	}
+	rs, err := a.st.ListAudit(t.Context(), store.AuditFilter{Workspace: "w1", Agent: alice})
+	if err != nil || len(rs) != 1 || rs[0].Action != audit.SubscriptionEnable || rs[0].Entity.ID != ids[2] || rs[0].Person.Serial == "" {
+		t.Fatalf("w1's records by alice: %+v, %v", rs, err)
+	}
+}
+
+// TestTestSubscription: an operator sends a subscription of any workspace
+// a test event through the backend's sender, its signing key opened, and
+// gets the attempt's result; each is recorded naming her before it goes;
+// past the subscription's ration it is 429 with a Retry-After and sends
+// nothing; an auditor and an unknown subscription are refused; without a
+// sender (direct mode) it is refused.
+func TestTestSubscription(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ids := seedSubscriptions(t, a)
+	for _, tt := range []struct {
+		name, who, id string
+		status        int
+		code          string
+	}{
+		{"an auditor", "auditor", ids[1], 403, "forbidden"},
+		{"an unknown subscription", "operator", "5a1c9a52-3b7e-4d0e-9f43-2f8e1c6b7a01", 404, "not_found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := a.do(tt.who, "POST", "/admin/v1/subscriptions/"+tt.id+"/test", nil); r.status != tt.status || r.problemCode() != tt.code {
+				t.Fatalf("got %d %s, want %d %s", r.status, r.body, tt.status, tt.code)
+			}
+		})
+	}
+	if n := len(a.tester.sent()); n != 0 {
+		t.Fatalf("the refusals sent %d test events", n)
+	}
+	var res adminapi.TestEvent
+	a.do("operator", "POST", "/admin/v1/subscriptions/"+ids[1]+"/test", nil).decode(t, 200, &res)
+	if res != (adminapi.TestEvent{EventID: "msg_1", Outcome: "http_503", Status: 503, DurationMS: 1500}) {
+		t.Fatalf("the test event: %+v", res)
+	}
+	if sent := a.tester.sent(); len(sent) != 1 || sent[0].ID != ids[1] || sent[0].SigningKey != "opened:"+signingKey {
+		t.Fatalf("sent %+v", sent)
+	}
+	for range 4 { // the rest of the burst
+		a.do("operator", "POST", "/admin/v1/subscriptions/"+ids[1]+"/test", nil).decode(t, 200, nil)
+	}
+	r := a.do("operator", "POST", "/admin/v1/subscriptions/"+ids[1]+"/test", nil)
+	if r.status != 429 || r.problemCode() != "too_many_requests" || r.header.Get("Retry-After") == "" || len(a.tester.sent()) != 5 {
+		t.Fatalf("past the ration: %d %s %v, %d sent", r.status, r.body, r.header, len(a.tester.sent()))
+	}
+	rs, err := a.st.ListAudit(t.Context(), store.AuditFilter{Workspace: "w2", Agent: alice})
+	if err != nil || len(rs) != 5 || rs[0].Action != audit.SubscriptionTest || rs[0].Entity.ID != ids[1] {
+		t.Fatalf("w2's records by alice: %d %+v, %v", len(rs), rs, err)
+	}
+	direct := New(a.st, nil, nil)
+	ctx := audit.WithPerson(t.Context(), audit.LocalOperator())
+	if _, err := direct.TestSubscription(ctx, ids[1]); !errors.Is(err, errNoTests) {
+		t.Fatalf("a test event in direct mode: %v", err)
+	}
 }

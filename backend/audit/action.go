@@ -19,7 +19,8 @@ const (
 	SubscriptionDelete Action = "subscription_delete"
 	DeliveryDisabled   Action = "delivery_disabled" // the backend disabled a subscription (Event.Reason: gone, failing)
 	// SubscriptionEnable and SubscriptionDisable: a client turned its
-	// subscription on or off (PATCH).
+	// subscription on or off (PATCH); an operator enabled a disabled one
+	// through the Admin API (the record names the person).
 	SubscriptionEnable  Action = "subscription_enable"
 	SubscriptionDisable Action = "subscription_disable"
 	// SigningKeyRotate: a client set its subscription's signing key (the
@@ -30,6 +31,9 @@ const (
 	// every one that failed since a time.
 	DeliveryRedeliver Action = "delivery_redeliver"
 	DeliveryRecover   Action = "delivery_recover"
+	// SubscriptionTest: an operator sent a subscription a test event
+	// through the Admin API (a client's test events are not recorded).
+	SubscriptionTest Action = "subscription_test"
 )
 
 // Actions of operators (the hdc CLI) and of the backend's own jobs.
@@ -108,11 +112,12 @@ var rules = map[Action]rule{
 	SubscriptionCreate:  {entity: EntitySubscription},
 	SubscriptionDelete:  {entity: EntitySubscription, by: operators},
 	DeliveryDisabled:    {entity: EntitySubscription},
-	SubscriptionEnable:  {entity: EntitySubscription},
+	SubscriptionEnable:  {entity: EntitySubscription, by: operators},
 	SubscriptionDisable: {entity: EntitySubscription},
 	SigningKeyRotate:    {entity: EntitySubscription},
 	DeliveryRedeliver:   {entity: EntitySubscription, by: operators},
 	DeliveryRecover:     {entity: EntitySubscription, by: operators},
+	SubscriptionTest:    {entity: EntitySubscription, by: operators},
 	ClientCreate:        {entity: EntityClient, by: operators},
 	ClientDisable:       {entity: EntityClient, by: operators},
 	SharingGrant:        {entity: EntityGrant, by: operators},

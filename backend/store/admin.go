@@ -34,6 +34,29 @@ type RevokedCertificate struct {
 	RevokedBy string
 }
 
+// People are the persons who used the Admin API, one row per certificate
+// (by serial): the backends record each person they serve, at most about
+// once a minute per certificate, for operators to see who holds access
+// and revoke what should not (package admin).
+type People interface {
+	// SeePerson records that a backend served p at p.LastSeen: a serial
+	// new to the list is added, first and last seen then; a known one's
+	// last seen is moved to p.LastSeen only when it is before stale (a
+	// write at most once per interval, however many backends serve the
+	// person), and never back.
+	SeePerson(ctx context.Context, p Person, stale time.Time) error
+	// People returns every person seen, by name then serial (byte order).
+	People(ctx context.Context) ([]Person, error)
+}
+
+// Person is a certificate that used the Admin API: its serial (lower-case
+// hex), the name and role it names, when a backend first and last served
+// it (to the interval SeePerson writes at).
+type Person struct {
+	Serial, Name, Role  string
+	FirstSeen, LastSeen time.Time
+}
+
 // Idempotency keeps the answers of changes made under an Idempotency-Key
 // (the Admin API's, and the public API's redelivery), so that a change
 // repeated with the same key is answered as the first was and made once.

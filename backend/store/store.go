@@ -56,6 +56,7 @@ type Store interface {
 	ClientLimits
 	Replays
 	Revocations
+	People
 	Idempotency
 	Fleet
 

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -43,8 +44,11 @@ type Tester interface {
 	SendTest(ctx context.Context, sub store.Subscription) TestResult
 }
 
-// TestEvents serves POST …/subscriptions/{id}/test, in the caller's
-// workspace only.
+// TestEvents sends subscriptions test events, each subscription within
+// its ration: the public API's POST …/subscriptions/{id}/test
+// (ServeHTTP, in the caller's workspace only) and the Admin API's (Take
+// and SendTo, any workspace's, which package admin records first) go
+// through it alike.
 type TestEvents struct {
 	store store.Subscriptions
 	open  func(store.Subscription) store.Subscription
@@ -72,23 +76,65 @@ type TestAnswer struct {
 	DurationMS int64  `json:"duration_ms"`
 }
 
+// AnswerOf is res as the APIs answer it.
+func AnswerOf(res TestResult) TestAnswer {
+	return TestAnswer{EventID: res.EventID, Outcome: res.Outcome, Status: res.Status, DurationMS: res.Duration.Milliseconds()}
+}
+
+// TooSoon refuses a test event while its subscription's ration is spent:
+// Wait is how long until the next. It wraps its answer, a 429 problem,
+// which goes with a Retry-After (SetRetryAfter).
+type TooSoon struct{ Wait time.Duration }
+
+// errTooSoon is the problem a TooSoon wraps.
+var errTooSoon = problem.New(http.StatusTooManyRequests, problem.CodeTooManyRequests,
+	"too many test events for this subscription; try again after the Retry-After seconds")
+
+func (e *TooSoon) Error() string { return errTooSoon.Error() }
+
+// Unwrap returns the problem that answers e.
+func (e *TooSoon) Unwrap() error { return errTooSoon }
+
+// SetRetryAfter sets w's Retry-After when err is a TooSoon, to the
+// seconds its subscription's next test event waits for.
+func SetRetryAfter(w http.ResponseWriter, err error) {
+	var soon *TooSoon
+	if errors.As(err, &soon) {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(soon.Wait.Seconds())), 10))
+	}
+}
+
+// Take returns workspaceID's subscription id ("" for any workspace's)
+// with a test event of its ration taken: store.ErrNotFound when there is
+// none, a *TooSoon when the ration is spent. SendTo then sends it.
+func (t *TestEvents) Take(ctx context.Context, workspaceID, id string) (store.Subscription, error) {
+	sub, err := t.store.GetSubscription(ctx, workspaceID, id)
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	if wait := t.reserve(sub.ID); wait > 0 {
+		return store.Subscription{}, &TooSoon{Wait: wait}
+	}
+	return sub, nil
+}
+
+// SendTo sends sub, as Take returned it, a test event now, its signing
+// keys opened, and says how the attempt went.
+func (t *TestEvents) SendTo(ctx context.Context, sub store.Subscription) TestResult {
+	return t.send.SendTest(ctx, t.open(sub))
+}
+
 // ServeHTTP serves the route.
 func (t *TestEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.http.ServeHTTP(w, r) }
 
 func (t *TestEvents) serve(w http.ResponseWriter, r *http.Request) error {
 	caller, _ := web.CallerFrom(r.Context())
-	sub, err := t.store.GetSubscription(r.Context(), caller.WorkspaceID, r.PathValue("id"))
+	sub, err := t.Take(r.Context(), caller.WorkspaceID, r.PathValue("id"))
 	if err != nil {
+		SetRetryAfter(w, err)
 		return err
 	}
-	if wait := t.reserve(sub.ID); wait > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
-		return problem.New(http.StatusTooManyRequests, problem.CodeTooManyRequests,
-			"too many test events for this subscription; try again after the Retry-After seconds")
-	}
-	res := t.send.SendTest(r.Context(), t.open(sub))
-	web.WriteJSON(w, http.StatusOK, TestAnswer{EventID: res.EventID, Outcome: res.Outcome, Status: res.Status,
-		DurationMS: res.Duration.Milliseconds()})
+	web.WriteJSON(w, http.StatusOK, AnswerOf(t.SendTo(r.Context(), sub)))
 	return nil
 }
 

@@ -67,6 +67,7 @@ var envFlags = []struct {
 	{"tls init", "dir", "HDC_HOP_DIR"},
 	{"up", "upload-max-body", "HDC_UPLOAD_MAX_BODY"},
 	{"clients create", "base-url", "HDC_BASE_URL"},
+	{"console", "base-url", "HDC_BASE_URL"},
 	{"clients list", "admin", "HDC_ADMIN_URL"},
 	{"clients list", "cert", "HDC_ADMIN_CERT"},
 	{"clients list", "key", "HDC_ADMIN_KEY"},

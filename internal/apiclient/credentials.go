@@ -41,11 +41,44 @@ type Credentials struct {
 	CA string `json:"ca,omitempty"`
 }
 
-// Save writes the credentials to the file path as indented JSON, readable
-// by its owner only (privatefile).
+// Save writes the credentials to the file path (Encode), readable by its
+// owner only (privatefile).
 func (c Credentials) Save(path string) error {
-	out, _ := json.MarshalIndent(c, "", "  ")
-	return privatefile.Write(path, append(out, '\n'))
+	return privatefile.Write(path, c.Encode())
+}
+
+// Encode returns the credentials file's bytes: indented JSON.
+func (c Credentials) Encode() []byte {
+	out, _ := json.MarshalIndent(c, "", "  ") // strings and a JWK of strings: it cannot fail
+	return append(out, '\n')
+}
+
+// Handover is what an operator hands a client in its credentials file:
+// the API's base URL and the certificate (PEM) of the edge's authority
+// when it is a private one, each when given; and what the Admin API issued
+// it, shown once: a new client's secret with its workspace, a key.
+type Handover struct {
+	BaseURL, EdgeCA     string
+	Secret, WorkspaceID string
+	Key                 *clientkey.Key
+}
+
+// Hand brings c, its client's credentials, up to date with h, keeping
+// what h does not give: hdc clients create and hdc keys add|rotate
+// --credentials-out, and the console's download, write the file so.
+func (c *Credentials) Hand(h Handover) {
+	if h.BaseURL != "" {
+		c.BaseURL = h.BaseURL
+	}
+	if h.EdgeCA != "" {
+		c.CA = h.EdgeCA
+	}
+	if h.Secret != "" {
+		c.ClientSecret, c.WorkspaceID = h.Secret, h.WorkspaceID
+	}
+	if h.Key != nil {
+		c.SetKey(*h.Key)
+	}
 }
 
 // ReadCredentials reads the credentials file at path.

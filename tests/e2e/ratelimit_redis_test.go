@@ -17,7 +17,8 @@ import (
 // TestRateLimitRedisDown: Redis is killed while a client's requests, over
 // its limit, flow through both edges. No answer is a 5xx; within a second
 // each edge counts alone (hdc_edge_rate_limit_shared 0) and says so in one
-// log line; Redis back, both count in it again within 5 s.
+// log line (a line per outage, never one a request); Redis back, both
+// count in it again within 5 s.
 func TestRateLimitRedisDown(t *testing.T) {
 	r := hdctest.StartRedis(t)
 	env := fleetLimitEnv(r.EdgeEnv())
@@ -58,9 +59,22 @@ func TestRateLimitRedisDown(t *testing.T) {
 		t.Error(e)
 	}
 	for _, edge := range []string{"hdc-edge", "hdc-edge-2"} {
-		if n := strings.Count(s.Output(edge), "redis does not answer"); n != 1 {
-			t.Errorf("%s logged %d lines that Redis does not answer, want 1", edge, n)
-		}
+		checkOneLinePerOutage(t, edge, s.Output(edge))
+	}
+}
+
+// checkOneLinePerOutage checks that an edge said that Redis does not
+// answer once each time it turned to counting alone, not once a request:
+// its lines alternate with those that Redis answers again. One outage is
+// the killed Redis; a loaded machine can make a call to the Redis that came
+// back miss its deadline, which is an outage too, said once.
+func checkOneLinePerOutage(t *testing.T, edge, output string) {
+	t.Helper()
+	down := strings.Count(output, "redis does not answer")
+	up := strings.Count(output, "redis answers again")
+	t.Logf("%s: %d lines that Redis does not answer, %d that it answers again", edge, down, up)
+	if down < 1 || (down != up && down != up+1) {
+		t.Errorf("%s logged %d lines that Redis does not answer and %d that it answers again, want one of each per outage", edge, down, up)
 	}
 }
 

@@ -13,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/health-data-connect/hdc/internal/testkit"
 )
 
 // updateScreenshots asks Check to write its screenshots into docs/console,
@@ -125,24 +128,44 @@ func (b *Browser) Reload() {
 	b.Run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("main h1")))
 }
 
-// Submit clicks the button sel of a form and waits for the page the
-// form's answer leads to, loaded: for a form whose result is a page with
-// the same elements as the form's own (a client's page, edited).
-func (b *Browser) Submit(sel string) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-	defer cancel()
-	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-		b.t.Fatalf("the browser, submitting %s: %v", sel, err)
-	}
-	b.Run(chromedp.WaitVisible(chromedp.CSS("main h1")))
-}
-
 // Press focuses the element sel and presses Enter on it, as a person at
-// the keyboard does, then waits for the element next.
+// the keyboard does, which loads a page, then waits for the new page's
+// element next.
 func (b *Browser) Press(sel, next string) {
 	b.t.Helper()
-	b.Run(chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(next)))
+	b.markPage()
+	b.Run(chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(kb.Enter))
+	b.waitNewPage(next)
+}
+
+// Submit clicks the element sel, which loads a page, then waits for the
+// new page's element next: never the page it left, which may have one
+// too.
+func (b *Browser) Submit(sel, next string) {
+	b.t.Helper()
+	b.markPage()
+	b.Run(chromedp.Click(chromedp.CSS(sel)))
+	b.waitNewPage(next)
+}
+
+// markPage marks the page shown, so that waitNewPage tells the next one
+// from it.
+func (b *Browser) markPage() {
+	b.t.Helper()
+	get(b, chromedp.Evaluate[bool](`window.hdcLeft = true`))
+}
+
+// waitNewPage waits for a page that markPage did not mark, then for its
+// element next.
+func (b *Browser) waitNewPage(next string) {
+	b.t.Helper()
+	testkit.Eventually(b.t, time.Minute, "the browser to leave the page", func() bool {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
+		left, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.hdcLeft !== true`))
+		return err == nil && left // an error: the page is being replaced
+	})
+	b.Run(chromedp.WaitVisible(chromedp.CSS(next)))
 }
 
 // Count returns how many elements sel matches.
@@ -157,11 +180,31 @@ func (b *Browser) Text(sel string) string {
 	return strings.TrimSpace(get(b, chromedp.Text(chromedp.CSS(sel))))
 }
 
+// Attr returns the attribute name of the element sel.
+func (b *Browser) Attr(sel, name string) string {
+	b.t.Helper()
+	return get(b, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`).getAttribute(`+strconv.Quote(name)+`)`))
+}
+
 // Check holds the page open to axe-core (no violation of impact serious or
 // critical) and to the console's errors (none since the last check),
 // takes its screenshot when name is set (screenshot), and holds it to its
 // layout at a phone's width and a laptop's (checkLayout).
 func (b *Browser) Check(name string) {
+	b.t.Helper()
+	b.check(name, "")
+}
+
+// CheckProblem is Check of a problem page, whose document the console
+// answered with status: the browser's one error for it, that status, is
+// expected.
+func (b *Browser) CheckProblem(status int) {
+	b.t.Helper()
+	b.check("", "the server responded with a status of "+strconv.Itoa(status)+" ")
+}
+
+// check is Check, but for the browser's errors that hold expected.
+func (b *Browser) check(name, expected string) {
 	b.t.Helper()
 	src, err := os.ReadFile(filepath.Join(RepoRoot, "tests", "interop", "node_modules", "axe-core", "axe.min.js"))
 	if err != nil {
@@ -181,7 +224,9 @@ func (b *Browser) Check(name string) {
 	b.errors = nil
 	b.mu.Unlock()
 	for _, e := range errs {
-		b.t.Errorf("the browser's console on %s: %s", url, e)
+		if expected == "" || !strings.Contains(e, expected) {
+			b.t.Errorf("the browser's console on %s: %s", url, e)
+		}
 	}
 	if name != "" {
 		b.screenshot(name)
@@ -204,6 +249,35 @@ func (b *Browser) screenshot(name string) {
 	}
 }
 
+// Download clicks the link sel, whose answer is a file to save, and
+// returns the file's name and content once the browser saved it whole, in
+// a folder of the test's own.
+func (b *Browser) Download(sel string) (string, []byte) {
+	b.t.Helper()
+	dir := b.t.TempDir()
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior,
+		cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
+		b.t.Fatalf("the browser's downloads: %v", err)
+	}
+	b.Run(chromedp.Click(chromedp.CSS(sel)))
+	var name string
+	testkit.Eventually(b.t, time.Minute, "the browser to save the download of "+sel, func() bool {
+		files, _ := os.ReadDir(dir)
+		if len(files) != 1 || strings.HasSuffix(files[0].Name(), ".crdownload") {
+			return false
+		}
+		name = files[0].Name()
+		return true
+	})
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return name, data
+}
+
 // Changes returns what on the page could change something: forms that
 // post, and buttons but the copy buttons.
 func (b *Browser) Changes() []string {
@@ -213,12 +287,13 @@ func (b *Browser) Changes() []string {
 }
 
 // StartConsole runs hdc console as the person name of the stack's hop
-// directory, against the stack's Admin API, and returns its login URL.
-func StartConsole(t *testing.T, s *Stack, name string) string {
+// directory, against the stack's Admin API, with the flags more, and
+// returns its login URL.
+func StartConsole(t *testing.T, s *Stack, name string, more ...string) string {
 	t.Helper()
-	return StartConsoleArgs(t, s, "console", "--listen", "127.0.0.1:0", "--admin", s.Internal,
+	return StartConsoleArgs(t, s, append([]string{"console", "--listen", "127.0.0.1:0", "--admin", s.Internal,
 		"--cert", filepath.Join(s.Hop, name+".pem"), "--key", filepath.Join(s.Hop, name+"-key.pem"),
-		"--ca", filepath.Join(s.Hop, "ca.pem"), "--data", t.TempDir())
+		"--ca", filepath.Join(s.Hop, "ca.pem"), "--data", t.TempDir()}, more...)...)
 }
 
 // StartConsoleArgs runs hdc with args, a console command line, as a

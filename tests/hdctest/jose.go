@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,8 +41,10 @@ const (
 // setting, if any, the library needs.
 type joseClient struct {
 	name string
+	// script is the client's script of tests/interop, run by Node; or
 	// argv returns the program and its first arguments.
-	argv func(t testing.TB) []string
+	script string
+	argv   func(t testing.TB) []string
 	// jsonType is the media type it sends a JSON request as.
 	jsonType string
 	// compactOnly: its JSON serialization is not one the gateway takes,
@@ -58,12 +61,12 @@ func (j joseClient) Forms() []string {
 }
 
 var (
-	npmJose = joseClient{name: "npm jose", argv: nodeArgv("jwe.mjs"), jsonType: JSONType}
+	npmJose = joseClient{name: "npm jose", script: "jwe.mjs", jsonType: JSONType}
 	// joseClients are the clients of the matrix: every one must complete
 	// every flow in both forms.
 	JoseClients = []joseClient{
 		npmJose,
-		{name: "npm node-jose", argv: nodeArgv("nodejose.mjs"), jsonType: "application/jose+json"},
+		{name: "npm node-jose", script: "nodejose.mjs", jsonType: "application/jose+json"},
 		{name: "python jwcrypto", argv: pythonArgv("jwcrypto", "jwcrypto_client.py"), jsonType: JSONType},
 		{name: "python authlib", argv: pythonArgv("authlib", "authlib_client.py"), jsonType: JSONType},
 		JWX,
@@ -74,23 +77,24 @@ var (
 	JWX = joseClient{name: "Go jwx v3", argv: toolArgv("jwxclient"), jsonType: "application/jose+json"}
 )
 
-func nodeArgv(script string) func(testing.TB) []string {
-	return func(testing.TB) []string {
-		return []string{"node", filepath.Join(RepoRoot, "tests", "interop", script)}
-	}
-}
-
 // pythonArgv runs script with Debian's python3, where the test command
 // installs python3-jwcrypto and python3-authlib (another python3 earlier
 // on PATH may not have them).
+// The check that python imports the module runs once per test process.
 func pythonArgv(module, script string) func(testing.TB) []string {
-	return func(t testing.TB) []string {
-		python := "/usr/bin/python3"
-		if _, err := os.Stat(python); err != nil {
-			python = "python3"
-		}
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		python = "python3"
+	}
+	importable := sync.OnceValue(func() error {
 		if out, err := exec.Command(python, "-c", "import "+module).CombinedOutput(); err != nil {
-			t.Fatalf("%s cannot import %s (scripts/test.sh installs python3-%s): %v\n%s", python, module, module, err, out)
+			return fmt.Errorf("%s cannot import %s (scripts/test.sh installs python3-%s): %v\n%s", python, module, module, err, out)
+		}
+		return nil
+	})
+	return func(t testing.TB) []string {
+		if err := importable(); err != nil {
+			t.Fatal(err)
 		}
 		return []string{python, filepath.Join(RepoRoot, "tests", "interop", script)}
 	}
@@ -113,8 +117,14 @@ func toolArgv(name string) func(testing.TB) []string {
 
 func (j joseClient) run(t testing.TB, stdin []byte, args ...string) []byte {
 	t.Helper()
-	argv := j.argv(t)
-	out, err := RunProgram(t, stdin, argv[0], append(argv[1:], args...)...)
+	var out []byte
+	var err error
+	if j.script != "" {
+		out, err = Node(t, stdin, j.script, args...)
+	} else {
+		argv := j.argv(t)
+		out, err = RunProgram(t, stdin, argv[0], append(argv[1:], args...)...)
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", j.name, err)
 	}

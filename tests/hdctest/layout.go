@@ -18,7 +18,7 @@ var layoutViewports = []struct{ width, height int64 }{{390, 844}, {1280, 800}}
 // word of a table's header or cell, or of a fact of a facts list (where
 // the ids are), laid over two lines or more: broken inside a word. An
 // attempt's answer (.excerpt, up to a KiB without a space) and a secret
-// shown once (#secret), neither an id, may break.
+// shown once (.secret), neither an id, may break.
 const layoutProblems = `(() => {
 	const out = [];
 	const name = e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + e.className.split(" ").join(".") : "");
@@ -32,7 +32,7 @@ const layoutProblems = `(() => {
 	for (const cell of document.querySelectorAll("th, td, .facts dd")) {
 		const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
 		for (let t = texts.nextNode(); t; t = texts.nextNode()) {
-			if (t.parentElement.closest(".excerpt, #secret")) {
+			if (t.parentElement.closest(".excerpt, .secret")) {
 				continue;
 			}
 			for (const word of t.data.matchAll(/\S+/g)) {

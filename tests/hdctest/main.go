@@ -9,11 +9,11 @@ package hdctest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -61,8 +61,12 @@ func Main(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	_, file, _, _ := runtime.Caller(0)
-	RepoRoot = filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tests:", err)
+		return 1
+	}
+	RepoRoot = root
 	if dir := os.Getenv(BinEnv); dir != "" {
 		binDir = dir
 	} else {
@@ -79,6 +83,28 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// moduleRoot returns the root of the module the test package is in: the
+// nearest directory above the working directory, where go test runs a
+// package's tests, that holds a go.mod. Not runtime.Caller's file: under
+// -trimpath, which the test command builds with so that a fresh clone
+// reuses the build cache, that is an import path, not a directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // ensureNodeModules installs tests/interop's locked npm packages when they
@@ -210,10 +236,4 @@ func RunProgram(t testing.TB, stdin []byte, name string, args ...string) ([]byte
 		return out.Bytes(), fmt.Errorf("%s %v: %v: %s", filepath.Base(name), args, err, errOut.Bytes())
 	}
 	return out.Bytes(), nil
-}
-
-// Node runs one of the tests/interop scripts.
-func Node(t testing.TB, stdin []byte, script string, args ...string) ([]byte, error) {
-	t.Helper()
-	return RunProgram(t, stdin, "node", append([]string{filepath.Join(RepoRoot, "tests", "interop", script)}, args...)...)
 }

@@ -1,15 +1,8 @@
 // What the FHIR validators of this folder (fhir.mjs, auditevent.mjs)
-// share: reading the Bundle, the check for empty values, and evaluating
+// share: the check for empty values, and evaluating
 // invariants with fhirpath.
 import fhirpath from 'fhirpath';
 import r4 from 'fhirpath/fhir-context/r4/index.js';
-
-// readBundle returns the JSON document on stdin.
-export async function readBundle() {
-  const chunks = [];
-  for await (const chunk of process.stdin) chunks.push(chunk);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-}
 
 // emptyValues returns the paths of the empty strings in bundle. FHIR
 // primitives may not be empty: a string value needs non-whitespace content

@@ -13,43 +13,39 @@
 // keys add prints, a JSON object, which importJWK imports as it is. IAT and
 // JTI, when given, are set in the protected header (IAT a number of seconds).
 import { CompactEncrypt, FlattenedEncrypt, base64url, compactDecrypt, flattenedDecrypt, importJWK } from 'jose';
+import { program } from './program.mjs';
 
-const [cmd, secret, ...rest] = process.argv.slice(2);
-const keyOf = (enc) => secret.startsWith('{')
-  ? importJWK(JSON.parse(secret))
-  : enc === 'A256GCM' ? base64url.decode(secret) : new TextEncoder().encode(secret + secret);
-
-const chunks = [];
-for await (const chunk of process.stdin) chunks.push(chunk);
-const input = Buffer.concat(chunks);
-
-if (cmd === 'encrypt') {
-  const [kid, form = 'json', enc = 'A128CBC-HS256', iat, jti] = rest;
-  const fresh = iat ? { iat: Number(iat), jti } : {};
-  if (form === 'compact') {
-    const jwe = await new CompactEncrypt(input)
-      .setProtectedHeader({ alg: 'dir', enc, kid, ...fresh })
-      .encrypt(await keyOf(enc));
-    process.stdout.write(jwe);
-  } else {
+export async function run([cmd, secret, ...rest], input) {
+  const keyOf = (enc) => secret.startsWith('{')
+    ? importJWK(JSON.parse(secret))
+    : enc === 'A256GCM' ? base64url.decode(secret) : new TextEncoder().encode(secret + secret);
+  if (cmd === 'encrypt') {
+    const [kid, form = 'json', enc = 'A128CBC-HS256', iat, jti] = rest;
+    const fresh = iat ? { iat: Number(iat), jti } : {};
+    if (form === 'compact') {
+      const jwe = await new CompactEncrypt(input)
+        .setProtectedHeader({ alg: 'dir', enc, kid, ...fresh })
+        .encrypt(await keyOf(enc));
+      return { stdout: jwe };
+    }
     const jwe = await new FlattenedEncrypt(input)
       .setProtectedHeader({ alg: 'dir', enc, ...fresh })
       .encrypt(await keyOf(enc));
-    process.stdout.write(JSON.stringify({ ...jwe, kid }));
+    return { stdout: JSON.stringify({ ...jwe, kid }) };
   }
-} else if (cmd === 'decrypt') {
-  const [form = 'json', enc = 'A128CBC-HS256'] = rest;
-  const text = input.toString('utf8').trim();
-  try {
-    const { plaintext } = form === 'compact'
-      ? await compactDecrypt(text, await keyOf(enc))
-      : await flattenedDecrypt(JSON.parse(text), await keyOf(enc));
-    process.stdout.write(plaintext);
-  } catch (err) {
-    process.stderr.write(`jose: ${err.code ?? err.name}: ${err.message}\n`);
-    process.exit(1);
+  if (cmd === 'decrypt') {
+    const [form = 'json', enc = 'A128CBC-HS256'] = rest;
+    const text = input.toString('utf8').trim();
+    try {
+      const { plaintext } = form === 'compact'
+        ? await compactDecrypt(text, await keyOf(enc))
+        : await flattenedDecrypt(JSON.parse(text), await keyOf(enc));
+      return { stdout: Buffer.from(plaintext) };
+    } catch (err) {
+      return { code: 1, stderr: `jose: ${err.code ?? err.name}: ${err.message}\n` };
+    }
   }
-} else {
-  process.stderr.write('usage: node jwe.mjs encrypt KEY KID [FORM [ENC IAT JTI]] | decrypt KEY [FORM [ENC]]\n');
-  process.exit(2);
+  return { code: 2, stderr: 'usage: node jwe.mjs encrypt KEY KID [FORM [ENC IAT JTI]] | decrypt KEY [FORM [ENC]]\n' };
 }
+
+await program(import.meta.url, run);

@@ -10,35 +10,32 @@
 // header. node-jose names a key by the key's own kid, so a key made from
 // KEY is made with ours; it protects every header field.
 import jose from 'node-jose';
+import { program } from './program.mjs';
 
-const [cmd, secret, ...rest] = process.argv.slice(2);
-const chunks = [];
-for await (const chunk of process.stdin) chunks.push(chunk);
-const input = Buffer.concat(chunks);
-
-async function key(enc, kid) {
-  if (secret.startsWith('{')) return jose.JWK.asKey(JSON.parse(secret));
-  const k = enc === 'A256GCM' ? secret : jose.util.base64url.encode(Buffer.from(secret + secret));
-  return jose.JWK.asKey(kid ? { kty: 'oct', k, kid } : { kty: 'oct', k });
-}
-
-if (cmd === 'encrypt') {
-  const [kid, form, enc = 'A128CBC-HS256', iat, jti] = rest;
-  const format = form === 'compact' ? 'compact' : 'flattened';
-  const fields = iat ? { alg: 'dir', enc, iat: Number(iat), jti } : { alg: 'dir', enc };
-  const out = await jose.JWE.createEncrypt({ format, fields }, await key(enc, kid)).update(input).final();
-  process.stdout.write(typeof out === 'string' ? out : JSON.stringify(out));
-} else if (cmd === 'decrypt') {
-  const [form, enc = 'A128CBC-HS256'] = rest;
-  const text = input.toString('utf8').trim();
-  try {
-    const { plaintext } = await jose.JWE.createDecrypt(await key(enc)).decrypt(form === 'compact' ? text : JSON.parse(text));
-    process.stdout.write(plaintext);
-  } catch (err) {
-    process.stderr.write(`node-jose: ${err.name}: ${err.message}\n`);
-    process.exit(1);
+export async function run([cmd, secret, ...rest], input) {
+  const key = (enc, kid) => {
+    if (secret.startsWith('{')) return jose.JWK.asKey(JSON.parse(secret));
+    const k = enc === 'A256GCM' ? secret : jose.util.base64url.encode(Buffer.from(secret + secret));
+    return jose.JWK.asKey(kid ? { kty: 'oct', k, kid } : { kty: 'oct', k });
+  };
+  if (cmd === 'encrypt') {
+    const [kid, form, enc = 'A128CBC-HS256', iat, jti] = rest;
+    const format = form === 'compact' ? 'compact' : 'flattened';
+    const fields = iat ? { alg: 'dir', enc, iat: Number(iat), jti } : { alg: 'dir', enc };
+    const out = await jose.JWE.createEncrypt({ format, fields }, await key(enc, kid)).update(input).final();
+    return { stdout: typeof out === 'string' ? out : JSON.stringify(out) };
   }
-} else {
-  process.stderr.write('usage: node nodejose.mjs encrypt KEY KID FORM [ENC IAT JTI] | decrypt KEY FORM [ENC]\n');
-  process.exit(2);
+  if (cmd === 'decrypt') {
+    const [form, enc = 'A128CBC-HS256'] = rest;
+    const text = input.toString('utf8').trim();
+    try {
+      const { plaintext } = await jose.JWE.createDecrypt(await key(enc)).decrypt(form === 'compact' ? text : JSON.parse(text));
+      return { stdout: plaintext };
+    } catch (err) {
+      return { code: 1, stderr: `node-jose: ${err.name}: ${err.message}\n` };
+    }
+  }
+  return { code: 2, stderr: 'usage: node nodejose.mjs encrypt KEY KID FORM [ENC IAT JTI] | decrypt KEY FORM [ENC]\n' };
 }
+
+await program(import.meta.url, run);

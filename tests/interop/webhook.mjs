@@ -14,24 +14,23 @@
 // timestamp tolerance is the libraries' default, five minutes.
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
+import { program } from './program.mjs';
 
-const [cmd, lib = 'standardwebhooks'] = process.argv.slice(2);
-const Webhook = { standardwebhooks: StandardWebhook, svix: SvixWebhook }[lib];
-if (cmd !== 'verify' || !Webhook) {
-  process.stderr.write('usage: node webhook.mjs verify [standardwebhooks|svix] < deliveries.json\n');
-  process.exit(2);
+export async function run([cmd, lib = 'standardwebhooks'], input) {
+  const Webhook = { standardwebhooks: StandardWebhook, svix: SvixWebhook }[lib];
+  if (cmd !== 'verify' || !Webhook) {
+    return { code: 2, stderr: 'usage: node webhook.mjs verify [standardwebhooks|svix] < deliveries.json\n' };
+  }
+  const deliveries = JSON.parse(input.toString('utf8'));
+  const results = deliveries.map(({ key, headers, body }) => {
+    try {
+      const wh = key.startsWith('whsec_') ? new Webhook(key) : new Webhook(Buffer.from(key, 'utf8'), { format: 'raw' });
+      return { ok: true, payload: wh.verify(body, headers) };
+    } catch (err) {
+      return { ok: false, error: `${err.name}: ${err.message}` };
+    }
+  });
+  return { stdout: JSON.stringify(results) };
 }
 
-const chunks = [];
-for await (const chunk of process.stdin) chunks.push(chunk);
-const deliveries = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-
-const results = deliveries.map(({ key, headers, body }) => {
-  try {
-    const wh = key.startsWith('whsec_') ? new Webhook(key) : new Webhook(Buffer.from(key, 'utf8'), { format: 'raw' });
-    return { ok: true, payload: wh.verify(body, headers) };
-  } catch (err) {
-    return { ok: false, error: `${err.name}: ${err.message}` };
-  }
-});
-process.stdout.write(JSON.stringify(results));
+await program(import.meta.url, run);

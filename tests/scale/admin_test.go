@@ -168,7 +168,8 @@ func (a adminAnswer) problemCode() string {
 // deploys. The role matrix holds on backend 2 for every route; alice, an
 // operator, runs every operator command that is not bootstrap with no
 // database URL, keeper or data directory in her environment, against
-// either backend; bob, an auditor, reads and is refused changes; carol's
+// either backend; bob, an auditor, reads (the people who used the API
+// among it) and is refused changes; carol's
 // certificate, revoked through one backend, is refused by both within
 // 2 seconds (the deny-list's refresh); and every change is found in the
 // audit trail by the person who made it.
@@ -253,6 +254,11 @@ func (c *cluster) operatorCommands(t *testing.T) {
 		b.HDC(&edges, "fleet", "edges")
 		return len(backends) == 2 && len(edges) == 2
 	})
+	var people []adminapi.PersonSeen
+	b.HDC(&people, "fleet", "people")
+	if len(people) < 2 || people[0].Name != alice || people[1].Name != bob || people[0].Role != "operator" || people[1].Role != "auditor" {
+		t.Fatalf("hdc fleet people as bob, after alice used both backends and bob backend 2: %+v", people)
+	}
 	b.HDC(nil, "audit", "verify")
 	if out, _, err := b.HDCRun("audit", "export", "--workspace", "admin-fleet"); err != nil || !strings.Contains(out, `"resourceType":"AuditEvent"`) {
 		t.Fatalf("hdc audit export as bob: %v\n%.300s", err, out)

@@ -66,6 +66,9 @@ type API interface {
 	ListRevocations(ctx context.Context, q PageQuery) (Page[Revocation], error)
 	// RevokeCertificate puts the certificate r.Serial on the deny-list.
 	RevokeCertificate(ctx context.Context, r Revocation) (Revocation, error)
+	// ListPeople returns a page of the certificates that used the Admin
+	// API, by name then serial, each with whether it is revoked.
+	ListPeople(ctx context.Context, q PageQuery) (Page[PersonSeen], error)
 
 	// ListGrants returns a page of the sharing grants q selects.
 	ListGrants(ctx context.Context, q GrantQuery) (Page[Grant], error)
@@ -85,6 +88,12 @@ type API interface {
 	// DeleteSubscription deletes the webhook subscription id with its
 	// deliveries, and returns it as it was.
 	DeleteSubscription(ctx context.Context, id string) (Subscription, error)
+	// EnableSubscription turns the disabled webhook subscription id back
+	// on, its kept deliveries due at once, and returns it.
+	EnableSubscription(ctx context.Context, id string) (Subscription, error)
+	// TestSubscription sends the webhook subscription id a test event now,
+	// and says how the attempt went.
+	TestSubscription(ctx context.Context, id string) (TestEvent, error)
 	// ListDeliveries returns a page of the subscription id's delivery log.
 	ListDeliveries(ctx context.Context, id string, q DeliveryQuery) (DeliveryPage, error)
 	// GetDelivery returns a delivery of the subscription id with its

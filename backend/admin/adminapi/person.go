@@ -22,3 +22,16 @@ type Revocation struct {
 	RevokedAt time.Time `json:"revoked_at,omitzero"`
 	RevokedBy string    `json:"revoked_by,omitempty"`
 }
+
+// PersonSeen is a certificate that used the Admin API, as ListPeople
+// lists it: the name, role and serial it names, when a backend first and
+// last served it (to about a minute: a backend writes a certificate's
+// last use at most once a minute), and whether it is on the deny-list.
+type PersonSeen struct {
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	Serial    string    `json:"serial"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	Revoked   bool      `json:"revoked"`
+}

@@ -189,3 +189,14 @@ type RecoverRequest struct {
 type Recovered struct {
 	Recovered int `json:"recovered"`
 }
+
+// TestEvent is how a test event sent to a subscription went: its
+// webhook-id, the attempt's outcome (delivered, http_NNN, timeout,
+// address_refused, …), the receiver's status (0 when it did not answer)
+// and how long the attempt took; as the public API's test event answers.
+type TestEvent struct {
+	EventID    string `json:"event_id"`
+	Outcome    string `json:"outcome"`
+	Status     int    `json:"status,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+}

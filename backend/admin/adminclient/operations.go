@@ -135,6 +135,11 @@ func (c *Client) RevokeCertificate(ctx context.Context, r adminapi.Revocation) (
 	return call[adminapi.Revocation](ctx, c, "RevokeCertificate", nil, r)
 }
 
+// ListPeople is adminapi.API.ListPeople.
+func (c *Client) ListPeople(ctx context.Context, q adminapi.PageQuery) (adminapi.Page[adminapi.PersonSeen], error) {
+	return call[adminapi.Page[adminapi.PersonSeen]](ctx, c, "ListPeople", q.Values(), nil)
+}
+
 // ListGrants is adminapi.API.ListGrants.
 func (c *Client) ListGrants(ctx context.Context, q adminapi.GrantQuery) (adminapi.Page[adminapi.Grant], error) {
 	return call[adminapi.Page[adminapi.Grant]](ctx, c, "ListGrants", q.Values(), nil)
@@ -168,6 +173,16 @@ func (c *Client) GetSubscription(ctx context.Context, id string) (adminapi.Subsc
 // DeleteSubscription is adminapi.API.DeleteSubscription.
 func (c *Client) DeleteSubscription(ctx context.Context, id string) (adminapi.Subscription, error) {
 	return call[adminapi.Subscription](ctx, c, "DeleteSubscription", nil, nil, id)
+}
+
+// EnableSubscription is adminapi.API.EnableSubscription.
+func (c *Client) EnableSubscription(ctx context.Context, id string) (adminapi.Subscription, error) {
+	return call[adminapi.Subscription](ctx, c, "EnableSubscription", nil, nil, id)
+}
+
+// TestSubscription is adminapi.API.TestSubscription.
+func (c *Client) TestSubscription(ctx context.Context, id string) (adminapi.TestEvent, error) {
+	return call[adminapi.TestEvent](ctx, c, "TestSubscription", nil, nil, id)
 }
 
 // ListDeliveries is adminapi.API.ListDeliveries.

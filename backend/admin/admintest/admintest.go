@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/keyadmin"
 	"github.com/health-data-connect/hdc/backend/store"
 	"github.com/health-data-connect/hdc/internal/pki"
+	"github.com/health-data-connect/hdc/internal/problem"
 )
 
 // Operator is the name of the operator's certificate ServeStore makes.
@@ -58,7 +60,9 @@ func ServeStore(t testing.TB, st store.Store) API {
 
 // Serve serves the API of svc until the test ends and returns its URL:
 // the backend's certificate of the hop's authority in dir (pki.InitDir),
-// a client certificate of that authority asked for. cfg's HopTLS is set.
+// a client certificate of that authority asked for. cfg's HopTLS is set;
+// with cfg.DenyList, a revoked certificate is refused first, as the
+// backend's listeners refuse it.
 func Serve(t testing.TB, svc *admin.Service, cfg admin.HandlerConfig, dir string) string {
 	t.Helper()
 	cfg.HopTLS = true
@@ -67,7 +71,17 @@ func Serve(t testing.TB, svc *admin.Service, cfg admin.HandlerConfig, dir string
 	}
 	mux := web.NewMux()
 	admin.NewHandler(svc, cfg).Register(mux)
-	srv := httptest.NewUnstartedServer(mux)
+	var h http.Handler = mux
+	if deny := cfg.DenyList; deny != nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if p := deny.Check(r); p != nil {
+				problem.Write(w, p)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewUnstartedServer(h)
 	srv.TLS = serverTLS(t, dir)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()

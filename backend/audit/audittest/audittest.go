@@ -86,6 +86,8 @@ func Records(workspace string, at time.Time) ([]audit.Record, error) {
 		{Action: audit.ClientLimitsClear, Outcome: audit.Success, Entity: client, Person: Operator, Changes: []audit.Change{
 			{Field: audit.ChangeLimits, Before: `{"rates":{"reads":{"per_second":5,"burst":10}}}`},
 		}},
+		{Action: audit.SubscriptionEnable, Outcome: audit.Success, Entity: sub, Person: Operator},
+		{Action: audit.SubscriptionTest, Outcome: audit.Success, Entity: sub, Person: Operator},
 	}
 	var recs []audit.Record
 	var last audit.Link

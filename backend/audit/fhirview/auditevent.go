@@ -132,6 +132,7 @@ var (
 		audit.SigningKeyRotate:    {dcmSecurity, dcmSecurityConfig, "U"},
 		audit.DeliveryRedeliver:   {dcmAppActive, nil, "E"},
 		audit.DeliveryRecover:     {dcmAppActive, nil, "E"},
+		audit.SubscriptionTest:    {dcmAppActive, nil, "E"},
 		audit.ClientCreate:        {dcmSecurity, dcmUserAttrs, "C"},
 		audit.ClientDisable:       {dcmSecurity, dcmUserAttrs, "U"},
 		audit.SharingGrant:        {dcmSecurity, dcmRoles, "C"},

@@ -97,7 +97,9 @@ func TestAuditEventMapping(t *testing.T) {
 		{recs[34], "110113", "110137", "U", "0", "alice@example.org", "", tClient},
 		{recs[35], "110113", "110129", "U", "0", "alice@example.org", "", tClient},
 		{recs[36], "110113", "110129", "U", "0", "alice@example.org", "", tClient},
-		{recs[37], "110101", "", "D", "0", "hdc-backend", "", ""},
+		{recs[37], "rest", "update", "U", "0", "alice@example.org", "", tSub},
+		{recs[38], "110100", "", "E", "0", "alice@example.org", "", tSub},
+		{recs[39], "110101", "", "D", "0", "hdc-backend", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.rec.Action)+"/"+string(tt.rec.Outcome), func(t *testing.T) {

@@ -26,6 +26,7 @@
 //	signing_key_rotate      DCM 110113 Security Alert        DCM 110129 Security Configuration            U
 //	delivery_redeliver      DCM 110100 Application Activity  (none)                                       E
 //	delivery_recover        DCM 110100 Application Activity  (none)                                       E
+//	subscription_test       DCM 110100 Application Activity  (none)                                       E
 //	client_create           DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  C
 //	client_disable          DCM 110113 Security Alert        DCM 110137 User Security Attributes Changed  U
 //	sharing_grant           DCM 110113 Security Alert        DCM 110136 Security Roles Changed            C

@@ -92,6 +92,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Replays", testReplays},
 		{"ReplaysConcurrent", testReplaysConcurrent},
 		{"Revocations", testRevocations},
+		{"People", testPeople},
+		{"PeopleConcurrent", testPeopleConcurrent},
 		{"Idempotency", testIdempotency},
 		{"FleetBackends", testFleetBackends},
 		{"FleetEdges", testFleetEdges},

@@ -61,9 +61,7 @@ display name and --label a label (key=value, again for more), to find it by
 					return err
 				}
 				said := handedOver{ClientID: cred.ClientID, WorkspaceID: cred.WorkspaceID}
-				return out.hand(cmd, cred.ClientID, cred, said, func(c *apiclient.Credentials) {
-					c.ClientSecret, c.WorkspaceID = cred.ClientSecret, cred.WorkspaceID
-				})
+				return out.hand(cmd, cred.ClientID, cred, said, apiclient.Handover{Secret: cred.ClientSecret, WorkspaceID: cred.WorkspaceID})
 			})
 		},
 	}

@@ -35,7 +35,7 @@ func newFleetCmd() *cobra.Command {
 	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "fleet",
-		Short: "Show the backends and the edges of the fleet, as the backends see them",
+		Short: "Show the backends, the edges and the people of the fleet, as the backends see them",
 		Long: `Show the fleet as the backends see it: each backend writes a heartbeat every
 5 seconds, and each edge that follows the key plane reports every 5 seconds
 the change it applied and the kids it used. "current" is false for one not
@@ -43,7 +43,8 @@ heard from for 15 seconds; one not heard from for the backends'
 HDC_FLEET_FORGET_AFTER (an hour by default; in direct mode, an hour) is left
 out, and "leaves_at" says when that will be. A backend started again on the
 same host and address replaces the row of the one before it, and an edge
-started again with the same certificate from the same address too.`,
+started again with the same certificate from the same address too. The people
+are every person's certificate that used the Admin API.`,
 	}
 	sf.register(cmd)
 	cmd.AddCommand(&cobra.Command{
@@ -62,6 +63,21 @@ started again with the same certificate from the same address too.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return printAll(cmd, &sf, func(p adminapi.API) func(context.Context, adminapi.PageQuery) (adminapi.Page[adminapi.Edge], error) {
 				return p.ListEdges
+			})
+		},
+	}, &cobra.Command{
+		Use:   "people",
+		Short: "List the people who used the Admin API: name, role, serial, first and last seen, revoked",
+		Long: `List every person's certificate a backend of the Admin API served, whatever its
+role, by name then serial: the name, role and serial it names, when a backend
+first and last served it (to the minute: a backend writes a certificate's use
+at most once a minute), and whether it is revoked (hdc tls revoke; hdc tls
+revoked lists the revocations). Direct mode, which opens the database
+itself, is no person's use of the API and is not listed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printAll(cmd, &sf, func(p adminapi.API) func(context.Context, adminapi.PageQuery) (adminapi.Page[adminapi.PersonSeen], error) {
+				return p.ListPeople
 			})
 		},
 	})

@@ -29,10 +29,10 @@ func (h *handover) register(cmd *cobra.Command) {
 	f.StringVar(&h.edgeCA, "edge-ca", "", "PEM `file` of the authority of the edge's certificate, for the credentials file, when it is a private one")
 }
 
-// write sets the file's fields for client with set, keeping what an
-// earlier command wrote there for the same client. It says on standard
-// error where it wrote.
-func (h handover) write(cmd *cobra.Command, client string, set func(*apiclient.Credentials)) error {
+// write hands client what was issued in the file (apiclient.Handover),
+// keeping what an earlier command wrote there for the same client. It says
+// on standard error where it wrote.
+func (h handover) write(cmd *cobra.Command, client string, issued apiclient.Handover) error {
 	c, err := apiclient.ReadCredentials(h.out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -42,17 +42,15 @@ func (h handover) write(cmd *cobra.Command, client string, set func(*apiclient.C
 	case c.ClientID != client:
 		return fmt.Errorf("--credentials-out %s holds client %s's credentials, not %s's", h.out, c.ClientID, client)
 	}
-	if h.baseURL != "" {
-		c.BaseURL = h.baseURL
-	}
+	issued.BaseURL = h.baseURL
 	if h.edgeCA != "" {
 		pem, err := os.ReadFile(h.edgeCA)
 		if err != nil {
 			return fmt.Errorf("--edge-ca: %w", err)
 		}
-		c.CA = string(pem)
+		issued.EdgeCA = string(pem)
 	}
-	set(&c)
+	c.Hand(issued)
 	if err := c.Save(h.out); err != nil {
 		return err
 	}
@@ -73,14 +71,14 @@ type handedOver struct {
 }
 
 // hand prints answer, which holds a secret, when no file was asked for;
-// else it writes the file with set and prints only said, naming the file.
-// When the file cannot be written it prints answer after all, since the
-// secret is nowhere else, and returns the error.
-func (h handover) hand(cmd *cobra.Command, client string, answer any, said handedOver, set func(*apiclient.Credentials)) error {
+// else it writes what was issued into the file and prints only said,
+// naming the file. When the file cannot be written it prints answer after
+// all, since the secret is nowhere else, and returns the error.
+func (h handover) hand(cmd *cobra.Command, client string, answer any, said handedOver, issued apiclient.Handover) error {
 	if h.out == "" {
 		return cli.PrintJSON(cmd.OutOrStdout(), answer)
 	}
-	if err := h.write(cmd, client, set); err != nil {
+	if err := h.write(cmd, client, issued); err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "hdc: the credentials file was not written: the secret follows, shown this once")
 		return errors.Join(err, cli.PrintJSON(cmd.OutOrStdout(), answer))
 	}
@@ -104,5 +102,6 @@ func (h handover) checkNew() error {
 // file and prints where, without its secret.
 func (h handover) handKey(cmd *cobra.Command, k adminapi.IssuedKey) error {
 	said := handedOver{ClientID: k.ClientID, Kid: k.Kid, Enc: k.Enc, RequireFresh: k.RequireFresh}
-	return h.hand(cmd, k.ClientID, k, said, func(c *apiclient.Credentials) { c.SetKey(k.Key()) })
+	key := k.Key()
+	return h.hand(cmd, k.ClientID, k, said, apiclient.Handover{Key: &key})
 }

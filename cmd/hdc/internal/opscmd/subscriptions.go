@@ -13,19 +13,20 @@ func newSubscriptionsCmd() *cobra.Command {
 	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "subscriptions",
-		Short: "Show and delete the webhook subscriptions of any workspace, read and redeliver their deliveries, grant their private receivers",
-		Long: `Show and delete the webhook subscriptions of any workspace: the operators'
-view of what each workspace's clients registered through the notification API.
-A subscription's signing key is never shown, only whether it has one. Read a
-subscription's delivery log and one delivery's attempts; send one delivery
-again, or every one that failed since a time. Grant a workspace the private
-receivers its subscriptions may name (destinations). A deletion, a
-redelivery, a recovery and a grant's change are recorded in the workspace's
-audit trail under your name.`,
+		Short: "Show, enable, test and delete the webhook subscriptions of any workspace, read and redeliver their deliveries, grant their private receivers",
+		Long: `Show, enable, test and delete the webhook subscriptions of any workspace: the
+operators' view of what each workspace's clients registered through the
+notification API. A subscription's signing key is never shown, only whether
+it has one. Turn a disabled subscription back on, or send it a test event.
+Read a subscription's delivery log and one delivery's attempts; send one
+delivery again, or every one that failed since a time. Grant a workspace the
+private receivers its subscriptions may name (destinations). A deletion, an
+enabling, a test event, a redelivery, a recovery and a grant's change are
+recorded in the workspace's audit trail under your name.`,
 	}
 	sf.register(cmd)
 	cmd.AddCommand(newSubscriptionsListCmd(&sf), newSubscriptionsGetCmd(&sf), newSubscriptionsDeleteCmd(&sf),
-		newDeliveriesCmd(&sf), newDeliveryCmd(&sf), newRedeliverCmd(&sf), newRecoverCmd(&sf), newDestinationsCmd(&sf))
+		newSubscriptionsEnableCmd(&sf), newSubscriptionsTestCmd(&sf), newDeliveriesCmd(&sf), newDeliveryCmd(&sf), newRedeliverCmd(&sf), newRecoverCmd(&sf), newDestinationsCmd(&sf))
 	return cmd
 }
 
@@ -87,6 +88,62 @@ records the deletion under your name.`,
 					return notFound(err, "subscription", id)
 				}
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"id": sub.ID, "workspace_id": sub.WorkspaceID, "status": "deleted"})
+			})
+		},
+	}
+	cmd.Flags().StringVar(&id, "subscription", "", "subscription id, as list prints it")
+	cmd.MarkFlagRequired("subscription")
+	return cmd
+}
+
+func newSubscriptionsEnableCmd(sf *storeFlags) *cobra.Command {
+	var id string
+	cmd := &cobra.Command{
+		Use:   "enable --subscription S",
+		Short: "Turn disabled subscription S, of whatever workspace, back on and print it as JSON",
+		Long: `Turn subscription S back on, as its client's PATCH {"enabled": true} does:
+whether the backend disabled it (its endpoint failed for the disable period,
+or answered 410) or its client did. Its failing period starts afresh and the
+deliveries it kept are sent at once, each with its webhook-id. An active
+subscription is printed as it is. The workspace's audit trail records the
+enabling under your name.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
+				sub, err := p.EnableSubscription(ctx, id)
+				if err != nil {
+					return notFound(err, "subscription", id)
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), sub)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&id, "subscription", "", "subscription id, as list prints it")
+	cmd.MarkFlagRequired("subscription")
+	return cmd
+}
+
+func newSubscriptionsTestCmd(sf *storeFlags) *cobra.Command {
+	var id string
+	cmd := &cobra.Command{
+		Use:   "test --subscription S",
+		Short: "Send subscription S a test event now and print how the attempt went",
+		Long: `Send subscription S, of whatever workspace, a webhook.test event now, as its
+client's POST …/subscriptions/{id}/test does: signed, through a backend's
+delivery (its SSRF guard and timeouts), not retried, leaving no delivery.
+Prints {"event_id", "outcome", "status", "duration_ms"}: delivered, or why
+not (http_503, timeout, address_refused, …). A subscription gets 5 at once,
+then one every 6 seconds, its client's and yours together. The workspace's
+audit trail records the test event under your name. It needs the Admin API
+(--admin): a test event goes out through a backend.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sf.withAPI(cmd, func(ctx context.Context, p adminapi.API) error {
+				res, err := p.TestSubscription(ctx, id)
+				if err != nil {
+					return notFound(err, "subscription", id)
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), res)
 			})
 		},
 	}
