@@ -15,7 +15,7 @@ import (
 
 // auditSearch are the search form's fields, the parameters of GET
 // /admin/v1/audit-events that the console offers.
-var auditSearch = []string{"workspace", "agent", "entity", "action", "since", "until", "cursor"}
+var auditSearch = []string{"workspace", "agent", "entity", "action", "since", "until", "order", "cursor"}
 
 // auditView is a page of the audit search: the form's values, each event
 // as a sentence with its FHIR JSON, the next page's link.
@@ -34,9 +34,13 @@ type eventView struct {
 }
 
 // auditPage searches the audit trails, as GET /admin/v1/audit-events does,
-// and shows each AuditEvent as a sentence.
+// newest first across every trail unless the form asks oldest first
+// (trail by trail), and shows each AuditEvent as a sentence.
 func (s *Server) auditPage(r *http.Request) (view, error) {
-	v, form, q := auditQuery(r.URL.Query())
+	v, form, q, err := auditQuery(r.URL.Query())
+	if err != nil {
+		return view{}, err
+	}
 	q.Limit = pageSize
 	p, err := s.api.SearchAudit(r.Context(), q)
 	if err != nil {
@@ -62,8 +66,10 @@ func (s *Server) auditPage(r *http.Request) (view, error) {
 }
 
 // auditQuery reads the search form's fields of in: as the query of a
-// page (v), as the form shows them, and as the API's query.
-func auditQuery(in url.Values) (v url.Values, form map[string]string, q adminapi.AuditQuery) {
+// page (v), as the form shows them, and as the API's query, newest first
+// across every trail unless the form asks oldest first (trail by trail);
+// an order of neither is a 400 problem.
+func auditQuery(in url.Values) (v url.Values, form map[string]string, q adminapi.AuditQuery, err error) {
 	v, form = url.Values{}, map[string]string{}
 	for _, name := range auditSearch {
 		if val := in.Get(name); val != "" {
@@ -71,9 +77,13 @@ func auditQuery(in url.Values) (v url.Values, form map[string]string, q adminapi
 			form[name] = val
 		}
 	}
+	if o := form["order"]; o != "" && o != adminapi.AuditNewest && o != adminapi.AuditOldest {
+		return v, form, q, invalid("order must be newest or oldest.")
+	}
 	q = adminapi.AuditQuery{Workspace: form["workspace"], Scoped: form["workspace"] != "", Agent: form["agent"], Entity: form["entity"],
-		Action: form["action"], Since: form["since"], Until: form["until"], Cursor: form["cursor"]}
-	return v, form, q
+		Action: form["action"], Since: form["since"], Until: form["until"], Newest: form["order"] != adminapi.AuditOldest,
+		Cursor: form["cursor"]}
+	return v, form, q, nil
 }
 
 // nameClients adds to names the name of each client rec names (its actor,

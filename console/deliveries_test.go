@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -85,3 +86,25 @@ func TestDeliveries(t *testing.T) {
 		t.Fatalf("bob's forged recovery: %d, want the API's 403", got.status)
 	}
 }
+
+// TestRecoverShowsNewStates: the page a recovery sends to shows the
+// deliveries it sent again as they now are, pending, rather than as they
+// were before it.
+func TestRecoverShowsNewStates(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	sub, d := failedDelivery(t, s.st)
+	a := s.consoles[alice].signIn()
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	got := a.follow(a.submit("/webhooks/"+sub+"/recover", url.Values{"since": {since}}))
+	row := deliveryRow.FindStringSubmatch(got.body)
+	if row == nil || row[1] != d {
+		t.Fatalf("the recovery's page lists no delivery %s:\n%s", d, got.body)
+	}
+	if status := row[2]; status != "pending" {
+		t.Fatalf("the recovery's page shows the delivery %s %q, want pending:\n%s", d, status, row[0])
+	}
+}
+
+// deliveryRow is a row of the delivery log: the delivery's id and status.
+var deliveryRow = regexp.MustCompile(`<tr data-delivery="([^"]+)">.*?<td class="status">([^<]*)</td>.*?</tr>`)

@@ -32,11 +32,15 @@ func exportLink(v url.Values) string {
 // naming the person. Refused before anything was written, it is a problem
 // page; broken off after, the download is aborted rather than left short.
 func (s *Server) auditExport(w http.ResponseWriter, r *http.Request) {
-	_, _, q := auditQuery(r.URL.Query())
+	_, _, q, err := auditQuery(r.URL.Query())
+	if err != nil {
+		s.showError(w, err)
+		return
+	}
 	q.Cursor = ""
 	out := &download{w: w, contentType: adminapi.ContentTypeNDJSON,
 		name: "hdc-audit-" + time.Now().UTC().Format("20060102T150405Z") + ".ndjson"}
-	err := s.api.ExportAudit(r.Context(), q, out)
+	err = s.api.ExportAudit(r.Context(), q, out)
 	switch {
 	case err != nil && !out.started:
 		s.showError(w, err)

@@ -10,10 +10,10 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-// funcs are the templates' helpers: times as UTC and as ages, and a new
-// one-time key for each form.
+// funcs are the templates' helpers: times as UTC (time elements) and as
+// ages, and a new one-time key for each form.
 var funcs = template.FuncMap{
-	"when":    when,
+	"when":    timeElement,
 	"ago":     ago,
 	"formKey": formKey,
 	"labels":  labelsText,
@@ -37,6 +37,20 @@ func when(v any) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// timeElement is when's time as a time element with its RFC 3339 value,
+// its date in a span the style sheet keeps on one line (a line may break
+// after a hyphen), the time of day after a space a line may break at;
+// "—" for none.
+func timeElement(v any) template.HTML {
+	t, ok := timeOf(v)
+	if !ok {
+		return "—"
+	}
+	t = t.UTC()
+	return template.HTML(`<time datetime="` + t.Format(time.RFC3339) + `"><span class="date">` + t.Format(time.DateOnly) + `</span> ` +
+		t.Format("15:04:05 UTC") + `</time>`)
 }
 
 // ago says how long ago a time (or a *time.Time) was; "never" for none.

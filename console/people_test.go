@@ -59,7 +59,7 @@ func TestPeopleAndRevocation(t *testing.T) {
 		t.Fatalf("the revocation: %d to %q\n%s", got.status, got.location, got.body)
 	}
 	_, body = a.get("/people")
-	if !strings.Contains(body, `data-serial="`+bobSerial+`"><td><code>`+bobSerial+`</code></td><td>`+bob) ||
+	if !strings.Contains(body, `data-serial="`+bobSerial+`"><td class="id"><code>`+bobSerial+`</code></td><td>`+bob) ||
 		!strings.Contains(body, `class="status"><span class="bad">revoked</span>`) {
 		t.Fatalf("the people's page after the revocation:\n%s", body)
 	}

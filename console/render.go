@@ -17,8 +17,8 @@ import (
 
 // view is what a page shows: its template, title and data, and what the
 // page guard adds (the person, whether the person may change anything, the
-// CSRF token of the forms). A page or a change may answer a Redirect
-// instead.
+// CSRF token of the forms, whether the page is served in a session). A
+// page or a change may answer a Redirect instead.
 type view struct {
 	Template string
 	Title    string
@@ -29,6 +29,9 @@ type view struct {
 	Me        adminapi.Person
 	CanChange bool
 	CSRF      string
+	// Session is set on the pages of a session: only there do the
+	// console's links answer, so only there does the layout show them.
+	Session bool
 }
 
 // pageFunc makes a page's view; an error is shown as a problem page.
@@ -65,7 +68,7 @@ func (s *Server) change(fn changeFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if !checkCSRF(r) {
-			s.pages.problem(w, http.StatusForbidden, "The form's CSRF token is missing or not this session's: reload the page and try again.")
+			s.pages.problemFor(w, http.StatusForbidden, "The form's CSRF token is missing or not this session's: reload the page and try again.", s.known())
 			return
 		}
 		key := r.PostFormValue("once")
@@ -87,7 +90,7 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request, v view, err error)
 		s.showError(w, err)
 		return
 	}
-	v.Me, v.CanChange, v.CSRF = me, me.Role == "operator", sessionOf(r).csrf
+	v.Me, v.CanChange, v.CSRF, v.Session = me, me.Role == "operator", sessionOf(r).csrf, true
 	s.pages.render(w, http.StatusOK, v)
 }
 
@@ -172,18 +175,25 @@ func (p *pages) render(w http.ResponseWriter, status int, v view) {
 	w.Write(buf.Bytes())
 }
 
-// problem renders the problem page: status and detail, as RFC 9457 names
-// them.
+// problem renders the problem page of a request outside a session (no
+// session, a foreign Host): status and detail, as RFC 9457 names them,
+// and no link, as none of the console's pages would answer.
 func (p *pages) problem(w http.ResponseWriter, status int, detail string) {
-	p.problemFor(w, status, detail, adminapi.Person{})
+	p.render(w, status, problemView(status, detail))
 }
 
-// problemFor renders a problem page that says me is signed in, unless me
-// is none.
+// problemFor renders the problem page of a session's request, with the
+// console's links, that says me is signed in, unless me is none.
 func (p *pages) problemFor(w http.ResponseWriter, status int, detail string, me adminapi.Person) {
-	p.render(w, status, view{Template: "problem", Title: http.StatusText(status), Me: me,
-		Data: struct {
-			Status int
-			Detail string
-		}{status, detail}})
+	v := problemView(status, detail)
+	v.Me, v.Session = me, true
+	p.render(w, status, v)
+}
+
+// problemView is the problem page of status and detail.
+func problemView(status int, detail string) view {
+	return view{Template: "problem", Title: http.StatusText(status), Data: struct {
+		Status int
+		Detail string
+	}{status, detail}}
 }

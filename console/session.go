@@ -71,13 +71,18 @@ func (ss *sessions) get(id string) (session, bool) {
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	id, ok := s.sessions.admit(r.URL.Query().Get("token"))
 	if !ok {
-		s.pages.problem(w, http.StatusUnauthorized, "This login link is not valid or was used already: run hdc console again for a new one.")
+		s.pages.problem(w, http.StatusUnauthorized, "This login URL is not valid, or was used already: it signs in one browser once. "+signInAgain)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLife / time.Second)})
 	http.Redirect(w, r, "/fleet", http.StatusSeeOther)
 }
+
+// signInAgain tells a browser without a session how to get one: the
+// login URL's token admits one browser once, and only a new hdc console
+// prints another.
+const signInAgain = "To sign in, stop hdc console (Ctrl-C) and run it again: it prints a new login URL to open once."
 
 type sessionKey struct{}
 
@@ -92,7 +97,8 @@ func (s *Server) session(next http.Handler) http.Handler {
 			sess, ok = s.sessions.get(c.Value)
 		}
 		if !ok {
-			s.pages.problem(w, http.StatusUnauthorized, "No session: open the URL hdc console printed.")
+			s.pages.problem(w, http.StatusUnauthorized, "This browser has no session of this console: none yet, or it ended "+
+				"(a session lasts 12 hours, and ends when hdc console stops). "+signInAgain)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)))

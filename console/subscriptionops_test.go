@@ -56,7 +56,7 @@ func TestEnableAndTestEvent(t *testing.T) {
 	tested := a.post(path+"/test", formOf(t, body, path+"/test"))
 	for range 2 {
 		page := a.follow(tested)
-		if !strings.Contains(page.body, `id="tested-outcome">http_503<`) || !strings.Contains(page.body, `id="tested-event">msg_test<`) {
+		if !strings.Contains(page.body, `id="tested-outcome">http_503<`) || !strings.Contains(page.body, `id="tested-event"><code>msg_test<`) {
 			t.Fatalf("the test event's result:\n%s", page.body)
 		}
 	}

@@ -11,20 +11,29 @@ import (
 // and the link to the next page.
 type webhooksView struct {
 	Workspace, Status string
+	Failing           bool
 	Subscriptions     []adminapi.Subscription
 	Next              string
 }
 
 // webhooksPage lists the webhook subscriptions with their state, of a
-// workspace and a status, a page at a time.
+// workspace and a status, the failing ones only when asked, a page at a
+// time.
 func (s *Server) webhooksPage(r *http.Request) (view, error) {
 	q := r.URL.Query()
 	sq := adminapi.SubscriptionQuery{Workspace: q.Get("workspace"), Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: pageSize}
+	switch q.Get("failing") {
+	case "", "false":
+	case "true":
+		sq.Failing = true
+	default:
+		return view{}, invalid("failing must be true or false.")
+	}
 	p, err := s.api.ListSubscriptions(r.Context(), sq)
 	if err != nil {
 		return view{}, err
 	}
-	wv := webhooksView{Workspace: sq.Workspace, Status: sq.Status, Subscriptions: p.Items}
+	wv := webhooksView{Workspace: sq.Workspace, Status: sq.Status, Failing: sq.Failing, Subscriptions: p.Items}
 	if p.Next != "" {
 		wv.Next = "/webhooks?" + pageLink(q, p.Next)
 	}

@@ -49,7 +49,7 @@ func TestDestinations(t *testing.T) {
 		t.Fatalf("the grant: %d to %q\n%s", got.status, got.location, got.body)
 	}
 	_, body = a.get("/workspaces/acme")
-	grant := find(t, body, `data-destination="([^"]+)"><td>10.0.0.31/32</td><td>9999</td>`)
+	grant := find(t, body, `data-destination="([^"]+)"><td class="id">10.0.0.31/32</td><td>9999</td>`)
 	confirm := "/workspaces/acme/destinations/" + grant + "/confirm"
 	_, body = a.get(confirm)
 	if !strings.Contains(body, "10.0.0.31/32") || !strings.Contains(body, "9999") || !strings.Contains(body, alice) {

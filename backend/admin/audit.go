@@ -38,7 +38,8 @@ func trailStatusOut(st trail.Status) adminapi.TrailStatus {
 
 // SearchAudit returns a page of the audit records q selects, each as its
 // canonical form with its link ("hash"), trails in workspace order and
-// each oldest first; the search is recorded, naming the person.
+// each oldest first, or with q.Newest every trail's records together,
+// newest first; the search is recorded, naming the person.
 func (s *Service) SearchAudit(ctx context.Context, q adminapi.AuditQuery) (adminapi.AuditPage, error) {
 	tq, err := trail.ParseQuery(q.Values())
 	if err != nil {

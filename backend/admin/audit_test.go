@@ -54,7 +54,7 @@ func (a *api) actions(t *testing.T, who, path string) []string {
 
 // TestAuditTrail: an auditor finds an operator's change by her name, and
 // exports and verifies the trail; each of the auditor's reads is itself
-// recorded, and found by his name.
+// recorded, and found by his name, trail by trail or newest first.
 func TestAuditTrail(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
@@ -75,6 +75,10 @@ func TestAuditTrail(t *testing.T) {
 	want := []string{"/1 audit_search " + bob, "/2 audit_verify " + bob, "w1/2 audit_export " + bob}
 	if got := a.actions(t, "operator", "/admin/v1/audit-events?agent="+url.QueryEscape(bob)); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("bob's records: %v, want %v", got, want)
+	}
+	want = []string{"/2 audit_verify " + bob, "w1/2 audit_export " + bob, "/1 audit_search " + bob}
+	if got := a.actions(t, "operator", "/admin/v1/audit-events?order=newest&agent="+url.QueryEscape(bob)); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("bob's records newest first: %v, want %v", got, want)
 	}
 	var page adminapi.Page[listedRecord]
 	a.do("operator", "GET", "/admin/v1/audit-events?action=audit_export&limit=1", nil).decode(t, 200, &page)
@@ -99,6 +103,8 @@ func TestAuditRefusals(t *testing.T) {
 		{"an export's limit out of all range", "/admin/v1/audit-events/export?limit=99999999999"},
 		{"a cursor not given", "/admin/v1/audit-events?cursor=AAAA"},
 		{"an unknown action", "/admin/v1/audit-events?action=drop"},
+		{"an order of neither", "/admin/v1/audit-events?order=random"},
+		{"an order twice", "/admin/v1/audit-events/export?order=newest&order=oldest"},
 		{"an agent that is no one", "/admin/v1/audit-events?agent=a%20b"},
 		{"a workspace that is no id", "/admin/v1/audit-events/export?workspace=..%2f"},
 		{"a parameter of verify", "/admin/v1/audit/verify?checkpoints=file:///tmp"},

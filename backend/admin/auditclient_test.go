@@ -35,6 +35,10 @@ func TestClientAudit(t *testing.T) {
 	if err != nil || len(rep.Trails) != 2 || rep.Trails[0].Status != trail.StatusOK || rep.Trails[1].Status != trail.StatusOK {
 		t.Fatalf("VerifyAudit: %+v, %v", rep, err)
 	}
+	if p, err := aud.SearchAudit(ctx, adminapi.AuditQuery{Newest: true, Limit: 1}); err != nil || len(p.Items) != 1 ||
+		!strings.Contains(string(p.Items[0]), `"action":"audit_verify"`) || p.Next == "" {
+		t.Fatalf("SearchAudit newest first: %+v, %v; want the verification's record, and a next page", p, err)
+	}
 	var pr *problem.Problem
 	if _, err := aud.SearchAudit(ctx, adminapi.AuditQuery{Limit: 5000}); !errors.As(err, &pr) || pr.Status != 400 {
 		t.Fatalf("a page too large: %v, want 400", err)

@@ -35,10 +35,14 @@ func afterCursor(cursor string) (store.Cursor, error) {
 func keysetPage[T any](items []T, limit int, pos func(T) store.Cursor) adminapi.Page[T] {
 	p := adminapi.Page[T]{Items: items}
 	if limit > 0 && len(items) == limit {
-		last := pos(items[len(items)-1])
-		p.Next = encodeCursor(clientCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		p.Next = nextCursor(pos(items[len(items)-1]))
 	}
 	return p
+}
+
+// nextCursor is the cursor of the page that follows the position c.
+func nextCursor(c store.Cursor) string {
+	return encodeCursor(clientCursor{CreatedAt: c.CreatedAt, ID: c.ID})
 }
 
 // sizeOf is a page size, the default when none.

@@ -12,17 +12,28 @@ import (
 )
 
 // subscriptionOut is sub as the API shows it: as the workspace's own list
-// does (webhook.SummaryOf), and its workspace.
+// does (webhook.SummaryOf), its workspace, and since when it fails.
 func subscriptionOut(sub store.Subscription) adminapi.Subscription {
 	s := webhook.SummaryOf(sub)
-	return adminapi.Subscription{WorkspaceID: sub.WorkspaceID, ID: s.ID, Endpoint: s.Endpoint, Protocol: s.Protocol,
+	out := adminapi.Subscription{WorkspaceID: sub.WorkspaceID, ID: s.ID, Endpoint: s.Endpoint, Protocol: s.Protocol,
 		EventNames: s.EventNames, Status: s.Status, HasSigningKey: s.HasSigningKey, DeliveryFormat: s.DeliveryFormat,
 		CreatedAt: s.CreatedAt, LastDeliveryAt: s.LastDeliveryAt, LastDeliveryOutcome: s.LastDeliveryOutcome, DisabledReason: s.DisabledReason}
+	if !sub.FailingSince.IsZero() {
+		out.FailingSince = &sub.FailingSince
+	}
+	return out
 }
 
 // ListSubscriptions returns a page of the webhook subscriptions q selects,
-// of every workspace unless q names one.
+// of every workspace unless q names one. A page of failing ones reads at
+// most adminapi.FailingScan subscriptions (failingWindow).
 func (s *Service) ListSubscriptions(ctx context.Context, q adminapi.SubscriptionQuery) (adminapi.Page[adminapi.Subscription], error) {
+	return s.listSubscriptions(ctx, q, adminapi.FailingScan)
+}
+
+// listSubscriptions is ListSubscriptions whose page of failing
+// subscriptions reads at most scan.
+func (s *Service) listSubscriptions(ctx context.Context, q adminapi.SubscriptionQuery, scan int) (adminapi.Page[adminapi.Subscription], error) {
 	if err := q.Check(); err != nil {
 		return adminapi.Page[adminapi.Subscription]{}, err
 	}
@@ -31,14 +42,35 @@ func (s *Service) ListSubscriptions(ctx context.Context, q adminapi.Subscription
 		return adminapi.Page[adminapi.Subscription]{}, err
 	}
 	limit := sizeOf(q.Limit)
-	list, err := s.st.ListSubscriptions(ctx, store.SubscriptionFilter{WorkspaceID: q.Workspace, Status: store.SubscriptionStatus(q.Status),
-		After: after, Limit: limit})
+	f := store.SubscriptionFilter{WorkspaceID: q.Workspace, Status: store.SubscriptionStatus(q.Status), Failing: q.Failing,
+		After: after, Limit: limit}
+	more, err := s.failingWindow(ctx, &f, scan)
 	if err != nil {
 		return adminapi.Page[adminapi.Subscription]{}, err
 	}
-	return keysetPage(mapped(list, subscriptionOut), limit, func(s adminapi.Subscription) store.Cursor {
+	list, err := s.st.ListSubscriptions(ctx, f)
+	if err != nil {
+		return adminapi.Page[adminapi.Subscription]{}, err
+	}
+	p := keysetPage(mapped(list, subscriptionOut), limit, func(s adminapi.Subscription) store.Cursor {
 		return store.Cursor{CreatedAt: s.CreatedAt, ID: s.ID}
-	}), nil
+	})
+	if p.Next == "" && more {
+		p.Next = nextCursor(f.Through) // the window ended before the page filled
+	}
+	return p, nil
+}
+
+// failingWindow bounds a list by Failing, which no index serves, to a
+// window of scan subscriptions from f.After (f.Through), and reports
+// whether more follow it.
+func (s *Service) failingWindow(ctx context.Context, f *store.SubscriptionFilter, scan int) (bool, error) {
+	if !f.Failing {
+		return false, nil
+	}
+	end, more, err := s.st.SubscriptionWindow(ctx, *f, scan)
+	f.Through = end
+	return more, err
 }
 
 // GetSubscription returns the webhook subscription id, of whatever

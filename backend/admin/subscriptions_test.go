@@ -120,6 +120,7 @@ func TestSubscriptionRefusals(t *testing.T) {
 		{"an invalid workspace", "auditor", "GET", "/admin/v1/subscriptions?workspace=a%2Fb", 400, "invalid_request"},
 		{"an unknown parameter", "auditor", "GET", "/admin/v1/subscriptions?client=c1", 400, "invalid_request"},
 		{"a limit of nothing", "auditor", "GET", "/admin/v1/subscriptions?limit=0", 400, "invalid_request"},
+		{"failing neither true nor false", "auditor", "GET", "/admin/v1/subscriptions?failing=yes", 400, "invalid_request"},
 		{"another method", "operator", "POST", "/admin/v1/subscriptions", 405, "method_not_allowed"},
 	}
 	for _, tt := range tests {
@@ -133,6 +134,74 @@ func TestSubscriptionRefusals(t *testing.T) {
 	if list, err := a.st.ListSubscriptions(t.Context(), store.SubscriptionFilter{}); err != nil || len(list) != len(ids) {
 		t.Fatalf("the refusals deleted: %d left, %v", len(list), err)
 	}
+}
+
+// failAttempt has the subscription of workspace ws fail an attempt at an
+// event published now: its last attempt failed, a retry is scheduled.
+func failAttempt(t *testing.T, st store.Store, ws string) {
+	t.Helper()
+	now := time.Now().UTC()
+	if _, err := st.PublishEvent(t.Context(), store.Event{ID: uuid.NewString(), WorkspaceID: ws, Type: "user.delete", Data: []byte(`{}`),
+		CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := st.ClaimDeliveries(t.Context(), store.Claim{Owner: "test", Now: now.Add(time.Second), LeaseUntil: now.Add(time.Minute), Limit: 10})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("claimed %d, %v", len(ds), err)
+	}
+	a := store.Attempt{DeliveryID: ds[0].ID, StartedAt: now, Duration: time.Second, Outcome: "http_503", StatusCode: 503}
+	if err := st.FinishAttempt(t.Context(), "test", a, store.Next{Status: store.DeliveryPending, RetryAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSubscriptionsFailing: ?failing=true lists the subscription whose
+// last attempt failed, with since when; a page reads a window of the
+// subscriptions at most, so that one may come back empty with a next
+// page, and the pages together hold each failing one once.
+func TestSubscriptionsFailing(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ids := seedSubscriptions(t, a)
+	failAttempt(t, a.st, "w2")
+	for query, want := range map[string][]string{"?failing=true": ids[1:2], "?failing=false": ids, "?failing=true&workspace=w1": nil} {
+		var p adminapi.Page[adminapi.Subscription]
+		a.do("auditor", "GET", "/admin/v1/subscriptions"+query, nil).decode(t, 200, &p)
+		got := idsOf(p.Items)
+		if !slices.Equal(got, want) || p.Next != "" {
+			t.Errorf("%s: %v (next %q), want %v", query, got, p.Next, want)
+		}
+		for _, s := range p.Items {
+			if (s.FailingSince != nil) != (s.ID == ids[1]) {
+				t.Errorf("%s: %s failing since %v", query, s.ID, s.FailingSince)
+			}
+		}
+	}
+	svc := New(a.st, nil, nil)
+	q, pages := adminapi.SubscriptionQuery{Failing: true, Limit: 5}, []int{}
+	var got []string
+	for range 10 {
+		p, err := svc.listSubscriptions(t.Context(), q, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, pages = append(got, idsOf(p.Items)...), append(pages, len(p.Items))
+		if q.Cursor = p.Next; q.Cursor == "" {
+			break
+		}
+	}
+	if !slices.Equal(got, ids[1:2]) || !slices.Equal(pages, []int{0, 1, 0}) {
+		t.Fatalf("the failing ones a window of one at a time: %v in pages of %v, want %v in pages of [0 1 0]", got, pages, ids[1:2])
+	}
+}
+
+// idsOf returns the id of each subscription, in order.
+func idsOf(subs []adminapi.Subscription) []string {
+	var out []string
+	for _, s := range subs {
+		out = append(out, s.ID)
+	}
+	return out
 }
 
 // TestEnableSubscription: an operator turns a disabled subscription of any

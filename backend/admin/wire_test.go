@@ -13,8 +13,8 @@ import (
 )
 
 // TestStatusesAreTheStores: the statuses the API's queries take are the
-// store's, the delivery log's the log's, and a verified trail's the
-// trail's.
+// store's, the delivery log's the log's, and a verified trail's and the
+// audit search's orders the trail's.
 func TestStatusesAreTheStores(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -26,6 +26,7 @@ func TestStatusesAreTheStores(t *testing.T) {
 		{"subscriptions", adminapi.SubscriptionStatuses, []string{string(store.SubscriptionActive), string(store.SubscriptionDisabled)}},
 		{"deliveries", adminapi.DeliveryStatuses, asStrings(webhook.DeliveryStatuses)},
 		{"trails", []string{adminapi.TrailOK, adminapi.TrailBroken}, []string{trail.StatusOK, trail.StatusBroken}},
+		{"audit orders", []string{adminapi.AuditOldest, adminapi.AuditNewest}, []string{trail.OrderOldest, trail.OrderNewest}},
 	} {
 		if !slices.Equal(tt.api, tt.want) {
 			t.Errorf("%s: the API's %q, the store's %q", tt.name, tt.api, tt.want)
@@ -43,7 +44,8 @@ func asStrings[S ~string](ss []S) []string {
 }
 
 // TestDeliveryLogAsTheClients: the Admin API shows a subscription as the
-// workspace's own list does, with its workspace, and its delivery log as
+// workspace's own list does, with its workspace and since when it fails,
+// and its delivery log as
 // the subscription's client reads it: the mapping to the API's types
 // keeps the public API's JSON byte for byte.
 func TestDeliveryLogAsTheClients(t *testing.T) {
@@ -51,7 +53,7 @@ func TestDeliveryLogAsTheClients(t *testing.T) {
 	at := time.Date(2026, 3, 15, 14, 2, 0, 123000, time.UTC)
 	sub := store.Subscription{ID: "s-1", WorkspaceID: "w1", Endpoint: "https://example.org/hook", Protocol: "https",
 		EventNames: []string{"user.delete", "appointment.created"}, Status: store.SubscriptionDisabled, SigningKey: "k",
-		CreatedAt: at, LastDeliveryAt: at, LastDeliveryOutcome: "http_503", DisabledReason: "gone"}
+		CreatedAt: at, LastDeliveryAt: at, LastDeliveryOutcome: "http_503", DisabledReason: "gone", FailingSince: at}
 	next := "c-2"
 	page := webhook.DeliveryPage{Next: &next, Deliveries: []webhook.Delivery{
 		{ID: "d-1", EventID: "msg_d-1", EventType: "user.delete", Status: "failed", CreatedAt: at, DeliveredAt: &at, Attempts: 2, NextAttemptAt: &at, LastOutcome: &next},
@@ -69,7 +71,8 @@ func TestDeliveryLogAsTheClients(t *testing.T) {
 		{"a subscription", struct {
 			WorkspaceID string `json:"workspace_id"`
 			webhook.Summary
-		}{sub.WorkspaceID, webhook.SummaryOf(sub)}, subscriptionOut(sub)},
+			FailingSince time.Time `json:"failing_since"`
+		}{sub.WorkspaceID, webhook.SummaryOf(sub), at}, subscriptionOut(sub)},
 		{"a page of the log", page, deliveryPageOut(page)},
 		{"an empty page", webhook.DeliveryPage{Deliveries: []webhook.Delivery{}}, deliveryPageOut(webhook.DeliveryPage{Deliveries: []webhook.Delivery{}})},
 		{"a delivery with its attempts", detail, deliveryDetailOut(detail)},

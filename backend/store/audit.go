@@ -34,6 +34,13 @@ type Audit interface {
 	// what its row's columns say, ends the list: ListAudit returns the
 	// records before it and an *audit.Break naming it.
 	ListAudit(ctx context.Context, f AuditFilter) ([]audit.Record, error)
+	// ListAuditNewest returns the records f selects newest first (by
+	// time, then workspace, then seq: time and seq descending), from
+	// f.Before on, of every chain with f.Every, else of f.Workspace's
+	// (f.After aside). One statement reads each chain's newest records on
+	// the index of its times and merges them. A stored record that does
+	// not verify ends the list, as for ListAudit.
+	ListAuditNewest(ctx context.Context, f AuditFilter) ([]audit.Record, error)
 	// AuditHeads returns the head of every chain, ordered by workspace id.
 	AuditHeads(ctx context.Context) ([]audit.Head, error)
 	// KeyAudit makes c the chain of the records appended from now on: a
@@ -51,10 +58,14 @@ type Audit interface {
 	PruneAudit(ctx context.Context, workspace string, before, now time.Time) (int64, error)
 }
 
-// AuditFilter selects records of a chain (Audit.ListAudit).
+// AuditFilter selects records of a chain (Audit.ListAudit), or of every
+// chain (Audit.ListAuditNewest, Every).
 type AuditFilter struct {
 	// Workspace names the chain; "" is the installation's.
 	Workspace string
+	// Every selects the records of every chain, Workspace aside
+	// (ListAuditNewest only).
+	Every bool
 	// Since and Until bound the records' times: Since <= At < Until, a
 	// zero time being no bound.
 	Since, Until time.Time
@@ -64,10 +75,41 @@ type AuditFilter struct {
 	// Agent, when set, is who acted: the client of that id, or the person
 	// of that name (audit.Event.Person).
 	Agent string
-	// After is a cursor: only records with a greater Seq are selected.
+	// After is a cursor of ListAudit: only records with a greater Seq are
+	// selected.
 	After int64
+	// Before is a cursor of ListAuditNewest: only the records that follow
+	// it newest first are selected (zero: from the newest).
+	Before AuditPlace
 	// Limit, when positive, is the most records returned.
 	Limit int
+}
+
+// AuditPlace is a record's place among the trails newest first
+// (Audit.ListAuditNewest): its time, workspace and seq.
+type AuditPlace struct {
+	At        time.Time
+	Workspace string
+	Seq       int64
+}
+
+// PlaceOf is r's place among the trails newest first.
+func PlaceOf(r audit.Record) AuditPlace {
+	return AuditPlace{At: r.At, Workspace: r.Workspace, Seq: r.Seq}
+}
+
+// follows reports whether r comes after p newest first: older, or as old
+// and of a later workspace, or of the same workspace and a lower seq.
+// The zero place is before every record.
+func (p AuditPlace) follows(r audit.Record) bool {
+	at := p.At.Truncate(time.Microsecond)
+	switch {
+	case p.At.IsZero() || r.At.Before(at):
+		return true
+	case !r.At.Equal(at):
+		return false
+	}
+	return r.Workspace > p.Workspace || r.Workspace == p.Workspace && r.Seq < p.Seq
 }
 
 // AuditTx is an engine's side of AppendAudit: statements in one of the
@@ -189,8 +231,9 @@ func readExpired(ctx context.Context, tx PruneTx, workspace string, p *audit.Pru
 // AuditRow is a stored record as an engine lists it: its row's seq and
 // search columns, and its canonical form.
 type AuditRow struct {
-	Seq  int64
-	Body []byte
+	Workspace string
+	Seq       int64
+	Body      []byte
 	// At, Client, Entity and Person are the columns the searches read:
 	// the record's time, acting client, entity id and person's name (""
 	// for none).
@@ -200,14 +243,15 @@ type AuditRow struct {
 
 // matches reports whether the row's columns are r's.
 func (row AuditRow) matches(r audit.Record) bool {
-	return row.Seq == r.Seq && row.At.Equal(r.At) && row.Client == r.Client && row.Entity == r.Entity.ID &&
-		row.Person == r.Person.Name
+	return row.Workspace == r.Workspace && row.Seq == r.Seq && row.At.Equal(r.At) && row.Client == r.Client &&
+		row.Entity == r.Entity.ID && row.Person == r.Person.Name
 }
 
 // DecodeAudit parses the rows an engine listed for f, in order, for
-// Audit.ListAudit. A row that does not parse, whose columns are not its
-// record's, or whose record f does not select, ends the list: DecodeAudit
-// returns the records before it and an *audit.Break naming it.
+// Audit.ListAudit and ListAuditNewest. A row that does not parse, whose
+// columns are not its record's, or whose record f does not select, ends
+// the list: DecodeAudit returns the records before it and an *audit.Break
+// naming it.
 func DecodeAudit(f AuditFilter, rows []AuditRow) ([]audit.Record, error) {
 	out := make([]audit.Record, 0, len(rows))
 	for _, row := range rows {
@@ -215,12 +259,12 @@ func DecodeAudit(f AuditFilter, rows []AuditRow) ([]audit.Record, error) {
 		switch {
 		case err != nil:
 		case !row.matches(r):
-			err = errors.New("its row's columns are not the record's (recorded_at, client_id, entity_id or person was altered)")
+			err = errors.New("its row's columns are not the record's (workspace_id, recorded_at, client_id, entity_id or person was altered)")
 		case !f.selects(row.Seq, r):
 			err = errors.New("the record is not what its row's columns say")
 		}
 		if err != nil {
-			return out, &audit.Break{Workspace: f.Workspace, Seq: row.Seq, Reason: "stored record: " + err.Error()}
+			return out, &audit.Break{Workspace: row.Workspace, Seq: row.Seq, Reason: "stored record: " + err.Error()}
 		}
 		out = append(out, r)
 	}
@@ -230,7 +274,7 @@ func DecodeAudit(f AuditFilter, rows []AuditRow) ([]audit.Record, error) {
 // selects reports whether f selects r, read from the row of seq.
 func (f AuditFilter) selects(seq int64, r audit.Record) bool {
 	since, until := f.Since.Truncate(time.Microsecond), f.Until.Truncate(time.Microsecond)
-	return r.Workspace == f.Workspace && r.Seq == seq && seq > f.After &&
+	return (f.Every || r.Workspace == f.Workspace) && r.Seq == seq && seq > f.After && f.Before.follows(r) &&
 		(since.IsZero() || !r.At.Before(since)) && (until.IsZero() || r.At.Before(until)) &&
 		(f.Entity == "" || r.Entity.ID == f.Entity || slices.Contains(r.Replaced, f.Entity)) && (f.Agent == "" || r.Client == f.Agent || r.Person.Name == f.Agent)
 }

@@ -27,12 +27,14 @@ func TestDecodeAudit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, last = append(rows, AuditRow{Seq: r.Seq, Body: r.Canonical(), At: r.At, Client: r.Client, Entity: r.Entity.ID}), r.Link()
+		rows, last = append(rows, AuditRow{Workspace: "w1", Seq: r.Seq, Body: r.Canonical(), At: r.At, Client: r.Client, Entity: r.Entity.ID}), r.Link()
 	}
 	moved := rows[1]
 	moved.At = time.Unix(0, 0)
 	otherClient := rows[2]
 	otherClient.Client = "6b2dab63-4c8f-4e1f-8054-3f9f2d7c8b02"
+	otherWorkspace := rows[1]
+	otherWorkspace.Workspace = "w2"
 	tests := []struct {
 		name string
 		f    AuditFilter
@@ -46,7 +48,14 @@ func TestDecodeAudit(t *testing.T) {
 		{"too late", AuditFilter{Workspace: "w1", Until: t0.Add(time.Minute)}, rows, 1},
 		{"too early", AuditFilter{Workspace: "w1", Since: t0.Add(time.Minute)}, rows, 0},
 		{"before the cursor", AuditFilter{Workspace: "w1", After: 1}, rows, 0},
-		{"another row's record", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], {Seq: 2, Body: rows[2].Body, At: rows[1].At, Client: client, Entity: care}}, 1},
+		{"another row's record", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], {Workspace: "w1", Seq: 2, Body: rows[2].Body, At: rows[1].At, Client: client, Entity: care}}, 1},
+		{"a row's workspace column changed", AuditFilter{Every: true}, []AuditRow{rows[0], otherWorkspace, rows[2]}, 1},
+		{"every chain", AuditFilter{Every: true}, rows, 3},
+		{"newest first, after the last", AuditFilter{Every: true, Before: PlaceOf(audit.Record{Event: audit.Event{At: t0.Add(2 * time.Minute), Workspace: "w1"}, Seq: 3})},
+			[]AuditRow{rows[1], rows[0]}, 2},
+		{"newest first, at the place", AuditFilter{Every: true, Before: AuditPlace{At: t0.Add(time.Minute), Workspace: "w1", Seq: 2}}, []AuditRow{rows[1], rows[0]}, 0},
+		{"newest first, a later workspace at the time", AuditFilter{Every: true, Before: AuditPlace{At: t0.Add(time.Minute), Workspace: "w0", Seq: 9}}, []AuditRow{rows[1]}, 1},
+		{"newest first, an earlier workspace at the time", AuditFilter{Every: true, Before: AuditPlace{At: t0.Add(time.Minute), Workspace: "w2", Seq: 1}}, []AuditRow{rows[1]}, 0},
 		{"a row's time column moved", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], moved, rows[2]}, 1},
 		{"a row's client column changed", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], rows[1], otherClient}, 2},
 		{"not a record", AuditFilter{Workspace: "w1"}, []AuditRow{rows[0], rows[1], {Seq: 3, Body: []byte("{}")}}, 2},
@@ -61,8 +70,8 @@ func TestDecodeAudit(t *testing.T) {
 			switch {
 			case tt.ok == len(tt.rows) && err != nil:
 				t.Fatalf("DecodeAudit() = %v, want nil", err)
-			case tt.ok < len(tt.rows) && (!errors.As(err, &b) || b.Seq != tt.rows[tt.ok].Seq || b.Workspace != tt.f.Workspace):
-				t.Fatalf("DecodeAudit() = %v, want a break of %q at record %d", err, tt.f.Workspace, tt.rows[tt.ok].Seq)
+			case tt.ok < len(tt.rows) && (!errors.As(err, &b) || b.Seq != tt.rows[tt.ok].Seq || b.Workspace != tt.rows[tt.ok].Workspace):
+				t.Fatalf("DecodeAudit() = %v, want a break of %q at record %d", err, tt.rows[tt.ok].Workspace, tt.rows[tt.ok].Seq)
 			}
 		})
 	}

@@ -37,8 +37,10 @@ type DeliveryLog interface {
 type DeliveryLogStatus string
 
 // The statuses of the delivery log, from the outbox's: a pending delivery
-// whose last attempt failed is failed (a retry is scheduled); a failed or
-// canceled one is given up.
+// is failed while its retry waits after a failed attempt, pending before
+// its first attempt and once made due again (Redeliver,
+// RecoverDeliveries) until its next attempt; a failed or canceled one is
+// given up.
 const (
 	DeliveryLogPending   DeliveryLogStatus = "pending"
 	DeliveryLogDelivered DeliveryLogStatus = "delivered"
@@ -77,21 +79,19 @@ type LoggedDelivery struct {
 }
 
 // LogStatus is the log status of a delivery in outbox status status whose
-// last attempt's outcome is last ("" before the first attempt).
-func LogStatus(status DeliveryStatus, last string) DeliveryLogStatus {
+// last attempt finished at finished (Delivery.FinishedAt: for a pending
+// delivery, zero unless a failed attempt's retry waits).
+func LogStatus(status DeliveryStatus, finished time.Time) DeliveryLogStatus {
 	switch {
 	case status == DeliveryDelivered:
 		return DeliveryLogDelivered
 	case status == DeliveryFailed, status == DeliveryCanceled:
 		return DeliveryLogGivenUp
-	case last != "" && last != OutcomeDelivered:
+	case !finished.IsZero():
 		return DeliveryLogFailed
 	}
 	return DeliveryLogPending
 }
-
-// OutcomeDelivered is the outcome of a successful attempt.
-const OutcomeDelivered = "delivered"
 
 // MaxResponseBody is the most bytes of an endpoint's answer an attempt
 // keeps (Attempt.ResponseBody).

@@ -24,17 +24,16 @@ const logSelect = `
 		LEFT JOIN webhook_attempts a ON a.delivery_id = d.id AND a.number = d.attempts
 	WHERE `
 
-// logStatusSQL is the condition on d and its last attempt a of each log
-// status (LogStatus).
+// logStatusSQL is the condition on d of each log status (LogStatus).
 var logStatusSQL = map[DeliveryLogStatus]string{
 	DeliveryLogDelivered: `d.status = 'delivered'`,
 	DeliveryLogGivenUp:   `d.status IN ('failed', 'canceled')`,
-	DeliveryLogFailed:    `(d.status = 'pending' AND d.attempts > 0 AND a.outcome <> 'delivered')`,
-	DeliveryLogPending:   `(d.status = 'pending' AND (d.attempts = 0 OR a.outcome = 'delivered'))`,
+	DeliveryLogFailed:    `(d.status = 'pending' AND d.finished_at IS NOT NULL)`,
+	DeliveryLogPending:   `(d.status = 'pending' AND d.finished_at IS NULL)`,
 }
 
-// RecoverableSQL is the condition on d and its last attempt a of the
-// deliveries RecoverDeliveries takes again: failed or given up.
+// RecoverableSQL is the condition on d of the deliveries
+// RecoverDeliveries takes again: failed or given up.
 var RecoverableSQL = `(` + logStatusSQL[DeliveryLogFailed] + ` OR ` + logStatusSQL[DeliveryLogGivenUp] + `)`
 
 // List is the statement of ListDeliveries and its arguments.
@@ -95,7 +94,7 @@ func PlaceholderQuestion(int) string { return "?" }
 // Logged completes a delivery read by a LogQuery statement: its log status
 // and the times that apply to it.
 func Logged(d LoggedDelivery, status DeliveryStatus, finished time.Time) LoggedDelivery {
-	d.Status = LogStatus(status, d.LastOutcome)
+	d.Status = LogStatus(status, finished)
 	if status == DeliveryDelivered {
 		d.DeliveredAt = finished
 	}

@@ -124,7 +124,11 @@ type Delivery struct {
 	// empty and zero before the first claim and after an attempt.
 	LeaseOwner     string
 	LeaseExpiresAt time.Time
-	// FinishedAt is zero while the delivery is pending.
+	// FinishedAt is when its last attempt finished: the final one of a
+	// delivered, failed or canceled delivery, or for a pending one the
+	// failed attempt its retry follows. It is zero before the first
+	// attempt, and again once the delivery is made due again (Redeliver,
+	// RecoverDeliveries) until its next attempt finishes.
 	FinishedAt time.Time
 }
 
@@ -213,7 +217,7 @@ type DeliveryUpdate struct {
 	Status        DeliveryStatus
 	Attempts      int
 	NextAttemptAt time.Time
-	// FinishedAt is zero while the delivery stays pending.
+	// FinishedAt is when the attempt finished (Delivery.FinishedAt).
 	FinishedAt time.Time
 }
 
@@ -260,7 +264,7 @@ func Finish(ctx context.Context, tx AttemptTx, owner string, a Attempt, next Nex
 	finished := a.StartedAt.Add(a.Duration)
 	u := DeliveryUpdate{ID: a.DeliveryID, Status: next.Status, Attempts: n, NextAttemptAt: d.NextAttemptAt, FinishedAt: finished}
 	if next.Status == DeliveryPending {
-		u.NextAttemptAt, u.FinishedAt = next.RetryAt, time.Time{}
+		u.NextAttemptAt = next.RetryAt
 	}
 	if err := tx.UpdateDelivery(ctx, u); err != nil {
 		return err

@@ -116,7 +116,7 @@ func TestFinish(t *testing.T) {
 		disabled bool
 	}{
 		{"retry", Next{Status: DeliveryPending, RetryAt: retry}, false, nil,
-			DeliveryUpdate{ID: "d", Status: DeliveryPending, Attempts: 3, NextAttemptAt: retry}, false},
+			DeliveryUpdate{ID: "d", Status: DeliveryPending, Attempts: 3, NextAttemptAt: retry, FinishedAt: end}, false},
 		{"delivered", Next{Status: DeliveryDelivered}, false, nil,
 			DeliveryUpdate{ID: "d", Status: DeliveryDelivered, Attempts: 3, NextAttemptAt: due, FinishedAt: end}, false},
 		{"gone", Next{Status: DeliveryFailed, DisableSubscription: true, Disabled: disabled}, false, nil,

@@ -18,6 +18,13 @@ type Subscriptions interface {
 	// ListSubscriptions returns the subscriptions f selects ordered by
 	// creation time, then id.
 	ListSubscriptions(ctx context.Context, f SubscriptionFilter) ([]Subscription, error)
+	// SubscriptionWindow returns the end of the window of the n (>= 1)
+	// subscriptions f selects after f.After in creation order (f.Failing,
+	// f.Through and f.Limit aside), the n-th one's position, when another
+	// follows it; zero and false when n or fewer follow f.After. A list
+	// by Failing, which no index serves, reads at most n rows through it
+	// (Through).
+	SubscriptionWindow(ctx context.Context, f SubscriptionFilter, n int) (Cursor, bool, error)
 	// GetSubscription returns the workspace's subscription id (of any
 	// workspace when workspaceID is "") or ErrNotFound.
 	GetSubscription(ctx context.Context, workspaceID, id string) (Subscription, error)
@@ -75,10 +82,21 @@ const (
 type SubscriptionFilter struct {
 	WorkspaceID string             // "" for every workspace
 	Status      SubscriptionStatus // "" for any
+	// Failing selects the failing subscriptions only (FailingSQL). No
+	// index serves it: Through bounds the rows a page reads.
+	Failing bool
 	// After is where the page starts (zero: from the first).
 	After Cursor
-	Limit int // 0 for no bound
+	// Through, unless zero, is the last subscription the page may reach
+	// (SubscriptionWindow finds it).
+	Through Cursor
+	Limit   int // 0 for no bound
 }
+
+// FailingSQL is the condition on a row of subscriptions that is failing:
+// its last attempt failed (failing_since, Subscription.FailingSince), or a
+// failure disabled it (DisabledGone, DisabledFailing).
+const FailingSQL = `(failing_since IS NOT NULL OR disabled_reason IN ('` + DisabledGone + `', '` + DisabledFailing + `'))`
 
 // SubscriptionStatus says whether events are delivered to a subscription.
 type SubscriptionStatus string

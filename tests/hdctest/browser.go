@@ -187,9 +187,9 @@ func (b *Browser) Attr(sel, name string) string {
 }
 
 // Check holds the page open to axe-core (no violation of impact serious or
-// critical) and to the console's errors (none since the last check), and
-// takes its screenshot when name is set: docs/console/<name>.png with
-// -update, else <name>.png in the test's temporary folder.
+// critical) and to the console's errors (none since the last check),
+// takes its screenshot when name is set (screenshot), and holds it to its
+// layout at a phone's width and a laptop's (checkLayout).
 func (b *Browser) Check(name string) {
 	b.t.Helper()
 	b.check(name, "")
@@ -228,9 +228,17 @@ func (b *Browser) check(name, expected string) {
 			b.t.Errorf("the browser's console on %s: %s", url, e)
 		}
 	}
-	if name == "" {
-		return
+	if name != "" {
+		b.screenshot(name)
 	}
+	b.checkLayout(url)
+}
+
+// screenshot takes the page's screenshot at the window's size into
+// docs/console/<name>.png with -update, else into the test's temporary
+// folder.
+func (b *Browser) screenshot(name string) {
+	b.t.Helper()
 	png := get(b, chromedp.FullScreenshot(100))
 	dir := b.t.TempDir()
 	if *updateScreenshots {

@@ -19,10 +19,13 @@ const ContentTypeNDJSON = "application/fhir+ndjson"
 // as the API takes them: workspace (when Scoped: the one trail read, ""
 // the installation's; else every trail), agent (a client id or a person's
 // name), entity, action, since and until (a date, 2006-01-02 in UTC, or an
-// RFC 3339 time; a date as until means up to the end of that day), cursor,
-// and limit (a search's page size, or the most records an export writes;
-// 0: the default, every record for an export). The backend reads them as
-// the trail's search does, and refuses what it refuses.
+// RFC 3339 time; a date as until means up to the end of that day), order
+// (Newest: every trail's records together, newest first, AuditNewest;
+// else the trails in workspace order, each oldest first, AuditOldest),
+// cursor, and
+// limit (a search's page size, or the most records an export writes; 0:
+// the default, every record for an export). The backend reads them as the
+// trail's search does, and refuses what it refuses.
 type AuditQuery struct {
 	Workspace string
 	Scoped    bool
@@ -31,14 +34,25 @@ type AuditQuery struct {
 	Action    string
 	Since     string
 	Until     string
+	Newest    bool
 	Cursor    string
 	Limit     int
 }
 
+// The orders of an audit search, the values of its parameter order.
+const (
+	AuditOldest = "oldest"
+	AuditNewest = "newest"
+)
+
 // Values returns q as query parameters.
 func (q AuditQuery) Values() url.Values {
+	order := ""
+	if q.Newest {
+		order = AuditNewest
+	}
 	v := values("agent", q.Agent, "entity", q.Entity, "action", q.Action, "since", q.Since, "until", q.Until,
-		"cursor", q.Cursor, "limit", limitValue(q.Limit))
+		"order", order, "cursor", q.Cursor, "limit", limitValue(q.Limit))
 	if q.Scoped {
 		v.Set("workspace", q.Workspace)
 	}

@@ -57,7 +57,7 @@ func FuzzParseGrantQuery(f *testing.F) {
 
 // FuzzParseSubscriptionQuery: likewise for ParseSubscriptionQuery.
 func FuzzParseSubscriptionQuery(f *testing.F) {
-	for _, s := range []string{"", "workspace=w1&status=disabled&limit=2", "status=revoked", "workspace=..", "limit=-1", "a=1&a=2", "%zz"} {
+	for _, s := range []string{"", "workspace=w1&status=disabled&limit=2", "failing=true", "failing=false&status=active", "failing=1", "status=revoked", "workspace=..", "limit=-1", "a=1&a=2", "%zz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

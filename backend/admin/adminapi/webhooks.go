@@ -26,29 +26,49 @@ type Subscription struct {
 	// DisabledReason says why a disabled subscription is: gone (410),
 	// failing (for the disable period), client (PATCH); null while active.
 	DisabledReason *string `json:"disabled_reason"`
+	// FailingSince is the start of the first failed attempt since the
+	// last success, null while the last attempt succeeded (or none was
+	// made).
+	FailingSince *time.Time `json:"failing_since"`
 }
 
 // SubscriptionStatuses are the statuses of a subscription.
 var SubscriptionStatuses = []string{"active", "disabled"}
 
 // SubscriptionQuery selects webhook subscriptions: of a workspace, of a
-// status, a page at a time in creation order.
+// status, failing or not, a page at a time in creation order.
 type SubscriptionQuery struct {
 	Workspace string
 	Status    string
-	Cursor    string
-	Limit     int
+	// Failing selects the failing subscriptions only: the last attempt
+	// failed (FailingSince), or a failure disabled it (DisabledReason gone
+	// or failing). No index serves it: a page reads at most
+	// FailingScan subscriptions, and may hold fewer than its limit, even
+	// none, and still have a next one.
+	Failing bool
+	Cursor  string
+	Limit   int
 }
 
+// FailingScan is the most subscriptions a page of failing ones reads.
+const FailingScan = 10 * MaxLimit
+
 // ParseSubscriptionQuery reads a SubscriptionQuery from the query of GET
-// /admin/v1/subscriptions: workspace, status (active, disabled), cursor,
-// limit.
+// /admin/v1/subscriptions: workspace, status (active, disabled), failing
+// (true, false), cursor, limit.
 func ParseSubscriptionQuery(q url.Values) (SubscriptionQuery, error) {
-	v, err := params(q, "workspace", "status", "cursor", "limit")
+	v, err := params(q, "workspace", "status", "failing", "cursor", "limit")
 	if err != nil {
 		return SubscriptionQuery{}, err
 	}
 	sq := SubscriptionQuery{Workspace: v["workspace"], Status: v["status"], Cursor: v["cursor"]}
+	switch v["failing"] {
+	case "", "false":
+	case "true":
+		sq.Failing = true
+	default:
+		return sq, invalid("failing must be true or false")
+	}
 	if err := sq.Check(); err != nil {
 		return sq, err
 	}
@@ -70,7 +90,11 @@ func (q SubscriptionQuery) Check() error {
 
 // Values returns q as query parameters, ParseSubscriptionQuery's inverse.
 func (q SubscriptionQuery) Values() url.Values {
-	return values("workspace", q.Workspace, "status", q.Status, "cursor", q.Cursor, "limit", limitValue(q.Limit))
+	failing := ""
+	if q.Failing {
+		failing = "true"
+	}
+	return values("workspace", q.Workspace, "status", q.Status, "failing", failing, "cursor", q.Cursor, "limit", limitValue(q.Limit))
 }
 
 // Destination is a private receiver granted to a workspace, as the API

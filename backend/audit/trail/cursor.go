@@ -5,15 +5,24 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
 // position is where a search stands: the last record a page read (its
-// trail and seq), and the time the search began, which bounds its pages.
+// trail, seq and, in a search by Newest, time), the time the search
+// began, which bounds its pages, and whether it reads newest first.
 type position struct {
 	Workspace string `json:"w"`
 	Seq       int64  `json:"s"`
-	Began     int64  `json:"t"` // Unix microseconds
+	At        int64  `json:"a,omitempty"` // Unix microseconds
+	Began     int64  `json:"t"`           // Unix microseconds
+	Newest    bool   `json:"n,omitempty"`
+}
+
+// after is the position of the record r that a walk from p read.
+func (p position) after(r audit.Record) position {
+	return position{Workspace: r.Workspace, Seq: r.Seq, At: r.At.UnixMicro(), Began: p.Began, Newest: p.Newest}
 }
 
 // errCursor answers a cursor this server did not give.
@@ -29,11 +38,11 @@ func (p position) encode() string {
 // now; one of another trail than a scoped search's is refused.
 func decodePosition(q Query, now time.Time) (position, error) {
 	if q.Cursor == "" {
-		return position{Workspace: q.Workspace, Began: now.UnixMicro()}, nil
+		return position{Workspace: q.Workspace, Began: now.UnixMicro(), Newest: q.Newest}, nil
 	}
 	var p position
 	b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-	if err != nil || len(b) > 512 || json.Unmarshal(b, &p) != nil || p.Seq < 0 || p.Began <= 0 ||
+	if err != nil || len(b) > 512 || json.Unmarshal(b, &p) != nil || p.Seq < 0 || p.Began <= 0 || p.Newest != q.Newest ||
 		p.Workspace != "" && !contract.ValidID(p.Workspace) || q.Scoped && p.Workspace != q.Workspace {
 		return position{}, errCursor
 	}

@@ -8,10 +8,11 @@
 // # What a search sees
 //
 // Trails in workspace order (the installation's, "", first), each oldest
-// record first, a page at a time: the cursor is the last record a page
-// read, and the time the search began, which bounds every page after the
-// first, so that what is appended while one pages, the search's own
-// records among them, does not lengthen it.
+// record first, or with Query.Newest every trail's records together,
+// newest first (newest.go), a page at a time: the cursor is the last
+// record a page read, and the time the search began, which bounds every
+// page after the first, so that what is appended while one pages, the
+// search's own records among them, does not lengthen it.
 //
 // # What it records
 //

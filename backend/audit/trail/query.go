@@ -34,6 +34,10 @@ type Query struct {
 	// Since and Until bound the records' times, Since <= at < Until; zero
 	// for no bound.
 	Since, Until time.Time
+	// Newest reads every trail's records together, newest first (by
+	// time, then workspace, then seq); without it the trails are read one
+	// after the other in workspace order, each oldest first.
+	Newest bool
 	// Cursor is where the page starts: the Next of the page before, ""
 	// for the first.
 	Cursor string
@@ -43,7 +47,15 @@ type Query struct {
 }
 
 // The parameters of a query, in its Values' order.
-var params = []string{"workspace", "agent", "entity", "action", "since", "until", "cursor", "limit"}
+var params = []string{"workspace", "agent", "entity", "action", "since", "until", "order", "cursor", "limit"}
+
+// The orders of a search (the parameter order): OrderOldest, the
+// default, reads the trails in workspace order, each oldest first;
+// OrderNewest every trail's records together, newest first.
+const (
+	OrderOldest = "oldest"
+	OrderNewest = "newest"
+)
 
 // invalid is the error of a query a caller must correct.
 func invalid(detail string) error { return problem.New(400, problem.CodeInvalidRequest, detail) }
@@ -55,9 +67,10 @@ var errLimit = invalid("limit must be a whole number from 1 to " + strconv.Itoa(
 // ParseQuery reads a search's or an export's Query from the query of GET
 // /admin/v1/audit-events or /admin/v1/audit-events/export: workspace
 // (absent for every trail, empty for the installation's), agent, entity,
-// action, since and until (ParseTime), cursor, limit (1 to MaxLimit: a
-// search's page size, or the most records an export writes, every one
-// when absent). Any other parameter, or one given twice, is refused.
+// action, since and until (ParseTime), order (OrderOldest, OrderNewest),
+// cursor, limit (1 to MaxLimit: a search's page size, or the most records
+// an export writes, every one when absent). Any other parameter, or one
+// given twice, is refused.
 func ParseQuery(v url.Values) (Query, error) { return parse(v) }
 
 // parse reads the parameters of v into a Query, each at most once.
@@ -65,7 +78,7 @@ func parse(v url.Values) (Query, error) {
 	var q Query
 	for name, vs := range v {
 		if !slices.Contains(params, name) {
-			return q, invalid("unknown parameter " + quote(name) + ": the parameters are workspace, agent, entity, action, since, until, cursor and limit")
+			return q, invalid("unknown parameter " + quote(name) + ": the parameters are workspace, agent, entity, action, since, until, order, cursor and limit")
 		}
 		if len(vs) != 1 {
 			return q, invalid("the parameter " + quote(name) + " may be given only once")
@@ -73,6 +86,13 @@ func parse(v url.Values) (Query, error) {
 	}
 	q = Query{Workspace: v.Get("workspace"), Scoped: v.Has("workspace"), Agent: v.Get("agent"), Entity: v.Get("entity"),
 		Action: audit.Action(v.Get("action")), Cursor: v.Get("cursor")}
+	switch v.Get("order") {
+	case "", OrderOldest:
+	case OrderNewest:
+		q.Newest = true
+	default:
+		return q, invalid("order must be oldest or newest")
+	}
 	var err error
 	if q.Since, err = ParseTime(v.Get("since"), false); err != nil {
 		return q, invalid("since: " + err.Error())
@@ -126,6 +146,9 @@ func (q Query) Values() url.Values {
 	set("action", string(q.Action))
 	set("since", timeValue(q.Since))
 	set("until", timeValue(q.Until))
+	if q.Newest {
+		v.Set("order", OrderNewest)
+	}
 	set("cursor", q.Cursor)
 	if q.Limit > 0 {
 		v.Set("limit", strconv.Itoa(q.Limit))

@@ -21,6 +21,9 @@ func TestParseQuery(t *testing.T) {
 		{"since=2026-03-15&until=2026-03-15", Query{Since: time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC),
 			Until: time.Date(2026, 3, 16, 0, 0, 0, 0, time.UTC)}, ""},
 		{"entity=k_2:old", Query{Entity: "k_2:old"}, ""},
+		{"order=newest", Query{Newest: true}, ""},
+		{"order=oldest", Query{}, ""},
+		{"order=random", Query{}, "order must be oldest or newest"},
 		{"page=2", Query{}, "unknown parameter"},
 		{"agent=a&agent=b", Query{}, "only once"},
 		{"since=yesterday", Query{}, "since: want a date"},
@@ -66,14 +69,15 @@ func TestValidateLimit(t *testing.T) {
 // same reports whether two queries select the same.
 func same(a, b Query) bool {
 	return a.Workspace == b.Workspace && a.Scoped == b.Scoped && a.Agent == b.Agent && a.Entity == b.Entity &&
-		a.Action == b.Action && a.Since.Equal(b.Since) && a.Until.Equal(b.Until) && a.Cursor == b.Cursor && a.Limit == b.Limit
+		a.Action == b.Action && a.Since.Equal(b.Since) && a.Until.Equal(b.Until) && a.Newest == b.Newest && a.Cursor == b.Cursor && a.Limit == b.Limit
 }
 
 // FuzzParseQuery: whatever the query, ParseQuery returns a valid query
 // within bounds or an error, and what it accepts its Values give back.
 func FuzzParseQuery(f *testing.F) {
 	for _, s := range []string{"", "workspace=", "workspace=acme&since=2026-03-15&until=2026-03-16T10:00:00%2B05:30",
-		"agent=alice@example.org&action=login&limit=2", "cursor=eyJ3IjoiIiwicyI6MSwidCI6MX0", "a=1&a=2", "since=0001-01-01T00:00:00%2B01:00"} {
+		"agent=alice@example.org&action=login&limit=2", "cursor=eyJ3IjoiIiwicyI6MSwidCI6MX0", "a=1&a=2", "since=0001-01-01T00:00:00%2B01:00",
+		"order=newest&limit=3", "order=oldest", "order=Newest"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
@@ -25,7 +26,8 @@ type Page struct {
 const scanBudget = 10 * MaxLimit
 
 // Search returns a page of the records q selects, trails in workspace
-// order, each oldest first, and records the search for the person of ctx
+// order, each oldest first, or with q.Newest every trail's records
+// together, newest first, and records the search for the person of ctx
 // (see the package doc) before it answers.
 func (s *Service) Search(ctx context.Context, q Query) (Page, error) {
 	limit := cmp.Or(q.Limit, DefaultLimit)
@@ -52,7 +54,7 @@ func (s *Service) Search(ctx context.Context, q Query) (Page, error) {
 	switch {
 	case len(recs) > limit:
 		recs = recs[:limit]
-		p.Next = position{Workspace: recs[limit-1].Workspace, Seq: recs[limit-1].Seq, Began: from.Began}.encode()
+		p.Next = from.after(recs[limit-1]).encode()
 	case !done:
 		p.Next = w.at.encode()
 	}
@@ -94,6 +96,28 @@ type walk struct {
 	at             position
 }
 
+// until is the end of the records w reads: the query's, or the time the
+// search began, whichever comes first.
+func (w *walk) until() time.Time {
+	until := w.from.began()
+	if !w.q.Until.IsZero() && w.q.Until.Before(until) {
+		until = w.q.Until
+	}
+	return until
+}
+
+// take reads r: its position is where w stands, and fn has it when the
+// query's action is r's.
+func (w *walk) take(r audit.Record, fn func(audit.Record) error) error {
+	w.read++
+	w.at = w.from.after(r)
+	if w.q.Action != "" && r.Action != w.q.Action {
+		return nil
+	}
+	w.selected++
+	return fn(r)
+}
+
 // full reports whether w has what it wants, or has read its budget.
 func (w *walk) full() bool {
 	return w.want > 0 && w.selected >= w.want || w.budget > 0 && w.read >= w.budget
@@ -107,9 +131,13 @@ func (w *walk) batch() int {
 	return MaxLimit
 }
 
-// scan calls fn with each record w selects, trail by trail, and reports
-// whether it read them all (false when w was full first).
+// scan calls fn with each record w selects, trail by trail, or newest
+// first across the trails (scanNewest), and reports whether it read them
+// all (false when w was full first).
 func (s *Service) scan(ctx context.Context, w *walk, fn func(audit.Record) error) (bool, error) {
+	if w.q.Newest {
+		return s.scanNewest(ctx, w, fn)
+	}
 	trails, err := s.trails(ctx, w)
 	if err != nil {
 		return false, err
@@ -127,7 +155,8 @@ func (s *Service) scan(ctx context.Context, w *walk, fn func(audit.Record) error
 }
 
 // trails returns the workspaces whose trails w reads, in order: the one
-// of a scoped query, or every one from the cursor's on.
+// of a scoped query, or every one (from the cursor's on, unless newest
+// first).
 func (s *Service) trails(ctx context.Context, w *walk) ([]string, error) {
 	if w.q.Scoped {
 		return []string{w.q.Workspace}, nil
@@ -138,7 +167,7 @@ func (s *Service) trails(ctx context.Context, w *walk) ([]string, error) {
 	}
 	var out []string
 	for _, h := range heads {
-		if h.Workspace >= w.from.Workspace {
+		if w.q.Newest || h.Workspace >= w.from.Workspace {
 			out = append(out, h.Workspace)
 		}
 	}
@@ -152,25 +181,13 @@ func (s *Service) trails(ctx context.Context, w *walk) ([]string, error) {
 // after the records before it.
 func (s *Service) scanTrail(ctx context.Context, w *walk, ws string, after int64, fn func(audit.Record) error) (bool, error) {
 	q := w.q
-	until := w.from.began()
-	if !q.Until.IsZero() && q.Until.Before(until) {
-		until = q.Until
-	}
-	f := store.AuditFilter{Workspace: ws, Since: q.Since, Until: until, Entity: q.Entity, Agent: q.Agent, After: after}
+	f := store.AuditFilter{Workspace: ws, Since: q.Since, Until: w.until(), Entity: q.Entity, Agent: q.Agent, After: after}
 	for {
 		f.Limit = w.batch()
 		rs, err := s.st.ListAudit(ctx, f)
 		for _, r := range rs {
-			w.read++
-			w.at = position{Workspace: ws, Seq: r.Seq, Began: w.from.Began}
-			if q.Action == "" || r.Action == q.Action {
-				if err := fn(r); err != nil {
-					return false, err
-				}
-				w.selected++
-			}
-			if w.full() {
-				return false, nil
+			if err := w.take(r, fn); err != nil || w.full() {
+				return false, err
 			}
 		}
 		if err != nil || len(rs) < f.Limit {

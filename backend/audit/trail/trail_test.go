@@ -110,6 +110,97 @@ func TestSearch(t *testing.T) {
 	}
 }
 
+// TestSearchNewest: newest first, every trail's records come together by
+// time, a page at a time as whole, whatever the filter; a cursor of the
+// other order is refused.
+func TestSearchNewest(t *testing.T) {
+	t.Parallel()
+	st, _ := seeded(t)
+	s := New(st, Config{})
+	at := func(s string) time.Time { tm, _ := ParseTime(s, false); return tm }
+	for _, tt := range []struct {
+		name string
+		q    Query
+		want []string
+	}{
+		{"every trail", Query{}, []string{"acme/4", "acme/3", "globex/1", "acme/2", "/1", "acme/1"}},
+		{"one workspace", Query{Workspace: "acme", Scoped: true}, []string{"acme/4", "acme/3", "acme/2", "acme/1"}},
+		{"a client, across trails", Query{Agent: clientB}, []string{"globex/1", "acme/2"}},
+		{"an action", Query{Action: audit.Login}, []string{"globex/1", "acme/1"}},
+		{"since and until", Query{Since: at("2026-03-15"), Until: at("2026-03-16")}, []string{"globex/1", "acme/2"}},
+	} {
+		for _, limit := range []int{0, 1, 2, 5} {
+			q := tt.q
+			q.Newest, q.Limit = true, limit
+			if got, _ := searchAll(t, t.Context(), s, q); !slices.Equal(got, tt.want) {
+				t.Errorf("%s, pages of %d: %v, want %v", tt.name, limit, got, tt.want)
+			}
+		}
+	}
+	oldest, err := s.Search(t.Context(), Query{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(t.Context(), Query{Newest: true, Cursor: oldest.Next}); err == nil {
+		t.Error("a cursor of the oldest first was taken newest first")
+	}
+}
+
+// TestSearchNewestTies: records of several trails at one time come
+// newest first by workspace, then each trail's newest seq first, across
+// pages of one as in one page.
+func TestSearchNewestTies(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hdc.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	noon, early := time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC), time.Date(2026, 3, 15, 11, 0, 0, 0, time.UTC)
+	for _, e := range []audit.Event{
+		{At: noon, Workspace: "globex"}, {At: noon, Workspace: "acme"}, {At: early, Workspace: "acme"},
+		{At: noon, Workspace: "acme"}, {At: noon}, {At: early, Workspace: "globex"},
+	} {
+		e.Action, e.Outcome = audit.LoginFailed, audit.Denied
+		if _, err := st.AppendAudit(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := New(st, Config{})
+	want := []string{"/1", "acme/3", "acme/1", "globex/1", "acme/2", "globex/2"}
+	for _, limit := range []int{0, 1, 2, 4} {
+		if got, _ := searchAll(t, t.Context(), s, Query{Newest: true, Limit: limit}); !slices.Equal(got, want) {
+			t.Errorf("pages of %d: %v, want %v", limit, got, want)
+		}
+	}
+}
+
+// TestSearchNewestBreak: newest first, a record whose row was altered ends
+// the reading with its break where it stands among the trails: the search
+// fails naming it, the export after writing the records newer than it.
+func TestSearchNewestBreak(t *testing.T) {
+	t.Parallel()
+	st, path := seeded(t)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE audit_records SET client_id = NULL WHERE workspace_id = 'acme' AND seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	s := New(st, Config{})
+	var b *audit.Break
+	if _, err := s.Search(t.Context(), Query{Newest: true}); !errors.As(err, &b) || b.Workspace != "acme" || b.Seq != 2 {
+		t.Fatalf("the search: %v, want acme's break at 2", err)
+	}
+	var out strings.Builder
+	err = s.Export(t.Context(), Query{Newest: true}, &out)
+	if lines := strings.Count(out.String(), "\n"); !errors.As(err, &b) || b.Workspace != "acme" || b.Seq != 2 || lines != 3 {
+		t.Fatalf("the export: %d lines, %v; want acme/4, acme/3 and globex/1, then acme's break at 2", lines, err)
+	}
+}
+
 // TestSearchPages: a page at a time, across trails, the search gives what
 // one page gives, and ends though records are appended while it pages.
 func TestSearchPages(t *testing.T) {
@@ -251,6 +342,7 @@ func TestExport(t *testing.T) {
 		{Query{Workspace: "acme", Scoped: true, Entity: care}, 2},
 		{Query{Limit: 4}, 4},
 		{Query{Action: audit.LoginFailed}, 1},
+		{Query{Newest: true, Limit: 4}, 4},
 	}
 	for _, tt := range tests {
 		var out strings.Builder

@@ -43,8 +43,35 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 	return store.DecodeAudit(f, list)
 }
 
+// ListAuditNewest implements store.Store with store.DecodeAudit: for each
+// chain's head, the chain's newest records f selects after f.Before, read
+// on audit_records_time (workspace_id, recorded_at) by a lateral
+// subquery, then the newest of them all. Workspaces compare bytewise
+// (COLLATE "C"), as store.AuditPlace compares them.
+func (s *Store) ListAuditNewest(ctx context.Context, f store.AuditFilter) ([]audit.Record, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT r.* FROM audit_heads h CROSS JOIN LATERAL (
+			SELECT `+auditColumns+` FROM audit_records x WHERE x.workspace_id = h.workspace_id
+			AND ($3::timestamptz IS NULL OR x.recorded_at >= $3) AND ($4::timestamptz IS NULL OR x.recorded_at < $4)
+			AND ($5::text IS NULL OR x.entity_id = $5 OR EXISTS (SELECT 1 FROM audit_entities e
+				WHERE e.workspace_id = x.workspace_id AND e.entity_id = $5 AND e.seq = x.seq))
+			AND ($6::text IS NULL OR x.client_id = $6 OR x.person = $6)
+			AND ($7::timestamptz IS NULL OR x.recorded_at < $7 OR x.recorded_at = $7 AND
+				(h.workspace_id COLLATE "C" > $8 OR h.workspace_id = $8 AND x.seq < $9))
+			ORDER BY x.recorded_at DESC, x.seq DESC LIMIT CASE WHEN $10 > 0 THEN $10::bigint END) r
+		WHERE ($1 OR h.workspace_id = $2)
+		ORDER BY r.recorded_at DESC, r.workspace_id COLLATE "C", r.seq DESC LIMIT CASE WHEN $10 > 0 THEN $10::bigint END`,
+		f.Every, f.Workspace, nullTS(f.Since), nullTS(f.Until), nullText(f.Entity), nullText(f.Agent),
+		nullTS(f.Before.At), f.Before.Workspace, f.Before.Seq, f.Limit)
+	list, err := collect(rows, err, scanAuditRow)
+	if err != nil {
+		return nil, err
+	}
+	return store.DecodeAudit(f, list)
+}
+
 // auditColumns are the columns of a store.AuditRow, for scanAuditRow.
-const auditColumns = `seq, body, recorded_at, client_id, entity_id, person`
+const auditColumns = `workspace_id, seq, body, recorded_at, client_id, entity_id, person`
 
 // scanAuditRow reads the auditColumns of a row.
 func scanAuditRow(row pgx.Row) (store.AuditRow, error) {
@@ -52,7 +79,7 @@ func scanAuditRow(row pgx.Row) (store.AuditRow, error) {
 		r                      store.AuditRow
 		client, entity, person pgtype.Text
 	)
-	err := row.Scan(&r.Seq, &r.Body, &r.At, &client, &entity, &person)
+	err := row.Scan(&r.Workspace, &r.Seq, &r.Body, &r.At, &client, &entity, &person)
 	r.Client, r.Entity, r.Person = client.String, entity.String, person.String
 	return r, err
 }

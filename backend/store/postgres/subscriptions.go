@@ -52,13 +52,42 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 	})
 }
 
+// subscriptionsAfter is the condition of a list of subscriptions on the
+// indexes subscriptions_created and subscriptions_workspace_created: of
+// workspace $1 (NULL for any) and status $2 (NULL for any), after the
+// position $3, $4 (NULL: from the first). subscriptionsAfterArgs are its
+// arguments.
+const subscriptionsAfter = `($1::text IS NULL OR workspace_id = $1) AND ($2::text IS NULL OR status = $2)
+	AND ($3::timestamptz IS NULL OR created_at > $3 OR created_at = $3 AND id COLLATE "C" > $4)`
+
+func subscriptionsAfterArgs(f store.SubscriptionFilter) []any {
+	return []any{nullText(f.WorkspaceID), nullText(string(f.Status)), nullTS(f.After.CreatedAt), f.After.ID}
+}
+
 // ListSubscriptions implements store.Store.
 func (s *Store) ListSubscriptions(ctx context.Context, f store.SubscriptionFilter) ([]store.Subscription, error) {
 	return s.subscriptions(ctx, `WHERE s.id IN (SELECT id FROM subscriptions
-		WHERE ($1::text IS NULL OR workspace_id = $1) AND ($2::text IS NULL OR status = $2)
-		AND ($3::timestamptz IS NULL OR created_at > $3 OR created_at = $3 AND id COLLATE "C" > $4)
-		ORDER BY created_at, id COLLATE "C" LIMIT CASE WHEN $5 > 0 THEN $5::bigint END)`,
-		nullText(f.WorkspaceID), nullText(string(f.Status)), nullTS(f.After.CreatedAt), f.After.ID, f.Limit)
+		WHERE `+subscriptionsAfter+` AND (NOT $5::boolean OR `+store.FailingSQL+`)
+		AND ($6::timestamptz IS NULL OR created_at < $6 OR created_at = $6 AND id COLLATE "C" <= $7)
+		ORDER BY created_at, id COLLATE "C" LIMIT CASE WHEN $8 > 0 THEN $8::bigint END)`,
+		append(subscriptionsAfterArgs(f), f.Failing, nullTS(f.Through.CreatedAt), f.Through.ID, f.Limit)...)
+}
+
+// SubscriptionWindow implements store.Store: the n-th subscription and
+// the one after it, if any.
+func (s *Store) SubscriptionWindow(ctx context.Context, f store.SubscriptionFilter, n int) (store.Cursor, bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT created_at, id FROM subscriptions WHERE `+subscriptionsAfter+`
+		ORDER BY created_at, id COLLATE "C" LIMIT 2 OFFSET $5`, append(subscriptionsAfterArgs(f), n-1)...)
+	ends, err := collect(rows, err, func(row pgx.Row) (store.Cursor, error) {
+		var c store.Cursor
+		err := row.Scan(&c.CreatedAt, &c.ID)
+		c.CreatedAt = c.CreatedAt.UTC()
+		return c, err
+	})
+	if err != nil || len(ends) < 2 {
+		return store.Cursor{}, false, err
+	}
+	return ends[0], true, nil
 }
 
 // GetSubscription implements store.Store.

@@ -42,8 +42,42 @@ func (s *Store) ListAudit(ctx context.Context, f store.AuditFilter) ([]audit.Rec
 	return store.DecodeAudit(f, list)
 }
 
+// ListAuditNewest implements store.Store with store.DecodeAudit: for each
+// chain's head, the chain's newest records f selects after f.Before, read
+// on audit_records_time (workspace_id, recorded_at) by a correlated
+// subquery, then the newest of them all.
+func (s *Store) ListAuditNewest(ctx context.Context, f store.AuditFilter) ([]audit.Record, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT r.workspace_id, r.seq, r.body, r.recorded_at, r.client_id, r.entity_id, r.person
+		FROM audit_heads h CROSS JOIN audit_records r ON r.workspace_id = h.workspace_id
+		WHERE (?1 OR h.workspace_id = ?2) AND r.seq IN (
+			SELECT x.seq FROM audit_records x WHERE x.workspace_id = h.workspace_id
+			AND (?3 IS NULL OR x.recorded_at >= ?3) AND (?4 IS NULL OR x.recorded_at < ?4)
+			AND (?5 IS NULL OR x.entity_id = ?5 OR EXISTS (SELECT 1 FROM audit_entities e
+				WHERE e.workspace_id = x.workspace_id AND e.entity_id = ?5 AND e.seq = x.seq))
+			AND (?6 IS NULL OR x.client_id = ?6 OR x.person = ?6)
+			AND (?7 IS NULL OR x.recorded_at < ?7 OR x.recorded_at = ?7 AND (h.workspace_id > ?8 OR h.workspace_id = ?8 AND x.seq < ?9))
+			ORDER BY x.recorded_at DESC, x.seq DESC LIMIT ?10)
+		ORDER BY r.recorded_at DESC, r.workspace_id, r.seq DESC LIMIT ?10`,
+		f.Every, f.Workspace, nullMicros(f.Since), nullMicros(f.Until), nullString(f.Entity), nullString(f.Agent),
+		nullMicros(f.Before.At), f.Before.Workspace, f.Before.Seq, limitOrAll(f.Limit))
+	list, err := collect(rows, err, scanAuditRow)
+	if err != nil {
+		return nil, err
+	}
+	return store.DecodeAudit(f, list)
+}
+
+// limitOrAll is a LIMIT of SQLite's: n when positive, else -1 (none).
+func limitOrAll(n int) int {
+	if n > 0 {
+		return n
+	}
+	return -1
+}
+
 // auditColumns are the columns of a store.AuditRow, for scanAuditRow.
-const auditColumns = `seq, body, recorded_at, client_id, entity_id, person`
+const auditColumns = `workspace_id, seq, body, recorded_at, client_id, entity_id, person`
 
 // scanAuditRow reads the auditColumns of a row.
 func scanAuditRow(rows *sql.Rows) (store.AuditRow, error) {
@@ -52,7 +86,7 @@ func scanAuditRow(rows *sql.Rows) (store.AuditRow, error) {
 		at                     sql.NullInt64
 		client, entity, person sql.NullString
 	)
-	err := rows.Scan(&r.Seq, &r.Body, &at, &client, &entity, &person)
+	err := rows.Scan(&r.Workspace, &r.Seq, &r.Body, &at, &client, &entity, &person)
 	r.At, r.Client, r.Entity, r.Person = fromMicros(at), client.String, entity.String, person.String
 	return r, err
 }

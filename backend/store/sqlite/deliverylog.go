@@ -75,7 +75,6 @@ func (s *Store) RecoverDeliveries(ctx context.Context, workspaceID, subscription
 			FROM (
 				SELECT d.id, ROW_NUMBER() OVER (ORDER BY d.created_at, d.id) - 1 AS n
 				FROM webhook_deliveries d
-					LEFT JOIN webhook_attempts a ON a.delivery_id = d.id AND a.number = d.attempts
 				WHERE d.subscription_id = ? AND d.created_at >= ? AND `+store.RecoverableSQL+`
 			) AS r
 			WHERE w.id = r.id`, micros(e.At), subscriptionID, micros(since))

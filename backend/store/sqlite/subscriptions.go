@@ -44,13 +44,45 @@ func (s *Store) CreateSubscription(ctx context.Context, sub store.Subscription, 
 	})
 }
 
+// subscriptionsAfter is the condition of a list of subscriptions on the
+// indexes subscriptions_created and subscriptions_workspace_created: of
+// workspace ?1 (NULL for any) and status ?2 (NULL for any), after the
+// position ?3, ?4 (NULL: from the first). subscriptionsAfterArgs are its
+// arguments.
+const subscriptionsAfter = `(?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR status = ?2)
+	AND (?3 IS NULL OR created_at > ?3 OR created_at = ?3 AND id > ?4)`
+
+func subscriptionsAfterArgs(f store.SubscriptionFilter) []any {
+	return []any{nullString(f.WorkspaceID), nullString(string(f.Status)), nullMicros(f.After.CreatedAt), f.After.ID}
+}
+
 // ListSubscriptions implements store.Store.
 func (s *Store) ListSubscriptions(ctx context.Context, f store.SubscriptionFilter) ([]store.Subscription, error) {
 	return s.subscriptions(ctx, `WHERE s.id IN (SELECT id FROM subscriptions
-		WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR status = ?2)
-		AND (?3 IS NULL OR created_at > ?3 OR created_at = ?3 AND id > ?4)
-		ORDER BY created_at, id LIMIT CASE WHEN ?5 > 0 THEN ?5 ELSE -1 END)`,
-		nullString(f.WorkspaceID), nullString(string(f.Status)), nullMicros(f.After.CreatedAt), f.After.ID, f.Limit)
+		WHERE `+subscriptionsAfter+` AND (NOT ?5 OR `+store.FailingSQL+`)
+		AND (?6 IS NULL OR created_at < ?6 OR created_at = ?6 AND id <= ?7)
+		ORDER BY created_at, id LIMIT CASE WHEN ?8 > 0 THEN ?8 ELSE -1 END)`,
+		append(subscriptionsAfterArgs(f), f.Failing, nullMicros(f.Through.CreatedAt), f.Through.ID, f.Limit)...)
+}
+
+// SubscriptionWindow implements store.Store: the n-th subscription and
+// the one after it, if any.
+func (s *Store) SubscriptionWindow(ctx context.Context, f store.SubscriptionFilter, n int) (store.Cursor, bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT created_at, id FROM subscriptions WHERE `+subscriptionsAfter+`
+		ORDER BY created_at, id LIMIT 2 OFFSET ?5`, append(subscriptionsAfterArgs(f), n-1)...)
+	ends, err := collect(rows, err, func(rows *sql.Rows) (store.Cursor, error) {
+		var (
+			c       store.Cursor
+			created int64
+		)
+		err := rows.Scan(&created, &c.ID)
+		c.CreatedAt = time.UnixMicro(created).UTC()
+		return c, err
+	})
+	if err != nil || len(ends) < 2 {
+		return store.Cursor{}, false, err
+	}
+	return ends[0], true, nil
 }
 
 // GetSubscription implements store.Store.

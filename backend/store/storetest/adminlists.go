@@ -104,3 +104,70 @@ func ids[T any](list []T, id func(T) string) []string {
 	}
 	return out
 }
+
+// testSubscriptionsFailing: a list by Failing holds the subscriptions
+// whose last attempt failed and those a failure disabled, not those
+// delivered to or disabled by their client; Through ends it, and
+// SubscriptionWindow finds the end of a window in creation order when
+// more follow.
+func testSubscriptionsFailing(t *testing.T, s Store) {
+	seed(t, s, "w1", "c1")
+	seed(t, s, "w2", "c2")
+	for _, sub := range []struct{ id, ws string }{{"s1", "w1"}, {"s2", "w1"}, {"s3", "w1"}, {"s4", "w1"}, {"s5", "w2"}} {
+		subscribe(t, s, sub.id, sub.ws, "receipt.created")
+	}
+	publish(t, s, "e1", "w1", "receipt.created", at(0))
+	publish(t, s, "e2", "w2", "receipt.created", at(0))
+	retry := store.Next{Status: store.DeliveryPending, RetryAt: at(time.Hour)}
+	next := map[string]store.Next{"s1": {Status: store.DeliveryDelivered}, "s2": retry,
+		"s3": {Status: store.DeliveryFailed, DisableSubscription: true, Disabled: ev(audit.DeliveryDisabled)},
+		"s4": {Status: store.DeliveryDelivered}, "s5": retry}
+	for _, d := range claim(t, s, "a", at(time.Second), 10) {
+		must(t, s.FinishAttempt(ctx(t), "a", attempt(d.ID, at(time.Second), "http_410", 410), next[d.Subscription.ID]))
+	}
+	_, err := s.SetSubscriptionEnabled(ctx(t), "w1", "s4", store.Enablement{At: at(time.Minute), Event: ev(audit.SubscriptionDisable)})
+	must(t, err)
+	failing := store.SubscriptionFilter{Failing: true}
+	with := func(fn func(*store.SubscriptionFilter)) store.SubscriptionFilter { f := failing; fn(&f); return f }
+	pos := func(id string) store.Cursor { return store.Cursor{CreatedAt: at(0), ID: id} }
+	for _, tt := range []struct {
+		name string
+		f    store.SubscriptionFilter
+		want []string
+	}{
+		{"failing", failing, []string{"s2", "s3", "s5"}},
+		{"failing in a workspace", with(func(f *store.SubscriptionFilter) { f.WorkspaceID = "w1" }), []string{"s2", "s3"}},
+		{"failing and active", with(func(f *store.SubscriptionFilter) { f.Status = store.SubscriptionActive }), []string{"s2", "s5"}},
+		{"failing through s3", with(func(f *store.SubscriptionFilter) { f.Through = pos("s3") }), []string{"s2", "s3"}},
+		{"failing after s2, one", with(func(f *store.SubscriptionFilter) { f.After, f.Limit = pos("s2"), 1 }), []string{"s3"}},
+		{"every one through s2", store.SubscriptionFilter{Through: pos("s2")}, []string{"s1", "s2"}},
+	} {
+		list, err := s.ListSubscriptions(ctx(t), tt.f)
+		must(t, err)
+		if got := ids(list, func(s store.Subscription) string { return s.ID }); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: ListSubscriptions(%+v) = %v, want %v", tt.name, tt.f, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		f    store.SubscriptionFilter
+		n    int
+		want string // "" for none
+	}{
+		{store.SubscriptionFilter{}, 2, "s2"},
+		{store.SubscriptionFilter{Failing: true, Limit: 1}, 2, "s2"}, // Failing and Limit aside
+		{store.SubscriptionFilter{After: pos("s2")}, 2, "s4"},
+		{store.SubscriptionFilter{After: pos("s2")}, 3, ""}, // s5 ends the list
+		{store.SubscriptionFilter{After: pos("s4")}, 2, ""},
+		{store.SubscriptionFilter{WorkspaceID: "w1"}, 3, "s3"},
+		{store.SubscriptionFilter{WorkspaceID: "w1"}, 4, ""},
+		{store.SubscriptionFilter{Status: store.SubscriptionDisabled}, 1, "s3"},
+		{store.SubscriptionFilter{Status: store.SubscriptionDisabled}, 2, ""},
+	} {
+		c, ok, err := s.SubscriptionWindow(ctx(t), tt.f, tt.n)
+		must(t, err)
+		if want := pos(tt.want); ok != (tt.want != "") || ok && (c.ID != want.ID || !c.CreatedAt.Equal(want.CreatedAt)) ||
+			!ok && c != (store.Cursor{}) {
+			t.Errorf("SubscriptionWindow(%+v, %d) = %+v, %v; want %q", tt.f, tt.n, c, ok, tt.want)
+		}
+	}
+}

@@ -134,6 +134,9 @@ func testAuditList(t *testing.T, s Store) {
 		retrieval("w2", clientA, care1, time.Minute),
 		{At: at(4 * time.Minute), Action: audit.ClientDisable, Outcome: audit.Success, Workspace: "w1",
 			Entity: audit.Entity{Kind: audit.EntityClient, ID: clientB}, Person: operatorAlice},
+		// Appended late: at the time of seq 3, and before seq 2's.
+		{At: at(2 * time.Minute), Action: audit.Login, Outcome: audit.Success, Workspace: "w1", Client: clientB},
+		{At: at(30 * time.Second), Action: audit.Login, Outcome: audit.Success, Workspace: "w1", Client: clientB},
 	} {
 		_, err := s.AppendAudit(ctx(t), e)
 		must(t, err)
@@ -143,22 +146,22 @@ func testAuditList(t *testing.T, s Store) {
 		f    store.AuditFilter
 		want []int64
 	}{
-		{"all", store.AuditFilter{Workspace: "w1"}, []int64{1, 2, 3, 4, 5}},
-		{"since", store.AuditFilter{Workspace: "w1", Since: at(time.Minute)}, []int64{2, 3, 4, 5}},
-		{"since, in nanoseconds", store.AuditFilter{Workspace: "w1", Since: at(time.Minute).Add(500)}, []int64{2, 3, 4, 5}},
-		{"until", store.AuditFilter{Workspace: "w1", Until: at(2 * time.Minute)}, []int64{1, 2}},
+		{"all", store.AuditFilter{Workspace: "w1"}, []int64{1, 2, 3, 4, 5, 6, 7}},
+		{"since", store.AuditFilter{Workspace: "w1", Since: at(time.Minute)}, []int64{2, 3, 4, 5, 6}},
+		{"since, in nanoseconds", store.AuditFilter{Workspace: "w1", Since: at(time.Minute).Add(500)}, []int64{2, 3, 4, 5, 6}},
+		{"until", store.AuditFilter{Workspace: "w1", Until: at(2 * time.Minute)}, []int64{1, 2, 7}},
 		{"since, to the end", store.AuditFilter{Workspace: "w1", Since: at(3 * time.Minute)}, []int64{4, 5}},
-		{"between", store.AuditFilter{Workspace: "w1", Since: at(time.Minute), Until: at(3 * time.Minute)}, []int64{2, 3}},
+		{"between", store.AuditFilter{Workspace: "w1", Since: at(time.Minute), Until: at(3 * time.Minute)}, []int64{2, 3, 6}},
 		{"entity", store.AuditFilter{Workspace: "w1", Entity: care2}, []int64{2, 3}},
 		{"agent", store.AuditFilter{Workspace: "w1", Agent: clientA}, []int64{1, 3, 4}},
 		{"agent and entity", store.AuditFilter{Workspace: "w1", Agent: clientA, Entity: care1}, []int64{1}},
 		{"a person as the agent", store.AuditFilter{Workspace: "w1", Agent: operatorAlice.Name}, []int64{5}},
 		{"a person and the entity", store.AuditFilter{Workspace: "w1", Agent: operatorAlice.Name, Entity: clientB}, []int64{5}},
 		{"another person", store.AuditFilter{Workspace: "w1", Agent: "bob@example.org"}, nil},
-		{"after", store.AuditFilter{Workspace: "w1", After: 2}, []int64{3, 4, 5}},
+		{"after", store.AuditFilter{Workspace: "w1", After: 2}, []int64{3, 4, 5, 6, 7}},
 		{"limit", store.AuditFilter{Workspace: "w1", Limit: 2}, []int64{1, 2}},
 		{"page", store.AuditFilter{Workspace: "w1", After: 1, Limit: 2}, []int64{2, 3}},
-		{"past the end", store.AuditFilter{Workspace: "w1", After: 5}, nil},
+		{"past the end", store.AuditFilter{Workspace: "w1", After: 7}, nil},
 		{"another workspace", store.AuditFilter{Workspace: "w2", Entity: care1}, []int64{1}},
 		{"no such workspace", store.AuditFilter{Workspace: "w3"}, nil},
 	}
@@ -175,6 +178,58 @@ func testAuditList(t *testing.T, s Store) {
 				t.Fatalf("seqs %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// testAuditListNewest: ListAuditNewest merges every chain newest first
+// (time, then workspace, then seq), records appended late with an older
+// time or a time another record has among them, from a place on, by the
+// same filters as ListAudit; or reads one chain so.
+func testAuditListNewest(t *testing.T, s Store) {
+	for _, e := range []audit.Event{
+		retrieval("w1", clientA, care1, 0),
+		retrieval("w1", clientA, care2, time.Minute),
+		retrieval("w1", clientA, care1, 2*time.Minute),
+		retrieval("w2", clientB, care1, time.Minute),
+		retrieval("w1", clientB, care2, 2*time.Minute),
+		retrieval("w1", clientA, care2, 30*time.Second),
+		retrieval("w2", clientB, care2, 2*time.Minute),
+		{At: at(2 * time.Minute), Action: audit.LoginFailed, Outcome: audit.Denied},
+	} {
+		_, err := s.AppendAudit(ctx(t), e)
+		must(t, err)
+	}
+	every := func(f store.AuditFilter) store.AuditFilter { f.Every = true; return f }
+	place := func(ws string, seq int64) store.AuditPlace {
+		return store.AuditPlace{At: at(2 * time.Minute), Workspace: ws, Seq: seq}
+	}
+	for _, tt := range []struct {
+		name string
+		f    store.AuditFilter
+		want string
+	}{
+		{"every chain", every(store.AuditFilter{}), "/1 w1/4 w1/3 w2/2 w1/2 w2/1 w1/5 w1/1"},
+		{"a page", every(store.AuditFilter{Limit: 3}), "/1 w1/4 w1/3"},
+		{"after the installation's", every(store.AuditFilter{Before: place("", 1)}), "w1/4 w1/3 w2/2 w1/2 w2/1 w1/5 w1/1"},
+		{"after w1/4", every(store.AuditFilter{Before: place("w1", 4)}), "w1/3 w2/2 w1/2 w2/1 w1/5 w1/1"},
+		{"after w1/3, two", every(store.AuditFilter{Before: place("w1", 3), Limit: 2}), "w2/2 w1/2"},
+		{"an agent", every(store.AuditFilter{Agent: clientB}), "w1/4 w2/2 w2/1"},
+		{"an entity", every(store.AuditFilter{Entity: care2}), "w1/4 w2/2 w1/2 w1/5"},
+		{"since and until", every(store.AuditFilter{Since: at(time.Minute), Until: at(2 * time.Minute)}), "w1/2 w2/1"},
+		{"one chain", store.AuditFilter{Workspace: "w1"}, "w1/4 w1/3 w1/2 w1/5 w1/1"},
+		{"one chain, after w1/4", store.AuditFilter{Workspace: "w1", Before: place("w1", 4)}, "w1/3 w1/2 w1/5 w1/1"},
+		{"the installation's", store.AuditFilter{}, "/1"},
+		{"no such chain", store.AuditFilter{Workspace: "w3"}, ""},
+	} {
+		rs, err := s.ListAuditNewest(ctx(t), tt.f)
+		must(t, err)
+		var got []string
+		for _, r := range rs {
+			got = append(got, fmt.Sprintf("%s/%d", r.Workspace, r.Seq))
+		}
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("%s: %v, want %s", tt.name, got, tt.want)
+		}
 	}
 }
 

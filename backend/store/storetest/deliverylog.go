@@ -140,13 +140,27 @@ func testDeliveryLogRedeliver(t *testing.T, s Store) {
 		t.Fatalf("redelivered = %+v", l)
 	}
 	// Recovery takes the failed and the given-up ones since d[1], in
-	// creation order.
+	// creation order; the log shows them pending until their next
+	// attempt, and a second recovery finds none.
 	n, err := s.RecoverDeliveries(ctx(t), "w1", "s1", at(time.Second), atEvent(audit.DeliveryRecover, now))
 	must(t, err)
 	if n != 2 {
 		t.Fatalf("recovered %d, want 2", n)
 	}
-	wantTrail(t, s, "w1", trail[len(trail)-1].Seq, audit.DeliveryRedeliver, audit.DeliveryRecover)
+	all := store.DeliveryFilter{WorkspaceID: "w1", SubscriptionID: "s1"}
+	for _, id := range d[:3] {
+		if l, _, err := s.DeliveryAttempts(ctx(t), "w1", "s1", id); err != nil || l.Status != store.DeliveryLogPending {
+			t.Fatalf("%s made due again reads %q (%v), want pending", id, l.Status, err)
+		}
+	}
+	all.Status = store.DeliveryLogPending
+	if got := logIDs(t, s, all); !slices.Equal(got, []string{d[4], d[3], d[2], d[1], d[0]}) {
+		t.Fatalf("pending after the recovery: %q", got)
+	}
+	if n, err := s.RecoverDeliveries(ctx(t), "w1", "s1", at(time.Second), atEvent(audit.DeliveryRecover, now)); err != nil || n != 0 {
+		t.Fatalf("recovered again: %d, %v; want none", n, err)
+	}
+	wantTrail(t, s, "w1", trail[len(trail)-1].Seq, audit.DeliveryRedeliver, audit.DeliveryRecover, audit.DeliveryRecover)
 	// (d[3] and d[4], claimed by a, are claimed again: a's lease expired.)
 	got := claim(t, s, "b", now.Add(time.Microsecond), 10)
 	if ids := deliveryIDs(got); !slices.Equal(ids, sorted(d)) {

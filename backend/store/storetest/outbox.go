@@ -290,12 +290,14 @@ func testOutboxTransitions(t *testing.T, s Store) {
 	}
 	ok, retried, gaveUp := bySub["s1"][0], bySub["s1"][1], bySub["s1"][2]
 
-	// Retry: pending again, due at RetryAt, not claimable before.
+	// Retry: pending again, due at RetryAt, not claimable before; the
+	// failed attempt's end is kept (the log shows it failed).
 	retryAt := at(time.Minute)
 	must(t, s.FinishAttempt(ctx(t), "a", attempt(retried, at(time.Second), "http_503", 503),
 		store.Next{Status: store.DeliveryPending, RetryAt: retryAt}))
 	d := getDelivery(t, s, retried)
-	if d.Status != store.DeliveryPending || d.Attempts != 1 || !d.NextAttemptAt.Equal(retryAt) || d.LeaseOwner != "" || !d.FinishedAt.IsZero() {
+	if d.Status != store.DeliveryPending || d.Attempts != 1 || !d.NextAttemptAt.Equal(retryAt) || d.LeaseOwner != "" ||
+		!d.FinishedAt.Equal(at(time.Second).Add(250*time.Millisecond)) {
 		t.Fatalf("retried delivery = %+v", d)
 	}
 	if got := claim(t, s, "b", retryAt.Add(-time.Microsecond), 10); len(got) != 0 {

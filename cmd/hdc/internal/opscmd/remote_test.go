@@ -116,7 +116,8 @@ func TestSharingRemote(t *testing.T) {
 
 // TestSubscriptionsRemote: hdc subscriptions list, get and delete, through
 // the Admin API and directly, show any workspace's subscriptions without
-// their signing keys; a deletion names its author.
+// their signing keys, the failing ones alone with --failing; a deletion
+// names its author.
 func TestSubscriptionsRemote(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -138,6 +139,12 @@ func TestSubscriptionsRemote(t *testing.T) {
 	list := mustOut(remote(t, flags, "subscriptions", "list"))
 	if direct := mustOut(hdc(t, dir, "subscriptions", "list")); list != direct || strings.Contains(list, key) || !strings.Contains(list, ids[1]) {
 		t.Fatalf("subscriptions list: remote %s, direct %s", list, direct)
+	}
+	failAttempt(t, srv.Store(), "globex")
+	failing := mustOut(remote(t, flags, "subscriptions", "list", "--failing"))
+	if direct := mustOut(hdc(t, dir, "subscriptions", "list", "--failing")); failing != direct || !strings.Contains(failing, ids[1]) ||
+		strings.Contains(failing, ids[0]) || !strings.Contains(failing, `"failing_since": "`) {
+		t.Fatalf("subscriptions list --failing: remote %s, direct %s", failing, direct)
 	}
 	tests := []struct {
 		name string
@@ -215,8 +222,8 @@ func TestDeliveriesRemote(t *testing.T) {
 		want string
 	}{
 		{"one delivery", []string{"subscriptions", "delivery", "--subscription", sub.ID, "--delivery", ids[0]}, `"outcome":"timeout"`},
-		{"a redelivery", []string{"subscriptions", "redeliver", "--subscription", sub.ID, "--delivery", ids[0]}, `"id":"` + ids[0] + `"`},
 		{"a recovery", []string{"subscriptions", "recover", "--subscription", sub.ID, "--since", now.Add(-time.Minute).Format(time.RFC3339)}, `"recovered":2`},
+		{"a redelivery", []string{"subscriptions", "redeliver", "--subscription", sub.ID, "--delivery", ids[0]}, `"id":"` + ids[0] + `"`},
 	}
 	for _, tt := range tests {
 		out, err := remote(t, flags, tt.args...)
@@ -231,7 +238,7 @@ func TestDeliveriesRemote(t *testing.T) {
 		t.Fatalf("a status of nothing: %v", err)
 	}
 	rs, err := st.ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: sub.ID})
-	if err != nil || len(rs) != 2 || rs[0].Action != audit.DeliveryRedeliver || rs[1].Action != audit.DeliveryRecover {
+	if err != nil || len(rs) != 2 || rs[0].Action != audit.DeliveryRecover || rs[1].Action != audit.DeliveryRedeliver {
 		t.Fatalf("acme's records by %s: %+v, %v", operatorName, rs, err)
 	}
 }
@@ -312,5 +319,24 @@ func TestDestinationsRemote(t *testing.T) {
 	rs, err := srv.Store().ListAudit(t.Context(), store.AuditFilter{Workspace: "acme", Agent: operatorName, Entity: g.ID})
 	if err != nil || len(rs) != 2 || rs[0].Action != audit.DestinationGrant || rs[1].Action != audit.DestinationRevoke {
 		t.Fatalf("the grant's records by %s: %+v, %v", operatorName, rs, err)
+	}
+}
+
+// failAttempt has the one subscription of workspace ws fail an attempt at
+// an event published now: its last attempt failed, a retry is scheduled.
+func failAttempt(t *testing.T, st store.Store, ws string) {
+	t.Helper()
+	now := time.Now().UTC()
+	if _, err := st.PublishEvent(t.Context(), store.Event{ID: uuid.NewString(), WorkspaceID: ws, Type: "user.delete", Data: []byte(`{}`),
+		CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := st.ClaimDeliveries(t.Context(), store.Claim{Owner: "t", Now: now.Add(time.Second), LeaseUntil: now.Add(time.Minute), Limit: 10})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("claimed %d, %v", len(ds), err)
+	}
+	a := store.Attempt{DeliveryID: ds[0].ID, StartedAt: now, Outcome: "http_503", StatusCode: 503}
+	if err := st.FinishAttempt(t.Context(), "t", a, store.Next{Status: store.DeliveryPending, RetryAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
 	}
 }

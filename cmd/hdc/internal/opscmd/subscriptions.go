@@ -34,7 +34,7 @@ func newSubscriptionsListCmd(sf *storeFlags) *cobra.Command {
 	var q adminapi.SubscriptionQuery
 	var status string
 	cmd := &cobra.Command{
-		Use:   "list [--workspace W] [--status active|disabled]",
+		Use:   "list [--workspace W] [--status active|disabled] [--failing]",
 		Short: "List the subscriptions of every workspace (or one) as JSON, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -47,6 +47,7 @@ func newSubscriptionsListCmd(sf *storeFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&q.Workspace, "workspace", "", "only the subscriptions of this workspace")
 	cmd.Flags().StringVar(&status, "status", "", "only the subscriptions delivered to (active) or given up (disabled)")
+	cmd.Flags().BoolVar(&q.Failing, "failing", false, "only the failing subscriptions: the last attempt failed, or a failure disabled it")
 	return cmd
 }
 
