@@ -100,7 +100,7 @@ export HDC_TEST_BIN
 trap 'rm -rf "$HDC_TEST_BIN"' EXIT
 
 echo "== end-to-end, interop and deployment tests, side by side"
-go test -count=1 -timeout 20m -p 4 -vet=off -parallel "${HDC_TEST_PARALLEL:-4}" ./tests/e2e ./tests/interop ./tests/deploy ./tests/console
+go test -count=1 -timeout 20m -vet=off -parallel "${HDC_TEST_PARALLEL:-4}" ./tests/e2e ./tests/interop ./tests/deploy ./tests/console
 
 echo "== the fleet and the timed tests, one at a time"
 go test -count=1 -timeout 20m -p 1 ./tests/scale

@@ -61,5 +61,5 @@ func TestRetentionCannotBeSteeredByAWriter(t *testing.T) {
 	if n != 4 || first != 1 {
 		t.Fatalf("after the backend ran, the trail holds %d records from record %d; want the 4 written", n, first)
 	}
-	ops.VerifyAudit(t, nil, &audit.Break{Workspace: ws, Seq: 1, Reason: "stored record: its row's columns are not the record's (recorded_at, client_id, entity_id or person was altered)"})
+	ops.VerifyAudit(t, nil, &audit.Break{Workspace: ws, Seq: 1, Reason: "stored record: its row's columns are not the record's (workspace_id, recorded_at, client_id, entity_id or person was altered)"})
 }
