@@ -210,10 +210,13 @@ func CreateWebhookClient(t *testing.T, dir, workspace string) identity.Credentia
 
 // WebhookDelivery is a request a webhookReceiver got.
 type WebhookDelivery struct {
-	At     time.Time // when its body was read
-	Path   string
-	Header http.Header
-	Body   []byte
+	At time.Time // when its body was read
+	// Answered is when the receiver answered it 204, zero while it holds
+	// it or when the sender gave up first.
+	Answered time.Time
+	Path     string
+	Header   http.Header
+	Body     []byte
 	// verifyErr is the Standard Webhooks Go library's verdict.
 	VerifyErr error
 }
@@ -253,6 +256,7 @@ func NewWebhookReceiver(t *testing.T, key string, delay time.Duration) *WebhookR
 			return
 		}
 		rc.mu.Lock()
+		n := len(rc.got)
 		rc.got = append(rc.got, WebhookDelivery{At: time.Now(), Path: r.URL.Path, Header: r.Header.Clone(), Body: body, VerifyErr: wh.Verify(body, r.Header)})
 		gate := rc.gate
 		rc.mu.Unlock()
@@ -263,6 +267,9 @@ func NewWebhookReceiver(t *testing.T, key string, delay time.Duration) *WebhookR
 		}
 		time.Sleep(rc.delay)
 		w.WriteHeader(http.StatusNoContent)
+		rc.mu.Lock()
+		rc.got[n].Answered = time.Now()
+		rc.mu.Unlock()
 	}))
 	t.Cleanup(rc.Srv.Close)
 	return rc
