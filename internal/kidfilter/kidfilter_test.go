@@ -1,6 +1,8 @@
 package kidfilter
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -77,15 +79,17 @@ func TestFilterAtAMillionKeys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a million kids")
 	}
-	const n, probes = 1_000_000, 1_000_000
+	// 200,000 probes put the rates within ±0.03 points (two standard
+	// errors at 1%).
+	const n, probes = 1_000_000, 200_000
 	f := New(n)
 	for i := range n {
-		f.Add(fmt.Sprintf("k_%016x", i))
+		f.Add(numbered("k_", i))
 	}
 	rate := func() float64 {
 		fp := 0
 		for i := range probes {
-			if f.MayHold(fmt.Sprintf("k_absent-%016x", i)) {
+			if f.MayHold(numbered("k_absent-", i)) {
 				fp++
 			}
 		}
@@ -93,13 +97,22 @@ func TestFilterAtAMillionKeys(t *testing.T) {
 	}
 	built := rate()
 	for i := range n {
-		f.Add(fmt.Sprintf("k_later-%016x", i))
+		f.Add(numbered("k_later-", i))
 	}
 	full := rate()
 	t.Logf("a filter of %d kids: %.2f MiB; false positives %.3f%% as built, %.3f%% once %d more were added", n, float64(f.Size())/(1<<20), 100*built, 100*full, n)
 	if f.Size() > 3<<20 || built > FalsePositiveRate/2 || full > 1.5*FalsePositiveRate {
 		t.Fatalf("%d bytes, false positives %.4f and %.4f: over the design", f.Size(), built, full)
 	}
+}
+
+// numbered is prefix and i as 16 hex digits, as fmt's %016x writes it
+// at a fraction of the cost: it runs 2,400,000 times, under the race
+// detector too.
+func numbered(prefix string, i int) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(i))
+	return prefix + hex.EncodeToString(b[:])
 }
 
 func FuzzFromWire(f *testing.F) {
