@@ -83,7 +83,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "== go vet"
+echo "== go vet (at ${SECONDS} s)"
 go vet ./...
 (cd tests/jwxclient && go vet ./...)
 (cd tests/localkms && go vet ./...)
@@ -98,16 +98,16 @@ go vet ./...
 # detector turns on (-d=checkptr), which doubled a store's opening (26
 # migrations: 300 ms instead of 165 ms) in every test that opens one. Its
 # races are still seen; and ours, checkptr and all.
-echo "== unit tests (race detector)"
+echo "== unit tests (race detector) (at ${SECONDS} s)"
 go test -race -gcflags='modernc.org/...=-d=checkptr=0' -count=1 -vet=off -p 4 $units
 
 HDC_TEST_BIN=$(mktemp -d /tmp/hdc-test-bin-XXXXXX)
 export HDC_TEST_BIN
 trap 'rm -rf "$HDC_TEST_BIN"' EXIT
 
-echo "== end-to-end, interop and deployment tests, side by side"
+echo "== end-to-end, interop and deployment tests, side by side (at ${SECONDS} s)"
 go test -count=1 -timeout 20m -vet=off -parallel "${HDC_TEST_PARALLEL:-4}" ./tests/e2e ./tests/interop ./tests/deploy ./tests/console
 
-echo "== the fleet and the timed tests, one at a time"
+echo "== the fleet and the timed tests, one at a time (at ${SECONDS} s)"
 go test -count=1 -timeout 20m -p 1 ./tests/scale
 echo "== the test command passed in ${SECONDS} s"
