@@ -193,20 +193,23 @@ func TestDeliveriesRemote(t *testing.T) {
 		Outcome: audit.Success, Workspace: "acme", Entity: audit.Entity{Kind: audit.EntitySubscription, ID: sub.ID}}); err != nil {
 		t.Fatal(err)
 	}
+	// The events are an hour ahead, so that the server's own dispatcher,
+	// which claims what is due now, leaves their deliveries to this test.
+	later := now.Add(time.Hour)
 	var ids []string
 	for _, ev := range []string{"e1", "e2"} {
-		ds, err := st.PublishEvent(t.Context(), store.Event{ID: ev, WorkspaceID: "acme", Type: "user.delete", Data: []byte(`{}`), CreatedAt: now})
+		ds, err := st.PublishEvent(t.Context(), store.Event{ID: ev, WorkspaceID: "acme", Type: "user.delete", Data: []byte(`{}`), CreatedAt: later})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, ds...)
 	}
-	claimed, err := st.ClaimDeliveries(t.Context(), store.Claim{Owner: "t", Now: now.Add(time.Second), LeaseUntil: now.Add(time.Minute), Limit: 10})
+	claimed, err := st.ClaimDeliveries(t.Context(), store.Claim{Owner: "t", Now: later.Add(time.Second), LeaseUntil: later.Add(time.Minute), Limit: 10})
 	if err != nil || len(claimed) != 2 {
 		t.Fatalf("claimed %d, %v", len(claimed), err)
 	}
 	for _, id := range ids {
-		if err := st.FinishAttempt(t.Context(), "t", store.Attempt{DeliveryID: id, StartedAt: now.Add(time.Second), Outcome: "timeout"},
+		if err := st.FinishAttempt(t.Context(), "t", store.Attempt{DeliveryID: id, StartedAt: later.Add(time.Second), Outcome: "timeout"},
 			store.Next{Status: store.DeliveryFailed}); err != nil {
 			t.Fatal(err)
 		}
