@@ -30,7 +30,11 @@ cd "$(dirname "$0")/.."
 # -trimpath: the build cache keys a package compiled without it by its
 # directory too, so a fresh clone would compile every package of the
 # repository again; with it a clone reuses what an earlier one compiled.
-export GOFLAGS="${GOFLAGS:-} -trimpath"
+# -ldflags=-w: test binaries without DWARF, which only a debugger reads
+# (stack traces and race reports come from the symbol table): a link
+# takes a quarter less (the backend's race test binary 7.0 → 5.1 CPU-s),
+# and the suite links about ninety.
+export GOFLAGS="${GOFLAGS:-} -trimpath -ldflags=-w"
 
 quick=false
 case "${1:-}" in
