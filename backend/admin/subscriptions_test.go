@@ -12,6 +12,7 @@ import (
 	"github.com/health-data-connect/hdc/backend/admin/adminapi"
 	"github.com/health-data-connect/hdc/backend/audit"
 	"github.com/health-data-connect/hdc/backend/store"
+	"github.com/health-data-connect/hdc/backend/store/storetest"
 	"github.com/health-data-connect/hdc/internal/contract"
 )
 
@@ -136,25 +137,6 @@ func TestSubscriptionRefusals(t *testing.T) {
 	}
 }
 
-// failAttempt has the subscription of workspace ws fail an attempt at an
-// event published now: its last attempt failed, a retry is scheduled.
-func failAttempt(t *testing.T, st store.Store, ws string) {
-	t.Helper()
-	now := time.Now().UTC()
-	if _, err := st.PublishEvent(t.Context(), store.Event{ID: uuid.NewString(), WorkspaceID: ws, Type: "user.delete", Data: []byte(`{}`),
-		CreatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := st.ClaimDeliveries(t.Context(), store.Claim{Owner: "test", Now: now.Add(time.Second), LeaseUntil: now.Add(time.Minute), Limit: 10})
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("claimed %d, %v", len(ds), err)
-	}
-	a := store.Attempt{DeliveryID: ds[0].ID, StartedAt: now, Duration: time.Second, Outcome: "http_503", StatusCode: 503}
-	if err := st.FinishAttempt(t.Context(), "test", a, store.Next{Status: store.DeliveryPending, RetryAt: now.Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestSubscriptionsFailing: ?failing=true lists the subscription whose
 // last attempt failed, with since when; a page reads a window of the
 // subscriptions at most, so that one may come back empty with a next
@@ -163,7 +145,7 @@ func TestSubscriptionsFailing(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	ids := seedSubscriptions(t, a)
-	failAttempt(t, a.st, "w2")
+	storetest.FailAttempt(t, a.st, "w2", time.Now().UTC())
 	for query, want := range map[string][]string{"?failing=true": ids[1:2], "?failing=false": ids, "?failing=true&workspace=w1": nil} {
 		var p adminapi.Page[adminapi.Subscription]
 		a.do("auditor", "GET", "/admin/v1/subscriptions"+query, nil).decode(t, 200, &p)
